@@ -1,0 +1,400 @@
+// Package history keeps every content that editguard displaces, so that any of
+// it can be restored.
+//
+// Before a commit replaces or deletes a file, the caller hands the bytes about
+// to be displaced (or the fact that the file did not exist) to [Store.Save].
+// Save returns only once the snapshot is durable: the object file and the
+// version index are fsynced, and so are the directories that name them.
+//
+// The store is a directory (normally <root>/.editguard/history) laid out as
+//
+//	objects/<sha256[:2]>/<sha256>       content, stored once per distinct content
+//	index/<sha256(path)[:32]>.jsonl     one file's versions, oldest first, one JSON object a line
+//	locks/store.lock                    shared by Save, exclusive for Prune
+//	locks/<sha256(path)[:32]>.lock      serialises appends to one index
+//
+// Paths are slash-separated and relative to the workspace root; each index line
+// repeats its path. Version IDs are "v" followed by a per-file sequence number
+// ("v000042"), assigned under the file's lock, so they are unique per file even
+// when several processes save at once, and they sort in order of saving.
+//
+// All methods are safe for concurrent use by goroutines and by processes that
+// open the same directory. Lock files are never removed.
+package history
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Default retention, used when the corresponding Options field is zero.
+const (
+	DefaultKeepVersions       = 50
+	DefaultMaxBytes     int64 = 1 << 30
+)
+
+// Options configures retention. A nil *Options means the defaults.
+type Options struct {
+	KeepVersions int   // versions kept per file by Prune; <= 0 means DefaultKeepVersions
+	MaxBytes     int64 // cap on total object bytes after Prune; 0 means DefaultMaxBytes, < 0 unlimited
+}
+
+// Meta describes the operation that displaced a content.
+type Meta struct {
+	Op      string // "write_file", "edit_file", "restore_file", "delete", ...
+	Session string
+}
+
+// Version is one displaced content of one file.
+type Version struct {
+	ID        string    `json:"version"` // "v000042": per-file sequence number, sortable, typeable
+	Time      time.Time `json:"time"`
+	Path      string    `json:"path"`
+	SHA256    string    `json:"sha256"` // "" when Absent
+	Size      int64     `json:"size_bytes"`
+	Absent    bool      `json:"absent,omitempty"` // the file did not exist
+	Op        string    `json:"op"`
+	Session   string    `json:"session,omitempty"`
+	LedgerSeq uint64    `json:"ledger_seq,omitempty"`
+}
+
+// Store is a history directory. It holds no open files between calls.
+type Store struct {
+	dir      string
+	keep     int
+	maxBytes int64 // < 0: unlimited
+}
+
+var (
+	// ErrNoVersion is wrapped by errors for a version (or file) the store
+	// does not know. It matches fs.ErrNotExist.
+	ErrNoVersion = fmt.Errorf("no such version (%w)", fs.ErrNotExist)
+	// ErrCorrupt is wrapped by *CorruptObjectError.
+	ErrCorrupt = errors.New("stored content is corrupt")
+	// ErrCorruptIndex is wrapped when a complete index line cannot be decoded.
+	// (An incomplete last line is a torn append and is silently ignored.)
+	ErrCorruptIndex = errors.New("history index is corrupt")
+	// ErrInvalid (matching fs.ErrInvalid) is wrapped when a path is not a clean, relative,
+	// slash-separated path (see io/fs.ValidPath), or an ID or sum is malformed.
+	ErrInvalid = fmt.Errorf("invalid argument (%w)", fs.ErrInvalid)
+)
+
+// Error records a failed store operation on one file.
+type Error struct {
+	Op      string // "open", "save", "list", "get", "load", "set_ledger_seq", "prune", "paths"
+	Path    string // workspace-relative path, or "" for store-wide operations
+	Version string // version ID, if any
+	Err     error
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("history: ")
+	b.WriteString(e.Op)
+	if e.Path != "" {
+		b.WriteString(" " + e.Path)
+	}
+	if e.Version != "" {
+		b.WriteString(" " + e.Version)
+	}
+	b.WriteString(": " + e.Err.Error())
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// CorruptObjectError reports an object whose bytes no longer hash to its name.
+type CorruptObjectError struct {
+	Object string // file name of the object
+	Want   string // sha256 the object should have
+	Got    string // sha256 of the bytes found
+}
+
+func (e *CorruptObjectError) Error() string {
+	return fmt.Sprintf("stored content is corrupt: %s hashes to %s, want %s", e.Object, e.Got, e.Want)
+}
+
+func (e *CorruptObjectError) Unwrap() error { return ErrCorrupt }
+
+// Open opens the history store in dir, creating its directories if needed.
+// It fsyncs the directories it may have created (and dir's parent), so that a
+// Save that follows never depends on a directory entry that is not yet durable.
+func Open(dir string, opts *Options) (*Store, error) {
+	s := &Store{dir: dir, keep: DefaultKeepVersions, maxBytes: DefaultMaxBytes}
+	if opts != nil {
+		if opts.KeepVersions > 0 {
+			s.keep = opts.KeepVersions
+		}
+		if opts.MaxBytes != 0 {
+			s.maxBytes = opts.MaxBytes
+		}
+	}
+	wrap := func(err error) (*Store, error) { return nil, &Error{Op: "open", Err: err} }
+	for _, sub := range []string{"objects", "index", "locks"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			return wrap(err)
+		}
+	}
+	// The 256 fan-out directories are created once, up front, so that Save
+	// never creates a directory (and never has to fsync objects/ for it).
+	if _, err := os.Stat(filepath.Join(dir, "objects", "ff")); err != nil {
+		for i := range 256 {
+			err := os.Mkdir(filepath.Join(dir, "objects", fmt.Sprintf("%02x", i)), 0o755)
+			if err != nil && !errors.Is(err, fs.ErrExist) {
+				return wrap(err)
+			}
+		}
+	}
+	// Make every directory we may have created durable, bottom up. On a
+	// clean directory an fsync costs next to nothing.
+	for _, d := range []string{
+		filepath.Join(dir, "objects"), filepath.Join(dir, "index"), filepath.Join(dir, "locks"),
+		dir, filepath.Dir(filepath.Clean(dir)),
+	} {
+		if err := syncDir(d); err != nil {
+			return wrap(err)
+		}
+	}
+	return s, nil
+}
+
+// Dir returns the store's directory.
+func (s *Store) Dir() string { return s.dir }
+
+func (s *Store) storeLock() string { return filepath.Join(s.dir, "locks", "store.lock") }
+
+func pathKey(path string) string {
+	h := sha256.Sum256([]byte(path))
+	return hex.EncodeToString(h[:])[:32]
+}
+
+func (s *Store) indexName(path string) string {
+	return filepath.Join(s.dir, "index", pathKey(path)+".jsonl")
+}
+
+func (s *Store) fileLock(path string) string {
+	return filepath.Join(s.dir, "locks", pathKey(path)+".lock")
+}
+
+func (s *Store) objectDir(sum string) string { return filepath.Join(s.dir, "objects", sum[:2]) }
+
+func (s *Store) objectName(sum string) string { return filepath.Join(s.dir, "objects", sum[:2], sum) }
+
+func checkPath(path string) error {
+	if path == "." || !fs.ValidPath(path) {
+		return fmt.Errorf("%w: path %q is not a clean relative slash-separated path", ErrInvalid, path)
+	}
+	return nil
+}
+
+func validSum(sum string) bool {
+	if len(sum) != 2*sha256.Size {
+		return false
+	}
+	for _, c := range []byte(sum) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func formatID(seq uint64) string { return fmt.Sprintf("v%06d", seq) }
+
+// parseID accepts "v000042", "v42" and "42", as people type all three.
+func parseID(id string) (uint64, bool) {
+	n, err := strconv.ParseUint(strings.TrimPrefix(id, "v"), 10, 64)
+	return n, err == nil && n > 0
+}
+
+// record is one index line: a Version, or (Kind "ledger_seq") an annotation
+// that sets LedgerSeq on the earlier version with the same ID.
+type record struct {
+	Kind string `json:"kind,omitempty"`
+	Version
+}
+
+const kindLedgerSeq = "ledger_seq"
+
+// parseIndex decodes an index file. Versions come back in file order, which
+// is the order of their sequence numbers, with annotations applied. Lines
+// about other paths (a 128-bit key collision) are skipped. A last line with
+// no newline is a torn append (a crash in the middle of a write) and is
+// ignored; bad counts complete lines that do not decode.
+func parseIndex(data []byte, path string) (vs []Version, bad int) {
+	pos := make(map[uint64]int)
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			break // torn tail
+		}
+		line := data[:i]
+		data = data[i+1:]
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var r record
+		seq, ok := uint64(0), false
+		if err := json.Unmarshal(line, &r); err == nil {
+			seq, ok = parseID(r.ID)
+		}
+		if !ok {
+			bad++
+			continue
+		}
+		if path != "" && r.Path != path {
+			continue
+		}
+		switch r.Kind {
+		case "":
+			pos[seq] = len(vs)
+			vs = append(vs, r.Version)
+		case kindLedgerSeq:
+			if j, ok := pos[seq]; ok {
+				vs[j].LedgerSeq = r.LedgerSeq
+			}
+		}
+	}
+	return vs, bad
+}
+
+// versions reads path's index, oldest first.
+func (s *Store) versions(op, path string) ([]Version, error) {
+	if err := checkPath(path); err != nil {
+		return nil, &Error{Op: op, Path: path, Err: err}
+	}
+	data, err := os.ReadFile(s.indexName(path))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, &Error{Op: op, Path: path, Err: err}
+	}
+	vs, bad := parseIndex(data, path)
+	if bad > 0 {
+		return vs, &Error{Op: op, Path: path, Err: fmt.Errorf("%w: %d undecodable line(s) in %s", ErrCorruptIndex, bad, s.indexName(path))}
+	}
+	return vs, nil
+}
+
+// List returns path's versions, newest first. A path with no history has
+// an empty list and no error. List takes no lock: index files only grow by
+// whole appended lines or are replaced by rename, so a reader sees a
+// consistent index.
+func (s *Store) List(path string) ([]Version, error) {
+	vs, err := s.versions("list", path)
+	if err != nil {
+		return nil, err
+	}
+	slices.Reverse(vs)
+	return vs, nil
+}
+
+// Get returns one version of path. id may be given as "v000042", "v42" or
+// "42". An unknown id gives an error wrapping ErrNoVersion (and fs.ErrNotExist).
+func (s *Store) Get(path, id string) (Version, error) {
+	return s.get("get", path, id)
+}
+
+func (s *Store) get(op, path, id string) (Version, error) {
+	seq, ok := parseID(id)
+	if !ok {
+		return Version{}, &Error{Op: op, Path: path, Version: id, Err: fmt.Errorf("%w: version ID %q", ErrInvalid, id)}
+	}
+	vs, err := s.versions(op, path)
+	if err != nil {
+		return Version{}, err
+	}
+	for _, v := range vs {
+		if n, _ := parseID(v.ID); n == seq {
+			return v, nil
+		}
+	}
+	return Version{}, &Error{Op: op, Path: path, Version: id, Err: ErrNoVersion}
+}
+
+// Load returns a version and its content (nil for an Absent version). The
+// content is hashed and compared with the version's sha256; a mismatch is a
+// *CorruptObjectError (wrapping ErrCorrupt). Load holds the store lock shared,
+// so a concurrent Prune cannot remove the object between the index lookup
+// and the read.
+func (s *Store) Load(path, id string) (Version, []byte, error) {
+	unlock, err := lockFile(s.storeLock(), true)
+	if err != nil {
+		return Version{}, nil, &Error{Op: "load", Path: path, Version: id, Err: err}
+	}
+	defer unlock()
+	v, err := s.get("load", path, id)
+	if err != nil {
+		return Version{}, nil, err
+	}
+	if v.Absent {
+		return v, nil, nil
+	}
+	if !validSum(v.SHA256) {
+		return v, nil, &Error{Op: "load", Path: path, Version: v.ID, Err: fmt.Errorf("%w: sha256 %q", ErrCorruptIndex, v.SHA256)}
+	}
+	name := s.objectName(v.SHA256)
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return v, nil, &Error{Op: "load", Path: path, Version: v.ID, Err: err}
+	}
+	if h := sha256.Sum256(data); hex.EncodeToString(h[:]) != v.SHA256 {
+		return v, nil, &Error{Op: "load", Path: path, Version: v.ID,
+			Err: &CorruptObjectError{Object: name, Want: v.SHA256, Got: hex.EncodeToString(h[:])}}
+	}
+	return v, data, nil
+}
+
+// Paths returns the paths that have history, sorted.
+func (s *Store) Paths() ([]string, error) {
+	ents, err := os.ReadDir(filepath.Join(s.dir, "index"))
+	if err != nil {
+		return nil, &Error{Op: "paths", Err: err}
+	}
+	var paths []string
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".jsonl") || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		p, err := firstPath(filepath.Join(s.dir, "index", e.Name()))
+		if err != nil {
+			return nil, &Error{Op: "paths", Err: err}
+		}
+		if p != "" {
+			paths = append(paths, p)
+		}
+	}
+	slices.Sort(paths)
+	return paths, nil
+}
+
+// firstPath returns the path named by the first complete line of an index.
+func firstPath(name string) (string, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	line, err := bufio.NewReader(f).ReadBytes('\n')
+	if err != nil {
+		return "", nil // empty, or only a torn line
+	}
+	var r record
+	if json.Unmarshal(line, &r) != nil {
+		return "", nil
+	}
+	return r.Path, nil
+}

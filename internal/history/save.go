@@ -1,0 +1,304 @@
+package history
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// verifyLimit is the largest existing object that Save compares byte for
+// byte before reusing it; larger ones are trusted on their size. Reading a
+// cached object of this size costs far less than the fsync Save saves by
+// reusing it.
+const verifyLimit = 8 << 20
+
+// Save records content as the newest version of path and returns it.
+// absent records that the file did not exist (content and sum are ignored).
+// sum is the hex SHA-256 of content as the caller already computed it;
+// Save trusts it and hashes content itself only when sum is "".
+//
+// When Save returns nil the version is durable: the object and the index
+// line are fsynced, and so is the directory naming the object. The caller may
+// then replace or delete the file. On error nothing the caller can observe has
+// changed, though an unreferenced object may be left for Prune to remove.
+//
+// Save holds the store lock shared (so a concurrent Prune can neither delete
+// an object this version is about to reference nor rewrite the index under
+// it) and the path's lock exclusively while it assigns the next sequence
+// number and appends, so concurrent Saves of one path, in any process, get
+// distinct IDs.
+func (s *Store) Save(path string, content []byte, absent bool, sum string, meta Meta) (Version, error) {
+	fail := func(err error) (Version, error) { return Version{}, &Error{Op: "save", Path: path, Err: err} }
+	if err := checkPath(path); err != nil {
+		return fail(err)
+	}
+	v := Version{Time: time.Now().UTC(), Path: path, Absent: absent, Op: meta.Op, Session: meta.Session}
+	if !absent {
+		if sum == "" {
+			h := sha256.Sum256(content)
+			sum = hex.EncodeToString(h[:])
+		}
+		if !validSum(sum) {
+			return fail(fmt.Errorf("%w: sha256 %q is not 64 lowercase hex digits", ErrInvalid, sum))
+		}
+		v.SHA256, v.Size = sum, int64(len(content))
+	}
+
+	unlockStore, err := lockFile(s.storeLock(), true)
+	if err != nil {
+		return fail(err)
+	}
+	defer unlockStore()
+	if !absent {
+		if err := s.putObject(sum, content); err != nil {
+			return fail(err)
+		}
+	}
+	err = s.append(path, func(last uint64) ([]byte, error) {
+		v.ID = formatID(last + 1)
+		return json.Marshal(v)
+	}, true)
+	if err != nil {
+		return fail(err)
+	}
+	return v, nil
+}
+
+// putObject makes objects/<sum[:2]>/<sum> hold content, durably.
+func (s *Store) putObject(sum string, content []byte) error {
+	dir, name := s.objectDir(sum), s.objectName(sum)
+	if fi, err := os.Stat(name); err == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(content)) {
+		if len(content) > verifyLimit || sameContent(name, content) {
+			// The object may have been renamed into place by a Save that
+			// died before its directory fsync; without this fsync the
+			// version we are about to record could point at a name a power
+			// loss takes away. On a clean directory it is nearly free.
+			return syncDir(dir)
+		}
+		// Same name, other bytes: the object was damaged. Fall through
+		// and replace it with the good content we hold.
+	}
+	// Write a temp file next to the object (O_EXCL, random name), so the
+	// object's name only ever points to complete, fsynced bytes.
+	f, err := os.CreateTemp(dir, ".tmp-*")
+	if errors.Is(err, fs.ErrNotExist) {
+		// A fan-out directory went missing; recreate it durably.
+		if err = os.MkdirAll(dir, 0o755); err == nil {
+			if err = syncDir(filepath.Dir(dir)); err == nil {
+				f, err = os.CreateTemp(dir, ".tmp-*")
+			}
+		}
+	}
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err := f.Write(content); err != nil {
+		return err
+	}
+	// Objects are never modified in place; read-only says so.
+	if err := f.Chmod(0o444); err != nil {
+		return err
+	}
+	// Without this fsync the rename below could reach the disk before the
+	// data, and a crash would leave the object's name on a short or empty file.
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	// Rename, not link: a concurrent Save of the same content writes the
+	// same bytes, so replacing is harmless, and it also repairs a damaged object.
+	if err := os.Rename(tmp, name); err != nil {
+		return err
+	}
+	ok = true
+	// Make the new name durable before the index refers to it.
+	return syncDir(dir)
+}
+
+func sameContent(name string, content []byte) bool {
+	f, err := os.Open(name)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	got := make([]byte, len(content)+1) // one more, to notice a longer file
+	n, err := io.ReadFull(f, got)
+	return err == io.ErrUnexpectedEOF && n == len(content) && bytes.Equal(got[:n], content)
+}
+
+// append adds one line to path's index under the path's lock. line is called
+// with the highest version sequence number in the index (0 for none) and
+// returns the JSON to append. A torn last line left by a crash is cut off
+// first. With durable set the index file and its directory are fsynced.
+func (s *Store) append(path string, line func(last uint64) ([]byte, error), durable bool) error {
+	unlock, err := lockFile(s.fileLock(path), false)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	name := s.indexName(path)
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	last, good, size, err := scanTail(f)
+	if err != nil {
+		return err
+	}
+	if good < size {
+		// A crash interrupted an append: drop the partial line, so the
+		// new line starts at a line boundary. We hold the path's lock,
+		// so no one else is appending.
+		if err := f.Truncate(good); err != nil {
+			return err
+		}
+	}
+	b, err := line(last)
+	if err != nil {
+		return err
+	}
+	// One write of the whole line: O_APPEND places it at the end, and a
+	// crash can only leave a prefix of it, which readers ignore.
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		return err
+	}
+	if !durable {
+		return f.Close()
+	}
+	// Without this fsync the appended version could vanish in a power loss
+	// after the caller has already replaced the file it describes.
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	// The index file may have just been created (by us, or by a Save that
+	// died before reaching this line); make its name durable too.
+	return syncDir(filepath.Dir(name))
+}
+
+// scanTail reads the end of an index and returns the sequence number of the
+// last version line, the length of the file up to and including its last
+// newline (everything after it is a torn append), and the file's size. It
+// reads backwards in growing chunks, so its cost does not grow with the
+// length of the history.
+func scanTail(f *os.File) (last uint64, good, size int64, err error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	size = fi.Size()
+	good = -1
+	for chunk := int64(4096); ; chunk *= 4 {
+		off := max(0, size-chunk)
+		buf := make([]byte, size-off)
+		if _, err := f.ReadAt(buf, off); err != nil && err != io.EOF {
+			return 0, 0, 0, err
+		}
+		nl := bytes.LastIndexByte(buf, '\n')
+		if nl < 0 && off > 0 {
+			continue // no line boundary yet: read more
+		}
+		if good < 0 {
+			good = off + int64(nl) + 1
+		}
+		lines := buf[:nl+1]
+		if off > 0 {
+			// The first line of the chunk may start before it.
+			lines = lines[bytes.IndexByte(lines, '\n')+1:]
+		}
+		for len(lines) > 0 {
+			lines = lines[:len(lines)-1] // drop the newline
+			line := lines[bytes.LastIndexByte(lines, '\n')+1:]
+			lines = lines[:len(lines)-len(line)]
+			if len(bytes.TrimSpace(line)) == 0 {
+				continue
+			}
+			var r record
+			if err := json.Unmarshal(line, &r); err != nil {
+				// Without this line we cannot be sure of the highest
+				// sequence number; guessing could reuse an ID.
+				return 0, 0, 0, fmt.Errorf("%w: %s: undecodable line near the end", ErrCorruptIndex, f.Name())
+			}
+			if r.Kind != "" {
+				continue
+			}
+			seq, ok := parseID(r.ID)
+			if !ok {
+				return 0, 0, 0, fmt.Errorf("%w: %s: bad version ID %q", ErrCorruptIndex, f.Name(), r.ID)
+			}
+			return seq, good, size, nil
+		}
+		if off == 0 {
+			return 0, good, size, nil
+		}
+	}
+}
+
+// SetLedgerSeq records the sequence number of the ledger record that
+// describes the commit which displaced version id of path. The ledger record
+// is written after the commit, so this is a separate, later step: it appends
+// an annotation line to the index (which Prune later folds into the version
+// line). The line is not fsynced: it only links history to the ledger, whose
+// own record is the authority, and the next Save of the path fsyncs it anyway.
+// An id newer than the path's newest version gives an error wrapping
+// ErrNoVersion; an annotation of a version already pruned is ignored.
+func (s *Store) SetLedgerSeq(path, id string, seq uint64) error {
+	fail := func(err error) error { return &Error{Op: "set_ledger_seq", Path: path, Version: id, Err: err} }
+	n, ok := parseID(id)
+	if !ok {
+		return fail(fmt.Errorf("%w: version ID %q", ErrInvalid, id))
+	}
+	if err := checkPath(path); err != nil {
+		return fail(err)
+	}
+	// Shared store lock: Prune must not rewrite the index between our
+	// check that the version exists and our append.
+	unlockStore, err := lockFile(s.storeLock(), true)
+	if err != nil {
+		return fail(err)
+	}
+	defer unlockStore()
+	if _, err := os.Stat(s.indexName(path)); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			err = ErrNoVersion
+		}
+		return fail(err)
+	}
+	err = s.append(path, func(last uint64) ([]byte, error) {
+		if n > last {
+			return nil, ErrNoVersion
+		}
+		a := struct {
+			Kind      string `json:"kind"`
+			ID        string `json:"version"`
+			Path      string `json:"path"`
+			LedgerSeq uint64 `json:"ledger_seq"`
+		}{kindLedgerSeq, formatID(n), path, seq}
+		return json.Marshal(a)
+	}, false)
+	if err != nil {
+		return fail(err)
+	}
+	return nil
+}
