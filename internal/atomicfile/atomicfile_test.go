@@ -1,0 +1,141 @@
+//go:build linux
+
+package atomicfile
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func sum(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
+
+func openDir(t *testing.T) (*Dir, string) {
+	t.Helper()
+	dir := t.TempDir()
+	f, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return NewDir(f), dir
+}
+
+func listDir(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+func TestReplaceKeepsModeAndLeavesNoTemp(t *testing.T) {
+	d, dir := openDir(t)
+	p := filepath.Join(dir, "a.txt")
+	os.WriteFile(p, []byte("old"), 0o640)
+	os.Chmod(p, 0o640)
+	res, err := d.Replace("a.txt", []byte("new"), sum([]byte("old")), Options{Mode: 0o640, UID: -1, GID: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Strategy != Exchange {
+		t.Errorf("Strategy = %q, want %q", res.Strategy, Exchange)
+	}
+	got, _ := os.ReadFile(p)
+	if string(got) != "new" {
+		t.Errorf("content = %q, want %q", got, "new")
+	}
+	fi, _ := os.Stat(p)
+	if fi.Mode().Perm() != 0o640 {
+		t.Errorf("mode = %v, want 0640", fi.Mode().Perm())
+	}
+	if names := listDir(t, dir); len(names) != 1 {
+		t.Errorf("dir = %v, want only a.txt", names)
+	}
+}
+
+// TestReplaceDetectsUnlockedWriter injects a plain write to the target just
+// before the exchange: the exchange must be undone and the other writer's
+// bytes kept.
+func TestReplaceDetectsUnlockedWriter(t *testing.T) {
+	d, dir := openDir(t)
+	p := filepath.Join(dir, "a.txt")
+	os.WriteFile(p, []byte("old"), 0o644)
+	orig := sys.renameat2
+	t.Cleanup(func() { sys.renameat2 = orig })
+	first := true
+	sys.renameat2 = func(a int, b string, c int, e string, flags uint) error {
+		if first {
+			first = false
+			os.WriteFile(p, []byte("theirs"), 0o644)
+		}
+		return orig(a, b, c, e, flags)
+	}
+	_, err := d.Replace("a.txt", []byte("ours"), sum([]byte("old")), Options{Mode: 0o644, UID: -1, GID: -1})
+	if !errors.Is(err, ErrRaced) {
+		t.Fatalf("Replace() error = %v, want ErrRaced", err)
+	}
+	got, _ := os.ReadFile(p)
+	if string(got) != "theirs" {
+		t.Errorf("content = %q, want %q", got, "theirs")
+	}
+	if names := listDir(t, dir); len(names) != 1 {
+		t.Errorf("dir = %v, want only a.txt", names)
+	}
+}
+
+func TestCreateRefusesExisting(t *testing.T) {
+	d, dir := openDir(t)
+	if _, err := d.Create("n.txt", []byte("one"), Options{Mode: 0o644, UID: -1, GID: -1}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := d.Create("n.txt", []byte("two"), Options{Mode: 0o644, UID: -1, GID: -1})
+	if !errors.Is(err, ErrExist) {
+		t.Fatalf("second Create() error = %v, want ErrExist", err)
+	}
+	got, _ := os.ReadFile(filepath.Join(dir, "n.txt"))
+	if string(got) != "one" {
+		t.Errorf("content = %q, want %q", got, "one")
+	}
+	if names := listDir(t, dir); len(names) != 1 {
+		t.Errorf("dir = %v, want only n.txt", names)
+	}
+}
+
+func TestStaleTempIsSwept(t *testing.T) {
+	d, dir := openDir(t)
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("old"), 0o644)
+	os.WriteFile(filepath.Join(dir, tempName("a.txt")), []byte("crashed"), 0o600)
+	if _, err := d.Replace("a.txt", []byte("new"), sum([]byte("old")), Options{Mode: 0o644, UID: -1, GID: -1}); err != nil {
+		t.Fatal(err)
+	}
+	if names := listDir(t, dir); len(names) != 1 {
+		t.Errorf("dir = %v, want only a.txt", names)
+	}
+}
+
+func TestRemoveVerifies(t *testing.T) {
+	d, dir := openDir(t)
+	p := filepath.Join(dir, "a.txt")
+	os.WriteFile(p, []byte("changed"), 0o644)
+	if _, err := d.Remove("a.txt", sum([]byte("old"))); !errors.Is(err, ErrRaced) {
+		t.Fatalf("Remove() error = %v, want ErrRaced", err)
+	}
+	if got, _ := os.ReadFile(p); string(got) != "changed" {
+		t.Fatalf("content = %q, want it kept", got)
+	}
+	if _, err := d.Remove("a.txt", sum([]byte("changed"))); err != nil {
+		t.Fatal(err)
+	}
+	if names := listDir(t, dir); len(names) != 0 {
+		t.Errorf("dir = %v, want empty", names)
+	}
+}

@@ -1,0 +1,59 @@
+package atomicfile
+
+import (
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+func renameat2(olddirfd int, oldpath string, newdirfd int, newpath string, flags uint) error {
+	return unix.Renameat2(olddirfd, oldpath, newdirfd, newpath, flags)
+}
+
+// noExchange is set once the file system or kernel has refused
+// RENAME_EXCHANGE (EINVAL, ENOSYS), so later commits go straight to rename.
+var noExchange atomic.Bool
+
+// swap puts tmp in place of name. With RENAME_EXCHANGE both names survive the
+// call, so the displaced file can be hashed; if it is not what the caller
+// verified, a writer outside our lock changed it and the exchange is undone.
+func (d *Dir) swap(tmp, name, want string) (string, error) {
+	if !noExchange.Load() {
+		err := sys.renameat2(d.fd, tmp, d.fd, name, unix.RENAME_EXCHANGE)
+		switch err {
+		case nil:
+			got, herr := d.hashAt(tmp)
+			if herr == nil && got == want {
+				return Exchange, nil
+			}
+			// Undo: the target gets back what the other writer wrote; our
+			// new content returns to tmp and is removed by the caller.
+			if uerr := sys.renameat2(d.fd, tmp, d.fd, name, unix.RENAME_EXCHANGE); uerr != nil {
+				return "", &StepError{"exchange back", uerr}
+			}
+			if herr != nil {
+				return "", &StepError{"hash displaced", herr}
+			}
+			return "", ErrRaced
+		case unix.EINVAL, unix.ENOSYS, unix.ENOTSUP:
+			noExchange.Store(true)
+		case unix.ENOENT:
+			return "", ErrRaced // the target vanished after it was verified
+		default:
+			return "", &StepError{"exchange", err}
+		}
+	}
+	if err := sys.renameat(d.fd, tmp, d.fd, name); err != nil {
+		return "", &StepError{"rename", err}
+	}
+	return Rename, nil
+}
+
+// renameNoReplace renames old to new, failing with EEXIST if new exists.
+func (d *Dir) renameNoReplace(old, new string) error {
+	err := sys.renameat2(d.fd, old, d.fd, new, unix.RENAME_NOREPLACE)
+	if err == unix.EINVAL || err == unix.ENOSYS || err == unix.ENOTSUP {
+		return d.linkUnlink(old, new)
+	}
+	return err
+}
