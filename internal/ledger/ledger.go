@@ -1,0 +1,455 @@
+// Package ledger is editguard's audit log: an append-only, hash-chained
+// JSON Lines file with one Record per mutation attempt, accepted or refused.
+//
+// # Format
+//
+// Each line is one Record encoded by encoding/json and terminated by '\n'.
+// Records carry Seq, contiguous from 1, and Prev, the Hash of the record
+// before them ("" for the first), so every hash covers the whole history up
+// to its record. Editing, deleting, reordering, inserting or cutting a record
+// breaks the chain at that record, and Verify names it. A ledger is only as
+// tamper-evident as its last hash: whoever can rewrite the whole file can
+// rebuild a consistent chain, so a copy of the last hash kept elsewhere is
+// what proves the head.
+//
+// # Canonical encoding and the hash
+//
+// Hash is the lowercase hex SHA-256 of the record's canonical encoding: the
+// output of json.Marshal on the Record with Hash set to "" (fields in
+// declaration order, no insignificant space, HTML-escaped strings, RawMessage
+// fields compacted, Time in RFC 3339 with nanoseconds in UTC). Hash is the
+// last field and is never omitted, so that encoding ends in `"hash":""}`;
+// the line on disk is the same bytes with the hash written between the
+// quotes. A line is valid only if it is exactly that canonical form, so
+// verification is deterministic: decode, re-encode, compare, hash.
+//
+// # Concurrency and crashes
+//
+// Appends are serialised across goroutines by a mutex and across processes
+// by flock(2) on a sidecar lock file (path + ".lock", never deleted). Under
+// the lock an appender re-reads the end of the file, because another process
+// may have appended since. A record is written with a single write and
+// fsynced before Append returns. A process killed mid-append can leave a
+// final line without its newline (a torn tail); it was never acknowledged,
+// and the next Open or Append truncates it under the lock. Complete lines are
+// never cut.
+package ledger
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// FileState is what was seen of a file at one moment.
+type FileState struct {
+	Exists  bool   `json:"exists"`
+	SHA256  string `json:"sha256,omitempty"`
+	Size    int64  `json:"size_bytes,omitempty"`
+	MtimeMS int64  `json:"mtime_ms,omitempty"`
+}
+
+// Record is one mutation attempt.
+//
+// The field order is part of the format: it fixes the canonical encoding
+// that Hash covers, and Hash must stay last.
+type Record struct {
+	Seq            uint64          `json:"seq"`
+	Time           time.Time       `json:"time"`
+	Session        string          `json:"session,omitempty"`
+	Tool           string          `json:"tool"`                   // write_file, edit_file, restore_file, delete ...
+	Path           string          `json:"path"`                   // as resolved inside the root
+	Args           json.RawMessage `json:"args,omitempty"`         // the call's arguments as the caller gave them, for replay; may be nil
+	Precondition   json.RawMessage `json:"precondition,omitempty"` // explicit precondition supplied by the caller, verbatim
+	Baseline       *FileState      `json:"baseline,omitempty"`     // the session baseline injected, if any
+	Observed       *FileState      `json:"observed,omitempty"`     // what was on disk at evaluation, under the lock
+	Outcome        string          `json:"outcome"`                // "ok", "error", "dry_run"
+	ErrorCode      string          `json:"error_code,omitempty"`   // STALE_FILE, NOT_READ, NO_MATCH, ...
+	ErrorReason    string          `json:"error_reason,omitempty"`
+	SHA256Before   string          `json:"sha256_before,omitempty"`
+	SHA256After    string          `json:"sha256_after,omitempty"`
+	Strategy       string          `json:"strategy,omitempty"` // "exchange", "rename", "create", "delete"
+	HistoryVersion string          `json:"history_version,omitempty"`
+	Approval       string          `json:"approval,omitempty"` // "auto", "accepted", "declined", ...
+	Result         json.RawMessage `json:"result,omitempty"`   // the structured result or error object returned, for replay
+	Prev           string          `json:"prev"`               // Hash of the previous record; "" for the first
+	Hash           string          `json:"hash"`               // see the package documentation
+}
+
+// Options configure a Ledger. A nil *Options means the zero value.
+type Options struct {
+	// DisableGroupCommit makes every Append write and fsync its own record.
+	// By default, Appends that arrive on one Ledger while a commit is in
+	// progress are written together with one write and one fsync, which
+	// multiplies throughput under concurrency at no cost to durability:
+	// each Append still returns only after its record is on stable storage.
+	DisableGroupCommit bool
+}
+
+// Recovery describes a torn final line that was cut from the ledger.
+type Recovery struct {
+	Offset int64 // where the torn line began; the file's new size
+	Bytes  int64 // how many bytes were removed
+}
+
+// A Ledger appends records to one ledger file. It is safe for concurrent use
+// by multiple goroutines, and several processes may append to the same file
+// at once.
+type Ledger struct {
+	path string
+	opts Options
+	lock *fileLock
+
+	// commitMu serialises commits inside this process. The flock alone does
+	// not: it belongs to the open file description, which all goroutines of
+	// this Ledger share.
+	commitMu sync.Mutex
+	f        *os.File  // guarded by commitMu
+	tail     tailState // guarded by commitMu
+	closed   bool      // guarded by commitMu
+
+	mu        sync.Mutex // guards pending and recovered
+	pending   *batch     // the batch new Appends join; nil if none is open
+	recovered *Recovery
+}
+
+// tailState caches the end of the file as this Ledger last saw it under the
+// lock. It is trusted only while the file still has the same identity and
+// size: appends only grow the file, and a torn-tail repair only cuts back to
+// a record boundary at or after the cached one, so an unchanged size means
+// an unchanged last record.
+type tailState struct {
+	valid bool
+	size  int64
+	seq   uint64
+	hash  string
+}
+
+// batch is a group of Appends committed with one write and one fsync.
+type batch struct {
+	recs []*Record
+	errs []error
+	done chan struct{}
+}
+
+// Open opens the ledger at path for appending, creating it and its parent
+// directory if needed. Under the lock it checks the end of the file and
+// truncates a torn final line left by a writer that died mid-append;
+// Recovered reports what was cut. Complete records are never removed.
+func Open(path string, opts *Options) (*Ledger, error) {
+	l := &Ledger{path: path}
+	if opts != nil {
+		l.opts = *opts
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	lk, err := openLock(path + ".lock")
+	if err != nil {
+		return nil, err
+	}
+	l.lock = lk
+	if err := l.open(); err != nil {
+		lk.close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// open opens the ledger file and loads its tail under the lock.
+func (l *Ledger) open() error {
+	if err := l.lock.lock(); err != nil {
+		return err
+	}
+	defer l.lock.unlock()
+	f, created, err := openFile(l.path)
+	if err != nil {
+		return err
+	}
+	if created {
+		// Without this fsync a crash could forget the new directory entry,
+		// and with it every record fsynced into the file.
+		if err := syncDir(filepath.Dir(l.path)); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	l.f = f
+	if err := l.loadTail(); err != nil {
+		l.f.Close()
+		return err
+	}
+	return nil
+}
+
+// openFile opens the ledger file for appending and reports whether this
+// call created it.
+func openFile(path string) (f *os.File, created bool, err error) {
+	f, err = os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		return f, true, nil
+	}
+	if !errors.Is(err, fs.ErrExist) {
+		return nil, false, err
+	}
+	f, err = os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+	return f, false, err
+}
+
+// Recovered reports the most recent torn-tail repair done by this Ledger,
+// at Open or during an Append, or nil if it has cut nothing.
+func (l *Ledger) Recovered() *Recovery {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.recovered
+}
+
+// Path returns the ledger file's path.
+func (l *Ledger) Path() string { return l.path }
+
+// Append adds r to the ledger. It sets r.Seq, r.Prev and r.Hash, and r.Time
+// to the current time if it is zero (a non-zero Time is kept, in UTC).
+//
+// Append returns only after the record is on stable storage: the ledger is
+// the account of what editguard changed, and a caller reports success to
+// its client after Append, so a record that a power failure could still
+// take away would leave an acknowledged change unaccounted for.
+//
+// Concurrent Appends are serialised; with group commit they may share one
+// write and fsync. On error the record is not in the ledger: Append cuts
+// back whatever part of its write reached the file, and the fields it set
+// in r are cleared.
+func (l *Ledger) Append(r *Record) error {
+	if l.opts.DisableGroupCommit {
+		l.commitMu.Lock()
+		defer l.commitMu.Unlock()
+		return l.commit([]*Record{r})[0]
+	}
+
+	l.mu.Lock()
+	b := l.pending
+	leader := b == nil
+	if leader {
+		b = &batch{done: make(chan struct{})}
+		l.pending = b
+	}
+	i := len(b.recs)
+	b.recs = append(b.recs, r)
+	l.mu.Unlock()
+
+	if !leader {
+		<-b.done
+		return b.errs[i]
+	}
+	// While the previous batch is being written and fsynced, later Appends
+	// join b. Once this goroutine holds commitMu it seals b and commits it.
+	l.commitMu.Lock()
+	l.mu.Lock()
+	l.pending = nil
+	l.mu.Unlock()
+	b.errs = l.commit(b.recs)
+	l.commitMu.Unlock()
+	close(b.done)
+	return b.errs[0]
+}
+
+// commit writes recs as consecutive records under the cross-process lock
+// and fsyncs them. It returns one error per record. The caller holds
+// commitMu.
+func (l *Ledger) commit(recs []*Record) []error {
+	errs := make([]error, len(recs))
+	fail := func(err error) []error {
+		for i, r := range recs {
+			if errs[i] == nil {
+				errs[i] = err
+				r.Seq, r.Prev, r.Hash = 0, "", ""
+			}
+		}
+		return errs
+	}
+	if l.closed {
+		return fail(fmt.Errorf("ledger: append to %s: %w", l.path, os.ErrClosed))
+	}
+	if err := l.lock.lock(); err != nil {
+		return fail(err)
+	}
+	defer l.lock.unlock()
+	if err := l.loadTail(); err != nil {
+		return fail(err)
+	}
+
+	seq, prev := l.tail.seq, l.tail.hash
+	now := time.Now().UTC()
+	var buf []byte
+	n := 0
+	for i, r := range recs {
+		if r.Time.IsZero() {
+			r.Time = now
+		} else {
+			r.Time = r.Time.Round(0).UTC()
+		}
+		r.Seq, r.Prev = seq+1, prev
+		line, err := seal(r)
+		if err != nil {
+			r.Seq, r.Prev, r.Hash = 0, "", ""
+			errs[i] = fmt.Errorf("ledger: encode record: %w", err)
+			continue
+		}
+		buf = append(buf, line...)
+		seq, prev = r.Seq, r.Hash
+		n++
+	}
+	if n == 0 {
+		return errs
+	}
+
+	start := l.tail.size
+	_, err := l.f.Write(buf)
+	if err == nil {
+		// The fsync is what Append promises: see its doc comment.
+		err = l.f.Sync()
+	}
+	if err != nil {
+		// Cut back what may have reached the file, so that the records we
+		// report as failed are not in the ledger. If even that fails, the
+		// next loadTail sees a size it does not know and re-reads the end.
+		l.tail.valid = false
+		if terr := l.f.Truncate(start); terr == nil {
+			l.f.Sync()
+		}
+		return fail(fmt.Errorf("ledger: append to %s: %w", l.path, err))
+	}
+	l.tail.size = start + int64(len(buf))
+	l.tail.seq, l.tail.hash = seq, prev
+	return errs
+}
+
+// loadTail brings l.tail up to date with the file. The caller holds the
+// cross-process lock, so a final line without its newline belongs to a
+// writer that died: loadTail truncates it. If the path now names a different
+// file (the ledger was moved or removed), loadTail reopens the path.
+func (l *Ledger) loadTail() error {
+	fi, err := l.f.Stat()
+	if err != nil {
+		return err
+	}
+	pi, err := os.Stat(l.path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err != nil || !os.SameFile(fi, pi) {
+		f, created, err := openFile(l.path)
+		if err != nil {
+			return err
+		}
+		if created {
+			if err := syncDir(filepath.Dir(l.path)); err != nil {
+				f.Close()
+				return err
+			}
+		}
+		l.f.Close()
+		l.f = f
+		l.tail.valid = false
+		if fi, err = f.Stat(); err != nil {
+			return err
+		}
+	}
+	size := fi.Size()
+	if l.tail.valid && size == l.tail.size {
+		return nil
+	}
+
+	last, end, err := lastLine(l.f, size)
+	if err != nil {
+		return err
+	}
+	if end < size {
+		if err := l.f.Truncate(end); err != nil {
+			return fmt.Errorf("ledger: cut torn tail of %s: %w", l.path, err)
+		}
+		// Make the cut durable before records are appended after it, so a
+		// crash cannot bring the torn bytes back in front of them.
+		if err := l.f.Sync(); err != nil {
+			return err
+		}
+		l.mu.Lock()
+		l.recovered = &Recovery{Offset: end, Bytes: size - end}
+		l.mu.Unlock()
+	}
+	t := tailState{valid: true, size: end}
+	if last != nil {
+		var h struct {
+			Seq  uint64 `json:"seq"`
+			Hash string `json:"hash"`
+		}
+		if err := json.Unmarshal(last, &h); err != nil || h.Seq == 0 || !isHash(h.Hash) {
+			if err == nil {
+				err = errors.New("no seq or hash")
+			}
+			return &VerifyError{Reason: ReasonMalformed, Err: fmt.Errorf("last record of %s: %w", l.path, err)}
+		}
+		t.seq, t.hash = h.Seq, h.Hash
+	}
+	l.tail = t
+	return nil
+}
+
+// lastLine returns the last complete line of f (without its newline) and
+// the offset just past it, reading backwards from size. With no complete
+// line it returns nil and 0.
+func lastLine(f *os.File, size int64) (line []byte, end int64, err error) {
+	var buf []byte // the bytes [pos, size) of the file
+	pos := size
+	end = -1
+	chunk := int64(4096)
+	for pos > 0 {
+		n := min(chunk, pos)
+		pos -= n
+		b := make([]byte, n, n+int64(len(buf)))
+		if _, err := f.ReadAt(b, pos); err != nil && err != io.EOF {
+			return nil, 0, err
+		}
+		buf = append(b, buf...)
+		chunk = min(2*chunk, 1<<20)
+		if end < 0 {
+			i := bytes.LastIndexByte(buf, '\n')
+			if i < 0 {
+				continue
+			}
+			end = pos + int64(i) + 1
+		}
+		nl := int(end - 1 - pos) // index of the line's newline in buf
+		if j := bytes.LastIndexByte(buf[:nl], '\n'); j >= 0 {
+			return buf[j+1 : nl], end, nil
+		}
+	}
+	if end < 0 {
+		return nil, 0, nil
+	}
+	return buf[:end-1], end, nil
+}
+
+// Close releases the ledger's files. Appends after Close fail with an
+// error wrapping os.ErrClosed.
+func (l *Ledger) Close() error {
+	l.commitMu.Lock()
+	defer l.commitMu.Unlock()
+	if l.closed {
+		return fmt.Errorf("ledger: close %s: %w", l.path, os.ErrClosed)
+	}
+	l.closed = true
+	err := l.f.Close()
+	if lerr := l.lock.close(); err == nil {
+		err = lerr
+	}
+	return err
+}
