@@ -1,0 +1,94 @@
+package editguard_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/editguard/editguard"
+)
+
+var ctx = context.Background()
+
+func newWorkspace(t *testing.T) (*editguard.Workspace, string) {
+	t.Helper()
+	dir := t.TempDir()
+	w, err := editguard.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w, w.Dir()
+}
+
+func writeFile(t *testing.T, dir, name, content string) {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readFile(t *testing.T, dir, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func errorCode(err error) editguard.Code {
+	var e *editguard.Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}
+
+func reason(err error) string {
+	var e *editguard.Error
+	if errors.As(err, &e) {
+		r, _ := e.Details["reason"].(string)
+		return r
+	}
+	return ""
+}
+
+func TestReadEditWrite(t *testing.T) {
+	w, dir := newWorkspace(t)
+	writeFile(t, dir, "a.txt", "one\ntwo\n")
+	s := w.NewSession("t")
+	if _, err := s.Edit(ctx, "a.txt", []editguard.Edit{{OldString: "two", NewString: "2"}}, nil); !errors.Is(err, editguard.ErrNotRead) {
+		t.Fatalf("Edit before Read error = %v, want NOT_READ", err)
+	}
+	r, err := s.Read(ctx, "a.txt", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Content != "one\ntwo\n" || r.TotalLines != 2 {
+		t.Fatalf("Read() = %+v", r)
+	}
+	res, err := s.Edit(ctx, "a.txt", []editguard.Edit{{OldString: "two", NewString: "2"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, dir, "a.txt"); got != "one\n2\n" {
+		t.Fatalf("file = %q, want %q", got, "one\n2\n")
+	}
+	if res.Diff == "" || res.Created {
+		t.Errorf("Edit() result = %+v", res)
+	}
+	// Own write updated the baseline: a second edit needs no read.
+	if _, err := s.Write(ctx, "a.txt", "fresh\n", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, dir, "a.txt"); got != "fresh\n" {
+		t.Fatalf("file = %q", got)
+	}
+}

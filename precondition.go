@@ -1,0 +1,164 @@
+package editguard
+
+import (
+	"fmt"
+	"os"
+)
+
+// Precondition states what the caller expects on disk before a change. An
+// explicit precondition is never overridden or completed by the session's
+// baseline.
+//
+// With RequireAll false every supplied field must match; with RequireAll true
+// all three fields must be supplied and match. MustNotExist makes the change
+// create-only.
+type Precondition struct {
+	ExpectedSHA256    string `json:"expected_sha256,omitempty"`
+	ExpectedMtimeMS   *int64 `json:"expected_mtime_ms,omitempty"`
+	ExpectedSizeBytes *int64 `json:"expected_size_bytes,omitempty"`
+	RequireAll        bool   `json:"require_all,omitempty"`
+	MustNotExist      bool   `json:"must_not_exist,omitempty"`
+}
+
+// empty reports whether p states nothing, in which case the baseline applies.
+func (p *Precondition) empty() bool {
+	return p == nil || (p.ExpectedSHA256 == "" && p.ExpectedMtimeMS == nil &&
+		p.ExpectedSizeBytes == nil && !p.RequireAll && !p.MustNotExist)
+}
+
+// FileState is what was seen of a file at one moment.
+type FileState struct {
+	Exists  bool   `json:"exists"`
+	SHA256  string `json:"sha256,omitempty"`
+	Size    int64  `json:"size_bytes"`
+	MtimeMS int64  `json:"mtime_ms,omitempty"`
+}
+
+// check decides whether a change may proceed over the observed file.
+// wholeFile is true for write_file, which replaces content the caller must
+// have seen in full.
+func (s *Session) check(path, resolved string, pre *Precondition, obs *observation, wholeFile bool) (*Baseline, error) {
+	if !pre.empty() {
+		return nil, checkExplicit(path, pre, obs)
+	}
+	b, ok := s.baseline(resolved)
+	if !ok {
+		if !obs.stat.Exists {
+			return nil, nil
+		}
+		if !obs.stat.Regular() {
+			return nil, notAFile(path, obs)
+		}
+		e := newError(CodeNotRead, path, "file exists but has not been read in this session",
+			fmt.Sprintf("call read_file on %s first, then redo the change", path), nil)
+		e.Details["actual"] = obs.state()
+		return nil, e
+	}
+	if err := compareBaseline(path, &b, obs); err != nil {
+		return &b, err
+	}
+	if wholeFile && !b.FullRead {
+		e := newError(CodeNotRead, path, "only part of the file was read; a whole-file write needs a full read",
+			fmt.Sprintf("call read_file on %s without offset/limit, or use edit_file", path), nil)
+		e.Details["reason"] = "partial_read"
+		return &b, e
+	}
+	return &b, nil
+}
+
+func compareBaseline(path string, b *Baseline, obs *observation) error {
+	var reason string
+	switch {
+	case !obs.stat.Exists:
+		reason = ReasonDeleted
+	case !obs.stat.Regular():
+		reason = ReasonTypeChanged
+	case obs.sum != b.SHA256:
+		reason = ReasonModified
+	default:
+		return nil
+	}
+	e := stale(path, reason, obs)
+	e.Details["baseline_sha256"] = b.SHA256
+	e.Details["current_sha256"] = obs.sum
+	e.Details["expected"] = map[string]any{"sha256": b.SHA256}
+	return e
+}
+
+func checkExplicit(path string, p *Precondition, obs *observation) error {
+	if p.RequireAll && (p.ExpectedSHA256 == "" || p.ExpectedMtimeMS == nil || p.ExpectedSizeBytes == nil) {
+		return newError(CodeInvalidArgument, path, "require_all needs expected_sha256, expected_mtime_ms and expected_size_bytes",
+			"supply all three values from read_file, or drop require_all", nil)
+	}
+	if p.MustNotExist {
+		if p.ExpectedSHA256 != "" || p.ExpectedMtimeMS != nil || p.ExpectedSizeBytes != nil {
+			return newError(CodeInvalidArgument, path, "must_not_exist cannot be combined with expected values", "", nil)
+		}
+		if obs.stat.Exists {
+			return stale(path, ReasonCreated, obs)
+		}
+		return nil
+	}
+	expected := map[string]any{}
+	mismatch := false
+	if p.ExpectedSHA256 != "" {
+		expected["sha256"] = p.ExpectedSHA256
+		mismatch = mismatch || obs.sum != p.ExpectedSHA256
+	}
+	if p.ExpectedMtimeMS != nil {
+		expected["mtime_ms"] = *p.ExpectedMtimeMS
+		mismatch = mismatch || obs.mtimeMS() != *p.ExpectedMtimeMS
+	}
+	if p.ExpectedSizeBytes != nil {
+		expected["size_bytes"] = *p.ExpectedSizeBytes
+		mismatch = mismatch || obs.stat.Size != *p.ExpectedSizeBytes
+	}
+	var reason string
+	switch {
+	case !obs.stat.Exists:
+		reason = ReasonDeleted
+	case !obs.stat.Regular():
+		reason = ReasonTypeChanged
+	case mismatch:
+		reason = ReasonModified
+	default:
+		return nil
+	}
+	e := stale(path, reason, obs)
+	e.Details["expected"] = expected
+	if p.ExpectedSHA256 != "" {
+		e.Details["current_sha256"] = obs.sum
+	}
+	return e
+}
+
+func stale(path, reason string, obs *observation) *Error {
+	msg := map[string]string{
+		ReasonModified:    "file changed since it was read; read it again before writing",
+		ReasonDeleted:     "file was deleted since it was read",
+		ReasonTypeChanged: "file was replaced by something that is not a regular file since it was read",
+		ReasonCreated:     "file exists but the change requires that it does not",
+	}[reason]
+	e := newError(CodeStaleFile, path, msg, fmt.Sprintf("call read_file on %s, then redo the change", path), nil)
+	e.Details["reason"] = reason
+	e.Details["actual"] = obs.state()
+	return e
+}
+
+func notAFile(path string, obs *observation) *Error {
+	e := newError(CodeNotAFile, path, fmt.Sprintf("not a regular file (%s)", kind(obs)), "", nil)
+	return e
+}
+
+func kind(obs *observation) string {
+	m := obs.stat.Mode
+	switch {
+	case m.IsDir():
+		return "directory"
+	case m&os.ModeSymlink != 0:
+		return "symlink"
+	case m.IsRegular():
+		return "file"
+	}
+	return "special file"
+}

@@ -1,0 +1,171 @@
+package editguard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/editguard/editguard/internal/textcodec"
+)
+
+// ReadOptions select part of a file and its encoding.
+type ReadOptions struct {
+	// Offset is the 1-based number of the first line returned (0 means 1).
+	Offset int
+	// Limit is the most lines returned (0 means all).
+	Limit int
+	// Encoding names a legacy encoding (htmlindex names: gbk, shift_jis,
+	// windows-1252, ...). Empty means UTF-8 or UTF-16 with a BOM.
+	Encoding string
+}
+
+// ReadResult is a file's text as the agent sees it: UTF-8, LF line endings.
+// SHA256, SizeBytes and MtimeMS describe the whole file on disk, even when
+// only some lines are returned.
+type ReadResult struct {
+	Path       string `json:"path"`
+	Content    string `json:"content"`
+	SHA256     string `json:"sha256"`
+	SizeBytes  int64  `json:"size_bytes"`
+	MtimeMS    int64  `json:"mtime_ms"`
+	TotalLines int    `json:"total_lines"`
+	Encoding   string `json:"encoding"`
+	LineEnding string `json:"line_ending"`
+	Truncated  bool   `json:"truncated"`
+	Offset     int    `json:"offset,omitempty"` // first line returned, 1-based, when offset/limit were given
+}
+
+// Read is like os.ReadFile, but decodes the text and records what was read
+// as the session's baseline for the path (the latest read wins). A read with
+// offset/limit that does not cover the whole file records a partial
+// baseline, which edits accept and whole-file writes do not.
+func (s *Session) Read(ctx context.Context, p string, opts *ReadOptions) (*ReadResult, error) {
+	var o ReadOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Offset < 0 || o.Limit < 0 {
+		return nil, newError(CodeInvalidArgument, p, "offset and limit must not be negative", "", nil)
+	}
+	t, err := s.w.openTarget(p)
+	if err != nil {
+		return nil, err
+	}
+	defer t.close()
+	obs, err := s.w.observe(t)
+	if err != nil {
+		return nil, err
+	}
+	if !obs.stat.Exists {
+		return nil, newError(CodeNotFound, p, "file does not exist", "check the path with list_directory", nil)
+	}
+	if !obs.stat.Regular() {
+		return nil, notAFile(p, obs)
+	}
+	enc := o.Encoding
+	if enc == "" {
+		if b, ok := s.baseline(t.resolved); ok && b.SHA256 == obs.sum {
+			enc = b.Encoding
+		}
+	}
+	doc, err := decode(p, obs.data, enc)
+	if err != nil {
+		return nil, err
+	}
+	text, total, full := selectLines(doc.Text, o.Offset, o.Limit)
+	res := &ReadResult{
+		Path:       p,
+		Content:    text,
+		SHA256:     obs.sum,
+		SizeBytes:  obs.stat.Size,
+		MtimeMS:    obs.mtimeMS(),
+		TotalLines: total,
+		Encoding:   doc.Format.Encoding,
+		LineEnding: doc.Format.LineEnding,
+		Truncated:  !full,
+	}
+	if o.Offset > 0 || o.Limit > 0 {
+		res.Offset = max(o.Offset, 1)
+	}
+	err = s.setBaseline(Baseline{
+		Path: t.resolved, SHA256: obs.sum, Size: obs.stat.Size, MtimeMS: obs.mtimeMS(),
+		FullRead: full, CapturedAt: time.Now(), Encoding: explicitEncoding(o.Encoding, doc),
+	})
+	return res, err
+}
+
+// explicitEncoding is the encoding to remember for later edits: only one the
+// caller had to name, since BOM-marked and UTF-8 files are detected anyway.
+func explicitEncoding(asked string, doc *textcodec.Doc) string {
+	if asked == "" {
+		return ""
+	}
+	return doc.Format.Encoding
+}
+
+// selectLines returns lines [offset, offset+limit) of text (1-based), the
+// total number of lines, and whether the whole text was returned.
+func selectLines(text string, offset, limit int) (string, int, bool) {
+	total := strings.Count(text, "\n")
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		total++
+	}
+	if offset <= 1 && limit == 0 {
+		return text, total, true
+	}
+	start := max(offset, 1) - 1
+	i := 0
+	for n := 0; n < start && i < len(text); n++ {
+		j := strings.IndexByte(text[i:], '\n')
+		if j < 0 {
+			i = len(text)
+			break
+		}
+		i += j + 1
+	}
+	end := len(text)
+	if limit > 0 {
+		end = i
+		for n := 0; n < limit && end < len(text); n++ {
+			j := strings.IndexByte(text[end:], '\n')
+			if j < 0 {
+				end = len(text)
+				break
+			}
+			end += j + 1
+		}
+	}
+	return text[i:end], total, i == 0 && end == len(text)
+}
+
+// decode turns file bytes into text, mapping codec failures to §5 errors.
+func decode(p string, data []byte, enc string) (*textcodec.Doc, error) {
+	doc, err := textcodec.Decode(data, enc)
+	if err == nil {
+		return doc, nil
+	}
+	return nil, codecError(p, err)
+}
+
+func codecError(p string, err error) *Error {
+	var ee *textcodec.EncodingError
+	switch {
+	case errors.Is(err, textcodec.ErrBinary):
+		return newError(CodeBinaryFile, p, "file is binary; the text tools do not change it", "", err)
+	case errors.As(err, &ee):
+		hint := "pass the file's encoding with the encoding argument"
+		if len(ee.Likely) > 0 {
+			hint = fmt.Sprintf("the file is not valid %s; it may be %s: pass encoding", ee.Encoding, strings.Join(ee.Likely, " or "))
+		}
+		e := newError(CodeEncoding, p, err.Error(), hint, err)
+		e.Details["encoding"] = ee.Encoding
+		e.Details["offset"] = ee.Offset
+		if len(ee.Likely) > 0 {
+			e.Details["likely_encodings"] = ee.Likely
+		}
+		return e
+	}
+	return newError(CodeEncoding, p, err.Error(), "", err)
+}

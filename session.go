@@ -1,0 +1,206 @@
+package editguard
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/editguard/editguard/internal/atomicfile"
+	"github.com/editguard/editguard/internal/filelock"
+)
+
+// Baseline is what a session last saw of a file: the bytes' SHA-256 decides
+// staleness; size and mtime are kept for reporting.
+type Baseline struct {
+	Path       string    `json:"path_resolved"`
+	SHA256     string    `json:"sha256"`
+	Size       int64     `json:"size_bytes"`
+	MtimeMS    int64     `json:"mtime_ms"`
+	FullRead   bool      `json:"full_read"`
+	CapturedAt time.Time `json:"captured_at"`
+	Encoding   string    `json:"encoding,omitempty"` // the encoding the file was read in, reused by later edits
+}
+
+// Session is one agent's view of a workspace: the baselines of the files it
+// has read or written. It is safe for concurrent use.
+//
+// A persistent session (OpenSession) keeps its baselines in
+// .editguard/sessions/NAME.json, so that separate CLI invocations with the
+// same name share them; every access re-reads the file under a lock.
+type Session struct {
+	w        *Workspace
+	name     string
+	persist  string // file path, "" for in-memory sessions
+	approver Approver
+
+	mu        sync.Mutex
+	baselines map[string]Baseline
+}
+
+// Approver decides whether a previewed change may be committed. Approve is
+// called without any lock held (a person may take minutes); the commit
+// re-checks the file afterwards.
+type Approver interface {
+	Approve(p *Preview) (bool, error)
+}
+
+// ApproverFunc adapts a function to Approver.
+type ApproverFunc func(p *Preview) (bool, error)
+
+// Approve calls f.
+func (f ApproverFunc) Approve(p *Preview) (bool, error) { return f(p) }
+
+// Preview is a change awaiting approval.
+type Preview struct {
+	Tool    string
+	Path    string
+	Diff    string // unified diff of the text
+	Created bool
+	Deleted bool
+}
+
+var sessionName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// NewSession returns an in-memory session. name labels it in the ledger and
+// history; it may be empty.
+func (w *Workspace) NewSession(name string) *Session {
+	return &Session{w: w, name: name, baselines: map[string]Baseline{}}
+}
+
+// OpenSession returns a session whose baselines persist under
+// .editguard/sessions/, creating it if needed.
+func (w *Workspace) OpenSession(name string) (*Session, error) {
+	if !sessionName.MatchString(name) {
+		return nil, newError(CodeInvalidArgument, "", fmt.Sprintf("bad session name %q", name),
+			"use letters, digits, '.', '_' or '-' (at most 64)", nil)
+	}
+	s := w.NewSession(name)
+	s.persist = filepath.Join(w.state, "sessions", name+".json")
+	return s, nil
+}
+
+// Name returns the session's name.
+func (s *Session) Name() string { return s.name }
+
+// SetApprover sets the approver consulted before every commit; nil commits
+// without asking.
+func (s *Session) SetApprover(a Approver) {
+	s.mu.Lock()
+	s.approver = a
+	s.mu.Unlock()
+}
+
+func (s *Session) getApprover() Approver {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.approver
+}
+
+// BeginTurn forgets every baseline: from now on each existing file must be
+// read again before it is changed.
+func (s *Session) BeginTurn() error {
+	return s.update(func(m map[string]Baseline) { clear(m) })
+}
+
+// Baseline returns the session's baseline for a path, if any.
+func (s *Session) Baseline(p string) (Baseline, bool, error) {
+	resolved, err := s.w.resolve(p)
+	if err != nil {
+		return Baseline{}, false, err
+	}
+	b, ok := s.baseline(resolved)
+	return b, ok, nil
+}
+
+func (s *Session) baseline(resolved string) (Baseline, bool) {
+	var b Baseline
+	var ok bool
+	s.view(func(m map[string]Baseline) { b, ok = m[resolved] })
+	return b, ok
+}
+
+func (s *Session) setBaseline(b Baseline) error {
+	return s.update(func(m map[string]Baseline) { m[b.Path] = b })
+}
+
+func (s *Session) dropBaseline(resolved string) error {
+	return s.update(func(m map[string]Baseline) { delete(m, resolved) })
+}
+
+// view runs fn over the current baselines.
+func (s *Session) view(fn func(map[string]Baseline)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.persist != "" {
+		if m, err := s.load(); err == nil {
+			s.baselines = m
+		}
+	}
+	fn(s.baselines)
+}
+
+// update runs fn over the baselines and saves them. For a persistent session
+// the load-modify-save runs under the session's lock file, so two CLI
+// invocations with the same session name do not lose each other's baselines.
+func (s *Session) update(fn func(map[string]Baseline)) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.persist == "" {
+		fn(s.baselines)
+		return nil
+	}
+	l, err := filelock.Acquire(s.persist + ".lock")
+	if err != nil {
+		return newError(CodeIO, "", "lock session: "+err.Error(), "", err)
+	}
+	defer l.Unlock()
+	m, err := s.load()
+	if err != nil {
+		return newError(CodeIO, "", "load session: "+err.Error(), "", err)
+	}
+	fn(m)
+	s.baselines = m
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := writeStateFile(s.persist, data); err != nil {
+		return newError(CodeIO, "", "save session: "+err.Error(), "", err)
+	}
+	return nil
+}
+
+func (s *Session) load() (map[string]Baseline, error) {
+	m := map[string]Baseline{}
+	data, err := os.ReadFile(s.persist)
+	if errors.Is(err, fs.ErrNotExist) {
+		return m, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(data) == 0 {
+		return m, nil
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("%s: %w", s.persist, err)
+	}
+	return m, nil
+}
+
+// writeStateFile replaces a file of editguard's own state crash-safely.
+func writeStateFile(p string, data []byte) error {
+	d, err := os.Open(filepath.Dir(p))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	_, err = atomicfile.NewDir(d).Put(filepath.Base(p), data, atomicfile.Options{Mode: 0o644, UID: -1, GID: -1})
+	return err
+}
