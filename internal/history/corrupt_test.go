@@ -40,6 +40,23 @@ func TestLoadCorruptObject(t *testing.T) {
 	}
 }
 
+func TestSaveWrongSumKeepsExistingObject(t *testing.T) {
+	s := openStore(t, nil)
+	good := []byte("good")
+	v := mustSave(t, s, "a", good, false)
+	// A caller bug: the sum of one content passed with another of the
+	// same size. The existing object must not be overwritten.
+	if _, err := s.Save("b", []byte("evil"), false, v.SHA256, Meta{}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("Save with a sum that names another object: error = %v, want ErrInvalid", err)
+	}
+	if _, data, err := s.Load("a", v.ID); err != nil || !bytes.Equal(data, good) {
+		t.Fatalf("Load(a, %s) = %q, %v; want %q", v.ID, data, err, good)
+	}
+	if list, _ := s.List("b"); len(list) != 0 {
+		t.Fatalf("List(b) = %v, want no version recorded by the failed Save", ids(list))
+	}
+}
+
 func TestLoadMissingObject(t *testing.T) {
 	s := openStore(t, nil)
 	v := mustSave(t, s, "a", []byte("x"), false)

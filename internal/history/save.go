@@ -75,16 +75,23 @@ func (s *Store) Save(path string, content []byte, absent bool, sum string, meta 
 // putObject makes objects/<sum[:2]>/<sum> hold content, durably.
 func (s *Store) putObject(sum string, content []byte) error {
 	dir, name := s.objectDir(sum), s.objectName(sum)
-	if fi, err := os.Stat(name); err == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(content)) {
-		if len(content) > verifyLimit || sameContent(name, content) {
+	if fi, err := os.Stat(name); err == nil {
+		if fi.Mode().IsRegular() && fi.Size() == int64(len(content)) &&
+			(len(content) > verifyLimit || sameContent(name, content)) {
 			// The object may have been renamed into place by a Save that
 			// died before its directory fsync; without this fsync the
 			// version we are about to record could point at a name a power
 			// loss takes away. On a clean directory it is nearly free.
 			return syncDir(dir)
 		}
-		// Same name, other bytes: the object was damaged. Fall through
-		// and replace it with the good content we hold.
+		// The name holds other bytes: either the object was damaged, and
+		// we replace it with the good content we hold, or sum is not the
+		// hash of content, and replacing would destroy a good object that
+		// other versions reference. This path is rare, so hashing is
+		// affordable here.
+		if h := sha256.Sum256(content); hex.EncodeToString(h[:]) != sum {
+			return fmt.Errorf("%w: sha256 %s was given for content whose sha256 is %s", ErrInvalid, sum, hex.EncodeToString(h[:]))
+		}
 	}
 	// Write a temp file next to the object (O_EXCL, random name), so the
 	// object's name only ever points to complete, fsynced bytes.
