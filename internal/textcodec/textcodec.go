@@ -2,11 +2,21 @@
 // LF line endings) and turns edited text back into bytes in the file's own
 // format: its encoding, its byte order mark and its line endings.
 //
-// Decode and Encode are pure: they never touch the disk.
+// The promise is fidelity: encoding an unchanged Doc gives back the exact
+// bytes it was decoded from, and encoding an edited text changes only the
+// bytes of the lines that were edited. Every line that the edit left alone
+// keeps its own line ending, even in a file that mixes LF and CRLF.
+//
+// Decoding is strict. Bytes that are not valid in the file's encoding are an
+// *EncodingError, never a U+FFFD that would later be written to disk, and
+// characters that the file's encoding cannot represent are an *EncodingError
+// on Encode, never a '?'.
+//
+// Decode and Encode are pure: they never touch the disk. A Doc is immutable
+// after Decode and safe for concurrent use by multiple goroutines.
 package textcodec
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -23,9 +33,16 @@ const (
 
 // Format is how a file stores its text.
 type Format struct {
-	Encoding   string // "utf-8", "utf-16le", "utf-16be" or an htmlindex name
-	BOM        bool
-	LineEnding string // LF, CRLF, Mixed or None
+	// Encoding is the canonical name of the character encoding: "utf-8",
+	// "utf-16le", "utf-16be", "iso-8859-1" or a name from the WHATWG
+	// encoding index (golang.org/x/text/encoding/htmlindex) such as "gbk",
+	// "gb18030", "shift_jis", "euc-kr" or "windows-1252". Passing it back to
+	// Decode or NewDocIn selects the same encoding.
+	Encoding string
+	// BOM reports whether the file starts with a byte order mark.
+	BOM bool
+	// LineEnding is LF, CRLF, Mixed or None.
+	LineEnding string
 }
 
 // Doc is a decoded file: the text the agent sees and what is needed to write
@@ -33,88 +50,215 @@ type Format struct {
 type Doc struct {
 	Text   string
 	Format Format
+
+	// orig is the text as decoded; Encode diffs a new text against it to
+	// find the lines that were left alone. It shares memory with Text.
+	orig string
+	// decoded reports that Format.LineEnding was measured by Decode (and
+	// dominantCRLF and exceptions are valid) rather than set by hand.
+	decoded bool
+	// dominantCRLF is the style new line breaks take: CRLF if the file has
+	// more CRLF than LF breaks (ties go to the file's first break).
+	dominantCRLF bool
+	// exceptions lists, in increasing order, the 0-based indexes of the
+	// line breaks of orig whose style is not the dominant one. It is empty
+	// unless the file mixes styles, so a uniform file costs nothing.
+	exceptions []int
 }
 
 // ErrBinary reports content that is not text.
 var ErrBinary = errors.New("textcodec: binary content")
 
-// EncodingError reports bytes that are not valid in the expected encoding.
+// EncodingError reports bytes that are not valid in the expected encoding
+// (from Decode) or text that the file's encoding cannot represent (from
+// Encode).
 type EncodingError struct {
-	Encoding string
-	Offset   int      // byte offset of the first invalid sequence
-	Likely   []string // encodings that would decode the bytes
+	Encoding string // canonical encoding name
+	// Offset is, for Decode, the byte offset in the input of the first
+	// sequence that does not decode or does not round-trip; for Encode, the
+	// byte offset in the text of the first character that cannot be encoded.
+	Offset int
+	Line   int  // 1-based line of Offset, 0 if unknown
+	Rune   rune // for Encode: the character that cannot be encoded
+	// Likely names encodings, most plausible first, in which the input
+	// decodes cleanly. Set by Decode only.
+	Likely []string
+	Err    error // underlying error, if any
 }
 
 func (e *EncodingError) Error() string {
-	return fmt.Sprintf("textcodec: invalid %s at byte %d", e.Encoding, e.Offset)
+	var b strings.Builder
+	if e.Rune != 0 {
+		fmt.Fprintf(&b, "textcodec: character %q (U+%04X) cannot be encoded in %s", e.Rune, e.Rune, e.Encoding)
+	} else {
+		fmt.Fprintf(&b, "textcodec: invalid %s at byte %d", e.Encoding, e.Offset)
+	}
+	if e.Line > 0 {
+		fmt.Fprintf(&b, " (line %d)", e.Line)
+	}
+	if len(e.Likely) > 0 {
+		fmt.Fprintf(&b, "; it may be %s", strings.Join(e.Likely, ", "))
+	}
+	return b.String()
 }
 
-var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+func (e *EncodingError) Unwrap() error { return e.Err }
 
-// Decode decodes raw in the named encoding ("" means detect: UTF-8 with or
-// without BOM).
+// UnknownEncodingError reports an encoding name that textcodec does not know.
+type UnknownEncodingError struct {
+	Name string
+	Err  error
+}
+
+func (e *UnknownEncodingError) Error() string {
+	return fmt.Sprintf("textcodec: unknown encoding %q", e.Name)
+}
+
+func (e *UnknownEncodingError) Unwrap() error { return e.Err }
+
+// UnknownLineEndingError reports a lineEnding argument to Encode other than
+// "", LF or CRLF.
+type UnknownLineEndingError struct {
+	Value string
+}
+
+func (e *UnknownLineEndingError) Error() string {
+	return fmt.Sprintf("textcodec: unknown line ending %q (want %q or %q)", e.Value, LF, CRLF)
+}
+
+// binaryScan is how much of a file is searched for a NUL byte.
+const binaryScan = 8 << 10
+
+// Decode decodes raw in the named encoding.
+//
+// encoding "" means detect: a UTF-8 or UTF-16 byte order mark names the
+// encoding, otherwise the content must be valid UTF-8. A byte order mark
+// always wins over the encoding argument, because a file that starts with
+// one is in that encoding whatever the caller believes.
+//
+// Decode returns ErrBinary for content with a NUL byte in its first 8 KiB
+// (for UTF-16, a U+0000 character) and for invalid UTF-8 that no candidate
+// encoding decodes either; an *EncodingError for bytes that are not valid in
+// the encoding or do not encode back to the same bytes (with Likely set to
+// the encodings in which they would decode); an *UnknownEncodingError for an
+// encoding name it does not know.
 func Decode(raw []byte, encoding string) (*Doc, error) {
-	if encoding != "" && !strings.EqualFold(encoding, "utf-8") && !strings.EqualFold(encoding, "utf8") {
-		return nil, &EncodingError{Encoding: encoding}
+	cs, bomLen, err := detect(raw, encoding)
+	if err != nil {
+		return nil, err
 	}
-	d := &Doc{Format: Format{Encoding: "utf-8"}}
-	if bytes.HasPrefix(raw, utf8BOM) {
-		d.Format.BOM = true
-		raw = raw[len(utf8BOM):]
-	}
-	if bytes.IndexByte(raw[:min(len(raw), 8192)], 0) >= 0 {
-		return nil, ErrBinary
-	}
-	if !utf8.Valid(raw) {
-		off := 0
-		for off < len(raw) {
-			r, n := utf8.DecodeRune(raw[off:])
-			if r == utf8.RuneError && n <= 1 {
-				break
+	body := raw[bomLen:]
+	u, err := cs.decode(body)
+	if err != nil {
+		var ee *EncodingError
+		if errors.As(err, &ee) {
+			ee.Offset += bomLen
+			if encoding == "" && cs.name == "utf-8" && bomLen == 0 {
+				ee.Likely = likely(body, "")
+				if len(ee.Likely) == 0 || looksBinary(body) {
+					return nil, ErrBinary
+				}
+			} else if ee.Likely == nil {
+				ee.Likely = likely(body, cs.name)
 			}
-			off += n
 		}
-		return nil, &EncodingError{Encoding: "utf-8", Offset: off}
+		return nil, err
 	}
-	s := string(raw)
-	crlf := strings.Count(s, "\r\n")
-	lf := strings.Count(s, "\n") - crlf
-	switch {
-	case crlf == 0 && lf == 0:
-		d.Format.LineEnding = None
-	case crlf == 0:
-		d.Format.LineEnding = LF
-	case lf == 0:
-		d.Format.LineEnding = CRLF
-	default:
-		d.Format.LineEnding = Mixed
-	}
-	if crlf > 0 {
-		s = strings.ReplaceAll(s, "\r\n", "\n")
-	}
-	d.Text = s
+	d := &Doc{Format: Format{Encoding: cs.name, BOM: bomLen > 0}, decoded: true}
+	d.Text, d.Format.LineEnding, d.dominantCRLF, d.exceptions = splitLines(u)
+	d.orig = d.Text
 	return d, nil
 }
 
 // NewDoc returns an empty document in the format new files get: UTF-8
-// without BOM, LF line endings.
+// without BOM, no line break yet (so new lines get LF).
 func NewDoc() *Doc {
 	return &Doc{Format: Format{Encoding: "utf-8", LineEnding: None}}
 }
 
-// Encode returns text in d's format. lineEnding overrides the file's style
-// (LF or CRLF); "" keeps it.
+// NewDocIn returns an empty document in the named encoding, for creating a
+// file in that encoding. UTF-16 documents get a byte order mark, because a
+// UTF-16 file without one cannot be recognised later. It returns an
+// *UnknownEncodingError for a name it does not know.
+func NewDocIn(encoding string) (*Doc, error) {
+	if encoding == "" {
+		return NewDoc(), nil
+	}
+	cs, err := lookup(encoding)
+	if err != nil {
+		return nil, err
+	}
+	return &Doc{Format: Format{Encoding: cs.name, BOM: cs.bom != nil, LineEnding: None}}, nil
+}
+
+// LookupEncoding returns the canonical name of an encoding name or alias
+// ("UTF8", "latin1", "sjis", "GB2312", ...), or an *UnknownEncodingError.
+func LookupEncoding(name string) (string, error) {
+	cs, err := lookup(name)
+	if err != nil {
+		return "", err
+	}
+	return cs.name, nil
+}
+
+// Encode returns text in d's format: d's encoding and byte order mark, and
+// d's line endings. text uses "\n" for line breaks, as Doc.Text does.
+//
+// With lineEnding "" every line of text that is also a line of d.Text (and
+// was left where it was) keeps the line ending it had in the file; other
+// line breaks take the file's dominant style. A "\r\n" that the caller put
+// into new lines counts as one line break. A document without any line break
+// (a new file) writes text's line breaks as they are. The final newline, or
+// its absence, is whatever text says.
+//
+// lineEnding LF or CRLF instead writes every line break of text in that
+// style, normalising the whole file.
+//
+// Encode returns an *EncodingError if text is not valid UTF-8 or has a
+// character that the encoding cannot represent, and an
+// *UnknownLineEndingError for a lineEnding other than "", LF or CRLF.
 func (d *Doc) Encode(text string, lineEnding string) ([]byte, error) {
-	style := lineEnding
-	if style == "" {
-		style = d.Format.LineEnding
+	cs, err := lookup(d.Format.Encoding)
+	if err != nil {
+		return nil, err
 	}
-	if style == CRLF {
-		text = strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\n", "\r\n")
+	if !utf8.ValidString(text) {
+		off := invalidUTF8(text)
+		return nil, &EncodingError{Encoding: "utf-8", Offset: off, Line: 1 + strings.Count(text[:off], "\n")}
 	}
-	var b []byte
+	var bom []byte
 	if d.Format.BOM {
-		b = append(b, utf8BOM...)
+		bom = cs.bom
 	}
-	return append(b, text...), nil
+	if cs.name != "utf-8" {
+		// Line endings first, in UTF-8, then the character encoding.
+		u, err := d.appendLines(nil, text, lineEnding)
+		if err != nil {
+			return nil, err
+		}
+		return cs.encode(bom, u, text)
+	}
+	dst := make([]byte, 0, len(bom)+len(text)+extraCap(d, text, lineEnding))
+	dst = append(dst, bom...)
+	return d.appendLines(dst, text, lineEnding)
+}
+
+// extraCap estimates how many bytes line endings add, so that the output
+// buffer is allocated once.
+func extraCap(d *Doc, text, lineEnding string) int {
+	if strings.EqualFold(lineEnding, CRLF) || (lineEnding == "" && d.dominant() && d.Format.LineEnding != None) {
+		return strings.Count(text, "\n")
+	}
+	return len(d.exceptions)
+}
+
+func invalidUTF8(s string) int {
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, n := utf8.DecodeRuneInString(s[i:]); n <= 1 {
+				return i
+			}
+		}
+	}
+	return len(s)
 }
