@@ -10,6 +10,7 @@ import (
 
 	"github.com/editguard/editguard/internal/atomicfile"
 	"github.com/editguard/editguard/internal/filelock"
+	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/textcodec"
 	"github.com/editguard/editguard/internal/textedit"
 	"github.com/rogpeppe/go-internal/diff"
@@ -75,6 +76,7 @@ func (s *Session) Write(ctx context.Context, p, content string, opts *WriteOptio
 	}
 	return s.mutate(ctx, &change{
 		tool: "write_file", path: p, pre: o.Precondition, dryRun: o.DryRun, wholeFile: true,
+		args: writeArgs(p, content, &o),
 		build: func(obs *observation, enc string) (*plan, error) {
 			doc, err := s.docFor(p, obs, firstNonEmpty(o.Encoding, enc))
 			if err != nil {
@@ -107,6 +109,7 @@ func (s *Session) Edit(ctx context.Context, p string, edits []Edit, opts *EditOp
 	create := len(edits) == 1 && edits[0].OldString == ""
 	return s.mutate(ctx, &change{
 		tool: "edit_file", path: p, pre: o.Precondition, dryRun: o.DryRun,
+		args: editArgs(p, edits, &o),
 		build: func(obs *observation, enc string) (*plan, error) {
 			if create {
 				if obs.stat.Exists {
@@ -224,6 +227,8 @@ type change struct {
 	// build computes the new content from what is on disk, given the
 	// encoding remembered in the session's baseline.
 	build func(obs *observation, enc string) (*plan, error)
+	// args are the call's arguments as the ledger records them.
+	args any
 }
 
 // plan is the outcome of build.
@@ -236,8 +241,20 @@ type plan struct {
 	matchedWith      []string
 }
 
-// mutate runs the commit protocol (DESIGN §6) for c.
-func (s *Session) mutate(ctx context.Context, c *change) (*Result, error) {
+// mutate runs the commit protocol (DESIGN §6) for c and records the attempt
+// in the ledger, refused or not, before the lock is released.
+func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error) {
+	a := newAttempt(s, c.tool, c.path, c.args, c.pre)
+	var lock *filelock.Lock
+	defer func() {
+		res, err = s.w.finish(a, res, err)
+		if lock != nil {
+			lock.Unlock()
+		}
+		if err == nil && !res.DryRun {
+			s.w.afterCommit()
+		}
+	}()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -246,38 +263,35 @@ func (s *Session) mutate(ctx context.Context, c *change) (*Result, error) {
 		return nil, err
 	}
 	defer t.close()
+	a.rec.Path = t.resolved
 	if pat, ok := s.w.denied(t.resolved); ok {
 		e := newError(CodeProtectedPath, c.path, "path is protected from changes by policy", "", nil)
 		e.Details["pattern"] = pat
 		return nil, e
 	}
-	lock, err := s.w.lock(t.resolved)
-	if err != nil {
+	if lock, err = s.w.lock(t.resolved); err != nil {
 		return nil, err
 	}
-	locked := true
-	defer func() {
-		if locked {
-			lock.Unlock()
-		}
-	}()
 	obs, err := s.w.observe(t)
 	if err != nil {
 		return nil, err
 	}
+	a.rec.Observed = ledgerState(obs.state())
+	a.rec.SHA256Before = obs.sum
 	base, err := s.check(c.path, t.resolved, c.pre, obs, c.wholeFile)
-	if err != nil {
-		return nil, err
-	}
 	enc := ""
 	if base != nil {
 		enc = base.Encoding
+		a.rec.Baseline = ledgerState(FileState{Exists: true, SHA256: base.SHA256, Size: base.Size, MtimeMS: base.MtimeMS})
+	}
+	if err != nil {
+		return nil, err
 	}
 	pl, err := c.build(obs, enc)
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{
+	res = &Result{
 		Path: c.path, Created: !obs.stat.Exists, Deleted: pl.remove,
 		Diff:         unifiedDiff(c.path, pl.oldText, pl.newText, !obs.stat.Exists, pl.remove),
 		Replacements: pl.replacements, MatchedWith: pl.matchedWith,
@@ -289,22 +303,24 @@ func (s *Session) mutate(ctx context.Context, c *change) (*Result, error) {
 		res.DryRun, res.BytesWritten = true, 0
 		return res, nil
 	}
-	if a := s.getApprover(); a != nil {
+	if ap := s.getApprover(); ap != nil {
 		// Ask without holding the lock, then check that the file is still
 		// what the person approved a change to.
 		lock.Unlock()
-		locked = false
-		ok, err := a.Approve(&Preview{Tool: c.tool, Path: c.path, Diff: res.Diff, Created: res.Created, Deleted: pl.remove})
+		lock = nil
+		ok, err := ap.Approve(&Preview{Tool: c.tool, Path: c.path, Diff: res.Diff, Created: res.Created, Deleted: pl.remove})
 		if err != nil {
+			a.rec.Approval = "failed"
 			return nil, newError(CodeRejected, c.path, "approval failed: "+err.Error(), "", err)
 		}
 		if !ok {
+			a.rec.Approval = "declined"
 			return nil, newError(CodeRejected, c.path, "the change was declined", "ask the user what to change instead", nil)
 		}
+		a.rec.Approval = "accepted"
 		if lock, err = s.w.lock(t.resolved); err != nil {
 			return nil, err
 		}
-		locked = true
 		now, err := s.w.observe(t)
 		if err != nil {
 			return nil, err
@@ -322,6 +338,12 @@ func (s *Session) mutate(ctx context.Context, c *change) (*Result, error) {
 			return nil, e
 		}
 	}
+	// Guarantee 4: what is displaced goes to history, durably, first.
+	v, err := s.w.hist.Save(t.resolved, obs.data, !obs.stat.Exists, obs.sum, history.Meta{Op: c.tool, Session: s.name})
+	if err != nil {
+		return nil, newError(CodeIO, c.path, "saving the current content to history failed; nothing was written: "+err.Error(), "", err)
+	}
+	res.BackupVersion = v.ID
 	ar, err := s.w.commit(t, obs, pl)
 	if err != nil {
 		return nil, err

@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/editguard/editguard/internal/history"
+	"github.com/editguard/editguard/internal/ledger"
 )
 
 // StateDir is the name of the directory under the root where editguard keeps
@@ -48,8 +51,13 @@ type Workspace struct {
 	root  *os.Root // all file access goes through it
 	opts  Options
 	state string // absolute path of .editguard
+	hist  *history.Store
+	led   *ledger.Ledger
 
-	mkdirMu sync.Mutex
+	pruning   sync.Mutex // held by the one background Prune at a time
+	prunes    sync.WaitGroup
+	commits   atomicCounter
+	recovered *ledger.Recovery
 }
 
 // Open opens the workspace rooted at dir, creating its state directory.
@@ -88,14 +96,39 @@ func Open(dir string, opts *Options) (*Workspace, error) {
 			return nil, fmt.Errorf("editguard: create state directory: %w", err)
 		}
 	}
+	hist, err := history.Open(filepath.Join(w.state, "history"), &history.Options{KeepVersions: o.KeepVersions, MaxBytes: o.HistoryMaxBytes})
+	if err != nil {
+		root.Close()
+		return nil, fmt.Errorf("editguard: open history: %w", err)
+	}
+	led, err := ledger.Open(w.LedgerPath(), nil)
+	if err != nil {
+		root.Close()
+		return nil, fmt.Errorf("editguard: open ledger: %w", err)
+	}
+	w.hist, w.led, w.recovered = hist, led, led.Recovered()
 	return w, nil
 }
+
+// LedgerPath returns the path of the workspace's ledger file.
+func (w *Workspace) LedgerPath() string { return filepath.Join(w.state, "ledger.jsonl") }
+
+// LedgerRecovery reports a torn final ledger line that Open cut (left by a
+// process killed mid-append), or nil.
+func (w *Workspace) LedgerRecovery() *ledger.Recovery { return w.recovered }
 
 // Dir returns the workspace's root directory (absolute, symlinks resolved).
 func (w *Workspace) Dir() string { return w.dir }
 
-// Close releases the workspace.
-func (w *Workspace) Close() error { return w.root.Close() }
+// Close waits for background history pruning and releases the workspace.
+func (w *Workspace) Close() error {
+	w.prunes.Wait()
+	err := w.led.Close()
+	if cerr := w.root.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
 
 // resolve maps a caller's path to a slash-separated path relative to the root
 // with no symlink in it, following symlinks that stay inside the root the way

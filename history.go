@@ -1,0 +1,165 @@
+package editguard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/editguard/editguard/internal/history"
+	"github.com/editguard/editguard/internal/textcodec"
+)
+
+// Version is one displaced content of a file, kept in history.
+type Version struct {
+	ID        string `json:"version"`
+	Time      string `json:"time"` // RFC 3339
+	SHA256    string `json:"sha256"`
+	SizeBytes int64  `json:"size_bytes"`
+	// Absent records that the file did not exist: restoring it deletes the file.
+	Absent    bool   `json:"absent,omitempty"`
+	Op        string `json:"op"`
+	Session   string `json:"session,omitempty"`
+	LedgerSeq uint64 `json:"ledger_seq,omitempty"`
+}
+
+func versionFrom(v history.Version) Version {
+	return Version{ID: v.ID, Time: v.Time.Format("2006-01-02T15:04:05.000Z07:00"), SHA256: v.SHA256, SizeBytes: v.Size,
+		Absent: v.Absent, Op: v.Op, Session: v.Session, LedgerSeq: v.LedgerSeq}
+}
+
+// History lists the versions editguard displaced from a file, newest first.
+func (w *Workspace) History(p string) ([]Version, error) {
+	resolved, err := w.resolve(p)
+	if err != nil {
+		return nil, err
+	}
+	vs, err := w.hist.List(resolved)
+	if err != nil {
+		return nil, newError(CodeIO, p, err.Error(), "", err)
+	}
+	out := make([]Version, len(vs))
+	for i, v := range vs {
+		out[i] = versionFrom(v)
+	}
+	return out, nil
+}
+
+// load returns a version's metadata and bytes.
+func (w *Workspace) loadVersion(p, resolved, id string) (history.Version, []byte, error) {
+	v, data, err := w.hist.Load(resolved, id)
+	if errors.Is(err, fs.ErrNotExist) {
+		e := newError(CodeNotFound, p, fmt.Sprintf("no version %q in the file's history", id), "list versions with file_history", err)
+		e.Details["version"] = id
+		return v, nil, e
+	}
+	if err != nil {
+		return v, nil, newError(CodeIO, p, err.Error(), "", err)
+	}
+	return v, data, nil
+}
+
+// VersionDiff returns a unified diff from a history version to the current
+// file.
+func (w *Workspace) VersionDiff(p, id string) (string, error) {
+	t, err := w.openTarget(p)
+	if err != nil {
+		return "", err
+	}
+	defer t.close()
+	_, data, err := w.loadVersion(p, t.resolved, id)
+	if err != nil {
+		return "", err
+	}
+	obs, err := w.observe(t)
+	if err != nil {
+		return "", err
+	}
+	return unifiedDiff(p, textOf(data, ""), textOf(obs.data, ""), data == nil, !obs.stat.Exists), nil
+}
+
+// textOf decodes bytes for a diff, or describes them when they are not text.
+func textOf(data []byte, enc string) string {
+	if data == nil {
+		return ""
+	}
+	doc, err := textcodec.Decode(data, enc)
+	if err != nil {
+		return fmt.Sprintf("(%d bytes, not text: %v)\n", len(data), err)
+	}
+	return doc.Text
+}
+
+// RestoreOptions control Restore.
+type RestoreOptions struct {
+	Precondition *Precondition
+	DryRun       bool
+}
+
+// Restore puts a history version back. It is a guarded write like any other:
+// it needs a full read or a precondition, it fails with STALE_FILE if the
+// file changed since, and what it displaces goes to history first, so no
+// restore can destroy later work. Restoring a version that records "did not
+// exist" deletes the file. The bytes are restored exactly, encoding and line
+// endings included.
+func (s *Session) Restore(ctx context.Context, p, version string, opts *RestoreOptions) (*Result, error) {
+	var o RestoreOptions
+	if opts != nil {
+		o = *opts
+	}
+	if version == "" {
+		return nil, newError(CodeInvalidArgument, p, "version is empty", "list versions with file_history", nil)
+	}
+	return s.mutate(ctx, &change{
+		tool: "restore_file", path: p, pre: o.Precondition, dryRun: o.DryRun, wholeFile: true,
+		args: restoreArgs(p, version, &o),
+		build: func(obs *observation, enc string) (*plan, error) {
+			resolved, err := s.w.resolve(p)
+			if err != nil {
+				return nil, err
+			}
+			v, data, err := s.w.loadVersion(p, resolved, version)
+			if err != nil {
+				return nil, err
+			}
+			if v.Absent {
+				if !obs.stat.Exists {
+					return nil, newError(CodeNoChange, p, "the version records that the file did not exist, and it does not", "", nil)
+				}
+				return &plan{remove: true, oldText: textOf(obs.data, enc)}, nil
+			}
+			if obs.stat.Exists && obs.sum == v.SHA256 {
+				return nil, newError(CodeNoChange, p, "the file already has this version's content", "", nil)
+			}
+			return &plan{data: data, oldText: textOf(obs.data, enc), newText: textOf(data, enc), encoding: enc}, nil
+		},
+	})
+}
+
+// Prune applies history retention now (KeepVersions per file, then the
+// total size cap, never dropping a file's newest version).
+func (w *Workspace) Prune() error {
+	_, err := w.hist.Prune()
+	return err
+}
+
+// pruneEvery is how many commits of this Workspace pass between background
+// prunes.
+const pruneEvery = 64
+
+// afterCommit runs retention in the background every pruneEvery commits,
+// outside any commit's critical section.
+func (w *Workspace) afterCommit() {
+	if w.commits.add()%pruneEvery != 0 {
+		return
+	}
+	if !w.pruning.TryLock() {
+		return
+	}
+	w.prunes.Add(1)
+	go func() {
+		defer w.prunes.Done()
+		defer w.pruning.Unlock()
+		w.hist.Prune()
+	}()
+}

@@ -1,0 +1,138 @@
+package editguard
+
+import (
+	"encoding/json"
+	"errors"
+	"sync/atomic"
+
+	"github.com/editguard/editguard/internal/ledger"
+)
+
+// LedgerRecord is one ledger entry: a mutation attempt, accepted or refused.
+type LedgerRecord = ledger.Record
+
+// LedgerRecovery describes a torn final ledger line cut at Open.
+type LedgerRecovery = ledger.Recovery
+
+// attempt collects what the ledger records about one mutation attempt.
+type attempt struct {
+	rec ledger.Record
+}
+
+func newAttempt(s *Session, tool, path string, args any, pre *Precondition) *attempt {
+	a := &attempt{rec: ledger.Record{Session: s.name, Tool: tool, Path: path, Approval: "auto"}}
+	if args != nil {
+		a.rec.Args, _ = json.Marshal(args)
+	}
+	if !pre.empty() {
+		a.rec.Precondition, _ = json.Marshal(pre)
+	}
+	return a
+}
+
+func ledgerState(fs FileState) *ledger.FileState {
+	return &ledger.FileState{Exists: fs.Exists, SHA256: fs.SHA256, Size: fs.Size, MtimeMS: fs.MtimeMS}
+}
+
+// finish appends the attempt to the ledger with its outcome. A failure to
+// append turns a successful result into an IO error, since an unaccounted
+// change would break the ledger's promise; the change itself stays (and is in
+// history).
+func (w *Workspace) finish(a *attempt, res *Result, err error) (*Result, error) {
+	r := &a.rec
+	switch {
+	case err != nil:
+		r.Outcome = "error"
+		var e *Error
+		if errors.As(err, &e) {
+			r.ErrorCode = string(e.Code)
+			r.ErrorReason, _ = e.Details["reason"].(string)
+			r.Result, _ = json.Marshal(e)
+		} else {
+			r.ErrorCode = "CANCELED"
+			r.Result, _ = json.Marshal(map[string]string{"message": err.Error()})
+		}
+	case res.DryRun:
+		r.Outcome = "dry_run"
+	default:
+		r.Outcome = "ok"
+		r.SHA256After = res.SHA256
+		r.Strategy = res.Strategy
+		r.HistoryVersion = res.BackupVersion
+	}
+	if res != nil {
+		stored := *res
+		stored.Diff = "" // the diff follows from history and is often large
+		r.Result, _ = json.Marshal(&stored)
+	}
+	lerr := w.led.Append(r)
+	if lerr == nil && r.HistoryVersion != "" {
+		// Links the version to its ledger record; the ledger is the
+		// authority, so a failure here loses nothing.
+		w.hist.SetLedgerSeq(r.Path, r.HistoryVersion, r.Seq)
+	}
+	if lerr != nil {
+		if err == nil {
+			return res, newError(CodeIO, r.Path, "change committed but the ledger append failed: "+lerr.Error(),
+				"check the disk; the change is in history and can be restored", lerr)
+		}
+		return nil, err
+	}
+	return res, err
+}
+
+type atomicCounter struct{ n atomic.Uint64 }
+
+func (c *atomicCounter) add() uint64 { return c.n.Add(1) }
+
+// The arguments recorded for each tool. They are the tool call's arguments,
+// except that write_file's content is represented by its SHA-256 and size,
+// so the ledger stays small; Replayer compares calls in this form.
+type (
+	writeCall struct {
+		Path              string        `json:"path"`
+		ContentSHA256     string        `json:"content_sha256"`
+		ContentBytes      int           `json:"content_bytes"`
+		Precondition      *Precondition `json:"precondition,omitempty"`
+		DryRun            bool          `json:"dry_run,omitempty"`
+		LineEnding        string        `json:"line_ending,omitempty"`
+		Encoding          string        `json:"encoding,omitempty"`
+		AllowPlaceholders bool          `json:"allow_placeholders,omitempty"`
+	}
+	editCall struct {
+		Path              string        `json:"path"`
+		Edits             []Edit        `json:"edits"`
+		Precondition      *Precondition `json:"precondition,omitempty"`
+		DryRun            bool          `json:"dry_run,omitempty"`
+		Encoding          string        `json:"encoding,omitempty"`
+		AllowPlaceholders bool          `json:"allow_placeholders,omitempty"`
+	}
+	restoreCall struct {
+		Path         string        `json:"path"`
+		Version      string        `json:"version"`
+		Precondition *Precondition `json:"precondition,omitempty"`
+		DryRun       bool          `json:"dry_run,omitempty"`
+	}
+)
+
+func writeArgs(p, content string, o *WriteOptions) any {
+	return &writeCall{Path: p, ContentSHA256: sha256Hex([]byte(content)), ContentBytes: len(content),
+		Precondition: nonEmpty(o.Precondition), DryRun: o.DryRun, LineEnding: o.LineEnding, Encoding: o.Encoding,
+		AllowPlaceholders: o.AllowPlaceholders}
+}
+
+func editArgs(p string, edits []Edit, o *EditOptions) any {
+	return &editCall{Path: p, Edits: edits, Precondition: nonEmpty(o.Precondition), DryRun: o.DryRun,
+		Encoding: o.Encoding, AllowPlaceholders: o.AllowPlaceholders}
+}
+
+func restoreArgs(p, version string, o *RestoreOptions) any {
+	return &restoreCall{Path: p, Version: version, Precondition: nonEmpty(o.Precondition), DryRun: o.DryRun}
+}
+
+func nonEmpty(p *Precondition) *Precondition {
+	if p.empty() {
+		return nil
+	}
+	return p
+}
