@@ -1,0 +1,7 @@
+//go:build linux || aix || solaris
+
+package main
+
+import "golang.org/x/sys/unix"
+
+const ioctlReadTermios = unix.TCGETS

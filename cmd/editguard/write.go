@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"io"
+
+	"github.com/editguard/editguard"
+)
+
+var writeCmd = &command{
+	name:    "write",
+	args:    "PATH [--expect-sha256 H] [--must-not-exist] [--dry-run] [--yes] [--json] [--line-ending lf|crlf] [--encoding E]",
+	summary: "replace a file with the text on standard input",
+	help: `Write replaces PATH with the text read from standard input, atomically.
+An existing file must have been read in full by this session and still have
+the bytes that were read (or match --expect-sha256); otherwise nothing is
+written and the exit code is 3. A new file needs no read; --must-not-exist
+refuses to replace one that appeared meanwhile. The file keeps its encoding,
+BOM and line endings unless --encoding or --line-ending say otherwise.
+
+Confirmation: standard input carries the content, so the question is asked
+on the controlling terminal (/dev/tty), and only when standard output is a
+terminal too: a person running the command sees the diff on standard error
+and answers "Apply this change? [y/N]" (default no, exit 4). Scripts and
+agents without a terminal are never asked; --yes skips the question.`,
+}
+
+func init() {
+	writeCmd.run = runWrite
+	register(writeCmd)
+}
+
+func runWrite(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(writeCmd.name)
+	var m mutationFlags
+	m.add(fs, e)
+	var opts editguard.WriteOptions
+	mustNotExist := fs.Bool("must-not-exist", false, "create only: fail if the file exists")
+	fs.StringVar(&opts.LineEnding, "line-ending", "", "convert the whole file to `lf` or `crlf` (default: keep the file's own)")
+	fs.StringVar(&opts.Encoding, "encoding", "", "write in encoding `E` (default: the file's own, UTF-8 for new files)")
+	pos, err := parseCommand(e, writeCmd, fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef(writeCmd.name, "write takes exactly one PATH, got %d", len(pos))
+	}
+	if opts.LineEnding != "" && opts.LineEnding != "lf" && opts.LineEnding != "crlf" {
+		return usagef(writeCmd.name, "--line-ending must be lf or crlf, got %q", opts.LineEnding)
+	}
+	if opts.Precondition, err = m.precondition(writeCmd.name, *mustNotExist); err != nil {
+		return err
+	}
+	opts.DryRun = m.dryRun
+	content, err := io.ReadAll(e.stdin)
+	if err != nil {
+		return err
+	}
+	s, err := e.session()
+	if err != nil {
+		return err
+	}
+	if !m.yes && !m.dryRun && isTerminal(e.stdout) {
+		if tty := openTTY(); tty != nil {
+			defer tty.Close()
+			s.SetApprover(newPrompter(e, tty))
+		}
+	}
+	r, err := s.Write(ctx, pos[0], string(content), &opts)
+	if err != nil {
+		return err
+	}
+	return printResult(e, "wrote", r)
+}
