@@ -168,7 +168,7 @@ func (s *Session) docFor(p string, obs *observation, enc string) (*textcodec.Doc
 		if enc == "" {
 			return textcodec.NewDoc(), nil
 		}
-		doc, err := textcodec.Decode(nil, enc)
+		doc, err := textcodec.NewDocIn(enc)
 		if err != nil {
 			return nil, codecError(p, err)
 		}

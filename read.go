@@ -150,8 +150,14 @@ func decode(p string, data []byte, enc string) (*textcodec.Doc, error) {
 }
 
 func codecError(p string, err error) *Error {
-	var ee *textcodec.EncodingError
+	var (
+		ee *textcodec.EncodingError
+		ue *textcodec.UnknownEncodingError
+		le *textcodec.UnknownLineEndingError
+	)
 	switch {
+	case errors.As(err, &ue), errors.As(err, &le):
+		return newError(CodeInvalidArgument, p, err.Error(), "encoding names are those of the WHATWG Encoding Standard: utf-8, utf-16le, gbk, shift_jis, windows-1252, ...", err)
 	case errors.Is(err, textcodec.ErrBinary):
 		return newError(CodeBinaryFile, p, "file is binary; the text tools do not change it", "", err)
 	case errors.As(err, &ee):
