@@ -40,7 +40,7 @@ func (s *Store) Save(path string, content []byte, absent bool, sum string, meta 
 	if err := checkPath(path); err != nil {
 		return fail(err)
 	}
-	v := Version{Time: time.Now().UTC(), Path: path, Absent: absent, Op: meta.Op, Session: meta.Session}
+	v := Version{Path: path, Absent: absent, Op: meta.Op, Session: meta.Session}
 	if !absent {
 		if sum == "" {
 			h := sha256.Sum256(content)
@@ -63,7 +63,9 @@ func (s *Store) Save(path string, content []byte, absent bool, sum string, meta 
 		}
 	}
 	err = s.append(path, func(last uint64) ([]byte, error) {
-		v.ID = formatID(last + 1)
+		// Both taken under the path's lock, so a file's versions are
+		// in the same order by time as by ID.
+		v.ID, v.Time = formatID(last+1), time.Now().UTC()
 		return json.Marshal(v)
 	}, true)
 	if err != nil {
