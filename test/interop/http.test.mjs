@@ -1,0 +1,42 @@
+// editguard serve --http: the same guarantees over streamable HTTP, with
+// two MCP sessions on one server process.
+
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+
+import { fails, httpClient, httpServer, ok, tempWorkspace } from './harness.mjs';
+
+test('streamable HTTP: two sessions, stale edit refused, re-read recovers', async (t) => {
+  const { root } = tempWorkspace(t);
+  const file = path.join(root, 'shared.md');
+  fs.writeFileSync(file, '# Title\n\nbody\n');
+  const { url } = await httpServer(t, root);
+
+  const a = await httpClient(t, url, { name: 'http-a' });
+  const b = await httpClient(t, url, { name: 'http-b' });
+  const names = (await a.listTools()).tools.map((tool) => tool.name);
+  for (const name of ['read_file', 'write_file', 'edit_file']) {
+    assert.ok(names.includes(name), `tools/list over HTTP lacks ${name}: ${names}`);
+  }
+
+  await ok(a, 'read_file', { path: 'shared.md' });
+  await ok(b, 'read_file', { path: 'shared.md' });
+  await ok(a, 'edit_file', { path: 'shared.md', old_string: '# Title', new_string: '# New title' });
+
+  const e = await fails(b, 'edit_file', { path: 'shared.md', old_string: 'body', new_string: 'BODY' }, 'STALE_FILE');
+  assert.equal(e.details?.reason, 'modified', `details = ${JSON.stringify(e.details)}`);
+  assert.equal(fs.readFileSync(file, 'utf8'), '# New title\n\nbody\n');
+
+  // The sessions keep separate read state: a third session has read nothing.
+  const c = await httpClient(t, url, { name: 'http-c' });
+  await fails(c, 'edit_file', { path: 'shared.md', old_string: 'body', new_string: 'BODY' }, 'NOT_READ');
+
+  const r = await ok(b, 'read_file', { path: 'shared.md' });
+  assert.equal(r.content, '# New title\n\nbody\n');
+  await ok(b, 'edit_file', { path: 'shared.md', old_string: 'body', new_string: 'BODY' });
+  assert.equal(fs.readFileSync(file, 'utf8'), '# New title\n\nBODY\n');
+
+  await fails(a, 'read_file', { path: '../outside' }, 'OUTSIDE_ROOT');
+});
