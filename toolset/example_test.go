@@ -1,0 +1,77 @@
+package toolset_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+
+	"github.com/editguard/editguard"
+	"github.com/editguard/editguard/toolset"
+)
+
+// An agent framework written in Go embeds the toolset without MCP: it puts
+// Tools in the model's catalogue and sends each tool call to Execute. A
+// failure is an *editguard.Error whose JSON the model reads to recover.
+func Example() {
+	dir, _ := os.MkdirTemp("", "example")
+	defer os.RemoveAll(dir)
+	os.WriteFile(filepath.Join(dir, "greet.go"), []byte("package greet\nconst Hello = \"hi\"\n"), 0o644)
+
+	ws, err := editguard.Open(dir, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ws.Close()
+	tools := toolset.New(ws.NewSession("agent-1"), &toolset.Options{Workspace: ws})
+
+	// The catalogue the framework sends to the model.
+	for _, t := range tools.Tools() {
+		fmt.Printf("%s readOnly=%v\n", t.Name, t.Annotations.ReadOnly)
+	}
+
+	// The model's tool calls, as the framework receives them.
+	calls := []struct{ name, args string }{
+		{"edit_file", `{"path":"greet.go","old_string":"\"hi\"","new_string":"\"hello\""}`},
+		{"read_file", `{"path":"greet.go"}`},
+		{"edit_file", `{"path":"greet.go","old_string":"\"hi\"","new_string":"\"hello\""}`},
+	}
+	for _, c := range calls {
+		out, err := tools.Execute(context.Background(), c.name, json.RawMessage(c.args))
+		var e *editguard.Error
+		switch {
+		case errors.As(err, &e):
+			// Give the model the structured error; it says how to recover.
+			fmt.Printf("%s failed: %s; hint: %s\n", c.name, e.Code, e.RecoveryHint)
+		case err != nil:
+			log.Fatal(err)
+		default:
+			fmt.Print(out.Text)
+		}
+	}
+	// Output:
+	// read_file readOnly=true
+	// list_directory readOnly=true
+	// file_info readOnly=true
+	// file_history readOnly=true
+	// edit_file readOnly=false
+	// write_file readOnly=false
+	// restore_file readOnly=false
+	// begin_turn readOnly=false
+	// edit_file failed: NOT_READ; hint: call read_file on greet.go first, then redo the change
+	//      1	package greet
+	//      2	const Hello = "hi"
+	// Edited greet.go (36 bytes, sha256 3d2fcdd5d9c45c5d2c994ab9321e5d9f4ac2581d079efddca5b244ec43f8d151).
+	// The previous content is kept as version v000001 (file_history, restore_file).
+	//
+	// diff a/greet.go b/greet.go
+	// --- a/greet.go
+	// +++ b/greet.go
+	// @@ -1,2 +1,2 @@
+	//  package greet
+	// -const Hello = "hi"
+	// +const Hello = "hello"
+}

@@ -1,0 +1,343 @@
+package toolset_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/editguard/editguard"
+	"github.com/editguard/editguard/toolset"
+)
+
+func newWorkspace(t *testing.T, files map[string]string) *editguard.Workspace {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws, err := editguard.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	return ws
+}
+
+func newToolset(ws *editguard.Workspace, opts *toolset.Options) *toolset.Toolset {
+	o := toolset.Options{Workspace: ws}
+	if opts != nil {
+		o.ReadOnly = opts.ReadOnly
+	}
+	return toolset.New(ws.NewSession("test"), &o)
+}
+
+func call(t *testing.T, ts *toolset.Toolset, name, args string) (*toolset.Output, *editguard.Error) {
+	t.Helper()
+	out, err := ts.Execute(context.Background(), name, json.RawMessage(args))
+	if err == nil {
+		return out, nil
+	}
+	var e *editguard.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("Execute(%s) error %T %v, want *editguard.Error", name, err, err)
+	}
+	return nil, e
+}
+
+func mustCall(t *testing.T, ts *toolset.Toolset, name, args string) *toolset.Output {
+	t.Helper()
+	out, e := call(t, ts, name, args)
+	if e != nil {
+		t.Fatalf("Execute(%s, %s) = %v", name, args, e)
+	}
+	return out
+}
+
+func wantCode(t *testing.T, ts *toolset.Toolset, name, args string, want editguard.Code) *editguard.Error {
+	t.Helper()
+	_, e := call(t, ts, name, args)
+	if e == nil {
+		t.Fatalf("Execute(%s, %s) succeeded, want %s", name, args, want)
+	}
+	if e.Code != want {
+		t.Fatalf("Execute(%s, %s) = %v, want code %s", name, args, e, want)
+	}
+	return e
+}
+
+func TestReadNumberedText(t *testing.T) {
+	t.Parallel()
+	ws := newWorkspace(t, map[string]string{"a.txt": "one\ntwo\r\nthree", "crlf.txt": "x\r\ny\r\n", "empty.txt": ""})
+	ts := newToolset(ws, nil)
+	tests := []struct {
+		args string
+		want string
+	}{
+		{`{"path":"a.txt"}`, "     1\tone\n     2\ttwo\n     3\tthree\n"},
+		{`{"path":"crlf.txt"}`, "     1\tx\n     2\ty\n"},
+		{`{"path":"a.txt","offset":2,"limit":1}`, "     2\ttwo\n(showing lines 2-2 of 3; to read more, call read_file with offset=3)\n"},
+		{`{"path":"a.txt","offset":3}`, "     3\tthree\n(showing lines 3-3 of 3)\n"},
+		{`{"path":"a.txt","offset":9}`, "(offset 9 is past the end of the file, which has 3 lines)\n"},
+		{`{"path":"empty.txt"}`, "(the file is empty)\n"},
+	}
+	for _, tt := range tests {
+		out := mustCall(t, ts, "read_file", tt.args)
+		if out.Text != tt.want {
+			t.Errorf("read_file %s text = %q, want %q", tt.args, out.Text, tt.want)
+		}
+	}
+	out := mustCall(t, ts, "read_file", `{"path":"crlf.txt"}`)
+	res, ok := out.Structured.(*editguard.ReadResult)
+	if !ok {
+		t.Fatalf("Structured is %T, want *editguard.ReadResult", out.Structured)
+	}
+	if res.Content != "x\ny\n" || res.LineEnding != "crlf" || res.TotalLines != 2 || res.Truncated {
+		t.Errorf("read_file crlf.txt = %+v, want LF content, crlf, 2 lines, not truncated", res)
+	}
+}
+
+func TestReadDefaultLimitAndLongLines(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	for i := 1; i <= 2500; i++ {
+		if i == 7 {
+			b.WriteString(strings.Repeat("é", 2100) + "\n")
+			continue
+		}
+		fmt.Fprintf(&b, "line %d\n", i)
+	}
+	ws := newWorkspace(t, map[string]string{"big.txt": b.String()})
+	ts := newToolset(ws, nil)
+	out := mustCall(t, ts, "read_file", `{"path":"big.txt"}`)
+	lines := strings.Split(strings.TrimSuffix(out.Text, "\n"), "\n")
+	if got, want := len(lines), toolset.DefaultReadLimit+1; got != want {
+		t.Fatalf("read_file big.txt returned %d text lines, want %d (2000 and a note)", got, want)
+	}
+	if got, want := lines[len(lines)-1], "(showing lines 1-2000 of 2500; to read more, call read_file with offset=2001)"; got != want {
+		t.Errorf("last line = %q, want %q", got, want)
+	}
+	if got, want := lines[6], "     7\t"+strings.Repeat("é", 2000)+"… [line cut: 100 more characters]"; got != want {
+		t.Errorf("long line = %q..., want it cut at 2000 characters", got[:40])
+	}
+	if res := out.Structured.(*editguard.ReadResult); !res.Truncated || res.TotalLines != 2500 {
+		t.Errorf("structured = truncated %v, total %d; want true, 2500", res.Truncated, res.TotalLines)
+	}
+	// A default-limited read is a partial read: a whole-file write needs more.
+	e := wantCode(t, ts, "write_file", `{"path":"big.txt","content":"x\n"}`, editguard.CodeNotRead)
+	if e.Details["reason"] != "partial_read" {
+		t.Errorf("write after partial read: details %v, want reason partial_read", e.Details)
+	}
+	out = mustCall(t, ts, "read_file", `{"path":"big.txt","offset":2001}`)
+	if !strings.HasPrefix(out.Text, "  2001\tline 2001\n") || !strings.Contains(out.Text, "  2500\tline 2500\n") {
+		t.Errorf("read_file offset=2001 text starts %q, want lines 2001-2500", out.Text[:30])
+	}
+}
+
+func TestArgumentErrors(t *testing.T) {
+	t.Parallel()
+	ws := newWorkspace(t, map[string]string{"a.txt": "a\n"})
+	ts := newToolset(ws, nil)
+	tests := []struct {
+		tool, args string
+		argument   string // Details["argument"], if any
+	}{
+		{"read_file", `{"path":"a.txt","bogus":1}`, "bogus"},
+		{"read_file", `{"path":7}`, "path"},
+		{"read_file", `{"path":"a.txt","limit":"10"}`, "limit"},
+		{"read_file", `{"path":"a.txt","offset":1.5}`, "offset"},
+		{"read_file", `{}`, "path"},
+		{"read_file", `["a.txt"]`, ""},
+		{"read_file", `{"path":"a.txt"} {}`, ""},
+		{"write_file", `{"path":"a.txt"}`, "content"},
+		{"write_file", `{"path":"a.txt","content":"x","precondition":{"expected_sha":"x"}}`, "expected_sha"},
+		{"edit_file", `{"path":"a.txt","old_string":"a"}`, "new_string"},
+		{"edit_file", `{"path":"a.txt","old_string":"a","new_string":"b","edits":[{"old_string":"a","new_string":"b"}]}`, ""},
+		{"edit_file", `{"path":"a.txt","edits":[{"old_string":"a"}]}`, "edits[0].new_string"},
+		{"edit_file", `{"path":"a.txt","edits":"a"}`, "edits"},
+		{"edit_file", `{"path":"a.txt"}`, ""},
+		{"begin_turn", `{"x":true}`, "x"},
+		{"no_such_tool", `{}`, ""},
+	}
+	for _, tt := range tests {
+		e := wantCode(t, ts, tt.tool, tt.args, editguard.CodeInvalidArgument)
+		if !errors.Is(e, editguard.ErrInvalidArgument) {
+			t.Errorf("%s %s: errors.Is(ErrInvalidArgument) = false", tt.tool, tt.args)
+		}
+		if tt.argument != "" && e.Details["argument"] != tt.argument {
+			t.Errorf("%s %s: details %v, want argument %q", tt.tool, tt.args, e.Details, tt.argument)
+		}
+	}
+	if got, err := os.ReadFile(filepath.Join(ws.Dir(), "a.txt")); err != nil || string(got) != "a\n" {
+		t.Errorf("a.txt = %q, %v after refused calls; want it untouched", got, err)
+	}
+}
+
+func TestEditForms(t *testing.T) {
+	t.Parallel()
+	ws := newWorkspace(t, map[string]string{"a.go": "alpha\nbeta\ngamma\nbeta\n"})
+	ts := newToolset(ws, nil)
+	wantCode(t, ts, "edit_file", `{"path":"a.go","old_string":"alpha","new_string":"ALPHA"}`, editguard.CodeNotRead)
+	mustCall(t, ts, "read_file", `{"path":"a.go","limit":1}`) // a partial read is enough to edit
+	out := mustCall(t, ts, "edit_file", `{"path":"a.go","old_string":"alpha","new_string":"ALPHA"}`)
+	res := out.Structured.(*editguard.Result)
+	if !strings.Contains(res.Diff, "-alpha\n+ALPHA\n") || !strings.Contains(out.Text, res.Diff) {
+		t.Errorf("edit diff = %q, text %q; want -alpha +ALPHA in both", res.Diff, out.Text)
+	}
+	wantCode(t, ts, "edit_file", `{"path":"a.go","old_string":"beta","new_string":"B"}`, editguard.CodeAmbiguousMatch)
+	mustCall(t, ts, "edit_file", `{"path":"a.go","edits":[{"old_string":"beta","new_string":"B","replace_all":true},{"old_string":"gamma","new_string":"G"}]}`)
+	out = mustCall(t, ts, "edit_file", `{"path":"a.go","old_string":"G","new_string":"g","dry_run":true}`)
+	if res := out.Structured.(*editguard.Result); !res.DryRun || !strings.HasPrefix(out.Text, "Dry run") {
+		t.Errorf("dry run result %+v text %q; want DryRun and a dry-run note", res, out.Text)
+	}
+	got, _ := os.ReadFile(filepath.Join(ws.Dir(), "a.go"))
+	if want := "ALPHA\nB\nG\nB\n"; string(got) != want {
+		t.Errorf("a.go = %q, want %q", got, want)
+	}
+	// Another writer changes the file: the next edit must be refused.
+	if err := os.WriteFile(filepath.Join(ws.Dir(), "a.go"), []byte("ALPHA\nB\nG\nB\nmore\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := wantCode(t, ts, "edit_file", `{"path":"a.go","old_string":"G","new_string":"g"}`, editguard.CodeStaleFile)
+	if e.RecoveryHint == "" || e.Details["reason"] != editguard.ReasonModified {
+		t.Errorf("stale error = %+v, want reason modified and a recovery hint", e)
+	}
+	mustCall(t, ts, "read_file", `{"path":"a.go"}`)
+	mustCall(t, ts, "edit_file", `{"path":"a.go","old_string":"G","new_string":"g"}`)
+}
+
+func TestWriteCreateAndPrecondition(t *testing.T) {
+	t.Parallel()
+	ws := newWorkspace(t, map[string]string{"old.txt": "v1\n"})
+	ts := newToolset(ws, nil)
+	out := mustCall(t, ts, "write_file", `{"path":"new/dir/n.txt","content":"hello\n"}`)
+	if res := out.Structured.(*editguard.Result); !res.Created || res.SizeBytes != 6 {
+		t.Errorf("create result = %+v, want created, 6 bytes", res)
+	}
+	wantCode(t, ts, "write_file", `{"path":"old.txt","content":"v2\n"}`, editguard.CodeNotRead)
+	wantCode(t, ts, "write_file", `{"path":"old.txt","content":"v2\n","precondition":{"expected_sha256":"00"}}`, editguard.CodeStaleFile)
+	info := mustCall(t, ts, "file_info", `{"path":"old.txt"}`).Structured.(*toolset.FileInfo)
+	// file_info does not count as a read ...
+	wantCode(t, ts, "write_file", `{"path":"old.txt","content":"v2\n"}`, editguard.CodeNotRead)
+	// ... but its hash makes an explicit precondition.
+	mustCall(t, ts, "write_file", fmt.Sprintf(`{"path":"old.txt","content":"v2\n","precondition":{"expected_sha256":%q}}`, info.SHA256))
+	if got, _ := os.ReadFile(filepath.Join(ws.Dir(), "old.txt")); string(got) != "v2\n" {
+		t.Errorf("old.txt = %q, want v2", got)
+	}
+}
+
+func TestFileInfo(t *testing.T) {
+	t.Parallel()
+	ws := newWorkspace(t, map[string]string{"a.txt": "abc", "d/x": ""})
+	if err := os.Symlink("a.txt", filepath.Join(ws.Dir(), "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc/passwd", filepath.Join(ws.Dir(), "out")); err != nil {
+		t.Fatal(err)
+	}
+	ts := newToolset(ws, nil)
+	tests := []struct {
+		path string
+		want toolset.FileInfo
+	}{
+		{"a.txt", toolset.FileInfo{Path: "a.txt", Exists: true, Type: "file", SHA256: "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", SizeBytes: 3}},
+		{"link", toolset.FileInfo{Path: "link", Exists: true, Type: "file", Symlink: true, SHA256: "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", SizeBytes: 3}},
+		{"d", toolset.FileInfo{Path: "d", Exists: true, Type: "dir"}},
+		{"nope", toolset.FileInfo{Path: "nope"}},
+		{"a.txt/x", toolset.FileInfo{Path: "a.txt/x"}},
+	}
+	for _, tt := range tests {
+		got := *mustCall(t, ts, "file_info", fmt.Sprintf(`{"path":%q}`, tt.path)).Structured.(*toolset.FileInfo)
+		got.MtimeMS = 0
+		if got != tt.want {
+			t.Errorf("file_info %s = %+v, want %+v", tt.path, got, tt.want)
+		}
+	}
+	wantCode(t, ts, "file_info", `{"path":"out"}`, editguard.CodeOutsideRoot)
+	wantCode(t, ts, "file_info", `{"path":"../x"}`, editguard.CodeOutsideRoot)
+	wantCode(t, ts, "file_info", `{"path":".editguard/ledger.jsonl"}`, editguard.CodeProtectedPath)
+}
+
+func TestListDirectory(t *testing.T) {
+	t.Parallel()
+	ws := newWorkspace(t, map[string]string{"b.txt": "12345", "a/x.go": "x", "a/sub/y": ""})
+	if err := os.Symlink("b.txt", filepath.Join(ws.Dir(), "l")); err != nil {
+		t.Fatal(err)
+	}
+	ts := newToolset(ws, nil)
+	for _, args := range []string{`{}`, `{"path":"."}`, `{"path":"a/.."}`, `{"path":""}`} {
+		l := mustCall(t, ts, "list_directory", args).Structured.(*toolset.Listing)
+		want := []toolset.DirEntry{{Name: "a", Type: "dir"}, {Name: "b.txt", Type: "file", SizeBytes: 5}, {Name: "l", Type: "symlink"}}
+		if fmt.Sprint(l.Entries) != fmt.Sprint(want) {
+			t.Errorf("list_directory %s = %v, want %v (no .editguard)", args, l.Entries, want)
+		}
+	}
+	out := mustCall(t, ts, "list_directory", `{"path":"a"}`)
+	if want := "sub/\nx.go\t1 bytes\n"; out.Text != want {
+		t.Errorf("list_directory a text = %q, want %q", out.Text, want)
+	}
+	wantCode(t, ts, "list_directory", `{"path":".."}`, editguard.CodeOutsideRoot)
+	wantCode(t, ts, "list_directory", `{"path":".editguard"}`, editguard.CodeProtectedPath)
+	wantCode(t, ts, "list_directory", `{"path":"missing"}`, editguard.CodeNotFound)
+	wantCode(t, ts, "list_directory", `{"path":"b.txt"}`, editguard.CodeInvalidArgument)
+}
+
+func TestHistoryAndRestore(t *testing.T) {
+	t.Parallel()
+	ws := newWorkspace(t, map[string]string{"h.txt": "first\n"})
+	ts := newToolset(ws, nil)
+	mustCall(t, ts, "read_file", `{"path":"h.txt"}`)
+	mustCall(t, ts, "write_file", `{"path":"h.txt","content":"second\n"}`)
+	h := mustCall(t, ts, "file_history", `{"path":"h.txt"}`).Structured.(*toolset.History)
+	if len(h.Versions) == 0 {
+		t.Fatalf("file_history after a write = no versions, want the displaced one")
+	}
+	v := h.Versions[0]
+	if v.SizeBytes != int64(len("first\n")) {
+		t.Errorf("newest version = %+v, want the 6-byte first content", v)
+	}
+	mustCall(t, ts, "restore_file", fmt.Sprintf(`{"path":"h.txt","version":%q}`, v.ID))
+	if got, _ := os.ReadFile(filepath.Join(ws.Dir(), "h.txt")); string(got) != "first\n" {
+		t.Errorf("h.txt after restore = %q, want first", got)
+	}
+	wantCode(t, ts, "restore_file", `{"path":"h.txt"}`, editguard.CodeInvalidArgument)
+}
+
+func TestReadOnlyAndBeginTurn(t *testing.T) {
+	t.Parallel()
+	ws := newWorkspace(t, map[string]string{"a.txt": "a\n"})
+	var names []string
+	ro := newToolset(ws, &toolset.Options{ReadOnly: true})
+	for _, tool := range ro.Tools() {
+		names = append(names, tool.Name)
+		if !tool.Annotations.ReadOnly {
+			t.Errorf("read-only toolset offers %s, which is not read-only", tool.Name)
+		}
+	}
+	if got, want := strings.Join(names, ","), "read_file,list_directory,file_info,file_history"; got != want {
+		t.Errorf("read-only tools = %s, want %s", got, want)
+	}
+	mustCall(t, ro, "read_file", `{"path":"a.txt"}`)
+	wantCode(t, ro, "write_file", `{"path":"a.txt","content":"b"}`, editguard.CodeInvalidArgument)
+
+	ts := newToolset(ws, nil)
+	for _, tool := range ts.Tools() {
+		var schema map[string]any
+		if err := json.Unmarshal(tool.InputSchema, &schema); err != nil || schema["type"] != "object" || schema["additionalProperties"] != false {
+			t.Errorf("%s schema = %v, %v; want a closed object schema", tool.Name, schema, err)
+		}
+	}
+	mustCall(t, ts, "read_file", `{"path":"a.txt"}`)
+	mustCall(t, ts, "begin_turn", ``)
+	wantCode(t, ts, "edit_file", `{"path":"a.txt","old_string":"a","new_string":"b"}`, editguard.CodeNotRead)
+}
