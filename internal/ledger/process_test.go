@@ -56,7 +56,7 @@ func runChild(mode string) int {
 				for {
 					r := testRecord(0)
 					r.Session = id
-					size := []int{64, 4 << 10, 256 << 10}[rand.IntN(3)]
+					size := []int{64, 4 << 10, 64 << 10}[rand.IntN(3)]
 					r.Result, _ = json.Marshal(map[string]string{"diff": strings.Repeat("x", size)})
 					if err := l.Append(r); err != nil {
 						fmt.Fprintln(os.Stderr, "child append:", err)
@@ -128,8 +128,9 @@ func TestAppendConcurrentProcesses(t *testing.T) {
 // child reported as appended must be in the file.
 func TestKillDuringAppend(t *testing.T) {
 	kills := 20
-	if testing.Short() {
-		kills = 10
+	if s := os.Getenv("EDITGUARD_LEDGER_KILLS"); s != "" {
+		// A longer soak: EDITGUARD_LEDGER_KILLS=500 go test -run Kill
+		kills, _ = strconv.Atoi(s)
 	}
 	path := filepath.Join(t.TempDir(), "ledger.jsonl")
 	total, torn := 0, 0
