@@ -1,0 +1,332 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// defaultFSServer is where `npm ci` in cmd/editguard-bench puts the pinned
+// server-filesystem, relative to the repository root.
+const defaultFSServer = "cmd/editguard-bench/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
+
+type config struct {
+	editguard string // editguard binary
+	node      string // node binary
+	fsServer  string // server-filesystem's dist/index.js
+	dir       string // parent of the workspace; empty: a new temp dir
+	n         int    // timed calls per server and cell
+	warmup    int    // untimed calls per server and cell
+}
+
+// The markers that every edit toggles, so that each edit changes the file.
+const (
+	markerA = "MARKER_AAAA"
+	markerB = "MARKER_BBBB"
+)
+
+// A server is one MCP server under test and how its tools are called.
+type server struct {
+	name string
+	cs   *mcp.ClientSession
+	// read returns the call that reads the whole file named rel.
+	read func(rel string) *mcp.CallToolParams
+	// text extracts the file's text from a read result.
+	text func(*mcp.CallToolResult) (string, error)
+	// edit returns the call that replaces old by new in rel.
+	edit func(rel, old, new string) *mcp.CallToolParams
+	// editNeedsRead is set when the server refuses an edit of a file the
+	// session has not read in its current state.
+	editNeedsRead bool
+}
+
+// call makes one tool call and reports how long it took. A protocol error
+// or a tool error (isError) is an error.
+func (s *server) call(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, time.Duration, error) {
+	start := time.Now()
+	res, err := s.cs.CallTool(ctx, p)
+	d := time.Since(start)
+	if err != nil {
+		return nil, d, fmt.Errorf("%s %s: %w", s.name, p.Name, err)
+	}
+	if res.IsError {
+		return nil, d, fmt.Errorf("%s %s failed: %s", s.name, p.Name, resultText(res))
+	}
+	return res, d, nil
+}
+
+func resultText(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(t.Text)
+		}
+	}
+	return b.String()
+}
+
+// A cell is one row of the table: an operation on a file of one size.
+type cell struct {
+	op   string // "read" or "edit"
+	file string // name inside the workspace
+	size int
+}
+
+func benchmark(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
+	parent := cfg.dir
+	if parent == "" {
+		d, err := os.MkdirTemp("", "editguard-bench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		parent = d
+	}
+	parent, err := filepath.Abs(parent)
+	if err != nil {
+		return err
+	}
+	ws := filepath.Join(parent, "ws")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		return err
+	}
+	sizes := []struct {
+		name string
+		size int
+	}{{"4 KiB", 4 << 10}, {"1 MiB", 1 << 20}}
+	var cells []cell
+	for _, op := range []string{"read", "edit"} {
+		for _, sz := range sizes {
+			cells = append(cells, cell{op: op, file: fmt.Sprintf("bench-%d.txt", sz.size), size: sz.size})
+		}
+	}
+	for _, sz := range sizes {
+		if err := os.WriteFile(filepath.Join(ws, fmt.Sprintf("bench-%d.txt", sz.size)), benchContent(sz.size), 0o644); err != nil {
+			return err
+		}
+	}
+
+	client := mcp.NewClient(&mcp.Implementation{Name: "editguard-bench", Version: "1.0.0"}, nil)
+	client.AddRoots(&mcp.Root{URI: (&url.URL{Scheme: "file", Path: ws}).String(), Name: "bench"})
+
+	eg, err := startEditguard(ctx, client, cfg, ws, parent)
+	if err != nil {
+		return err
+	}
+	defer eg.cs.Close()
+	sf, err := startFilesystem(ctx, client, cfg, ws, parent)
+	if err != nil {
+		return err
+	}
+	defer sf.cs.Close()
+	servers := []*server{eg, sf}
+
+	// Both servers must return the whole file, or the read times compare
+	// different work.
+	for _, c := range cells[:len(sizes)] {
+		want, err := os.ReadFile(filepath.Join(ws, c.file))
+		if err != nil {
+			return err
+		}
+		for _, s := range servers {
+			res, _, err := s.call(ctx, s.read(c.file))
+			if err != nil {
+				return err
+			}
+			got, err := s.text(res)
+			if err != nil {
+				return fmt.Errorf("%s read %s: %v", s.name, c.file, err)
+			}
+			if got != string(want) {
+				return fmt.Errorf("%s read %s: got %d bytes of text, want the file's %d", s.name, c.file, len(got), len(want))
+			}
+		}
+	}
+
+	results := make([][2][]time.Duration, len(cells))
+	for i, c := range cells {
+		fmt.Fprintf(stderr, "%s %s: %d warm-up + %d timed calls per server\n", c.op, c.file, cfg.warmup, cfg.n)
+		m := &markerState{on: false}
+		for k := 0; k < cfg.warmup+cfg.n; k++ {
+			// Alternate which server goes first, so that neither always
+			// finds the page cache or the CPU in the state the other left.
+			order := []int{0, 1}
+			if k%2 == 1 {
+				order = []int{1, 0}
+			}
+			for _, j := range order {
+				d, err := once(ctx, servers[j], c, m)
+				if err != nil {
+					return err
+				}
+				if k >= cfg.warmup {
+					results[i][j] = append(results[i][j], d)
+				}
+			}
+		}
+		if c.op == "edit" {
+			// Every timed edit must have landed: the file holds the
+			// marker of the last one.
+			b, err := os.ReadFile(filepath.Join(ws, c.file))
+			if err != nil {
+				return err
+			}
+			if want := m.current(); !bytes.Contains(b, []byte(want)) {
+				return fmt.Errorf("after the edits %s does not contain %s", c.file, want)
+			}
+		}
+	}
+
+	return writeReport(stdout, cfg, cells, results)
+}
+
+// markerState tracks which marker the file holds.
+type markerState struct{ on bool }
+
+func (m *markerState) current() string {
+	if m.on {
+		return markerB
+	}
+	return markerA
+}
+
+// once makes one timed call of c's operation on s. For an edit on a server
+// that needs it, the file is read first, untimed.
+func once(ctx context.Context, s *server, c cell, m *markerState) (time.Duration, error) {
+	switch c.op {
+	case "read":
+		_, d, err := s.call(ctx, s.read(c.file))
+		return d, err
+	case "edit":
+		if s.editNeedsRead {
+			if _, _, err := s.call(ctx, s.read(c.file)); err != nil {
+				return 0, err
+			}
+		}
+		old := m.current()
+		m.on = !m.on
+		_, d, err := s.call(ctx, s.edit(c.file, old, m.current()))
+		return d, err
+	}
+	return 0, fmt.Errorf("unknown operation %q", c.op)
+}
+
+// benchContent returns size bytes of LF-terminated ASCII lines with markerA
+// on one line in the middle.
+func benchContent(size int) []byte {
+	var b bytes.Buffer
+	b.Grow(size + 128)
+	for i := 0; b.Len() < size; i++ {
+		if b.Len() >= size/2 && !bytes.Contains(b.Bytes(), []byte(markerA)) {
+			fmt.Fprintf(&b, "\t%s: the line every edit changes\n", markerA)
+			continue
+		}
+		fmt.Fprintf(&b, "%06d the quick brown fox jumps over the lazy dog; pack my box with five dozen jugs\n", i)
+	}
+	out := b.Bytes()[:size]
+	out[size-1] = '\n'
+	return out
+}
+
+func startEditguard(ctx context.Context, client *mcp.Client, cfg *config, ws, logDir string) (*server, error) {
+	cmd := exec.Command(cfg.editguard, "--root", ws, "serve")
+	cs, err := connect(ctx, client, cmd, filepath.Join(logDir, "editguard.log"))
+	if err != nil {
+		return nil, fmt.Errorf("start editguard: %w", err)
+	}
+	return &server{
+		name: "editguard",
+		cs:   cs,
+		read: func(rel string) *mcp.CallToolParams {
+			// A limit above the file's line count: the whole file, as
+			// server-filesystem returns it.
+			return &mcp.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": rel, "limit": 1 << 30}}
+		},
+		text: func(res *mcp.CallToolResult) (string, error) {
+			m, ok := res.StructuredContent.(map[string]any)
+			if !ok {
+				return "", fmt.Errorf("structuredContent is %T", res.StructuredContent)
+			}
+			if tr, _ := m["truncated"].(bool); tr {
+				return "", fmt.Errorf("read was truncated")
+			}
+			s, ok := m["content"].(string)
+			if !ok {
+				return "", fmt.Errorf("structuredContent.content is %T", m["content"])
+			}
+			return s, nil
+		},
+		edit: func(rel, old, new string) *mcp.CallToolParams {
+			return &mcp.CallToolParams{Name: "edit_file", Arguments: map[string]any{"path": rel, "old_string": old, "new_string": new}}
+		},
+		editNeedsRead: true,
+	}, nil
+}
+
+func startFilesystem(ctx context.Context, client *mcp.Client, cfg *config, ws, logDir string) (*server, error) {
+	cmd := exec.Command(cfg.node, cfg.fsServer, ws)
+	cs, err := connect(ctx, client, cmd, filepath.Join(logDir, "server-filesystem.log"))
+	if err != nil {
+		return nil, fmt.Errorf("start server-filesystem (%s; run npm ci in cmd/editguard-bench): %w", cfg.fsServer, err)
+	}
+	abs := func(rel string) string { return filepath.Join(ws, rel) }
+	return &server{
+		name: "server-filesystem",
+		cs:   cs,
+		read: func(rel string) *mcp.CallToolParams {
+			return &mcp.CallToolParams{Name: "read_text_file", Arguments: map[string]any{"path": abs(rel)}}
+		},
+		text: func(res *mcp.CallToolResult) (string, error) { return resultText(res), nil },
+		edit: func(rel, old, new string) *mcp.CallToolParams {
+			return &mcp.CallToolParams{Name: "edit_file", Arguments: map[string]any{
+				"path":  abs(rel),
+				"edits": []map[string]any{{"oldText": old, "newText": new}},
+			}}
+		},
+	}, nil
+}
+
+// connect starts cmd as a stdio MCP server, its stderr going to logPath.
+func connect(ctx context.Context, client *mcp.Client, cmd *exec.Cmd, logPath string) (*mcp.ClientSession, error) {
+	log, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	// The child holds its own descriptor; ours is not needed after start.
+	defer log.Close()
+	cmd.Stderr = log
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		b, _ := os.ReadFile(logPath)
+		return nil, fmt.Errorf("%w; stderr: %s", err, bytes.TrimSpace(b))
+	}
+	return cs, nil
+}
+
+// machine describes where the numbers were taken.
+func machine(cfg *config) string {
+	cpu := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				cpu = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	nodeVersion := "?"
+	if out, err := exec.Command(cfg.node, "--version").Output(); err == nil {
+		nodeVersion = strings.TrimSpace(string(out))
+	}
+	return fmt.Sprintf("%d CPUs (%s), %s/%s, %s, node %s", runtime.NumCPU(), cpu, runtime.GOOS, runtime.GOARCH, runtime.Version(), nodeVersion)
+}

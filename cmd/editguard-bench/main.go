@@ -1,0 +1,65 @@
+// Command editguard-bench measures the per-call latency of editguard's MCP
+// server against the reference filesystem server of the MCP project
+// (@modelcontextprotocol/server-filesystem), driven by one Go client over
+// stdio on the same files.
+//
+// It times reading a whole file (read_file against read_text_file) and
+// editing one string in it (edit_file against edit_file) at 4 KiB and 1 MiB,
+// and prints a markdown table of the median and 90th percentile and the
+// ratio of server-filesystem's time to editguard's (above 1: editguard is
+// faster).
+//
+// The two servers are measured in alternating calls on the same file, so
+// that drift in the machine's speed affects both alike. Every edit changes
+// the file (a marker is toggled). editguard refuses to edit a file the
+// session has not seen in its current state, so before each of its edits
+// the benchmark reads the file; that read is not timed, because
+// server-filesystem has no such step. The timed editguard edit includes
+// what makes it safe: the SHA-256 check under the file's lock, the history
+// snapshot, the fsyncs of the atomic replace and the ledger append.
+//
+// Usage:
+//
+//	editguard-bench -editguard /path/to/editguard [-n 200] [-warmup 20]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "editguard-bench:", err)
+		os.Exit(1)
+	}
+}
+
+// run parses the flags, prepares the files, starts both servers and prints
+// the table to stdout. Progress goes to stderr.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("editguard-bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cfg config
+	fs.StringVar(&cfg.editguard, "editguard", "", "path to the editguard binary (required)")
+	fs.StringVar(&cfg.node, "node", "node", "node binary that runs server-filesystem")
+	fs.StringVar(&cfg.fsServer, "fs-server", defaultFSServer, "server-filesystem's entry point (dist/index.js)")
+	fs.StringVar(&cfg.dir, "dir", "", "directory for the workspace (default: a new temporary directory)")
+	fs.IntVar(&cfg.n, "n", 200, "timed calls per server and cell")
+	fs.IntVar(&cfg.warmup, "warmup", 20, "untimed calls per server and cell before timing")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if cfg.editguard == "" || fs.NArg() != 0 || cfg.n < 1 || cfg.warmup < 0 {
+		fs.Usage()
+		return errors.New("usage: editguard-bench -editguard PATH [-n N] [-warmup N] [-dir DIR]")
+	}
+	return benchmark(ctx, &cfg, stdout, stderr)
+}
