@@ -7,10 +7,10 @@
 // Records carry Seq, contiguous from 1, and Prev, the Hash of the record
 // before them ("" for the first), so every hash covers the whole history up
 // to its record. Editing, deleting, reordering, inserting or cutting a record
-// breaks the chain at that record, and Verify names it. A ledger is only as
-// tamper-evident as its last hash: whoever can rewrite the whole file can
-// rebuild a consistent chain, so a copy of the last hash kept elsewhere is
-// what proves the head.
+// breaks the chain at that record, and Verify names it. What the chain
+// cannot show by itself is a cut at a record boundary that removes the last
+// records, or a whole file rewritten with a fresh chain: a copy of the last
+// seq and hash kept elsewhere is what proves the head.
 //
 // # Canonical encoding and the hash
 //
@@ -224,9 +224,9 @@ func (l *Ledger) Path() string { return l.path }
 // take away would leave an acknowledged change unaccounted for.
 //
 // Concurrent Appends are serialised; with group commit they may share one
-// write and fsync. On error the record is not in the ledger: Append cuts
-// back whatever part of its write reached the file, and the fields it set
-// in r are cleared.
+// write and fsync. On error the record is not in the ledger (Append cuts
+// back whatever part of its write reached the file) and r.Seq, r.Prev and
+// r.Hash are cleared.
 func (l *Ledger) Append(r *Record) error {
 	if l.opts.DisableGroupCommit {
 		l.commitMu.Lock()
