@@ -161,14 +161,40 @@ func (t *Toolset) Execute(ctx context.Context, name string, args json.RawMessage
 	return out, nil
 }
 
-// asError makes any failure an *editguard.Error, so that every caller sees
-// the one error vocabulary.
+// asError makes any failure an *editguard.Error with a recovery hint, so
+// that every caller sees the one error vocabulary and a model always has a
+// next step to read.
 func asError(err error) *editguard.Error {
 	var e *editguard.Error
-	if errors.As(err, &e) {
-		return e
+	if !errors.As(err, &e) {
+		e = &editguard.Error{Code: editguard.CodeIO, Message: err.Error(), Err: err}
 	}
-	return &editguard.Error{Code: editguard.CodeIO, Message: err.Error(), Err: err}
+	if e.RecoveryHint == "" {
+		c := *e // the session's error value is not ours to change
+		c.RecoveryHint = defaultHints[e.Code]
+		e = &c
+	}
+	return e
+}
+
+// defaultHints fill in a recovery hint where the session gave none.
+var defaultHints = map[editguard.Code]string{
+	editguard.CodeNotRead:         "call read_file on the file, then redo the change",
+	editguard.CodeStaleFile:       "call read_file on the file again, then redo the change on top of what it holds now",
+	editguard.CodeNoMatch:         "read the file again and copy old_string exactly, including whitespace",
+	editguard.CodeAmbiguousMatch:  "include more surrounding lines in old_string to make it unique, or set replace_all",
+	editguard.CodeNoChange:        "the file already reads that way; nothing needs to be done",
+	editguard.CodeOutsideRoot:     "use a path inside the workspace",
+	editguard.CodeProtectedPath:   "this path may not be changed by the tools; choose another path or ask the user",
+	editguard.CodeNotAFile:        "check the path with list_directory or file_info",
+	editguard.CodeNotFound:        "check the path with list_directory",
+	editguard.CodeBinaryFile:      "the text tools do not read or change binary files",
+	editguard.CodeEncoding:        "pass the file's encoding with the encoding argument",
+	editguard.CodeTooLarge:        "the file is over the size limit of the text tools; ask the user",
+	editguard.CodeRejected:        "the change was not approved; ask the user how to proceed",
+	editguard.CodePlaceholder:     "write the full text instead of a placeholder",
+	editguard.CodeInvalidArgument: "fix the arguments to match the tool's input schema and call it again",
+	editguard.CodeIO:              "the file system failed; tell the user, and retry only if the cause is gone",
 }
 
 func invalidArgument(tool, msg string, details map[string]any) *editguard.Error {

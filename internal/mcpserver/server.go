@@ -1,0 +1,236 @@
+// Package mcpserver serves editguard's tools over the Model Context Protocol
+// with the official Go SDK, on stdio or streamable HTTP.
+//
+// Each MCP session gets its own editguard session, so the read baselines of
+// one agent never vouch for another: two agents on one workspace conflict
+// exactly as two library sessions do. The tools, their schemas and their
+// results come from package toolset unchanged; this package adds only the
+// binding: annotations, error results, and approval of changes by the person
+// at the client through MCP elicitation.
+package mcpserver
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/editguard/editguard"
+	"github.com/editguard/editguard/toolset"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Approval modes.
+const (
+	// ApproveAuto commits every change that passes the checks.
+	ApproveAuto = "auto"
+	// ApproveAsk shows the person at the client the diff of every change,
+	// through MCP elicitation, and commits only what they accept. A client
+	// that cannot ask gets REJECTED: never a silent write.
+	ApproveAsk = "ask"
+	// ApproveReadOnly offers only the tools that never change a file.
+	ApproveReadOnly = "read-only"
+)
+
+// protocolVersions are the MCP revisions served: those with sessions.
+// editguard's read baselines are per-session state, and approval asks the
+// client in the middle of a call; the 2026-07-28 revision has neither
+// sessions nor server-initiated requests, and its clients fall back to
+// 2025-11-25 when the server does not offer it.
+var protocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+const instructions = `editguard file tools. Read a file with read_file before changing it; prefer edit_file (exact string replacement) over write_file for existing files. A change is refused with NOT_READ if you have not read the file, and with STALE_FILE if it changed after your read: then call read_file again and redo the change on the new content. Every replaced version is kept (file_history, restore_file).`
+
+// Options configure a Server.
+type Options struct {
+	// Approve is ApproveAuto (the default), ApproveAsk or ApproveReadOnly.
+	Approve string
+	// Version is reported to clients as the server's version.
+	Version string
+	// Logger receives the SDK's log; nil discards it.
+	Logger *slog.Logger
+}
+
+// Server makes MCP servers over one workspace. It is safe for concurrent
+// use.
+type Server struct {
+	ws   *editguard.Workspace
+	opts Options
+}
+
+// New returns a Server for ws. It fails on an unknown approval mode.
+func New(ws *editguard.Workspace, opts *Options) (*Server, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	switch o.Approve {
+	case "":
+		o.Approve = ApproveAuto
+	case ApproveAuto, ApproveAsk, ApproveReadOnly:
+	default:
+		return nil, fmt.Errorf("unknown approval mode %q (want %s, %s or %s)", o.Approve, ApproveAuto, ApproveAsk, ApproveReadOnly)
+	}
+	if o.Version == "" {
+		o.Version = "devel"
+	}
+	return &Server{ws: ws, opts: o}, nil
+}
+
+// Run serves one MCP session over t (for example &mcp.StdioTransport{})
+// until the client disconnects or ctx is done.
+func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
+	err := s.NewMCPServer().Run(ctx, t)
+	if ctx.Err() != nil {
+		return nil // asked to stop
+	}
+	return err
+}
+
+// NewMCPServer returns an MCP server with a new editguard session of its
+// own. Connect it to one client: every client connected to it shares the
+// session's read baselines.
+func (s *Server) NewMCPServer() *mcp.Server {
+	id := rand.Text()
+	// The ledger names the session by a prefix of its id only: over HTTP the
+	// whole id addresses the session.
+	sess := s.ws.NewSession("mcp-" + id[:8])
+	st := &session{
+		tools: toolset.New(sess, &toolset.Options{Workspace: s.ws, ReadOnly: s.opts.Approve == ApproveReadOnly}),
+	}
+	if s.opts.Approve == ApproveAsk {
+		sess.SetApprover(editguard.ApproverFunc(st.approve))
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "editguard", Version: s.opts.Version}, &mcp.ServerOptions{
+		Instructions:              instructions,
+		Logger:                    s.opts.Logger,
+		SupportedProtocolVersions: protocolVersions,
+		GetSessionID:              func() string { return id },
+	})
+	for _, t := range st.tools.Tools() {
+		destructive, openWorld := t.Annotations.Destructive, false
+		srv.AddTool(&mcp.Tool{
+			Name:        t.Name,
+			Description: t.Description,
+			InputSchema: t.InputSchema,
+			Annotations: &mcp.ToolAnnotations{
+				ReadOnlyHint:    t.Annotations.ReadOnly,
+				DestructiveHint: &destructive,
+				IdempotentHint:  t.Annotations.Idempotent,
+				OpenWorldHint:   &openWorld,
+			},
+		}, st.handler(t.Name, !t.Annotations.ReadOnly && s.opts.Approve == ApproveAsk))
+	}
+	return srv
+}
+
+// session is the state of one MCP session.
+type session struct {
+	tools *toolset.Toolset
+
+	// asking orders the changes of a session that asks for approval, one
+	// question at a time; call is the change being asked about, read by
+	// the approver, which the core calls without a context.
+	asking sync.Mutex
+	call   atomic.Pointer[pendingCall]
+}
+
+type pendingCall struct {
+	ctx context.Context
+	ss  *mcp.ServerSession
+}
+
+func (st *session) handler(name string, asks bool) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if asks {
+			st.asking.Lock()
+			defer st.asking.Unlock()
+			st.call.Store(&pendingCall{ctx: ctx, ss: req.Session})
+			defer st.call.Store(nil)
+		}
+		out, err := st.tools.Execute(ctx, name, req.Params.Arguments)
+		if err != nil {
+			return errorResult(err), nil
+		}
+		return &mcp.CallToolResult{
+			Content:           []mcp.Content{&mcp.TextContent{Text: out.Text}},
+			StructuredContent: out.Structured,
+		}, nil
+	}
+}
+
+// errorResult reports a failure as a tool error the model can read: the §5
+// error object as structured content and as JSON text.
+func errorResult(err error) *mcp.CallToolResult {
+	var e *editguard.Error
+	if !errors.As(err, &e) {
+		e = &editguard.Error{Code: editguard.CodeIO, Message: err.Error(), Err: err}
+	}
+	if errors.Is(e, errNoElicitation) {
+		c := *e
+		c.RecoveryHint = "this MCP client cannot ask the user to approve changes; ask the user to restart editguard serve with --approve auto, or to use a client that supports elicitation"
+		e = &c
+	}
+	text, jerr := json.Marshal(e)
+	if jerr != nil {
+		text = []byte(e.Error())
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(text)}},
+		StructuredContent: e,
+		IsError:           true,
+	}
+}
+
+var errNoElicitation = errors.New("the MCP client does not support elicitation, so the change cannot be put to the user; restart the server with --approve auto to allow changes without asking")
+
+// approvalSchema asks one yes/no question. It has no default, so that a
+// client filling in defaults does not approve by accident.
+var approvalSchema = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "approve": {"type": "boolean", "title": "Apply this change?", "description": "Check to write the change shown above."}
+  },
+  "required": ["approve"]
+}`)
+
+// maxDiffInQuestion bounds the diff shown in an approval question.
+const maxDiffInQuestion = 64 << 10
+
+// approve puts a change to the person at the client. Only an explicit
+// accept with approve=true commits; decline, cancel, a missing answer or a
+// failed request do not.
+func (st *session) approve(p *editguard.Preview) (bool, error) {
+	c := st.call.Load()
+	if c == nil || c.ss == nil {
+		return false, errors.New("no client to ask")
+	}
+	ip := c.ss.InitializeParams()
+	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
+		return false, errNoElicitation
+	}
+	what := "change"
+	switch {
+	case p.Created:
+		what = "create"
+	case p.Deleted:
+		what = "delete"
+	}
+	diff := p.Diff
+	if len(diff) > maxDiffInQuestion {
+		diff = diff[:maxDiffInQuestion] + "\n[diff cut: " + fmt.Sprint(len(p.Diff)-maxDiffInQuestion) + " more bytes]\n"
+	}
+	res, err := c.ss.Elicit(c.ctx, &mcp.ElicitParams{
+		Message:         fmt.Sprintf("editguard: %s wants to %s %s.\n\n%s", p.Tool, what, p.Path, diff),
+		RequestedSchema: approvalSchema,
+	})
+	if err != nil {
+		return false, fmt.Errorf("asking the user: %w", err)
+	}
+	ok, _ := res.Content["approve"].(bool)
+	return res.Action == "accept" && ok, nil
+}
