@@ -1,0 +1,118 @@
+package textedit
+
+import (
+	"sort"
+	"strings"
+)
+
+// Closest returns up to n lines of text most like old, best first, for a
+// "did you mean" hint. It compares old's most distinctive line (its longest
+// non-blank line, trimmed) with every line of text: a linear pass scores
+// shared byte pairs, then the best candidates are ranked by normalised edit
+// distance. Lines less than 40% similar are left out. Memory is O(n) beyond
+// text; lines longer than maxLine characters are cut in the result.
+func Closest(text, old string, n int) []Line {
+	key := ""
+	for _, l := range strings.Split(old, "\n") {
+		if t := strings.TrimSpace(l); len(t) > len(key) {
+			key = t
+		}
+	}
+	if key == "" || n <= 0 {
+		return nil
+	}
+	var keySet [1 << 16 / 64]uint64
+	keyPairs := 0
+	for i := 0; i+1 < len(key); i++ {
+		p := uint16(key[i])<<8 | uint16(key[i+1])
+		keySet[p/64] |= 1 << (p % 64)
+		keyPairs++
+	}
+
+	// Cheap pass: keep the best few lines by shared byte pairs (Dice).
+	const pool = 16
+	type cand struct {
+		line  int
+		text  string
+		score float64
+	}
+	var best []cand
+	lineNo := 0
+	for rest := text; len(rest) > 0 || lineNo == 0; {
+		lineNo++
+		l := rest
+		if i := strings.IndexByte(rest, '\n'); i >= 0 {
+			l, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = ""
+		}
+		t := strings.TrimSpace(l)
+		if t == "" {
+			continue
+		}
+		shared := 0
+		for i := 0; i+1 < len(t); i++ {
+			p := uint16(t[i])<<8 | uint16(t[i+1])
+			if keySet[p/64]&(1<<(p%64)) != 0 {
+				shared++
+			}
+		}
+		score := 2 * float64(shared) / float64(max(1, keyPairs+len(t)-1))
+		if len(best) < pool || score > best[len(best)-1].score {
+			c := cand{lineNo, l, score}
+			k := sort.Search(len(best), func(k int) bool { return best[k].score < score })
+			best = append(best, cand{})
+			copy(best[k+1:], best[k:])
+			best[k] = c
+			if len(best) > pool {
+				best = best[:pool]
+			}
+		}
+	}
+
+	// Precise pass: normalised edit distance on the trimmed lines.
+	for k := range best {
+		best[k].score = similarity(key, strings.TrimSpace(best[k].text))
+	}
+	sort.SliceStable(best, func(i, j int) bool {
+		if best[i].score != best[j].score {
+			return best[i].score > best[j].score
+		}
+		return best[i].line < best[j].line
+	})
+	var out []Line
+	for _, c := range best {
+		if c.score < 0.4 || len(out) == n {
+			break
+		}
+		out = append(out, Line{Number: c.line, Text: cutLine(c.text)})
+	}
+	return out
+}
+
+// similarity is 1 - levenshtein(a, b)/max(len(a), len(b)) over runes,
+// comparing at most the first 500 runes of each.
+func similarity(a, b string) float64 {
+	ra, rb := []rune(a), []rune(b)
+	ra, rb = ra[:min(len(ra), 500)], rb[:min(len(rb), 500)]
+	if len(ra) == 0 && len(rb) == 0 {
+		return 1
+	}
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			c := 1
+			if ra[i-1] == rb[j-1] {
+				c = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
+		}
+		prev, cur = cur, prev
+	}
+	return 1 - float64(prev[len(rb)])/float64(max(len(ra), len(rb)))
+}

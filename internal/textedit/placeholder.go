@@ -1,0 +1,155 @@
+package textedit
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Placeholder is a line of new content that stands for omitted content,
+// such as "// ... rest of code ..." or "# (unchanged)".
+type Placeholder struct {
+	Line int    // 1-based line in the new content
+	Text string // the line, trimmed
+}
+
+// PlaceholderError reports new content with omission placeholders. Writing
+// it would replace real code with a comment about code.
+type PlaceholderError struct {
+	Index        int // which edit, 0-based; -1 for a whole-file write
+	Placeholders []Placeholder
+}
+
+func (e *PlaceholderError) Error() string {
+	p := e.Placeholders[0]
+	what := "content"
+	if e.Index >= 0 {
+		what = fmt.Sprintf("edit %d: new_string", e.Index)
+	}
+	return fmt.Sprintf("%s has an omission placeholder at line %d: %q", what, p.Line, p.Text)
+}
+
+// CheckPlaceholders returns a *PlaceholderError for the first edit whose New
+// has placeholder lines that neither its Old nor text (the file) has.
+func CheckPlaceholders(text string, edits []Edit) error {
+	for i, e := range edits {
+		var found []Placeholder
+		for _, p := range DetectPlaceholders(e.Old, e.New) {
+			if !strings.Contains(text, p.Text) {
+				found = append(found, p)
+			}
+		}
+		if len(found) > 0 {
+			return &PlaceholderError{Index: i, Placeholders: found}
+		}
+	}
+	return nil
+}
+
+// DetectPlaceholders returns the lines of newText that look like omission
+// placeholders and do not occur in oldText: a comment that only says
+// "...", or says that code is omitted ("rest of code", "existing code",
+// "unchanged", "remaining methods", ...), or a bare "..." line that is not
+// the body of a Python block. Spread and variadic syntax ("...args") and a
+// "..." that oldText already had are not placeholders.
+func DetectPlaceholders(oldText, newText string) []Placeholder {
+	var out []Placeholder
+	lines := strings.Split(newText, "\n")
+	for i, l := range lines {
+		t := strings.TrimSpace(l)
+		if t == "" || strings.Contains(oldText, t) {
+			continue
+		}
+		if isPlaceholder(t, lines[:i], l) {
+			out = append(out, Placeholder{Line: i + 1, Text: t})
+		}
+	}
+	return out
+}
+
+// commentForms strip the comment syntax of common languages.
+var commentForms = []struct{ open, close string }{
+	{"<!--", "-->"}, {"{/*", "*/}"}, {"/*", "*/"}, {"(*", "*)"}, {`"""`, `"""`},
+	{"//", ""}, {"#", ""}, {"--", ""}, {";", ""},
+}
+
+var (
+	ellipsisOnly = regexp.MustCompile(`^[\[\(\{]?\s*(\.\.\.+|…)\s*[\]\)\}]?$`)
+	// omission phrases, matched against a comment body in lower case with
+	// punctuation turned into spaces. The words that may follow a phrase
+	// are a closed set, so that "rest of the function handles errors" is
+	// a real comment, not a placeholder.
+	omission = regexp.MustCompile(`^(?:` +
+		`(?:the )?(?:rest|remainder) of (?:the )?(?:\w+ ){0,2}(?:code|file|function|method|class|implementation|body|module|component|imports|tests|cases|content|logic|styles|config|properties|fields|functions|methods)` + trail +
+		`|(?:keep(?:ing)? |preserve )?(?:the )?(?:existing|previous|original|other|remaining|unchanged|old|same) (?:\w+ ){0,2}(?:code|implementation|methods|functions|imports|content|lines|logic|fields|cases|tests|properties|styles|config|declarations|definitions|handlers|routes|components|stuff)` + trail +
+		`|(?:\w+ ){0,3}(?:unchanged|omitted|elided|truncated|same as before|as before|remains? the same|stays the same|not shown)(?: for brevity)?` +
+		`|(?:more|other) (?:\w+ ){0,2}(?:here|below|above)` +
+		`|etc` +
+		`)$`)
+	// strongOmission phrases mean omission even without "..." or brackets.
+	strongOmission = regexp.MustCompile(`^(?:` +
+		`(?:the )?(?:rest|remainder) of .*` +
+		`|(?:keep(?:ing)? |preserve )?(?:the )?existing (?:\w+ ){0,2}code.*` +
+		`|.*(?:code|implementation) (?:unchanged|omitted|remains the same).*` +
+		`|.*omitted for brevity` +
+		`)$`)
+	nonWord = regexp.MustCompile(`[^\p{L}\p{N}]+`)
+)
+
+// isPlaceholder reports whether the trimmed line t is a placeholder. before
+// are the preceding lines; raw is t untrimmed.
+func isPlaceholder(t string, before []string, raw string) bool {
+	if ellipsisOnly.MatchString(t) {
+		// Python's "..." as the body of a def or class is real code.
+		for k := len(before) - 1; k >= 0; k-- {
+			p := strings.TrimRight(before[k], " \t")
+			if strings.TrimSpace(p) == "" {
+				continue
+			}
+			return !(strings.HasSuffix(p, ":") && indent(raw) > indent(p))
+		}
+		return true
+	}
+	body, ok := commentBody(t)
+	if !ok {
+		return false
+	}
+	hasEllipsis := strings.Contains(body, "...") || strings.Contains(body, "…")
+	bracketed := strings.HasPrefix(strings.TrimSpace(body), "(") || strings.HasPrefix(strings.TrimSpace(body), "[")
+	words := strings.TrimSpace(nonWord.ReplaceAllString(strings.ToLower(body), " "))
+	if words == "" {
+		return hasEllipsis // "// ...", "/* … */", "<!-- ... -->"
+	}
+	if !omission.MatchString(words) {
+		return false
+	}
+	// A bare phrase such as "// unchanged" could be a real comment; an
+	// ellipsis or brackets make the intent plain, and so does a phrase
+	// that can only mean omission.
+	return hasEllipsis || bracketed || strongOmission.MatchString(words)
+}
+
+// trail is what may follow an omission phrase: "is unchanged", "goes here".
+const trail = `(?: (?:is|are|remains?|stays?|goes|go|kept|left|was|were))?(?: (?:here|unchanged|the same|same|as before|as is|as it was|omitted|below|above|intact|untouched))?`
+
+// commentBody returns the text of a line that is entirely a comment.
+func commentBody(t string) (string, bool) {
+	for _, f := range commentForms {
+		if rest, ok := strings.CutPrefix(t, f.open); ok {
+			if f.close != "" {
+				rest, ok = strings.CutSuffix(rest, f.close)
+				if !ok {
+					// An unclosed block comment: accept if the line is
+					// only the opening.
+					rest = strings.TrimSuffix(rest, "*/")
+				}
+			}
+			return strings.TrimSpace(rest), true
+		}
+	}
+	return "", false
+}
+
+func indent(s string) int {
+	return len(s) - len(strings.TrimLeft(s, " \t"))
+}

@@ -1,0 +1,73 @@
+package textedit
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestDetectPlaceholders(t *testing.T) {
+	tests := []struct {
+		name     string
+		old, new string
+		want     []int // lines reported
+	}{
+		{"rest of code", "a()\nb()\n", "a()\n// ... rest of code ...\n", []int{2}},
+		{"existing code", "a()\n", "// ... existing code ...\nc()\n", []int{1}},
+		{"hash unchanged in parens", "x = 1\n", "x = 2\n# (unchanged)\n", []int{2}},
+		{"block comment", "f()\n", "/* existing code */\nf()\n", []int{1}},
+		{"html ellipsis", "<p>a</p>\n", "<div>\n<!-- ... -->\n</div>\n", []int{2}},
+		{"jsx comment", "<A/>\n", "{/* ... rest of the component ... */}\n", []int{1}},
+		{"bare ellipsis", "x\n", "x\n...\ny\n", []int{2}},
+		{"unicode ellipsis comment", "x\n", "// …\n", []int{1}},
+		{"rest of the file", "a\n", "# rest of the file\n", []int{1}},
+		{"remaining methods", "a\n", "    // ... remaining methods unchanged\n", []int{1}},
+		{"code omitted for brevity", "a\n", "// code omitted for brevity\n", []int{1}},
+		{"python stub body", "", "def f(x: int) -> int:\n    ...\n", nil},
+		{"python class stub", "", "class P(Protocol):\n    def m(self): ...\n", nil},
+		{"ellipsis already there", "def f():\n    ...\n", "def f():\n    ...\n\ndef g():\n    return 1\n", nil},
+		{"placeholder already in old", "// ... existing code ...\n", "// ... existing code ...\nx\n", nil},
+		{"spread operator", "", "f(...args)\nconst b = {...a, c}\n", nil},
+		{"variadic go", "", "func f(xs ...int) {}\nf(xs...)\n", nil},
+		{"real comment about the rest", "", "// rest of the function handles errors\n", nil},
+		{"real comment unchanged flag", "", "// unchanged is set when nothing moved\n", nil},
+		{"js rest param comment", "", "// ...args are forwarded\n", nil},
+		{"sql comment", "", "-- select the remaining rows\n", nil},
+		{"spread on its own line", "", "const x = [\n  ...items,\n]\n", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := DetectPlaceholders(tt.old, tt.new)
+			var lines []int
+			for _, p := range got {
+				lines = append(lines, p.Line)
+			}
+			if len(lines) != len(tt.want) {
+				t.Fatalf("DetectPlaceholders() = %+v, want lines %v", got, tt.want)
+			}
+			for i := range lines {
+				if lines[i] != tt.want[i] {
+					t.Fatalf("DetectPlaceholders() = %+v, want lines %v", got, tt.want)
+				}
+			}
+		})
+	}
+}
+
+func TestCheckPlaceholders(t *testing.T) {
+	text := "func a() {}\n\nfunc b() {}\n"
+	err := CheckPlaceholders(text, []Edit{
+		{Old: "func a() {}", New: "func a() { x() }"},
+		{Old: "func b() {}", New: "// ... existing code ...\nfunc b() { y() }"},
+	})
+	var pe *PlaceholderError
+	if !errors.As(err, &pe) {
+		t.Fatalf("CheckPlaceholders() = %v, want *PlaceholderError", err)
+	}
+	if pe.Index != 1 || len(pe.Placeholders) != 1 || pe.Placeholders[0].Line != 1 {
+		t.Errorf("CheckPlaceholders() = %+v, want edit 1, line 1", pe)
+	}
+	// A placeholder-like comment the file already has is not refused.
+	if err := CheckPlaceholders(text+"// ... existing code ...\n", []Edit{{Old: "func b() {}", New: "// ... existing code ...\nfunc b() {}\n"}}); err != nil {
+		t.Errorf("CheckPlaceholders() with the comment in the file = %v, want nil", err)
+	}
+}
