@@ -39,4 +39,8 @@ test('streamable HTTP: two sessions, stale edit refused, re-read recovers', asyn
   assert.equal(fs.readFileSync(file, 'utf8'), '# New title\n\nBODY\n');
 
   await fails(a, 'read_file', { path: '../outside' }, 'OUTSIDE_ROOT');
+
+  // Clients end their sessions before the server is stopped, as they would
+  // when an editor closes.
+  for (const client of [a, b, c]) await client.close();
 });
