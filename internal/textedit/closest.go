@@ -1,8 +1,10 @@
 package textedit
 
 import (
+	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // Closest returns up to n lines of text most like old, best first, for a
@@ -21,16 +23,22 @@ func Closest(text, old string, n int) []Line {
 	if key == "" || n <= 0 {
 		return nil
 	}
-	var keySet [1 << 16 / 64]uint64
-	keyPairs := 0
+	// Distinct byte pairs of key, and per pair the last line that had it.
+	var keyPairs []uint16
+	seen := make([]int32, 1<<16)
 	for i := 0; i+1 < len(key); i++ {
 		p := uint16(key[i])<<8 | uint16(key[i+1])
-		keySet[p/64] |= 1 << (p % 64)
-		keyPairs++
+		if seen[p] != -1 {
+			seen[p] = -1
+			keyPairs = append(keyPairs, p)
+		}
 	}
+	clear(seen)
 
-	// Cheap pass: keep the best few lines by shared byte pairs (Dice).
-	const pool = 16
+	// Cheap pass: keep the best few lines by the share of key's byte
+	// pairs they contain (so that a fragment of a long line still finds
+	// it), shorter lines first on ties.
+	const pool = 32
 	type cand struct {
 		line  int
 		text  string
@@ -50,14 +58,17 @@ func Closest(text, old string, n int) []Line {
 		if t == "" {
 			continue
 		}
-		shared := 0
+		stamp := int32(lineNo)
 		for i := 0; i+1 < len(t); i++ {
-			p := uint16(t[i])<<8 | uint16(t[i+1])
-			if keySet[p/64]&(1<<(p%64)) != 0 {
+			seen[uint16(t[i])<<8|uint16(t[i+1])] = stamp
+		}
+		shared := 0
+		for _, p := range keyPairs {
+			if seen[p] == stamp {
 				shared++
 			}
 		}
-		score := 2 * float64(shared) / float64(max(1, keyPairs+len(t)-1))
+		score := float64(shared)/float64(max(1, len(keyPairs))) - float64(len(t))*1e-9
 		if len(best) < pool || score > best[len(best)-1].score {
 			c := cand{lineNo, l, score}
 			k := sort.Search(len(best), func(k int) bool { return best[k].score < score })
@@ -72,7 +83,12 @@ func Closest(text, old string, n int) []Line {
 
 	// Precise pass: normalised edit distance on the trimmed lines.
 	for k := range best {
-		best[k].score = similarity(key, strings.TrimSpace(best[k].text))
+		t := strings.TrimSpace(best[k].text)
+		best[k].score = similarity(key, t)
+		if utf8.RuneCountInString(key) >= 8 {
+			// key may be a fragment of the line.
+			best[k].score = max(best[k].score, 0.9*partialSimilarity(key, t))
+		}
 	}
 	sort.SliceStable(best, func(i, j int) bool {
 		if best[i].score != best[j].score {
@@ -115,4 +131,28 @@ func similarity(a, b string) float64 {
 		prev, cur = cur, prev
 	}
 	return 1 - float64(prev[len(rb)])/float64(max(len(ra), len(rb)))
+}
+
+// partialSimilarity is 1 - d/len(a), where d is the edit distance between a
+// and the substring of b most like it (free gaps at both ends of b).
+func partialSimilarity(a, b string) float64 {
+	ra, rb := []rune(a), []rune(b)
+	ra, rb = ra[:min(len(ra), 500)], rb[:min(len(rb), 2000)]
+	if len(ra) == 0 {
+		return 1
+	}
+	prev := make([]int, len(rb)+1) // row 0 is all zeros: b may start anywhere
+	cur := make([]int, len(rb)+1)
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			c := 1
+			if ra[i-1] == rb[j-1] {
+				c = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
+		}
+		prev, cur = cur, prev
+	}
+	return 1 - float64(slices.Min(prev))/float64(len(ra))
 }

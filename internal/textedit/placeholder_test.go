@@ -2,7 +2,12 @@ package textedit
 
 import (
 	"errors"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/rogpeppe/go-internal/txtar"
 )
 
 func TestDetectPlaceholders(t *testing.T) {
@@ -69,5 +74,32 @@ func TestCheckPlaceholders(t *testing.T) {
 	// A placeholder-like comment the file already has is not refused.
 	if err := CheckPlaceholders(text+"// ... existing code ...\n", []Edit{{Old: "func b() {}", New: "// ... existing code ...\nfunc b() {}\n"}}); err != nil {
 		t.Errorf("CheckPlaceholders() with the comment in the file = %v, want nil", err)
+	}
+}
+
+// TestPlaceholderGolden runs testdata/placeholders: old and new content, and
+// want, the new-content line numbers DetectPlaceholders must report.
+func TestPlaceholderGolden(t *testing.T) {
+	files, err := filepath.Glob("testdata/placeholders/*.txtar")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no golden files: %v", err)
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
+			ar, err := txtar.ParseFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			old, _ := lookupFile(ar, "old")
+			new, _ := lookupFile(ar, "new")
+			want, _ := lookupFile(ar, "want")
+			var got []string
+			for _, p := range DetectPlaceholders(old, new) {
+				got = append(got, strconv.Itoa(p.Line))
+			}
+			if g, w := strings.Join(got, ","), strings.Join(strings.Fields(want), ","); g != w {
+				t.Errorf("DetectPlaceholders() lines = %q, want %q", g, w)
+			}
+		})
 	}
 }
