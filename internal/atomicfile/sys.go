@@ -16,11 +16,71 @@ var sys = struct {
 	renameat  func(olddirfd int, oldpath string, newdirfd int, newpath string) error
 	renameat2 func(olddirfd int, oldpath string, newdirfd int, newpath string, flags uint) error
 }{
-	openat:    unix.Openat,
-	write:     unix.Write,
-	fchmod:    unix.Fchmod,
-	fsync:     unix.Fsync,
-	unlinkat:  unix.Unlinkat,
-	renameat:  unix.Renameat,
-	renameat2: renameat2,
+	openat: func(dirfd int, path string, flags int, mode uint32) (int, error) {
+		if err := hook(&Call{Op: "openat", FD: dirfd, Name: path, Flags: flags}); err != nil {
+			return -1, err
+		}
+		return unix.Openat(dirfd, path, flags, mode)
+	},
+	write: func(fd int, p []byte) (int, error) {
+		c := &Call{Op: "write", FD: fd, Data: p}
+		if err := hook(c); err != nil {
+			return 0, err
+		}
+		return unix.Write(fd, c.Data)
+	},
+	fchmod: func(fd int, mode uint32) error {
+		if err := hook(&Call{Op: "fchmod", FD: fd}); err != nil {
+			return err
+		}
+		return unix.Fchmod(fd, mode)
+	},
+	fsync: func(fd int) error {
+		if err := hook(&Call{Op: "fsync", FD: fd}); err != nil {
+			return err
+		}
+		return unix.Fsync(fd)
+	},
+	unlinkat: func(dirfd int, path string, flags int) error {
+		if err := hook(&Call{Op: "unlinkat", FD: dirfd, Name: path}); err != nil {
+			return err
+		}
+		return unix.Unlinkat(dirfd, path, flags)
+	},
+	renameat: func(olddirfd int, oldpath string, newdirfd int, newpath string) error {
+		if err := hook(&Call{Op: "renameat", FD: olddirfd, Name: oldpath, To: newpath}); err != nil {
+			return err
+		}
+		return unix.Renameat(olddirfd, oldpath, newdirfd, newpath)
+	},
+	renameat2: func(olddirfd int, oldpath string, newdirfd int, newpath string, flags uint) error {
+		if err := hook(&Call{Op: "renameat2", FD: olddirfd, Name: oldpath, To: newpath, Flags: int(flags)}); err != nil {
+			return err
+		}
+		return renameat2(olddirfd, oldpath, newdirfd, newpath, flags)
+	},
+}
+
+// Hook, when non-nil, is called before each system call in sys, which is
+// then not made if Hook returns an error: the call fails with that error. A
+// Hook may shorten a write's Data, making the write short. Tests outside this
+// package set it to inject faults at each step of the recipe; production code
+// never changes it.
+var Hook func(*Call) error
+
+// Call is one system call as Hook sees it.
+type Call struct {
+	Op    string // "openat", "write", "fchmod", "fsync", "unlinkat", "renameat", "renameat2"
+	FD    int    // the descriptor acted on; for calls with a path, the directory's
+	Name  string // the path, for calls with one (a rename's old name)
+	To    string // a rename's new name
+	Flags int    // openat's or renameat2's flags
+	Data  []byte // a write's bytes
+}
+
+func hook(c *Call) error {
+	if h := Hook; h != nil {
+		return h(c)
+	}
+	return nil
 }

@@ -41,6 +41,9 @@ func lockFile(name string, shared bool) (unlock func() error, err error) {
 // entries in it durable. Without it a rename that returned can still be undone
 // by a power loss: the file's data is on disk but no name points to it.
 func syncDir(dir string) error {
+	if err := hook("fsync dir", dir); err != nil {
+		return err
+	}
 	d, err := os.Open(dir)
 	if err != nil {
 		return err

@@ -97,12 +97,12 @@ func (s *Store) putObject(sum string, content []byte) error {
 	}
 	// Write a temp file next to the object (O_EXCL, random name), so the
 	// object's name only ever points to complete, fsynced bytes.
-	f, err := os.CreateTemp(dir, ".tmp-*")
+	f, err := createTemp(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		// A fan-out directory went missing; recreate it durably.
 		if err = os.MkdirAll(dir, 0o755); err == nil {
 			if err = syncDir(filepath.Dir(dir)); err == nil {
-				f, err = os.CreateTemp(dir, ".tmp-*")
+				f, err = createTemp(dir)
 			}
 		}
 	}
@@ -117,6 +117,9 @@ func (s *Store) putObject(sum string, content []byte) error {
 			os.Remove(tmp)
 		}
 	}()
+	if err := hook("write", tmp); err != nil {
+		return err
+	}
 	if _, err := f.Write(content); err != nil {
 		return err
 	}
@@ -126,6 +129,9 @@ func (s *Store) putObject(sum string, content []byte) error {
 	}
 	// Without this fsync the rename below could reach the disk before the
 	// data, and a crash would leave the object's name on a short or empty file.
+	if err := hook("fsync", tmp); err != nil {
+		return err
+	}
 	if err := f.Sync(); err != nil {
 		return err
 	}
@@ -134,6 +140,9 @@ func (s *Store) putObject(sum string, content []byte) error {
 	}
 	// Rename, not link: a concurrent Save of the same content writes the
 	// same bytes, so replacing is harmless, and it also repairs a damaged object.
+	if err := hook("rename", tmp); err != nil {
+		return err
+	}
 	if err := os.Rename(tmp, name); err != nil {
 		return err
 	}
@@ -187,6 +196,9 @@ func (s *Store) append(path string, line func(last uint64) ([]byte, error), dura
 	}
 	// One write of the whole line: O_APPEND places it at the end, and a
 	// crash can only leave a prefix of it, which readers ignore.
+	if err := hook("write", name); err != nil {
+		return err
+	}
 	if _, err := f.Write(append(b, '\n')); err != nil {
 		return err
 	}
@@ -195,6 +207,9 @@ func (s *Store) append(path string, line func(last uint64) ([]byte, error), dura
 	}
 	// Without this fsync the appended version could vanish in a power loss
 	// after the caller has already replaced the file it describes.
+	if err := hook("fsync", name); err != nil {
+		return err
+	}
 	if err := f.Sync(); err != nil {
 		return err
 	}
@@ -308,6 +323,27 @@ func (s *Store) SetLedgerSeq(path, id string, seq uint64) error {
 	}, false)
 	if err != nil {
 		return fail(err)
+	}
+	return nil
+}
+
+func createTemp(dir string) (*os.File, error) {
+	if err := hook("create", dir); err != nil {
+		return nil, err
+	}
+	return os.CreateTemp(dir, ".tmp-*")
+}
+
+// Hook, when non-nil, is called before each step of Save that writes to the
+// disk (op is "create", "write", "fsync", "rename" or "fsync dir"; name is the
+// file or directory), and the step fails with its error, unmade, if it
+// returns one. Tests set it to inject faults; production code never changes
+// it.
+var Hook func(op, name string) error
+
+func hook(op, name string) error {
+	if h := Hook; h != nil {
+		return h(op, name)
 	}
 	return nil
 }

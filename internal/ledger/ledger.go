@@ -312,7 +312,13 @@ func (l *Ledger) commit(recs []*Record) []error {
 	}
 
 	start := l.tail.size
-	_, err := l.f.Write(buf)
+	err := hook("write", l.path)
+	if err == nil {
+		_, err = l.f.Write(buf)
+	}
+	if err == nil {
+		err = hook("fsync", l.path)
+	}
 	if err == nil {
 		// The fsync is what Append promises: see its doc comment.
 		err = l.f.Sync()
@@ -452,4 +458,17 @@ func (l *Ledger) Close() error {
 		err = lerr
 	}
 	return err
+}
+
+// Hook, when non-nil, is called before an append's write and its fsync (op
+// "write" or "fsync", name the ledger's path), and the step fails with its
+// error, unmade, if it returns one. Tests set it to inject faults; production
+// code never changes it.
+var Hook func(op, name string) error
+
+func hook(op, name string) error {
+	if h := Hook; h != nil {
+		return h(op, name)
+	}
+	return nil
 }
