@@ -13,7 +13,7 @@ import (
 	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/textcodec"
 	"github.com/editguard/editguard/internal/textedit"
-	"github.com/rogpeppe/go-internal/diff"
+	"github.com/editguard/editguard/internal/udiff"
 )
 
 // Result describes a change, committed or (with DryRun) previewed.
@@ -82,7 +82,7 @@ func (s *Session) Write(ctx context.Context, p, content string, opts *WriteOptio
 			if err != nil {
 				return nil, err
 			}
-			if err := checkPlaceholders(p, doc.Text, content, obs.stat.Exists, o.AllowPlaceholders); err != nil {
+			if err := checkWritePlaceholders(p, doc.Text, content, obs.stat.Exists, o.AllowPlaceholders); err != nil {
 				return nil, err
 			}
 			data, err := doc.Encode(content, o.LineEnding)
@@ -138,12 +138,14 @@ func (s *Session) Edit(ctx context.Context, p string, edits []Edit, opts *EditOp
 			for i, e := range edits {
 				te[i] = textedit.Edit{Old: e.OldString, New: e.NewString, ReplaceAll: e.ReplaceAll}
 			}
+			if !o.AllowPlaceholders {
+				if err := textedit.CheckPlaceholders(doc.Text, te); err != nil {
+					return nil, editError(p, err)
+				}
+			}
 			r, err := textedit.Apply(doc.Text, te)
 			if err != nil {
 				return nil, editError(p, err)
-			}
-			if err := checkPlaceholders(p, doc.Text, r.Text, true, o.AllowPlaceholders); err != nil {
-				return nil, err
 			}
 			data, err := doc.Encode(r.Text, "")
 			if err != nil {
@@ -213,6 +215,10 @@ func editError(p string, err error) *Error {
 			"an empty old_string only creates a new file, as the single edit", err)
 		e.Details["edit_index"] = eo.Index
 		return e
+	}
+	var pe *textedit.PlaceholderError
+	if errors.As(err, &pe) {
+		return placeholderError(p, pe.Index, pe.Placeholders)
 	}
 	return newError(CodeInvalidArgument, p, err.Error(), "", err)
 }
@@ -339,11 +345,13 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 		}
 	}
 	// Guarantee 4: what is displaced goes to history, durably, first.
-	v, err := s.w.hist.Save(t.resolved, obs.data, !obs.stat.Exists, obs.sum, history.Meta{Op: c.tool, Session: s.name})
-	if err != nil {
-		return nil, newError(CodeIO, c.path, "saving the current content to history failed; nothing was written: "+err.Error(), "", err)
+	if !s.w.unrecorded {
+		v, err := s.w.hist.Save(t.resolved, obs.data, !obs.stat.Exists, obs.sum, history.Meta{Op: c.tool, Session: s.name})
+		if err != nil {
+			return nil, newError(CodeIO, c.path, "saving the current content to history failed; nothing was written: "+err.Error(), "", err)
+		}
+		res.BackupVersion = v.ID
 	}
-	res.BackupVersion = v.ID
 	ar, err := s.w.commit(t, obs, pl)
 	if err != nil {
 		return nil, err
@@ -444,5 +452,5 @@ func unifiedDiff(p, oldText, newText string, created, deleted bool) string {
 	if deleted {
 		newName = "/dev/null"
 	}
-	return string(diff.Diff(oldName, []byte(oldText), newName, []byte(newText)))
+	return udiff.Unified(oldName, oldText, newName, newText)
 }

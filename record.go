@@ -39,6 +39,9 @@ func ledgerState(fs FileState) *ledger.FileState {
 // change would break the ledger's promise; the change itself stays (and is in
 // history).
 func (w *Workspace) finish(a *attempt, res *Result, err error) (*Result, error) {
+	if w.unrecorded {
+		return res, err
+	}
 	r := &a.rec
 	switch {
 	case err != nil:

@@ -58,6 +58,10 @@ type Workspace struct {
 	prunes    sync.WaitGroup
 	commits   atomicCounter
 	recovered *ledger.Recovery
+
+	// unrecorded skips history and the ledger. Only benchmarks set it, to
+	// measure what guarantees 4 and 5 cost.
+	unrecorded bool
 }
 
 // Open opens the workspace rooted at dir, creating its state directory.
