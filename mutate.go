@@ -348,7 +348,9 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 	if !s.w.unrecorded {
 		v, err := s.w.hist.Save(t.resolved, obs.data, !obs.stat.Exists, obs.sum, history.Meta{Op: c.tool, Session: s.name})
 		if err != nil {
-			return nil, newError(CodeIO, c.path, "saving the current content to history failed; nothing was written: "+err.Error(), "", err)
+			e := newError(CodeIO, c.path, "saving the current content to history failed; nothing was written: "+err.Error(), "", err)
+			e.Details["step"] = "history"
+			return nil, e
 		}
 		res.BackupVersion = v.ID
 	}
