@@ -76,8 +76,15 @@ func (w *Workspace) finish(a *attempt, res *Result, err error) (*Result, error) 
 	}
 	if lerr != nil {
 		if err == nil {
-			return res, newError(CodeIO, r.Path, "change committed but the ledger append failed: "+lerr.Error(),
+			e := newError(CodeIO, r.Path, "change committed but the ledger append failed: "+lerr.Error(),
 				"check the disk; the change is in history and can be restored", lerr)
+			e.Details["step"] = "ledger append"
+			return res, e
+		}
+		// The attempt failed anyway; say that it is not in the ledger either.
+		var e *Error
+		if errors.As(err, &e) && e.Details != nil {
+			e.Details["ledger_error"] = lerr.Error()
 		}
 		return nil, err
 	}
