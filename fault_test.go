@@ -1,0 +1,386 @@
+//go:build linux
+
+package editguard_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/editguard/editguard"
+	"github.com/editguard/editguard/internal/atomicfile"
+	"github.com/editguard/editguard/internal/history"
+	"github.com/editguard/editguard/internal/ledger"
+	"golang.org/x/sys/unix"
+)
+
+// A fault is one failure injected into one step of the commit. install
+// arranges it through the packages' hooks; the returned function reports
+// whether the fault fired.
+type fault struct {
+	name string
+	// step is the Details["step"] the caller must see.
+	step string
+	// committed: the fault comes after the swap, so the target must hold
+	// the new content; otherwise it must hold the old.
+	committed bool
+	// leaksTemp: the displaced file is left under the temporary name (only
+	// when the directory fsync after the swap fails; the next commit to the
+	// target removes it).
+	leaksTemp bool
+	// ledgerFails: the ledger append itself fails, so no record is written
+	// and the error must say so.
+	ledgerFails bool
+	// newFile: the fault is injected while creating the file.
+	newFile bool
+	install func(fired *int)
+}
+
+// fdPath names what an open descriptor refers to.
+func fdPath(fd int) string {
+	p, _ := os.Readlink("/proc/self/fd/" + itoa(fd))
+	return p
+}
+
+func itoa(n int) string {
+	if n < 0 {
+		return "-" + itoa(-n)
+	}
+	if n < 10 {
+		return string(rune('0' + n))
+	}
+	return itoa(n/10) + string(rune('0'+n%10))
+}
+
+func isDirFD(fd int) bool {
+	var st unix.Stat_t
+	return unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
+}
+
+// onAtomic fails the first system call of the swap that match selects.
+func onAtomic(err error, match func(c *atomicfile.Call) bool) func(*int) {
+	return func(fired *int) {
+		atomicfile.Hook = func(c *atomicfile.Call) error {
+			if *fired == 0 && match(c) {
+				*fired++
+				return err
+			}
+			return nil
+		}
+	}
+}
+
+// onHistory fails the first step of history.Save named op on a file whose
+// path contains where ("/objects/" or "/index/").
+func onHistory(err error, op, where string) func(*int) {
+	return func(fired *int) {
+		history.Hook = func(o, name string) error {
+			if *fired == 0 && o == op && strings.Contains(name, where) {
+				*fired++
+				return err
+			}
+			return nil
+		}
+	}
+}
+
+func onLedger(err error, op string) func(*int) {
+	return func(fired *int) {
+		ledger.Hook = func(o, name string) error {
+			if *fired == 0 && o == op {
+				*fired++
+				return err
+			}
+			return nil
+		}
+	}
+}
+
+func isTempCreate(c *atomicfile.Call) bool {
+	return c.Op == "openat" && c.Flags&unix.O_EXCL != 0 && atomicfile.IsTemp(c.Name)
+}
+
+func isTempWrite(c *atomicfile.Call) bool {
+	return c.Op == "write" && strings.HasSuffix(fdPath(c.FD), ".egtmp")
+}
+
+func faults() []fault {
+	exchange := func(c *atomicfile.Call) bool {
+		return c.Op == "renameat2" && c.Flags&unix.RENAME_EXCHANGE != 0
+	}
+	var fs []fault
+	for _, e := range []syscall.Errno{unix.EACCES, unix.ENOSPC} {
+		fs = append(fs, fault{name: "create temp/" + e.Error(), step: "create temp", install: onAtomic(e, isTempCreate)})
+	}
+	fs = append(fs,
+		fault{name: "write/ENOSPC", step: "write", install: onAtomic(unix.ENOSPC, isTempWrite)},
+		// The kernel writes part of the buffer, then the disk is full.
+		fault{name: "write/short then ENOSPC", step: "write", install: func(fired *int) {
+			atomicfile.Hook = func(c *atomicfile.Call) error {
+				if !isTempWrite(c) {
+					return nil
+				}
+				*fired++
+				if *fired == 1 {
+					c.Data = c.Data[:1]
+					return nil
+				}
+				return unix.ENOSPC
+			}
+		}},
+		// The kernel writes part of the buffer, then nothing.
+		fault{name: "write/short then zero", step: "write", install: func(fired *int) {
+			atomicfile.Hook = func(c *atomicfile.Call) error {
+				if !isTempWrite(c) {
+					return nil
+				}
+				*fired++
+				if *fired == 1 {
+					c.Data = c.Data[:2]
+				} else {
+					c.Data = c.Data[:0]
+				}
+				return nil
+			}
+		}},
+		fault{name: "chmod/EPERM", step: "chmod", install: onAtomic(unix.EPERM, func(c *atomicfile.Call) bool { return c.Op == "fchmod" })},
+		fault{name: "fsync/EIO", step: "fsync", install: onAtomic(unix.EIO, func(c *atomicfile.Call) bool {
+			return c.Op == "fsync" && !isDirFD(c.FD)
+		})},
+	)
+	for _, e := range []syscall.Errno{unix.EXDEV, unix.EACCES, unix.EBUSY} {
+		fs = append(fs, fault{name: "exchange/" + e.Error(), step: "exchange", install: onAtomic(e, exchange)})
+	}
+	fs = append(fs,
+		fault{name: "fsync dir/EIO", step: "fsync dir", committed: true, leaksTemp: true,
+			install: onAtomic(unix.EIO, func(c *atomicfile.Call) bool { return c.Op == "fsync" && isDirFD(c.FD) })},
+		fault{name: "history object write/ENOSPC", step: "history", install: onHistory(unix.ENOSPC, "write", "/objects/")},
+		fault{name: "history object create/ENOSPC", step: "history", install: onHistory(unix.ENOSPC, "create", "/objects/")},
+		fault{name: "history object fsync/EIO", step: "history", install: onHistory(unix.EIO, "fsync", "/objects/")},
+		fault{name: "history object rename/EIO", step: "history", install: onHistory(unix.EIO, "rename", "/objects/")},
+		fault{name: "history objects dir fsync/EIO", step: "history", install: onHistory(unix.EIO, "fsync dir", "/objects/")},
+		fault{name: "history index write/ENOSPC", step: "history", install: onHistory(unix.ENOSPC, "write", "/index/")},
+		fault{name: "history index fsync/EIO", step: "history", install: onHistory(unix.EIO, "fsync", "/index/")},
+		fault{name: "history index dir fsync/EIO", step: "history", install: onHistory(unix.EIO, "fsync dir", "/index")},
+		fault{name: "ledger write/EIO", step: "ledger append", committed: true, ledgerFails: true, install: onLedger(unix.EIO, "write")},
+		fault{name: "ledger fsync/EIO", step: "ledger append", committed: true, ledgerFails: true, install: onLedger(unix.EIO, "fsync")},
+		// The commit fails and so does the ledger append recording that.
+		fault{name: "exchange/EXDEV and ledger write/EIO", step: "exchange", ledgerFails: true, install: func(fired *int) {
+			onAtomic(unix.EXDEV, exchange)(fired)
+			onLedger(unix.EIO, "write")(new(int))
+		}},
+		// A new file commits with a no-replace rename.
+		fault{name: "new file rename/EACCES", step: "rename", newFile: true, install: onAtomic(unix.EACCES, func(c *atomicfile.Call) bool {
+			return c.Op == "renameat2" && c.Flags&unix.RENAME_NOREPLACE != 0
+		})},
+		fault{name: "new file create temp/ENOSPC", step: "create temp", newFile: true, install: onAtomic(unix.ENOSPC, isTempCreate)},
+		fault{name: "new file history index fsync/EIO", step: "history", newFile: true, install: onHistory(unix.EIO, "fsync", "/index/")},
+	)
+	return fs
+}
+
+func clearHooks() {
+	atomicfile.Hook = nil
+	history.Hook = nil
+	ledger.Hook = nil
+}
+
+// ledgerRecords returns every record of w's ledger, oldest first.
+func ledgerRecords(t *testing.T, w *editguard.Workspace) []*editguard.LedgerRecord {
+	t.Helper()
+	var recs []*editguard.LedgerRecord
+	if err := w.Log(editguard.LogFilter{}, func(r *editguard.LedgerRecord) error {
+		recs = append(recs, r)
+		return nil
+	}); err != nil {
+		t.Fatalf("Log() error = %v", err)
+	}
+	return recs
+}
+
+// checkHistoryRestorable loads every version of every path in the history
+// of the workspace at dir: the history must never name content it cannot
+// give back. It returns the sums of the loaded contents of path.
+func checkHistoryRestorable(t *testing.T, dir, path string) map[string]bool {
+	t.Helper()
+	st, err := history.Open(filepath.Join(dir, editguard.StateDir, "history"), nil)
+	if err != nil {
+		t.Fatalf("history.Open() error = %v", err)
+	}
+	paths, err := st.Paths()
+	if err != nil {
+		t.Fatalf("Paths() error = %v", err)
+	}
+	sums := map[string]bool{}
+	for _, p := range paths {
+		vs, err := st.List(p)
+		if err != nil {
+			t.Fatalf("List(%s) error = %v", p, err)
+		}
+		for _, v := range vs {
+			v2, data, err := st.Load(p, v.ID)
+			if err != nil {
+				t.Errorf("history names %s %s but cannot load it: %v", p, v.ID, err)
+				continue
+			}
+			if p == path && !v2.Absent {
+				sums[sha256hex(data)] = true
+			}
+		}
+	}
+	return sums
+}
+
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// TestFaultAtEveryStep injects one failure into each step of a guarded
+// write and checks that nothing is lost or torn, that no temporary file is
+// left behind, that the caller gets an IO error naming the step, and that
+// the ledger and the history tell the truth about what happened.
+func TestFaultAtEveryStep(t *testing.T) {
+	const oldContent, newContent = "old line\n", "new line, longer than the old\n"
+	for _, f := range faults() {
+		t.Run(f.name, func(t *testing.T) {
+			t.Cleanup(clearHooks)
+			w, dir := newWorkspace(t)
+			s := w.NewSession("fault")
+			if !f.newFile {
+				writeFile(t, dir, "a.txt", oldContent)
+				if _, err := s.Read(ctx, "a.txt", nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := ledgerRecords(t, w)
+			fired := 0
+			f.install(&fired)
+			res, err := s.Write(ctx, "a.txt", newContent, nil)
+			clearHooks()
+			if fired == 0 {
+				t.Fatalf("the fault was never injected")
+			}
+
+			var e *editguard.Error
+			if !errors.As(err, &e) || e.Code != editguard.CodeIO {
+				t.Fatalf("Write() error = %v, want an *editguard.Error with code IO", err)
+			}
+			if got := e.Details["step"]; got != f.step {
+				t.Errorf("Details[step] = %v, want %q (error: %v)", got, f.step, err)
+			}
+			switch {
+			case f.ledgerFails && f.committed:
+				if !strings.Contains(e.Message, "ledger append failed") {
+					t.Errorf("Message = %q, want it to say the ledger append failed", e.Message)
+				}
+				if res == nil || res.SHA256 != sha256hex([]byte(newContent)) {
+					t.Errorf("Write() result = %+v, want the committed change's result with the error", res)
+				}
+			case f.ledgerFails:
+				if _, ok := e.Details["ledger_error"]; !ok {
+					t.Errorf("Details = %v, want ledger_error: the attempt is missing from the ledger", e.Details)
+				}
+			case !f.committed && res != nil:
+				t.Errorf("Write() result = %+v, want nil for a change that was not made", res)
+			}
+
+			// Nothing lost, nothing torn.
+			got, rerr := os.ReadFile(filepath.Join(dir, "a.txt"))
+			switch {
+			case f.committed:
+				if string(got) != newContent {
+					t.Errorf("target = %q, %v; want the new content %q", got, rerr, newContent)
+				}
+			case f.newFile:
+				if !errors.Is(rerr, os.ErrNotExist) {
+					t.Errorf("target = %q, %v; want no file", got, rerr)
+				}
+			default:
+				if string(got) != oldContent {
+					t.Errorf("target = %q, %v; want the old content %q", got, rerr, oldContent)
+				}
+			}
+			names := dirNames(t, dir)
+			if slices.Contains(names, ".a.txt.egtmp") != f.leaksTemp {
+				t.Errorf("directory = %v; temporary file left: %v, want %v", names, !f.leaksTemp, f.leaksTemp)
+			}
+			if f.leaksTemp {
+				// What the temporary name holds is the displaced old content.
+				if b, _ := os.ReadFile(filepath.Join(dir, ".a.txt.egtmp")); string(b) != oldContent {
+					t.Errorf("left temporary file = %q, want the displaced %q", b, oldContent)
+				}
+			}
+
+			// The ledger tells the truth.
+			after := ledgerRecords(t, w)
+			if n, err := w.VerifyLedger(); err != nil || n != len(after) {
+				t.Errorf("VerifyLedger() = %d, %v; want %d, nil", n, err, len(after))
+			}
+			if f.ledgerFails {
+				if len(after) != len(before) {
+					t.Errorf("ledger has %d records, want %d: a failed append must leave no record", len(after), len(before))
+				}
+			} else {
+				if len(after) != len(before)+1 {
+					t.Fatalf("ledger has %d records, want %d", len(after), len(before)+1)
+				}
+				r := after[len(after)-1]
+				if r.Outcome != "error" || r.ErrorCode != string(editguard.CodeIO) || r.Path != "a.txt" {
+					t.Errorf("ledger record = {outcome %q, error_code %q, path %q}, want {error, IO, a.txt}", r.Outcome, r.ErrorCode, r.Path)
+				}
+				if !strings.Contains(string(r.Result), `"step":"`+f.step+`"`) {
+					t.Errorf("ledger record result = %s, want it to name step %q", r.Result, f.step)
+				}
+				if r.SHA256After != "" {
+					t.Errorf("ledger record sha256_after = %q for a failed commit", r.SHA256After)
+				}
+			}
+
+			// The history names only restorable content, and whatever was
+			// displaced is in it.
+			sums := checkHistoryRestorable(t, dir, "a.txt")
+			if f.committed && !sums[sha256hex([]byte(oldContent))] {
+				t.Errorf("the old content was displaced but is not in history")
+			}
+
+			// Recovery: the next guarded write succeeds and sweeps the temp.
+			if !f.newFile || f.committed {
+				if _, err := s.Read(ctx, "a.txt", nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := s.Write(ctx, "a.txt", "third\n", nil); err != nil {
+				t.Fatalf("Write() after the fault error = %v", err)
+			}
+			if got := readFile(t, dir, "a.txt"); got != "third\n" {
+				t.Errorf("target = %q, want %q", got, "third\n")
+			}
+			if names := dirNames(t, dir); !slices.Equal(names, []string{editguard.StateDir, "a.txt"}) {
+				t.Errorf("directory after the next write = %v, want [%s a.txt]", names, editguard.StateDir)
+			}
+			if _, err := w.VerifyLedger(); err != nil {
+				t.Errorf("VerifyLedger() after recovery error = %v", err)
+			}
+		})
+	}
+}
+
+func sha256hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
