@@ -27,6 +27,8 @@ type config struct {
 	dir       string // parent of the workspace; empty: a new temp dir
 	n         int    // timed calls per server and cell
 	warmup    int    // untimed calls per server and cell
+	ops       []string
+	sizes     []int
 }
 
 // The markers that every edit toggles, so that each edit changes the file.
@@ -100,18 +102,14 @@ func benchmark(ctx context.Context, cfg *config, stdout, stderr io.Writer) error
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		return err
 	}
-	sizes := []struct {
-		name string
-		size int
-	}{{"4 KiB", 4 << 10}, {"1 MiB", 1 << 20}}
 	var cells []cell
-	for _, op := range []string{"read", "edit"} {
-		for _, sz := range sizes {
-			cells = append(cells, cell{op: op, file: fmt.Sprintf("bench-%d.txt", sz.size), size: sz.size})
+	for _, op := range cfg.ops {
+		for _, size := range cfg.sizes {
+			cells = append(cells, cell{op: op, file: fmt.Sprintf("bench-%d.txt", size), size: size})
 		}
 	}
-	for _, sz := range sizes {
-		if err := os.WriteFile(filepath.Join(ws, fmt.Sprintf("bench-%d.txt", sz.size)), benchContent(sz.size), 0o644); err != nil {
+	for _, size := range cfg.sizes {
+		if err := os.WriteFile(filepath.Join(ws, fmt.Sprintf("bench-%d.txt", size)), benchContent(size), 0o644); err != nil {
 			return err
 		}
 	}
@@ -133,7 +131,8 @@ func benchmark(ctx context.Context, cfg *config, stdout, stderr io.Writer) error
 
 	// Both servers must return the whole file, or the read times compare
 	// different work.
-	for _, c := range cells[:len(sizes)] {
+	for _, size := range cfg.sizes {
+		c := cell{op: "read", file: fmt.Sprintf("bench-%d.txt", size), size: size}
 		want, err := os.ReadFile(filepath.Join(ws, c.file))
 		if err != nil {
 			return err
@@ -240,6 +239,12 @@ func benchContent(size int) []byte {
 
 func startEditguard(ctx context.Context, client *mcp.Client, cfg *config, ws, logDir string) (*server, error) {
 	cmd := exec.Command(cfg.editguard, "--root", ws, "serve")
+	if os.Getenv(cpuProfileEnv) != "" {
+		var err error
+		if cmd, err = profiledServerCommand(ws); err != nil {
+			return nil, err
+		}
+	}
 	cs, err := connect(ctx, client, cmd, filepath.Join(logDir, "editguard.log"))
 	if err != nil {
 		return nil, fmt.Errorf("start editguard: %w", err)

@@ -21,6 +21,10 @@
 // Usage:
 //
 //	editguard-bench -editguard /path/to/editguard [-n 200] [-warmup 20]
+//
+// With EDITGUARD_BENCH_CPUPROFILE=FILE, the editguard server is this
+// program re-executed as one (see profile.go) and writes a CPU profile to
+// FILE; the client's profile goes to FILE.client.
 package main
 
 import (
@@ -31,11 +35,20 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if os.Getenv(serveEnv) != "" {
+		if err := serveProfiled(ctx, os.Args[1:]); err != nil {
+			fmt.Fprintln(os.Stderr, "editguard-bench (profiled server):", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "editguard-bench:", err)
 		os.Exit(1)
@@ -54,12 +67,35 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.dir, "dir", "", "directory for the workspace (default: a new temporary directory)")
 	fs.IntVar(&cfg.n, "n", 200, "timed calls per server and cell")
 	fs.IntVar(&cfg.warmup, "warmup", 20, "untimed calls per server and cell before timing")
+	ops := fs.String("ops", "read,edit", "operations to measure, comma-separated")
+	sizes := fs.String("sizes", "4096,1048576", "file sizes in bytes, comma-separated")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	for _, op := range strings.Split(*ops, ",") {
+		if op != "read" && op != "edit" {
+			return fmt.Errorf("unknown operation %q in -ops (want read, edit)", op)
+		}
+		cfg.ops = append(cfg.ops, op)
+	}
+	for _, sz := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(sz)
+		if err != nil || n < 1024 {
+			return fmt.Errorf("bad size %q in -sizes (want bytes, at least 1024)", sz)
+		}
+		cfg.sizes = append(cfg.sizes, n)
 	}
 	if cfg.editguard == "" || fs.NArg() != 0 || cfg.n < 1 || cfg.warmup < 0 {
 		fs.Usage()
 		return errors.New("usage: editguard-bench -editguard PATH [-n N] [-warmup N] [-dir DIR]")
 	}
-	return benchmark(ctx, &cfg, stdout, stderr)
+	stopProfile, err := profileClient()
+	if err != nil {
+		return err
+	}
+	if err := benchmark(ctx, &cfg, stdout, stderr); err != nil {
+		stopProfile()
+		return err
+	}
+	return stopProfile()
 }
