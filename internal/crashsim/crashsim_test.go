@@ -1,0 +1,126 @@
+package crashsim
+
+import (
+	"strings"
+	"testing"
+)
+
+func states(t *testing.T, ops []Op) (contents map[string]bool, n int) {
+	t.Helper()
+	initial := &FS{Dirs: map[string]bool{".": true}, Files: map[string]int{"a": 1}, Data: map[int][]byte{1: []byte("old")}}
+	contents = map[string]bool{}
+	n, err := CrashStates(initial, ops, func(s State) error {
+		b, ok := s.FS.File("a")
+		if !ok {
+			contents["<missing>"] = true
+		} else {
+			contents[string(b)] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return contents, n
+}
+
+// The textbook replace: with the fsync of the temporary file, only the
+// old or the new content can be found under the name.
+func TestReplaceWithFsyncIsAtomic(t *testing.T) {
+	ops := []Op{
+		{Kind: Create, Path: ".a.tmp", Dir: ".", Ino: 2},
+		{Kind: Write, Ino: 2, Data: []byte("new content")},
+		{Kind: SyncFile, Ino: 2},
+		{Kind: Rename, Path: ".a.tmp", To: "a", Dir: "."},
+		{Kind: SyncDir, Dir: "."},
+	}
+	got, n := states(t, ops)
+	if len(got) != 2 || !got["old"] || !got["new content"] {
+		t.Errorf("contents of a over %d states = %v, want only old and new content", n, keys(got))
+	}
+}
+
+// Without the fsync, the simulator must find the torn and empty files a
+// power cut can leave.
+func TestReplaceWithoutFsyncTears(t *testing.T) {
+	ops := []Op{
+		{Kind: Create, Path: ".a.tmp", Dir: ".", Ino: 2},
+		{Kind: Write, Ino: 2, Data: []byte("new content")},
+		{Kind: Rename, Path: ".a.tmp", To: "a", Dir: "."},
+	}
+	got, _ := states(t, ops)
+	for _, want := range []string{"", "n", "new c", "new conten"} {
+		if !got[want] {
+			t.Errorf("contents of a = %v, want %q among them", keys(got), want)
+		}
+	}
+}
+
+// An entry change after the directory's last fsync may be lost, and
+// directories are independent.
+func TestUnsyncedRenameMayBeLost(t *testing.T) {
+	ops := []Op{
+		{Kind: Create, Path: "b", Dir: ".", Ino: 2},
+		{Kind: SyncDir, Dir: "."},
+		{Kind: Unlink, Path: "a", Dir: "."},
+	}
+	got, _ := states(t, ops)
+	if !got["old"] || !got["<missing>"] {
+		t.Errorf("contents of a = %v, want both old and missing", keys(got))
+	}
+}
+
+func TestParseStrace(t *testing.T) {
+	log := `10426 openat(5<\x2f\x72>, "\x2e\x61\x2e\x74\x6d\x70", O_WRONLY|O_CREAT|O_EXCL|O_CLOEXEC, 0600) = 8<\x2f\x72\x2f\x2e\x61\x2e\x74\x6d\x70>
+10427 write(8<\x2f\x72\x2f\x2e\x61\x2e\x74\x6d\x70>, "\x6e\x65\x77", 3 <unfinished ...>
+10426 fsync(5<\x2f\x72>) = 0
+10427 <... write resumed>) = 3
+10426 renameat2(5<\x2f\x72>, "\x2e\x61\x2e\x74\x6d\x70", 5<\x2f\x72>, "\x61", RENAME_EXCHANGE) = 0
+10426 unlinkat(5<\x2f\x72>, "\x6e\x6f", 0) = -1 ENOENT (No such file or directory)
+`
+	calls, err := ParseStrace(strings.NewReader(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range calls {
+		names = append(names, c.Name)
+	}
+	if got, want := strings.Join(names, " "), "openat fsync write renameat2 unlinkat"; got != want {
+		t.Fatalf("calls = %q, want %q", got, want)
+	}
+	if c := calls[0]; c.Path != "/r/.a.tmp" || c.Args[0].Path != "/r" || string(c.Args[1].Str) != ".a.tmp" || c.Ret != 8 {
+		t.Errorf("openat = %+v", c)
+	}
+	if c := calls[2]; string(c.Args[1].Str) != "new" || c.Ret != 3 {
+		t.Errorf("joined write = %+v", c)
+	}
+	if c := calls[4]; c.Ret != -1 || c.Err != "ENOENT" {
+		t.Errorf("unlinkat = %+v", c)
+	}
+	initial := &FS{Dirs: map[string]bool{".": true}, Files: map[string]int{"a": 1}, Data: map[int][]byte{1: []byte("old")}}
+	ops, err := Replay(calls, "/r", initial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, o := range ops {
+		kinds = append(kinds, o.Kind.String())
+	}
+	if got, want := strings.Join(kinds, ","), "create,fsync dir,write,exchange"; got != want {
+		t.Errorf("ops = %s, want %s", got, want)
+	}
+	if fs := Apply(initial, ops); string(must(fs.File("a"))) != "new" || string(must(fs.File(".a.tmp"))) != "old" {
+		t.Errorf("Apply() = %v", fs.Files)
+	}
+}
+
+func must(b []byte, ok bool) []byte { return b }
+
+func keys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
