@@ -1,0 +1,232 @@
+//go:build linux
+
+package editguard_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/editguard/editguard"
+	"github.com/editguard/editguard/internal/crashsim"
+)
+
+const (
+	tracedEnv     = "EDITGUARD_TRACED_WRITE_DIR"
+	traceBegin    = "EDITGUARD-TRACE-BEGIN\n"
+	traceEnd      = "EDITGUARD-TRACE-END\n"
+	tracedOld     = "old content\nsecond line\n"
+	tracedNew     = "new content, which is longer than the old one\nsecond line\n"
+	tracedSyscall = "trace=openat,write,pwrite64,fsync,fdatasync,rename,renameat,renameat2,flock,unlinkat,close,ftruncate,mkdirat,linkat"
+)
+
+// TestTracedWriteChild is the process that strace watches: one guarded
+// write over an existing file in the workspace named by tracedEnv. The
+// markers written to stderr delimit the write in the trace.
+func TestTracedWriteChild(t *testing.T) {
+	dir := os.Getenv(tracedEnv)
+	if dir == "" {
+		t.Skip("run by the syscall-order and power-loss tests under strace")
+	}
+	w, err := editguard.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := w.NewSession("traced")
+	if _, err := s.Read(ctx, "a.txt", nil); err != nil {
+		t.Fatal(err)
+	}
+	os.Stderr.WriteString(traceBegin)
+	if _, err := s.Write(ctx, "a.txt", tracedNew, nil); err != nil {
+		t.Fatal(err)
+	}
+	os.Stderr.WriteString(traceEnd)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tracedWrite is a recorded guarded write: the workspace before it, and the
+// system calls between the markers.
+type tracedWrite struct {
+	root    string
+	initial *crashsim.FS // the tree before the traced process started
+	calls   []crashsim.Syscall
+	begin   int // index of the first call of the write
+	end     int // index of the end marker
+}
+
+// traceWrite prepares a workspace holding a.txt (created through editguard,
+// so the history, ledger and lock files exist) and runs one guarded write
+// over it under strace. It skips the test if strace is not installed.
+func traceWrite(t *testing.T) *tracedWrite {
+	t.Helper()
+	strace, err := exec.LookPath("strace")
+	if err != nil {
+		t.Skip("strace is not installed")
+	}
+	w, dir := newWorkspace(t)
+	s := w.NewSession("setup")
+	if _, err := s.Write(ctx, "a.txt", tracedOld, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	initial, err := crashsim.Snapshot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(t.TempDir(), "strace.log")
+	cmd := exec.Command(strace, "-f", "-qq", "-y", "-xx", "-s", "16777216", "-e", tracedSyscall, "-o", log,
+		os.Args[0], "-test.run=^TestTracedWriteChild$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), tracedEnv+"="+dir)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("traced write: %v\n%s", err, out.String())
+	}
+	if got := readFile(t, dir, "a.txt"); got != tracedNew {
+		t.Fatalf("traced write left %q, want %q", got, tracedNew)
+	}
+	f, err := os.Open(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	calls, err := crashsim.ParseStrace(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tw := &tracedWrite{root: dir, initial: initial, calls: calls, begin: -1, end: -1}
+	for i, c := range calls {
+		if c.Name == "write" && len(c.Args) > 1 {
+			switch string(c.Args[1].Str) {
+			case traceBegin:
+				tw.begin = i + 1
+			case traceEnd:
+				tw.end = i
+			}
+		}
+	}
+	if tw.begin < 0 || tw.end < tw.begin {
+		t.Fatalf("trace markers not found in %d calls", len(calls))
+	}
+	return tw
+}
+
+// TestSyscallOrder checks the commit protocol in the system calls a guarded
+// write makes, as strace records them.
+func TestSyscallOrder(t *testing.T) {
+	tw := traceWrite(t)
+	target := filepath.Join(tw.root, "a.txt")
+	temp := filepath.Join(tw.root, ".a.txt.egtmp")
+	locks := filepath.Join(tw.root, editguard.StateDir, "locks") + "/"
+	calls := tw.calls[tw.begin:tw.end]
+	find := func(what string, from int, match func(c crashsim.Syscall) bool) int {
+		t.Helper()
+		for i := from; i < len(calls); i++ {
+			if calls[i].Ret >= 0 && match(calls[i]) {
+				return i
+			}
+		}
+		t.Fatalf("no %s in the trace after call %d:\n%s", what, from, dumpCalls(calls))
+		return -1
+	}
+	str := func(c crashsim.Syscall, i int) string {
+		if i < len(c.Args) {
+			return string(c.Args[i].Str)
+		}
+		return ""
+	}
+
+	// The sidecar lock is taken before the target is read.
+	lock := find("flock(LOCK_EX) of the sidecar lock", 0, func(c crashsim.Syscall) bool {
+		return c.Name == "flock" && strings.HasPrefix(c.Args[0].Path, locks) && strings.Contains(c.Args[1].Text, "LOCK_EX")
+	})
+	lockFD := calls[lock].Args[0].FD
+	read := find("open of the target for reading", 0, func(c crashsim.Syscall) bool {
+		return c.Name == "openat" && c.Path == target && strings.Contains(c.Args[2].Text, "O_RDONLY")
+	})
+	if read < lock {
+		t.Errorf("target opened for reading (call %d) before the lock was taken (call %d)", read, lock)
+	}
+	// Never truncated in place.
+	for i, c := range calls {
+		if c.Name == "openat" && c.Path == target && strings.Contains(c.Args[2].Text, "O_TRUNC") {
+			t.Errorf("call %d opens the target with O_TRUNC", i)
+		}
+	}
+	// The temporary file: O_EXCL, through the directory's descriptor.
+	create := find("creation of the temporary file", lock, func(c crashsim.Syscall) bool {
+		return c.Name == "openat" && str(c, 1) == ".a.txt.egtmp" && strings.Contains(c.Args[2].Text, "O_CREAT")
+	})
+	cc := calls[create]
+	if !strings.Contains(cc.Args[2].Text, "O_EXCL") {
+		t.Errorf("temporary file opened with %s, want O_EXCL", cc.Args[2].Text)
+	}
+	if cc.Args[0].FD == -100 || cc.Args[0].Path != tw.root {
+		t.Errorf("temporary file opened relative to %q (fd %d), want the target's directory descriptor", cc.Args[0].Path, cc.Args[0].FD)
+	}
+	dirFD, tempFD := cc.Args[0].FD, int(cc.Ret)
+	// Its data is fsynced before the exchange, the directory after it.
+	sync := find("fsync of the temporary file", create, func(c crashsim.Syscall) bool {
+		return (c.Name == "fsync" || c.Name == "fdatasync") && c.Args[0].FD == tempFD && c.Args[0].Path == temp
+	})
+	exchange := find("renameat2(RENAME_EXCHANGE) of the temporary file and the target", create, func(c crashsim.Syscall) bool {
+		return c.Name == "renameat2" && str(c, 1) == ".a.txt.egtmp" && str(c, 3) == "a.txt" && strings.Contains(c.Args[4].Text, "RENAME_EXCHANGE")
+	})
+	if sync > exchange {
+		t.Errorf("temporary file fsynced (call %d) after the exchange (call %d)", sync, exchange)
+	}
+	if c := calls[exchange]; c.Args[0].FD != dirFD || c.Args[2].FD != dirFD {
+		t.Errorf("exchange through descriptors %d and %d, want the directory's %d", c.Args[0].FD, c.Args[2].FD, dirFD)
+	}
+	dirSync := find("fsync of the directory after the exchange", exchange, func(c crashsim.Syscall) bool {
+		return c.Name == "fsync" && c.Args[0].Path == tw.root
+	})
+	// The lock is released after the directory fsync (and the ledger
+	// append), by LOCK_UN or by closing its descriptor.
+	release := find("release of the sidecar lock", lock+1, func(c crashsim.Syscall) bool {
+		return c.Args[0].FD == lockFD && strings.HasPrefix(c.Args[0].Path, locks) &&
+			(c.Name == "close" || c.Name == "flock" && strings.Contains(c.Args[1].Text, "LOCK_UN"))
+	})
+	if release < dirSync {
+		t.Errorf("lock released (call %d) before the directory fsync (call %d)", release, dirSync)
+	}
+	ledgerSync := find("fsync of the ledger", exchange, func(c crashsim.Syscall) bool {
+		return c.Name == "fsync" && strings.HasSuffix(c.Args[0].Path, "/ledger.jsonl")
+	})
+	if release < ledgerSync {
+		t.Errorf("lock released (call %d) before the ledger record was fsynced (call %d)", release, ledgerSync)
+	}
+	// History first: its index is fsynced before the exchange.
+	histSync := find("fsync of the history index", lock, func(c crashsim.Syscall) bool {
+		return c.Name == "fsync" && strings.Contains(c.Args[0].Path, "/history/index/")
+	})
+	if histSync > exchange {
+		t.Errorf("history index fsynced (call %d) after the exchange (call %d)", histSync, exchange)
+	}
+}
+
+func dumpCalls(calls []crashsim.Syscall) string {
+	var b strings.Builder
+	for i, c := range calls {
+		fmt.Fprintf(&b, "%3d %s", i, c.Name)
+		for _, a := range c.Args {
+			if a.Path != "" {
+				fmt.Fprintf(&b, " %d<%s>", a.FD, a.Path)
+			} else if a.Str != nil && len(a.Str) < 80 {
+				fmt.Fprintf(&b, " %q", a.Str)
+			} else {
+				fmt.Fprintf(&b, " %.60s", a.Text)
+			}
+		}
+		fmt.Fprintf(&b, " = %d%s %s\n", c.Ret, c.Err, c.Path)
+	}
+	return b.String()
+}
