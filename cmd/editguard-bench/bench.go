@@ -79,8 +79,8 @@ func resultText(res *mcp.CallToolResult) string {
 
 // A cell is one row of the table: an operation on a file of one size.
 type cell struct {
-	op   string // "read" or "edit"
-	file string // name inside the workspace
+	op   string // "ping", "read" or "edit"
+	file string // name inside the workspace; none for ping
 	size int
 }
 
@@ -104,6 +104,10 @@ func benchmark(ctx context.Context, cfg *config, stdout, stderr io.Writer) error
 	}
 	var cells []cell
 	for _, op := range cfg.ops {
+		if op == "ping" {
+			cells = append(cells, cell{op: op})
+			continue
+		}
 		for _, size := range cfg.sizes {
 			cells = append(cells, cell{op: op, file: fmt.Sprintf("bench-%d.txt", size), size: size})
 		}
@@ -203,6 +207,10 @@ func (m *markerState) current() string {
 // that needs it, the file is read first, untimed.
 func once(ctx context.Context, s *server, c cell, m *markerState) (time.Duration, error) {
 	switch c.op {
+	case "ping":
+		start := time.Now()
+		err := s.cs.Ping(ctx, nil)
+		return time.Since(start), err
 	case "read":
 		_, d, err := s.call(ctx, s.read(c.file))
 		return d, err

@@ -67,14 +67,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.dir, "dir", "", "directory for the workspace (default: a new temporary directory)")
 	fs.IntVar(&cfg.n, "n", 200, "timed calls per server and cell")
 	fs.IntVar(&cfg.warmup, "warmup", 20, "untimed calls per server and cell before timing")
-	ops := fs.String("ops", "read,edit", "operations to measure, comma-separated")
+	ops := fs.String("ops", "ping,read,edit", "operations to measure, comma-separated: ping (the protocol round trip alone, as a floor), read, edit")
 	sizes := fs.String("sizes", "4096,1048576", "file sizes in bytes, comma-separated")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	for _, op := range strings.Split(*ops, ",") {
-		if op != "read" && op != "edit" {
-			return fmt.Errorf("unknown operation %q in -ops (want read, edit)", op)
+		if op != "ping" && op != "read" && op != "edit" {
+			return fmt.Errorf("unknown operation %q in -ops (want ping, read, edit)", op)
 		}
 		cfg.ops = append(cfg.ops, op)
 	}

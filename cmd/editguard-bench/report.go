@@ -60,12 +60,15 @@ func writeReport(w io.Writer, cfg *config, cells []cell, results [][2][]time.Dur
 		eg, sf := results[i][0], results[i][1]
 		egMed, sfMed := percentile(eg, 0.5), percentile(sf, 0.5)
 		eg90, sf90 := percentile(eg, 0.9), percentile(sf, 0.9)
-		op := "read (read_file / read_text_file)"
-		if c.op == "edit" {
+		op, file := "read (read_file / read_text_file)", sizeName(c.size)
+		switch c.op {
+		case "edit":
 			op = "edit (edit_file / edit_file)"
+		case "ping":
+			op, file = "ping (protocol round trip, for reference)", "-"
 		}
 		_, err := fmt.Fprintf(w, "| %s | %s | %s | %s | %.2fx | %s | %s | %.2fx |\n",
-			op, sizeName(c.size), ms(egMed), ms(sfMed), float64(sfMed)/float64(egMed),
+			op, file, ms(egMed), ms(sfMed), float64(sfMed)/float64(egMed),
 			ms(eg90), ms(sf90), float64(sf90)/float64(eg90))
 		if err != nil {
 			return err
