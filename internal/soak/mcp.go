@@ -1,0 +1,107 @@
+package soak
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// httpClient is shared by all MCP sessions of a run, with enough idle
+// connections kept that 32 sessions do not reconnect on every call.
+var httpClient = &http.Client{Transport: &http.Transport{
+	MaxIdleConns:        256,
+	MaxIdleConnsPerHost: 256,
+}}
+
+// mcpClient is one MCP session over streamable HTTP.
+type mcpClient struct {
+	cs *mcp.ClientSession
+}
+
+// dialMCP opens a session. The transport does not retry: a dropped
+// connection is a failure of the run, not something to paper over. The
+// standalone SSE stream is off because the server sends nothing unasked
+// when changes are approved automatically.
+func dialMCP(ctx context.Context, url string) (*mcpClient, error) {
+	tr := &mcp.StreamableClientTransport{
+		Endpoint:             url,
+		HTTPClient:           httpClient,
+		MaxRetries:           -1,
+		DisableStandaloneSSE: true,
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "editguard-soak", Version: "1"}, nil).Connect(ctx, tr, nil)
+	if err != nil {
+		return nil, fmt.Errorf("soak: connect to %s: %w", url, err)
+	}
+	return &mcpClient{cs: cs}, nil
+}
+
+// ledgerName is the session name the server records in the ledger.
+func (c *mcpClient) ledgerName() string {
+	id := c.cs.ID()
+	if len(id) > 8 {
+		id = id[:8]
+	}
+	return "mcp-" + id
+}
+
+// call calls a tool and decodes its structured content into out, or into a
+// refusal when the result is an error.
+func (c *mcpClient) call(ctx context.Context, name string, args map[string]any, out any) (*toolError, error) {
+	res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	raw, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		return nil, fmt.Errorf("%s: structured content: %w", name, err)
+	}
+	if res.IsError {
+		var e toolError
+		if err := json.Unmarshal(raw, &e); err != nil || e.Code == "" {
+			return nil, fmt.Errorf("%s: error result without a code: %s", name, raw)
+		}
+		return &e, nil
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return nil, fmt.Errorf("%s: decode structured content: %w", name, err)
+	}
+	return nil, nil
+}
+
+// readLimit asks read_file for every line: the loop needs the whole file to
+// see whether it is complete, and the default page is 2000 lines.
+const readLimit = 1 << 30
+
+func (c *mcpClient) read(ctx context.Context, file string) (string, *toolError, error) {
+	var r struct {
+		Content   *string `json:"content"`
+		Truncated bool    `json:"truncated"`
+	}
+	terr, err := c.call(ctx, "read_file", map[string]any{"path": file, "limit": readLimit}, &r)
+	if err != nil || terr != nil {
+		return "", terr, err
+	}
+	if r.Content == nil || r.Truncated {
+		return "", nil, fmt.Errorf("read_file %s: no whole content in the result", file)
+	}
+	return *r.Content, nil, nil
+}
+
+func (c *mcpClient) appendMarker(ctx context.Context, file, marker string) (*toolError, error) {
+	var r struct {
+		SHA256 string `json:"sha256"`
+	}
+	terr, err := c.call(ctx, "edit_file", map[string]any{
+		"path": file, "old_string": endLine, "new_string": marker + "\n" + endLine,
+	}, &r)
+	if err == nil && terr == nil && r.SHA256 == "" {
+		return nil, fmt.Errorf("edit_file %s: success without a sha256", file)
+	}
+	return terr, err
+}
+
+func (c *mcpClient) close() error { return c.cs.Close() }

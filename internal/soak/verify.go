@@ -1,0 +1,511 @@
+package soak
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/editguard/editguard"
+	"github.com/editguard/editguard/internal/history"
+)
+
+// Report is the outcome of a run: what happened, and every broken
+// guarantee in Violations.
+type Report struct {
+	Mode        Mode
+	Elapsed     time.Duration
+	Files       int // files verified
+	CLIWorkers  int
+	MCPSessions int
+
+	Attempts  int            // guarded edit attempts
+	Committed map[string]int // acknowledged commits by client kind ("cli", "mcp")
+	Refused   map[string]int // refusals by error code
+	Failed    int            // attempts whose outcome is unknown (transport or process failure)
+
+	// TornReads counts guarded reads that caught the unguarded writer's
+	// in-place write half done, each matched with a write in progress.
+	TornReads int
+
+	UnguardedWrites int
+	// UnguardedLost counts the unguarded writer's markers missing from the
+	// final files; each overlapped a guarded commit attempt.
+	UnguardedLost int
+	// LostToUnguarded counts acknowledged guarded markers missing from the
+	// final files, each overwritten by an unguarded read-modify-write that
+	// read the file before the commit and wrote it after.
+	LostToUnguarded int
+	// Phantoms counts markers of refused edits present in the final files,
+	// each copied by an unguarded read during the refused commit's
+	// exchange-and-back.
+	Phantoms int
+
+	// LostUpdates counts acknowledged guarded markers missing with no
+	// unguarded write to explain it; TornFiles counts final files, guarded
+	// reads and displaced versions that were not whole files with no
+	// in-place write to explain it. Each is also a violation.
+	LostUpdates int
+	TornFiles   int
+
+	LedgerRecords   int
+	HistoryVersions int // displaced versions loaded and checked
+	HistoryPruned   int // displaced versions removed by retention (older than the newest KeepVersions)
+	LeakedTemps     int
+	Escapes         int
+
+	Latency    []Latency
+	Violations []string
+	ServerLog  string // the server's standard error (warnings), if any
+}
+
+// OK reports whether no guarantee was broken.
+func (r *Report) OK() bool { return len(r.Violations) == 0 }
+
+// CommittedTotal is the number of acknowledged guarded commits.
+func (r *Report) CommittedTotal() int {
+	n := 0
+	for _, v := range r.Committed {
+		n += v
+	}
+	return n
+}
+
+func (r *Report) violate(format string, args ...any) {
+	r.Violations = append(r.Violations, fmt.Sprintf(format, args...))
+}
+
+// Latency summarises the durations of one kind of call.
+type Latency struct {
+	Op            string
+	N             int
+	P50, P99, Max time.Duration
+}
+
+// allowedRefusals are the error codes a guarded edit may be refused with in
+// each mode. The loop always reads before it edits, so in a soak the only
+// legitimate refusal is STALE_FILE; the load mode also accepts NOT_READ,
+// which a server may return after expiring an idle session's baselines.
+var allowedRefusals = map[Mode]map[string]bool{
+	ModeSoak: {"STALE_FILE": true},
+	ModeLoad: {"STALE_FILE": true, "NOT_READ": true},
+}
+
+// Verify checks a finished run. Its rules, for a marker M of a guarded edit
+// attempt with call interval [start, end] on file F:
+//
+//  1. A guarded commit changes F only if F is byte-for-byte what its
+//     session read, and our edit only appends, so a guarded commit never
+//     removes a marker. Once M is committed, the first write that leaves F
+//     without M can only be an unguarded read-modify-write W that read F
+//     before M was committed and wrote it after: W.readStart < end and
+//     W.writeEnd > start. An acknowledged M missing from F with no such W
+//     is a lost update caused by editguard.
+//  2. A refused M may still be in F only if the unguarded writer read F
+//     while the refused commit had its content exchanged in (the exchange
+//     is undone when the displaced content turns out to have changed):
+//     the same overlap test. Otherwise a refused edit was written.
+//  3. A guarded read that returns a file without its final END line saw a
+//     partial file. editguard replaces files whole, so that is legitimate
+//     only while an os.WriteFile of the unguarded writer was in progress.
+//  4. An unguarded marker can go missing only when the in-place write
+//     landed in a file editguard was exchanging (the unguarded writer
+//     itself works sequentially), so some guarded attempt on F must
+//     overlap the write.
+//
+// Then, through the library: the ledger verifies; each session's ok and
+// refused records match what its client was told; every displaced version
+// an ok record names is in history with the recorded sha256 and is a whole
+// file, unless retention removed it (only versions older than the newest
+// KeepVersions may be gone); and no temp file is left in the tree.
+func Verify(c *Config, rec *recorder, files fileSet) (*Report, error) {
+	rep := &Report{
+		Mode: c.Mode, CLIWorkers: c.CLIWorkers, MCPSessions: c.MCPSessions,
+		Committed: map[string]int{}, Refused: map[string]int{},
+		UnguardedWrites: len(rec.writes),
+	}
+	for _, e := range rec.errors {
+		rep.violate("%s", e)
+	}
+	root := c.WorkspaceDir()
+	final := make(map[string]string)
+	for _, f := range files.all() {
+		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f)))
+		if err != nil {
+			rep.violate("final %s: %v", f, err)
+			continue
+		}
+		final[f] = string(data)
+	}
+	rep.Files = len(final)
+	checkMarkers(rep, &events{attempts: rec.attempts, torn: rec.torn, writes: rec.writes}, final, allowedRefusals[c.Mode])
+	if err := checkWorkspace(rep, root, rec.attempts); err != nil {
+		return nil, err
+	}
+	checkTemps(rep, root)
+	checkEscapes(rep, c.Dir)
+	rep.Latency = latencies(rec.lat)
+	return rep, nil
+}
+
+// events are the recorded events of a run.
+type events struct {
+	attempts []attempt
+	torn     []tornRead
+	writes   []unguardedWrite
+}
+
+// checkMarkers applies rules 1-4 of Verify and checks that each final file
+// is whole: a header, known markers each once and in their own file, END.
+func checkMarkers(rep *Report, ev *events, final map[string]string, allowed map[string]bool) {
+	writesOf := make(map[string][]unguardedWrite)
+	for _, w := range ev.writes {
+		writesOf[w.file] = append(writesOf[w.file], w)
+	}
+	attemptsOf := make(map[string][]attempt)
+	known := make(map[string]string) // marker -> file
+	for _, a := range ev.attempts {
+		attemptsOf[a.file] = append(attemptsOf[a.file], a)
+		known[a.marker] = a.file
+	}
+	for _, w := range ev.writes {
+		known[w.marker] = w.file
+	}
+	// readBefore reports whether an unguarded write read f before [start,
+	// end] ended and wrote it after it began.
+	readBefore := func(f string, start, end time.Duration) bool {
+		for _, w := range writesOf[f] {
+			if w.readStart < end && w.writeEnd > start {
+				return true
+			}
+		}
+		return false
+	}
+
+	present := make(map[string]map[string]bool)
+	for f, content := range final {
+		present[f] = make(map[string]bool)
+		lines := strings.Split(content, "\n")
+		if len(lines) < 3 || lines[0] != header(f) || lines[len(lines)-2] != endLine || lines[len(lines)-1] != "" {
+			rep.TornFiles++
+			rep.violate("final %s is not a whole file (%d bytes): torn or corrupted", f, len(content))
+			continue
+		}
+		for _, l := range lines[1 : len(lines)-2] {
+			switch {
+			case present[f][l]:
+				rep.violate("final %s: line %q appears twice", f, l)
+			case known[l] == "":
+				rep.violate("final %s: unknown line %q: torn or corrupted", f, l)
+			case known[l] != f:
+				rep.violate("final %s: marker %q belongs in %s", f, l, known[l])
+			}
+			present[f][l] = true
+		}
+	}
+
+	for _, a := range ev.attempts {
+		rep.Attempts++
+		in := present[a.file][a.marker]
+		switch a.outcome {
+		case acked:
+			rep.Committed[kindOf(a.worker)]++
+			if in {
+				continue
+			}
+			if readBefore(a.file, a.start, a.end) {
+				rep.LostToUnguarded++
+				continue
+			}
+			rep.LostUpdates++
+			rep.violate("lost update: %s's marker %s, acknowledged in [%v, %v], is missing from %s and no unguarded write overlapped",
+				a.worker, a.marker, a.start, a.end, a.file)
+		case refused:
+			rep.Refused[a.code]++
+			if !allowed[a.code] {
+				rep.violate("%s: edit of %s refused with %s; only %v are expected", a.worker, a.file, a.code, keys(allowed))
+			}
+			if !in {
+				continue
+			}
+			if readBefore(a.file, a.start, a.end) {
+				rep.Phantoms++
+				continue
+			}
+			rep.violate("refused edit written: %s's marker %s (refused with %s in [%v, %v]) is in %s",
+				a.worker, a.marker, a.code, a.start, a.end, a.file)
+		case failed:
+			rep.Failed++
+			rep.violate("%s: edit of %s failed: %s", a.worker, a.file, a.detail)
+		}
+	}
+
+	for _, t := range ev.torn {
+		inProgress := false
+		for _, w := range writesOf[t.file] {
+			if w.writeStart < t.end && w.writeEnd > t.start {
+				inProgress = true
+				break
+			}
+		}
+		if inProgress {
+			rep.TornReads++
+			continue
+		}
+		rep.TornFiles++
+		rep.violate("torn read: %s read %s in [%v, %v] and got %d bytes without END, with no in-place write in progress",
+			t.worker, t.file, t.start, t.end, t.size)
+	}
+
+	for _, w := range ev.writes {
+		if present[w.file][w.marker] {
+			continue
+		}
+		raced := false
+		for _, a := range attemptsOf[w.file] {
+			if a.start < w.writeEnd && a.end > w.writeStart {
+				raced = true
+				break
+			}
+		}
+		if raced {
+			rep.UnguardedLost++
+			continue
+		}
+		rep.violate("unguarded write %s to %s in [%v, %v] is missing and no guarded attempt overlapped it",
+			w.marker, w.file, w.writeStart, w.writeEnd)
+	}
+}
+
+func kindOf(worker string) string {
+	kind, _, _ := strings.Cut(worker, "-")
+	return kind
+}
+
+func keys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// checkWorkspace checks the ledger and the history through the library.
+func checkWorkspace(rep *Report, root string, attempts []attempt) error {
+	w, err := editguard.Open(root, nil)
+	if err != nil {
+		return fmt.Errorf("soak: open workspace: %w", err)
+	}
+	defer w.Close()
+	if rep.LedgerRecords, err = w.VerifyLedger(); err != nil {
+		rep.violate("ledger does not verify: %v", err)
+	}
+
+	// What each session was told, to compare with what the ledger says.
+	type tally struct {
+		ok      int
+		refused map[string]int
+		unknown bool // an attempt failed, so its record may say either
+	}
+	told := make(map[string]*tally)
+	for _, a := range attempts {
+		t := told[a.worker]
+		if t == nil {
+			t = &tally{refused: map[string]int{}}
+			told[a.worker] = t
+		}
+		switch a.outcome {
+		case acked:
+			t.ok++
+		case refused:
+			t.refused[a.code]++
+		case failed:
+			t.unknown = true
+		}
+	}
+	recorded := make(map[string]*tally)
+	type displaced struct {
+		id, sum string
+		seq     uint64
+	}
+	versions := make(map[string][]displaced)
+	err = w.Log(editguard.LogFilter{}, func(r *editguard.LedgerRecord) error {
+		t := recorded[r.Session]
+		if t == nil {
+			t = &tally{refused: map[string]int{}}
+			recorded[r.Session] = t
+		}
+		if r.Tool != "edit_file" {
+			rep.violate("ledger record %d: tool %s; the run only edits", r.Seq, r.Tool)
+		}
+		switch r.Outcome {
+		case "ok":
+			t.ok++
+			if r.HistoryVersion == "" || r.SHA256Before == "" {
+				rep.violate("ledger record %d: a commit without history_version or sha256_before", r.Seq)
+				return nil
+			}
+			versions[r.Path] = append(versions[r.Path], displaced{r.HistoryVersion, r.SHA256Before, r.Seq})
+		case "error":
+			t.refused[r.ErrorCode]++
+		default:
+			rep.violate("ledger record %d: outcome %q", r.Seq, r.Outcome)
+		}
+		return nil
+	})
+	if err != nil {
+		rep.violate("ledger scan: %v", err)
+	}
+	for name := range recorded {
+		if told[name] == nil {
+			rep.violate("ledger names session %q, which no client of the run used", name)
+		}
+	}
+	for name, want := range told {
+		if want.unknown {
+			continue
+		}
+		got := recorded[name]
+		if got == nil {
+			got = &tally{refused: map[string]int{}}
+		}
+		if got.ok != want.ok {
+			rep.violate("session %s: ledger has %d ok records, the client was told of %d commits", name, got.ok, want.ok)
+		}
+		for _, code := range keys(union(got.refused, want.refused)) {
+			if got.refused[code] != want.refused[code] {
+				rep.violate("session %s: ledger has %d %s records, the client was refused %d times", name, got.refused[code], code, want.refused[code])
+			}
+		}
+	}
+
+	store, err := history.Open(filepath.Join(root, editguard.StateDir, "history"), nil)
+	if err != nil {
+		return fmt.Errorf("soak: open history: %w", err)
+	}
+	for _, p := range slices.Sorted(maps.Keys(versions)) {
+		list, err := w.History(p)
+		if err != nil {
+			rep.violate("history of %s: %v", p, err)
+			continue
+		}
+		listed := make(map[int]bool)
+		lo, hi := -1, -1
+		for _, v := range list {
+			n, ok := versionNumber(v.ID)
+			if !ok {
+				rep.violate("history of %s: version ID %q", p, v.ID)
+				continue
+			}
+			listed[n] = true
+			if lo < 0 || n < lo {
+				lo = n
+			}
+			hi = max(hi, n)
+		}
+		if len(list) > 0 && hi-lo+1 != len(listed) {
+			rep.violate("history of %s: versions %d..%d have gaps (%d listed)", p, lo, hi, len(listed))
+		}
+		for _, d := range versions[p] {
+			n, ok := versionNumber(d.id)
+			switch {
+			case !ok:
+				rep.violate("ledger record %d: history_version %q", d.seq, d.id)
+				continue
+			case !listed[n] && n < lo && len(list) >= history.DefaultKeepVersions:
+				rep.HistoryPruned++
+				continue
+			case !listed[n]:
+				rep.violate("ledger record %d: displaced version %s of %s is not in history (%d versions listed, %d..%d)", d.seq, d.id, p, len(list), lo, hi)
+				continue
+			}
+			v, data, err := store.Load(p, d.id)
+			if err != nil {
+				rep.violate("ledger record %d: load %s %s: %v", d.seq, p, d.id, err)
+				continue
+			}
+			sum := sha256.Sum256(data)
+			if got := hex.EncodeToString(sum[:]); got != d.sum || v.SHA256 != d.sum {
+				rep.violate("ledger record %d: version %s of %s has sha256 %s (index %s), the ledger says %s", d.seq, d.id, p, got, v.SHA256, d.sum)
+				continue
+			}
+			if !complete(string(data)) {
+				rep.TornFiles++
+				rep.violate("ledger record %d: version %s of %s is not a whole file (%d bytes)", d.seq, d.id, p, len(data))
+			}
+			rep.HistoryVersions++
+		}
+	}
+	return nil
+}
+
+func union(a, b map[string]int) map[string]bool {
+	out := make(map[string]bool)
+	for k := range a {
+		out[k] = true
+	}
+	for k := range b {
+		out[k] = true
+	}
+	return out
+}
+
+// versionNumber parses a history version ID such as "v000042".
+func versionNumber(id string) (int, bool) {
+	n, err := strconv.Atoi(strings.TrimPrefix(id, "v"))
+	return n, err == nil && strings.HasPrefix(id, "v")
+}
+
+// checkTemps counts temp files left anywhere in the tree: the commit's
+// ".*.egtmp" next to the files and history's ".tmp-*" under .editguard.
+func checkTemps(rep *Report, root string) {
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			rep.violate("walk %s: %v", p, err)
+			return nil
+		}
+		name := d.Name()
+		if (strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".egtmp") && len(name) > len(".egtmp")) ||
+			(strings.HasPrefix(name, ".tmp-") && strings.Contains(p, string(filepath.Separator)+editguard.StateDir+string(filepath.Separator))) {
+			rep.LeakedTemps++
+			rep.violate("leaked temp file %s", p)
+		}
+		return nil
+	})
+}
+
+// checkEscapes counts entries next to the workspace root: nothing the run
+// does may create files outside it.
+func checkEscapes(rep *Report, dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		rep.violate("read %s: %v", dir, err)
+		return
+	}
+	for _, e := range ents {
+		if e.Name() != "ws" {
+			rep.Escapes++
+			rep.violate("file outside the workspace root: %s", filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// latencies computes percentiles per kind of call (nearest rank).
+func latencies(lat map[string][]time.Duration) []Latency {
+	var out []Latency
+	for _, op := range slices.Sorted(maps.Keys(lat)) {
+		d := slices.Clone(lat[op])
+		slices.Sort(d)
+		rank := func(p int) time.Duration { return d[max((p*len(d)+99)/100-1, 0)] }
+		out = append(out, Latency{Op: op, N: len(d), P50: rank(50), P99: rank(99), Max: d[len(d)-1]})
+	}
+	return out
+}
