@@ -190,7 +190,11 @@ func benchmark(ctx context.Context, cfg *config, stdout, stderr io.Writer) error
 		}
 	}
 
-	return writeReport(stdout, cfg, cells, results)
+	disk, err := diskProbe(parent)
+	if err != nil {
+		return err
+	}
+	return writeReport(stdout, cfg, disk, cells, results)
 }
 
 // markerState tracks which marker the file holds.

@@ -50,8 +50,9 @@ func fsServerVersion(entry string) string {
 
 // writeReport prints the markdown table. A ratio is server-filesystem's
 // time divided by editguard's: 2.0x means editguard took half as long.
-func writeReport(w io.Writer, cfg *config, cells []cell, results [][2][]time.Duration) error {
+func writeReport(w io.Writer, cfg *config, disk string, cells []cell, results [][2][]time.Duration) error {
 	fmt.Fprintf(w, "Machine: %s\n", machine(cfg))
+	fmt.Fprintf(w, "Disk: %s\n", disk)
 	fmt.Fprintf(w, "server-filesystem %s; %d timed calls per server and cell after %d warm-up calls, alternating servers.\n\n",
 		fsServerVersion(cfg.fsServer), cfg.n, cfg.warmup)
 	fmt.Fprintln(w, "| operation | file | editguard median | server-filesystem median | ratio (median) | editguard p90 | server-filesystem p90 | ratio (p90) |")
