@@ -22,6 +22,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	row("edit attempts", r.Attempts, "")
 	row("commits acknowledged", r.CommittedTotal(), formatCounts(r.Committed))
 	row("refusals", sum(r.Refused), formatCounts(r.Refused))
+	if r.Mode == ModeSoak {
+		row("  caught at exchange", r.CaughtAtExchange, "STALE_FILE found by verifying the displaced file after the exchange")
+	}
 	row("failed calls", r.Failed, "transport or process failures; must be 0")
 	if r.Mode == ModeSoak {
 		row("unguarded writes", r.UnguardedWrites, "os.ReadFile + os.WriteFile, no lock")

@@ -55,11 +55,15 @@ type Report struct {
 	LostUpdates int
 	TornFiles   int
 
-	LedgerRecords   int
-	HistoryVersions int // displaced versions loaded and checked
-	HistoryPruned   int // displaced versions removed by retention (older than the newest KeepVersions)
-	LeakedTemps     int
-	Escapes         int
+	LedgerRecords int
+	// CaughtAtExchange counts STALE_FILE records whose file matched the
+	// baseline under the lock but changed before the exchange was
+	// verified: the unguarded writer caught by step 6 of the commit.
+	CaughtAtExchange int
+	HistoryVersions  int // displaced versions loaded and checked
+	HistoryPruned    int // displaced versions removed by retention (older than the newest KeepVersions)
+	LeakedTemps      int
+	Escapes          int
 
 	Latency    []Latency
 	Violations []string
@@ -356,6 +360,9 @@ func checkWorkspace(rep *Report, root string, attempts []attempt) error {
 			versions[r.Path] = append(versions[r.Path], displaced{r.HistoryVersion, r.SHA256Before, r.Seq})
 		case "error":
 			t.refused[r.ErrorCode]++
+			if r.ErrorCode == "STALE_FILE" && r.Baseline != nil && r.Observed != nil && r.Baseline.SHA256 == r.Observed.SHA256 {
+				rep.CaughtAtExchange++
+			}
 		default:
 			rep.violate("ledger record %d: outcome %q", r.Seq, r.Outcome)
 		}
