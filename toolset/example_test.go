@@ -8,6 +8,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/editguard/editguard"
 	"github.com/editguard/editguard/toolset"
@@ -48,8 +49,11 @@ func Example() {
 			fmt.Printf("%s failed: %s; hint: %s\n", c.name, e.Code, e.RecoveryHint)
 		case err != nil:
 			log.Fatal(err)
-		default:
+		case c.name == "read_file":
 			fmt.Print(out.Text)
+		default:
+			// The summary line; out.Text goes on with the unified diff.
+			fmt.Println(strings.SplitN(out.Text, "\n", 2)[0])
 		}
 	}
 	// Output:
@@ -65,13 +69,4 @@ func Example() {
 	//      1	package greet
 	//      2	const Hello = "hi"
 	// Edited greet.go (36 bytes, sha256 3d2fcdd5d9c45c5d2c994ab9321e5d9f4ac2581d079efddca5b244ec43f8d151).
-	// The previous content is kept as version v000001 (file_history, restore_file).
-	//
-	// diff a/greet.go b/greet.go
-	// --- a/greet.go
-	// +++ b/greet.go
-	// @@ -1,2 +1,2 @@
-	//  package greet
-	// -const Hello = "hi"
-	// +const Hello = "hello"
 }
