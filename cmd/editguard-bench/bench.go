@@ -156,6 +156,7 @@ func benchmark(ctx context.Context, cfg *config, stdout, stderr io.Writer) error
 		}
 	}
 
+	loadBefore := loadAverage()
 	results := make([][2][]time.Duration, len(cells))
 	for i, c := range cells {
 		fmt.Fprintf(stderr, "%s %s: %d warm-up + %d timed calls per server\n", c.op, c.file, cfg.warmup, cfg.n)
@@ -194,7 +195,8 @@ func benchmark(ctx context.Context, cfg *config, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	return writeReport(stdout, cfg, disk, cells, results)
+	load := fmt.Sprintf("1-minute load average %s before, %s after", loadBefore, loadAverage())
+	return writeReport(stdout, cfg, disk, load, cells, results)
 }
 
 // markerState tracks which marker the file holds.
@@ -346,4 +348,18 @@ func machine(cfg *config) string {
 		nodeVersion = strings.TrimSpace(string(out))
 	}
 	return fmt.Sprintf("%d CPUs (%s), %s/%s, %s, node %s", runtime.NumCPU(), cpu, runtime.GOOS, runtime.GOARCH, runtime.Version(), nodeVersion)
+}
+
+// loadAverage returns the 1-minute load average, or "?" where the system
+// does not report it: other work on the machine shows in the p90 column.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return "?"
+	}
+	return f[0]
 }

@@ -50,8 +50,8 @@ func fsServerVersion(entry string) string {
 
 // writeReport prints the markdown table. A ratio is server-filesystem's
 // time divided by editguard's: 2.0x means editguard took half as long.
-func writeReport(w io.Writer, cfg *config, disk string, cells []cell, results [][2][]time.Duration) error {
-	fmt.Fprintf(w, "Machine: %s\n", machine(cfg))
+func writeReport(w io.Writer, cfg *config, disk, load string, cells []cell, results [][2][]time.Duration) error {
+	fmt.Fprintf(w, "Machine: %s; %s\n", machine(cfg), load)
 	fmt.Fprintf(w, "Disk: %s\n", disk)
 	fmt.Fprintf(w, "server-filesystem %s; %d timed calls per server and cell after %d warm-up calls, alternating servers.\n\n",
 		fsServerVersion(cfg.fsServer), cfg.n, cfg.warmup)
