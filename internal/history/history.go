@@ -147,16 +147,9 @@ func Open(dir string, opts *Options) (*Store, error) {
 			return wrap(err)
 		}
 	}
-	// The 256 fan-out directories are created once, up front, so that Save
-	// never creates a directory (and never has to fsync objects/ for it).
-	if _, err := os.Stat(filepath.Join(dir, "objects", "ff")); err != nil {
-		for i := range 256 {
-			err := os.Mkdir(filepath.Join(dir, "objects", fmt.Sprintf("%02x", i)), 0o755)
-			if err != nil && !errors.Is(err, fs.ErrExist) {
-				return wrap(err)
-			}
-		}
-	}
+	// The 256 fan-out directories under objects/ are created by the first
+	// Save that needs each one (durably: see saveObject), so opening a
+	// workspace stays cheap.
 	// Make every directory we may have created durable, bottom up. On a
 	// clean directory an fsync costs next to nothing.
 	for _, d := range []string{

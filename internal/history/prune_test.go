@@ -165,6 +165,7 @@ func TestPruneRemovesLeftovers(t *testing.T) {
 		filepath.Join(s.dir, "index", ".tmp-456"),
 	}
 	for _, name := range leftovers {
+		os.MkdirAll(filepath.Dir(name), 0o755)
 		if err := os.WriteFile(name, orphan, 0o444); err != nil {
 			t.Fatal(err)
 		}
