@@ -92,3 +92,20 @@ func TestReadEditWrite(t *testing.T) {
 		t.Fatalf("file = %q", got)
 	}
 }
+
+// TestPathThroughAFile: a path whose parent is a regular file does not exist
+// (reads) and cannot be created (writes); neither is an IO failure.
+func TestPathThroughAFile(t *testing.T) {
+	w, dir := newWorkspace(t)
+	writeFile(t, dir, "a.txt", "x\n")
+	s := w.NewSession("t")
+	if _, err := s.Read(ctx, "a.txt/b", nil); !errors.Is(err, editguard.ErrNotFound) {
+		t.Errorf("Read(a.txt/b) error = %v, want NOT_FOUND", err)
+	}
+	if _, err := s.Write(ctx, "a.txt/b", "y", nil); !errors.Is(err, editguard.ErrNotAFile) {
+		t.Errorf("Write(a.txt/b) error = %v, want NOT_A_FILE", err)
+	}
+	if got := readFile(t, dir, "a.txt"); got != "x\n" {
+		t.Errorf("a.txt = %q, want it untouched", got)
+	}
+}

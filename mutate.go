@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"time"
@@ -384,6 +385,9 @@ func (w *Workspace) commit(t *target, obs *observation, pl *plan) (atomicfile.Re
 	if !obs.stat.Exists {
 		if t.dir == nil {
 			if err := w.root.MkdirAll(path.Dir(t.resolved), 0o755); err != nil {
+				if isNotDir(err) || errors.Is(err, fs.ErrExist) {
+					return atomicfile.Result{}, newError(CodeNotAFile, t.path, "a parent of the path is a file, not a directory", "", err)
+				}
 				return atomicfile.Result{}, ioError(t.path, err)
 			}
 			if err := t.openDir(w); err != nil {

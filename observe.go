@@ -59,7 +59,7 @@ func (w *Workspace) openTarget(p string) (*target, error) {
 }
 
 func (t *target) openDir(w *Workspace) error {
-	f, err := w.root.Open(path.Dir(t.resolved))
+	f, err := w.root.OpenFile(path.Dir(t.resolved), os.O_RDONLY|oDirectory, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

@@ -85,6 +85,9 @@ func (w *Workspace) OpenSession(name string) (*Session, error) {
 	return s, nil
 }
 
+// Workspace returns the workspace the session belongs to.
+func (s *Session) Workspace() *Workspace { return s.w }
+
 // Name returns the session's name.
 func (s *Session) Name() string { return s.name }
 

@@ -177,7 +177,9 @@ func (w *Workspace) resolve(p string) (string, error) {
 		cur := path.Join(append(done, elem)...)
 		fi, err := w.root.Lstat(cur)
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
+			// A missing element, or one under a regular file (ENOTDIR):
+			// the rest of the path cannot contain symlinks either.
+			if errors.Is(err, fs.ErrNotExist) || isNotDir(err) {
 				done = append(done, elem)
 				continue
 			}

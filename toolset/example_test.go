@@ -27,7 +27,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer ws.Close()
-	tools := toolset.New(ws.NewSession("agent-1"), &toolset.Options{Workspace: ws})
+	tools := toolset.New(ws.NewSession("agent-1"), nil)
 
 	// The catalogue the framework sends to the model.
 	for _, t := range tools.Tools() {

@@ -41,10 +41,6 @@ const (
 
 // Options configure a Toolset.
 type Options struct {
-	// Workspace is the workspace the session belongs to. list_directory,
-	// file_info and file_history need it and are offered only when it is
-	// set.
-	Workspace *editguard.Workspace
 	// ReadOnly offers only the tools that never change a file: read_file,
 	// list_directory, file_info and file_history.
 	ReadOnly bool
@@ -95,20 +91,19 @@ type toolDef struct {
 	name        string
 	description string
 	annotations Annotations
-	needsWS     bool
 	handler     handler
 }
 
 // defs lists the tools in the order they are offered.
 var defs = []toolDef{
-	{"read_file", readFileDescription, Annotations{ReadOnly: true, Idempotent: true}, false, (*Toolset).readFile},
-	{"list_directory", listDirectoryDescription, Annotations{ReadOnly: true, Idempotent: true}, true, (*Toolset).listDirectory},
-	{"file_info", fileInfoDescription, Annotations{ReadOnly: true, Idempotent: true}, true, (*Toolset).fileInfo},
-	{"file_history", fileHistoryDescription, Annotations{ReadOnly: true, Idempotent: true}, true, (*Toolset).fileHistory},
-	{"edit_file", editFileDescription, Annotations{Destructive: true}, false, (*Toolset).editFile},
-	{"write_file", writeFileDescription, Annotations{Destructive: true, Idempotent: true}, false, (*Toolset).writeFile},
-	{"restore_file", restoreFileDescription, Annotations{Destructive: true, Idempotent: true}, false, (*Toolset).restoreFile},
-	{"begin_turn", beginTurnDescription, Annotations{Idempotent: true}, false, (*Toolset).beginTurn},
+	{"read_file", readFileDescription, Annotations{ReadOnly: true, Idempotent: true}, (*Toolset).readFile},
+	{"list_directory", listDirectoryDescription, Annotations{ReadOnly: true, Idempotent: true}, (*Toolset).listDirectory},
+	{"file_info", fileInfoDescription, Annotations{ReadOnly: true, Idempotent: true}, (*Toolset).fileInfo},
+	{"file_history", fileHistoryDescription, Annotations{ReadOnly: true, Idempotent: true}, (*Toolset).fileHistory},
+	{"edit_file", editFileDescription, Annotations{Destructive: true}, (*Toolset).editFile},
+	{"write_file", writeFileDescription, Annotations{Destructive: true, Idempotent: true}, (*Toolset).writeFile},
+	{"restore_file", restoreFileDescription, Annotations{Destructive: true, Idempotent: true}, (*Toolset).restoreFile},
+	{"begin_turn", beginTurnDescription, Annotations{Idempotent: true}, (*Toolset).beginTurn},
 }
 
 // New returns the tools over session s. opts may be nil.
@@ -117,12 +112,9 @@ func New(s *editguard.Session, opts *Options) *Toolset {
 	if opts != nil {
 		o = *opts
 	}
-	t := &Toolset{s: s, ws: o.Workspace, byKey: map[string]handler{}}
+	t := &Toolset{s: s, ws: s.Workspace(), byKey: map[string]handler{}}
 	for _, d := range defs {
 		if o.ReadOnly && !d.annotations.ReadOnly {
-			continue
-		}
-		if d.needsWS && o.Workspace == nil {
 			continue
 		}
 		t.tools = append(t.tools, Tool{Name: d.name, Description: d.description, InputSchema: schemas[d.name], Annotations: d.annotations})

@@ -35,7 +35,7 @@ func newWorkspace(t *testing.T, files map[string]string) *editguard.Workspace {
 }
 
 func newToolset(ws *editguard.Workspace, opts *toolset.Options) *toolset.Toolset {
-	o := toolset.Options{Workspace: ws}
+	o := toolset.Options{}
 	if opts != nil {
 		o.ReadOnly = opts.ReadOnly
 	}

@@ -100,7 +100,7 @@ func (s *Server) NewMCPServer() *mcp.Server {
 	// whole id addresses the session.
 	sess := s.ws.NewSession("mcp-" + id[:8])
 	st := &session{
-		tools: toolset.New(sess, &toolset.Options{Workspace: s.ws, ReadOnly: s.opts.Approve == ApproveReadOnly}),
+		tools: toolset.New(sess, &toolset.Options{ReadOnly: s.opts.Approve == ApproveReadOnly}),
 	}
 	if s.opts.Approve == ApproveAsk {
 		sess.SetApprover(editguard.ApproverFunc(st.approve))
