@@ -191,7 +191,7 @@ type fileSet struct {
 func newFileSet(c *Config) fileSet {
 	gens := 1
 	if c.Rotate > 0 {
-		gens = int(c.Duration/c.Rotate) + 1
+		gens = max(int((c.Duration+c.Rotate-1)/c.Rotate), 1)
 	}
 	return fileSet{n: c.Files, rotate: c.Rotate, gens: gens}
 }
