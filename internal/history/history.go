@@ -36,6 +36,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -75,6 +76,15 @@ type Store struct {
 	dir      string
 	keep     int
 	maxBytes int64 // < 0: unlimited
+
+	// durable maps the names (objects and index files) whose directory
+	// entry this Store has fsynced to the file (device, inode) the name
+	// pointed to then. While the name points to the same file its entry
+	// stays durable, so later Saves skip the directory fsync; a name that
+	// was removed and created again (by Prune, or by another process's
+	// Save that died before its own fsync) points to a new inode and is
+	// synced again.
+	durable sync.Map
 }
 
 var (

@@ -83,8 +83,8 @@ func (s *Store) putObject(sum string, content []byte) error {
 			// The object may have been renamed into place by a Save that
 			// died before its directory fsync; without this fsync the
 			// version we are about to record could point at a name a power
-			// loss takes away. On a clean directory it is nearly free.
-			return syncDir(dir)
+			// loss takes away. Once done, this Store need not repeat it.
+			return s.syncEntry(dir, name, fi)
 		}
 		// The name holds other bytes: either the object was damaged, and
 		// we replace it with the good content we hold, or sum is not the
@@ -148,7 +148,29 @@ func (s *Store) putObject(sum string, content []byte) error {
 	}
 	ok = true
 	// Make the new name durable before the index refers to it.
-	return syncDir(dir)
+	return s.syncEntry(dir, name, nil)
+}
+
+// syncEntry fsyncs dir, which holds name, unless this Store already did so
+// while name named the same file (fi, if the caller has it; else it is
+// looked up). A name that was replaced since, by another process's Prune
+// or Save, names a new inode, and is synced again.
+func (s *Store) syncEntry(dir, name string, fi os.FileInfo) error {
+	if fi == nil {
+		var err error
+		if fi, err = os.Stat(name); err != nil {
+			return err
+		}
+	}
+	id := fileID(fi)
+	if v, ok := s.durable.Load(name); ok && v == id {
+		return nil
+	}
+	if err := syncDir(dir); err != nil {
+		return err
+	}
+	s.durable.Store(name, id)
+	return nil
 }
 
 func sameContent(name string, content []byte) bool {
@@ -218,7 +240,11 @@ func (s *Store) append(path string, line func(last uint64) ([]byte, error), dura
 	}
 	// The index file may have just been created (by us, or by a Save that
 	// died before reaching this line); make its name durable too.
-	return syncDir(filepath.Dir(name))
+	fi, err := os.Stat(name)
+	if err != nil {
+		return err
+	}
+	return s.syncEntry(filepath.Dir(name), name, fi)
 }
 
 // scanTail reads the end of an index and returns the sequence number of the
