@@ -22,7 +22,7 @@
 // from before its process starts to after it exits), and the verification
 // uses those intervals to separate what the unguarded writer may
 // legitimately cause from what only an editguard bug can explain; see
-// [Verify] for the rules and why they hold.
+// verify for the rules and why they hold.
 package soak
 
 import (
@@ -437,7 +437,7 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 			rec.addError("server: %v", err)
 		}
 	}
-	rep, err := Verify(&c, rec, files)
+	rep, err := verify(&c, rec, files)
 	if err != nil {
 		return nil, err
 	}

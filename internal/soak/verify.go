@@ -102,7 +102,7 @@ var allowedRefusals = map[Mode]map[string]bool{
 	ModeLoad: {"STALE_FILE": true, "NOT_READ": true},
 }
 
-// Verify checks a finished run. Its rules, for a marker M of a guarded edit
+// verify checks a finished run. Its rules, for a marker M of a guarded edit
 // attempt with call interval [start, end] on file F:
 //
 //  1. A guarded commit changes F only if F is byte-for-byte what its
@@ -129,7 +129,7 @@ var allowedRefusals = map[Mode]map[string]bool{
 // an ok record names is in history with the recorded sha256 and is a whole
 // file, unless retention removed it (only versions older than the newest
 // KeepVersions may be gone); and no temp file is left in the tree.
-func Verify(c *Config, rec *recorder, files fileSet) (*Report, error) {
+func verify(c *Config, rec *recorder, files fileSet) (*Report, error) {
 	rep := &Report{
 		Mode: c.Mode, CLIWorkers: c.CLIWorkers, MCPSessions: c.MCPSessions,
 		Committed: map[string]int{}, Refused: map[string]int{},
@@ -166,7 +166,7 @@ type events struct {
 	writes   []unguardedWrite
 }
 
-// checkMarkers applies rules 1-4 of Verify and checks that each final file
+// checkMarkers applies rules 1-4 of verify and checks that each final file
 // is whole: a header, known markers each once and in their own file, END.
 func checkMarkers(rep *Report, ev *events, final map[string]string, allowed map[string]bool) {
 	writesOf := make(map[string][]unguardedWrite)
