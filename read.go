@@ -54,6 +54,14 @@ func (s *Session) Read(ctx context.Context, p string, opts *ReadOptions) (*ReadR
 		return nil, err
 	}
 	defer t.close()
+	if (o.Offset > 0 || o.Limit > 0) && isUTF8Name(o.Encoding) {
+		if b, ok := s.baseline(t.resolved); !ok || b.Encoding == "" {
+			res, err := s.readPart(t, p, &o)
+			if err != errNotPlainText {
+				return res, err
+			}
+		}
+	}
 	obs, err := s.w.observe(t)
 	if err != nil {
 		return nil, err
@@ -94,6 +102,49 @@ func (s *Session) Read(ctx context.Context, p string, opts *ReadOptions) (*ReadR
 		FullRead: full, CapturedAt: time.Now(), Encoding: explicitEncoding(o.Encoding, doc),
 	})
 	return res, err
+}
+
+// readPart serves a read of some lines by streaming the file (see
+// streamLines): the whole file is hashed, only the lines asked for are
+// kept, and files of any size can be read this way. It returns
+// errNotPlainText when the file needs the full decode.
+func (s *Session) readPart(t *target, p string, o *ReadOptions) (*ReadResult, error) {
+	if t.dir == nil {
+		return nil, newError(CodeNotFound, p, "file does not exist", "check the path with list_directory", nil)
+	}
+	f, st, err := t.dir.Open(t.base)
+	if err != nil {
+		return nil, ioError(p, err)
+	}
+	if f == nil {
+		obs := &observation{stat: st}
+		if !st.Exists {
+			return nil, newError(CodeNotFound, p, "file does not exist", "check the path with list_directory", nil)
+		}
+		return nil, notAFile(p, obs)
+	}
+	defer f.Close()
+	sr, err := streamLines(f, o.Offset, o.Limit)
+	if err == errNotPlainText {
+		return nil, err
+	}
+	if err != nil {
+		return nil, ioError(p, err)
+	}
+	res := &ReadResult{
+		Path: p, Content: sr.text, SHA256: sr.sum, SizeBytes: st.Size, MtimeMS: st.MtimeNS / 1e6,
+		TotalLines: sr.total, Encoding: "utf-8", LineEnding: sr.lineEnding, Truncated: !sr.full,
+		Offset: max(o.Offset, 1),
+	}
+	err = s.setBaseline(Baseline{
+		Path: t.resolved, SHA256: sr.sum, Size: st.Size, MtimeMS: res.MtimeMS,
+		FullRead: sr.full, CapturedAt: time.Now(),
+	})
+	return res, err
+}
+
+func isUTF8Name(enc string) bool {
+	return enc == "" || strings.EqualFold(enc, "utf-8") || strings.EqualFold(enc, "utf8")
 }
 
 // explicitEncoding is the encoding to remember for later edits: only one the

@@ -422,3 +422,33 @@ func (d *Dir) Put(name string, data []byte, opts Options) (Result, error) {
 	}
 	return Result{Strategy: Rename}, nil
 }
+
+// Open opens the regular file name for reading without following a
+// symlink, and returns it with its fstat. For a missing entry it returns a
+// nil file and Stat{Exists: false}; for anything but a regular file, a nil
+// file and the entry's Stat.
+func (d *Dir) Open(name string) (*os.File, Stat, error) {
+	fd, err := sys.openat(d.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		if err == unix.ENOENT {
+			return nil, Stat{}, nil
+		}
+		if err == unix.ELOOP || err == unix.ENXIO || err == unix.EISDIR {
+			st, _, _, err := d.lstat(name)
+			return nil, st, err
+		}
+		return nil, Stat{}, &StepError{"open target", err}
+	}
+	f := os.NewFile(uintptr(fd), name)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		f.Close()
+		return nil, Stat{}, &StepError{"fstat target", err}
+	}
+	s := statFrom(&st)
+	if !s.Regular() {
+		f.Close()
+		return nil, s, nil
+	}
+	return f, s, nil
+}
