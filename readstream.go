@@ -54,11 +54,11 @@ func streamLines(r io.Reader, offset, limit int) (*streamed, error) {
 		return nil, errNotPlainText
 	}
 	var (
-		sel       strings.Builder
-		line      = 1 // number of the line being read
-		lf, crlf  int
-		prevCR    bool // the previous piece of this line ended in '\r'
-		partial   bool // the current line has unterminated content
+		sel      strings.Builder
+		line     = 1 // number of the line being read
+		lf, crlf int
+		prevCR   bool // the previous piece of this line ended in '\r'
+		partial  bool // the current line has unterminated content
 	)
 	for {
 		piece, err := br.ReadSlice('\n')
