@@ -84,21 +84,33 @@ type env struct {
 	sess *editguard.Session
 }
 
-// session opens the workspace and the persistent session.
-func (e *env) session() (*editguard.Session, error) {
-	if e.sess != nil {
-		return e.sess, nil
+// workspace opens the workspace.
+func (e *env) workspace() (*editguard.Workspace, error) {
+	if e.ws != nil {
+		return e.ws, nil
 	}
 	ws, err := editguard.Open(e.root, nil)
 	if err != nil {
 		return nil, err
 	}
-	s, err := ws.OpenSession(e.sessionName)
+	e.ws = ws
+	return ws, nil
+}
+
+// session opens the workspace and the persistent session.
+func (e *env) session() (*editguard.Session, error) {
+	if e.sess != nil {
+		return e.sess, nil
+	}
+	ws, err := e.workspace()
 	if err != nil {
-		ws.Close()
 		return nil, err
 	}
-	e.ws, e.sess = ws, s
+	s, err := ws.OpenSession(e.sessionName)
+	if err != nil {
+		return nil, err
+	}
+	e.sess = s
 	return s, nil
 }
 

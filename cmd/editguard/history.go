@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"text/tabwriter"
+)
+
+var historyCmd = &command{
+	name:    "history",
+	args:    "PATH [--json]",
+	summary: "list the versions of a file that editguard displaced, newest first",
+	help: `History lists every content of PATH that a write, edit or restore displaced,
+newest first: its version ID (give it to restore or diff), time, SHA-256,
+size and the operation that displaced it. "(did not exist)" marks the state
+before the file was created; restoring it deletes the file.
+
+With --json it prints a list of {version, time, sha256, size_bytes, op, ...}.`,
+}
+
+func init() {
+	historyCmd.run = runHistory
+	register(historyCmd)
+}
+
+func runHistory(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(historyCmd.name)
+	fs.BoolVar(&e.json, "json", false, "print the versions as JSON")
+	pos, err := parseCommand(e, historyCmd, fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef(historyCmd.name, "history takes exactly one PATH, got %d", len(pos))
+	}
+	w, err := e.workspace()
+	if err != nil {
+		return err
+	}
+	vs, err := w.History(pos[0])
+	if err != nil {
+		return err
+	}
+	if e.json {
+		if vs == nil {
+			return e.printJSON([]any{})
+		}
+		return e.printJSON(vs)
+	}
+	if len(vs) == 0 {
+		fmt.Fprintf(e.stderr, "%s: no history\n", pos[0])
+		return nil
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "VERSION\tTIME\tSHA256\tSIZE\tOP\tSESSION")
+	for _, v := range vs {
+		sum, size := v.SHA256[:min(12, len(v.SHA256))], fmt.Sprint(v.SizeBytes)
+		if v.Absent {
+			sum, size = "(did not exist)", "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.ID, v.Time, sum, size, v.Op, v.Session)
+	}
+	return tw.Flush()
+}

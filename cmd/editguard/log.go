@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/editguard/editguard"
+)
+
+var logCmd = &command{
+	name:    "log",
+	args:    "[--path P] [--session S] [--tool T] [--json]",
+	summary: "print the ledger: every change attempted, accepted or refused",
+	help: `Log prints the ledger's records, oldest first: every write, edit and restore
+that was attempted through editguard, whether it was committed or refused
+(and why), by which session, with the SHA-256 before and after and the
+history version that keeps what was displaced.
+
+--path, --session and --tool select records. With --json it prints one JSON
+record per line, exactly as stored (with its hash chain fields).`,
+}
+
+func init() {
+	logCmd.run = runLog
+	register(logCmd)
+}
+
+func runLog(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(logCmd.name)
+	var f editguard.LogFilter
+	fs.StringVar(&f.Path, "path", "", "only records of the file `P`")
+	fs.StringVar(&f.Session, "session", "", "only records of session `S`")
+	fs.StringVar(&f.Tool, "tool", "", "only records of tool `T` (write_file, edit_file, restore_file)")
+	fs.BoolVar(&e.json, "json", false, "print records as JSON lines")
+	pos, err := parseCommand(e, logCmd, fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		return usagef(logCmd.name, "log takes no arguments, got %q", pos)
+	}
+	w, err := e.workspace()
+	if err != nil {
+		return err
+	}
+	if e.json {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetEscapeHTML(false)
+		return w.Log(f, func(r *editguard.LedgerRecord) error { return enc.Encode(r) })
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SEQ\tTIME\tSESSION\tTOOL\tPATH\tOUTCOME\tAFTER\tVERSION")
+	err = w.Log(f, func(r *editguard.LedgerRecord) error {
+		outcome := r.Outcome
+		if r.ErrorCode != "" {
+			outcome = r.ErrorCode
+			if r.ErrorReason != "" {
+				outcome += " (" + r.ErrorReason + ")"
+			}
+		}
+		after := r.SHA256After[:min(12, len(r.SHA256After))]
+		_, err := fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Seq, r.Time.Format("2006-01-02 15:04:05"),
+			r.Session, r.Tool, r.Path, outcome, after, r.HistoryVersion)
+		return err
+	})
+	if ferr := tw.Flush(); err == nil {
+		err = ferr
+	}
+	return err
+}

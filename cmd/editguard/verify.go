@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/editguard/editguard"
+)
+
+var verifyCmd = &command{
+	name:    "verify",
+	args:    "",
+	summary: "check the ledger's hash chain",
+	help: `Verify checks that no ledger record was edited, deleted, reordered or
+inserted: every record's hash must cover its content and the previous
+record's hash. It prints the number of records and exits 0, or names the
+first bad sequence number and exits 1.`,
+}
+
+func init() {
+	verifyCmd.run = runVerify
+	register(verifyCmd)
+}
+
+func runVerify(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(verifyCmd.name)
+	pos, err := parseCommand(e, verifyCmd, fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		return usagef(verifyCmd.name, "verify takes no arguments, got %q", pos)
+	}
+	w, err := e.workspace()
+	if err != nil {
+		return err
+	}
+	if r := w.LedgerRecovery(); r != nil {
+		fmt.Fprintf(e.stderr, "ledger: cut a torn final line of %d bytes at offset %d (left by an interrupted append)\n", r.Bytes, r.Offset)
+	}
+	n, err := w.VerifyLedger()
+	var ve *editguard.LedgerVerifyError
+	if errors.As(err, &ve) {
+		return &editguard.Error{Code: editguard.CodeIO,
+			Message: fmt.Sprintf("ledger verification failed at seq %d (line %d): %s", ve.Seq, ve.Line, ve.Reason),
+			Details: map[string]any{"seq": ve.Seq, "line": ve.Line, "reason": ve.Reason}, Err: err}
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "ledger ok: %d records, hash chain intact\n", n)
+	return nil
+}
