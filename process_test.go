@@ -1,0 +1,288 @@
+//go:build unix
+
+package editguard_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/editguard/editguard"
+)
+
+// Tests in this file start copies of the test binary as separate processes:
+// the child runs TestWorkerProcess, which does the job named in
+// EDITGUARD_TEST_WORKER and writes what it did as JSON to
+// EDITGUARD_TEST_OUT.
+const (
+	workerEnv    = "EDITGUARD_TEST_WORKER"
+	workerDirEnv = "EDITGUARD_TEST_DIR"
+	workerOutEnv = "EDITGUARD_TEST_OUT"
+	workerArgEnv = "EDITGUARD_TEST_ARG"
+)
+
+// TestWorkerProcess is the body of a child process; it does nothing in a
+// normal test run.
+func TestWorkerProcess(t *testing.T) {
+	job := os.Getenv(workerEnv)
+	if job == "" {
+		t.Skip("runs only as a child process of another test")
+	}
+	dir, arg := os.Getenv(workerDirEnv), os.Getenv(workerArgEnv)
+	var out any
+	var err error
+	switch job {
+	case "append":
+		out, err = appendWorker(dir, arg)
+	case "unguarded":
+		out, err = unguardedWorker(dir, arg)
+	case "bigwrite":
+		err = bigWriteWorker(dir, arg) // runs until killed
+	default:
+		err = fmt.Errorf("unknown job %q", job)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.Marshal(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(os.Getenv(workerOutEnv), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// startWorker starts a child process running job in dir.
+func startWorker(t *testing.T, job, dir, arg, out string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestWorkerProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), workerEnv+"="+job, workerDirEnv+"="+dir, workerArgEnv+"="+arg, workerOutEnv+"="+out)
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stderr, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	return cmd
+}
+
+func waitWorker(t *testing.T, cmd *exec.Cmd, out string, v any) {
+	t.Helper()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("worker %v: %v\n%s", cmd.Env[len(cmd.Env)-4:], err, cmd.Stdout)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// appendWorker appends to log.txt with appendRounds. arg is
+// "ID,ROUNDS,PAUSE".
+func appendWorker(dir, arg string) (*appendLog, error) {
+	f := strings.Split(arg, ",")
+	rounds, _ := strconv.Atoi(f[1])
+	pause, _ := time.ParseDuration(f[2])
+	w, err := editguard.Open(dir, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer w.Close()
+	return appendRounds(ctx, w.NewSession(f[0]), "log.txt", f[0], rounds, pause)
+}
+
+// TestProcessesNoLostUpdate races processes, each with its own workspace
+// handle and session, appending to one file: the per-file lock must
+// serialise check-then-commit across processes.
+func TestProcessesNoLostUpdate(t *testing.T) {
+	const procs = 6
+	rounds := 8
+	if testing.Short() {
+		rounds = 4
+	}
+	w, dir := newWorkspace(t)
+	w.Close()
+	writeFile(t, dir, "log.txt", "start\n")
+	out := t.TempDir()
+	cmds := make([]*exec.Cmd, procs)
+	for i := range procs {
+		cmds[i] = startWorker(t, "append", dir, fmt.Sprintf("p%d,%d,0s", i, rounds), filepath.Join(out, fmt.Sprint(i)))
+	}
+	logs := make([]*appendLog, procs)
+	for i, cmd := range cmds {
+		logs[i] = new(appendLog)
+		waitWorker(t, cmd, filepath.Join(out, fmt.Sprint(i)), logs[i])
+	}
+	checkAppended(t, readFile(t, dir, "log.txt"), logs)
+	if got, want := countCommitted(logs), procs*rounds; got != want {
+		t.Errorf("%d edits committed, want %d", got, want)
+	}
+	assertNoTemp(t, dir)
+}
+
+// unguardedWrite is one completed write of the non-cooperating writer.
+type unguardedWrite struct {
+	Marker string `json:"marker"`
+	Start  int64  `json:"start"` // before reading the file
+	End    int64  `json:"end"`   // after os.WriteFile returned
+	// Content is what it wrote: the file as it read it plus its marker.
+	Content string `json:"content"`
+}
+
+// copiedByUnguarded reports whether an unguarded write carried line.
+func copiedByUnguarded(uw []unguardedWrite, line string) bool {
+	for _, u := range uw {
+		if strings.Contains("\n"+u.Content, "\n"+line+"\n") {
+			return true
+		}
+	}
+	return false
+}
+
+// unguardedWorker is a program that knows nothing of editguard: it appends
+// marker lines to log.txt by os.ReadFile and os.WriteFile (truncate and
+// write in place), with no lock. arg is "COUNT,PAUSE".
+func unguardedWorker(dir, arg string) ([]unguardedWrite, error) {
+	f := strings.Split(arg, ",")
+	n, _ := strconv.Atoi(f[0])
+	pause, _ := time.ParseDuration(f[1])
+	p := filepath.Join(dir, "log.txt")
+	var log []unguardedWrite
+	for i := range n {
+		time.Sleep(pause)
+		start := time.Now().UnixNano()
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		if len(data) == 0 || data[len(data)-1] != '\n' {
+			continue // it too can catch a torn state of its own making; skip
+		}
+		marker := fmt.Sprintf("U%d", i)
+		content := string(data) + marker + "\n"
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			return nil, err
+		}
+		log = append(log, unguardedWrite{Marker: marker, Start: start, End: time.Now().UnixNano(), Content: content})
+	}
+	return log, nil
+}
+
+// TestNonCooperatingWriter races guarded writers against a program that
+// rewrites the file without any lock, and counts what each side lost.
+//
+// A marker line of the unguarded writer that is missing from the final file
+// was lost either by a later unguarded write that did not contain it (then
+// something replaced the file in between) or, for its last write, by
+// whatever came after. Such a loss is charged to the guarded commits only
+// if no guarded Edit call overlapped the unguarded write in time: the
+// exchange-verify step re-hashes the displaced file after the swap and
+// undoes the swap if it is not what was verified, so a write that completed
+// before a guarded commit's exchange is never lost. That count must be zero.
+// Losses of writes in flight during a guarded call (the unguarded writer
+// truncating and writing an inode that the swap just displaced), guarded
+// lines overwritten by the unguarded writer's stale read-modify-write, and
+// lines of a refused commit that the unguarded writer read while the
+// exchange was not yet undone and wrote back, are outside what any lock can
+// prevent; they are counted and reported.
+func TestNonCooperatingWriter(t *testing.T) {
+	const guarded = 2
+	rounds, unguardedWrites := 20, 700
+	if testing.Short() {
+		rounds, unguardedWrites = 10, 150
+	}
+	w, dir := newWorkspace(t)
+	w.Close()
+	writeFile(t, dir, "log.txt", "start\n")
+	out := t.TempDir()
+	var cmds []*exec.Cmd
+	for i := range guarded {
+		cmds = append(cmds, startWorker(t, "append", dir, fmt.Sprintf("g%d,%d,25ms", i, rounds), filepath.Join(out, fmt.Sprint(i))))
+	}
+	ucmd := startWorker(t, "unguarded", dir, fmt.Sprintf("%d,3ms", unguardedWrites), filepath.Join(out, "u"))
+
+	var logs []*appendLog
+	for i, cmd := range cmds {
+		lg := new(appendLog)
+		waitWorker(t, cmd, filepath.Join(out, fmt.Sprint(i)), lg)
+		logs = append(logs, lg)
+	}
+	var uw []unguardedWrite
+	waitWorker(t, ucmd, filepath.Join(out, "u"), &uw)
+
+	final := readFile(t, dir, "log.txt")
+	has := func(content, line string) bool {
+		return strings.Contains("\n"+content, "\n"+line+"\n")
+	}
+	overlaps := func(u unguardedWrite) bool {
+		for _, lg := range logs {
+			for _, c := range lg.Calls {
+				if c[0] <= u.End && u.Start <= c[1] {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	var survived, carried, lostInFlight, lostUnexplained int
+	for i, u := range uw {
+		switch {
+		case has(final, u.Marker):
+			survived++
+		case i+1 < len(uw) && has(uw[i+1].Content, u.Marker):
+			carried++ // its loss is the loss of a later write that included it
+		case overlaps(u):
+			lostInFlight++
+		default:
+			lostUnexplained++
+			t.Errorf("unguarded write %s completed with no guarded call overlapping it, and was lost", u.Marker)
+		}
+	}
+	guardedLost, leaked := 0, 0
+	for _, lg := range logs {
+		for _, l := range lg.Committed {
+			if !has(final, l) {
+				guardedLost++
+			}
+		}
+		for _, l := range lg.Refused {
+			if !has(final, l) {
+				continue
+			}
+			// A refused commit's content is visible between the exchange
+			// and its undo; an unguarded read-modify-write in that window
+			// copies it. Any other way in is a defect.
+			if copiedByUnguarded(uw, l) {
+				leaked++
+			} else {
+				t.Errorf("refused guarded line %q is in the file, and no unguarded write copied it", l)
+			}
+		}
+	}
+	t.Logf("unguarded writes: %d completed; %d in the final file; %d lost but carried by a later unguarded write; "+
+		"%d lost while a guarded call was in flight; %d lost otherwise (must be 0)",
+		len(uw), survived, carried, lostInFlight, lostUnexplained)
+	t.Logf("guarded edits: %d committed, %d refused; %d committed lines later overwritten by the unguarded writer; "+
+		"%d refused lines copied by the unguarded writer while the undone exchange was visible",
+		countCommitted(logs), len(logs[0].Refused)+len(logs[1].Refused), guardedLost, leaked)
+	if survived == 0 {
+		t.Error("no unguarded write survived: the test measured nothing")
+	}
+	assertNoTemp(t, dir)
+}
