@@ -315,7 +315,7 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 		// what the person approved a change to.
 		lock.Unlock()
 		lock = nil
-		ok, err := ap.Approve(&Preview{Tool: c.tool, Path: c.path, Diff: res.Diff, Created: res.Created, Deleted: pl.remove})
+		ok, err := ap.Approve(ctx, &Preview{Tool: c.tool, Path: c.path, Diff: res.Diff, Created: res.Created, Deleted: pl.remove})
 		if err != nil {
 			a.rec.Approval = "failed"
 			return nil, newError(CodeRejected, c.path, "approval failed: "+err.Error(), "", err)

@@ -1,6 +1,7 @@
 package editguard
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -44,17 +45,18 @@ type Session struct {
 }
 
 // Approver decides whether a previewed change may be committed. Approve is
-// called without any lock held (a person may take minutes); the commit
-// re-checks the file afterwards.
+// called with the context of the Write, Edit or Restore call and without any
+// lock held (a person may take minutes); the commit re-checks the file
+// afterwards.
 type Approver interface {
-	Approve(p *Preview) (bool, error)
+	Approve(ctx context.Context, p *Preview) (bool, error)
 }
 
 // ApproverFunc adapts a function to Approver.
-type ApproverFunc func(p *Preview) (bool, error)
+type ApproverFunc func(ctx context.Context, p *Preview) (bool, error)
 
 // Approve calls f.
-func (f ApproverFunc) Approve(p *Preview) (bool, error) { return f(p) }
+func (f ApproverFunc) Approve(ctx context.Context, p *Preview) (bool, error) { return f(ctx, p) }
 
 // Preview is a change awaiting approval.
 type Preview struct {

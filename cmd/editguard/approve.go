@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -21,7 +22,7 @@ type prompter struct {
 
 // Approve shows the diff and asks. Anything but "y" or "yes", including
 // end of input, is a no.
-func (p *prompter) Approve(pv *editguard.Preview) (bool, error) {
+func (p *prompter) Approve(_ context.Context, pv *editguard.Preview) (bool, error) {
 	writeDiff(p.out, pv.Diff, p.color)
 	fmt.Fprint(p.out, "Apply this change? [y/N] ")
 	line, err := p.in.ReadString('\n')

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"strings"
 	"testing"
 
@@ -25,7 +26,7 @@ func TestPrompterAnswers(t *testing.T) {
 	for _, tt := range tests {
 		var out strings.Builder
 		p := &prompter{in: bufio.NewReader(strings.NewReader(tt.input)), out: &out}
-		got, err := p.Approve(&editguard.Preview{Path: "a", Diff: "--- a/a\n+++ b/a\n@@ -1 +1 @@\n-x\n+y\n"})
+		got, err := p.Approve(context.Background(), &editguard.Preview{Path: "a", Diff: "--- a/a\n+++ b/a\n@@ -1 +1 @@\n-x\n+y\n"})
 		if err != nil {
 			t.Fatalf("Approve(%q) error = %v", tt.input, err)
 		}

@@ -16,8 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
-	"sync/atomic"
 
 	"github.com/editguard/editguard"
 	"github.com/editguard/editguard/toolset"
@@ -131,26 +129,16 @@ func (s *Server) NewMCPServer() *mcp.Server {
 // session is the state of one MCP session.
 type session struct {
 	tools *toolset.Toolset
-
-	// asking orders the changes of a session that asks for approval, one
-	// question at a time; call is the change being asked about, read by
-	// the approver, which the core calls without a context.
-	asking sync.Mutex
-	call   atomic.Pointer[pendingCall]
 }
 
-type pendingCall struct {
-	ctx context.Context
-	ss  *mcp.ServerSession
-}
+// clientKey carries the ServerSession of a tool call through the core to
+// the approver, which asks that client.
+type clientKey struct{}
 
 func (st *session) handler(name string, asks bool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		if asks {
-			st.asking.Lock()
-			defer st.asking.Unlock()
-			st.call.Store(&pendingCall{ctx: ctx, ss: req.Session})
-			defer st.call.Store(nil)
+			ctx = context.WithValue(ctx, clientKey{}, req.Session)
 		}
 		out, err := st.tools.Execute(ctx, name, req.Params.Arguments)
 		if err != nil {
@@ -204,12 +192,12 @@ const maxDiffInQuestion = 64 << 10
 // approve puts a change to the person at the client. Only an explicit
 // accept with approve=true commits; decline, cancel, a missing answer or a
 // failed request do not.
-func (st *session) approve(p *editguard.Preview) (bool, error) {
-	c := st.call.Load()
-	if c == nil || c.ss == nil {
+func (st *session) approve(ctx context.Context, p *editguard.Preview) (bool, error) {
+	ss, _ := ctx.Value(clientKey{}).(*mcp.ServerSession)
+	if ss == nil {
 		return false, errors.New("no client to ask")
 	}
-	ip := c.ss.InitializeParams()
+	ip := ss.InitializeParams()
 	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
 		return false, errNoElicitation
 	}
@@ -224,7 +212,7 @@ func (st *session) approve(p *editguard.Preview) (bool, error) {
 	if len(diff) > maxDiffInQuestion {
 		diff = diff[:maxDiffInQuestion] + "\n[diff cut: " + fmt.Sprint(len(p.Diff)-maxDiffInQuestion) + " more bytes]\n"
 	}
-	res, err := c.ss.Elicit(c.ctx, &mcp.ElicitParams{
+	res, err := ss.Elicit(ctx, &mcp.ElicitParams{
 		Message:         fmt.Sprintf("editguard: %s wants to %s %s.\n\n%s", p.Tool, what, p.Path, diff),
 		RequestedSchema: approvalSchema,
 	})
