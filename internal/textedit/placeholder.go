@@ -57,12 +57,13 @@ func DetectPlaceholders(oldText, newText string) []Placeholder {
 	lines := strings.Split(newText, "\n")
 	for i, l := range lines {
 		t := strings.TrimSpace(l)
-		if t == "" || strings.Contains(oldText, t) {
+		// The pattern test first: it looks at one line, while the
+		// search of the old text is linear in the file, and doing it for
+		// every line made a large write quadratic.
+		if t == "" || !isPlaceholder(t, lines[:i], l) || strings.Contains(oldText, t) {
 			continue
 		}
-		if isPlaceholder(t, lines[:i], l) {
-			out = append(out, Placeholder{Line: i + 1, Text: t})
-		}
+		out = append(out, Placeholder{Line: i + 1, Text: t})
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package textedit
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -101,5 +102,17 @@ func TestPlaceholderGolden(t *testing.T) {
 				t.Errorf("DetectPlaceholders() lines = %q, want %q", g, w)
 			}
 		})
+	}
+}
+
+func BenchmarkDetectPlaceholders1MiB(b *testing.B) {
+	var old, nw strings.Builder
+	for i := 0; old.Len() < 1<<20; i++ {
+		fmt.Fprintf(&old, "\tvalue%d := compute(%d) // step %d\n", i, i, i)
+		fmt.Fprintf(&nw, "\tvalue%d := compute(%d) // step %d changed\n", i, i, i)
+	}
+	b.SetBytes(int64(old.Len()))
+	for i := 0; i < b.N; i++ {
+		DetectPlaceholders(old.String(), nw.String())
 	}
 }
