@@ -109,3 +109,40 @@ func TestPathThroughAFile(t *testing.T) {
 		t.Errorf("a.txt = %q, want it untouched", got)
 	}
 }
+
+// TestRepointedSymlinkIsStale: a symlink read while it led to a.txt and
+// re-pointed at b.txt since must not let a change land in b.txt, which the
+// session never saw.
+func TestRepointedSymlinkIsStale(t *testing.T) {
+	w, dir := newWorkspace(t)
+	writeFile(t, dir, "a.txt", "same\n")
+	writeFile(t, dir, "b.txt", "same\n")
+	if err := os.Symlink("a.txt", filepath.Join(dir, "link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	s := w.NewSession("t")
+	if _, err := s.Read(ctx, "link.txt", nil); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(dir, "link.txt"))
+	if err := os.Symlink("b.txt", filepath.Join(dir, "link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Edit(ctx, "link.txt", []editguard.Edit{{OldString: "same", NewString: "changed"}}, nil)
+	if !errors.Is(err, editguard.ErrStaleFile) || reason(err) != editguard.ReasonTypeChanged {
+		t.Fatalf("Edit through re-pointed link error = %v, want STALE_FILE type_changed", err)
+	}
+	if got := readFile(t, dir, "b.txt"); got != "same\n" {
+		t.Fatalf("b.txt = %q, want untouched", got)
+	}
+	// Reading again through the link recovers.
+	if _, err := s.Read(ctx, "link.txt", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Edit(ctx, "link.txt", []editguard.Edit{{OldString: "same", NewString: "changed"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, dir, "b.txt"); got != "changed\n" {
+		t.Fatalf("b.txt = %q, want the edit", got)
+	}
+}

@@ -285,7 +285,7 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 	}
 	a.rec.Observed = ledgerState(obs.state())
 	a.rec.SHA256Before = obs.sum
-	base, err := s.check(c.path, t.resolved, c.pre, obs, c.wholeFile)
+	base, err := s.check(t, c.pre, obs, c.wholeFile)
 	enc := ""
 	if base != nil {
 		enc = base.Encoding
@@ -364,7 +364,7 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 		err = s.dropBaseline(t.resolved)
 	} else {
 		res.MtimeMS = ar.Stat.MtimeNS / 1e6
-		err = s.setBaseline(Baseline{
+		err = s.setBaseline(t.lexical, Baseline{
 			Path: t.resolved, SHA256: res.SHA256, Size: res.SizeBytes, MtimeMS: res.MtimeMS,
 			FullRead: true, CapturedAt: time.Now(), Encoding: encodingToRemember(enc, pl.encoding),
 		})

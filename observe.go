@@ -30,6 +30,7 @@ func (o *observation) state() FileState {
 // path.
 type target struct {
 	path     string // as the caller gave it
+	lexical  string // path cleaned, relative to the root, symlinks not followed; "" if it leaves the root
 	resolved string
 	base     string
 	dirFile  *os.File // nil when the parent directory does not exist
@@ -51,7 +52,7 @@ func (w *Workspace) openTarget(p string) (*target, error) {
 	if resolved == "." {
 		return nil, newError(CodeNotAFile, p, "the workspace root is a directory", "", nil)
 	}
-	t := &target{path: p, resolved: resolved, base: path.Base(resolved)}
+	t := &target{path: p, lexical: w.lexical(p), resolved: resolved, base: path.Base(resolved)}
 	if err := t.openDir(w); err != nil {
 		return nil, err
 	}

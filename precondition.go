@@ -37,9 +37,21 @@ type FileState struct {
 // check decides whether a change may proceed over the observed file.
 // wholeFile is true for write_file, which replaces content the caller must
 // have seen in full.
-func (s *Session) check(path, resolved string, pre *Precondition, obs *observation, wholeFile bool) (*Baseline, error) {
+func (s *Session) check(t *target, pre *Precondition, obs *observation, wholeFile bool) (*Baseline, error) {
+	path, resolved := t.path, t.resolved
 	if !pre.empty() {
 		return nil, checkExplicit(path, pre, obs)
+	}
+	// The name the caller used was read when it led to another file: it
+	// has been replaced by (or re-pointed as) a symlink since.
+	if t.lexical != "" && t.lexical != resolved {
+		if b, ok := s.baseline(t.lexical); ok && b.Path != resolved {
+			e := stale(path, ReasonTypeChanged, obs)
+			e.Message = "the path now leads to a different file than when it was read (a symlink was put in its place or re-pointed)"
+			e.Details["baseline_path"] = b.Path
+			e.Details["current_path"] = resolved
+			return &b, e
+		}
 	}
 	b, ok := s.baseline(resolved)
 	if !ok {

@@ -345,9 +345,9 @@ func TestStaleness(t *testing.T) {
 					t.Fatal(err)
 				}
 			},
-			// Symlinks inside the root are followed, so the path now names
-			// other.txt, which this session never read.
-			wantNotRead: true,
+			// Symlinks inside the root are followed, but the name was read
+			// when it was a file of its own: the path now leads elsewhere.
+			wantReason: editguard.ReasonTypeChanged,
 			check: func(t *testing.T, dir string) {
 				target, err := os.Readlink(filepath.Join(dir, "f.txt"))
 				if err != nil || target != "other.txt" {
@@ -355,6 +355,26 @@ func TestStaleness(t *testing.T) {
 				}
 				if got := readFile(t, dir, "other.txt"); got != "one\n" {
 					t.Errorf("symlink target = %q, want untouched", got)
+				}
+			},
+		},
+		{
+			name: "replaced by a symlink to a missing file", read: true,
+			change: func(t *testing.T, dir string) {
+				p := filepath.Join(dir, "f.txt")
+				if err := os.Remove(p); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink("missing.txt", p); err != nil {
+					t.Fatal(err)
+				}
+			},
+			// Without the name's own baseline the write would create
+			// missing.txt through a link the agent never saw.
+			wantReason: editguard.ReasonTypeChanged,
+			check: func(t *testing.T, dir string) {
+				if _, err := os.Lstat(filepath.Join(dir, "missing.txt")); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("missing.txt was created through the symlink: %v", err)
 				}
 			},
 		},

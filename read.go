@@ -97,7 +97,7 @@ func (s *Session) Read(ctx context.Context, p string, opts *ReadOptions) (*ReadR
 	if o.Offset > 0 || o.Limit > 0 {
 		res.Offset = max(o.Offset, 1)
 	}
-	err = s.setBaseline(Baseline{
+	err = s.setBaseline(t.lexical, Baseline{
 		Path: t.resolved, SHA256: obs.sum, Size: obs.stat.Size, MtimeMS: obs.mtimeMS(),
 		FullRead: full, CapturedAt: time.Now(), Encoding: explicitEncoding(o.Encoding, doc),
 	})
@@ -136,7 +136,7 @@ func (s *Session) readPart(t *target, p string, o *ReadOptions) (*ReadResult, er
 		TotalLines: sr.total, Encoding: "utf-8", LineEnding: sr.lineEnding, Truncated: !sr.full,
 		Offset: max(o.Offset, 1),
 	}
-	err = s.setBaseline(Baseline{
+	err = s.setBaseline(t.lexical, Baseline{
 		Path: t.resolved, SHA256: sr.sum, Size: st.Size, MtimeMS: res.MtimeMS,
 		FullRead: sr.full, CapturedAt: time.Now(),
 	})

@@ -130,8 +130,17 @@ func (s *Session) baseline(resolved string) (Baseline, bool) {
 	return b, ok
 }
 
-func (s *Session) setBaseline(b Baseline) error {
-	return s.update(func(m map[string]Baseline) { m[b.Path] = b })
+// setBaseline records b for its resolved path, and also under name, the
+// path as the caller wrote it, when a symlink made the two differ. The
+// second entry lets a later change notice that name has since been pointed
+// elsewhere (see Session.check).
+func (s *Session) setBaseline(name string, b Baseline) error {
+	return s.update(func(m map[string]Baseline) {
+		m[b.Path] = b
+		if name != "" && name != b.Path {
+			m[name] = b
+		}
+	})
 }
 
 func (s *Session) dropBaseline(resolved string) error {

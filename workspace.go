@@ -220,6 +220,24 @@ func (w *Workspace) resolve(p string) (string, error) {
 	return res, nil
 }
 
+// lexical cleans p into a slash-separated path relative to the root without
+// looking at the disk, or returns "" if it leaves the root that way.
+func (w *Workspace) lexical(p string) string {
+	p = filepath.ToSlash(p)
+	if path.IsAbs(p) || filepath.IsAbs(p) {
+		rel, ok := w.relFromAbs(p)
+		if !ok {
+			return ""
+		}
+		p = rel
+	}
+	p = path.Clean(p)
+	if p == ".." || strings.HasPrefix(p, "../") {
+		return ""
+	}
+	return p
+}
+
 // relFromAbs converts an absolute path inside the root to a relative one.
 func (w *Workspace) relFromAbs(p string) (string, bool) {
 	p = filepath.Clean(filepath.FromSlash(p))
