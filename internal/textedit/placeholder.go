@@ -100,7 +100,9 @@ var (
 // isPlaceholder reports whether the trimmed line t is a placeholder. before
 // are the preceding lines; raw is t untrimmed.
 func isPlaceholder(t string, before []string, raw string) bool {
-	if ellipsisOnly.MatchString(t) {
+	// The Contains tests are a cheap guard for the regular expression,
+	// which needs one of them; most lines of code fail it at once.
+	if (strings.Contains(t, "...") || strings.Contains(t, "…")) && ellipsisOnly.MatchString(t) {
 		// Python's "..." as the body of a def or class is real code.
 		for k := len(before) - 1; k >= 0; k-- {
 			p := strings.TrimRight(before[k], " \t")

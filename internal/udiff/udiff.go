@@ -70,8 +70,10 @@ func Unified(oldName, oldText, newName, newText string) string {
 	}
 	pre := strings.Count(oldText[:lo], "\n")
 	midA, midB := splitLines(oldText[lo:hiOld]), splitLines(newText[lo:hiNew])
+	size := hiOld - lo + hiNew - lo + 2*(len(midA)+len(midB)) + 256
 	lo = pre
 	var out strings.Builder
+	out.Grow(size)
 	fmt.Fprintf(&out, "--- %s\n+++ %s\n", oldName, newName)
 	if len(midA) > maxMatchLines || len(midB) > maxMatchLines {
 		fmt.Fprintf(&out, "@@ -%s +%s @@\n", hunkRange(lo, len(midA)), hunkRange(lo, len(midB)))
