@@ -75,9 +75,10 @@ func (s *Session) Write(ctx context.Context, p, content string, opts *WriteOptio
 	if o.LineEnding != "" && o.LineEnding != textcodec.LF && o.LineEnding != textcodec.CRLF {
 		return nil, newError(CodeInvalidArgument, p, fmt.Sprintf("line_ending must be %q or %q", textcodec.LF, textcodec.CRLF), "", nil)
 	}
+	args := writeArgs(p, content, &o)
 	return s.mutate(ctx, &change{
 		tool: "write_file", path: p, pre: o.Precondition, dryRun: o.DryRun, wholeFile: true,
-		args: writeArgs(p, content, &o),
+		args: args,
 		build: func(obs *observation, enc string) (*plan, error) {
 			doc, err := s.docFor(p, obs, firstNonEmpty(o.Encoding, enc))
 			if err != nil {
@@ -90,7 +91,13 @@ func (s *Session) Write(ctx context.Context, p, content string, opts *WriteOptio
 			if err != nil {
 				return nil, codecError(p, err)
 			}
-			return &plan{data: data, oldText: doc.Text, newText: content, encoding: doc.Format.Encoding}, nil
+			pl := &plan{data: data, oldText: doc.Text, newText: content, encoding: doc.Format.Encoding}
+			if string(data) == content {
+				// Plain UTF-8 with LF: the bytes are the content, whose
+				// hash the ledger's arguments already hold.
+				pl.sum = args.ContentSHA256
+			}
+			return pl, nil
 		},
 	})
 }
@@ -241,6 +248,7 @@ type change struct {
 // plan is the outcome of build.
 type plan struct {
 	data             []byte
+	sum              string // SHA-256 of data, if already known
 	remove           bool
 	oldText, newText string
 	encoding         string
@@ -304,7 +312,11 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 		Replacements: pl.replacements, MatchedWith: pl.matchedWith,
 	}
 	if !pl.remove {
-		res.SHA256, res.SizeBytes, res.BytesWritten = sha256Hex(pl.data), int64(len(pl.data)), int64(len(pl.data))
+		sum := pl.sum
+		if sum == "" {
+			sum = sha256Hex(pl.data)
+		}
+		res.SHA256, res.SizeBytes, res.BytesWritten = sum, int64(len(pl.data)), int64(len(pl.data))
 	}
 	if c.dryRun {
 		res.DryRun, res.BytesWritten = true, 0

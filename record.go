@@ -125,7 +125,7 @@ type (
 	}
 )
 
-func writeArgs(p, content string, o *WriteOptions) any {
+func writeArgs(p, content string, o *WriteOptions) *writeCall {
 	return &writeCall{Path: p, ContentSHA256: sha256Hex([]byte(content)), ContentBytes: len(content),
 		Precondition: nonEmpty(o.Precondition), DryRun: o.DryRun, LineEnding: o.LineEnding, Encoding: o.Encoding,
 		AllowPlaceholders: o.AllowPlaceholders}

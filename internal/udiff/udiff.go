@@ -28,15 +28,9 @@ func Unified(oldName, oldText, newName, newText string) string {
 	}
 	// Common prefix and suffix, found byte-wise and snapped to whole lines,
 	// so an edit of a large file splits only the few lines around it.
-	p := 0
-	for p < len(oldText) && p < len(newText) && oldText[p] == newText[p] {
-		p++
-	}
+	p := commonPrefix(oldText, newText)
 	p = strings.LastIndexByte(oldText[:p], '\n') + 1
-	sfx := 0
-	for sfx < len(oldText)-p && sfx < len(newText)-p && oldText[len(oldText)-1-sfx] == newText[len(newText)-1-sfx] {
-		sfx++
-	}
+	sfx := commonSuffix(oldText[p:], newText[p:])
 	// Snap the suffix to start just after a newline inside it, which is a
 	// line start in both texts (or make it empty).
 	if sfx > 0 {
@@ -141,4 +135,33 @@ func splitLines(s string) []string {
 		lines = lines[:len(lines)-1]
 	}
 	return lines
+}
+
+// block is the stride of the prefix and suffix scans: comparing strings of
+// this length runs at memory speed, and only the last block is compared
+// byte by byte.
+const block = 4096
+
+func commonPrefix(a, b string) int {
+	n := min(len(a), len(b))
+	i := 0
+	for i+block <= n && a[i:i+block] == b[i:i+block] {
+		i += block
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+func commonSuffix(a, b string) int {
+	n := min(len(a), len(b))
+	i := 0
+	for i+block <= n && a[len(a)-i-block:len(a)-i] == b[len(b)-i-block:len(b)-i] {
+		i += block
+	}
+	for i < n && a[len(a)-1-i] == b[len(b)-1-i] {
+		i++
+	}
+	return i
 }
