@@ -1,6 +1,8 @@
 package textcodec
 
 import (
+	"github.com/editguard/editguard/internal/udiff"
+
 	"bytes"
 	"sort"
 	"strings"
@@ -132,8 +134,8 @@ func (d *Doc) appendDiffed(dst []byte, text string) []byte {
 		old = ""
 	}
 	dom := d.dominant()
-	s := commonSuffix(old, text)
-	p := commonPrefix(old[:len(old)-s], text[:len(text)-s])
+	s := udiff.CommonSuffix(old, text)
+	p := udiff.CommonPrefix(old[:len(old)-s], text[:len(text)-s])
 	oEnd, nEnd := len(old)-s, len(text)-s
 	dst = d.appendOld(dst, old[:p], 0)
 
@@ -218,33 +220,4 @@ func segments(s string) []string {
 		seg = seg[:len(seg)-1]
 	}
 	return seg
-}
-
-// commonPrefix returns the length of the longest common prefix of a and b.
-// It compares in blocks first: string comparison of a block is a memcmp.
-func commonPrefix(a, b string) int {
-	const block = 4096
-	n := min(len(a), len(b))
-	i := 0
-	for i+block <= n && a[i:i+block] == b[i:i+block] {
-		i += block
-	}
-	for i < n && a[i] == b[i] {
-		i++
-	}
-	return i
-}
-
-// commonSuffix returns the length of the longest common suffix of a and b.
-func commonSuffix(a, b string) int {
-	const block = 4096
-	n := min(len(a), len(b))
-	i := 0
-	for i+block <= n && a[len(a)-i-block:len(a)-i] == b[len(b)-i-block:len(b)-i] {
-		i += block
-	}
-	for i < n && a[len(a)-1-i] == b[len(b)-1-i] {
-		i++
-	}
-	return i
 }

@@ -28,9 +28,9 @@ func Unified(oldName, oldText, newName, newText string) string {
 	}
 	// Common prefix and suffix, found byte-wise and snapped to whole lines,
 	// so an edit of a large file splits only the few lines around it.
-	p := commonPrefix(oldText, newText)
+	p := CommonPrefix(oldText, newText)
 	p = strings.LastIndexByte(oldText[:p], '\n') + 1
-	sfx := commonSuffix(oldText[p:], newText[p:])
+	sfx := CommonSuffix(oldText[p:], newText[p:])
 	// Snap the suffix to start just after a newline inside it, which is a
 	// line start in both texts (or make it empty).
 	if sfx > 0 {
@@ -142,7 +142,9 @@ func splitLines(s string) []string {
 // byte by byte.
 const block = 4096
 
-func commonPrefix(a, b string) int {
+// CommonPrefix returns the length in bytes of the longest common prefix of
+// a and b.
+func CommonPrefix(a, b string) int {
 	n := min(len(a), len(b))
 	i := 0
 	for i+block <= n && a[i:i+block] == b[i:i+block] {
@@ -154,7 +156,9 @@ func commonPrefix(a, b string) int {
 	return i
 }
 
-func commonSuffix(a, b string) int {
+// CommonSuffix returns the length in bytes of the longest common suffix of
+// a and b.
+func CommonSuffix(a, b string) int {
 	n := min(len(a), len(b))
 	i := 0
 	for i+block <= n && a[len(a)-i-block:len(a)-i] == b[len(b)-i-block:len(b)-i] {
