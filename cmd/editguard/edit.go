@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
 
 	"github.com/editguard/editguard"
 )
@@ -57,9 +56,7 @@ func runEdit(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if in, ok := e.stdin.(*os.File); ok && !m.yes && !m.dryRun && isTerminal(in) {
-		s.SetApprover(newPrompter(e, in))
-	}
+	m.askOnTerminal(e, s)
 	r, err := s.Edit(ctx, pos[0], []editguard.Edit{ed}, &opts)
 	if err != nil {
 		return err

@@ -24,6 +24,14 @@ func (m *mutationFlags) add(fs *flag.FlagSet, e *env) {
 	fs.BoolVar(&e.json, "json", false, "print the result as JSON")
 }
 
+// askOnTerminal makes s ask the person at the terminal before committing,
+// when standard input is a terminal and neither --yes nor --dry-run is set.
+func (m *mutationFlags) askOnTerminal(e *env, s *editguard.Session) {
+	if in, ok := e.stdin.(*os.File); ok && !m.yes && !m.dryRun && isTerminal(in) {
+		s.SetApprover(newPrompter(e, in))
+	}
+}
+
 // precondition returns the explicit precondition the flags state, or nil to
 // let the session's baseline decide.
 func (m *mutationFlags) precondition(cmd string, mustNotExist bool) (*editguard.Precondition, error) {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
 
 	"github.com/editguard/editguard"
 )
@@ -45,9 +44,7 @@ func runRestore(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if in, ok := e.stdin.(*os.File); ok && !m.yes && !m.dryRun && isTerminal(in) {
-		s.SetApprover(newPrompter(e, in))
-	}
+	m.askOnTerminal(e, s)
 	r, err := s.Restore(ctx, pos[0], pos[1], &opts)
 	if err != nil {
 		return err

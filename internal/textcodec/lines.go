@@ -1,11 +1,11 @@
 package textcodec
 
 import (
-	"github.com/editguard/editguard/internal/udiff"
-
 	"bytes"
 	"sort"
 	"strings"
+
+	"github.com/editguard/editguard/internal/udiff"
 )
 
 // splitLines turns decoded UTF-8 into the text the agent sees: every "\r\n"
