@@ -113,12 +113,8 @@ func (s *Session) Restore(ctx context.Context, p, version string, opts *RestoreO
 	return s.mutate(ctx, &change{
 		tool: "restore_file", path: p, pre: o.Precondition, dryRun: o.DryRun, wholeFile: true,
 		args: restoreArgs(p, version, &o),
-		build: func(obs *observation, enc string) (*plan, error) {
-			resolved, err := s.w.resolve(p)
-			if err != nil {
-				return nil, err
-			}
-			v, data, err := s.w.loadVersion(p, resolved, version)
+		build: func(t *target, obs *observation, enc string) (*plan, error) {
+			v, data, err := s.w.loadVersion(p, t.resolved, version)
 			if err != nil {
 				return nil, err
 			}

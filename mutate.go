@@ -79,7 +79,7 @@ func (s *Session) Write(ctx context.Context, p, content string, opts *WriteOptio
 	return s.mutate(ctx, &change{
 		tool: "write_file", path: p, pre: o.Precondition, dryRun: o.DryRun, wholeFile: true,
 		args: args,
-		build: func(obs *observation, enc string) (*plan, error) {
+		build: func(t *target, obs *observation, enc string) (*plan, error) {
 			doc, err := s.docFor(p, obs, firstNonEmpty(o.Encoding, enc))
 			if err != nil {
 				return nil, err
@@ -118,7 +118,7 @@ func (s *Session) Edit(ctx context.Context, p string, edits []Edit, opts *EditOp
 	return s.mutate(ctx, &change{
 		tool: "edit_file", path: p, pre: o.Precondition, dryRun: o.DryRun,
 		args: editArgs(p, edits, &o),
-		build: func(obs *observation, enc string) (*plan, error) {
+		build: func(t *target, obs *observation, enc string) (*plan, error) {
 			if create {
 				if obs.stat.Exists {
 					e := newError(CodeInvalidArgument, p, "old_string is empty, which only creates a new file, and the file exists",
@@ -240,7 +240,7 @@ type change struct {
 	wholeFile bool
 	// build computes the new content from what is on disk, given the
 	// encoding remembered in the session's baseline.
-	build func(obs *observation, enc string) (*plan, error)
+	build func(t *target, obs *observation, enc string) (*plan, error)
 	// args are the call's arguments as the ledger records them.
 	args any
 }
@@ -302,7 +302,7 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 	if err != nil {
 		return nil, err
 	}
-	pl, err := c.build(obs, enc)
+	pl, err := c.build(t, obs, enc)
 	if err != nil {
 		return nil, err
 	}
