@@ -2,7 +2,16 @@ package editguard
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
+	"syscall"
+
+	"github.com/editguard/editguard/internal/atomicfile"
+	"github.com/editguard/editguard/internal/filelock"
+	"github.com/editguard/editguard/internal/statedir"
+	"github.com/editguard/editguard/internal/textcodec"
+	"github.com/editguard/editguard/internal/textedit"
 )
 
 // Code names the kind of a failure. The same codes appear in the library, in
@@ -11,22 +20,27 @@ type Code string
 
 // Error codes.
 const (
-	CodeNotRead         Code = "NOT_READ"         // existing file, no baseline, no precondition
-	CodeStaleFile       Code = "STALE_FILE"       // content differs from what the caller saw
-	CodeNoMatch         Code = "NO_MATCH"         // old_string not found
-	CodeAmbiguousMatch  Code = "AMBIGUOUS_MATCH"  // old_string found more than once
-	CodeNoChange        Code = "NO_CHANGE"        // the edit changes nothing
-	CodeOutsideRoot     Code = "OUTSIDE_ROOT"     // path resolves outside the workspace
-	CodeProtectedPath   Code = "PROTECTED_PATH"   // .editguard/ or a denied path
-	CodeNotAFile        Code = "NOT_A_FILE"       // a directory, device or missing file where a file is needed
-	CodeNotFound        Code = "NOT_FOUND"        // the file does not exist
-	CodeBinaryFile      Code = "BINARY_FILE"      // not text
-	CodeEncoding        Code = "ENCODING"         // bytes invalid in the encoding
-	CodeTooLarge        Code = "TOO_LARGE"        // over the size limit
-	CodeRejected        Code = "REJECTED"         // declined by the person approving
-	CodePlaceholder     Code = "PLACEHOLDER"      // new content elides code with a placeholder
-	CodeInvalidArgument Code = "INVALID_ARGUMENT" // malformed call
-	CodeIO              Code = "IO"               // the file system failed
+	CodeNotRead         Code = "NOT_READ"          // existing file, no baseline, no precondition
+	CodeStaleFile       Code = "STALE_FILE"        // content differs from what the caller saw
+	CodeNoMatch         Code = "NO_MATCH"          // old_string not found
+	CodeAmbiguousMatch  Code = "AMBIGUOUS_MATCH"   // old_string found more than once
+	CodeNoChange        Code = "NO_CHANGE"         // the edit changes nothing
+	CodeOutsideRoot     Code = "OUTSIDE_ROOT"      // path resolves outside the workspace
+	CodeProtectedPath   Code = "PROTECTED_PATH"    // .editguard/ or a denied path
+	CodeNotAFile        Code = "NOT_A_FILE"        // a directory, device or missing file where a file is needed
+	CodeNotFound        Code = "NOT_FOUND"         // the file does not exist
+	CodeBinaryFile      Code = "BINARY_FILE"       // not text
+	CodeEncoding        Code = "ENCODING"          // bytes invalid in the encoding
+	CodeTooLarge        Code = "TOO_LARGE"         // over the size limit
+	CodeRejected        Code = "REJECTED"          // declined by the person approving
+	CodePlaceholder     Code = "PLACEHOLDER"       // new content elides code with a placeholder
+	CodeInvalidArgument Code = "INVALID_ARGUMENT"  // malformed call
+	CodePermission      Code = "PERMISSION_DENIED" // the caller may not change the file (or keep its owner)
+	CodeNoSpace         Code = "NO_SPACE"          // the file system or quota is full
+	CodeReadOnly        Code = "READ_ONLY"         // the file system is mounted read-only
+	CodeBusy            Code = "BUSY"              // another commit held the lock past the timeout
+	CodeUnsafeState     Code = "UNSAFE_STATE"      // .editguard holds a symlink or an entry editguard did not make
+	CodeIO              Code = "IO"                // the file system failed otherwise
 )
 
 // Staleness reasons in Error.Details["reason"] of STALE_FILE.
@@ -86,6 +100,11 @@ var (
 	ErrRejected        = &Error{Code: CodeRejected}
 	ErrPlaceholder     = &Error{Code: CodePlaceholder}
 	ErrInvalidArgument = &Error{Code: CodeInvalidArgument}
+	ErrPermission      = &Error{Code: CodePermission}
+	ErrNoSpace         = &Error{Code: CodeNoSpace}
+	ErrReadOnly        = &Error{Code: CodeReadOnly}
+	ErrBusy            = &Error{Code: CodeBusy}
+	ErrUnsafeState     = &Error{Code: CodeUnsafeState}
 	ErrIO              = &Error{Code: CodeIO}
 )
 
@@ -102,4 +121,136 @@ func newError(code Code, path, msg, hint string, cause error) *Error {
 		e.Details["path"] = path
 	}
 	return e
+}
+
+// ioError turns a failure of the file system into a §5 error whose code says
+// what the caller can do about it: NO_SPACE, READ_ONLY, PERMISSION_DENIED,
+// BUSY and UNSAFE_STATE each have their own recovery; everything else is IO.
+// A failed commit step is named in details.step.
+func ioError(p string, err error) *Error {
+	var e *Error
+	switch {
+	case errors.Is(err, statedir.ErrUnsafe):
+		e = newError(CodeUnsafeState, p, err.Error(),
+			"the repository ships entries in .editguard/ that editguard did not make; remove .editguard/ (editguard recreates it) or the entry named, then retry", err)
+		var ue *statedir.UnsafeError
+		if errors.As(err, &ue) {
+			e.Details["entry"] = ue.Path
+		}
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		e = newError(CodeNoSpace, p, "no space left on the file system: "+err.Error(),
+			"free disk space (or quota), then retry; nothing was changed", err)
+	case errors.Is(err, syscall.EROFS):
+		e = newError(CodeReadOnly, p, "the file system is read-only: "+err.Error(),
+			"the file cannot be changed here; remount read-write or work elsewhere", err)
+	case errors.Is(err, atomicfile.ErrNotWritable), errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
+		e = newError(CodePermission, p, "permission denied: the file (or its directory) is not writable by this user",
+			"ask the user to change the file's permissions, or leave the file as it is", err)
+	case errors.Is(err, atomicfile.ErrOwner):
+		e = newError(CodePermission, p, "permission denied: the file belongs to another user, and a replacement would take it over",
+			"ask the file's owner to make the change, or leave the file as it is", err)
+	case errors.Is(err, filelock.ErrBusy):
+		e = newError(CodeBusy, p, "another commit to this directory held its lock too long: "+err.Error(),
+			"retry shortly; if it persists, look for a stopped editguard process", err)
+	default:
+		e = newError(CodeIO, p, err.Error(), "", err)
+	}
+	var se *atomicfile.StepError
+	if errors.As(err, &se) {
+		e.Details["step"] = se.Step
+	}
+	return e
+}
+
+// stateError reports a failure to open editguard's own state.
+func stateError(what string, err error) *Error {
+	e := ioError("", err)
+	e.Message = what + ": " + e.Message
+	return e
+}
+
+func editError(p string, err error) *Error {
+	var (
+		nm *textedit.NoMatchError
+		am *textedit.AmbiguousError
+		nc *textedit.NoChangeError
+		eo *textedit.EmptyOldError
+	)
+	switch {
+	case errors.As(err, &nm):
+		e := newError(CodeNoMatch, p, fmt.Sprintf("edit %d: old_string was not found in the file", nm.Index+1),
+			"read the file again and copy old_string exactly, including whitespace", err)
+		e.Details["edit_index"] = nm.Index
+		if len(nm.Closest) > 0 {
+			var lines []map[string]any
+			for _, l := range nm.Closest {
+				lines = append(lines, map[string]any{"line": l.Number, "text": l.Text})
+			}
+			e.Details["closest_lines"] = lines
+		}
+		return e
+	case errors.As(err, &am):
+		e := newError(CodeAmbiguousMatch, p, fmt.Sprintf("edit %d: old_string was found %d times", am.Index+1, am.Count),
+			"include more surrounding lines in old_string to make it unique, or set replace_all", err)
+		e.Details["edit_index"] = am.Index
+		e.Details["count"] = am.Count
+		e.Details["lines"] = am.Lines
+		return e
+	case errors.As(err, &nc):
+		e := newError(CodeNoChange, p, "the edit leaves the file unchanged", "", err)
+		e.Details["edit_index"] = nc.Index
+		return e
+	case errors.As(err, &eo):
+		e := newError(CodeInvalidArgument, p, fmt.Sprintf("edit %d: old_string is empty", eo.Index+1),
+			"an empty old_string only creates a new file, as the single edit", err)
+		e.Details["edit_index"] = eo.Index
+		return e
+	}
+	var pe *textedit.PlaceholderError
+	if errors.As(err, &pe) {
+		return placeholderError(p, pe.Index, pe.Placeholders)
+	}
+	return newError(CodeInvalidArgument, p, err.Error(), "", err)
+}
+
+func placeholderError(p string, index int, found []textedit.Placeholder) *Error {
+	e := newError(CodePlaceholder, p, "new content replaces existing code with a placeholder such as \"// ... rest of code ...\"",
+		"write out the full code instead of a placeholder, or set allow_placeholders if the text is meant literally", nil)
+	var lines []map[string]any
+	for _, f := range found {
+		lines = append(lines, map[string]any{"line": f.Line, "text": f.Text})
+	}
+	e.Details["placeholders"] = lines
+	if index >= 0 {
+		e.Details["edit_index"] = index
+		e.Message = fmt.Sprintf("edit %d: %s", index+1, e.Message)
+	}
+	return e
+}
+
+func codecError(p string, err error) *Error {
+	var (
+		ee *textcodec.EncodingError
+		ue *textcodec.UnknownEncodingError
+		le *textcodec.UnknownLineEndingError
+	)
+	switch {
+	case errors.As(err, &ue), errors.As(err, &le):
+		return newError(CodeInvalidArgument, p, err.Error(), "encoding names are those of the WHATWG Encoding Standard: utf-8, utf-16le, gbk, shift_jis, windows-1252, ...", err)
+	case errors.Is(err, textcodec.ErrBinary):
+		return newError(CodeBinaryFile, p, "file is binary; the text tools do not change it", "", err)
+	case errors.As(err, &ee):
+		hint := "pass the file's encoding with the encoding argument"
+		if len(ee.Likely) > 0 {
+			hint = fmt.Sprintf("the file is not valid %s; it may be %s: pass encoding", ee.Encoding, strings.Join(ee.Likely, " or "))
+		}
+		e := newError(CodeEncoding, p, err.Error(), hint, err)
+		e.Details["encoding"] = ee.Encoding
+		e.Details["offset"] = ee.Offset
+		if len(ee.Likely) > 0 {
+			e.Details["likely_encodings"] = ee.Likely
+		}
+		return e
+	}
+	return newError(CodeEncoding, p, err.Error(), "", err)
 }

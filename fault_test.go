@@ -39,6 +39,8 @@ type fault struct {
 	ledgerFails bool
 	// newFile: the fault is injected while creating the file.
 	newFile bool
+	// warning: for a committed change, what its warning must say.
+	warning string
 	install func(fired *int)
 }
 
@@ -158,7 +160,7 @@ func faults() []fault {
 		fs = append(fs, fault{name: "exchange/" + e.Error(), step: "exchange", install: onAtomic(e, exchange)})
 	}
 	fs = append(fs,
-		fault{name: "fsync dir/EIO", step: "fsync dir", committed: true, leaksTemp: true,
+		fault{name: "fsync dir/EIO", step: "fsync dir", committed: true, leaksTemp: true, warning: "fsync dir",
 			install: onAtomic(unix.EIO, func(c *atomicfile.Call) bool { return c.Op == "fsync" && isDirFD(c.FD) })},
 		fault{name: "history object write/ENOSPC", step: "history", install: onHistory(unix.ENOSPC, "write", "/objects/")},
 		fault{name: "history object create/ENOSPC", step: "history", install: onHistory(unix.ENOSPC, "create", "/objects/")},
@@ -168,8 +170,8 @@ func faults() []fault {
 		fault{name: "history index write/ENOSPC", step: "history", install: onHistory(unix.ENOSPC, "write", "/index/")},
 		fault{name: "history index fsync/EIO", step: "history", install: onHistory(unix.EIO, "fsync", "/index/")},
 		fault{name: "history index dir fsync/EIO", step: "history", install: onHistory(unix.EIO, "fsync dir", "/index")},
-		fault{name: "ledger write/EIO", step: "ledger append", committed: true, ledgerFails: true, install: onLedger(unix.EIO, "write")},
-		fault{name: "ledger fsync/EIO", step: "ledger append", committed: true, ledgerFails: true, install: onLedger(unix.EIO, "fsync")},
+		fault{name: "ledger write/EIO", step: "ledger append", committed: true, ledgerFails: true, warning: "appending it to the ledger failed", install: onLedger(unix.EIO, "write")},
+		fault{name: "ledger fsync/EIO", step: "ledger append", committed: true, ledgerFails: true, warning: "appending it to the ledger failed", install: onLedger(unix.EIO, "fsync")},
 		// The commit fails and so does the ledger append recording that.
 		fault{name: "exchange/EXDEV and ledger write/EIO", step: "exchange", ledgerFails: true, install: func(fired *int) {
 			onAtomic(unix.EXDEV, exchange)(fired)
@@ -183,6 +185,18 @@ func faults() []fault {
 		fault{name: "new file history index fsync/EIO", step: "history", newFile: true, install: onHistory(unix.EIO, "fsync", "/index/")},
 	)
 	return fs
+}
+
+// codeFor is the error code a fault named by its errno must produce: full
+// disks and permission failures have codes of their own.
+func codeFor(name string) editguard.Code {
+	switch {
+	case strings.Contains(name, "ENOSPC") || strings.Contains(name, "no space"):
+		return editguard.CodeNoSpace
+	case strings.Contains(name, "EACCES") || strings.Contains(name, "EPERM") || strings.Contains(name, "permission denied") || strings.Contains(name, "operation not permitted"):
+		return editguard.CodePermission
+	}
+	return editguard.CodeIO
 }
 
 func clearHooks() {
@@ -277,20 +291,24 @@ func TestFaultAtEveryStep(t *testing.T) {
 			}
 
 			var e *editguard.Error
-			if !errors.As(err, &e) || e.Code != editguard.CodeIO {
-				t.Fatalf("Write() error = %v, want an *editguard.Error with code IO", err)
-			}
-			if got := e.Details["step"]; got != f.step {
-				t.Errorf("Details[step] = %v, want %q (error: %v)", got, f.step, err)
+			wantCode := codeFor(f.name)
+			switch {
+			case f.committed:
+				// The new bytes are in place: the change is reported as
+				// committed, and what failed afterwards as a warning.
+				if err != nil || res == nil || res.SHA256 != sha256hex([]byte(newContent)) {
+					t.Fatalf("Write() = %+v, %v; want the committed change's result", res, err)
+				}
+				if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, f.warning) }) {
+					t.Errorf("Warnings = %q, want one saying %q", res.Warnings, f.warning)
+				}
+			case !errors.As(err, &e) || e.Code != wantCode:
+				t.Fatalf("Write() error = %v, want an *editguard.Error with code %s", err, wantCode)
+			case e.Details["step"] != f.step:
+				t.Errorf("Details[step] = %v, want %q (error: %v)", e.Details["step"], f.step, err)
 			}
 			switch {
 			case f.ledgerFails && f.committed:
-				if !strings.Contains(e.Message, "ledger append failed") {
-					t.Errorf("Message = %q, want it to say the ledger append failed", e.Message)
-				}
-				if res == nil || res.SHA256 != sha256hex([]byte(newContent)) {
-					t.Errorf("Write() result = %+v, want the committed change's result with the error", res)
-				}
 			case f.ledgerFails:
 				if _, ok := e.Details["ledger_error"]; !ok {
 					t.Errorf("Details = %v, want ledger_error: the attempt is missing from the ledger", e.Details)
@@ -316,12 +334,13 @@ func TestFaultAtEveryStep(t *testing.T) {
 				}
 			}
 			names := dirNames(t, dir)
-			if slices.Contains(names, ".a.txt.egtmp") != f.leaksTemp {
+			tmp := editguard.TempName(w, "a.txt")
+			if slices.Contains(names, tmp) != f.leaksTemp {
 				t.Errorf("directory = %v; temporary file left: %v, want %v", names, !f.leaksTemp, f.leaksTemp)
 			}
 			if f.leaksTemp {
 				// What the temporary name holds is the displaced old content.
-				if b, _ := os.ReadFile(filepath.Join(dir, ".a.txt.egtmp")); string(b) != oldContent {
+				if b, _ := os.ReadFile(filepath.Join(dir, tmp)); string(b) != oldContent {
 					t.Errorf("left temporary file = %q, want the displaced %q", b, oldContent)
 				}
 			}
@@ -340,13 +359,16 @@ func TestFaultAtEveryStep(t *testing.T) {
 					t.Fatalf("ledger has %d records, want %d", len(after), len(before)+1)
 				}
 				r := after[len(after)-1]
-				if r.Outcome != "error" || r.ErrorCode != string(editguard.CodeIO) || r.Path != "a.txt" {
-					t.Errorf("ledger record = {outcome %q, error_code %q, path %q}, want {error, IO, a.txt}", r.Outcome, r.ErrorCode, r.Path)
-				}
-				if !strings.Contains(string(r.Result), `"step":"`+f.step+`"`) {
+				switch {
+				case f.committed:
+					if r.Outcome != "ok" || r.SHA256After != sha256hex([]byte(newContent)) || !strings.Contains(string(r.Result), f.warning) {
+						t.Errorf("ledger record = {outcome %q, sha256_after %.8s, result %s}, want ok with the warning", r.Outcome, r.SHA256After, r.Result)
+					}
+				case r.Outcome != "error" || r.ErrorCode != string(wantCode) || r.Path != "a.txt":
+					t.Errorf("ledger record = {outcome %q, error_code %q, path %q}, want {error, %s, a.txt}", r.Outcome, r.ErrorCode, r.Path, wantCode)
+				case !strings.Contains(string(r.Result), `"step":"`+f.step+`"`):
 					t.Errorf("ledger record result = %s, want it to name step %q", r.Result, f.step)
-				}
-				if r.SHA256After != "" {
+				case r.SHA256After != "":
 					t.Errorf("ledger record sha256_after = %q for a failed commit", r.SHA256After)
 				}
 			}

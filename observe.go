@@ -94,12 +94,3 @@ func (w *Workspace) observe(t *target) (*observation, error) {
 	}
 	return &observation{stat: st, data: data, sum: sum}, nil
 }
-
-func ioError(p string, err error) *Error {
-	e := newError(CodeIO, p, err.Error(), "", err)
-	var se *atomicfile.StepError
-	if errors.As(err, &se) {
-		e.Details["step"] = se.Step
-	}
-	return e
-}

@@ -65,13 +65,13 @@ func TestPowerLoss(t *testing.T) {
 		if err := st.FS.Materialize(dir); err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := st.FS.File(".a.txt.egtmp"); ok {
-			temps++
-		}
 		w, err := editguard.Open(dir, nil)
 		if err != nil {
 			fail("Open() error = %v", err)
 			return nil
+		}
+		if _, ok := st.FS.File(editguard.TempName(w, "a.txt")); ok {
+			temps++
 		}
 		defer w.Close()
 		// 1.

@@ -2,8 +2,6 @@ package editguard
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -198,31 +196,4 @@ func decode(p string, data []byte, enc string) (*textcodec.Doc, error) {
 		return doc, nil
 	}
 	return nil, codecError(p, err)
-}
-
-func codecError(p string, err error) *Error {
-	var (
-		ee *textcodec.EncodingError
-		ue *textcodec.UnknownEncodingError
-		le *textcodec.UnknownLineEndingError
-	)
-	switch {
-	case errors.As(err, &ue), errors.As(err, &le):
-		return newError(CodeInvalidArgument, p, err.Error(), "encoding names are those of the WHATWG Encoding Standard: utf-8, utf-16le, gbk, shift_jis, windows-1252, ...", err)
-	case errors.Is(err, textcodec.ErrBinary):
-		return newError(CodeBinaryFile, p, "file is binary; the text tools do not change it", "", err)
-	case errors.As(err, &ee):
-		hint := "pass the file's encoding with the encoding argument"
-		if len(ee.Likely) > 0 {
-			hint = fmt.Sprintf("the file is not valid %s; it may be %s: pass encoding", ee.Encoding, strings.Join(ee.Likely, " or "))
-		}
-		e := newError(CodeEncoding, p, err.Error(), hint, err)
-		e.Details["encoding"] = ee.Encoding
-		e.Details["offset"] = ee.Offset
-		if len(ee.Likely) > 0 {
-			e.Details["likely_encodings"] = ee.Likely
-		}
-		return e
-	}
-	return newError(CodeEncoding, p, err.Error(), "", err)
 }

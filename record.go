@@ -34,10 +34,9 @@ func ledgerState(fs FileState) *ledger.FileState {
 	return &ledger.FileState{Exists: fs.Exists, SHA256: fs.SHA256, Size: fs.Size, MtimeMS: fs.MtimeMS}
 }
 
-// finish appends the attempt to the ledger with its outcome. A failure to
-// append turns a successful result into an IO error, since an unaccounted
-// change would break the ledger's promise; the change itself stays (and is in
-// history).
+// finish appends the attempt to the ledger with its outcome. A change whose
+// bytes are in place is reported as committed even if the append fails: the
+// result carries a warning, and the displaced content is in history.
 func (w *Workspace) finish(a *attempt, res *Result, err error) (*Result, error) {
 	if w.unrecorded {
 		return res, err
@@ -76,10 +75,10 @@ func (w *Workspace) finish(a *attempt, res *Result, err error) (*Result, error) 
 	}
 	if lerr != nil {
 		if err == nil {
-			e := newError(CodeIO, r.Path, "change committed but the ledger append failed: "+lerr.Error(),
-				"check the disk; the change is in history and can be restored", lerr)
-			e.Details["step"] = "ledger append"
-			return res, e
+			if !res.DryRun {
+				res.warn("the change is in place, but appending it to the ledger failed: %v", lerr)
+			}
+			return res, nil
 		}
 		// The attempt failed anyway; say that it is not in the ledger either.
 		var e *Error

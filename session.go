@@ -6,13 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"regexp"
 	"sync"
 	"time"
 
-	"github.com/editguard/editguard/internal/atomicfile"
 	"github.com/editguard/editguard/internal/filelock"
 )
 
@@ -37,7 +34,7 @@ type Baseline struct {
 type Session struct {
 	w        *Workspace
 	name     string
-	persist  string // file path, "" for in-memory sessions
+	persist  string // file name in .editguard/sessions, "" for in-memory sessions
 	approver Approver
 
 	mu        sync.Mutex
@@ -83,7 +80,7 @@ func (w *Workspace) OpenSession(name string) (*Session, error) {
 			"use letters, digits, '.', '_' or '-' (at most 64)", nil)
 	}
 	s := w.NewSession(name)
-	s.persist = filepath.Join(w.state, "sessions", name+".json")
+	s.persist = name + ".json"
 	return s, nil
 }
 
@@ -169,14 +166,14 @@ func (s *Session) update(fn func(map[string]Baseline)) error {
 		fn(s.baselines)
 		return nil
 	}
-	l, err := filelock.Acquire(s.persist + ".lock")
+	l, err := s.w.sessions.Lock(context.Background(), s.persist+".lock", &filelock.Options{Timeout: s.w.opts.LockTimeout})
 	if err != nil {
-		return newError(CodeIO, "", "lock session: "+err.Error(), "", err)
+		return stateError("lock session", err)
 	}
 	defer l.Unlock()
 	m, err := s.load()
 	if err != nil {
-		return newError(CodeIO, "", "load session: "+err.Error(), "", err)
+		return stateError("load session", err)
 	}
 	fn(m)
 	s.baselines = m
@@ -184,15 +181,15 @@ func (s *Session) update(fn func(map[string]Baseline)) error {
 	if err != nil {
 		return err
 	}
-	if err := writeStateFile(s.persist, data); err != nil {
-		return newError(CodeIO, "", "save session: "+err.Error(), "", err)
+	if err := s.w.sessions.WriteFile(s.persist, data, 0o644); err != nil {
+		return stateError("save session", err)
 	}
 	return nil
 }
 
 func (s *Session) load() (map[string]Baseline, error) {
 	m := map[string]Baseline{}
-	data, err := os.ReadFile(s.persist)
+	data, err := s.w.sessions.ReadFile(s.persist)
 	if errors.Is(err, fs.ErrNotExist) {
 		return m, nil
 	}
@@ -203,18 +200,7 @@ func (s *Session) load() (map[string]Baseline, error) {
 		return m, nil
 	}
 	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("%s: %w", s.persist, err)
+		return nil, fmt.Errorf("%s: %w", s.w.sessions.Join(s.persist), err)
 	}
 	return m, nil
-}
-
-// writeStateFile replaces a file of editguard's own state crash-safely.
-func writeStateFile(p string, data []byte) error {
-	d, err := os.Open(filepath.Dir(p))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	_, err = atomicfile.NewDir(d).Put(filepath.Base(p), data, atomicfile.Options{Mode: 0o644, UID: -1, GID: -1})
-	return err
 }

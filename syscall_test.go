@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -124,8 +125,6 @@ func traceWrite(t *testing.T) *tracedWrite {
 func TestSyscallOrder(t *testing.T) {
 	tw := traceWrite(t)
 	target := filepath.Join(tw.root, "a.txt")
-	temp := filepath.Join(tw.root, ".a.txt.egtmp")
-	locks := filepath.Join(tw.root, editguard.StateDir, "locks") + "/"
 	calls := tw.calls[tw.begin:tw.end]
 	find := func(what string, from int, match func(c crashsim.Syscall) bool) int {
 		t.Helper()
@@ -144,9 +143,10 @@ func TestSyscallOrder(t *testing.T) {
 		return ""
 	}
 
-	// The sidecar lock is taken before the target is read.
-	lock := find("flock(LOCK_EX) of the sidecar lock", 0, func(c crashsim.Syscall) bool {
-		return c.Name == "flock" && strings.HasPrefix(c.Args[0].Path, locks) && strings.Contains(c.Args[1].Text, "LOCK_EX")
+	// The commit lock, on the target's directory, is taken before the
+	// target is read.
+	lock := find("flock(LOCK_EX) of the target's directory", 0, func(c crashsim.Syscall) bool {
+		return c.Name == "flock" && c.Args[0].Path == tw.root && strings.Contains(c.Args[1].Text, "LOCK_EX")
 	})
 	lockFD := calls[lock].Args[0].FD
 	read := find("open of the target for reading", 0, func(c crashsim.Syscall) bool {
@@ -162,10 +162,13 @@ func TestSyscallOrder(t *testing.T) {
 		}
 	}
 	// The temporary file: O_EXCL, through the directory's descriptor.
+	isTemp := regexp.MustCompile(`^\.a\.txt\.[0-9a-f]{16}\.egtmp$`).MatchString
 	create := find("creation of the temporary file", lock, func(c crashsim.Syscall) bool {
-		return c.Name == "openat" && str(c, 1) == ".a.txt.egtmp" && strings.Contains(c.Args[2].Text, "O_CREAT")
+		return c.Name == "openat" && isTemp(str(c, 1)) && strings.Contains(c.Args[2].Text, "O_CREAT")
 	})
 	cc := calls[create]
+	tempName := str(cc, 1)
+	temp := filepath.Join(tw.root, tempName)
 	if !strings.Contains(cc.Args[2].Text, "O_EXCL") {
 		t.Errorf("temporary file opened with %s, want O_EXCL", cc.Args[2].Text)
 	}
@@ -178,7 +181,7 @@ func TestSyscallOrder(t *testing.T) {
 		return (c.Name == "fsync" || c.Name == "fdatasync") && c.Args[0].FD == tempFD && c.Args[0].Path == temp
 	})
 	exchange := find("renameat2(RENAME_EXCHANGE) of the temporary file and the target", create, func(c crashsim.Syscall) bool {
-		return c.Name == "renameat2" && str(c, 1) == ".a.txt.egtmp" && str(c, 3) == "a.txt" && strings.Contains(c.Args[4].Text, "RENAME_EXCHANGE")
+		return c.Name == "renameat2" && str(c, 1) == tempName && str(c, 3) == "a.txt" && strings.Contains(c.Args[4].Text, "RENAME_EXCHANGE")
 	})
 	if sync > exchange {
 		t.Errorf("temporary file fsynced (call %d) after the exchange (call %d)", sync, exchange)
@@ -191,8 +194,8 @@ func TestSyscallOrder(t *testing.T) {
 	})
 	// The lock is released after the directory fsync (and the ledger
 	// append), by LOCK_UN or by closing its descriptor.
-	release := find("release of the sidecar lock", lock+1, func(c crashsim.Syscall) bool {
-		return c.Args[0].FD == lockFD && strings.HasPrefix(c.Args[0].Path, locks) &&
+	release := find("release of the directory lock", lock+1, func(c crashsim.Syscall) bool {
+		return c.Args[0].FD == lockFD && c.Args[0].Path == tw.root &&
 			(c.Name == "close" || c.Name == "flock" && strings.Contains(c.Args[1].Text, "LOCK_UN"))
 	})
 	if release < dirSync {

@@ -9,9 +9,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/ledger"
+	"github.com/editguard/editguard/internal/statedir"
 )
 
 // StateDir is the name of the directory under the root where editguard keeps
@@ -22,37 +24,49 @@ const StateDir = ".editguard"
 // Default limits.
 const (
 	DefaultMaxFileSize = 64 << 20
+	// DefaultLockTimeout is how long a change waits for another process's
+	// commit to the same directory before it fails with BUSY.
+	DefaultLockTimeout = 30 * time.Second
 )
 
 // Options configure a Workspace. The zero value is usable.
 type Options struct {
-	// MaxFileSize is the largest file the text tools read or change
+	// MaxFileSize is the largest file the text tools read whole or change
 	// (default 64 MiB); larger ones fail with TOO_LARGE.
 	MaxFileSize int64
 	// Deny lists slash-separated glob patterns, relative to the root, of
 	// paths that may be read but never changed (PROTECTED_PATH). "**"
-	// matches any number of path elements. nil means DefaultDeny.
+	// matches any number of path elements. nil means DefaultDeny. Any
+	// .editguard directory, at any depth, is always protected.
 	Deny []string
 	// KeepVersions is how many history versions are kept per file
 	// (default 50). HistoryMaxBytes caps the history's total size
 	// (default 1 GiB).
 	KeepVersions    int
 	HistoryMaxBytes int64
+	// LockTimeout bounds the wait for a lock held by another commit
+	// (default DefaultLockTimeout); a longer wait fails with BUSY.
+	LockTimeout time.Duration
 }
 
-// DefaultDeny protects the git repository's internals from writes.
-var DefaultDeny = []string{".git/**"}
+// DefaultDeny protects every git repository's internals from writes: the
+// top-level one, and those of nested repositories and submodules, including
+// the ".git" file of a worktree or submodule.
+var DefaultDeny = []string{"**/.git", "**/.git/**"}
 
 // Workspace is a directory tree that editguard guards. It is safe for
 // concurrent use by many sessions and goroutines; other processes guarding
-// the same root cooperate through the lock files under .editguard/.
+// the same files cooperate through locks on the files' directories.
 type Workspace struct {
-	dir   string   // absolute, symlinks resolved
-	root  *os.Root // all file access goes through it
-	opts  Options
-	state string // absolute path of .editguard
-	hist  *history.Store
-	led   *ledger.Ledger
+	dir      string   // absolute, symlinks resolved
+	root     *os.Root // all file access goes through it
+	rootDir  *os.File // the root directory, open
+	opts     Options
+	state    *statedir.Dir // .editguard, reached without following symlinks
+	sessions *statedir.Dir // .editguard/sessions
+	key      []byte        // names temporary files (see temp.go)
+	hist     *history.Store
+	led      *ledger.Ledger
 
 	pruning   sync.Mutex // held by the one background Prune at a time
 	prunes    sync.WaitGroup
@@ -64,7 +78,16 @@ type Workspace struct {
 	unrecorded bool
 }
 
+// stateIgnore is the .gitignore editguard puts in its state directory, so
+// that "git add -A" does not commit history and ledger.
+const stateIgnore = "# editguard's history, ledger and sessions: local state, never committed\n*\n"
+
 // Open opens the workspace rooted at dir, creating its state directory.
+//
+// The state directory is untrusted like the rest of the repository: if it,
+// or anything in it that editguard uses, is a symlink or an entry of the
+// wrong type, Open (or the operation that meets it) fails with
+// UNSAFE_STATE naming the entry, and follows nothing.
 func Open(dir string, opts *Options) (*Workspace, error) {
 	var o Options
 	if opts != nil {
@@ -72,6 +95,9 @@ func Open(dir string, opts *Options) (*Workspace, error) {
 	}
 	if o.MaxFileSize <= 0 {
 		o.MaxFileSize = DefaultMaxFileSize
+	}
+	if o.LockTimeout == 0 {
+		o.LockTimeout = DefaultLockTimeout
 	}
 	if o.Deny == nil {
 		o.Deny = DefaultDeny
@@ -93,29 +119,73 @@ func Open(dir string, opts *Options) (*Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("editguard: open workspace: %w", err)
 	}
-	w := &Workspace{dir: real, root: root, opts: o, state: filepath.Join(real, StateDir)}
-	for _, sub := range []string{"", "locks", "sessions"} {
-		if err := root.MkdirAll(path.Join(StateDir, sub), 0o755); err != nil {
-			root.Close()
-			return nil, fmt.Errorf("editguard: create state directory: %w", err)
-		}
+	w := &Workspace{dir: real, root: root, opts: o}
+	if err := w.openState(); err != nil {
+		w.closeFiles()
+		return nil, err
 	}
-	hist, err := history.Open(filepath.Join(w.state, "history"), &history.Options{KeepVersions: o.KeepVersions, MaxBytes: o.HistoryMaxBytes})
-	if err != nil {
-		root.Close()
-		return nil, fmt.Errorf("editguard: open history: %w", err)
-	}
-	led, err := ledger.Open(w.LedgerPath(), nil)
-	if err != nil {
-		root.Close()
-		return nil, fmt.Errorf("editguard: open ledger: %w", err)
-	}
-	w.hist, w.led, w.recovered = hist, led, led.Recovered()
 	return w, nil
 }
 
+// openState opens (creating durably) the state directory and its parts.
+func (w *Workspace) openState() error {
+	var err error
+	if w.rootDir, err = w.root.Open("."); err != nil {
+		return fmt.Errorf("editguard: open workspace: %w", err)
+	}
+	fail := func(what string, err error) error {
+		return stateError(what, err)
+	}
+	if w.state, err = statedir.Open(w.rootDir, "", StateDir); err != nil {
+		return fail("open state directory", err)
+	}
+	if st, err := w.state.Stat(".gitignore"); err != nil {
+		return fail("open state directory", err)
+	} else if !st.Exists {
+		if err := w.state.WriteFile(".gitignore", []byte(stateIgnore), 0o644); err != nil {
+			return fail("write .editguard/.gitignore", err)
+		}
+	}
+	if err := w.loadKey(); err != nil {
+		return fail("open key", err)
+	}
+	if w.sessions, err = w.state.Sub("sessions", true); err != nil {
+		return fail("open sessions", err)
+	}
+	if w.hist, err = history.Open(filepath.Join(w.dir, StateDir, "history"), &history.Options{KeepVersions: w.opts.KeepVersions, MaxBytes: w.opts.HistoryMaxBytes}); err != nil {
+		return fail("open history", err)
+	}
+	if w.led, err = ledger.Open(w.LedgerPath(), nil); err != nil {
+		return fail("open ledger", err)
+	}
+	w.recovered = w.led.Recovered()
+	return nil
+}
+
+func (w *Workspace) closeFiles() error {
+	var err error
+	keep := func(e error) {
+		if err == nil {
+			err = e
+		}
+	}
+	if w.led != nil {
+		keep(w.led.Close())
+	}
+	for _, d := range []*statedir.Dir{w.sessions, w.state} {
+		if d != nil {
+			keep(d.Close())
+		}
+	}
+	if w.rootDir != nil {
+		keep(w.rootDir.Close())
+	}
+	keep(w.root.Close())
+	return err
+}
+
 // LedgerPath returns the path of the workspace's ledger file.
-func (w *Workspace) LedgerPath() string { return filepath.Join(w.state, "ledger.jsonl") }
+func (w *Workspace) LedgerPath() string { return filepath.Join(w.dir, StateDir, "ledger.jsonl") }
 
 // LedgerRecovery reports a torn final ledger line that Open cut (left by a
 // process killed mid-append), or nil.
@@ -127,11 +197,7 @@ func (w *Workspace) Dir() string { return w.dir }
 // Close waits for background history pruning and releases the workspace.
 func (w *Workspace) Close() error {
 	w.prunes.Wait()
-	err := w.led.Close()
-	if cerr := w.root.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return w.closeFiles()
 }
 
 // resolve maps a caller's path to a slash-separated path relative to the root
@@ -214,8 +280,13 @@ func (w *Workspace) resolve(p string) (string, error) {
 		return ".", nil
 	}
 	res := path.Join(done...)
-	if done[0] == StateDir {
-		return "", newError(CodeProtectedPath, p, "editguard's own state directory is off limits to the tools", "", nil)
+	for _, e := range done {
+		// Any .editguard, at any depth: this workspace's state, or that of
+		// a workspace nested in it. Compared without case, for file
+		// systems that ignore it.
+		if strings.EqualFold(e, StateDir) {
+			return "", newError(CodeProtectedPath, p, "editguard's state directories are off limits to the tools", "", nil)
+		}
 	}
 	return res, nil
 }

@@ -22,6 +22,8 @@
 package atomicfile
 
 import (
+	"bytes"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -189,53 +191,75 @@ func readAllHash(f *os.File, size int64) ([]byte, string, error) {
 
 // Options describe the file to be written.
 type Options struct {
-	Mode os.FileMode // permission bits (and setuid/setgid/sticky) of the new file
-	// UID and GID, if >= 0, are applied best-effort (only root may give a
-	// file away; a failure is ignored, as the content matters more).
+	// Mode is the permission bits (and setuid/setgid/sticky) of the file;
+	// 0 creates it with 0666 less the process's umask, as a new file.
+	Mode os.FileMode
+	// UID and GID, if >= 0, are the owner the file must have. If the
+	// caller cannot give it that owner (only root may give a file away),
+	// the operation fails with ErrOwner and writes nothing.
 	UID, GID int
+	// Temp, if set, is the temporary name to use (created with O_EXCL, so
+	// an existing entry of that name fails the operation); otherwise a
+	// fresh random name is used.
+	Temp string
 }
 
 // Result describes a completed commit.
 type Result struct {
 	Strategy string
 	Stat     Stat // of the file now in place
+	// Displaced holds bytes that another program wrote into the displaced
+	// file after it was verified and before it was removed (a writer that
+	// still had the old file open). They are not on disk any more; the
+	// caller must keep them (history), since no one else has them.
+	Displaced []byte
 }
 
-// tempName is the single temporary name used for target name. One name per
-// target is enough because commits to a target are serialised by the
-// caller's lock; it also means a temporary file left by a crashed writer is
-// found and removed by the next commit to the same target.
+// tempName returns a fresh temporary name for target name: hidden, in the
+// same directory, with 64 random bits, so that no two writers (in this
+// workspace, a nested one, or an aliased one) ever share a temporary name,
+// and a user's own file is never taken for one of ours. Temporary files left
+// by a writer killed mid-commit are not removed on sight: nothing proves a
+// name of this form is ours and dead.
 func tempName(name string) string {
 	const suffix = ".egtmp"
-	t := "." + name + suffix
-	if len(t) > 255 {
+	var r [8]byte
+	rand.Read(r[:])
+	tag := "." + hex.EncodeToString(r[:]) + suffix
+	if len(name)+1+len(tag) > 255 {
 		sum := sha256.Sum256([]byte(name))
-		t = "." + name[:200] + "-" + hex.EncodeToString(sum[:4]) + suffix
+		name = name[:200] + "-" + hex.EncodeToString(sum[:4])
 	}
-	return t
+	return "." + name + tag
 }
 
 // IsTemp reports whether name has the form of one of our temporary names.
 func IsTemp(name string) bool {
-	return len(name) > len(".egtmp")+1 && name[0] == '.' && name[len(name)-len(".egtmp"):] == ".egtmp"
+	const suffix = ".egtmp"
+	n := len(name) - len(suffix)
+	if n < 18 || name[0] != '.' || name[n:] != suffix || name[n-17] != '.' {
+		return false
+	}
+	_, err := hex.DecodeString(name[n-16 : n])
+	return err == nil
 }
 
-// writeTemp creates the temporary file for name with O_EXCL, writes data,
-// applies the mode and owner and fsyncs it. A temporary file left by a
-// crashed writer is removed first: the caller's lock means no live writer of
-// this target can own it.
+// writeTemp creates a temporary file for name with O_EXCL under a fresh
+// random name, writes data, applies the owner and mode and fsyncs it.
 func (d *Dir) writeTemp(name string, data []byte, opts Options) (string, error) {
-	tmp := tempName(name)
-	flags := unix.O_WRONLY | unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC
-	fd, err := sys.openat(d.fd, tmp, flags, 0o600)
-	if err == unix.EEXIST {
-		// Stale: left by a writer killed mid-commit. unlinkat removes a
-		// symlink itself, never its target.
-		if err := sys.unlinkat(d.fd, tmp, 0); err != nil && err != unix.ENOENT {
-			return "", &StepError{"remove stale temp", err}
-		}
-		fd, err = sys.openat(d.fd, tmp, flags, 0o600)
+	tmp := opts.Temp
+	if tmp == "" {
+		tmp = tempName(name)
 	}
+	flags := unix.O_WRONLY | unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	// A new file (Mode 0) is created 0666 less the umask, as any program
+	// would create it; a replacement starts private and takes the old mode
+	// below, so no one reads it under a wider mode meanwhile.
+	perm := uint32(0o600)
+	if opts.Mode == 0 {
+		perm = 0o666
+	}
+	fd, err := sys.openat(d.fd, tmp, flags, perm)
 	if err != nil {
 		return "", &StepError{"create temp", err}
 	}
@@ -258,11 +282,23 @@ func (d *Dir) writeTemp(name string, data []byte, opts Options) (string, error) 
 		off += n
 	}
 	if opts.UID >= 0 && opts.GID >= 0 {
-		unix.Fchown(fd, opts.UID, opts.GID) // best-effort; see Options
+		// The replacement must keep the file's owner: giving the file
+		// to the caller would widen what the caller may do with it.
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return fail("fstat temp", err)
+		}
+		if int(st.Uid) != opts.UID || int(st.Gid) != opts.GID {
+			if err := unix.Fchown(fd, opts.UID, opts.GID); err != nil {
+				return fail("chown", fmt.Errorf("%w: the file belongs to uid %d gid %d and the replacement cannot: %v", ErrOwner, opts.UID, opts.GID, err))
+			}
+		}
 	}
-	// fchmod after fchown: chown clears setuid/setgid bits.
-	if err := sys.fchmod(fd, unixMode(opts.Mode)); err != nil {
-		return fail("chmod", err)
+	if opts.Mode != 0 {
+		// fchmod after fchown: chown clears setuid/setgid bits.
+		if err := sys.fchmod(fd, unixMode(opts.Mode)); err != nil {
+			return fail("chmod", err)
+		}
 	}
 	// Without this fsync the rename below may reach the disk before the
 	// data does, and a crash would leave an empty or partial file under the
@@ -275,6 +311,37 @@ func (d *Dir) writeTemp(name string, data []byte, opts Options) (string, error) 
 		return "", &StepError{"close temp", err}
 	}
 	return tmp, nil
+}
+
+// ErrOwner reports that a replacement could not be given the owner of the
+// file it replaces.
+var ErrOwner = errors.New("atomicfile: cannot keep the file's owner")
+
+// ErrNotWritable reports a target the caller could not write in place: a
+// rename needs only a writable directory, and must not let anyone change
+// what they could not change with a plain write.
+var ErrNotWritable = errors.New("atomicfile: file is not writable by the caller")
+
+// checkWritable refuses a target that the caller's effective IDs may not
+// open for writing (access(2) with AT_EACCESS).
+func (d *Dir) checkWritable(name string) error {
+	err := unix.Faccessat(d.fd, name, unix.W_OK, unix.AT_EACCESS|unix.AT_SYMLINK_NOFOLLOW)
+	switch err {
+	case nil:
+		return nil
+	case unix.EACCES, unix.EPERM:
+		return &StepError{"access", ErrNotWritable}
+	case unix.EROFS:
+		return &StepError{"access", err}
+	}
+	// Some systems do not support AT_SYMLINK_NOFOLLOW here (EINVAL); the
+	// caller verified the target is a regular file under its lock.
+	if err := unix.Faccessat(d.fd, name, unix.W_OK, unix.AT_EACCESS); err == unix.EACCES || err == unix.EPERM {
+		return &StepError{"access", ErrNotWritable}
+	} else if err == unix.EROFS {
+		return &StepError{"access", err}
+	}
+	return nil
 }
 
 func unixMode(m os.FileMode) uint32 {
@@ -291,8 +358,11 @@ func unixMode(m os.FileMode) uint32 {
 	return mode
 }
 
-// syncDir makes the directory entry changes durable. Without it a crash
-// after the rename may bring back the old name, or neither.
+// Sync makes the directory's entry changes durable: the one directory fsync
+// of editguard. Without it a crash after a rename may bring back the old
+// name, or neither, and a created entry may vanish.
+func (d *Dir) Sync() error { return d.syncDir() }
+
 func (d *Dir) syncDir() error {
 	if err := sys.fsync(d.fd); err != nil {
 		return &StepError{"fsync dir", err}
@@ -303,42 +373,140 @@ func (d *Dir) syncDir() error {
 // Replace atomically replaces the existing regular file name with data. want
 // is the hex SHA-256 of the bytes the caller verified under its lock: with
 // the exchange strategy the displaced bytes are re-hashed and, if they
-// differ, the exchange is undone and ErrRaced returned.
+// differ, the exchange is undone and a *RaceError (matching ErrRaced)
+// returned. A target the caller could not write in place fails with
+// ErrNotWritable, and one whose owner cannot be kept with ErrOwner; then
+// nothing is written.
 func (d *Dir) Replace(name string, data []byte, want string, opts Options) (Result, error) {
+	if err := d.checkWritable(name); err != nil {
+		return Result{}, err
+	}
 	tmp, err := d.writeTemp(name, data, opts)
 	if err != nil {
 		return Result{}, err
 	}
-	strategy, err := d.swap(tmp, name, want)
+	strategy, old, err := d.swap(tmp, name, want, data)
 	if err != nil {
-		sys.unlinkat(d.fd, tmp, 0)
 		return Result{}, err
 	}
+	r := Result{Strategy: strategy}
 	if err := d.syncDir(); err != nil {
-		// The new content is in place but its durability is unknown; the
-		// displaced temp is removed by the next commit.
-		return Result{Strategy: strategy}, err
+		// The new content is in place but its durability is unknown. The
+		// displaced file stays under its temporary name: it is not ours to
+		// remove until the swap is known durable.
+		if old != nil {
+			old.f.Close()
+		}
+		return r, err
 	}
 	// The displaced file (exchange) is removed after the directory fsync, so
 	// a crash in between leaves an extra temp file, never a missing target.
-	sys.unlinkat(d.fd, tmp, 0)
-	st, err := d.statName(name)
-	return Result{Strategy: strategy, Stat: st}, err
+	if old != nil {
+		r.Displaced, err = d.removeVerified(tmp, old, want)
+		if err != nil {
+			return r, err
+		}
+	}
+	r.Stat, err = d.statName(name)
+	return r, err
+}
+
+// verified is an open file whose bytes hashed to what the caller expected,
+// with the fstat taken when they were hashed.
+type verified struct {
+	f  *os.File
+	st unix.Stat_t
+}
+
+// openHash opens name without following a symlink and hashes it. The file
+// stays open, so its bytes can be read again after the name is gone.
+func (d *Dir) openHash(name string) (*verified, string, error) {
+	fd, err := sys.openat(d.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, "", err
+	}
+	v := &verified{f: os.NewFile(uintptr(fd), name)}
+	h := sha256.New()
+	if _, err := io.Copy(h, v.f); err != nil {
+		v.f.Close()
+		return nil, "", err
+	}
+	if err := unix.Fstat(fd, &v.st); err != nil {
+		v.f.Close()
+		return nil, "", err
+	}
+	return v, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// removeVerified unlinks name, which v has open and verified to hash to
+// want, and returns the file's bytes if a writer that had it open changed
+// it in the meantime: after the unlink no one else can reach them. A write
+// into the file after this last look lands in an unlinked file and is the
+// writer's to lose, as with any program that replaces files by rename.
+func (d *Dir) removeVerified(name string, v *verified, want string) ([]byte, error) {
+	defer v.f.Close()
+	if err := sys.unlinkat(d.fd, name, 0); err != nil {
+		return nil, &StepError{"unlink displaced", err}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(v.f.Fd()), &st); err != nil {
+		return nil, &StepError{"fstat displaced", err}
+	}
+	if st.Size == v.st.Size && st.Mtim == v.st.Mtim {
+		return nil, nil
+	}
+	data, err := io.ReadAll(io.NewSectionReader(v.f, 0, 1<<62))
+	if err != nil {
+		return nil, &StepError{"read displaced", err}
+	}
+	if s := sha256.Sum256(data); hex.EncodeToString(s[:]) == want {
+		return nil, nil
+	}
+	return data, nil
+}
+
+// RaceError is the error of a commit undone because another program changed
+// the target without taking the lock (it matches ErrRaced).
+type RaceError struct {
+	// Leftover holds the bytes found in our new file after the swap was
+	// undone, when they are not what we wrote: the other program wrote into
+	// it while it was in place. The file is gone; the caller keeps them.
+	Leftover []byte
+}
+
+func (e *RaceError) Error() string { return ErrRaced.Error() }
+func (e *RaceError) Unwrap() error { return ErrRaced }
+
+// undone removes tmp, our new file that a swap was undone for, and reports
+// the race with whatever a writer added to it while it was in place.
+func (d *Dir) undone(tmp string, data []byte) error {
+	fd, err := sys.openat(d.fd, tmp, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return &StepError{"open undone temp", err}
+	}
+	f := os.NewFile(uintptr(fd), tmp)
+	defer f.Close()
+	if err := sys.unlinkat(d.fd, tmp, 0); err != nil {
+		return &StepError{"unlink undone temp", err}
+	}
+	got, err := io.ReadAll(f)
+	if err != nil {
+		return &StepError{"read undone temp", err}
+	}
+	if bytes.Equal(got, data) {
+		return &RaceError{}
+	}
+	return &RaceError{Leftover: got}
 }
 
 // hashAt hashes the regular file at name without following symlinks.
 func (d *Dir) hashAt(name string) (string, error) {
-	fd, err := sys.openat(d.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	v, sum, err := d.openHash(name)
 	if err != nil {
 		return "", err
 	}
-	f := os.NewFile(uintptr(fd), name)
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	v.f.Close()
+	return sum, nil
 }
 
 func (d *Dir) statName(name string) (Stat, error) {
@@ -372,13 +540,17 @@ func (d *Dir) Create(name string, data []byte, opts Options) (Result, error) {
 }
 
 // Remove removes the regular file name if its bytes still hash to want. The
-// file is first renamed to the temporary name, which is atomic, and hashed
+// file is first renamed to a temporary name, which is atomic, and hashed
 // there; if it is not what the caller verified it is renamed back and
-// ErrRaced returned.
-func (d *Dir) Remove(name string, want string) (Result, error) {
-	tmp := tempName(name)
-	if err := sys.unlinkat(d.fd, tmp, 0); err != nil && err != unix.ENOENT {
-		return Result{}, &StepError{"remove stale temp", err}
+// ErrRaced returned. Bytes a writer that had the file open added after the
+// check are returned in Result.Displaced.
+func (d *Dir) Remove(name string, want string, opts Options) (Result, error) {
+	if err := d.checkWritable(name); err != nil {
+		return Result{}, err
+	}
+	tmp := opts.Temp
+	if tmp == "" {
+		tmp = tempName(name)
 	}
 	if err := d.renameNoReplace(name, tmp); err != nil {
 		if err == unix.ENOENT {
@@ -386,8 +558,11 @@ func (d *Dir) Remove(name string, want string) (Result, error) {
 		}
 		return Result{}, &StepError{"rename", err}
 	}
-	got, err := d.hashAt(tmp)
+	v, got, err := d.openHash(tmp)
 	if err != nil || got != want {
+		if v != nil {
+			v.f.Close()
+		}
 		if rerr := d.renameNoReplace(tmp, name); rerr != nil {
 			return Result{}, &StepError{"rename back", fmt.Errorf("%w; the displaced file is kept as %s", rerr, tmp)}
 		}
@@ -396,13 +571,14 @@ func (d *Dir) Remove(name string, want string) (Result, error) {
 		}
 		return Result{}, ErrRaced
 	}
-	if err := sys.unlinkat(d.fd, tmp, 0); err != nil {
-		return Result{}, &StepError{"unlink", err}
+	displaced, err := d.removeVerified(tmp, v, want)
+	if err != nil {
+		return Result{}, err
 	}
 	if err := d.syncDir(); err != nil {
-		return Result{Strategy: Delete}, err
+		return Result{Strategy: Delete, Displaced: displaced}, err
 	}
-	return Result{Strategy: Delete}, nil
+	return Result{Strategy: Delete, Displaced: displaced}, nil
 }
 
 // Put creates or replaces name with data by rename, without checking what it
@@ -451,4 +627,65 @@ func (d *Dir) Open(name string) (*os.File, Stat, error) {
 		return nil, s, nil
 	}
 	return f, s, nil
+}
+
+// ErrNotDir reports a path element that is not a directory where one is
+// needed: a file, a device, or a symlink (which OpenDir never follows).
+var ErrNotDir = errors.New("atomicfile: not a directory")
+
+// OpenDir opens the directory name (one path element) in d without following
+// a symlink. With create set, a missing directory is created (0777 less the
+// umask) and made durable before OpenDir returns: the new directory is
+// fsynced, then d, so that a power loss cannot take away the directory and
+// with it a file that is later committed into it. created reports whether
+// this call made it. A symlink, file or device at name fails with an error
+// wrapping ErrNotDir.
+func (d *Dir) OpenDir(name string, create bool) (f *os.File, created bool, err error) {
+	for {
+		fd, err := unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err == nil {
+			f = os.NewFile(uintptr(fd), name)
+			if created {
+				if err := sys.fsync(fd); err != nil {
+					f.Close()
+					return nil, true, &StepError{"fsync new dir", err}
+				}
+				if err := d.syncDir(); err != nil {
+					f.Close()
+					return nil, true, err
+				}
+			}
+			return f, created, nil
+		}
+		switch {
+		case err == unix.ENOENT && create && !created:
+			if err := unix.Mkdirat(d.fd, name, 0o777); err != nil && err != unix.EEXIST {
+				return nil, false, &StepError{"mkdir", err}
+			} else if err == nil {
+				created = true
+			}
+			continue
+		case err == unix.ELOOP || err == unix.ENOTDIR:
+			return nil, false, &StepError{"open dir", fmt.Errorf("%w: %s", ErrNotDir, name)}
+		}
+		return nil, false, &StepError{"open dir", err}
+	}
+}
+
+// Lstat describes the entry name in d without following a symlink.
+// A missing entry has Exists false and no error.
+func (d *Dir) Lstat(name string) (Stat, error) {
+	st, _, _, err := d.lstat(name)
+	return st, err
+}
+
+// Fd returns the directory's descriptor, valid while the directory is open.
+func (d *Dir) Fd() int { return d.fd }
+
+// Unlink removes the entry name (a symlink itself, never its target).
+func (d *Dir) Unlink(name string) error {
+	if err := sys.unlinkat(d.fd, name, 0); err != nil {
+		return &os.PathError{Op: "unlink", Path: name, Err: err}
+	}
+	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -110,15 +112,88 @@ func TestCreateRefusesExisting(t *testing.T) {
 	}
 }
 
-func TestStaleTempIsSwept(t *testing.T) {
+// TestLookalikeTempIsKept checks that a file with the form of a temporary
+// name (a user's file, or another writer's live temp) is never removed by a
+// commit, and that the commit does not collide with it.
+func TestLookalikeTempIsKept(t *testing.T) {
 	d, dir := openDir(t)
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("old"), 0o644)
-	os.WriteFile(filepath.Join(dir, tempName("a.txt")), []byte("crashed"), 0o600)
+	for _, name := range []string{".a.txt.egtmp", tempName("a.txt")} {
+		os.WriteFile(filepath.Join(dir, name), []byte("user data"), 0o600)
+	}
 	if _, err := d.Replace("a.txt", []byte("new"), sum([]byte("old")), Options{Mode: 0o644, UID: -1, GID: -1}); err != nil {
 		t.Fatal(err)
 	}
-	if names := listDir(t, dir); len(names) != 1 {
-		t.Errorf("dir = %v, want only a.txt", names)
+	if names := listDir(t, dir); len(names) != 3 {
+		t.Errorf("dir = %v, want a.txt and both look-alikes", names)
+	}
+}
+
+// TestTempNamesDiffer checks that temporary names are fresh per call, so
+// writers of one target in different workspaces never share one.
+func TestTempNamesDiffer(t *testing.T) {
+	a, b := tempName("f.go"), tempName("f.go")
+	if a == b {
+		t.Fatalf("tempName twice = %q", a)
+	}
+	if !IsTemp(a) || IsTemp(".f.go.egtmp") || IsTemp("f.go") {
+		t.Fatalf("IsTemp(%q) = %v, IsTemp(.f.go.egtmp) = %v", a, IsTemp(a), IsTemp(".f.go.egtmp"))
+	}
+	long := tempName(strings.Repeat("x", 255))
+	if len(long) > 255 || !IsTemp(long) {
+		t.Fatalf("tempName of a 255-byte name = %d bytes, IsTemp %v", len(long), IsTemp(long))
+	}
+}
+
+// TestReplaceRefusesReadOnly checks that a file the caller may not write is
+// not replaced although its directory is writable (root may write anything,
+// as it may with a plain write).
+func TestReplaceRefusesReadOnly(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root may write a 0444 file")
+	}
+	d, dir := openDir(t)
+	p := filepath.Join(dir, "ro.txt")
+	os.WriteFile(p, []byte("old"), 0o444)
+	if _, err := d.Replace("ro.txt", []byte("new"), sum([]byte("old")), Options{Mode: 0o444, UID: -1, GID: -1}); !errors.Is(err, ErrNotWritable) {
+		t.Fatalf("Replace() error = %v, want ErrNotWritable", err)
+	}
+	if got, _ := os.ReadFile(p); string(got) != "old" {
+		t.Fatalf("content = %q, want old", got)
+	}
+}
+
+// TestCreateHonoursUmask checks that a new file gets 0666 less the umask.
+func TestCreateHonoursUmask(t *testing.T) {
+	old := syscall.Umask(0o027)
+	defer syscall.Umask(old)
+	d, dir := openDir(t)
+	if _, err := d.Create("n.txt", []byte("x"), Options{UID: -1, GID: -1}); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(filepath.Join(dir, "n.txt"))
+	if got := fi.Mode().Perm(); got != 0o640 {
+		t.Fatalf("mode = %v, want 0640", got)
+	}
+}
+
+// TestOpenDirDurableAndNoFollow checks that OpenDir creates a missing
+// directory and refuses a symlink to one.
+func TestOpenDirDurableAndNoFollow(t *testing.T) {
+	d, dir := openDir(t)
+	f, created, err := d.OpenDir("sub", true)
+	if err != nil || !created {
+		t.Fatalf("OpenDir(create) = %v, created %v", err, created)
+	}
+	f.Close()
+	f, created, err = d.OpenDir("sub", true)
+	if err != nil || created {
+		t.Fatalf("OpenDir(existing) = %v, created %v", err, created)
+	}
+	f.Close()
+	os.Symlink(t.TempDir(), filepath.Join(dir, "link"))
+	if _, _, err := d.OpenDir("link", true); !errors.Is(err, ErrNotDir) {
+		t.Fatalf("OpenDir(symlink) = %v, want ErrNotDir", err)
 	}
 }
 
@@ -126,13 +201,13 @@ func TestRemoveVerifies(t *testing.T) {
 	d, dir := openDir(t)
 	p := filepath.Join(dir, "a.txt")
 	os.WriteFile(p, []byte("changed"), 0o644)
-	if _, err := d.Remove("a.txt", sum([]byte("old"))); !errors.Is(err, ErrRaced) {
+	if _, err := d.Remove("a.txt", sum([]byte("old")), Options{}); !errors.Is(err, ErrRaced) {
 		t.Fatalf("Remove() error = %v, want ErrRaced", err)
 	}
 	if got, _ := os.ReadFile(p); string(got) != "changed" {
 		t.Fatalf("content = %q, want it kept", got)
 	}
-	if _, err := d.Remove("a.txt", sum([]byte("changed"))); err != nil {
+	if _, err := d.Remove("a.txt", sum([]byte("changed")), Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if names := listDir(t, dir); len(names) != 0 {

@@ -15,38 +15,46 @@ func renameat2(olddirfd int, oldpath string, newdirfd int, newpath string, flags
 var noExchange atomic.Bool
 
 // swap puts tmp in place of name. With RENAME_EXCHANGE both names survive the
-// call, so the displaced file can be hashed; if it is not what the caller
-// verified, a writer outside our lock changed it and the exchange is undone.
-func (d *Dir) swap(tmp, name, want string) (string, error) {
+// call, so the displaced file can be hashed; it is returned open, verified. If
+// it is not what the caller verified, a writer outside our lock changed it and
+// the exchange is undone: the target gets back what the other writer wrote,
+// and our new file, with anything written into it meanwhile, is removed
+// (see undone).
+func (d *Dir) swap(tmp, name, want string, data []byte) (string, *verified, error) {
 	if !noExchange.Load() {
 		err := sys.renameat2(d.fd, tmp, d.fd, name, unix.RENAME_EXCHANGE)
 		switch err {
 		case nil:
-			got, herr := d.hashAt(tmp)
+			v, got, herr := d.openHash(tmp)
 			if herr == nil && got == want {
-				return Exchange, nil
+				return Exchange, v, nil
 			}
-			// Undo: the target gets back what the other writer wrote; our
-			// new content returns to tmp and is removed by the caller.
+			if v != nil {
+				v.f.Close()
+			}
 			if uerr := sys.renameat2(d.fd, tmp, d.fd, name, unix.RENAME_EXCHANGE); uerr != nil {
-				return "", &StepError{"exchange back", uerr}
+				return "", nil, &StepError{"exchange back", uerr}
 			}
+			rerr := d.undone(tmp, data)
 			if herr != nil {
-				return "", &StepError{"hash displaced", herr}
+				return "", nil, &StepError{"hash displaced", herr}
 			}
-			return "", ErrRaced
+			return "", nil, rerr
 		case unix.EINVAL, unix.ENOSYS, unix.ENOTSUP:
 			noExchange.Store(true)
 		case unix.ENOENT:
-			return "", ErrRaced // the target vanished after it was verified
+			sys.unlinkat(d.fd, tmp, 0)
+			return "", nil, ErrRaced // the target vanished after it was verified
 		default:
-			return "", &StepError{"exchange", err}
+			sys.unlinkat(d.fd, tmp, 0)
+			return "", nil, &StepError{"exchange", err}
 		}
 	}
 	if err := sys.renameat(d.fd, tmp, d.fd, name); err != nil {
-		return "", &StepError{"rename", err}
+		sys.unlinkat(d.fd, tmp, 0)
+		return "", nil, &StepError{"rename", err}
 	}
-	return Rename, nil
+	return Rename, nil, nil
 }
 
 // renameNoReplace renames old to new, failing with EEXIST if new exists.

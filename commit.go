@@ -1,0 +1,412 @@
+package editguard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"time"
+
+	"github.com/editguard/editguard/internal/atomicfile"
+	"github.com/editguard/editguard/internal/filelock"
+	"github.com/editguard/editguard/internal/history"
+	"github.com/editguard/editguard/internal/udiff"
+)
+
+// This file is the commit protocol of DESIGN §6, shared by every change
+// (write, edit, restore), in the order of its steps:
+//
+//  1. resolve the path inside the root (openTarget);
+//  2. lock the target's parent directory (lock);
+//  3. read and hash the target under the lock, and check the precondition
+//     or the session's baseline (observe, Session.check);
+//  4. save the bytes about to be displaced to history;
+//  5. write the new bytes to a temporary file and fsync it;
+//  6. swap it in: exchange and verify what was displaced (or rename, or a
+//     no-replace rename for a new file);
+//  7. fsync the directory, remove the displaced file, append to the ledger;
+//  8. unlock, and update the session's baseline.
+//
+// Steps 5-7 are package atomicfile's. Once step 6 has put the new bytes in
+// place, the change is reported as committed whatever fails later: the
+// ledger records it as ok and the result carries warnings.
+
+// Result describes a change, committed or (with DryRun) previewed.
+type Result struct {
+	Path          string   `json:"path"`
+	SHA256        string   `json:"sha256"`
+	SizeBytes     int64    `json:"size_bytes"`
+	BytesWritten  int64    `json:"bytes_written"`
+	Created       bool     `json:"created"`
+	Deleted       bool     `json:"deleted,omitempty"`
+	Diff          string   `json:"diff"`
+	BackupVersion string   `json:"backup_version,omitempty"`
+	MtimeMS       int64    `json:"mtime_ms,omitempty"`
+	DryRun        bool     `json:"dry_run,omitempty"`
+	Replacements  int      `json:"replacements,omitempty"`
+	MatchedWith   []string `json:"matched_with,omitempty"`
+	Strategy      string   `json:"strategy,omitempty"`
+	// Warnings say what failed after the change was committed (its bytes
+	// are in place): a directory fsync, the session's baseline, the
+	// ledger. The change stands; the warnings say what is not assured.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+func (r *Result) warn(format string, args ...any) {
+	r.Warnings = append(r.Warnings, fmt.Sprintf(format, args...))
+}
+
+// change is one guarded mutation.
+type change struct {
+	tool      string
+	path      string
+	pre       *Precondition
+	dryRun    bool
+	wholeFile bool
+	// build computes the new content from what is on disk, given the
+	// encoding remembered in the session's baseline.
+	build func(t *target, obs *observation, enc string) (*plan, error)
+	// args are the call's arguments as the ledger records them.
+	args any
+}
+
+// plan is the outcome of build.
+type plan struct {
+	data             []byte
+	sum              string // SHA-256 of data, if already known
+	remove           bool
+	oldText, newText string
+	encoding         string
+	replacements     int
+	matchedWith      []string
+}
+
+// mutate runs the commit protocol for c and records the attempt in the
+// ledger, refused or not, before the lock is released.
+func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error) {
+	a := newAttempt(s, c.tool, c.path, c.args, c.pre)
+	var (
+		lock *filelock.Lock
+		t    *target
+	)
+	defer func() {
+		// The ledger record is appended under the lock, and the lock
+		// released before the directory it is held on is closed.
+		res, err = s.w.finish(a, res, err)
+		lock.Unlock()
+		if t != nil {
+			t.close()
+		}
+		if err == nil && !res.DryRun {
+			s.w.afterCommit()
+		}
+	}()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// 1. Resolve.
+	t, err = s.w.openTarget(c.path)
+	if err != nil {
+		return nil, err
+	}
+	a.rec.Path = t.resolved
+	if err := s.w.checkChangeable(t); err != nil {
+		return nil, err
+	}
+	// 2. Lock. A new file whose directory does not exist yet is locked
+	// once its directory is made (before step 4).
+	if t.dir != nil {
+		if lock, err = s.w.lock(ctx, t); err != nil {
+			return nil, err
+		}
+	}
+	// 3. Observe and check.
+	obs, err := s.w.observe(t)
+	if err != nil {
+		return nil, err
+	}
+	a.rec.Observed = ledgerState(obs.state())
+	a.rec.SHA256Before = obs.sum
+	base, err := s.check(t, c.pre, obs, c.wholeFile)
+	enc := ""
+	if base != nil {
+		enc = base.Encoding
+		a.rec.Baseline = ledgerState(FileState{Exists: true, SHA256: base.SHA256, Size: base.Size, MtimeMS: base.MtimeMS})
+	}
+	if err != nil {
+		return nil, err
+	}
+	pl, err := c.build(t, obs, enc)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(pl.data)) > s.w.opts.MaxFileSize {
+		e := newError(CodeTooLarge, c.path, "the new content is larger than the file size limit", "", nil)
+		e.Details["size_bytes"] = len(pl.data)
+		e.Details["limit_bytes"] = s.w.opts.MaxFileSize
+		return nil, e
+	}
+	res = &Result{
+		Path: c.path, Created: !obs.stat.Exists, Deleted: pl.remove,
+		Diff:         unifiedDiff(c.path, pl.oldText, pl.newText, !obs.stat.Exists, pl.remove),
+		Replacements: pl.replacements, MatchedWith: pl.matchedWith,
+	}
+	if !pl.remove {
+		sum := pl.sum
+		if sum == "" {
+			sum = sha256Hex(pl.data)
+		}
+		res.SHA256, res.SizeBytes, res.BytesWritten = sum, int64(len(pl.data)), int64(len(pl.data))
+	}
+	if c.dryRun {
+		res.DryRun, res.BytesWritten = true, 0
+		return res, nil
+	}
+	if ap := s.getApprover(); ap != nil {
+		// Ask without holding the lock (a person may take minutes), then
+		// check that the file is still what the person approved a change to.
+		lock.Unlock()
+		lock = nil
+		ok, err := ap.Approve(ctx, &Preview{Tool: c.tool, Path: c.path, Diff: res.Diff, Created: res.Created, Deleted: pl.remove})
+		if err != nil {
+			a.rec.Approval = "failed"
+			return nil, newError(CodeRejected, c.path, "approval failed: "+err.Error(), "", err)
+		}
+		if !ok {
+			a.rec.Approval = "declined"
+			return nil, newError(CodeRejected, c.path, "the change was declined", "ask the user what to change instead", nil)
+		}
+		a.rec.Approval = "accepted"
+		if t.dir != nil {
+			if lock, err = s.w.lock(ctx, t); err != nil {
+				return nil, err
+			}
+		}
+		if err := s.w.unchanged(t, obs, "while the change awaited approval"); err != nil {
+			return nil, err
+		}
+	}
+	if t.dir == nil {
+		// The parent directories are created now, durably, and the new
+		// parent locked; the file must still not exist.
+		if err := s.w.makeParent(t); err != nil {
+			return nil, err
+		}
+		if lock, err = s.w.lock(ctx, t); err != nil {
+			return nil, err
+		}
+		if err := s.w.unchanged(t, obs, "while its directory was created"); err != nil {
+			return nil, err
+		}
+	}
+	// 4. Guarantee 4: what is displaced goes to history, durably, first.
+	if !s.w.unrecorded {
+		v, err := s.w.hist.Save(t.resolved, obs.data, !obs.stat.Exists, obs.sum, history.Meta{Op: c.tool, Session: s.name})
+		if err != nil {
+			e := ioError(c.path, err)
+			e.Message = "saving the current content to history failed; nothing was written: " + e.Message
+			e.Details["step"] = "history"
+			return nil, e
+		}
+		res.BackupVersion = v.ID
+	}
+	// 5-7. Write, swap, sync.
+	tmp, err := s.w.sweepTemp(t, s.name)
+	if err != nil {
+		e := ioError(c.path, err)
+		e.Details["step"] = "sweep temp"
+		return nil, e
+	}
+	ar, err := s.w.commit(t, obs, pl, tmp)
+	if err != nil {
+		var re *atomicfile.RaceError
+		if errors.As(err, &re) && len(re.Leftover) > 0 {
+			s.w.keepLeftover(t, s.name, re.Leftover, err)
+		}
+		if ar.Strategy == "" {
+			return nil, err
+		}
+		// The new bytes are in place: the change is committed, and what
+		// failed after the swap is a warning, not an error.
+		res.warn("the change is in place, but %v", err)
+	}
+	res.Strategy = ar.Strategy
+	if len(ar.Displaced) > 0 {
+		v := s.w.keepDisplaced(t, s.name, ar.Displaced)
+		res.warn("another program wrote into the file while it was replaced; the %d bytes it left in the old file are kept in history as %s", len(ar.Displaced), v)
+	}
+	// 8. The session's baseline follows the change.
+	if pl.remove {
+		err = s.dropBaseline(t.resolved)
+	} else {
+		res.MtimeMS = ar.Stat.MtimeNS / 1e6
+		err = s.setBaseline(t.lexical, Baseline{
+			Path: t.resolved, SHA256: res.SHA256, Size: res.SizeBytes, MtimeMS: res.MtimeMS,
+			FullRead: true, CapturedAt: time.Now(), Encoding: encodingToRemember(enc, pl.encoding),
+		})
+	}
+	if err != nil {
+		res.warn("the session could not record the change as read (%v): read the file before changing it again", err)
+	}
+	return res, nil
+}
+
+// checkChangeable refuses targets that policy protects.
+func (w *Workspace) checkChangeable(t *target) error {
+	if pat, ok := w.denied(t.resolved); ok {
+		e := newError(CodeProtectedPath, t.path, "path is protected from changes by policy", "", nil)
+		e.Details["pattern"] = pat
+		return e
+	}
+	return nil
+}
+
+// unchanged re-observes t and fails with STALE_FILE if it is not what obs
+// saw; when says when it may have changed.
+func (w *Workspace) unchanged(t *target, obs *observation, when string) error {
+	now, err := w.observe(t)
+	if err != nil {
+		return err
+	}
+	if now.stat.Exists == obs.stat.Exists && now.sum == obs.sum && now.stat.Regular() == obs.stat.Regular() {
+		return nil
+	}
+	reason := ReasonModified
+	switch {
+	case !now.stat.Exists:
+		reason = ReasonDeleted
+	case !obs.stat.Exists:
+		reason = ReasonCreated
+	}
+	e := stale(t.path, reason, now)
+	e.Message = "file changed " + when + "; " + e.Message
+	return e
+}
+
+// keepDisplaced saves bytes that another program wrote into a displaced
+// file, which would otherwise be lost with it, as a version of the file.
+func (w *Workspace) keepDisplaced(t *target, session string, data []byte) string {
+	v, err := w.hist.Save(t.resolved, data, false, "", history.Meta{Op: "displaced_write", Session: session})
+	if err != nil {
+		return "(not kept: " + err.Error() + ")"
+	}
+	return v.ID
+}
+
+// keepLeftover saves what another program wrote into our new file while it
+// was briefly in place, before the swap was undone, and names the version in
+// the STALE_FILE error.
+func (w *Workspace) keepLeftover(t *target, session string, data []byte, err error) {
+	v := w.keepDisplaced(t, session, data)
+	var e *Error
+	if errors.As(err, &e) {
+		e.Details["recovered_version"] = v
+	}
+}
+
+func encodingToRemember(remembered, used string) string {
+	if remembered != "" || (used != "utf-8" && used != "") {
+		return used
+	}
+	return ""
+}
+
+// makeParent creates the missing parent directories of a new file, each
+// made durable (the new directory, then its parent, fsynced) before the
+// file is committed into it, and opens the parent.
+func (w *Workspace) makeParent(t *target) error {
+	cur := atomicfile.NewDir(w.rootDir)
+	var last *os.File
+	for _, elem := range splitPath(path.Dir(t.resolved)) {
+		f, _, err := cur.OpenDir(elem, true)
+		if last != nil {
+			last.Close()
+		}
+		if errors.Is(err, atomicfile.ErrNotDir) {
+			return newError(CodeNotAFile, t.path, "a parent of the path is not a directory", "", err)
+		}
+		if err != nil {
+			return ioError(t.path, err)
+		}
+		last, cur = f, atomicfile.NewDir(f)
+	}
+	if last == nil {
+		return t.openDir(w)
+	}
+	t.dirFile, t.dir = last, cur
+	return nil
+}
+
+// commit replaces, creates or removes the target. The caller holds the lock
+// and has verified obs. An error with a Strategy in the result happened
+// after the new content was put in place.
+func (w *Workspace) commit(t *target, obs *observation, pl *plan, tmp string) (atomicfile.Result, error) {
+	var (
+		r   atomicfile.Result
+		err error
+	)
+	switch {
+	case !obs.stat.Exists:
+		r, err = t.dir.Create(t.base, pl.data, atomicfile.Options{UID: -1, GID: -1, Temp: tmp})
+		if errors.Is(err, atomicfile.ErrExist) {
+			now, _ := w.observe(t)
+			if now == nil {
+				now = &observation{}
+			}
+			return r, stale(t.path, ReasonCreated, now)
+		}
+	case pl.remove:
+		r, err = t.dir.Remove(t.base, obs.sum, atomicfile.Options{Temp: tmp})
+	default:
+		r, err = t.dir.Replace(t.base, pl.data, obs.sum, atomicfile.Options{Mode: obs.stat.Mode, UID: obs.stat.UID, GID: obs.stat.GID, Temp: tmp})
+	}
+	if errors.Is(err, atomicfile.ErrRaced) {
+		now, _ := w.observe(t)
+		if now == nil {
+			now = &observation{}
+		}
+		reason := ReasonModified
+		if !now.stat.Exists {
+			reason = ReasonDeleted
+		}
+		e := stale(t.path, reason, now)
+		e.Message = "file was changed by another program during the commit; nothing was written"
+		e.Err = err
+		return r, e
+	}
+	if err != nil {
+		return r, ioError(t.path, err)
+	}
+	return r, nil
+}
+
+// lock takes the commit lock of t: an flock on its parent directory. The
+// lock's identity is the directory itself, not a name in some workspace's
+// state, so every editguard process changing a file in that directory
+// excludes every other, whichever root it opened: nested workspaces (a
+// server at R and a CLI at R/sub), roots reached through symlinks or bind
+// mounts, and separate users. Nothing is created to take it, and it dies
+// with its holder.
+func (w *Workspace) lock(ctx context.Context, t *target) (*filelock.Lock, error) {
+	l, err := filelock.Acquire(ctx, t.dirFile, &filelock.Options{Timeout: w.opts.LockTimeout})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, ioError(t.path, err)
+	}
+	return l, nil
+}
+
+// unifiedDiff returns a unified diff between two texts, labelled with p.
+func unifiedDiff(p, oldText, newText string, created, deleted bool) string {
+	oldName, newName := "a/"+p, "b/"+p
+	if created {
+		oldName = "/dev/null"
+	}
+	if deleted {
+		newName = "/dev/null"
+	}
+	return udiff.Unified(oldName, oldText, newName, newText)
+}

@@ -1,0 +1,86 @@
+package editguard
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/editguard/editguard/internal/textedit"
+)
+
+// Edit is one exact string replacement.
+type Edit struct {
+	OldString  string `json:"old_string"`
+	NewString  string `json:"new_string"`
+	ReplaceAll bool   `json:"replace_all,omitempty"`
+}
+
+// EditOptions control Edit.
+type EditOptions struct {
+	Precondition      *Precondition
+	DryRun            bool
+	Encoding          string
+	AllowPlaceholders bool
+}
+
+// Edit applies edits in order, each to the result of the previous, and
+// commits the result if the file is what the session last saw (a partial
+// read is enough) or what the precondition says. It is all-or-nothing. An
+// empty OldString is allowed only as the single edit that creates a new file.
+func (s *Session) Edit(ctx context.Context, p string, edits []Edit, opts *EditOptions) (*Result, error) {
+	var o EditOptions
+	if opts != nil {
+		o = *opts
+	}
+	if len(edits) == 0 {
+		return nil, newError(CodeInvalidArgument, p, "no edits given", "pass old_string and new_string, or an edits array", nil)
+	}
+	create := len(edits) == 1 && edits[0].OldString == ""
+	return s.mutate(ctx, &change{
+		tool: "edit_file", path: p, pre: o.Precondition, dryRun: o.DryRun,
+		args: editArgs(p, edits, &o),
+		build: func(t *target, obs *observation, enc string) (*plan, error) {
+			if create {
+				if obs.stat.Exists {
+					e := newError(CodeInvalidArgument, p, "old_string is empty, which only creates a new file, and the file exists",
+						fmt.Sprintf("read %s and pass the exact text to replace as old_string", p), nil)
+					return nil, e
+				}
+				doc, err := s.docFor(p, obs, firstNonEmpty(o.Encoding, enc))
+				if err != nil {
+					return nil, err
+				}
+				data, err := doc.Encode(edits[0].NewString, "")
+				if err != nil {
+					return nil, codecError(p, err)
+				}
+				return &plan{data: data, newText: edits[0].NewString, encoding: doc.Format.Encoding}, nil
+			}
+			if !obs.stat.Exists {
+				return nil, newError(CodeNotFound, p, "file does not exist", "to create a file, use write_file or an empty old_string", nil)
+			}
+			doc, err := s.docFor(p, obs, firstNonEmpty(o.Encoding, enc))
+			if err != nil {
+				return nil, err
+			}
+			te := make([]textedit.Edit, len(edits))
+			for i, e := range edits {
+				te[i] = textedit.Edit{Old: e.OldString, New: e.NewString, ReplaceAll: e.ReplaceAll}
+			}
+			if !o.AllowPlaceholders {
+				if err := textedit.CheckPlaceholders(doc.Text, te); err != nil {
+					return nil, editError(p, err)
+				}
+			}
+			r, err := textedit.Apply(doc.Text, te)
+			if err != nil {
+				return nil, editError(p, err)
+			}
+			data, err := doc.Encode(r.Text, "")
+			if err != nil {
+				return nil, codecError(p, err)
+			}
+			return &plan{data: data, oldText: doc.Text, newText: r.Text, encoding: doc.Format.Encoding,
+				replacements: r.Replacements, matchedWith: r.MatchedWith}, nil
+		},
+	})
+}

@@ -1,0 +1,97 @@
+package editguard
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/editguard/editguard/internal/textcodec"
+	"github.com/editguard/editguard/internal/textedit"
+)
+
+// WriteOptions control Write.
+type WriteOptions struct {
+	Precondition *Precondition
+	DryRun       bool
+	// LineEnding "lf" or "crlf" converts the whole file; empty keeps the
+	// file's own line endings (new files get LF).
+	LineEnding string
+	// Encoding names the encoding to write (default: the file's own, or
+	// UTF-8 for new files).
+	Encoding          string
+	AllowPlaceholders bool
+}
+
+// Write is like os.WriteFile, but commits only if the file is what the
+// session last saw (or what the precondition says), keeps the file's
+// encoding and line endings, and replaces it atomically. Writing over an
+// existing file needs a full read or an explicit precondition; a new file
+// needs neither (its missing parent directories are created).
+func (s *Session) Write(ctx context.Context, p, content string, opts *WriteOptions) (*Result, error) {
+	var o WriteOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.LineEnding != "" && o.LineEnding != textcodec.LF && o.LineEnding != textcodec.CRLF {
+		return nil, newError(CodeInvalidArgument, p, fmt.Sprintf("line_ending must be %q or %q", textcodec.LF, textcodec.CRLF), "", nil)
+	}
+	args := writeArgs(p, content, &o)
+	return s.mutate(ctx, &change{
+		tool: "write_file", path: p, pre: o.Precondition, dryRun: o.DryRun, wholeFile: true,
+		args: args,
+		build: func(t *target, obs *observation, enc string) (*plan, error) {
+			doc, err := s.docFor(p, obs, firstNonEmpty(o.Encoding, enc))
+			if err != nil {
+				return nil, err
+			}
+			if err := checkWritePlaceholders(p, doc.Text, content, obs.stat.Exists, o.AllowPlaceholders); err != nil {
+				return nil, err
+			}
+			data, err := doc.Encode(content, o.LineEnding)
+			if err != nil {
+				return nil, codecError(p, err)
+			}
+			pl := &plan{data: data, oldText: doc.Text, newText: content, encoding: doc.Format.Encoding}
+			if string(data) == content {
+				// Plain UTF-8 with LF: the bytes are the content, whose
+				// hash the ledger's arguments already hold.
+				pl.sum = args.ContentSHA256
+			}
+			return pl, nil
+		},
+	})
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// docFor decodes the observed file, or gives a new file's format.
+func (s *Session) docFor(p string, obs *observation, enc string) (*textcodec.Doc, error) {
+	if !obs.stat.Exists {
+		if enc == "" {
+			return textcodec.NewDoc(), nil
+		}
+		doc, err := textcodec.NewDocIn(enc)
+		if err != nil {
+			return nil, codecError(p, err)
+		}
+		return doc, nil
+	}
+	return decode(p, obs.data, enc)
+}
+
+// checkWritePlaceholders refuses whole-file content that elides code with a
+// placeholder comment ("// ... rest of code ...") the old file did not have.
+// A new file has nothing to elide.
+func checkWritePlaceholders(p, oldText, newText string, existed, allow bool) error {
+	if allow || !existed {
+		return nil
+	}
+	if found := textedit.DetectPlaceholders(oldText, newText); len(found) > 0 {
+		return placeholderError(p, -1, found)
+	}
+	return nil
+}
