@@ -45,7 +45,7 @@ func (s *Session) Edit(ctx context.Context, p string, edits []Edit, opts *EditOp
 						fmt.Sprintf("read %s and pass the exact text to replace as old_string", p), nil)
 					return nil, e
 				}
-				doc, err := s.docFor(p, obs, firstNonEmpty(o.Encoding, enc))
+				doc, err := s.docFor(p, obs, firstNonEmpty(o.Encoding, enc), false)
 				if err != nil {
 					return nil, err
 				}
@@ -58,7 +58,7 @@ func (s *Session) Edit(ctx context.Context, p string, edits []Edit, opts *EditOp
 			if !obs.stat.Exists {
 				return nil, newError(CodeNotFound, p, "file does not exist", "to create a file, use write_file or an empty old_string", nil)
 			}
-			doc, err := s.docFor(p, obs, firstNonEmpty(o.Encoding, enc))
+			doc, err := s.docFor(p, obs, firstNonEmpty(o.Encoding, enc), false)
 			if err != nil {
 				return nil, err
 			}

@@ -2,6 +2,8 @@ package editguard_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -145,4 +147,9 @@ func TestRepointedSymlinkIsStale(t *testing.T) {
 	if got := readFile(t, dir, "b.txt"); got != "changed\n" {
 		t.Fatalf("b.txt = %q, want the edit", got)
 	}
+}
+
+func sha256hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
 }

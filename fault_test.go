@@ -3,8 +3,6 @@
 package editguard_test
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -400,9 +398,4 @@ func TestFaultAtEveryStep(t *testing.T) {
 			}
 		})
 	}
-}
-
-func sha256hex(b []byte) string {
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
 }

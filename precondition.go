@@ -3,6 +3,7 @@ package editguard
 import (
 	"fmt"
 	"os"
+	"strings"
 )
 
 // Precondition states what the caller expects on disk before a change. An
@@ -98,6 +99,11 @@ func compareBaseline(path string, b *Baseline, obs *observation) error {
 }
 
 func checkExplicit(path string, p *Precondition, obs *observation) error {
+	if p.ExpectedSHA256 != "" && !isHexSHA256(p.ExpectedSHA256) {
+		e := newError(CodeInvalidArgument, path, fmt.Sprintf("expected_sha256 %q is not a SHA-256: 64 hexadecimal digits", p.ExpectedSHA256),
+			"pass the sha256 that read_file returned", nil)
+		return e
+	}
 	if p.RequireAll && (p.ExpectedSHA256 == "" || p.ExpectedMtimeMS == nil || p.ExpectedSizeBytes == nil) {
 		return newError(CodeInvalidArgument, path, "require_all needs expected_sha256, expected_mtime_ms and expected_size_bytes",
 			"supply all three values from read_file, or drop require_all", nil)
@@ -115,7 +121,7 @@ func checkExplicit(path string, p *Precondition, obs *observation) error {
 	mismatch := false
 	if p.ExpectedSHA256 != "" {
 		expected["sha256"] = p.ExpectedSHA256
-		mismatch = mismatch || obs.sum != p.ExpectedSHA256
+		mismatch = mismatch || obs.sum != strings.ToLower(p.ExpectedSHA256)
 	}
 	if p.ExpectedMtimeMS != nil {
 		expected["mtime_ms"] = *p.ExpectedMtimeMS
@@ -173,4 +179,17 @@ func kind(obs *observation) string {
 		return "file"
 	}
 	return "special file"
+}
+
+// isHexSHA256 reports whether s is 64 hexadecimal digits (either case).
+func isHexSHA256(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
 }

@@ -93,18 +93,22 @@ func waitWorker(t *testing.T, cmd *exec.Cmd, out string, v any) {
 	}
 }
 
-// appendWorker appends to log.txt with appendRounds. arg is
-// "ID,ROUNDS,PAUSE".
+// appendWorker appends to log.txt (or PATH) with appendRounds. arg is
+// "ID,ROUNDS,PAUSE[,PATH]".
 func appendWorker(dir, arg string) (*appendLog, error) {
 	f := strings.Split(arg, ",")
 	rounds, _ := strconv.Atoi(f[1])
 	pause, _ := time.ParseDuration(f[2])
+	target := "log.txt"
+	if len(f) > 3 {
+		target = f[3]
+	}
 	w, err := editguard.Open(dir, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer w.Close()
-	return appendRounds(ctx, w.NewSession(f[0]), "log.txt", f[0], rounds, pause)
+	return appendRounds(ctx, w.NewSession(f[0]), target, f[0], rounds, pause)
 }
 
 // TestProcessesNoLostUpdate races processes, each with its own workspace

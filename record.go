@@ -107,6 +107,7 @@ type (
 		LineEnding        string        `json:"line_ending,omitempty"`
 		Encoding          string        `json:"encoding,omitempty"`
 		AllowPlaceholders bool          `json:"allow_placeholders,omitempty"`
+		BOM               bool          `json:"bom,omitempty"`
 	}
 	editCall struct {
 		Path              string        `json:"path"`
@@ -127,7 +128,7 @@ type (
 func writeArgs(p, content string, o *WriteOptions) *writeCall {
 	return &writeCall{Path: p, ContentSHA256: sha256Hex([]byte(content)), ContentBytes: len(content),
 		Precondition: nonEmpty(o.Precondition), DryRun: o.DryRun, LineEnding: o.LineEnding, Encoding: o.Encoding,
-		AllowPlaceholders: o.AllowPlaceholders}
+		AllowPlaceholders: o.AllowPlaceholders, BOM: o.BOM}
 }
 
 func editArgs(p string, edits []Edit, o *EditOptions) any {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/ledger"
@@ -213,6 +214,11 @@ func (w *Workspace) resolve(p string) (string, error) {
 	if strings.IndexByte(p, 0) >= 0 {
 		return "", newError(CodeInvalidArgument, p, "path contains a NUL byte", "", nil)
 	}
+	if !utf8.ValidString(p) {
+		// Tools speak JSON, whose strings are Unicode: such a name could
+		// only arrive mangled. Refused rather than guessed at.
+		return "", newError(CodeInvalidArgument, p, "path is not valid UTF-8", "file names that are not UTF-8 cannot be addressed by the tools", nil)
+	}
 	p = filepath.ToSlash(p)
 	if path.IsAbs(p) || filepath.IsAbs(p) {
 		rel, ok := w.relFromAbs(p)
@@ -246,6 +252,13 @@ func (w *Workspace) resolve(p string) (string, error) {
 			// A missing element, or one under a regular file (ENOTDIR):
 			// the rest of the path cannot contain symlinks either.
 			if errors.Is(err, fs.ErrNotExist) || isNotDir(err) {
+				if strings.ContainsRune(elem, utf8.RuneError) {
+					// A name with U+FFFD that does not exist is almost
+					// certainly a listed non-UTF-8 name, copied: creating
+					// it would make a look-alike file.
+					return "", newError(CodeInvalidArgument, p, "path contains U+FFFD (the replacement character) and does not exist",
+						"a name listed with U+FFFD is not UTF-8 on disk and cannot be addressed by the tools; no look-alike file is created", nil)
+				}
 				done = append(done, elem)
 				continue
 			}

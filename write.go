@@ -19,6 +19,9 @@ type WriteOptions struct {
 	// UTF-8 for new files).
 	Encoding          string
 	AllowPlaceholders bool
+	// BOM starts a new UTF-8 file with a byte order mark. Existing files
+	// keep theirs, or their lack of one.
+	BOM bool
 }
 
 // Write is like os.WriteFile, but commits only if the file is what the
@@ -39,7 +42,7 @@ func (s *Session) Write(ctx context.Context, p, content string, opts *WriteOptio
 		tool: "write_file", path: p, pre: o.Precondition, dryRun: o.DryRun, wholeFile: true,
 		args: args,
 		build: func(t *target, obs *observation, enc string) (*plan, error) {
-			doc, err := s.docFor(p, obs, firstNonEmpty(o.Encoding, enc))
+			doc, err := s.docFor(p, obs, firstNonEmpty(o.Encoding, enc), o.BOM)
 			if err != nil {
 				return nil, err
 			}
@@ -68,13 +71,11 @@ func firstNonEmpty(a, b string) string {
 	return b
 }
 
-// docFor decodes the observed file, or gives a new file's format.
-func (s *Session) docFor(p string, obs *observation, enc string) (*textcodec.Doc, error) {
+// docFor decodes the observed file, or gives a new file's format (with a
+// UTF-8 byte order mark only if bom is set).
+func (s *Session) docFor(p string, obs *observation, enc string, bom bool) (*textcodec.Doc, error) {
 	if !obs.stat.Exists {
-		if enc == "" {
-			return textcodec.NewDoc(), nil
-		}
-		doc, err := textcodec.NewDocIn(enc)
+		doc, err := textcodec.NewDocIn(enc, bom)
 		if err != nil {
 			return nil, codecError(p, err)
 		}

@@ -78,6 +78,7 @@ var schemas = map[string]json.RawMessage{
     "dry_run": {"type": "boolean", "description": "If true, check and return the diff without writing."},
     "line_ending": {"type": "string", "enum": ["lf", "crlf"], "description": "Convert the whole file to these line endings. Omit to keep the file's own."},
     "encoding": {"type": "string", "description": "Encoding to write. Omit to keep the file's own (UTF-8 for new files)."},
+    "bom": {"type": "boolean", "description": "Start a new UTF-8 file with a byte order mark. Default false; existing files keep theirs."},
     "allow_placeholders": {"type": "boolean", "description": "Set only if the content really contains text like '... existing code ...' on purpose."}
   },
   "required": ["path", "content"],

@@ -296,6 +296,7 @@ type writeArgs struct {
 	LineEnding        string                  `json:"line_ending"`
 	Encoding          string                  `json:"encoding"`
 	AllowPlaceholders bool                    `json:"allow_placeholders"`
+	BOM               bool                    `json:"bom"`
 }
 
 func (t *Toolset) writeFile(ctx context.Context, raw json.RawMessage) (*Output, error) {
@@ -311,7 +312,7 @@ func (t *Toolset) writeFile(ctx context.Context, raw json.RawMessage) (*Output, 
 	}
 	res, err := t.s.Write(ctx, *a.Path, *a.Content, &editguard.WriteOptions{
 		Precondition: a.Precondition, DryRun: a.DryRun, LineEnding: a.LineEnding,
-		Encoding: a.Encoding, AllowPlaceholders: a.AllowPlaceholders,
+		Encoding: a.Encoding, AllowPlaceholders: a.AllowPlaceholders, BOM: a.BOM,
 	})
 	if err != nil {
 		return nil, err

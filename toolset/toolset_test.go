@@ -225,7 +225,7 @@ func TestWriteCreateAndPrecondition(t *testing.T) {
 		t.Errorf("create result = %+v, want created, 6 bytes", res)
 	}
 	wantCode(t, ts, "write_file", `{"path":"old.txt","content":"v2\n"}`, editguard.CodeNotRead)
-	wantCode(t, ts, "write_file", `{"path":"old.txt","content":"v2\n","precondition":{"expected_sha256":"00"}}`, editguard.CodeStaleFile)
+	wantCode(t, ts, "write_file", `{"path":"old.txt","content":"v2\n","precondition":{"expected_sha256":"0000000000000000000000000000000000000000000000000000000000000000"}}`, editguard.CodeStaleFile)
 	info := mustCall(t, ts, "file_info", `{"path":"old.txt"}`).Structured.(*toolset.FileInfo)
 	// file_info does not count as a read ...
 	wantCode(t, ts, "write_file", `{"path":"old.txt","content":"v2\n"}`, editguard.CodeNotRead)

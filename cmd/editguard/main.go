@@ -39,11 +39,13 @@ const (
 	exitRejected = 4 // the person at the terminal declined the change
 )
 
-// defaultSession is the session name used without --session. Baselines of a
+// defaultSession is the session name used without --session: one per user
+// ("cli-uid1000"), so that one user's read never approves another user's
+// stale write. Baselines of a
 // named session persist under .editguard/sessions/, so a shell-only agent
 // that reads in one invocation and edits in the next is protected the same
 // way as an agent that keeps a process alive.
-const defaultSession = "cli"
+var defaultSession = fmt.Sprintf("cli-uid%d", os.Getuid())
 
 // A command is one subcommand of editguard.
 type command struct {
@@ -292,7 +294,7 @@ usage: editguard [--root DIR] [--session NAME] <command> [arguments]
 
 Global flags (before the command):
   --root DIR       workspace root (default: the current directory)
-  --session NAME   session whose reads guard later changes (default "cli");
+  --session NAME   session whose reads guard later changes (default "cli-uid<UID>");
                    kept in DIR/.editguard/sessions/, so separate invocations
                    with the same name share what was read
 

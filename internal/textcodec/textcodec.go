@@ -177,18 +177,21 @@ func NewDoc() *Doc {
 }
 
 // NewDocIn returns an empty document in the named encoding, for creating a
-// file in that encoding. UTF-16 documents get a byte order mark, because a
-// UTF-16 file without one cannot be recognised later. It returns an
+// file in that encoding. A UTF-8 document has a byte order mark only if bom
+// is set: a BOM in front of a shell script or a JSON file breaks it, so it
+// is never added unasked. UTF-16 documents always get one, because a UTF-16
+// file without one cannot be recognised later. It returns an
 // *UnknownEncodingError for a name it does not know.
-func NewDocIn(encoding string) (*Doc, error) {
-	if encoding == "" {
-		return NewDoc(), nil
+func NewDocIn(encoding string, bom bool) (*Doc, error) {
+	cs := csUTF8
+	if encoding != "" {
+		var err error
+		if cs, err = lookup(encoding); err != nil {
+			return nil, err
+		}
 	}
-	cs, err := lookup(encoding)
-	if err != nil {
-		return nil, err
-	}
-	return &Doc{Format: Format{Encoding: cs.name, BOM: cs.bom != nil, LineEnding: None}}, nil
+	withBOM := cs.bom != nil && (cs.kind != kindUTF8 || bom)
+	return &Doc{Format: Format{Encoding: cs.name, BOM: withBOM, LineEnding: None}}, nil
 }
 
 // LookupEncoding returns the canonical name of an encoding name or alias
