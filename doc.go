@@ -1,0 +1,44 @@
+// Package editguard gives AI coding agents file tools that cannot lose
+// anyone's work.
+//
+// # Guarantees
+//
+//  1. No lost update: a Write, Edit or Restore of an existing file commits
+//     only if the file's bytes are exactly those the session last read (or
+//     the Precondition states), decided by SHA-256 under a lock, right
+//     before the commit.
+//  2. No false conflict: a touch, or a rewrite with identical bytes, is not
+//     a conflict; mtime and size never prove a file unchanged.
+//  3. No torn file: the new content goes to a temporary file that is
+//     fsynced and swapped in atomically; a reader or a crash sees the old
+//     content or the new.
+//  4. Nothing unrecoverable: every content a change displaces (including
+//     "did not exist") is saved durably in history first, and so are bytes
+//     another program wrote into a file while editguard replaced it.
+//  5. Everything accounted for: every attempt, accepted or refused, is
+//     appended to a hash-chained ledger.
+//
+// # Concurrency
+//
+// A Workspace and its Sessions are safe for concurrent use. A commit holds
+// an flock on the target's parent directory from the read that checks the
+// precondition to the ledger append, so commits to one directory are
+// serialised across goroutines, processes, users and workspaces (a
+// workspace nested in another, or reached through another path). Readers
+// take no lock. A program that writes without editguard is detected when it
+// wrote before the swap (on Linux, the displaced bytes are re-hashed after a
+// renameat2 exchange, and the swap undone if they differ).
+//
+// # Trust
+//
+// Repository content is untrusted, including any .editguard directory it
+// ships: editguard reaches its state without following symlinks and refuses
+// (UNSAFE_STATE) entries it did not make. Paths are resolved inside the root;
+// symlinks that leave it are refused, and nothing outside the root is ever
+// changed. See SECURITY.md.
+//
+// # Platforms
+//
+// editguard runs on Linux and other Unix systems. Linux gets the
+// exchange-and-verify commit; elsewhere the swap is a rename(2).
+package editguard
