@@ -100,6 +100,7 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 		}
 		if err == nil && !res.DryRun {
 			s.w.afterCommit()
+			s.w.sweepParked(false)
 		}
 	}()
 	if err := ctx.Err(); err != nil {
@@ -348,7 +349,7 @@ func (w *Workspace) commit(t *target, obs *observation, pl *plan, tmp string) (a
 	)
 	switch {
 	case !obs.stat.Exists:
-		r, err = t.dir.Create(t.base, pl.data, atomicfile.Options{UID: -1, GID: -1, Temp: tmp})
+		r, err = t.dir.Create(t.base, pl.data, atomicfile.Options{UID: -1, GID: -1, Temp: tmp, Park: w.parks.at})
 		if errors.Is(err, atomicfile.ErrExist) {
 			now, _ := w.observe(t)
 			if now == nil {
@@ -357,9 +358,9 @@ func (w *Workspace) commit(t *target, obs *observation, pl *plan, tmp string) (a
 			return r, stale(t.path, ReasonCreated, now)
 		}
 	case pl.remove:
-		r, err = t.dir.Remove(t.base, obs.sum, atomicfile.Options{Temp: tmp})
+		r, err = t.dir.Remove(t.base, obs.sum, atomicfile.Options{Temp: tmp, Park: w.parks.at})
 	default:
-		r, err = t.dir.Replace(t.base, pl.data, obs.sum, atomicfile.Options{Mode: obs.stat.Mode, UID: obs.stat.UID, GID: obs.stat.GID, Temp: tmp})
+		r, err = t.dir.Replace(t.base, pl.data, obs.sum, atomicfile.Options{Mode: obs.stat.Mode, UID: obs.stat.UID, GID: obs.stat.GID, Temp: tmp, Park: w.parks.at})
 	}
 	if errors.Is(err, atomicfile.ErrRaced) {
 		now, _ := w.observe(t)

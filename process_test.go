@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -43,6 +44,8 @@ func TestWorkerProcess(t *testing.T) {
 		out, err = appendWorker(dir, arg)
 	case "unguarded":
 		out, err = unguardedWorker(dir, arg)
+	case "rawappend":
+		out, err = rawAppendWorker(dir, arg)
 	case "bigwrite":
 		err = bigWriteWorker(dir, arg) // runs until killed
 	default:
@@ -289,4 +292,120 @@ func TestNonCooperatingWriter(t *testing.T) {
 		t.Error("no unguarded write survived: the test measured nothing")
 	}
 	assertNoTemp(t, dir)
+}
+
+// rawAppendWorker appends lines to log.txt the way "echo >>" does, without
+// editguard: open with O_APPEND, write one line, close. arg is
+// "COUNT,PAUSE". It returns the lines whose write succeeded.
+func rawAppendWorker(dir, arg string) ([]string, error) {
+	f := strings.Split(arg, ",")
+	count, _ := strconv.Atoi(f[0])
+	pause, _ := time.ParseDuration(f[1])
+	var written []string
+	for i := range count {
+		line := fmt.Sprintf("raw-%d", i)
+		fd, err := os.OpenFile(filepath.Join(dir, "log.txt"), os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return written, err
+		}
+		_, err = fd.WriteString(line + "\n")
+		fd.Close()
+		if err != nil {
+			return written, err
+		}
+		written = append(written, line)
+		time.Sleep(pause)
+	}
+	return written, nil
+}
+
+// TestUnguardedAppenderLosesNothing races guarded edits against a program
+// that appends lines without any lock ("echo >> log.txt"). Every line it
+// appended must end on disk or in history: an append that lands in the file
+// editguard is replacing is either caught by the verification after the
+// exchange (the commit is undone), or found in the displaced file after its
+// unlink and saved as a version; one that lands in editguard's new file
+// before an undo is saved too.
+func TestUnguardedAppenderLosesNothing(t *testing.T) {
+	rounds, lines := 30, 3000
+	if testing.Short() {
+		rounds, lines = 10, 800
+	}
+	w, dir := newWorkspace(t)
+	w.Close()
+	writeFile(t, dir, "log.txt", "start\n")
+	out := t.TempDir()
+	var cmds []*exec.Cmd
+	for i := range 2 {
+		cmds = append(cmds, startWorker(t, "append", dir, fmt.Sprintf("g%d,%d,1ms", i, rounds), filepath.Join(out, fmt.Sprint(i))))
+	}
+	raw := startWorker(t, "rawappend", dir, fmt.Sprintf("%d,100us", lines), filepath.Join(out, "raw"))
+	var logs []*appendLog
+	for i, cmd := range cmds {
+		lg := new(appendLog)
+		waitWorker(t, cmd, filepath.Join(out, fmt.Sprint(i)), lg)
+		logs = append(logs, lg)
+	}
+	var written []string
+	waitWorker(t, raw, filepath.Join(out, "raw"), &written)
+
+	w, err := editguard.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	final := readFile(t, dir, "log.txt")
+	has := func(content, line string) bool { return strings.Contains("\n"+content, "\n"+line+"\n") }
+	vs, err := w.History("log.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	rescued := 0
+	for _, v := range vs {
+		if v.Absent {
+			continue
+		}
+		data, err := editguard.VersionContent(w, "log.txt", v.ID)
+		if err != nil {
+			t.Fatalf("version %s: %v", v.ID, err)
+		}
+		kept = append(kept, string(data))
+		if v.Op == "displaced_write" {
+			rescued++
+		}
+	}
+	// Files taken off the name wait in .editguard/displaced, and any that
+	// changed after their verification are moved to .editguard/quarantine.
+	quarantined := 0
+	for _, sub := range []string{"displaced", "quarantine"} {
+		ents, _ := os.ReadDir(filepath.Join(dir, editguard.StateDir, sub))
+		for _, e := range ents {
+			b, err := os.ReadFile(filepath.Join(dir, editguard.StateDir, sub, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			kept = append(kept, string(b))
+			if sub == "quarantine" {
+				quarantined++
+			}
+		}
+	}
+	onDisk, inHistory, lost := 0, 0, 0
+	for _, l := range written {
+		switch {
+		case has(final, l):
+			onDisk++
+		case slices.ContainsFunc(kept, func(c string) bool { return has(c, l) }):
+			inHistory++
+		default:
+			lost++
+			t.Errorf("appended line %s is neither in the file nor in history", l)
+		}
+	}
+	t.Logf("%d lines appended without editguard: %d on disk, %d only in history or kept files (%d versions saved from displaced files, %d files quarantined), %d lost; %d guarded edits committed",
+		len(written), onDisk, inHistory, rescued, quarantined, lost, countCommitted(logs))
+	if countCommitted(logs) == 0 || len(written) == 0 {
+		t.Fatal("nothing raced: the test measured nothing")
+	}
 }

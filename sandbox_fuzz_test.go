@@ -81,9 +81,12 @@ func newSandboxFixture(t testing.TB) *sandboxFixture {
 // content or link target.
 func (fx *sandboxFixture) snapshot(t testing.TB) map[string]string {
 	state := filepath.Join(fx.root, editguard.StateDir)
+	// editguard's own record keeping: history, files taken off their names
+	// (kept until swept), and what sweeping quarantines.
 	skip := map[string]bool{
-		filepath.Join(state, "history"): true,
-		filepath.Join(state, "locks"):   true,
+		filepath.Join(state, "history"):    true,
+		filepath.Join(state, "displaced"):  true,
+		filepath.Join(state, "quarantine"): true,
 	}
 	snap := map[string]string{}
 	err := filepath.WalkDir(fx.base, func(p string, d fs.DirEntry, err error) error {

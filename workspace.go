@@ -66,6 +66,7 @@ type Workspace struct {
 	state    *statedir.Dir // .editguard, reached without following symlinks
 	sessions *statedir.Dir // .editguard/sessions
 	key      []byte        // names temporary files (see temp.go)
+	parks    *parks        // files taken off their names (see park.go)
 	hist     *history.Store
 	led      *ledger.Ledger
 
@@ -150,6 +151,9 @@ func (w *Workspace) openState() error {
 	if err := w.loadKey(); err != nil {
 		return fail("open key", err)
 	}
+	if err := w.openParks(); err != nil {
+		return fail("open .editguard/displaced", err)
+	}
 	if w.sessions, err = w.state.Sub("sessions", true); err != nil {
 		return fail("open sessions", err)
 	}
@@ -172,6 +176,10 @@ func (w *Workspace) closeFiles() error {
 	}
 	if w.led != nil {
 		keep(w.led.Close())
+	}
+	if w.parks != nil {
+		w.sweepParked(false)
+		keep(w.parks.dir.Close())
 	}
 	for _, d := range []*statedir.Dir{w.sessions, w.state} {
 		if d != nil {

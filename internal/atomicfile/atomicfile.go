@@ -30,6 +30,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -202,6 +205,40 @@ type Options struct {
 	// an existing entry of that name fails the operation); otherwise a
 	// fresh random name is used.
 	Temp string
+	// Park, if set, is a directory on the same file system where a file
+	// taken off the target's name (the displaced file, our own file after
+	// an undone swap, a removed file) is moved instead of being unlinked,
+	// under the name ParkName returns. A program that opened it before and
+	// writes to it late still writes into a file someone can reach; the
+	// caller sweeps the parked files later (see ParkedSum). If the move
+	// fails (another file system), the file is unlinked.
+	Park *Dir
+}
+
+// ParkName is the name under which a file whose content hashed to sum is
+// parked: the hash, the time in nanoseconds and the target's name (cut to
+// 100 bytes), so that whoever sweeps can prove the file unchanged and say
+// where it came from.
+func ParkName(sum, target string) string {
+	if len(target) > 100 {
+		target = target[:100]
+	}
+	var r [4]byte
+	rand.Read(r[:])
+	return fmt.Sprintf("%s.%d.%s.%s", sum, time.Now().UnixNano(), hex.EncodeToString(r[:]), target)
+}
+
+// ParsePark returns the hash and the time a parked file's name records.
+func ParsePark(name string) (sum string, parked time.Time, ok bool) {
+	parts := strings.SplitN(name, ".", 4)
+	if len(parts) < 4 || len(parts[0]) != 64 {
+		return "", time.Time{}, false
+	}
+	ns, err := strconv.ParseInt(parts[1], 10, 64)
+	if err != nil {
+		return "", time.Time{}, false
+	}
+	return parts[0], time.Unix(0, ns), true
 }
 
 // Result describes a completed commit.
@@ -385,7 +422,7 @@ func (d *Dir) Replace(name string, data []byte, want string, opts Options) (Resu
 	if err != nil {
 		return Result{}, err
 	}
-	strategy, old, err := d.swap(tmp, name, want, data)
+	strategy, old, err := d.swap(tmp, name, want, data, opts.Park)
 	if err != nil {
 		return Result{}, err
 	}
@@ -402,7 +439,7 @@ func (d *Dir) Replace(name string, data []byte, want string, opts Options) (Resu
 	// The displaced file (exchange) is removed after the directory fsync, so
 	// a crash in between leaves an extra temp file, never a missing target.
 	if old != nil {
-		r.Displaced, err = d.removeVerified(tmp, old, want)
+		r.Displaced, err = d.removeVerified(tmp, old, want, opts.Park)
 		if err != nil {
 			return r, err
 		}
@@ -411,11 +448,13 @@ func (d *Dir) Replace(name string, data []byte, want string, opts Options) (Resu
 	return r, err
 }
 
-// verified is an open file whose bytes hashed to what the caller expected,
-// with the fstat taken when they were hashed.
+// verified is an open file whose bytes hashed to what the caller expected:
+// n bytes, and its fstat taken before they were read, so any write after
+// that shows as another size or mtime.
 type verified struct {
 	f  *os.File
 	st unix.Stat_t
+	n  int64
 }
 
 // openHash opens name without following a symlink and hashes it. The file
@@ -426,33 +465,34 @@ func (d *Dir) openHash(name string) (*verified, string, error) {
 		return nil, "", err
 	}
 	v := &verified{f: os.NewFile(uintptr(fd), name)}
-	h := sha256.New()
-	if _, err := io.Copy(h, v.f); err != nil {
+	if err := unix.Fstat(fd, &v.st); err != nil {
 		v.f.Close()
 		return nil, "", err
 	}
-	if err := unix.Fstat(fd, &v.st); err != nil {
+	h := sha256.New()
+	if v.n, err = io.Copy(h, v.f); err != nil {
 		v.f.Close()
 		return nil, "", err
 	}
 	return v, hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// removeVerified unlinks name, which v has open and verified to hash to
-// want, and returns the file's bytes if a writer that had it open changed
-// it in the meantime: after the unlink no one else can reach them. A write
+// removeVerified takes name, which v has open and verified to hash to want,
+// off the directory: it parks it in park if given (see Options.Park), else
+// unlinks it. It returns the file's bytes if a writer that had it open
+// changed it before that: the caller must keep them. Without a park, a write
 // into the file after this last look lands in an unlinked file and is the
 // writer's to lose, as with any program that replaces files by rename.
-func (d *Dir) removeVerified(name string, v *verified, want string) ([]byte, error) {
+func (d *Dir) removeVerified(name string, v *verified, want string, park *Dir) ([]byte, error) {
 	defer v.f.Close()
-	if err := sys.unlinkat(d.fd, name, 0); err != nil {
+	if err := d.takeOff(name, want, park); err != nil {
 		return nil, &StepError{"unlink displaced", err}
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(int(v.f.Fd()), &st); err != nil {
 		return nil, &StepError{"fstat displaced", err}
 	}
-	if st.Size == v.st.Size && st.Mtim == v.st.Mtim {
+	if st.Size == v.n && st.Mtim == v.st.Mtim {
 		return nil, nil
 	}
 	data, err := io.ReadAll(io.NewSectionReader(v.f, 0, 1<<62))
@@ -477,16 +517,28 @@ type RaceError struct {
 func (e *RaceError) Error() string { return ErrRaced.Error() }
 func (e *RaceError) Unwrap() error { return ErrRaced }
 
+// takeOff removes name from d: parked in park under ParkName(sum, name),
+// or, without a park or if the move fails, unlinked.
+func (d *Dir) takeOff(name, sum string, park *Dir) error {
+	if park != nil {
+		if err := sys.renameat(d.fd, name, park.fd, ParkName(sum, name)); err == nil {
+			return nil
+		}
+	}
+	return sys.unlinkat(d.fd, name, 0)
+}
+
 // undone removes tmp, our new file that a swap was undone for, and reports
 // the race with whatever a writer added to it while it was in place.
-func (d *Dir) undone(tmp string, data []byte) error {
+func (d *Dir) undone(tmp string, data []byte, park *Dir) error {
 	fd, err := sys.openat(d.fd, tmp, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return &StepError{"open undone temp", err}
 	}
 	f := os.NewFile(uintptr(fd), tmp)
 	defer f.Close()
-	if err := sys.unlinkat(d.fd, tmp, 0); err != nil {
+	s := sha256.Sum256(data)
+	if err := d.takeOff(tmp, hex.EncodeToString(s[:]), park); err != nil {
 		return &StepError{"unlink undone temp", err}
 	}
 	got, err := io.ReadAll(f)
@@ -571,7 +623,7 @@ func (d *Dir) Remove(name string, want string, opts Options) (Result, error) {
 		}
 		return Result{}, ErrRaced
 	}
-	displaced, err := d.removeVerified(tmp, v, want)
+	displaced, err := d.removeVerified(tmp, v, want, opts.Park)
 	if err != nil {
 		return Result{}, err
 	}

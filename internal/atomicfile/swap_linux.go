@@ -20,7 +20,7 @@ var noExchange atomic.Bool
 // the exchange is undone: the target gets back what the other writer wrote,
 // and our new file, with anything written into it meanwhile, is removed
 // (see undone).
-func (d *Dir) swap(tmp, name, want string, data []byte) (string, *verified, error) {
+func (d *Dir) swap(tmp, name, want string, data []byte, park *Dir) (string, *verified, error) {
 	if !noExchange.Load() {
 		err := sys.renameat2(d.fd, tmp, d.fd, name, unix.RENAME_EXCHANGE)
 		switch err {
@@ -35,7 +35,7 @@ func (d *Dir) swap(tmp, name, want string, data []byte) (string, *verified, erro
 			if uerr := sys.renameat2(d.fd, tmp, d.fd, name, unix.RENAME_EXCHANGE); uerr != nil {
 				return "", nil, &StepError{"exchange back", uerr}
 			}
-			rerr := d.undone(tmp, data)
+			rerr := d.undone(tmp, data, park)
 			if herr != nil {
 				return "", nil, &StepError{"hash displaced", herr}
 			}

@@ -11,7 +11,7 @@ func renameat2(olddirfd int, oldpath string, newdirfd int, newpath string, flags
 // swap puts tmp in place of name with rename(2). Without an exchange the
 // displaced bytes cannot be checked after the swap; the caller's lock still
 // serialises all cooperating writers.
-func (d *Dir) swap(tmp, name, want string, data []byte) (string, *verified, error) {
+func (d *Dir) swap(tmp, name, want string, data []byte, park *Dir) (string, *verified, error) {
 	if err := sys.renameat(d.fd, tmp, d.fd, name); err != nil {
 		sys.unlinkat(d.fd, tmp, 0)
 		return "", nil, &StepError{"rename", err}

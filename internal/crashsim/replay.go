@@ -274,11 +274,27 @@ func Replay(calls []Syscall, root string, initial *FS) ([]Op, error) {
 				}
 				continue
 			}
-			if parent(from) != parent(to) {
-				return nil, fmt.Errorf("call %d: rename across directories is not modelled", i)
-			}
 			if cur.Dirs[from] {
 				return nil, fmt.Errorf("call %d: rename of a directory is not modelled", i)
+			}
+			if parent(from) != parent(to) {
+				// Across directories the two entry changes are modelled as
+				// independent: the new name persists with its directory's
+				// fsync, the removal of the old with its own. That admits
+				// every state (both names, either, neither) a file system
+				// without a journal covering both may leave.
+				if strings.Contains(c.Name, "2") && len(c.Args) > 4 && strings.Contains(c.Args[4].Text, "RENAME_EXCHANGE") {
+					return nil, fmt.Errorf("call %d: exchange across directories is not modelled", i)
+				}
+				ino, ok := cur.Files[from]
+				if !ok {
+					return nil, fmt.Errorf("call %d: rename of %s, unknown to the model", i, from)
+				}
+				cur.Files[to] = ino
+				delete(cur.Files, from)
+				ops = append(ops, Op{Kind: Create, Path: to, Dir: parent(to), Ino: ino, Call: i},
+					Op{Kind: Unlink, Path: from, Dir: parent(from), Call: i})
+				continue
 			}
 			if c.Name == "renameat2" && len(c.Args) > 4 && strings.Contains(c.Args[4].Text, "RENAME_EXCHANGE") {
 				cur.Files[from], cur.Files[to] = cur.Files[to], cur.Files[from]

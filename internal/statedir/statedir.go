@@ -271,3 +271,12 @@ func (d *Dir) ReadDir() ([]fs.DirEntry, error) {
 // Join returns the path of name in d relative to the workspace root, for
 // messages.
 func (d *Dir) Join(name string) string { return path.Clean(d.join(name)) }
+
+// MoveTo renames old in d to new in dir to (both state directories on one
+// file system). Neither is followed if a symlink.
+func (d *Dir) MoveTo(old string, to *Dir, new string) error {
+	if err := unix.Renameat(int(d.f.Fd()), old, int(to.f.Fd()), new); err != nil {
+		return &fs.PathError{Op: "rename", Path: d.join(old), Err: err}
+	}
+	return nil
+}

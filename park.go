@@ -1,0 +1,110 @@
+package editguard
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"io/fs"
+	"sync"
+	"time"
+
+	"github.com/editguard/editguard/internal/atomicfile"
+	"github.com/editguard/editguard/internal/statedir"
+)
+
+// Parked files.
+//
+// A file that a commit takes off a name (the version it displaced, our new
+// file after an undone swap, a deleted file) is not unlinked: it is moved
+// to .editguard/displaced, named by the hash its content had when it was
+// verified (atomicfile.ParkName). Its content is already in history. A
+// program that opened the file before the commit and writes to it late (a
+// logger, an "echo >>" descheduled between open and write) writes into a
+// file that is still reachable. After parkGrace the parked file is swept:
+// if it still hashes to its name it is removed, proven identical to what
+// history holds; if not, it is moved to .editguard/quarantine, where it
+// stays, named by its hash, time and file name. Only a write later than the
+// grace period, into a file the writer opened before the commit, can still
+// be lost. On a file system where the move is impossible (the target is on
+// another mount than .editguard), the file is unlinked after a last check.
+
+// parkGrace is how long a parked file is kept before it is swept.
+const parkGrace = 2 * time.Second
+
+// parks is the state of a Workspace's parked files.
+type parks struct {
+	dir       *statedir.Dir // .editguard/displaced
+	at        *atomicfile.Dir
+	mu        sync.Mutex // one sweep at a time
+	lastSweep time.Time  // guarded by mu
+}
+
+func (w *Workspace) openParks() error {
+	d, err := w.state.Sub("displaced", true)
+	if err != nil {
+		return err
+	}
+	w.parks = &parks{dir: d, at: atomicfile.NewDir(d.File())}
+	return nil
+}
+
+// sweepParked removes parked files older than parkGrace that are unchanged,
+// and quarantines the others. With all set it does not wait for the grace
+// period to pass since the last sweep.
+func (w *Workspace) sweepParked(all bool) error {
+	p := w.parks
+	if !p.mu.TryLock() {
+		return nil // another goroutine is sweeping
+	}
+	defer p.mu.Unlock()
+	now := time.Now()
+	if !all && now.Sub(p.lastSweep) < parkGrace {
+		return nil
+	}
+	p.lastSweep = now
+	ents, err := p.dir.ReadDir()
+	if err != nil {
+		return err
+	}
+	var first error
+	for _, e := range ents {
+		sum, parked, ok := atomicfile.ParsePark(e.Name())
+		if !ok || now.Sub(parked) < parkGrace {
+			continue
+		}
+		if err := w.sweepOne(e.Name(), sum); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func (w *Workspace) sweepOne(name, sum string) error {
+	p := w.parks
+	f, err := p.dir.OpenFile(name, 0, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // swept by another process
+	}
+	if err != nil {
+		return err
+	}
+	h := sha256.New()
+	_, err = io.Copy(h, f)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	if hex.EncodeToString(h.Sum(nil)) == sum {
+		if err := p.dir.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	q, err := w.state.Sub("quarantine", true)
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	return p.dir.MoveTo(name, q, name)
+}
