@@ -202,16 +202,14 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 		}
 	}
 	// 4. Guarantee 4: what is displaced goes to history, durably, first.
-	if !s.w.unrecorded {
-		v, err := s.w.hist.Save(t.resolved, obs.data, !obs.stat.Exists, obs.sum, history.Meta{Op: c.tool, Session: s.name})
-		if err != nil {
-			e := ioError(c.path, err)
-			e.Message = "saving the current content to history failed; nothing was written: " + e.Message
-			e.Details["step"] = "history"
-			return nil, e
-		}
-		res.BackupVersion = v.ID
+	v, err := s.w.hist.Save(t.resolved, obs.data, !obs.stat.Exists, obs.sum, history.Meta{Op: c.tool, Session: s.name})
+	if err != nil {
+		e := ioError(c.path, err)
+		e.Message = "saving the current content to history failed; nothing was written: " + e.Message
+		e.Details["step"] = "history"
+		return nil, e
 	}
+	res.BackupVersion = v.ID
 	// 5-7. Write, swap, sync.
 	tmp, err := s.w.sweepTemp(t, s.name)
 	if err != nil {

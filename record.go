@@ -38,9 +38,6 @@ func ledgerState(fs FileState) *ledger.FileState {
 // bytes are in place is reported as committed even if the append fails: the
 // result carries a warning, and the displaced content is in history.
 func (w *Workspace) finish(a *attempt, res *Result, err error) (*Result, error) {
-	if w.unrecorded {
-		return res, err
-	}
 	r := &a.rec
 	switch {
 	case err != nil:

@@ -74,10 +74,6 @@ type Workspace struct {
 	prunes    sync.WaitGroup
 	commits   atomicCounter
 	recovered *ledger.Recovery
-
-	// unrecorded skips history and the ledger. Only benchmarks set it, to
-	// measure what guarantees 4 and 5 cost.
-	unrecorded bool
 }
 
 // stateIgnore is the .gitignore editguard puts in its state directory, so
