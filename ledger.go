@@ -3,10 +3,14 @@ package editguard
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 
 	"github.com/editguard/editguard/internal/ledger"
+	"github.com/editguard/editguard/internal/statedir"
 )
 
 // LogFilter selects ledger records; empty fields match everything.
@@ -26,17 +30,66 @@ func (w *Workspace) Log(f LogFilter, fn func(*LedgerRecord) error) error {
 		}
 		m.Path = resolved
 	}
-	return ledger.Filter(w.LedgerPath(), m, fn)
+	return readError("read ledger", ledger.Filter(w.state, ledgerName, m, fn))
+}
+
+// readError maps a failure to read the ledger to a §5 error, except a
+// *LedgerVerifyError, which names the bad record itself, and fn's own
+// errors, which pass through.
+func readError(what string, err error) error {
+	var ve *LedgerVerifyError
+	if err == nil || errors.As(err, &ve) || !errors.Is(err, statedir.ErrUnsafe) && !isFSError(err) {
+		return err
+	}
+	return stateError(what, err)
+}
+
+// isFSError reports whether err came from the file system.
+func isFSError(err error) bool {
+	var pe *fs.PathError
+	return errors.As(err, &pe)
 }
 
 // LedgerVerifyError names the first ledger record that fails verification.
 type LedgerVerifyError = ledger.VerifyError
 
-// VerifyLedger checks the ledger's hash chain and returns how many records
-// it holds. If any record was edited, deleted, reordered or inserted, the
-// error is a *LedgerVerifyError naming the first bad sequence number.
+// VerifyLedger checks the ledger's hash chain and its head anchor and
+// returns how many records it holds. If any record was edited, deleted,
+// reordered or inserted, or records were cut from the end, the error is a
+// *LedgerVerifyError naming the first bad sequence number. It changes
+// nothing.
 func (w *Workspace) VerifyLedger() (int, error) {
-	return ledger.Verify(w.LedgerPath())
+	n, err := ledger.Verify(w.state, ledgerName)
+	return n, readError("verify ledger", err)
+}
+
+// VerifyDir verifies the ledger of the workspace rooted at dir like
+// VerifyLedger, without opening the workspace: it only reads. Open repairs
+// a torn final line (after saving it to the quarantine), creates the state
+// directory and writes its files; VerifyDir does none of that, so what it
+// reports is the ledger as it was found. A workspace without a state
+// directory or ledger has no records. An entry of the state directory that
+// is a symlink or of the wrong type fails with UNSAFE_STATE.
+func VerifyDir(dir string) (int, error) {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return 0, fmt.Errorf("editguard: verify: %w", err)
+	}
+	root, err := os.Open(real)
+	if err != nil {
+		return 0, fmt.Errorf("editguard: verify: %w", err)
+	}
+	defer root.Close()
+	state, err := statedir.Lookup(root, "", StateDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, stateError("open state directory", err)
+	}
+	defer state.Close()
+	n, err := ledger.Verify(state, ledgerName)
+	return n, readError("verify ledger", err)
 }
 
 // Replayer answers a recorded sequence of tool calls with their recorded
@@ -53,7 +106,7 @@ type ReplayDivergence = ledger.DivergenceError
 // NewReplayer replays the workspace's ledger, only session's records if
 // session is not empty.
 func (w *Workspace) NewReplayer(session string) (*Replayer, error) {
-	r, err := ledger.LoadReplayer(w.LedgerPath(), session)
+	r, err := ledger.LoadReplayer(w.state, ledgerName, session)
 	if err != nil {
 		return nil, err
 	}

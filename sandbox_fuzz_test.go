@@ -77,7 +77,8 @@ func newSandboxFixture(t testing.TB) *sandboxFixture {
 }
 
 // snapshot maps every file and symlink under the fixture's base (except
-// the history, ledger and lock files, which every write changes) to its
+// the history, ledger, ledger anchor and lock files, which every write
+// changes) to its
 // content or link target.
 func (fx *sandboxFixture) snapshot(t testing.TB) map[string]string {
 	state := filepath.Join(fx.root, editguard.StateDir)
@@ -104,7 +105,7 @@ func (fx *sandboxFixture) snapshot(t testing.TB) map[string]string {
 			}
 			snap[p] = "link:" + target
 		case d.Type().IsRegular():
-			if p == filepath.Join(state, "ledger.jsonl") || strings.HasSuffix(p, ".lock") {
+			if p == filepath.Join(state, "ledger.jsonl") || p == filepath.Join(state, "ledger.jsonl.head") || strings.HasSuffix(p, ".lock") {
 				return nil
 			}
 			b, err := os.ReadFile(p)

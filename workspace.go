@@ -156,7 +156,7 @@ func (w *Workspace) openState() error {
 	if w.hist, err = history.Open(filepath.Join(w.dir, StateDir, "history"), &history.Options{KeepVersions: w.opts.KeepVersions, MaxBytes: w.opts.HistoryMaxBytes}); err != nil {
 		return fail("open history", err)
 	}
-	if w.led, err = ledger.Open(w.LedgerPath(), nil); err != nil {
+	if w.led, err = ledger.Open(w.state, ledgerName, &ledger.Options{LockTimeout: w.opts.LockTimeout}); err != nil {
 		return fail("open ledger", err)
 	}
 	w.recovered = w.led.Recovered()
@@ -189,11 +189,15 @@ func (w *Workspace) closeFiles() error {
 	return err
 }
 
+// ledgerName is the ledger's name in the state directory.
+const ledgerName = "ledger.jsonl"
+
 // LedgerPath returns the path of the workspace's ledger file.
-func (w *Workspace) LedgerPath() string { return filepath.Join(w.dir, StateDir, "ledger.jsonl") }
+func (w *Workspace) LedgerPath() string { return filepath.Join(w.dir, StateDir, ledgerName) }
 
 // LedgerRecovery reports a torn final ledger line that Open cut (left by a
-// process killed mid-append), or nil.
+// process killed mid-append), or nil. Its Quarantine names the file in the
+// state directory that keeps the bytes cut.
 func (w *Workspace) LedgerRecovery() *ledger.Recovery { return w.recovered }
 
 // Dir returns the workspace's root directory (absolute, symlinks resolved).

@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"path/filepath"
 	"testing"
 )
 
@@ -20,7 +19,7 @@ func BenchmarkAppend(b *testing.B) {
 		{"parallel/group", nil, true},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			l := openTest(b, filepath.Join(b.TempDir(), "ledger.jsonl"), bc.opts)
+			l := openTest(b, newTestLedger(b), bc.opts)
 			b.ReportAllocs()
 			if bc.parallel {
 				b.SetParallelism(8)
@@ -47,15 +46,15 @@ func BenchmarkAppend(b *testing.B) {
 // BenchmarkVerify measures a full chain check.
 func BenchmarkVerify(b *testing.B) {
 	const n = 2000
-	path := filepath.Join(b.TempDir(), "ledger.jsonl")
-	l := openTest(b, path, nil)
+	lg := newTestLedger(b)
+	l := openTest(b, lg, nil)
 	for range n {
 		if err := l.Append(testRecord(1)); err != nil {
 			b.Fatal(err)
 		}
 	}
 	for b.Loop() {
-		if got, err := Verify(path); err != nil || got != n {
+		if got, err := Verify(lg.dir, testName); err != nil || got != n {
 			b.Fatalf("Verify() = %d, %v", got, err)
 		}
 	}

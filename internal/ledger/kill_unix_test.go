@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -25,11 +24,11 @@ func TestKillDuringAppend(t *testing.T) {
 		// A longer soak: EDITGUARD_LEDGER_KILLS=500 go test -run Kill
 		kills, _ = strconv.Atoi(s)
 	}
-	path := filepath.Join(t.TempDir(), "ledger.jsonl")
+	lg := newTestLedger(t)
 	total, torn := 0, 0
 	for k := range kills {
 		id := fmt.Sprintf("k%d", k)
-		cmd := childCommand("loop", path, id)
+		cmd := childCommand("loop", lg.root, id)
 		out, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -72,7 +71,7 @@ func TestKillDuringAppend(t *testing.T) {
 			t.Fatalf("child %s ended with %v, not SIGKILL: %s", id, cmd.ProcessState, stderr.String())
 		}
 
-		l, err := Open(path, nil)
+		l, err := Open(lg.dir, testName, nil)
 		if err != nil {
 			t.Fatalf("kill %d: Open error: %v", k, err)
 		}
@@ -80,14 +79,14 @@ func TestKillDuringAppend(t *testing.T) {
 			torn++
 		}
 		l.Close()
-		n, err := Verify(path)
+		n, err := Verify(lg.dir, testName)
 		if err != nil {
 			t.Fatalf("kill %d: Verify() = %d, %v", k, n, err)
 		}
 
 		bySeq := map[uint64]string{}
 		mine := 0
-		for _, r := range readAll(t, path) {
+		for _, r := range readAll(t, lg) {
 			bySeq[r.Seq] = r.Session
 			if r.Session == id {
 				mine++

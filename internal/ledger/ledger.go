@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package ledger is editguard's audit log: an append-only, hash-chained
 // JSON Lines file with one Record per mutation attempt, accepted or refused.
 //
@@ -7,10 +9,26 @@
 // Records carry Seq, contiguous from 1, and Prev, the Hash of the record
 // before them ("" for the first), so every hash covers the whole history up
 // to its record. Editing, deleting, reordering, inserting or cutting a record
-// breaks the chain at that record, and Verify names it. What the chain
-// cannot show by itself is a cut at a record boundary that removes the last
-// records, or a whole file rewritten with a fresh chain: a copy of the last
-// seq and hash kept elsewhere is what proves the head.
+// breaks the chain at that record, and Verify names it.
+//
+// # The head anchor
+//
+// What the chain cannot show by itself is a cut at a record boundary that
+// removes the last records. So a second file beside the ledger, the head
+// anchor (name + ".head"), holds the seq and hash of the last committed
+// record. It is rewritten after every committed batch, once the batch is on
+// stable storage, so it may lag the ledger (a crash between the two leaves
+// it one batch behind, which is fine) but is never ahead of it. Verify
+// reports ReasonTruncated when the ledger ends before the anchored record,
+// when the ledger is missing or empty but the anchor exists, or when the
+// record at the anchored seq has another hash; Append refuses to chain new
+// records onto such a ledger, so it never overwrites that evidence.
+//
+// What still passes: the anchor is a copy in the same directory, not a
+// secret. Deleting both the ledger and its anchor, deleting the anchor and
+// then cutting the ledger, or rewriting both consistently (the chain has no
+// key) is not detected. A copy of the head kept elsewhere, out of reach of
+// whoever can write the state directory, is what proves it against that.
 //
 // # Canonical encoding and the hash
 //
@@ -23,29 +41,44 @@
 // quotes. A line is valid only if it is exactly that canonical form, so
 // verification is deterministic: decode, re-encode, compare, hash.
 //
-// # Concurrency and crashes
+// # Files, concurrency and crashes
+//
+// A Ledger reaches its files only through a *statedir.Dir: the ledger, its
+// anchor, its lock and the quarantine are opened without following
+// symlinks, and a symlink or an entry of the wrong type at any of those
+// names fails with a *statedir.UnsafeError. So a repository that ships its
+// own .editguard/ cannot make the ledger write anywhere else.
 //
 // Appends are serialised across goroutines by a mutex and across processes
-// by flock(2) on a sidecar lock file (path + ".lock", never deleted). Under
-// the lock an appender re-reads the end of the file, because another process
-// may have appended since. A record is written with a single write and
-// fsynced before Append returns. A process killed mid-append can leave a
-// final line without its newline (a torn tail); it was never acknowledged,
-// and the next Open or Append truncates it under the lock. Complete lines are
-// never cut.
+// by flock(2) on a sidecar lock file (name + ".lock", never deleted; see
+// package filelock). Under the lock an appender re-reads the end of the
+// file, because another process may have appended since. A record is
+// written with a single write and fsynced before Append returns. A process
+// killed mid-append can leave a final line without its newline (a torn
+// tail); it was never acknowledged, and the next Open or Append cuts it
+// under the lock, after copying the torn bytes to the quarantine directory
+// so that nothing is deleted unseen. Complete lines are never cut.
+//
+// Scan, Filter and Verify only read: they create no file (not even the lock
+// file) and repair nothing.
 package ledger
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/editguard/editguard/internal/filelock"
+	"github.com/editguard/editguard/internal/statedir"
+	"golang.org/x/sys/unix"
 )
 
 // FileState is what was seen of a file at one moment.
@@ -91,21 +124,25 @@ type Options struct {
 	// multiplies throughput under concurrency at no cost to durability:
 	// each Append still returns only after its record is on stable storage.
 	DisableGroupCommit bool
+	// LockTimeout bounds the wait for another process's append (0 means
+	// filelock.DefaultTimeout); a longer wait fails with filelock.ErrBusy.
+	LockTimeout time.Duration
 }
 
 // Recovery describes a torn final line that was cut from the ledger.
 type Recovery struct {
-	Offset int64 // where the torn line began; the file's new size
-	Bytes  int64 // how many bytes were removed
+	Offset     int64  // where the torn line began; the file's new size
+	Bytes      int64  // how many bytes were removed
+	Quarantine string // the file holding the removed bytes, relative to the workspace root
 }
 
 // A Ledger appends records to one ledger file. It is safe for concurrent use
 // by multiple goroutines, and several processes may append to the same file
 // at once.
 type Ledger struct {
-	path string
+	dir  *statedir.Dir // the directory holding the ledger; owned by the caller
+	name string        // the ledger's name in dir
 	opts Options
-	lock *fileLock
 
 	// commitMu serialises commits inside this process. The flock alone does
 	// not: it belongs to the open file description, which all goroutines of
@@ -139,69 +176,55 @@ type batch struct {
 	done chan struct{}
 }
 
-// Open opens the ledger at path for appending, creating it and its parent
-// directory if needed. Under the lock it checks the end of the file and
-// truncates a torn final line left by a writer that died mid-append;
-// Recovered reports what was cut. Complete records are never removed.
-func Open(path string, opts *Options) (*Ledger, error) {
-	l := &Ledger{path: path}
+// Open opens the ledger name in dir for appending, creating it if needed.
+// Under the lock it checks the end of the file and cuts a torn final line
+// left by a writer that died mid-append, after saving it to the quarantine
+// directory; Recovered reports what was cut. Complete records are never
+// removed. dir must stay open while the Ledger is in use.
+func Open(dir *statedir.Dir, name string, opts *Options) (*Ledger, error) {
+	l := &Ledger{dir: dir, name: name}
 	if opts != nil {
 		l.opts = *opts
 	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	lk, err := openLock(path + ".lock")
+	lk, err := l.lock()
 	if err != nil {
 		return nil, err
 	}
-	l.lock = lk
-	if err := l.open(); err != nil {
-		lk.close()
+	defer lk.Unlock()
+	f, err := l.openFile()
+	if err != nil {
+		return nil, err
+	}
+	l.f = f
+	if err := l.loadTail(); err != nil {
+		l.f.Close()
 		return nil, err
 	}
 	return l, nil
 }
 
-// open opens the ledger file and loads its tail under the lock.
-func (l *Ledger) open() error {
-	if err := l.lock.lock(); err != nil {
-		return err
-	}
-	defer l.lock.unlock()
-	f, created, err := openFile(l.path)
-	if err != nil {
-		return err
-	}
-	if created {
-		// Without this fsync a crash could forget the new directory entry,
-		// and with it every record fsynced into the file.
-		if err := syncDir(filepath.Dir(l.path)); err != nil {
-			f.Close()
-			return err
-		}
-	}
-	l.f = f
-	if err := l.loadTail(); err != nil {
-		l.f.Close()
-		return err
-	}
-	return nil
+// lock takes the cross-process lock.
+func (l *Ledger) lock() (*filelock.Lock, error) {
+	return l.dir.Lock(context.Background(), l.name+".lock", &filelock.Options{Timeout: l.opts.LockTimeout})
 }
 
-// openFile opens the ledger file for appending and reports whether this
-// call created it.
-func openFile(path string) (f *os.File, created bool, err error) {
-	f, err = os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
+// openFile opens the ledger file for appending, creating it (durably) if it
+// does not exist. The caller holds the lock.
+func (l *Ledger) openFile() (*os.File, error) {
+	f, err := l.dir.OpenFile(l.name, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
 	if err == nil {
-		return f, true, nil
+		// Without this fsync a crash could forget the new directory entry,
+		// and with it every record fsynced into the file.
+		if err := l.dir.Sync(); err != nil {
+			f.Close()
+			return nil, err
+		}
+		return f, nil
 	}
 	if !errors.Is(err, fs.ErrExist) {
-		return nil, false, err
+		return nil, err
 	}
-	f, err = os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
-	return f, false, err
+	return l.dir.OpenFile(l.name, os.O_RDWR|os.O_APPEND, 0)
 }
 
 // Recovered reports the most recent torn-tail repair done by this Ledger,
@@ -212,8 +235,9 @@ func (l *Ledger) Recovered() *Recovery {
 	return l.recovered
 }
 
-// Path returns the ledger file's path.
-func (l *Ledger) Path() string { return l.path }
+// Name returns the ledger's path relative to the workspace root, for
+// messages.
+func (l *Ledger) Name() string { return l.dir.Join(l.name) }
 
 // Append adds r to the ledger. It sets r.Seq, r.Prev and r.Hash, and r.Time
 // to the current time if it is zero (a non-zero Time is kept, in UTC).
@@ -226,7 +250,8 @@ func (l *Ledger) Path() string { return l.path }
 // Concurrent Appends are serialised; with group commit they may share one
 // write and fsync. On error the record is not in the ledger (Append cuts
 // back whatever part of its write reached the file) and r.Seq, r.Prev and
-// r.Hash are cleared.
+// r.Hash are cleared. A ledger that its head anchor shows was cut is not
+// appended to: the error is a *VerifyError with ReasonTruncated.
 func (l *Ledger) Append(r *Record) error {
 	if l.opts.DisableGroupCommit {
 		l.commitMu.Lock()
@@ -261,9 +286,9 @@ func (l *Ledger) Append(r *Record) error {
 	return b.errs[0]
 }
 
-// commit writes recs as consecutive records under the cross-process lock
-// and fsyncs them. It returns one error per record. The caller holds
-// commitMu.
+// commit writes recs as consecutive records under the cross-process lock,
+// fsyncs them and moves the head anchor to the last. It returns one error
+// per record. The caller holds commitMu.
 func (l *Ledger) commit(recs []*Record) []error {
 	errs := make([]error, len(recs))
 	fail := func(err error) []error {
@@ -276,14 +301,22 @@ func (l *Ledger) commit(recs []*Record) []error {
 		return errs
 	}
 	if l.closed {
-		return fail(fmt.Errorf("ledger: append to %s: %w", l.path, os.ErrClosed))
+		return fail(fmt.Errorf("ledger: append to %s: %w", l.Name(), os.ErrClosed))
 	}
-	if err := l.lock.lock(); err != nil {
+	lk, err := l.lock()
+	if err != nil {
 		return fail(err)
 	}
-	defer l.lock.unlock()
+	defer lk.Unlock()
 	if err := l.loadTail(); err != nil {
 		return fail(err)
+	}
+	hf, slot, err := l.checkHead()
+	if err != nil {
+		return fail(err)
+	}
+	if hf != nil {
+		defer hf.Close()
 	}
 
 	seq, prev := l.tail.seq, l.tail.hash
@@ -312,12 +345,12 @@ func (l *Ledger) commit(recs []*Record) []error {
 	}
 
 	start := l.tail.size
-	err := hook("write", l.path)
+	err = hook("write", l.Name())
 	if err == nil {
 		_, err = l.f.Write(buf)
 	}
 	if err == nil {
-		err = hook("fsync", l.path)
+		err = hook("fsync", l.Name())
 	}
 	if err == nil {
 		// The fsync is what Append promises: see its doc comment.
@@ -331,45 +364,44 @@ func (l *Ledger) commit(recs []*Record) []error {
 		if terr := l.f.Truncate(start); terr == nil {
 			l.f.Sync()
 		}
-		return fail(fmt.Errorf("ledger: append to %s: %w", l.path, err))
+		return fail(fmt.Errorf("ledger: append to %s: %w", l.Name(), err))
 	}
 	l.tail.size = start + int64(len(buf))
 	l.tail.seq, l.tail.hash = seq, prev
+	// The records are committed whatever happens to the anchor: an anchor
+	// that failed to move lags the ledger, which Verify accepts, and the
+	// next commit moves it.
+	l.writeHead(hf, slot, head{seq: seq, hash: prev})
 	return errs
 }
 
 // loadTail brings l.tail up to date with the file. The caller holds the
 // cross-process lock, so a final line without its newline belongs to a
-// writer that died: loadTail truncates it. If the path now names a different
-// file (the ledger was moved or removed), loadTail reopens the path.
+// writer that died: loadTail saves it to the quarantine and cuts it. If the
+// name now denotes a different file (the ledger was moved or removed),
+// loadTail reopens the name.
 func (l *Ledger) loadTail() error {
-	fi, err := l.f.Stat()
+	var st unix.Stat_t
+	if err := unix.Fstat(int(l.f.Fd()), &st); err != nil {
+		return &fs.PathError{Op: "fstat", Path: l.Name(), Err: err}
+	}
+	cur, err := l.dir.Stat(l.name)
 	if err != nil {
 		return err
 	}
-	pi, err := os.Stat(l.path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	if err != nil || !os.SameFile(fi, pi) {
-		f, created, err := openFile(l.path)
+	if !cur.Exists || cur.Ino != uint64(st.Ino) {
+		f, err := l.openFile()
 		if err != nil {
 			return err
-		}
-		if created {
-			if err := syncDir(filepath.Dir(l.path)); err != nil {
-				f.Close()
-				return err
-			}
 		}
 		l.f.Close()
 		l.f = f
 		l.tail.valid = false
-		if fi, err = f.Stat(); err != nil {
-			return err
+		if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+			return &fs.PathError{Op: "fstat", Path: l.Name(), Err: err}
 		}
 	}
-	size := fi.Size()
+	size := st.Size
 	if l.tail.valid && size == l.tail.size {
 		return nil
 	}
@@ -379,8 +411,12 @@ func (l *Ledger) loadTail() error {
 		return err
 	}
 	if end < size {
+		q, err := l.quarantine(end, size)
+		if err != nil {
+			return fmt.Errorf("ledger: save torn tail of %s: %w", l.Name(), err)
+		}
 		if err := l.f.Truncate(end); err != nil {
-			return fmt.Errorf("ledger: cut torn tail of %s: %w", l.path, err)
+			return fmt.Errorf("ledger: cut torn tail of %s: %w", l.Name(), err)
 		}
 		// Make the cut durable before records are appended after it, so a
 		// crash cannot bring the torn bytes back in front of them.
@@ -388,25 +424,60 @@ func (l *Ledger) loadTail() error {
 			return err
 		}
 		l.mu.Lock()
-		l.recovered = &Recovery{Offset: end, Bytes: size - end}
+		l.recovered = &Recovery{Offset: end, Bytes: size - end, Quarantine: q}
 		l.mu.Unlock()
 	}
 	t := tailState{valid: true, size: end}
 	if last != nil {
-		var h struct {
-			Seq  uint64 `json:"seq"`
-			Hash string `json:"hash"`
+		h, err := lineHead(last)
+		if err != nil {
+			return &VerifyError{Reason: ReasonMalformed, Err: fmt.Errorf("last record of %s: %w", l.Name(), err)}
 		}
-		if err := json.Unmarshal(last, &h); err != nil || h.Seq == 0 || !isHash(h.Hash) {
-			if err == nil {
-				err = errors.New("no seq or hash")
-			}
-			return &VerifyError{Reason: ReasonMalformed, Err: fmt.Errorf("last record of %s: %w", l.path, err)}
-		}
-		t.seq, t.hash = h.Seq, h.Hash
+		t.seq, t.hash = h.seq, h.hash
 	}
 	l.tail = t
 	return nil
+}
+
+// quarantine copies the bytes [off, size) of the ledger, a torn final line,
+// to a new file in the quarantine directory and makes it durable, before
+// the caller cuts them: nothing that was never hashed is deleted unseen
+// (the bytes may be a record whose newline was lost, or what an intruder
+// wrote). It returns the file's path relative to the workspace root.
+func (l *Ledger) quarantine(off, size int64) (string, error) {
+	torn := make([]byte, size-off)
+	if _, err := l.f.ReadAt(torn, off); err != nil && err != io.EOF {
+		return "", err
+	}
+	q, err := l.dir.Sub("quarantine", true)
+	if err != nil {
+		return "", err
+	}
+	defer q.Close()
+	base := strings.TrimSuffix(l.name, ".jsonl")
+	name := fmt.Sprintf("%s-%d-%d.torn", base, off, time.Now().UnixNano())
+	f, err := q.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", err
+	}
+	_, err = f.Write(torn)
+	if err == nil {
+		// The copy must be on stable storage before the cut is: otherwise
+		// a crash after the cut could lose the bytes from both places.
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		// And so must its directory entry.
+		err = q.Sync()
+	}
+	if err != nil {
+		q.Remove(name)
+		return "", err
+	}
+	return q.Join(name), nil
 }
 
 // lastLine returns the last complete line of f (without its newline) and
@@ -444,20 +515,16 @@ func lastLine(f *os.File, size int64) (line []byte, end int64, err error) {
 	return buf[:end-1], end, nil
 }
 
-// Close releases the ledger's files. Appends after Close fail with an
-// error wrapping os.ErrClosed.
+// Close releases the ledger's file. Appends after Close fail with an error
+// wrapping os.ErrClosed. The directory stays open: it belongs to the caller.
 func (l *Ledger) Close() error {
 	l.commitMu.Lock()
 	defer l.commitMu.Unlock()
 	if l.closed {
-		return fmt.Errorf("ledger: close %s: %w", l.path, os.ErrClosed)
+		return fmt.Errorf("ledger: close %s: %w", l.Name(), os.ErrClosed)
 	}
 	l.closed = true
-	err := l.f.Close()
-	if lerr := l.lock.close(); err == nil {
-		err = lerr
-	}
-	return err
+	return l.f.Close()
 }
 
 // Hook, when non-nil, is called before an append's write and its fsync (op

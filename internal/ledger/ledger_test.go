@@ -1,15 +1,20 @@
 package ledger
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/editguard/editguard/internal/statedir"
 )
 
 func TestMain(m *testing.M) {
@@ -25,7 +30,7 @@ func testRecord(i int) *Record {
 		Session:      "s1",
 		Tool:         "edit_file",
 		Path:         fmt.Sprintf("src/f%d.go", i),
-		Args:         json.RawMessage(fmt.Sprintf(`{"path": "src/f%d.go", "old_string": "<a & b>", "new_string": "x"}`, i)),
+		Args:         json.RawMessage(fmt.Sprintf(`{"lg": "src/f%d.go", "old_string": "<a & b>", "new_string": "x"}`, i)),
 		Precondition: json.RawMessage(`{"expected_sha256":"ab"}`),
 		Baseline:     &FileState{Exists: true, SHA256: "ab", Size: 10, MtimeMS: 1730000000000},
 		Observed:     &FileState{Exists: true, SHA256: "cd", Size: 12, MtimeMS: 1730000000123},
@@ -35,43 +40,79 @@ func testRecord(i int) *Record {
 		SHA256Before: "cd",
 		Strategy:     "exchange",
 		Approval:     "auto",
-		Result:       json.RawMessage(`{"code":"STALE_FILE","details":{"path":"src/a.go"}}`),
+		Result:       json.RawMessage(`{"code":"STALE_FILE","details":{"lg":"src/a.go"}}`),
 	}
 }
 
-func openTest(t testing.TB, path string, opts *Options) *Ledger {
+// testName is the ledger's name in the state directory.
+const testName = "ledger.jsonl"
+
+// testLedger is a ledger in the state directory of a temporary root.
+type testLedger struct {
+	root string
+	dir  *statedir.Dir // root/.editguard
+	file string        // the ledger's path, for changes behind the Ledger's back
+}
+
+func newTestLedger(t testing.TB) testLedger {
 	t.Helper()
-	l, err := Open(path, opts)
+	return ledgerAt(t, t.TempDir())
+}
+
+// ledgerAt opens the state directory of root.
+func ledgerAt(t testing.TB, root string) testLedger {
+	t.Helper()
+	rf, err := os.Open(root)
 	if err != nil {
-		t.Fatalf("Open(%q) error: %v", path, err)
+		t.Fatal(err)
+	}
+	d, err := statedir.Open(rf, "", ".editguard")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		d.Close()
+		rf.Close()
+	})
+	return testLedger{root: root, dir: d, file: filepath.Join(root, ".editguard", testName)}
+}
+
+// in returns the path of name in the state directory.
+func (lg testLedger) in(name string) string { return filepath.Join(lg.root, ".editguard", name) }
+
+func openTest(t testing.TB, lg testLedger, opts *Options) *Ledger {
+	t.Helper()
+	l, err := Open(lg.dir, testName, opts)
+	if err != nil {
+		t.Fatalf("Open(%q) error: %v", lg.file, err)
 	}
 	t.Cleanup(func() { l.Close() })
 	return l
 }
 
-func readAll(t testing.TB, path string) []*Record {
+func readAll(t testing.TB, lg testLedger) []*Record {
 	t.Helper()
 	var recs []*Record
-	if err := Scan(path, func(r *Record) error {
+	if err := Scan(lg.dir, testName, func(r *Record) error {
 		recs = append(recs, r)
 		return nil
 	}); err != nil {
-		t.Fatalf("Scan(%q) error: %v", path, err)
+		t.Fatalf("Scan(%q) error: %v", lg.file, err)
 	}
 	return recs
 }
 
-func mustVerify(t testing.TB, path string, want int) {
+func mustVerify(t testing.TB, lg testLedger, want int) {
 	t.Helper()
-	n, err := Verify(path)
+	n, err := Verify(lg.dir, testName)
 	if err != nil || n != want {
 		t.Fatalf("Verify() = %d, %v; want %d, nil", n, err, want)
 	}
 }
 
 func TestAppendScanRoundTrip(t *testing.T) {
-	path := filepath.Join(t.TempDir(), ".editguard", "ledger.jsonl")
-	l := openTest(t, path, nil)
+	lg := newTestLedger(t)
+	l := openTest(t, lg, nil)
 	if r := l.Recovered(); r != nil {
 		t.Errorf("Recovered() on a new ledger = %+v, want nil", r)
 	}
@@ -116,7 +157,7 @@ func TestAppendScanRoundTrip(t *testing.T) {
 		t.Errorf("given Time = %v, want %v in UTC", appended[2].Time, fixed)
 	}
 
-	got := readAll(t, path)
+	got := readAll(t, lg)
 	if len(got) != len(appended) {
 		t.Fatalf("Scan returned %d records, want %d", len(got), len(appended))
 	}
@@ -130,7 +171,7 @@ func TestAppendScanRoundTrip(t *testing.T) {
 			t.Errorf("record %d:\n got %+v\nwant %+v", i, got[i], &want)
 		}
 	}
-	mustVerify(t, path, 5)
+	mustVerify(t, lg, 5)
 
 	// A second Ledger on the same file continues the chain.
 	if err := l.Close(); err != nil {
@@ -139,7 +180,7 @@ func TestAppendScanRoundTrip(t *testing.T) {
 	if err := l.Append(testRecord(9)); !errors.Is(err, os.ErrClosed) {
 		t.Errorf("Append after Close error = %v, want os.ErrClosed", err)
 	}
-	l2 := openTest(t, path, nil)
+	l2 := openTest(t, lg, nil)
 	r := testRecord(5)
 	if err := l2.Append(r); err != nil {
 		t.Fatalf("Append after reopen error: %v", err)
@@ -147,7 +188,7 @@ func TestAppendScanRoundTrip(t *testing.T) {
 	if r.Seq != 6 || r.Prev != appended[4].Hash {
 		t.Errorf("after reopen Seq, Prev = %d, %q; want 6, %q", r.Seq, r.Prev, appended[4].Hash)
 	}
-	mustVerify(t, path, 6)
+	mustVerify(t, lg, 6)
 }
 
 func compactForTest(t *testing.T, raw json.RawMessage) json.RawMessage {
@@ -160,8 +201,8 @@ func compactForTest(t *testing.T, raw json.RawMessage) json.RawMessage {
 }
 
 func TestAppendRejectsInvalidJSON(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "ledger.jsonl")
-	l := openTest(t, path, nil)
+	lg := newTestLedger(t)
+	l := openTest(t, lg, nil)
 	if err := l.Append(testRecord(1)); err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +221,7 @@ func TestAppendRejectsInvalidJSON(t *testing.T) {
 	if r.Seq != 2 {
 		t.Errorf("Seq after a failed Append = %d, want 2", r.Seq)
 	}
-	mustVerify(t, path, 2)
+	mustVerify(t, lg, 2)
 }
 
 // TestAppendConcurrentGoroutines appends from many goroutines through one
@@ -195,8 +236,8 @@ func TestAppendConcurrentGoroutines(t *testing.T) {
 		{"single", &Options{DisableGroupCommit: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "ledger.jsonl")
-			ls := []*Ledger{openTest(t, path, tc.opts), openTest(t, path, tc.opts)}
+			lg := newTestLedger(t)
+			ls := []*Ledger{openTest(t, lg, tc.opts), openTest(t, lg, tc.opts)}
 			const goroutines, each = 8, 25
 			var wg sync.WaitGroup
 			errs := make(chan error, goroutines*each)
@@ -216,9 +257,9 @@ func TestAppendConcurrentGoroutines(t *testing.T) {
 			for err := range errs {
 				t.Errorf("Append error: %v", err)
 			}
-			mustVerify(t, path, goroutines*each)
+			mustVerify(t, lg, goroutines*each)
 			perSession := map[string]int{}
-			for _, r := range readAll(t, path) {
+			for _, r := range readAll(t, lg) {
 				perSession[r.Session]++
 			}
 			for g := range goroutines {
@@ -231,42 +272,46 @@ func TestAppendConcurrentGoroutines(t *testing.T) {
 }
 
 func TestOpenRepairsTornTail(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "ledger.jsonl")
-	l := openTest(t, path, nil)
+	lg := newTestLedger(t)
+	l := openTest(t, lg, nil)
 	for i := range 3 {
 		if err := l.Append(testRecord(i)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	l.Close()
-	fi, _ := os.Stat(path)
+	fi, _ := os.Stat(lg.file)
 	good := fi.Size()
 
 	// A second Ledger opened before the tear repairs it in Append.
-	early := openTest(t, path, nil)
+	early := openTest(t, lg, nil)
 
 	partial := []byte(`{"seq":4,"time":"2025-01-01T00:00:00Z","tool":"write_fi`)
-	appendBytes(t, path, partial)
+	appendBytes(t, lg.file, partial)
 
-	n, err := Verify(path)
+	before, _ := os.ReadFile(lg.file)
+	n, err := Verify(lg.dir, testName)
 	var ve *VerifyError
 	if !errors.As(err, &ve) || ve.Reason != ReasonTornTail || ve.Seq != 4 || ve.Line != 4 || n != 3 {
 		t.Fatalf("Verify() = %d, %v; want 3, torn tail at record 4 line 4", n, err)
 	}
-	if got := len(readAll(t, path)); got != 3 {
+	if got := len(readAll(t, lg)); got != 3 {
 		t.Errorf("Scan of a torn ledger returned %d records, want 3", got)
 	}
-
-	l2 := openTest(t, path, nil)
-	want := &Recovery{Offset: good, Bytes: int64(len(partial))}
-	if got := l2.Recovered(); !reflect.DeepEqual(got, want) {
-		t.Errorf("Recovered() = %+v, want %+v", got, want)
+	if after, _ := os.ReadFile(lg.file); !bytes.Equal(after, before) {
+		t.Errorf("Verify and Scan changed the torn ledger: %d bytes before, %d after", len(before), len(after))
 	}
-	mustVerify(t, path, 3)
+	if _, err := os.Lstat(lg.in("quarantine")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Verify made a quarantine: Lstat = %v", err)
+	}
+
+	l2 := openTest(t, lg, nil)
+	checkRecovery(t, lg, l2.Recovered(), good, partial)
+	mustVerify(t, lg, 3)
 
 	// The tear again, this time met by an Append of a Ledger that was open
 	// before it happened.
-	appendBytes(t, path, partial)
+	appendBytes(t, lg.file, partial)
 	r := testRecord(4)
 	if err := early.Append(r); err != nil {
 		t.Fatalf("Append over a torn tail error: %v", err)
@@ -274,47 +319,65 @@ func TestOpenRepairsTornTail(t *testing.T) {
 	if r.Seq != 4 {
 		t.Errorf("Seq after repair = %d, want 4", r.Seq)
 	}
-	if got := early.Recovered(); !reflect.DeepEqual(got, want) {
-		t.Errorf("Recovered() after Append = %+v, want %+v", got, want)
+	checkRecovery(t, lg, early.Recovered(), good, partial)
+	if early.Recovered().Quarantine == l2.Recovered().Quarantine {
+		t.Errorf("two cuts saved to one quarantine file %s", l2.Recovered().Quarantine)
 	}
-	mustVerify(t, path, 4)
+	mustVerify(t, lg, 4)
+}
+
+// checkRecovery checks that got reports the cut of the bytes torn at off,
+// and that its quarantine file holds exactly those bytes.
+func checkRecovery(t *testing.T, lg testLedger, got *Recovery, off int64, torn []byte) {
+	t.Helper()
+	if got == nil || got.Offset != off || got.Bytes != int64(len(torn)) {
+		t.Fatalf("Recovered() = %+v, want offset %d, %d bytes", got, off, len(torn))
+	}
+	if !regexp.MustCompile(fmt.Sprintf(`^\.editguard/quarantine/ledger-%d-[0-9]+\.torn$`, off)).MatchString(got.Quarantine) {
+		t.Errorf("Recovered().Quarantine = %q, want .editguard/quarantine/ledger-%d-<time>.torn", got.Quarantine, off)
+	}
+	saved, err := os.ReadFile(filepath.Join(lg.root, got.Quarantine))
+	if err != nil || !bytes.Equal(saved, torn) {
+		t.Errorf("quarantine holds %q, %v; want the torn bytes %q", saved, err, torn)
+	}
 }
 
 func TestOpenTornOnlyLine(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "ledger.jsonl")
-	appendBytes(t, path, []byte(`{"seq":1,"ti`))
-	l := openTest(t, path, nil)
-	if got, want := l.Recovered(), (&Recovery{Offset: 0, Bytes: 12}); !reflect.DeepEqual(got, want) {
-		t.Errorf("Recovered() = %+v, want %+v", got, want)
-	}
+	lg := newTestLedger(t)
+	appendBytes(t, lg.file, []byte(`{"seq":1,"ti`))
+	l := openTest(t, lg, nil)
+	checkRecovery(t, lg, l.Recovered(), 0, []byte(`{"seq":1,"ti`))
 	r := testRecord(1)
 	if err := l.Append(r); err != nil || r.Seq != 1 || r.Prev != "" {
 		t.Fatalf("Append() = %v with Seq %d Prev %q; want nil, 1, empty", err, r.Seq, r.Prev)
 	}
-	mustVerify(t, path, 1)
+	mustVerify(t, lg, 1)
 }
 
 func TestOpenCorruptLastRecord(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "ledger.jsonl")
-	appendBytes(t, path, []byte("not json\n"))
-	_, err := Open(path, nil)
+	lg := newTestLedger(t)
+	appendBytes(t, lg.file, []byte("not json\n"))
+	_, err := Open(lg.dir, testName, nil)
 	var ve *VerifyError
 	if !errors.As(err, &ve) || ve.Reason != ReasonMalformed {
 		t.Fatalf("Open() on a corrupt last line error = %v, want malformed *VerifyError", err)
 	}
 }
 
-// TestAppendAfterReplace checks that a Ledger follows its path when the
-// file is moved away, instead of appending to the moved file.
+// TestAppendAfterReplace checks that a Ledger follows its name when the
+// ledger and its anchor are moved away, instead of appending to the moved
+// file, and that it refuses to start a new chain when only the ledger was
+// moved: its anchor then shows records missing.
 func TestAppendAfterReplace(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "ledger.jsonl")
-	l := openTest(t, path, nil)
+	lg := newTestLedger(t)
+	l := openTest(t, lg, nil)
 	if err := l.Append(testRecord(1)); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Rename(path, filepath.Join(dir, "old.jsonl")); err != nil {
-		t.Fatal(err)
+	for _, ext := range []string{"", headSuffix} {
+		if err := os.Rename(lg.in(testName+ext), lg.in("old.jsonl"+ext)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	r := testRecord(2)
 	if err := l.Append(r); err != nil {
@@ -323,20 +386,34 @@ func TestAppendAfterReplace(t *testing.T) {
 	if r.Seq != 1 {
 		t.Errorf("Seq in a new file = %d, want 1", r.Seq)
 	}
-	mustVerify(t, path, 1)
-	mustVerify(t, filepath.Join(dir, "old.jsonl"), 1)
+	mustVerify(t, lg, 1)
+	if n, err := Verify(lg.dir, "old.jsonl"); err != nil || n != 1 {
+		t.Errorf("Verify(old.jsonl) = %d, %v; want 1, nil", n, err)
+	}
+
+	// Only the ledger moves: the anchor stays, naming record 1.
+	if err := os.Rename(lg.file, lg.in("older.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	var ve *VerifyError
+	if err := l.Append(testRecord(3)); !errors.As(err, &ve) || ve.Reason != ReasonTruncated {
+		t.Errorf("Append with the ledger gone and its anchor kept = %v, want %q", err, ReasonTruncated)
+	}
+	if n, err := Verify(lg.dir, testName); !errors.As(err, &ve) || ve.Reason != ReasonTruncated || n != 0 {
+		t.Errorf("Verify() = %d, %v; want 0, %q", n, err, ReasonTruncated)
+	}
 }
 
 func TestFilter(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "ledger.jsonl")
-	l := openTest(t, path, nil)
-	for _, c := range []struct{ session, tool, path string }{
+	lg := newTestLedger(t)
+	l := openTest(t, lg, nil)
+	for _, c := range []struct{ session, tool, lg string }{
 		{"a", "write_file", "x.go"},
 		{"b", "edit_file", "x.go"},
 		{"a", "edit_file", "y.go"},
 		{"b", "restore_file", "y.go"},
 	} {
-		if err := l.Append(&Record{Session: c.session, Tool: c.tool, Path: c.path, Outcome: "ok"}); err != nil {
+		if err := l.Append(&Record{Session: c.session, Tool: c.tool, Path: c.lg, Outcome: "ok"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -352,7 +429,7 @@ func TestFilter(t *testing.T) {
 		{Match{Path: "z.go"}, nil},
 	} {
 		var got []uint64
-		if err := Filter(path, tc.m, func(r *Record) error {
+		if err := Filter(lg.dir, testName, tc.m, func(r *Record) error {
 			got = append(got, r.Seq)
 			return nil
 		}); err != nil {
@@ -364,15 +441,15 @@ func TestFilter(t *testing.T) {
 	}
 	stop := errors.New("stop")
 	calls := 0
-	err := Scan(path, func(*Record) error { calls++; return stop })
+	err := Scan(lg.dir, testName, func(*Record) error { calls++; return stop })
 	if err != stop || calls != 1 {
 		t.Errorf("Scan with a failing fn = %v after %d calls, want stop after 1", err, calls)
 	}
 }
 
-func appendBytes(t testing.TB, path string, b []byte) {
+func appendBytes(t testing.TB, lg string, b []byte) {
 	t.Helper()
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(lg, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,25 +6,36 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/editguard/editguard/internal/statedir"
 )
 
 // The test binary re-executes itself as a child appender when childEnv is
 // set; TestMain dispatches to runChild.
 const (
 	childEnv     = "EDITGUARD_LEDGER_TEST_CHILD"
-	childPath    = "EDITGUARD_LEDGER_TEST_PATH"
+	childPath    = "EDITGUARD_LEDGER_TEST_ROOT"
 	childID      = "EDITGUARD_LEDGER_TEST_ID"
 	childRecords = "EDITGUARD_LEDGER_TEST_N"
 )
 
 func runChild(mode string) int {
-	path, id := os.Getenv(childPath), os.Getenv(childID)
-	l, err := Open(path, nil)
+	root, id := os.Getenv(childPath), os.Getenv(childID)
+	rf, err := os.Open(root)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child open:", err)
+		return 1
+	}
+	d, err := statedir.Open(rf, "", ".editguard")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child open:", err)
+		return 1
+	}
+	l, err := Open(d, testName, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child open:", err)
 		return 1
@@ -77,20 +88,20 @@ func runChild(mode string) int {
 	return 0
 }
 
-func childCommand(mode, path, id string, extra ...string) *exec.Cmd {
+func childCommand(mode, root, id string, extra ...string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(),
-		childEnv+"="+mode, childPath+"="+path, childID+"="+id)
+		childEnv+"="+mode, childPath+"="+root, childID+"="+id)
 	cmd.Env = append(cmd.Env, extra...)
 	return cmd
 }
 
 func TestAppendConcurrentProcesses(t *testing.T) {
 	const procs, each = 4, 500
-	path := filepath.Join(t.TempDir(), ".editguard", "ledger.jsonl")
+	lg := newTestLedger(t)
 	var cmds []*exec.Cmd
 	for p := range procs {
-		cmd := childCommand("append", path, fmt.Sprintf("p%d", p), fmt.Sprintf("%s=%d", childRecords, each))
+		cmd := childCommand("append", lg.root, fmt.Sprintf("p%d", p), fmt.Sprintf("%s=%d", childRecords, each))
 		cmd.Stderr = os.Stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -102,9 +113,9 @@ func TestAppendConcurrentProcesses(t *testing.T) {
 			t.Errorf("child p%d: %v", p, err)
 		}
 	}
-	mustVerify(t, path, procs*each)
+	mustVerify(t, lg, procs*each)
 
-	recs := readAll(t, path)
+	recs := readAll(t, lg)
 	perProc := map[string]int{}
 	for i, r := range recs {
 		if r.Seq != uint64(i+1) {

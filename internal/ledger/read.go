@@ -1,22 +1,31 @@
+//go:build unix
+
 package ledger
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+
+	"github.com/editguard/editguard/internal/filelock"
+	"github.com/editguard/editguard/internal/statedir"
 )
 
 // Reasons a VerifyError gives.
 const (
-	ReasonTornTail     = "torn tail"          // the final line has no newline: an append that never completed
-	ReasonMalformed    = "malformed"          // the line is not a record
-	ReasonSeq          = "seq not contiguous" // seq is not the previous seq + 1 (the first is 1)
-	ReasonPrev         = "prev mismatch"      // prev is not the previous record's hash
-	ReasonHash         = "hash mismatch"      // hash does not recompute from the record
-	ReasonNotCanonical = "not canonical"      // the line is not the canonical encoding of its record
+	ReasonTornTail     = "torn tail"                          // the final line has no newline: an append that never completed
+	ReasonMalformed    = "malformed"                          // the line is not a record
+	ReasonSeq          = "seq not contiguous"                 // seq is not the previous seq + 1 (the first is 1)
+	ReasonPrev         = "prev mismatch"                      // prev is not the previous record's hash
+	ReasonHash         = "hash mismatch"                      // hash does not recompute from the record
+	ReasonNotCanonical = "not canonical"                      // the line is not the canonical encoding of its record
+	ReasonTruncated    = "records missing after the last one" // the head anchor names a record the ledger does not end with or hold
+	ReasonBadHead      = "head anchor unreadable"             // the head anchor is not in its form or fails its check
 )
 
 // A VerifyError names the first record of a ledger that fails verification.
@@ -44,17 +53,17 @@ func (e *VerifyError) Error() string {
 
 func (e *VerifyError) Unwrap() error { return e.Err }
 
-// Scan calls fn for each record of the ledger at path, in order, stopping
-// at the first error fn returns, which Scan then returns. It decodes but
-// does not verify the chain (see Verify). A malformed line ends the scan
-// with a *VerifyError.
+// Scan calls fn for each record of the ledger name in dir, in order,
+// stopping at the first error fn returns, which Scan then returns. It
+// decodes but does not verify the chain (see Verify). A malformed line ends
+// the scan with a *VerifyError. A ledger that does not exist has no records.
 //
 // Scan reads the file as it is when Scan begins, without blocking
 // appenders: records appended meanwhile are not seen, and a final line
 // without newline (an append in progress, or one a crash cut short) is
-// skipped.
-func Scan(path string, fn func(*Record) error) error {
-	_, err := read(path, func(line []byte, n int) error {
+// skipped. It changes nothing.
+func Scan(dir *statedir.Dir, name string, fn func(*Record) error) error {
+	_, err := read(dir, name, nil, func(line []byte, n int) error {
 		r := new(Record)
 		if err := json.Unmarshal(line, r); err != nil {
 			return &VerifyError{Seq: uint64(n), Line: n, Reason: ReasonMalformed, Err: err}
@@ -80,8 +89,8 @@ func (m Match) Matches(r *Record) bool {
 }
 
 // Filter is like Scan but calls fn only for the records that m matches.
-func Filter(path string, m Match, fn func(*Record) error) error {
-	return Scan(path, func(r *Record) error {
+func Filter(dir *statedir.Dir, name string, m Match, fn func(*Record) error) error {
+	return Scan(dir, name, func(r *Record) error {
 		if !m.Matches(r) {
 			return nil
 		}
@@ -89,20 +98,29 @@ func Filter(path string, m Match, fn func(*Record) error) error {
 	})
 }
 
-// Verify checks the whole chain of the ledger at path and returns the
-// number of records that verified. The error is a *VerifyError naming the
-// first bad record: a seq that is not contiguous from 1, a prev that is not
-// the previous record's hash, a hash that does not recompute, or a line
-// that is malformed or not in canonical form. A final line without newline
-// is reported with Reason ReasonTornTail after every complete record has
-// verified; Open repairs it.
+// Verify checks the whole chain of the ledger name in dir against itself
+// and its head anchor, and returns the number of records that verified.
+// The error is a *VerifyError naming the first bad record: a seq that is
+// not contiguous from 1, a prev that is not the previous record's hash, a
+// hash that does not recompute, or a line that is malformed or not in
+// canonical form. Then the anchor: ReasonTruncated if the ledger ends
+// before the anchored record, is missing or empty while the anchor exists,
+// or holds another record at its seq; ReasonBadHead if the anchor is
+// unreadable. Last, a final line without newline is reported with Reason
+// ReasonTornTail; Open repairs it.
 //
-// Like Scan, Verify reads the file as it is when Verify begins: it waits
-// for an append in progress to finish, so a torn tail it reports belongs to
-// a writer that died, but it does not hold appenders off while it reads.
-func Verify(path string) (n int, err error) {
+// Verify only reads: it repairs nothing and creates no file, not even the
+// lock file. Like Scan, it reads the ledger as it is when Verify begins: it
+// waits for an append in progress to finish, so a torn tail it reports
+// belongs to a writer that died, but it does not hold appenders off while
+// it reads. A symlink or wrong-type entry at the ledger, anchor or lock
+// name is a *statedir.UnsafeError.
+func Verify(dir *statedir.Dir, name string) (n int, err error) {
 	var prev string
-	torn, err := read(path, func(line []byte, lineNo int) error {
+	var h *head // the anchor, known before the first line
+	var anchored head
+	var anchorLine int
+	torn, err := read(dir, name, &h, func(line []byte, lineNo int) error {
 		want := uint64(n) + 1
 		r, reason, err := decodeLine(line)
 		switch {
@@ -118,10 +136,23 @@ func Verify(path string) (n int, err error) {
 		}
 		prev = r.Hash
 		n++
+		if h != nil && r.Seq == h.seq {
+			anchored, anchorLine = head{seq: r.Seq, hash: r.Hash}, lineNo
+		}
 		return nil
 	})
 	if err != nil {
 		return n, err
+	}
+	if h != nil {
+		switch {
+		case h.seq > uint64(n):
+			return n, &VerifyError{Seq: uint64(n) + 1, Line: n + 1, Reason: ReasonTruncated,
+				Err: fmt.Errorf("the ledger ends at record %d, its head anchor names record %d", n, h.seq)}
+		case anchored.hash != h.hash:
+			return n, &VerifyError{Seq: h.seq, Line: anchorLine, Reason: ReasonTruncated,
+				Err: fmt.Errorf("record %d is not the one the head anchor names", h.seq)}
+		}
 	}
 	if torn > 0 {
 		return n, &VerifyError{Seq: uint64(n) + 1, Line: n + 1, Reason: ReasonTornTail,
@@ -130,27 +161,41 @@ func Verify(path string) (n int, err error) {
 	return n, nil
 }
 
-// read calls fn with each complete line of the file at path (without its
-// newline) and its 1-based number, up to the size the file has when read
+// read calls fn with each complete line of the ledger name in dir (without
+// its newline) and its 1-based number, up to the size the file has when read
 // takes the shared lock, and returns the length of a final line without
-// newline. It takes the lock only to learn that size, so it never sees the
-// middle of an append.
-func read(path string, fn func(line []byte, lineNo int) error) (torn int64, err error) {
-	f, err := os.Open(path)
-	if err != nil {
+// newline. If hp is not nil, read sets *hp to the head anchor as it was then
+// (nil if there is none) before the first call of fn. It takes
+// the lock only to learn that size and the anchor, so it never sees the
+// middle of an append; with no lock file no Ledger ever wrote there, and it
+// reads without one rather than create it. A missing ledger reads as empty.
+func read(dir *statedir.Dir, name string, hp **head, fn func(line []byte, lineNo int) error) (torn int64, err error) {
+	f, err := dir.OpenFile(name, os.O_RDONLY, 0)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return 0, err
 	}
-	defer f.Close()
+	if f != nil {
+		defer f.Close()
+	}
 	var size int64
-	err = withSharedLock(path+".lock", func() error {
-		fi, err := f.Stat()
-		if err != nil {
-			return err
+	err = withSharedLock(dir, name+".lock", func() error {
+		if f != nil {
+			fi, err := f.Stat()
+			if err != nil {
+				return err
+			}
+			size = fi.Size()
 		}
-		size = fi.Size()
-		return nil
+		if hp == nil {
+			return nil
+		}
+		h, ok, err := readHead(dir, name)
+		if ok {
+			*hp = &h
+		}
+		return err
 	})
-	if err != nil {
+	if err != nil || f == nil {
 		return 0, err
 	}
 	br := bufio.NewReaderSize(io.LimitReader(f, size), 64<<10)
@@ -175,4 +220,24 @@ func read(path string, fn func(line []byte, lineNo int) error) (torn int64, err 
 			return 0, err
 		}
 	}
+}
+
+// withSharedLock runs fn holding a shared lock on the lock file name in
+// dir, so that fn sees no append in progress. If the lock file does not
+// exist, fn runs without it.
+func withSharedLock(dir *statedir.Dir, name string, fn func() error) error {
+	f, err := dir.OpenFile(name, os.O_RDONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fn()
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	lk, err := filelock.Acquire(context.Background(), f, &filelock.Options{Shared: true})
+	if err != nil {
+		return err
+	}
+	defer lk.Unlock()
+	return fn()
 }

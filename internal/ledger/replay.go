@@ -1,3 +1,5 @@
+//go:build unix
+
 package ledger
 
 import (
@@ -6,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/editguard/editguard/internal/statedir"
 )
 
 // Call is the identity of a tool call as replay compares it.
@@ -61,18 +65,18 @@ func NewReplayer(records []*Record) *Replayer {
 	return &Replayer{recs: records}
 }
 
-// LoadReplayer verifies the ledger at path and returns a Replayer over its
+// LoadReplayer verifies the ledger name in dir and returns a Replayer over its
 // records, only those of session if session is not "". A torn final line is
 // not a record and is ignored; any other verification failure is returned.
-func LoadReplayer(path, session string) (*Replayer, error) {
-	if _, err := Verify(path); err != nil {
+func LoadReplayer(dir *statedir.Dir, name, session string) (*Replayer, error) {
+	if _, err := Verify(dir, name); err != nil {
 		var ve *VerifyError
 		if !errors.As(err, &ve) || ve.Reason != ReasonTornTail {
 			return nil, err
 		}
 	}
 	var recs []*Record
-	err := Filter(path, Match{Session: session}, func(r *Record) error {
+	err := Filter(dir, name, Match{Session: session}, func(r *Record) error {
 		recs = append(recs, r)
 		return nil
 	})

@@ -5,23 +5,21 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"path/filepath"
-	"reflect"
 	"testing"
 )
 
 // writeLedger appends n records through a Ledger and returns the file's
 // lines, each with its newline.
-func writeLedger(t *testing.T, path string, n int) [][]byte {
+func writeLedger(t *testing.T, lg testLedger, n int) [][]byte {
 	t.Helper()
-	l := openTest(t, path, nil)
+	l := openTest(t, lg, nil)
 	for i := range n {
 		if err := l.Append(testRecord(i)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	l.Close()
-	data, err := os.ReadFile(path)
+	data, err := os.ReadFile(lg.file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,11 +52,17 @@ func hashOfLine(t *testing.T, line []byte) string {
 
 func TestVerifyDetectsTampering(t *testing.T) {
 	const total = 8
-	base := writeLedger(t, filepath.Join(t.TempDir(), "ledger.jsonl"), total)
+	orig := newTestLedger(t)
+	base := writeLedger(t, orig, total)
+	anchor, err := os.ReadFile(orig.in(testName + headSuffix))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name   string
 		tamper func(t *testing.T, lines [][]byte) [][]byte
-		n      int // records that verify before the bad one
+		anchor bool // keep the head anchor the Ledger wrote (and the file even if empty)
+		n      int  // records that verify before the bad one
 		seq    uint64
 		line   int
 		reason string
@@ -195,18 +199,74 @@ func TestVerifyDetectsTampering(t *testing.T) {
 			},
 			n: total - 1, seq: total, line: total, reason: ReasonTornTail,
 		},
+		{
+			name:   "intact with its anchor",
+			tamper: func(t *testing.T, lines [][]byte) [][]byte { return lines },
+			anchor: true, n: total,
+		},
+		{
+			name: "torn tail after the anchored record",
+			tamper: func(t *testing.T, lines [][]byte) [][]byte {
+				return append(lines, forge(t, total+1, hashOfLine(t, lines[total-1]))[:40])
+			},
+			anchor: true, n: total, seq: total + 1, line: total + 1, reason: ReasonTornTail,
+		},
+		{
+			name: "cut the last two records",
+			tamper: func(t *testing.T, lines [][]byte) [][]byte {
+				return lines[:total-2]
+			},
+			anchor: true, n: total - 2, seq: total - 1, line: total - 1, reason: ReasonTruncated,
+		},
+		{
+			name: "tear the anchored record",
+			tamper: func(t *testing.T, lines [][]byte) [][]byte {
+				last := lines[total-1]
+				lines[total-1] = last[:len(last)/2]
+				return lines
+			},
+			// An anchored record was acknowledged; a writer never tears it.
+			anchor: true, n: total - 1, seq: total, line: total, reason: ReasonTruncated,
+		},
+		{
+			name: "empty the ledger",
+			tamper: func(t *testing.T, lines [][]byte) [][]byte {
+				return nil
+			},
+			anchor: true, n: 0, seq: 1, line: 1, reason: ReasonTruncated,
+		},
+		{
+			name: "replace the anchored record with a forged one",
+			tamper: func(t *testing.T, lines [][]byte) [][]byte {
+				lines[total-1] = forge(t, total, hashOfLine(t, lines[total-2]))
+				return lines
+			},
+			anchor: true, n: total, seq: total, line: total, reason: ReasonTruncated,
+		},
+		{
+			name: "cut two records and forge one after",
+			tamper: func(t *testing.T, lines [][]byte) [][]byte {
+				return append(lines[:total-2], forge(t, total-1, hashOfLine(t, lines[total-3])))
+			},
+			anchor: true, n: total - 1, seq: total, line: total, reason: ReasonTruncated,
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "ledger.jsonl")
+			lg := newTestLedger(t)
 			lines := make([][]byte, len(base))
 			for i, l := range base {
 				lines[i] = bytes.Clone(l)
 			}
 			lines = tc.tamper(t, lines)
-			if err := os.WriteFile(path, bytes.Join(lines, nil), 0o600); err != nil {
+			if err := os.WriteFile(lg.file, bytes.Join(lines, nil), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			n, err := Verify(path)
+			if tc.anchor {
+				if err := os.WriteFile(lg.in(testName+headSuffix), anchor, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			n, err := Verify(lg.dir, testName)
 			if tc.reason == "" {
 				if err != nil || n != tc.n {
 					t.Fatalf("Verify() = %d, %v; want %d, nil", n, err, tc.n)
@@ -227,23 +287,25 @@ func TestVerifyDetectsTampering(t *testing.T) {
 	}
 }
 
-// TestTornTailRepairedByOpen tears the last record and checks that Open
-// cuts exactly the torn bytes and the chain continues from the record
-// before.
+// TestTornTailRepairedByOpen tears the last record, as a writer killed
+// before its fsync leaves it (the anchor still names the record before),
+// and checks that Open saves and cuts exactly the torn bytes and the chain
+// continues from the record before.
 func TestTornTailRepairedByOpen(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "ledger.jsonl")
-	lines := writeLedger(t, path, 5)
+	lg := newTestLedger(t)
+	lines := writeLedger(t, lg, 5)
 	keep := bytes.Join(lines[:4], nil)
 	torn := lines[4][:len(lines[4])-10]
-	if err := os.WriteFile(path, append(append([]byte(nil), keep...), torn...), 0o600); err != nil {
+	if err := os.WriteFile(lg.file, append(append([]byte(nil), keep...), torn...), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	l := openTest(t, path, nil)
-	want := &Recovery{Offset: int64(len(keep)), Bytes: int64(len(torn))}
-	if got := l.Recovered(); !reflect.DeepEqual(got, want) {
-		t.Errorf("Recovered() = %+v, want %+v", got, want)
+	h := head{seq: 4, hash: hashOfLine(t, lines[3])}
+	if err := os.WriteFile(lg.in(testName+headSuffix), bytes.Repeat(h.encode(), 2), 0o600); err != nil {
+		t.Fatal(err)
 	}
-	data, _ := os.ReadFile(path)
+	l := openTest(t, lg, nil)
+	checkRecovery(t, lg, l.Recovered(), int64(len(keep)), torn)
+	data, _ := os.ReadFile(lg.file)
 	if !bytes.Equal(data, keep) {
 		t.Errorf("after repair the file has %d bytes, want the %d of the complete records", len(data), len(keep))
 	}
@@ -254,5 +316,101 @@ func TestTornTailRepairedByOpen(t *testing.T) {
 	if r.Seq != 5 || r.Prev != hashOfLine(t, lines[3]) {
 		t.Errorf("Append after repair: Seq %d Prev %q; want 5 and the hash of record 4", r.Seq, r.Prev)
 	}
-	mustVerify(t, path, 5)
+	mustVerify(t, lg, 5)
+}
+
+// TestAppendRefusesCutLedger cuts whole records behind a Ledger's back and
+// checks that neither a new nor an open Ledger appends after the cut, so
+// the anchor keeps naming what was lost.
+func TestAppendRefusesCutLedger(t *testing.T) {
+	lg := newTestLedger(t)
+	early := openTest(t, lg, nil)
+	lines := writeLedger(t, lg, 5)
+	if err := os.WriteFile(lg.file, bytes.Join(lines[:3], nil), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	anchor, _ := os.ReadFile(lg.in(testName + headSuffix))
+	for name, l := range map[string]*Ledger{"open before": early, "open after": openTest(t, lg, nil)} {
+		var ve *VerifyError
+		if err := l.Append(testRecord(9)); !errors.As(err, &ve) || ve.Reason != ReasonTruncated {
+			t.Errorf("%s: Append after a cut = %v, want %q", name, err, ReasonTruncated)
+		}
+	}
+	if data, _ := os.ReadFile(lg.file); !bytes.Equal(data, bytes.Join(lines[:3], nil)) {
+		t.Errorf("the cut ledger changed")
+	}
+	if got, _ := os.ReadFile(lg.in(testName + headSuffix)); !bytes.Equal(got, anchor) {
+		t.Errorf("the anchor changed from %q to %q", anchor, got)
+	}
+	var ve *VerifyError
+	if n, err := Verify(lg.dir, testName); !errors.As(err, &ve) || ve.Reason != ReasonTruncated || ve.Seq != 4 || n != 3 {
+		t.Errorf("Verify() = %d, %v; want 3, %q at record 4", n, err, ReasonTruncated)
+	}
+}
+
+// TestAnchorFollowsLedger checks that the anchor names the last record after
+// every commit, and that an anchor one batch behind (a crash between the
+// ledger's fsync and the anchor's write) is accepted by Verify and Append.
+func TestAnchorFollowsLedger(t *testing.T) {
+	lg := newTestLedger(t)
+	l := openTest(t, lg, nil)
+	var prev []byte
+	for i := range 3 {
+		r := testRecord(i)
+		if err := l.Append(r); err != nil {
+			t.Fatal(err)
+		}
+		h, ok, err := readHead(lg.dir, testName)
+		if err != nil || !ok || h != (head{seq: r.Seq, hash: r.Hash}) {
+			t.Fatalf("after record %d the anchor is %+v, %v, %v; want that record", r.Seq, h, ok, err)
+		}
+		if i == 1 {
+			prev = head{seq: r.Seq, hash: r.Hash}.encode()
+		}
+	}
+	if err := os.WriteFile(lg.in(testName+headSuffix), bytes.Repeat(prev, 2), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustVerify(t, lg, 3)
+	if err := l.Append(testRecord(3)); err != nil {
+		t.Fatalf("Append with the anchor a record behind: %v", err)
+	}
+	mustVerify(t, lg, 4)
+
+	// A write torn by a crash spoils one slot; the other is the anchor. Here
+	// the other slot still holds record 2, as written above.
+	anchor, _ := os.ReadFile(lg.in(testName + headSuffix))
+	torn := bytes.Clone(anchor)
+	h, slot, _ := readSlots(openHead(t, lg))
+	copy(torn[slot*headLen+30:], "garbage")
+	if err := os.WriteFile(lg.in(testName+headSuffix), torn, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err := readSlots(openHead(t, lg)); err != nil || h.seq != 4 || got.seq != 2 {
+		t.Errorf("anchor with its newest slot (record %d) torn = %+v, %v; want the head of record 2", h.seq, got, err)
+	}
+	mustVerify(t, lg, 4)
+
+	// An anchor with no valid slot is reported, and not overwritten.
+	bad := bytes.Replace(anchor, []byte("0000000000000000000"), []byte("0000000000000000001"), 2)
+	if err := os.WriteFile(lg.in(testName+headSuffix), bad, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var ve *VerifyError
+	if _, err := Verify(lg.dir, testName); !errors.As(err, &ve) || ve.Reason != ReasonBadHead {
+		t.Errorf("Verify() with a bad anchor = %v, want %q", err, ReasonBadHead)
+	}
+	if err := l.Append(testRecord(4)); !errors.As(err, &ve) || ve.Reason != ReasonBadHead {
+		t.Errorf("Append() with a bad anchor = %v, want %q", err, ReasonBadHead)
+	}
+}
+
+func openHead(t *testing.T, lg testLedger) *os.File {
+	t.Helper()
+	f, err := os.Open(lg.in(testName + headSuffix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
 }
