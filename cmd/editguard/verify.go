@@ -14,8 +14,15 @@ var verifyCmd = &command{
 	summary: "check the ledger's hash chain",
 	help: `Verify checks that no ledger record was edited, deleted, reordered or
 inserted: every record's hash must cover its content and the previous
-record's hash. It prints the number of records and exits 0, or names the
-first bad sequence number and exits 1.`,
+record's hash. It also checks the ledger against its head anchor, which
+names the last record committed, so records cut from the end are found. It
+prints the number of records and exits 0, or names the first bad sequence
+number and the reason and exits 1: a broken chain, records missing after
+the last one, or a torn final line (an append that never completed).
+
+Verify only reads: it repairs nothing and creates nothing, so what it
+reports stays there to be looked at. The next write repairs a torn final
+line, after saving it to .editguard/quarantine/.`,
 }
 
 func init() {
@@ -32,14 +39,7 @@ func runVerify(ctx context.Context, e *env, args []string) error {
 	if len(pos) != 0 {
 		return usagef(verifyCmd.name, "verify takes no arguments, got %q", pos)
 	}
-	w, err := e.workspace()
-	if err != nil {
-		return err
-	}
-	if r := w.LedgerRecovery(); r != nil {
-		fmt.Fprintf(e.stderr, "ledger: cut a torn final line of %d bytes at offset %d (left by an interrupted append)\n", r.Bytes, r.Offset)
-	}
-	n, err := w.VerifyLedger()
+	n, err := editguard.VerifyDir(e.root)
 	var ve *editguard.LedgerVerifyError
 	if errors.As(err, &ve) {
 		return &editguard.Error{Code: editguard.CodeIO,
