@@ -15,7 +15,6 @@ import (
 	"strconv"
 
 	"github.com/editguard/editguard/internal/statedir"
-	"golang.org/x/sys/unix"
 )
 
 // head names one record by its seq and hash: the last record of a ledger,
@@ -192,7 +191,7 @@ func (l *Ledger) writeHead(f *os.File, newest int, h head) error {
 	// The anchor may lag the ledger; the fdatasync keeps the slot written
 	// now intact through the next write, which goes to the other slot, so
 	// one valid slot survives any crash.
-	return unix.Fdatasync(int(f.Fd()))
+	return datasync(f)
 }
 
 // hashAt returns the hash of the record with the given seq, reading the
