@@ -6,9 +6,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/editguard/editguard"
@@ -258,4 +260,59 @@ func TestNestedWorkspacesNoLostUpdate(t *testing.T) {
 		t.Errorf("%d edits committed, want %d", got, 6*rounds)
 	}
 	assertNoTemp(t, sub)
+}
+
+// TestRestoreRefusesTamperedIndex edits the history index so that version
+// v000002 names the bytes of v000003, and checks that restore refuses it:
+// the ledger's record of the commit says what it displaced.
+func TestRestoreRefusesTamperedIndex(t *testing.T) {
+	w, dir := newWorkspace(t)
+	writeFile(t, dir, "a.txt", "one\n")
+	s := w.NewSession("s")
+	for _, c := range []string{"two\n", "three\n", "four\n"} {
+		if _, err := s.Read(ctx, "a.txt", nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Write(ctx, "a.txt", c, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// v000001 holds "one", v000002 "two", v000003 "three".
+	two, three := sha256hex([]byte("two\n")), sha256hex([]byte("three\n"))
+	tampered := 0
+	filepath.WalkDir(filepath.Join(dir, editguard.StateDir, "history"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, _ := os.ReadFile(p)
+		var out []string
+		for _, line := range strings.SplitAfter(string(b), "\n") {
+			if strings.Contains(line, `"v000002"`) && strings.Contains(line, two) {
+				line = strings.ReplaceAll(line, two, three)
+				tampered++
+			}
+			out = append(out, line)
+		}
+		if tampered > 0 {
+			os.Chmod(p, 0o644)
+			return os.WriteFile(p, []byte(strings.Join(out, "")), 0o644)
+		}
+		return nil
+	})
+	if tampered == 0 {
+		t.Fatal("found no index entry of v000002 to tamper with")
+	}
+	if _, err := s.Read(ctx, "a.txt", nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Restore(ctx, "a.txt", "v000002", nil)
+	if !errors.Is(err, editguard.ErrUnsafeState) {
+		t.Fatalf("Restore(tampered v000002) error = %v, want UNSAFE_STATE", err)
+	}
+	if got := readFile(t, dir, "a.txt"); got != "four\n" {
+		t.Fatalf("a.txt = %q, want it unchanged", got)
+	}
+	if _, err := s.Restore(ctx, "a.txt", "v000001", nil); err != nil {
+		t.Fatalf("Restore(v000001) error = %v", err)
+	}
 }

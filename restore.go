@@ -1,6 +1,13 @@
 package editguard
 
-import "context"
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/editguard/editguard/internal/history"
+	"github.com/editguard/editguard/internal/ledger"
+)
 
 // RestoreOptions control Restore.
 type RestoreOptions struct {
@@ -30,6 +37,9 @@ func (s *Session) Restore(ctx context.Context, p, version string, opts *RestoreO
 			if err != nil {
 				return nil, err
 			}
+			if err := s.w.checkVersion(p, t.resolved, v); err != nil {
+				return nil, err
+			}
 			if v.Absent {
 				if !obs.stat.Exists {
 					return nil, newError(CodeNoChange, p, "the version records that the file did not exist, and it does not", "", nil)
@@ -42,4 +52,47 @@ func (s *Session) Restore(ctx context.Context, p, version string, opts *RestoreO
 			return &plan{data: data, oldText: textOf(obs.data, enc), newText: textOf(data, enc), encoding: enc}, nil
 		},
 	})
+}
+
+// checkVersion refuses a history version whose index entry disagrees with
+// the ledger record of the commit that saved it: that record's sha256_before
+// (or, for "did not exist", its observed state) is what the commit
+// displaced, and the ledger's hash chain protects it where the index has no
+// protection of its own. An edited index entry (v2 made to name v3's bytes)
+// must not restore the wrong content. Versions no ledger record names
+// (bytes rescued from a lock-free writer, a crashed writer's temporary file)
+// are restored as their index says.
+func (w *Workspace) checkVersion(p, resolved string, v history.Version) error {
+	var rec *LedgerRecord
+	errFound := errors.New("found")
+	err := ledger.Filter(w.state, ledgerName, ledger.Match{Path: resolved}, func(r *LedgerRecord) error {
+		if r.Outcome == "ok" && r.HistoryVersion == v.ID && (v.LedgerSeq == 0 || r.Seq == v.LedgerSeq) {
+			rec = r
+			return errFound
+		}
+		return nil
+	})
+	if err != nil && err != errFound {
+		return readError("read ledger", err)
+	}
+	if rec == nil {
+		if v.LedgerSeq != 0 {
+			return versionMismatch(p, v, "the ledger has no record of the commit the history names")
+		}
+		return nil
+	}
+	switch {
+	case v.Absent && rec.Observed != nil && rec.Observed.Exists:
+		return versionMismatch(p, v, "the history says the file did not exist; the ledger says it did")
+	case !v.Absent && rec.SHA256Before != v.SHA256:
+		return versionMismatch(p, v, fmt.Sprintf("the history names content %.12s; the ledger says the commit displaced %.12s", v.SHA256, rec.SHA256Before))
+	}
+	return nil
+}
+
+func versionMismatch(p string, v history.Version, why string) *Error {
+	e := newError(CodeUnsafeState, p, fmt.Sprintf("history version %s disagrees with the ledger: %s", v.ID, why),
+		"the history index was changed outside editguard; run editguard verify, and restore another version", nil)
+	e.Details["version"] = v.ID
+	return e
 }
