@@ -44,6 +44,8 @@ func TestWorkerProcess(t *testing.T) {
 		out, err = appendWorker(dir, arg)
 	case "unguarded":
 		out, err = unguardedWorker(dir, arg)
+	case "bigread":
+		out, err = bigReadWorker(dir, arg)
 	case "rawappend":
 		out, err = rawAppendWorker(dir, arg)
 	case "bigwrite":

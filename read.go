@@ -17,6 +17,13 @@ type ReadOptions struct {
 	// Encoding names a legacy encoding (htmlindex names: gbk, shift_jis,
 	// windows-1252, ...). Empty means UTF-8 or UTF-16 with a BOM.
 	Encoding string
+	// MaxBytes caps the text returned: no line starts once that much is
+	// returned, and NextOffset says where to go on. MaxLineBytes caps one
+	// line: a longer line is cut, with a marker that says how long it is.
+	// Both default to the workspace's MaxFileSize. Whatever the other
+	// arguments, a read holds no more than these and a buffer, for a file
+	// of any size. Tools that answer a model pass far smaller caps.
+	MaxBytes, MaxLineBytes int
 }
 
 // ReadResult is a file's text as the agent sees it: UTF-8, LF line endings.
@@ -33,6 +40,12 @@ type ReadResult struct {
 	LineEnding string `json:"line_ending"`
 	Truncated  bool   `json:"truncated"`
 	Offset     int    `json:"offset,omitempty"` // first line returned, 1-based, when offset/limit were given
+	// NextOffset is the line to read next (as offset) when MaxBytes ended
+	// the read before the lines asked for did.
+	NextOffset int `json:"next_offset,omitempty"`
+	// LinesCut reports that a line longer than MaxLineBytes was cut.
+	LinesCut bool `json:"lines_cut,omitempty"`
+	BOM      bool `json:"bom"` // the file starts with a byte order mark
 }
 
 // Read is like os.ReadFile, but decodes the text and records what was read
@@ -52,7 +65,15 @@ func (s *Session) Read(ctx context.Context, p string, opts *ReadOptions) (*ReadR
 		return nil, err
 	}
 	defer t.close()
-	if (o.Offset > 0 || o.Limit > 0) && isUTF8Name(o.Encoding) {
+	if o.MaxBytes <= 0 || int64(o.MaxBytes) > s.w.opts.MaxFileSize {
+		o.MaxBytes = int(s.w.opts.MaxFileSize)
+	}
+	if o.MaxLineBytes <= 0 || o.MaxLineBytes > o.MaxBytes {
+		o.MaxLineBytes = o.MaxBytes
+	}
+	// Plain UTF-8 is streamed: any size, bounded memory. Anything else is
+	// decoded whole, up to MaxFileSize.
+	if isUTF8Name(o.Encoding) {
 		if b, ok := s.baseline(t.resolved); !ok || b.Encoding == "" {
 			res, err := s.readPart(t, p, &o)
 			if err != errNotPlainText {
@@ -80,17 +101,25 @@ func (s *Session) Read(ctx context.Context, p string, opts *ReadOptions) (*ReadR
 	if err != nil {
 		return nil, err
 	}
-	text, total, full := selectLines(doc.Text, o.Offset, o.Limit)
+	// The decoded text is UTF-8 with LF: the same selection and caps apply.
+	sel, err := streamLines(strings.NewReader(doc.Text), o.Offset, o.Limit, readCaps{bytes: o.MaxBytes, line: o.MaxLineBytes})
+	if err != nil {
+		return nil, ioError(p, err)
+	}
+	full := sel.full
 	res := &ReadResult{
 		Path:       p,
-		Content:    text,
+		Content:    sel.text,
 		SHA256:     obs.sum,
 		SizeBytes:  obs.stat.Size,
 		MtimeMS:    obs.mtimeMS(),
-		TotalLines: total,
+		TotalLines: sel.total,
 		Encoding:   doc.Format.Encoding,
 		LineEnding: doc.Format.LineEnding,
 		Truncated:  !full,
+		NextOffset: sel.next,
+		LinesCut:   sel.cut,
+		BOM:        doc.Format.BOM,
 	}
 	if o.Offset > 0 || o.Limit > 0 {
 		res.Offset = max(o.Offset, 1)
@@ -122,20 +151,29 @@ func (s *Session) readPart(t *target, p string, o *ReadOptions) (*ReadResult, er
 		return nil, notAFile(p, obs)
 	}
 	defer f.Close()
-	sr, err := streamLines(f, o.Offset, o.Limit)
+	sr, err := streamLines(f, o.Offset, o.Limit, readCaps{bytes: o.MaxBytes, line: o.MaxLineBytes})
 	if err == errNotPlainText {
 		return nil, err
 	}
 	if err != nil {
 		return nil, ioError(p, err)
 	}
+	// Size and hash describe the bytes read; the mtime is taken after
+	// them, so a rewrite during the read shows as a newer mtime, never as
+	// a size that disagrees with the content.
+	if fi, err := f.Stat(); err == nil {
+		st.MtimeNS = fi.ModTime().UnixNano()
+	}
 	res := &ReadResult{
-		Path: p, Content: sr.text, SHA256: sr.sum, SizeBytes: st.Size, MtimeMS: st.MtimeNS / 1e6,
+		Path: p, Content: sr.text, SHA256: sr.sum, SizeBytes: sr.size, MtimeMS: st.MtimeNS / 1e6,
 		TotalLines: sr.total, Encoding: "utf-8", LineEnding: sr.lineEnding, Truncated: !sr.full,
-		Offset: max(o.Offset, 1),
+		NextOffset: sr.next, LinesCut: sr.cut, BOM: sr.bom,
+	}
+	if o.Offset > 0 || o.Limit > 0 {
+		res.Offset = max(o.Offset, 1)
 	}
 	err = s.setBaseline(t.lexical, Baseline{
-		Path: t.resolved, SHA256: sr.sum, Size: st.Size, MtimeMS: res.MtimeMS,
+		Path: t.resolved, SHA256: sr.sum, Size: sr.size, MtimeMS: res.MtimeMS,
 		FullRead: sr.full, CapturedAt: time.Now(),
 	})
 	return res, err

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"unicode/utf8"
@@ -21,24 +22,36 @@ var errNotPlainText = errors.New("not plain UTF-8 text")
 type streamed struct {
 	text       string // the selected lines, LF line endings
 	total      int
-	full       bool // every line was selected
+	full       bool // every line was selected, whole
 	sum        string
+	size       int64 // bytes read and hashed
 	lineEnding string
 	bom        bool
+	cut        bool // a selected line was longer than the line cap and was cut
+	next       int  // the byte cap stopped the selection before this line (1-based); 0 if it did not
+}
+
+// readCaps bound what a read returns, whatever its arguments: bytes of
+// text in all, and bytes of one line. Zero means no cap.
+type readCaps struct {
+	bytes, line int
 }
 
 // streamLines reads r to the end, hashing every byte, and keeps only lines
-// [offset, offset+limit) (1-based; limit 0 means to the end), so a read of a
-// few lines of a large file holds those lines and a buffer, never the file.
-// It handles UTF-8 with or without a BOM and any mix of LF and CRLF; for
-// anything else (UTF-16, NUL bytes, invalid UTF-8) it returns
-// errNotPlainText and the caller decodes the whole file, which knows how to
-// report or decode it. The result equals decoding the whole file and
-// selecting the same lines.
-func streamLines(r io.Reader, offset, limit int) (*streamed, error) {
+// [offset, offset+limit) (1-based; limit 0 means to the end), within caps:
+// a line longer than caps.line keeps its first caps.line bytes and a marker
+// saying how long it was, and no line starts once caps.bytes of text are
+// kept. So a read holds at most the caps and a buffer, for a file of any
+// size and any line length. It handles UTF-8 with or without a BOM and any
+// mix of LF and CRLF; for anything else (UTF-16, NUL bytes, invalid UTF-8)
+// it returns errNotPlainText and the caller decodes the whole file, which
+// knows how to report or decode it. Without caps, the result equals
+// decoding the whole file and selecting the same lines.
+func streamLines(r io.Reader, offset, limit int, caps readCaps) (*streamed, error) {
 	h := sha256.New()
 	v := &utf8Check{}
-	br := bufio.NewReaderSize(io.TeeReader(r, io.MultiWriter(h, v)), 64<<10)
+	cr := &countingReader{r: r}
+	br := bufio.NewReaderSize(io.TeeReader(cr, io.MultiWriter(h, v)), 64<<10)
 	first := max(offset, 1)
 	out := &streamed{}
 	head, _ := br.Peek(8 << 10)
@@ -57,45 +70,76 @@ func streamLines(r io.Reader, offset, limit int) (*streamed, error) {
 		sel      strings.Builder
 		line     = 1 // number of the line being read
 		lf, crlf int
-		prevCR   bool // the previous piece of this line ended in '\r'
-		partial  bool // the current line has unterminated content
+		heldCR   bool  // the previous piece of this line ended in '\r', not yet written
+		partial  bool  // the current line has unterminated content
+		kept     int   // bytes of the current line kept
+		lineFull bool  // the current line reached the line cap
+		length   int64 // bytes of the current line
+		selected bool  // the current line is selected
 	)
+	startLine := func() {
+		selected = line >= first && (limit == 0 || line < first+limit) && out.next == 0
+		if selected && caps.bytes > 0 && sel.Len() >= caps.bytes {
+			out.next, selected = line, false
+		}
+		kept, length, lineFull = 0, 0, false
+	}
+	keep := func(b []byte) {
+		length += int64(len(b))
+		if !selected {
+			return
+		}
+		if lineFull {
+			return
+		}
+		if caps.line > 0 && kept+len(b) > caps.line {
+			n := caps.line - kept
+			for n > 0 && !utf8.RuneStart(b[n]) {
+				n-- // b[n] is the first byte dropped: do not cut a character in two
+			}
+			b, lineFull = b[:n], true // nothing more of this line
+		}
+		kept += len(b)
+		sel.Write(b)
+	}
+	endLine := func() {
+		if selected && int64(kept) < length {
+			fmt.Fprintf(&sel, "… [line cut: %d bytes, %d shown]", length, kept)
+			out.cut = true
+		}
+		if selected {
+			sel.WriteByte('\n')
+		}
+	}
+	startLine()
 	for {
 		piece, err := br.ReadSlice('\n')
 		if len(piece) > 0 {
-			selected := line >= first && (limit == 0 || line < first+limit)
 			ends := piece[len(piece)-1] == '\n'
 			body := piece
 			if ends {
-				isCRLF := (len(piece) >= 2 && piece[len(piece)-2] == '\r') || (len(piece) == 1 && prevCR)
+				body = piece[:len(piece)-1]
+			}
+			isCRLF := ends && (len(body) > 0 && body[len(body)-1] == '\r' || len(body) == 0 && heldCR)
+			if heldCR && !(ends && len(body) == 0) {
+				keep([]byte{'\r'}) // a lone CR inside the line
+			}
+			heldCR = false
+			if len(body) > 0 && body[len(body)-1] == '\r' {
+				body, heldCR = body[:len(body)-1], !ends
+			}
+			keep(body)
+			if ends {
 				if isCRLF {
 					crlf++
-					if len(piece) >= 2 {
-						body = piece[:len(piece)-2]
-					} else {
-						body = piece[:0]
-					}
 				} else {
 					lf++
-					body = piece[:len(piece)-1]
 				}
-				if selected {
-					if isCRLF && len(piece) == 1 {
-						// The '\r' went out with the previous piece.
-						s := sel.String()
-						sel.Reset()
-						sel.WriteString(strings.TrimSuffix(s, "\r"))
-					}
-					sel.Write(body)
-					sel.WriteByte('\n')
-				}
+				endLine()
 				line++
-				prevCR, partial = false, false
+				partial, heldCR = false, false
+				startLine()
 			} else {
-				if selected {
-					sel.Write(body)
-				}
-				prevCR = piece[len(piece)-1] == '\r'
 				partial = true
 			}
 		}
@@ -109,16 +153,28 @@ func streamLines(r io.Reader, offset, limit int) (*streamed, error) {
 			return nil, err
 		}
 	}
+	if heldCR {
+		keep([]byte{'\r'})
+	}
 	if !v.ok() {
 		return nil, errNotPlainText
 	}
 	out.total = line - 1
 	if partial {
 		out.total++
+		if selected && int64(kept) < length {
+			fmt.Fprintf(&sel, "… [line cut: %d bytes, %d shown]", length, kept)
+			out.cut = true
+		}
+	}
+	if out.next > out.total {
+		out.next = 0
 	}
 	out.text = sel.String()
-	// Whole when no line was skipped before the selection or after it.
-	out.full = min(first-1, out.total) == 0 && (limit == 0 || out.total < first+limit)
+	out.size = cr.n
+	// Whole when no line was skipped before the selection or after it, and
+	// nothing was cut.
+	out.full = min(first-1, out.total) == 0 && (limit == 0 || out.total < first+limit) && !out.cut && out.next == 0
 	out.sum = hex.EncodeToString(h.Sum(nil))
 	switch {
 	case lf == 0 && crlf == 0:
@@ -131,6 +187,18 @@ func streamLines(r io.Reader, offset, limit int) (*streamed, error) {
 		out.lineEnding = textcodec.Mixed
 	}
 	return out, nil
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // utf8Check validates a byte stream as UTF-8 across write boundaries.

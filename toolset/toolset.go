@@ -34,9 +34,16 @@ const (
 	// gives no limit. A file longer than that is read in pages (offset).
 	DefaultReadLimit = 2000
 	// MaxLineLength is the longest line, in characters, that read_file's
-	// text shows; longer lines are cut with a marker. The structured
-	// content keeps them whole.
+	// text shows; longer lines are cut with a marker.
 	MaxLineLength = 2000
+	// MaxReadBytes and MaxLineBytes cap what read_file returns at all, in
+	// the structured content too, whatever offset and limit say: a read
+	// stops before the line that would pass MaxReadBytes (next_offset says
+	// where to go on), and a line longer than MaxLineBytes is cut with a
+	// marker. A huge file or a huge line costs the server a buffer, not
+	// its size.
+	MaxReadBytes = 256 << 10
+	MaxLineBytes = 16 << 10
 )
 
 // Options configure a Toolset.
@@ -278,7 +285,8 @@ func (t *Toolset) readFile(ctx context.Context, raw json.RawMessage) (*Output, e
 	if limit == 0 {
 		limit = DefaultReadLimit
 	}
-	res, err := t.s.Read(ctx, *a.Path, &editguard.ReadOptions{Offset: a.Offset, Limit: limit, Encoding: a.Encoding})
+	res, err := t.s.Read(ctx, *a.Path, &editguard.ReadOptions{Offset: a.Offset, Limit: limit, Encoding: a.Encoding,
+		MaxBytes: MaxReadBytes, MaxLineBytes: MaxLineBytes})
 	if err != nil {
 		return nil, err
 	}
