@@ -1,10 +1,12 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -35,7 +37,19 @@ type HTTPOptions struct {
 	// SessionTimeout closes sessions idle for that long, with their read
 	// baselines (default 1 hour; negative: never).
 	SessionTimeout time.Duration
+	// BodyTimeout bounds the time to receive a request body (default 60
+	// s): a client that trickles its body is cut off with 408, and holds
+	// no memory or slot longer than that.
+	BodyTimeout time.Duration
+	// MaxLargeBodies is how many request bodies over 1 MiB (or of unknown
+	// length) are received and handled at once (default 2); more wait up to
+	// half of BodyTimeout for a slot, then get 503 with Retry-After. With the body
+	// limit this bounds the memory that large writes can take.
+	MaxLargeBodies int
 }
+
+// largeBody is the size from which a request body needs a slot.
+const largeBody = 1 << 20
 
 // CheckListenAddr refuses to serve on an address reachable from other
 // machines without a token: anyone who can reach the port could otherwise
@@ -95,12 +109,71 @@ func (s *Server) Handler(opts *HTTPOptions) http.Handler {
 		SessionTimeout:      o.SessionTimeout,
 		MaxRequestBodyBytes: o.MaxFileSize + requestOverhead,
 	})
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = time.Minute
+	}
+	if o.MaxLargeBodies <= 0 {
+		o.MaxLargeBodies = 2
+	}
 	mux := http.NewServeMux()
-	mux.Handle(Endpoint, http.NewCrossOriginProtection().Handler(h))
+	mux.Handle(Endpoint, http.NewCrossOriginProtection().Handler(limitBodies(&o, o.MaxFileSize+requestOverhead, h)))
 	if o.Token == "" {
 		return mux
 	}
 	return requireToken(o.Token, mux)
+}
+
+// limitBodies receives each request body before next sees it: within
+// o.BodyTimeout, at most limit bytes, and for large bodies only while
+// holding one of o.MaxLargeBodies slots (until next returns), so that slow
+// or numerous large bodies cannot pin connections or memory without bound.
+func limitBodies(o *HTTPOptions, limit int64, next http.Handler) http.Handler {
+	slots := make(chan struct{}, o.MaxLargeBodies)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if r.ContentLength > limit {
+			http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+			return
+		}
+		if r.ContentLength < 0 || r.ContentLength > largeBody {
+			t := time.NewTimer(o.BodyTimeout / 2)
+			select {
+			case slots <- struct{}{}:
+				t.Stop()
+				defer func() { <-slots }()
+			case <-t.C:
+				w.Header().Set("Retry-After", "5")
+				http.Error(w, "too many large requests at once; retry shortly", http.StatusServiceUnavailable)
+				return
+			case <-r.Context().Done():
+				t.Stop()
+				return
+			}
+		}
+		rc := http.NewResponseController(w)
+		rc.SetReadDeadline(time.Now().Add(o.BodyTimeout))
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+		if err != nil {
+			// The deadline stays: the connection is closed, not drained.
+			w.Header().Set("Connection", "close")
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+			} else {
+				http.Error(w, "request body not received in time", http.StatusRequestTimeout)
+			}
+			return
+		}
+		// The body is in; the connection may now stay open as long as the
+		// call takes (an approval, an event stream).
+		rc.SetReadDeadline(time.Time{})
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+		next.ServeHTTP(w, r)
+	})
 }
 
 // requireToken lets through only requests that carry the bearer token. The
