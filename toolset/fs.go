@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/editguard/editguard"
 )
@@ -27,6 +28,31 @@ type DirEntry struct {
 	Name      string `json:"name"`
 	Type      string `json:"type"` // file, dir, symlink or other
 	SizeBytes int64  `json:"size_bytes"`
+	// NonUTF8 marks a name that is not valid UTF-8 on disk. Name then shows
+	// each invalid byte as U+FFFD, which no path given to the tools may
+	// contain for a file that does not exist, so the listed name can never
+	// create a look-alike; NameHex holds the name's exact bytes.
+	NonUTF8 bool   `json:"non_utf8,omitempty"`
+	NameHex string `json:"name_hex,omitempty"`
+}
+
+// displayName returns a file name for a listing: as it is if it is UTF-8,
+// else with U+FFFD for each invalid byte, and its bytes in hex.
+func displayName(name string) (display, hexName string, nonUTF8 bool) {
+	if utf8.ValidString(name) {
+		return name, "", false
+	}
+	var b strings.Builder
+	for i := 0; i < len(name); {
+		r, size := utf8.DecodeRuneInString(name[i:])
+		if r == utf8.RuneError && size == 1 {
+			b.WriteRune(utf8.RuneError)
+		} else {
+			b.WriteString(name[i : i+size])
+		}
+		i += size
+	}
+	return b.String(), hex.EncodeToString([]byte(name)), true
 }
 
 // Listing is list_directory's result.
@@ -152,7 +178,8 @@ func (t *Toolset) listDirectory(ctx context.Context, raw json.RawMessage) (*Outp
 			l.Truncated = true
 			break
 		}
-		e := DirEntry{Name: de.Name(), Type: typeName(de.Type())}
+		e := DirEntry{Type: typeName(de.Type())}
+		e.Name, e.NameHex, e.NonUTF8 = displayName(de.Name())
 		if de.Type().IsRegular() {
 			if fi, err := de.Info(); err == nil {
 				e.SizeBytes = fi.Size()
@@ -169,6 +196,10 @@ func listingText(l *Listing) string {
 		fmt.Fprintf(&b, "%s is empty\n", l.Path)
 	}
 	for _, e := range l.Entries {
+		if e.NonUTF8 {
+			fmt.Fprintf(&b, "%s\t(name is not UTF-8; the tools cannot open it)\n", e.Name)
+			continue
+		}
 		switch e.Type {
 		case "dir":
 			fmt.Fprintf(&b, "%s/\n", e.Name)

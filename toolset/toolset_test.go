@@ -2,6 +2,7 @@ package toolset_test
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -340,4 +341,37 @@ func TestReadOnlyAndBeginTurn(t *testing.T) {
 	mustCall(t, ts, "read_file", `{"path":"a.txt"}`)
 	mustCall(t, ts, "begin_turn", ``)
 	wantCode(t, ts, "edit_file", `{"path":"a.txt","old_string":"a","new_string":"b"}`, editguard.CodeNotRead)
+}
+
+// TestListNonUTF8Name checks that a name that is not UTF-8 is listed
+// escaped and flagged, and that the listed name cannot create a look-alike.
+func TestListNonUTF8Name(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a\xffb\\c.txt"), []byte("x\n"), 0o644); err != nil {
+		t.Skip("file system refuses non-UTF-8 names:", err)
+	}
+	w, err := editguard.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ts := toolset.New(w.NewSession("s"), nil)
+	out, err := ts.Execute(context.Background(), "list_directory", json.RawMessage(`{"path":"."}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := out.Structured.(*toolset.Listing)
+	e := l.Entries
+	if len(e) != 1 || e[0].Name != "a\ufffdb\\c.txt" || !e[0].NonUTF8 || e[0].NameHex != hex.EncodeToString([]byte("a\xffb\\c.txt")) {
+		t.Fatalf("entries = %+v, want U+FFFD for the bad byte, flagged, with the exact bytes in hex", e)
+	}
+	for _, name := range []string{e[0].Name, "a\xffb\\c.txt"} {
+		args, _ := json.Marshal(map[string]string{"path": name, "content": "look-alike\n"})
+		if _, err := ts.Execute(context.Background(), "write_file", args); err == nil {
+			t.Errorf("write_file(%q) succeeded", name)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+		t.Errorf("directory has %d entries, want the file and .editguard", len(ents))
+	}
 }
