@@ -15,6 +15,7 @@ import (
 	"github.com/editguard/editguard/internal/atomicfile"
 	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/ledger"
+	"github.com/editguard/editguard/internal/statedir"
 	"golang.org/x/sys/unix"
 )
 
@@ -159,7 +160,10 @@ func faults() []fault {
 	}
 	fs = append(fs,
 		fault{name: "fsync dir/EIO", step: "fsync dir", committed: true, leaksTemp: true, warning: "fsync dir",
-			install: onAtomic(unix.EIO, func(c *atomicfile.Call) bool { return c.Op == "fsync" && isDirFD(c.FD) })},
+			install: onAtomic(unix.EIO, func(c *atomicfile.Call) bool {
+				// The target's directory, not one editguard makes for its state.
+				return c.Op == "fsync" && isDirFD(c.FD) && !strings.Contains(fdPath(c.FD), "/"+editguard.StateDir)
+			})},
 		fault{name: "history object write/ENOSPC", step: "history", install: onHistory(unix.ENOSPC, "write", "/objects/")},
 		fault{name: "history object create/ENOSPC", step: "history", install: onHistory(unix.ENOSPC, "create", "/objects/")},
 		fault{name: "history object fsync/EIO", step: "history", install: onHistory(unix.EIO, "fsync", "/objects/")},
@@ -221,10 +225,25 @@ func ledgerRecords(t *testing.T, w *editguard.Workspace) []*editguard.LedgerReco
 // give back. It returns the sums of the loaded contents of path.
 func checkHistoryRestorable(t *testing.T, dir, path string) map[string]bool {
 	t.Helper()
-	st, err := history.Open(filepath.Join(dir, editguard.StateDir, "history"), nil)
+	root, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	hd, err := statedir.Open(root, "", editguard.StateDir)
+	if err == nil {
+		defer hd.Close()
+		hd, err = hd.Sub("history", true)
+	}
+	if err != nil {
+		t.Fatalf("open history directory: %v", err)
+	}
+	defer hd.Close()
+	st, err := history.Open(hd, nil)
 	if err != nil {
 		t.Fatalf("history.Open() error = %v", err)
 	}
+	defer st.Close()
 	paths, err := st.Paths()
 	if err != nil {
 		t.Fatalf("Paths() error = %v", err)

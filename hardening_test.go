@@ -150,6 +150,14 @@ func hostileStates() []hostileState {
 		{"key is a dangling symlink", link("created", "key")},
 		{"session file is a symlink", link("secret", "sessions/s.json")},
 		{"session lock is a dangling symlink", link("created", "sessions/s.json.lock")},
+		{"history is a symlink", link("", "history")},
+		{"history/objects is a symlink", link("", "history/objects")},
+		{"history/index is a symlink", link("", "history/index")},
+		{"history store lock is a dangling symlink", link("created", "history/locks/store.lock")},
+		{"history index file is a symlink", link("secret", "history/index/"+sha256hex([]byte("a.txt"))[:32]+".jsonl")},
+		{"history object directory is a symlink", link("", "history/objects/"+sha256hex([]byte("a\n"))[:2])},
+		{"ledger is a symlink", link("secret", "ledger.jsonl")},
+		{"displaced is a symlink", link("", "displaced")},
 	}
 }
 

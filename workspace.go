@@ -67,6 +67,7 @@ type Workspace struct {
 	sessions *statedir.Dir // .editguard/sessions
 	key      []byte        // names temporary files (see temp.go)
 	parks    *parks        // files taken off their names (see park.go)
+	histDir  *statedir.Dir // .editguard/history
 	hist     *history.Store
 	led      *ledger.Ledger
 
@@ -153,7 +154,10 @@ func (w *Workspace) openState() error {
 	if w.sessions, err = w.state.Sub("sessions", true); err != nil {
 		return fail("open sessions", err)
 	}
-	if w.hist, err = history.Open(filepath.Join(w.dir, StateDir, "history"), &history.Options{KeepVersions: w.opts.KeepVersions, MaxBytes: w.opts.HistoryMaxBytes}); err != nil {
+	if w.histDir, err = w.state.Sub("history", true); err != nil {
+		return fail("open history", err)
+	}
+	if w.hist, err = history.Open(w.histDir, &history.Options{KeepVersions: w.opts.KeepVersions, MaxBytes: w.opts.HistoryMaxBytes}); err != nil {
 		return fail("open history", err)
 	}
 	if w.led, err = ledger.Open(w.state, ledgerName, &ledger.Options{LockTimeout: w.opts.LockTimeout}); err != nil {
@@ -177,7 +181,10 @@ func (w *Workspace) closeFiles() error {
 		w.sweepParked(false)
 		keep(w.parks.dir.Close())
 	}
-	for _, d := range []*statedir.Dir{w.sessions, w.state} {
+	if w.hist != nil {
+		keep(w.hist.Close())
+	}
+	for _, d := range []*statedir.Dir{w.histDir, w.sessions, w.state} {
 		if d != nil {
 			keep(d.Close())
 		}

@@ -81,11 +81,11 @@ func BenchmarkSaveAbsent(b *testing.B) {
 // BenchmarkOpenExisting is the cost every CLI invocation pays.
 func BenchmarkOpenExisting(b *testing.B) {
 	dir := filepath.Join(b.TempDir(), "history")
-	if _, err := Open(dir, nil); err != nil {
+	if _, err := openAt(dir, nil); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if _, err := Open(dir, nil); err != nil {
+		if _, err := openAt(dir, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

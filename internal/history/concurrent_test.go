@@ -26,7 +26,7 @@ func TestMain(m *testing.M) {
 func helperMain(mode string) int {
 	dir, path, tag := os.Getenv("HISTORY_TEST_DIR"), os.Getenv("HISTORY_TEST_PATH"), os.Getenv("HISTORY_TEST_TAG")
 	n, _ := strconv.Atoi(os.Getenv("HISTORY_TEST_N"))
-	s, err := Open(dir, nil)
+	s, err := openAt(dir, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -118,7 +118,7 @@ func helperCmd(t *testing.T, mode, dir, path, tag string, n int, start string) *
 
 func TestConcurrentSaveProcesses(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "history")
-	s, err := Open(dir, nil)
+	s, err := openAt(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

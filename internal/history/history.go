@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package history keeps every content that editguard displaces, so that any of
 // it can be restored.
 //
@@ -25,6 +27,7 @@ package history
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -32,12 +35,14 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/editguard/editguard/internal/filelock"
+	"github.com/editguard/editguard/internal/statedir"
 )
 
 // Default retention, used when the corresponding Options field is zero.
@@ -71,11 +76,14 @@ type Version struct {
 	LedgerSeq uint64    `json:"ledger_seq,omitempty"`
 }
 
-// Store is a history directory. It holds no open files between calls.
+// Store is a history directory, and every file in it, reached through
+// package statedir: no symlink in it is ever followed, and an entry of the
+// wrong type is refused.
 type Store struct {
-	dir      string
-	keep     int
-	maxBytes int64 // < 0: unlimited
+	dir                   *statedir.Dir
+	objects, index, locks *statedir.Dir
+	keep                  int
+	maxBytes              int64 // < 0: unlimited
 
 	// durable maps the names (objects and index files) whose directory
 	// entry this Store has fsynced to the file (device, inode) the name
@@ -138,10 +146,11 @@ func (e *CorruptObjectError) Error() string {
 
 func (e *CorruptObjectError) Unwrap() error { return ErrCorrupt }
 
-// Open opens the history store in dir, creating its directories if needed.
-// It fsyncs the directories it may have created (and dir's parent), so that a
-// Save that follows never depends on a directory entry that is not yet durable.
-func Open(dir string, opts *Options) (*Store, error) {
+// Open opens the history store in dir, creating its directories if needed
+// (durably: each new directory and its parent are fsynced), so that a Save
+// never depends on a directory entry that is not yet durable. The Store
+// keeps dir and its subdirectories open; Close releases them.
+func Open(dir *statedir.Dir, opts *Options) (*Store, error) {
 	s := &Store{dir: dir, keep: DefaultKeepVersions, maxBytes: DefaultMaxBytes}
 	if opts != nil {
 		if opts.KeepVersions > 0 {
@@ -151,49 +160,58 @@ func Open(dir string, opts *Options) (*Store, error) {
 			s.maxBytes = opts.MaxBytes
 		}
 	}
-	wrap := func(err error) (*Store, error) { return nil, &Error{Op: "open", Err: err} }
-	for _, sub := range []string{"objects", "index", "locks"} {
-		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
-			return wrap(err)
-		}
-	}
 	// The 256 fan-out directories under objects/ are created by the first
-	// Save that needs each one (durably: see saveObject), so opening a
+	// Save that needs each one (durably: see putObject), so opening a
 	// workspace stays cheap.
-	// Make every directory we may have created durable, bottom up. On a
-	// clean directory an fsync costs next to nothing.
-	for _, d := range []string{
-		filepath.Join(dir, "objects"), filepath.Join(dir, "index"), filepath.Join(dir, "locks"),
-		dir, filepath.Dir(filepath.Clean(dir)),
-	} {
-		if err := syncDir(d); err != nil {
-			return wrap(err)
+	for _, sub := range []struct {
+		name string
+		d    **statedir.Dir
+	}{{"objects", &s.objects}, {"index", &s.index}, {"locks", &s.locks}} {
+		d, err := dir.Sub(sub.name, true)
+		if err != nil {
+			s.Close()
+			return nil, &Error{Op: "open", Err: err}
 		}
+		*sub.d = d
 	}
 	return s, nil
 }
 
-// Dir returns the store's directory.
-func (s *Store) Dir() string { return s.dir }
+// Close closes the store's directories (not dir, which the caller owns).
+func (s *Store) Close() error {
+	var err error
+	for _, d := range []*statedir.Dir{s.objects, s.index, s.locks} {
+		if d != nil {
+			if cerr := d.Close(); err == nil {
+				err = cerr
+			}
+		}
+	}
+	return err
+}
 
-func (s *Store) storeLock() string { return filepath.Join(s.dir, "locks", "store.lock") }
+// lock takes the lock file name in locks/: shared or exclusive. It waits
+// without limit: the store's locks are held only for a Save or a Prune.
+func (s *Store) lock(name string, shared bool) (func() error, error) {
+	l, err := s.locks.Lock(context.Background(), name, &filelock.Options{Shared: shared, Timeout: -1})
+	if err != nil {
+		return nil, err
+	}
+	return l.Unlock, nil
+}
+
+const storeLock = "store.lock"
 
 func pathKey(path string) string {
 	h := sha256.Sum256([]byte(path))
 	return hex.EncodeToString(h[:])[:32]
 }
 
-func (s *Store) indexName(path string) string {
-	return filepath.Join(s.dir, "index", pathKey(path)+".jsonl")
-}
+// indexName is the name of path's index in index/.
+func indexName(path string) string { return pathKey(path) + ".jsonl" }
 
-func (s *Store) fileLock(path string) string {
-	return filepath.Join(s.dir, "locks", pathKey(path)+".lock")
-}
-
-func (s *Store) objectDir(sum string) string { return filepath.Join(s.dir, "objects", sum[:2]) }
-
-func (s *Store) objectName(sum string) string { return filepath.Join(s.dir, "objects", sum[:2], sum) }
+// fileLock is the name of path's lock in locks/.
+func fileLock(path string) string { return pathKey(path) + ".lock" }
 
 func checkPath(path string) error {
 	if path == "." || !fs.ValidPath(path) {
@@ -278,7 +296,7 @@ func (s *Store) versions(op, path string) ([]Version, error) {
 	if err := checkPath(path); err != nil {
 		return nil, &Error{Op: op, Path: path, Err: err}
 	}
-	data, err := os.ReadFile(s.indexName(path))
+	data, err := s.index.ReadFile(indexName(path))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -287,7 +305,7 @@ func (s *Store) versions(op, path string) ([]Version, error) {
 	}
 	vs, bad := parseIndex(data, path)
 	if bad > 0 {
-		return vs, &Error{Op: op, Path: path, Err: fmt.Errorf("%w: %d undecodable line(s) in %s", ErrCorruptIndex, bad, s.indexName(path))}
+		return vs, &Error{Op: op, Path: path, Err: fmt.Errorf("%w: %d undecodable line(s) in %s", ErrCorruptIndex, bad, s.index.Join(indexName(path)))}
 	}
 	return vs, nil
 }
@@ -334,7 +352,7 @@ func (s *Store) get(op, path, id string) (Version, error) {
 // so a concurrent Prune cannot remove the object between the index lookup
 // and the read.
 func (s *Store) Load(path, id string) (Version, []byte, error) {
-	unlock, err := lockFile(s.storeLock(), true)
+	unlock, err := s.lock(storeLock, true)
 	if err != nil {
 		return Version{}, nil, &Error{Op: "load", Path: path, Version: id, Err: err}
 	}
@@ -349,8 +367,8 @@ func (s *Store) Load(path, id string) (Version, []byte, error) {
 	if !validSum(v.SHA256) {
 		return v, nil, &Error{Op: "load", Path: path, Version: v.ID, Err: fmt.Errorf("%w: sha256 %q", ErrCorruptIndex, v.SHA256)}
 	}
-	name := s.objectName(v.SHA256)
-	data, err := os.ReadFile(name)
+	name := s.objects.Join(v.SHA256[:2] + "/" + v.SHA256)
+	data, err := s.readObject(v.SHA256)
 	if err != nil {
 		return v, nil, &Error{Op: "load", Path: path, Version: v.ID, Err: err}
 	}
@@ -363,7 +381,7 @@ func (s *Store) Load(path, id string) (Version, []byte, error) {
 
 // Paths returns the paths that have history, sorted.
 func (s *Store) Paths() ([]string, error) {
-	ents, err := os.ReadDir(filepath.Join(s.dir, "index"))
+	ents, err := s.index.ReadDir()
 	if err != nil {
 		return nil, &Error{Op: "paths", Err: err}
 	}
@@ -372,7 +390,7 @@ func (s *Store) Paths() ([]string, error) {
 		if !strings.HasSuffix(e.Name(), ".jsonl") || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		p, err := firstPath(filepath.Join(s.dir, "index", e.Name()))
+		p, err := s.firstPath(e.Name())
 		if err != nil {
 			return nil, &Error{Op: "paths", Err: err}
 		}
@@ -384,9 +402,19 @@ func (s *Store) Paths() ([]string, error) {
 	return paths, nil
 }
 
+// readObject reads the object named sum.
+func (s *Store) readObject(sum string) ([]byte, error) {
+	fan, err := s.objects.Sub(sum[:2], false)
+	if err != nil {
+		return nil, err
+	}
+	defer fan.Close()
+	return fan.ReadFile(sum)
+}
+
 // firstPath returns the path named by the first complete line of an index.
-func firstPath(name string) (string, error) {
-	f, err := os.Open(name)
+func (s *Store) firstPath(name string) (string, error) {
+	f, err := s.index.OpenFile(name, os.O_RDONLY, 0)
 	if err != nil {
 		return "", err
 	}

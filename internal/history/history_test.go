@@ -17,7 +17,7 @@ func sumOf(b []byte) string {
 
 func openStore(t testing.TB, opts *Options) *Store {
 	t.Helper()
-	s, err := Open(filepath.Join(t.TempDir(), ".editguard", "history"), opts)
+	s, err := openAt(filepath.Join(t.TempDir(), ".editguard", "history"), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func mustSave(t testing.TB, s *Store, path string, content []byte, absent bool) 
 func countObjects(t *testing.T, s *Store) int {
 	t.Helper()
 	n := 0
-	err := filepath.WalkDir(filepath.Join(s.dir, "objects"), func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(filepath.Join(s.path(), "objects"), func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -193,14 +193,14 @@ func TestDedup(t *testing.T) {
 
 func TestReopenSeesSavedVersions(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "history")
-	s1, err := Open(dir, nil)
+	s1, err := openAt(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	v := mustSave(t, s1, "dir/x.txt", []byte("durable"), false)
 	mustSave(t, s1, "dir/new.txt", nil, true)
 
-	s2, err := Open(dir, nil)
+	s2, err := openAt(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func TestSaveKilled(t *testing.T) {
 		t.Fatalf("helper reported %d versions before exiting, want 20", len(reported))
 	}
 
-	s, err := Open(dir, nil)
+	s, err := openAt(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,15 @@
+//go:build unix
+
 package history
 
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/editguard/editguard/internal/statedir"
 )
 
 // PruneStats reports what Prune did.
@@ -51,30 +53,29 @@ var hexSum = regexp.MustCompile(`[0-9a-f]{64}`)
 func (s *Store) Prune() (PruneStats, error) {
 	var st PruneStats
 	fail := func(err error) (PruneStats, error) { return st, &Error{Op: "prune", Err: err} }
-	unlock, err := lockFile(s.storeLock(), false)
+	unlock, err := s.lock(storeLock, false)
 	if err != nil {
 		return fail(err)
 	}
 	defer unlock()
 
-	indexDir := filepath.Join(s.dir, "index")
-	ents, err := os.ReadDir(indexDir)
+	ents, err := s.index.ReadDir()
 	if err != nil {
 		return fail(err)
 	}
 	var files []*indexFile
 	protected := make(map[string]bool) // objects named by corrupt indexes
 	for _, e := range ents {
-		name := filepath.Join(indexDir, e.Name())
-		if strings.HasPrefix(e.Name(), ".tmp-") {
+		name := e.Name()
+		if strings.HasPrefix(name, ".tmp-") {
 			// Only Prune writes temps here, and we hold the store lock.
-			os.Remove(name)
+			s.index.Remove(name)
 			continue
 		}
-		if !strings.HasSuffix(e.Name(), ".jsonl") {
+		if !strings.HasSuffix(name, ".jsonl") {
 			continue
 		}
-		data, err := os.ReadFile(name)
+		data, err := s.index.ReadFile(name)
 		if err != nil {
 			return fail(err)
 		}
@@ -152,7 +153,6 @@ func (s *Store) Prune() (PruneStats, error) {
 	}
 
 	// Rewrite the indexes that lost versions, before removing any object.
-	rewrote := false
 	for _, f := range files {
 		if !slices.Contains(f.drop, true) {
 			continue
@@ -170,22 +170,15 @@ func (s *Store) Prune() (PruneStats, error) {
 			buf.Write(b)
 			buf.WriteByte('\n')
 		}
-		if err := replaceFile(f.name, buf.Bytes()); err != nil {
-			return fail(err)
-		}
-		rewrote = true
-	}
-	if rewrote {
-		// Make the renames durable before objects they no longer
-		// reference disappear.
-		if err := syncDir(indexDir); err != nil {
+		// A durable replace (temp, fsync, rename, directory fsync), so
+		// the index no longer names an object before it can disappear.
+		if err := s.index.WriteFile(f.name, buf.Bytes(), 0o644); err != nil {
 			return fail(err)
 		}
 	}
 
 	// Remove unreferenced objects and leftover temp files.
-	objDir := filepath.Join(s.dir, "objects")
-	fan, err := os.ReadDir(objDir)
+	fan, err := s.objects.ReadDir()
 	if err != nil {
 		return fail(err)
 	}
@@ -193,54 +186,42 @@ func (s *Store) Prune() (PruneStats, error) {
 		if !d.IsDir() {
 			continue
 		}
-		sub := filepath.Join(objDir, d.Name())
-		objs, err := os.ReadDir(sub)
+		sub, err := s.objects.Sub(d.Name(), false)
 		if err != nil {
 			return fail(err)
 		}
-		for _, o := range objs {
-			info, err := o.Info()
-			if err != nil {
-				continue // removed under us: nothing to do
-			}
-			if refs[o.Name()] > 0 || protected[o.Name()] {
-				st.BytesKept += info.Size()
-				continue
-			}
-			if err := os.Remove(filepath.Join(sub, o.Name())); err != nil {
-				return fail(err)
-			}
-			st.BytesRemoved += info.Size()
-			if !strings.HasPrefix(o.Name(), ".tmp-") {
-				st.ObjectsRemoved++
-			}
+		err = s.pruneFan(sub, refs, protected, &st)
+		sub.Close()
+		if err != nil {
+			return fail(err)
 		}
 	}
 	return st, nil
 }
 
-// replaceFile atomically replaces name with data: temp file in the same
-// directory, fsync (so the rename cannot reach the disk before the data),
-// rename. The caller fsyncs the directory.
-func replaceFile(name string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(name), ".tmp-*")
+// pruneFan removes the objects of one fan-out directory that nothing
+// references, and leftover temp files.
+func (s *Store) pruneFan(sub *statedir.Dir, refs map[string]int, protected map[string]bool, st *PruneStats) error {
+	objs, err := sub.ReadDir()
 	if err != nil {
 		return err
 	}
-	tmp := f.Name()
-	if _, err = f.Write(data); err == nil {
-		if err = f.Chmod(0o644); err == nil {
-			err = f.Sync()
+	for _, o := range objs {
+		info, err := sub.Stat(o.Name())
+		if err != nil || !info.Exists {
+			continue // removed under us: nothing to do
+		}
+		if refs[o.Name()] > 0 || protected[o.Name()] {
+			st.BytesKept += info.Size
+			continue
+		}
+		if err := sub.Remove(o.Name()); err != nil {
+			return err
+		}
+		st.BytesRemoved += info.Size
+		if !strings.HasPrefix(o.Name(), ".tmp-") {
+			st.ObjectsRemoved++
 		}
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, name)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
+	return nil
 }

@@ -162,7 +162,7 @@ func TestPruneRemovesLeftovers(t *testing.T) {
 	leftovers := []string{
 		orphanName,
 		filepath.Join(s.objectDir(sumOf(orphan)), ".tmp-123"),
-		filepath.Join(s.dir, "index", ".tmp-456"),
+		filepath.Join(s.path(), "index", ".tmp-456"),
 	}
 	for _, name := range leftovers {
 		os.MkdirAll(filepath.Dir(name), 0o755)

@@ -1,3 +1,5 @@
+//go:build unix
+
 package history
 
 import (
@@ -5,13 +7,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
+
+	"github.com/editguard/editguard/internal/statedir"
 )
 
 // verifyLimit is the largest existing object that Save compares byte for
@@ -52,7 +53,7 @@ func (s *Store) Save(path string, content []byte, absent bool, sum string, meta 
 		v.SHA256, v.Size = sum, int64(len(content))
 	}
 
-	unlockStore, err := lockFile(s.storeLock(), true)
+	unlockStore, err := s.lock(storeLock, true)
 	if err != nil {
 		return fail(err)
 	}
@@ -76,15 +77,23 @@ func (s *Store) Save(path string, content []byte, absent bool, sum string, meta 
 
 // putObject makes objects/<sum[:2]>/<sum> hold content, durably.
 func (s *Store) putObject(sum string, content []byte) error {
-	dir, name := s.objectDir(sum), s.objectName(sum)
-	if fi, err := os.Stat(name); err == nil {
-		if fi.Mode().IsRegular() && fi.Size() == int64(len(content)) &&
-			(len(content) > verifyLimit || sameContent(name, content)) {
+	// A missing fan-out directory is created durably (it and objects/
+	// fsynced) before anything is named in it.
+	dir, err := s.objects.Sub(sum[:2], true)
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	if st, err := dir.Stat(sum); err != nil {
+		return err
+	} else if st.Exists {
+		if st.Regular() && st.Size == int64(len(content)) &&
+			(len(content) > verifyLimit || sameContent(dir, sum, content)) {
 			// The object may have been renamed into place by a Save that
 			// died before its directory fsync; without this fsync the
 			// version we are about to record could point at a name a power
 			// loss takes away. Once done, this Store need not repeat it.
-			return s.syncEntry(dir, name, fi)
+			return s.syncEntry(dir, sum, st.Ino)
 		}
 		// The name holds other bytes: either the object was damaged, and
 		// we replace it with the good content we hold, or sum is not the
@@ -97,27 +106,21 @@ func (s *Store) putObject(sum string, content []byte) error {
 	}
 	// Write a temp file next to the object (O_EXCL, random name), so the
 	// object's name only ever points to complete, fsynced bytes.
-	f, err := createTemp(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		// A fan-out directory went missing; recreate it durably.
-		if err = os.MkdirAll(dir, 0o755); err == nil {
-			if err = syncDir(filepath.Dir(dir)); err == nil {
-				f, err = createTemp(dir)
-			}
-		}
+	if err := hook("create", dir.Name()); err != nil {
+		return err
 	}
+	f, tmp, err := dir.CreateTemp(".tmp-")
 	if err != nil {
 		return err
 	}
-	tmp := f.Name()
 	ok := false
 	defer func() {
 		if !ok {
 			f.Close()
-			os.Remove(tmp)
+			dir.Remove(tmp)
 		}
 	}()
-	if err := hook("write", tmp); err != nil {
+	if err := hook("write", dir.Join(tmp)); err != nil {
 		return err
 	}
 	if _, err := f.Write(content); err != nil {
@@ -129,7 +132,7 @@ func (s *Store) putObject(sum string, content []byte) error {
 	}
 	// Without this fsync the rename below could reach the disk before the
 	// data, and a crash would leave the object's name on a short or empty file.
-	if err := hook("fsync", tmp); err != nil {
+	if err := hook("fsync", dir.Join(tmp)); err != nil {
 		return err
 	}
 	if err := f.Sync(); err != nil {
@@ -140,41 +143,41 @@ func (s *Store) putObject(sum string, content []byte) error {
 	}
 	// Rename, not link: a concurrent Save of the same content writes the
 	// same bytes, so replacing is harmless, and it also repairs a damaged object.
-	if err := hook("rename", tmp); err != nil {
+	if err := hook("rename", dir.Join(tmp)); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, name); err != nil {
+	if err := dir.Rename(tmp, sum); err != nil {
 		return err
 	}
 	ok = true
 	// Make the new name durable before the index refers to it.
-	return s.syncEntry(dir, name, nil)
+	st, err := dir.Stat(sum)
+	if err != nil {
+		return err
+	}
+	return s.syncEntry(dir, sum, st.Ino)
 }
 
 // syncEntry fsyncs dir, which holds name, unless this Store already did so
-// while name named the same file (fi, if the caller has it; else it is
-// looked up). A name that was replaced since, by another process's Prune
-// or Save, names a new inode, and is synced again.
-func (s *Store) syncEntry(dir, name string, fi os.FileInfo) error {
-	if fi == nil {
-		var err error
-		if fi, err = os.Stat(name); err != nil {
-			return err
-		}
-	}
-	id := fileID(fi)
-	if v, ok := s.durable.Load(name); ok && v == id {
+// while name named the same inode. A name that was replaced since, by
+// another process's Prune or Save, names a new inode, and is synced again.
+func (s *Store) syncEntry(dir *statedir.Dir, name string, ino uint64) error {
+	key := dir.Join(name)
+	if v, ok := s.durable.Load(key); ok && v == ino {
 		return nil
 	}
-	if err := syncDir(dir); err != nil {
+	if err := hook("fsync dir", dir.Name()); err != nil {
 		return err
 	}
-	s.durable.Store(name, id)
+	if err := dir.Sync(); err != nil {
+		return err
+	}
+	s.durable.Store(key, ino)
 	return nil
 }
 
-func sameContent(name string, content []byte) bool {
-	f, err := os.Open(name)
+func sameContent(dir *statedir.Dir, name string, content []byte) bool {
+	f, err := dir.OpenFile(name, os.O_RDONLY, 0)
 	if err != nil {
 		return false
 	}
@@ -189,13 +192,13 @@ func sameContent(name string, content []byte) bool {
 // returns the JSON to append. A torn last line left by a crash is cut off
 // first. With durable set the index file and its directory are fsynced.
 func (s *Store) append(path string, line func(last uint64) ([]byte, error), durable bool) error {
-	unlock, err := lockFile(s.fileLock(path), false)
+	unlock, err := s.lock(fileLock(path), false)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	name := s.indexName(path)
-	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
+	name := indexName(path)
+	f, err := s.index.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
@@ -218,7 +221,7 @@ func (s *Store) append(path string, line func(last uint64) ([]byte, error), dura
 	}
 	// One write of the whole line: O_APPEND places it at the end, and a
 	// crash can only leave a prefix of it, which readers ignore.
-	if err := hook("write", name); err != nil {
+	if err := hook("write", s.index.Join(name)); err != nil {
 		return err
 	}
 	if _, err := f.Write(append(b, '\n')); err != nil {
@@ -229,7 +232,7 @@ func (s *Store) append(path string, line func(last uint64) ([]byte, error), dura
 	}
 	// Without this fsync the appended version could vanish in a power loss
 	// after the caller has already replaced the file it describes.
-	if err := hook("fsync", name); err != nil {
+	if err := hook("fsync", s.index.Join(name)); err != nil {
 		return err
 	}
 	if err := f.Sync(); err != nil {
@@ -240,11 +243,11 @@ func (s *Store) append(path string, line func(last uint64) ([]byte, error), dura
 	}
 	// The index file may have just been created (by us, or by a Save that
 	// died before reaching this line); make its name durable too.
-	fi, err := os.Stat(name)
+	st, err := s.index.Stat(name)
 	if err != nil {
 		return err
 	}
-	return s.syncEntry(filepath.Dir(name), name, fi)
+	return s.syncEntry(s.index, name, st.Ino)
 }
 
 // scanTail reads the end of an index and returns the sequence number of the
@@ -324,16 +327,15 @@ func (s *Store) SetLedgerSeq(path, id string, seq uint64) error {
 	}
 	// Shared store lock: Prune must not rewrite the index between our
 	// check that the version exists and our append.
-	unlockStore, err := lockFile(s.storeLock(), true)
+	unlockStore, err := s.lock(storeLock, true)
 	if err != nil {
 		return fail(err)
 	}
 	defer unlockStore()
-	if _, err := os.Stat(s.indexName(path)); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			err = ErrNoVersion
-		}
+	if st, err := s.index.Stat(indexName(path)); err != nil {
 		return fail(err)
+	} else if !st.Exists {
+		return fail(ErrNoVersion)
 	}
 	err = s.append(path, func(last uint64) ([]byte, error) {
 		if n > last {
@@ -351,13 +353,6 @@ func (s *Store) SetLedgerSeq(path, id string, seq uint64) error {
 		return fail(err)
 	}
 	return nil
-}
-
-func createTemp(dir string) (*os.File, error) {
-	if err := hook("create", dir); err != nil {
-		return nil, err
-	}
-	return os.CreateTemp(dir, ".tmp-*")
 }
 
 // Hook, when non-nil, is called before each step of Save that writes to the

@@ -15,6 +15,7 @@ import (
 
 	"github.com/editguard/editguard"
 	"github.com/editguard/editguard/internal/history"
+	"github.com/editguard/editguard/internal/statedir"
 )
 
 // Report is the outcome of a run: what happened, and every broken
@@ -394,10 +395,11 @@ func checkWorkspace(rep *Report, root string, attempts []attempt) error {
 		}
 	}
 
-	store, err := history.Open(filepath.Join(root, editguard.StateDir, "history"), nil)
+	store, err := openHistory(root)
 	if err != nil {
 		return fmt.Errorf("soak: open history: %w", err)
 	}
+	defer store.Close()
 	for _, p := range slices.Sorted(maps.Keys(versions)) {
 		list, err := w.History(p)
 		if err != nil {
@@ -515,4 +517,26 @@ func latencies(lat map[string][]time.Duration) []Latency {
 		out = append(out, Latency{Op: op, N: len(d), P50: rank(50), P99: rank(99), Max: d[len(d)-1]})
 	}
 	return out
+}
+
+// openHistory opens the history store of the workspace at root, as the
+// workspace reaches it: through statedir.
+func openHistory(root string) (*history.Store, error) {
+	rf, err := os.Open(root)
+	if err != nil {
+		return nil, err
+	}
+	defer rf.Close()
+	state, err := statedir.Open(rf, "", editguard.StateDir)
+	if err != nil {
+		return nil, err
+	}
+	defer state.Close()
+	hd, err := state.Sub("history", false)
+	if err != nil {
+		return nil, err
+	}
+	// The store keeps its subdirectories open; hd itself may close.
+	defer hd.Close()
+	return history.Open(hd, nil)
 }

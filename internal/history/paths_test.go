@@ -1,0 +1,68 @@
+//go:build unix
+
+package history
+
+import (
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/editguard/editguard/internal/statedir"
+)
+
+// storePaths maps a store opened by openAt to its directory's path, for
+// tests that look at the files themselves.
+var storePaths sync.Map
+
+// openAt opens the store in the directory at path (created if needed)
+// through statedir, as the workspace does.
+func openAt(dir string, opts *Options) (*Store, error) {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return nil, err
+	}
+	parent, err := os.Open(filepath.Dir(dir))
+	if err != nil {
+		return nil, err
+	}
+	defer parent.Close()
+	d, err := statedir.Open(parent, "", filepath.Base(dir))
+	if err != nil {
+		return nil, err
+	}
+	s, err := Open(d, opts)
+	if err != nil {
+		return nil, err
+	}
+	storePaths.Store(s, dir)
+	return s, nil
+}
+
+func (s *Store) path() string {
+	p, _ := storePaths.Load(s)
+	return p.(string)
+}
+
+// objectName is the path of the object named sum.
+func (s *Store) objectName(sum string) string {
+	return filepath.Join(s.path(), "objects", sum[:2], sum)
+}
+
+// indexPath is the path of p's index.
+func (s *Store) indexPath(p string) string {
+	return filepath.Join(s.path(), "index", indexName(p))
+}
+
+// syncDir fsyncs the directory at path.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// objectDir is the path of the fan-out directory of the object named sum.
+func (s *Store) objectDir(sum string) string {
+	return filepath.Join(s.path(), "objects", sum[:2])
+}
