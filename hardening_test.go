@@ -324,3 +324,47 @@ func TestRestoreRefusesTamperedIndex(t *testing.T) {
 		t.Fatalf("Restore(v000001) error = %v", err)
 	}
 }
+
+// TestRetentionAcrossProcesses writes one file many times, opening the
+// workspace afresh for every write as separate CLI invocations do: the
+// history keeps at most a quarter over KeepVersions, and every kept version
+// loads.
+func TestRetentionAcrossProcesses(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "a.txt", "v0\n")
+	const keep, writes = 8, 60
+	for i := 1; i <= writes; i++ {
+		w, err := editguard.Open(dir, &editguard.Options{KeepVersions: keep})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := w.NewSession("cli")
+		if _, err := s.Read(ctx, "a.txt", nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Write(ctx, "a.txt", fmt.Sprintf("v%d\n", i), nil); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+	}
+	w, err := editguard.Open(dir, &editguard.Options{KeepVersions: keep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	vs, err := w.History("a.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vs) < keep || len(vs) > keep+keep/4 {
+		t.Fatalf("history has %d versions after %d writes, want %d to %d", len(vs), writes, keep, keep+keep/4)
+	}
+	if vs[0].ID != fmt.Sprintf("v%06d", writes) {
+		t.Errorf("newest version = %s, want v%06d", vs[0].ID, writes)
+	}
+	for _, v := range vs {
+		if _, err := editguard.VersionContent(w, "a.txt", v.ID); err != nil {
+			t.Errorf("version %s: %v", v.ID, err)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 
 	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/textcodec"
@@ -96,14 +97,18 @@ func (w *Workspace) Prune() error {
 	return err
 }
 
-// pruneEvery is how many commits of this Workspace pass between background
+// pruneEvery is how many commits pass, on average, between background
 // prunes.
 const pruneEvery = 64
 
-// afterCommit runs retention in the background every pruneEvery commits,
-// outside any commit's critical section.
+// afterCommit removes the objects of versions that retention dropped (each
+// file's versions are trimmed when it is saved; see history.Store.Save) and
+// applies the total size cap, in the background, after one commit in
+// pruneEvery on average, outside any commit's critical section. The draw is
+// random rather than counted, so that processes that commit once and exit
+// (the CLI) prune as often as a long-running server.
 func (w *Workspace) afterCommit() {
-	if w.commits.add()%pruneEvery != 0 {
+	if rand.IntN(pruneEvery) != 0 {
 		return
 	}
 	if !w.pruning.TryLock() {

@@ -3,7 +3,6 @@ package editguard
 import (
 	"encoding/json"
 	"errors"
-	"sync/atomic"
 
 	"github.com/editguard/editguard/internal/ledger"
 )
@@ -86,10 +85,6 @@ func (w *Workspace) finish(a *attempt, res *Result, err error) (*Result, error) 
 	}
 	return res, err
 }
-
-type atomicCounter struct{ n atomic.Uint64 }
-
-func (c *atomicCounter) add() uint64 { return c.n.Add(1) }
 
 // The arguments recorded for each tool. They are the tool call's arguments,
 // except that write_file's content is represented by its SHA-256 and size,

@@ -73,7 +73,6 @@ type Workspace struct {
 
 	pruning   sync.Mutex // held by the one background Prune at a time
 	prunes    sync.WaitGroup
-	commits   atomicCounter
 	recovered *ledger.Recovery
 }
 

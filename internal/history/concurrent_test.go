@@ -26,7 +26,7 @@ func TestMain(m *testing.M) {
 func helperMain(mode string) int {
 	dir, path, tag := os.Getenv("HISTORY_TEST_DIR"), os.Getenv("HISTORY_TEST_PATH"), os.Getenv("HISTORY_TEST_TAG")
 	n, _ := strconv.Atoi(os.Getenv("HISTORY_TEST_N"))
-	s, err := openAt(dir, nil)
+	s, err := openAt(dir, &Options{KeepVersions: 1000})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -81,7 +81,7 @@ func checkComplete(t *testing.T, s *Store, path string, want int, contents map[s
 }
 
 func TestConcurrentSaveGoroutines(t *testing.T) {
-	s := openStore(t, nil)
+	s := openStore(t, &Options{KeepVersions: 1000})
 	const workers, each = 8, 15
 	contents := make(map[string]bool)
 	var wg sync.WaitGroup
@@ -118,7 +118,7 @@ func helperCmd(t *testing.T, mode, dir, path, tag string, n int, start string) *
 
 func TestConcurrentSaveProcesses(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "history")
-	s, err := openAt(dir, nil)
+	s, err := openAt(dir, &Options{KeepVersions: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}

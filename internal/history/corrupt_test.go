@@ -127,7 +127,7 @@ func TestTornIndexTail(t *testing.T) {
 }
 
 func TestCorruptIndexLine(t *testing.T) {
-	s := openStore(t, &Options{KeepVersions: 1})
+	s := openStore(t, &Options{KeepVersions: 10})
 	v1 := mustSave(t, s, "a", []byte("one"), false)
 	mustSave(t, s, "a", []byte("two"), false)
 	index := s.indexPath("a")

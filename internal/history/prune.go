@@ -225,3 +225,41 @@ func (s *Store) pruneFan(sub *statedir.Dir, refs map[string]int, protected map[s
 	}
 	return nil
 }
+
+// trim applies KeepVersions to path's index at Save time, so retention holds
+// whatever mix of processes saves (a CLI invocation saves once and exits).
+// It reads only that file's index, so its cost does not grow with the
+// number of files. To spare a rewrite (two fsyncs) on every Save, the index
+// may grow a quarter past KeepVersions before it is cut back to
+// KeepVersions. The objects of dropped versions are removed by Prune, which
+// alone can see every reference to them.
+func (s *Store) trim(path string) error {
+	limit := s.keep + s.keep/4
+	unlock, err := s.lock(fileLock(path), false)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	name := indexName(path)
+	data, err := s.index.ReadFile(name)
+	if err != nil {
+		return err
+	}
+	if bytes.Count(data, []byte("\n")) <= limit {
+		return nil // annotations count too: an upper bound on versions
+	}
+	vs, bad := parseIndex(data, "")
+	if bad > 0 || len(vs) <= limit {
+		return nil // a damaged index is left for a person, as Prune leaves it
+	}
+	var buf bytes.Buffer
+	for _, v := range vs[len(vs)-s.keep:] {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		buf.Write(b)
+		buf.WriteByte('\n')
+	}
+	return s.index.WriteFile(name, buf.Bytes(), 0o644)
+}

@@ -72,6 +72,9 @@ func (s *Store) Save(path string, content []byte, absent bool, sum string, meta 
 	if err != nil {
 		return fail(err)
 	}
+	// The version is durable; retention of this file's versions follows.
+	// A failure to trim loses nothing and is retried by the next Save.
+	s.trim(path)
 	return v, nil
 }
 
