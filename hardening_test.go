@@ -286,6 +286,9 @@ func TestRestoreRefusesTamperedIndex(t *testing.T) {
 		}
 	}
 	// v000001 holds "one", v000002 "two", v000003 "three".
+	if _, err := editguard.VerifyDir(dir); err != nil {
+		t.Fatalf("VerifyDir() before tampering = %v", err)
+	}
 	two, three := sha256hex([]byte("two\n")), sha256hex([]byte("three\n"))
 	tampered := 0
 	filepath.WalkDir(filepath.Join(dir, editguard.StateDir, "history"), func(p string, d fs.DirEntry, err error) error {
@@ -309,6 +312,9 @@ func TestRestoreRefusesTamperedIndex(t *testing.T) {
 	})
 	if tampered == 0 {
 		t.Fatal("found no index entry of v000002 to tamper with")
+	}
+	if _, err := editguard.VerifyDir(dir); !errors.Is(err, editguard.ErrUnsafeState) {
+		t.Errorf("VerifyDir() after tampering with the index = %v, want UNSAFE_STATE", err)
 	}
 	if _, err := s.Read(ctx, "a.txt", nil); err != nil {
 		t.Fatal(err)

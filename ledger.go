@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 
+	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/ledger"
 	"github.com/editguard/editguard/internal/statedir"
 )
@@ -69,7 +70,10 @@ func (w *Workspace) VerifyLedger() (int, error) {
 // directory and writes its files; VerifyDir does none of that, so what it
 // reports is the ledger as it was found. A workspace without a state
 // directory or ledger has no records. An entry of the state directory that
-// is a symlink or of the wrong type fails with UNSAFE_STATE.
+// is a symlink or of the wrong type fails with UNSAFE_STATE. Once the ledger
+// verifies, every history version is checked against the ledger record of
+// the commit that saved it and against its object's hash (UNSAFE_STATE
+// names the first that does not verify).
 func VerifyDir(dir string) (int, error) {
 	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
@@ -89,7 +93,64 @@ func VerifyDir(dir string) (int, error) {
 	}
 	defer state.Close()
 	n, err := ledger.Verify(state, ledgerName)
-	return n, readError("verify ledger", err)
+	if err != nil {
+		return n, readError("verify ledger", err)
+	}
+	return n, verifyHistory(state)
+}
+
+// verifyHistory checks every history index entry against the ledger record
+// of the commit that saved it (whose sha256_before, or observed state for
+// "did not exist", the hash chain protects), and every object against its
+// hash. It reads only. Versions no ledger record names (bytes rescued from
+// a lock-free writer or a crashed writer's temporary file) are checked
+// against their objects only.
+func verifyHistory(state *statedir.Dir) error {
+	hd, err := state.Sub("history", false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return stateError("open history", err)
+	}
+	defer hd.Close()
+	hs, err := history.Lookup(hd)
+	if err != nil {
+		return stateError("open history", err)
+	}
+	defer hs.Close()
+	type key struct{ path, version string }
+	saved := map[key]*LedgerRecord{}
+	if err := ledger.Scan(state, ledgerName, func(r *LedgerRecord) error {
+		if r.Outcome == "ok" && r.HistoryVersion != "" {
+			saved[key{r.Path, r.HistoryVersion}] = r
+		}
+		return nil
+	}); err != nil {
+		return readError("read ledger", err)
+	}
+	paths, err := hs.Paths()
+	if err != nil {
+		return stateError("read history", err)
+	}
+	for _, p := range paths {
+		vs, err := hs.List(p)
+		if err != nil {
+			return stateError("read history", err)
+		}
+		for _, v := range vs {
+			why := disagreement(v, saved[key{p, v.ID}])
+			if why == "" && !v.Absent {
+				if _, _, err := hs.Load(p, v.ID); err != nil {
+					why = err.Error()
+				}
+			}
+			if why != "" {
+				return versionMismatch(p, v, why)
+			}
+		}
+	}
+	return nil
 }
 
 // Replayer answers a recorded sequence of tool calls with their recorded

@@ -66,7 +66,7 @@ func (w *Workspace) checkVersion(p, resolved string, v history.Version) error {
 	var rec *LedgerRecord
 	errFound := errors.New("found")
 	err := ledger.Filter(w.state, ledgerName, ledger.Match{Path: resolved}, func(r *LedgerRecord) error {
-		if r.Outcome == "ok" && r.HistoryVersion == v.ID && (v.LedgerSeq == 0 || r.Seq == v.LedgerSeq) {
+		if r.Outcome == "ok" && r.HistoryVersion == v.ID {
 			rec = r
 			return errFound
 		}
@@ -75,24 +75,29 @@ func (w *Workspace) checkVersion(p, resolved string, v history.Version) error {
 	if err != nil && err != errFound {
 		return readError("read ledger", err)
 	}
-	if rec == nil {
-		if v.LedgerSeq != 0 {
-			return versionMismatch(p, v, "the ledger has no record of the commit the history names")
-		}
-		return nil
-	}
-	switch {
-	case v.Absent && rec.Observed != nil && rec.Observed.Exists:
-		return versionMismatch(p, v, "the history says the file did not exist; the ledger says it did")
-	case !v.Absent && rec.SHA256Before != v.SHA256:
-		return versionMismatch(p, v, fmt.Sprintf("the history names content %.12s; the ledger says the commit displaced %.12s", v.SHA256, rec.SHA256Before))
+	if why := disagreement(v, rec); why != "" {
+		return versionMismatch(p, v, why)
 	}
 	return nil
 }
 
+// disagreement says how a history version disagrees with rec, the ledger
+// record that names it (nil if none does), or returns "".
+func disagreement(v history.Version, rec *LedgerRecord) string {
+	switch {
+	case v.LedgerSeq != 0 && (rec == nil || rec.Seq != v.LedgerSeq):
+		return fmt.Sprintf("it names ledger record %d, which did not save it", v.LedgerSeq)
+	case rec != nil && v.Absent && rec.Observed != nil && rec.Observed.Exists:
+		return fmt.Sprintf("it says the file did not exist; ledger record %d says it did", rec.Seq)
+	case rec != nil && !v.Absent && rec.SHA256Before != v.SHA256:
+		return fmt.Sprintf("it names content %.12s; ledger record %d says the commit displaced %.12s", v.SHA256, rec.Seq, rec.SHA256Before)
+	}
+	return ""
+}
+
 func versionMismatch(p string, v history.Version, why string) *Error {
-	e := newError(CodeUnsafeState, p, fmt.Sprintf("history version %s disagrees with the ledger: %s", v.ID, why),
-		"the history index was changed outside editguard; run editguard verify, and restore another version", nil)
+	e := newError(CodeUnsafeState, p, fmt.Sprintf("history version %s does not verify: %s", v.ID, why),
+		"the history was changed outside editguard; run editguard verify, and restore another version", nil)
 	e.Details["version"] = v.ID
 	return e
 }

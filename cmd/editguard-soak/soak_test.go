@@ -62,11 +62,13 @@ func runSoak(t *testing.T, c soak.Config) *soak.Report {
 }
 
 // TestSoak is the short variant of "editguard-soak -mode soak": CLI
-// processes, MCP sessions and an unguarded writer on three files.
+// processes, MCP sessions and an unguarded writer on six files (with fewer,
+// the MCP sessions, which need no process start, leave the CLI workers
+// almost no window between their read and their edit).
 func TestSoak(t *testing.T) {
 	rep := runSoak(t, soak.Config{
 		Mode: soak.ModeSoak, Duration: 12 * time.Second,
-		CLIWorkers: 3, MCPSessions: 3, Files: 3,
+		CLIWorkers: 3, MCPSessions: 3, Files: 6,
 		UnguardedPause: 20 * time.Millisecond, UnguardedThink: 5 * time.Millisecond,
 	})
 	// A run that exercised nothing proves nothing: both kinds of client

@@ -84,6 +84,7 @@ type Store struct {
 	objects, index, locks *statedir.Dir
 	keep                  int
 	maxBytes              int64 // < 0: unlimited
+	readOnly              bool  // opened by Lookup: no locks, no writes
 
 	// durable maps the names (objects and index files) whose directory
 	// entry this Store has fsynced to the file (device, inode) the name
@@ -177,6 +178,29 @@ func Open(dir *statedir.Dir, opts *Options) (*Store, error) {
 	return s, nil
 }
 
+// Lookup opens an existing store for reading only, as a verification must:
+// it creates nothing and takes no lock (so it may see a Save in progress as
+// a torn last index line, which it ignores). Only List, Get, Load and Paths
+// may be used; a missing subdirectory reads as empty.
+func Lookup(dir *statedir.Dir) (*Store, error) {
+	s := &Store{dir: dir, readOnly: true}
+	for _, sub := range []struct {
+		name string
+		d    **statedir.Dir
+	}{{"objects", &s.objects}, {"index", &s.index}} {
+		d, err := dir.Sub(sub.name, false)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			s.Close()
+			return nil, &Error{Op: "open", Err: err}
+		}
+		*sub.d = d
+	}
+	return s, nil
+}
+
 // Close closes the store's directories (not dir, which the caller owns).
 func (s *Store) Close() error {
 	var err error
@@ -193,6 +217,9 @@ func (s *Store) Close() error {
 // lock takes the lock file name in locks/: shared or exclusive. It waits
 // without limit: the store's locks are held only for a Save or a Prune.
 func (s *Store) lock(name string, shared bool) (func() error, error) {
+	if s.readOnly {
+		return func() error { return nil }, nil
+	}
 	l, err := s.locks.Lock(context.Background(), name, &filelock.Options{Shared: shared, Timeout: -1})
 	if err != nil {
 		return nil, err
@@ -296,6 +323,9 @@ func (s *Store) versions(op, path string) ([]Version, error) {
 	if err := checkPath(path); err != nil {
 		return nil, &Error{Op: op, Path: path, Err: err}
 	}
+	if s.index == nil {
+		return nil, nil // a read-only store without an index directory
+	}
 	data, err := s.index.ReadFile(indexName(path))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -381,6 +411,9 @@ func (s *Store) Load(path, id string) (Version, []byte, error) {
 
 // Paths returns the paths that have history, sorted.
 func (s *Store) Paths() ([]string, error) {
+	if s.index == nil {
+		return nil, nil
+	}
 	ents, err := s.index.ReadDir()
 	if err != nil {
 		return nil, &Error{Op: "paths", Err: err}
@@ -404,6 +437,9 @@ func (s *Store) Paths() ([]string, error) {
 
 // readObject reads the object named sum.
 func (s *Store) readObject(sum string) ([]byte, error) {
+	if s.objects == nil {
+		return nil, fmt.Errorf("%w: no objects directory", fs.ErrNotExist)
+	}
 	fan, err := s.objects.Sub(sum[:2], false)
 	if err != nil {
 		return nil, err
