@@ -334,6 +334,7 @@ func (w *Workspace) makeParent(t *target) error {
 		return t.openDir(w)
 	}
 	t.dirFile, t.dir = last, cur
+	t.dir.SetHook(w.commitHook)
 	return nil
 }
 

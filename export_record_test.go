@@ -1,5 +1,11 @@
 package editguard
 
+import (
+	"github.com/editguard/editguard/internal/atomicfile"
+	"github.com/editguard/editguard/internal/history"
+	"github.com/editguard/editguard/internal/ledger"
+)
+
 // TempName is the temporary name w uses for a target named name.
 func TempName(w *Workspace, name string) string { return w.tempName(name) }
 
@@ -11,4 +17,13 @@ func VersionContent(w *Workspace, p, id string) ([]byte, error) {
 	}
 	_, data, err := w.loadVersion(p, resolved, id)
 	return data, err
+}
+
+// SetFaults installs fault-injection hooks on w: commit on the directory of
+// every later commit's target, hist on its history store, led on its ledger.
+// nil removes each.
+func SetFaults(w *Workspace, commit atomicfile.Hook, hist history.Hook, led ledger.Hook) {
+	w.commitHook = commit
+	w.hist.SetHook(hist)
+	w.led.SetHook(led)
 }

@@ -67,7 +67,7 @@ func isDirFD(fd int) bool {
 // onAtomic fails the first system call of the swap that match selects.
 func onAtomic(err error, match func(c *atomicfile.Call) bool) func(*int) {
 	return func(fired *int) {
-		atomicfile.Hook = func(c *atomicfile.Call) error {
+		faultAtomic = func(c *atomicfile.Call) error {
 			if *fired == 0 && match(c) {
 				*fired++
 				return err
@@ -81,7 +81,7 @@ func onAtomic(err error, match func(c *atomicfile.Call) bool) func(*int) {
 // path contains where ("/objects/" or "/index/").
 func onHistory(err error, op, where string) func(*int) {
 	return func(fired *int) {
-		history.Hook = func(o, name string) error {
+		faultHistory = func(o, name string) error {
 			if *fired == 0 && o == op && strings.Contains(name, where) {
 				*fired++
 				return err
@@ -93,7 +93,7 @@ func onHistory(err error, op, where string) func(*int) {
 
 func onLedger(err error, op string) func(*int) {
 	return func(fired *int) {
-		ledger.Hook = func(o, name string) error {
+		faultLedger = func(o, name string) error {
 			if *fired == 0 && o == op {
 				*fired++
 				return err
@@ -123,7 +123,7 @@ func faults() []fault {
 		fault{name: "write/ENOSPC", step: "write", install: onAtomic(unix.ENOSPC, isTempWrite)},
 		// The kernel writes part of the buffer, then the disk is full.
 		fault{name: "write/short then ENOSPC", step: "write", install: func(fired *int) {
-			atomicfile.Hook = func(c *atomicfile.Call) error {
+			faultAtomic = func(c *atomicfile.Call) error {
 				if !isTempWrite(c) {
 					return nil
 				}
@@ -137,7 +137,7 @@ func faults() []fault {
 		}},
 		// The kernel writes part of the buffer, then nothing.
 		fault{name: "write/short then zero", step: "write", install: func(fired *int) {
-			atomicfile.Hook = func(c *atomicfile.Call) error {
+			faultAtomic = func(c *atomicfile.Call) error {
 				if !isTempWrite(c) {
 					return nil
 				}
@@ -201,10 +201,19 @@ func codeFor(name string) editguard.Code {
 	return editguard.CodeIO
 }
 
+// The hooks a fault's install sets; installFaults puts them on a workspace.
+var (
+	faultAtomic  atomicfile.Hook
+	faultHistory history.Hook
+	faultLedger  ledger.Hook
+)
+
+func installFaults(w *editguard.Workspace) {
+	editguard.SetFaults(w, faultAtomic, faultHistory, faultLedger)
+}
+
 func clearHooks() {
-	atomicfile.Hook = nil
-	history.Hook = nil
-	ledger.Hook = nil
+	faultAtomic, faultHistory, faultLedger = nil, nil, nil
 }
 
 // ledgerRecords returns every record of w's ledger, oldest first.
@@ -301,8 +310,10 @@ func TestFaultAtEveryStep(t *testing.T) {
 			before := ledgerRecords(t, w)
 			fired := 0
 			f.install(&fired)
+			installFaults(w)
 			res, err := s.Write(ctx, "a.txt", newContent, nil)
 			clearHooks()
+			installFaults(w)
 			if fired == 0 {
 				t.Fatalf("the fault was never injected")
 			}

@@ -74,6 +74,7 @@ func (t *target) openDir(w *Workspace) error {
 		return newError(CodeIO, t.path, err.Error(), "", err)
 	}
 	t.dirFile, t.dir = f, atomicfile.NewDir(f)
+	t.dir.SetHook(w.commitHook)
 	return nil
 }
 

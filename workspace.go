@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/editguard/editguard/internal/atomicfile"
 	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/ledger"
 	"github.com/editguard/editguard/internal/statedir"
@@ -67,9 +68,13 @@ type Workspace struct {
 	sessions *statedir.Dir // .editguard/sessions
 	key      []byte        // names temporary files (see temp.go)
 	parks    *parks        // files taken off their names (see park.go)
-	histDir  *statedir.Dir // .editguard/history
-	hist     *history.Store
-	led      *ledger.Ledger
+
+	// commitHook is set only by tests (export_record_test.go), to inject
+	// faults into the system calls of a commit.
+	commitHook atomicfile.Hook
+	histDir    *statedir.Dir // .editguard/history
+	hist       *history.Store
+	led        *ledger.Ledger
 
 	pruning   sync.Mutex // held by the one background Prune at a time
 	prunes    sync.WaitGroup

@@ -64,9 +64,14 @@ func (e *StepError) Unwrap() error { return e.Err }
 
 // Dir is an open directory in which operations take place.
 type Dir struct {
-	f  *os.File
-	fd int
+	f    *os.File
+	fd   int
+	hook Hook // see SetHook
 }
+
+// SetHook makes every later system call of d's operations pass through h
+// first (see Hook); nil removes it. It is for fault-injection tests.
+func (d *Dir) SetHook(h Hook) { d.hook = h }
 
 // NewDir wraps an open directory. The caller keeps ownership of f.
 func NewDir(f *os.File) *Dir {
@@ -128,7 +133,7 @@ func statFrom(st *unix.Stat_t) Stat {
 // symlink, device) the lstat with nil data. maxSize > 0 limits the bytes
 // read: a larger file returns its Stat and ErrTooLarge.
 func (d *Dir) ReadFile(name string, maxSize int64) (Stat, []byte, string, error) {
-	fd, err := sys.openat(d.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	fd, err := sys.openat(d.hook, d.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		if err == unix.ENOENT {
 			return Stat{}, nil, "", nil
@@ -296,17 +301,17 @@ func (d *Dir) writeTemp(name string, data []byte, opts Options) (string, error) 
 	if opts.Mode == 0 {
 		perm = 0o666
 	}
-	fd, err := sys.openat(d.fd, tmp, flags, perm)
+	fd, err := sys.openat(d.hook, d.fd, tmp, flags, perm)
 	if err != nil {
 		return "", &StepError{"create temp", err}
 	}
 	fail := func(step string, err error) (string, error) {
 		unix.Close(fd)
-		sys.unlinkat(d.fd, tmp, 0)
+		sys.unlinkat(d.hook, d.fd, tmp, 0)
 		return "", &StepError{step, err}
 	}
 	for off := 0; off < len(data); {
-		n, err := sys.write(fd, data[off:])
+		n, err := sys.write(d.hook, fd, data[off:])
 		if err != nil {
 			if err == unix.EINTR {
 				continue
@@ -333,18 +338,18 @@ func (d *Dir) writeTemp(name string, data []byte, opts Options) (string, error) 
 	}
 	if opts.Mode != 0 {
 		// fchmod after fchown: chown clears setuid/setgid bits.
-		if err := sys.fchmod(fd, unixMode(opts.Mode)); err != nil {
+		if err := sys.fchmod(d.hook, fd, unixMode(opts.Mode)); err != nil {
 			return fail("chmod", err)
 		}
 	}
 	// Without this fsync the rename below may reach the disk before the
 	// data does, and a crash would leave an empty or partial file under the
 	// target's name.
-	if err := sys.fsync(fd); err != nil {
+	if err := sys.fsync(d.hook, fd); err != nil {
 		return fail("fsync", err)
 	}
 	if err := unix.Close(fd); err != nil {
-		sys.unlinkat(d.fd, tmp, 0)
+		sys.unlinkat(d.hook, d.fd, tmp, 0)
 		return "", &StepError{"close temp", err}
 	}
 	return tmp, nil
@@ -401,7 +406,7 @@ func unixMode(m os.FileMode) uint32 {
 func (d *Dir) Sync() error { return d.syncDir() }
 
 func (d *Dir) syncDir() error {
-	if err := sys.fsync(d.fd); err != nil {
+	if err := sys.fsync(d.hook, d.fd); err != nil {
 		return &StepError{"fsync dir", err}
 	}
 	return nil
@@ -460,7 +465,7 @@ type verified struct {
 // openHash opens name without following a symlink and hashes it. The file
 // stays open, so its bytes can be read again after the name is gone.
 func (d *Dir) openHash(name string) (*verified, string, error) {
-	fd, err := sys.openat(d.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	fd, err := sys.openat(d.hook, d.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, "", err
 	}
@@ -521,17 +526,17 @@ func (e *RaceError) Unwrap() error { return ErrRaced }
 // or, without a park or if the move fails, unlinked.
 func (d *Dir) takeOff(name, sum string, park *Dir) error {
 	if park != nil {
-		if err := sys.renameat(d.fd, name, park.fd, ParkName(sum, name)); err == nil {
+		if err := sys.renameat(d.hook, d.fd, name, park.fd, ParkName(sum, name)); err == nil {
 			return nil
 		}
 	}
-	return sys.unlinkat(d.fd, name, 0)
+	return sys.unlinkat(d.hook, d.fd, name, 0)
 }
 
 // undone removes tmp, our new file that a swap was undone for, and reports
 // the race with whatever a writer added to it while it was in place.
 func (d *Dir) undone(tmp string, data []byte, park *Dir) error {
-	fd, err := sys.openat(d.fd, tmp, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	fd, err := sys.openat(d.hook, d.fd, tmp, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return &StepError{"open undone temp", err}
 	}
@@ -578,7 +583,7 @@ func (d *Dir) Create(name string, data []byte, opts Options) (Result, error) {
 		return Result{}, err
 	}
 	if err := d.renameNoReplace(tmp, name); err != nil {
-		sys.unlinkat(d.fd, tmp, 0)
+		sys.unlinkat(d.hook, d.fd, tmp, 0)
 		if err == unix.EEXIST {
 			return Result{}, ErrExist
 		}
@@ -641,8 +646,8 @@ func (d *Dir) Put(name string, data []byte, opts Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if err := sys.renameat(d.fd, tmp, d.fd, name); err != nil {
-		sys.unlinkat(d.fd, tmp, 0)
+	if err := sys.renameat(d.hook, d.fd, tmp, d.fd, name); err != nil {
+		sys.unlinkat(d.hook, d.fd, tmp, 0)
 		return Result{}, &StepError{"rename", err}
 	}
 	if err := d.syncDir(); err != nil {
@@ -656,7 +661,7 @@ func (d *Dir) Put(name string, data []byte, opts Options) (Result, error) {
 // nil file and Stat{Exists: false}; for anything but a regular file, a nil
 // file and the entry's Stat.
 func (d *Dir) Open(name string) (*os.File, Stat, error) {
-	fd, err := sys.openat(d.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	fd, err := sys.openat(d.hook, d.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		if err == unix.ENOENT {
 			return nil, Stat{}, nil
@@ -698,7 +703,7 @@ func (d *Dir) OpenDir(name string, create bool) (f *os.File, created bool, err e
 		if err == nil {
 			f = os.NewFile(uintptr(fd), name)
 			if created {
-				if err := sys.fsync(fd); err != nil {
+				if err := sys.fsync(d.hook, fd); err != nil {
 					f.Close()
 					return nil, true, &StepError{"fsync new dir", err}
 				}
@@ -736,7 +741,7 @@ func (d *Dir) Fd() int { return d.fd }
 
 // Unlink removes the entry name (a symlink itself, never its target).
 func (d *Dir) Unlink(name string) error {
-	if err := sys.unlinkat(d.fd, name, 0); err != nil {
+	if err := sys.unlinkat(d.hook, d.fd, name, 0); err != nil {
 		return &os.PathError{Op: "unlink", Path: name, Err: err}
 	}
 	return nil

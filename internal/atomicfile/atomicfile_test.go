@@ -71,16 +71,14 @@ func TestReplaceDetectsUnlockedWriter(t *testing.T) {
 	d, dir := openDir(t)
 	p := filepath.Join(dir, "a.txt")
 	os.WriteFile(p, []byte("old"), 0o644)
-	orig := sys.renameat2
-	t.Cleanup(func() { sys.renameat2 = orig })
 	first := true
-	sys.renameat2 = func(a int, b string, c int, e string, flags uint) error {
-		if first {
+	d.SetHook(func(c *Call) error {
+		if c.Op == "renameat2" && first {
 			first = false
 			os.WriteFile(p, []byte("theirs"), 0o644)
 		}
-		return orig(a, b, c, e, flags)
-	}
+		return nil
+	})
 	_, err := d.Replace("a.txt", []byte("ours"), sum([]byte("old")), Options{Mode: 0o644, UID: -1, GID: -1})
 	if !errors.Is(err, ErrRaced) {
 		t.Fatalf("Replace() error = %v, want ErrRaced", err)

@@ -10,5 +10,5 @@ func (d *Dir) linkUnlink(old, new string) error {
 	if err := unix.Linkat(d.fd, old, d.fd, new, 0); err != nil {
 		return err
 	}
-	return sys.unlinkat(d.fd, old, 0)
+	return sys.unlinkat(d.hook, d.fd, old, 0)
 }

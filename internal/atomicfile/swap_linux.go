@@ -22,7 +22,7 @@ var noExchange atomic.Bool
 // (see undone).
 func (d *Dir) swap(tmp, name, want string, data []byte, park *Dir) (string, *verified, error) {
 	if !noExchange.Load() {
-		err := sys.renameat2(d.fd, tmp, d.fd, name, unix.RENAME_EXCHANGE)
+		err := sys.renameat2(d.hook, d.fd, tmp, d.fd, name, unix.RENAME_EXCHANGE)
 		switch err {
 		case nil:
 			v, got, herr := d.openHash(tmp)
@@ -32,7 +32,7 @@ func (d *Dir) swap(tmp, name, want string, data []byte, park *Dir) (string, *ver
 			if v != nil {
 				v.f.Close()
 			}
-			if uerr := sys.renameat2(d.fd, tmp, d.fd, name, unix.RENAME_EXCHANGE); uerr != nil {
+			if uerr := sys.renameat2(d.hook, d.fd, tmp, d.fd, name, unix.RENAME_EXCHANGE); uerr != nil {
 				return "", nil, &StepError{"exchange back", uerr}
 			}
 			rerr := d.undone(tmp, data, park)
@@ -43,15 +43,15 @@ func (d *Dir) swap(tmp, name, want string, data []byte, park *Dir) (string, *ver
 		case unix.EINVAL, unix.ENOSYS, unix.ENOTSUP:
 			noExchange.Store(true)
 		case unix.ENOENT:
-			sys.unlinkat(d.fd, tmp, 0)
+			sys.unlinkat(d.hook, d.fd, tmp, 0)
 			return "", nil, ErrRaced // the target vanished after it was verified
 		default:
-			sys.unlinkat(d.fd, tmp, 0)
+			sys.unlinkat(d.hook, d.fd, tmp, 0)
 			return "", nil, &StepError{"exchange", err}
 		}
 	}
-	if err := sys.renameat(d.fd, tmp, d.fd, name); err != nil {
-		sys.unlinkat(d.fd, tmp, 0)
+	if err := sys.renameat(d.hook, d.fd, tmp, d.fd, name); err != nil {
+		sys.unlinkat(d.hook, d.fd, tmp, 0)
 		return "", nil, &StepError{"rename", err}
 	}
 	return Rename, nil, nil
@@ -59,7 +59,7 @@ func (d *Dir) swap(tmp, name, want string, data []byte, park *Dir) (string, *ver
 
 // renameNoReplace renames old to new, failing with EEXIST if new exists.
 func (d *Dir) renameNoReplace(old, new string) error {
-	err := sys.renameat2(d.fd, old, d.fd, new, unix.RENAME_NOREPLACE)
+	err := sys.renameat2(d.hook, d.fd, old, d.fd, new, unix.RENAME_NOREPLACE)
 	if err == unix.EINVAL || err == unix.ENOSYS || err == unix.ENOTSUP {
 		return d.linkUnlink(old, new)
 	}

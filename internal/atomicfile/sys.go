@@ -8,65 +8,65 @@ import "golang.org/x/sys/unix"
 // to inject faults at each step of the recipe; production code never changes
 // it.
 var sys = struct {
-	openat    func(dirfd int, path string, flags int, mode uint32) (int, error)
-	write     func(fd int, p []byte) (int, error)
-	fchmod    func(fd int, mode uint32) error
-	fsync     func(fd int) error
-	unlinkat  func(dirfd int, path string, flags int) error
-	renameat  func(olddirfd int, oldpath string, newdirfd int, newpath string) error
-	renameat2 func(olddirfd int, oldpath string, newdirfd int, newpath string, flags uint) error
+	openat    func(h Hook, dirfd int, path string, flags int, mode uint32) (int, error)
+	write     func(h Hook, fd int, p []byte) (int, error)
+	fchmod    func(h Hook, fd int, mode uint32) error
+	fsync     func(h Hook, fd int) error
+	unlinkat  func(h Hook, dirfd int, path string, flags int) error
+	renameat  func(h Hook, olddirfd int, oldpath string, newdirfd int, newpath string) error
+	renameat2 func(h Hook, olddirfd int, oldpath string, newdirfd int, newpath string, flags uint) error
 }{
-	openat: func(dirfd int, path string, flags int, mode uint32) (int, error) {
-		if err := hook(&Call{Op: "openat", FD: dirfd, Name: path, Flags: flags}); err != nil {
+	openat: func(h Hook, dirfd int, path string, flags int, mode uint32) (int, error) {
+		if err := call(h, &Call{Op: "openat", FD: dirfd, Name: path, Flags: flags}); err != nil {
 			return -1, err
 		}
 		return unix.Openat(dirfd, path, flags, mode)
 	},
-	write: func(fd int, p []byte) (int, error) {
+	write: func(h Hook, fd int, p []byte) (int, error) {
 		c := &Call{Op: "write", FD: fd, Data: p}
-		if err := hook(c); err != nil {
+		if err := call(h, c); err != nil {
 			return 0, err
 		}
 		return unix.Write(fd, c.Data)
 	},
-	fchmod: func(fd int, mode uint32) error {
-		if err := hook(&Call{Op: "fchmod", FD: fd}); err != nil {
+	fchmod: func(h Hook, fd int, mode uint32) error {
+		if err := call(h, &Call{Op: "fchmod", FD: fd}); err != nil {
 			return err
 		}
 		return unix.Fchmod(fd, mode)
 	},
-	fsync: func(fd int) error {
-		if err := hook(&Call{Op: "fsync", FD: fd}); err != nil {
+	fsync: func(h Hook, fd int) error {
+		if err := call(h, &Call{Op: "fsync", FD: fd}); err != nil {
 			return err
 		}
 		return unix.Fsync(fd)
 	},
-	unlinkat: func(dirfd int, path string, flags int) error {
-		if err := hook(&Call{Op: "unlinkat", FD: dirfd, Name: path}); err != nil {
+	unlinkat: func(h Hook, dirfd int, path string, flags int) error {
+		if err := call(h, &Call{Op: "unlinkat", FD: dirfd, Name: path}); err != nil {
 			return err
 		}
 		return unix.Unlinkat(dirfd, path, flags)
 	},
-	renameat: func(olddirfd int, oldpath string, newdirfd int, newpath string) error {
-		if err := hook(&Call{Op: "renameat", FD: olddirfd, Name: oldpath, To: newpath}); err != nil {
+	renameat: func(h Hook, olddirfd int, oldpath string, newdirfd int, newpath string) error {
+		if err := call(h, &Call{Op: "renameat", FD: olddirfd, Name: oldpath, To: newpath}); err != nil {
 			return err
 		}
 		return unix.Renameat(olddirfd, oldpath, newdirfd, newpath)
 	},
-	renameat2: func(olddirfd int, oldpath string, newdirfd int, newpath string, flags uint) error {
-		if err := hook(&Call{Op: "renameat2", FD: olddirfd, Name: oldpath, To: newpath, Flags: int(flags)}); err != nil {
+	renameat2: func(h Hook, olddirfd int, oldpath string, newdirfd int, newpath string, flags uint) error {
+		if err := call(h, &Call{Op: "renameat2", FD: olddirfd, Name: oldpath, To: newpath, Flags: int(flags)}); err != nil {
 			return err
 		}
 		return renameat2(olddirfd, oldpath, newdirfd, newpath, flags)
 	},
 }
 
-// Hook, when non-nil, is called before each system call in sys, which is
-// then not made if Hook returns an error: the call fails with that error. A
-// Hook may shorten a write's Data, making the write short. Tests outside this
-// package set it to inject faults at each step of the recipe; production code
-// never changes it.
-var Hook func(*Call) error
+// Hook, when set on a Dir (SetHook), is called before each system call the
+// Dir makes while it commits, which is then not made if the Hook returns an
+// error: the call fails with that error. A Hook may shorten a write's Data,
+// making the write short. Tests set one on the Dir they commit through, to
+// inject faults at each step of the recipe; there is no global hook.
+type Hook func(*Call) error
 
 // Call is one system call as Hook sees it.
 type Call struct {
@@ -78,8 +78,8 @@ type Call struct {
 	Data  []byte // a write's bytes
 }
 
-func hook(c *Call) error {
-	if h := Hook; h != nil {
+func call(h Hook, c *Call) error {
+	if h != nil {
 		return h(c)
 	}
 	return nil

@@ -39,6 +39,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/editguard/editguard/internal/filelock"
@@ -85,6 +86,7 @@ type Store struct {
 	keep                  int
 	maxBytes              int64 // < 0: unlimited
 	readOnly              bool  // opened by Lookup: no locks, no writes
+	hook                  atomic.Pointer[Hook]
 
 	// durable maps the names (objects and index files) whose directory
 	// entry this Store has fsynced to the file (device, inode) the name

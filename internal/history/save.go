@@ -109,7 +109,7 @@ func (s *Store) putObject(sum string, content []byte) error {
 	}
 	// Write a temp file next to the object (O_EXCL, random name), so the
 	// object's name only ever points to complete, fsynced bytes.
-	if err := hook("create", dir.Name()); err != nil {
+	if err := s.fault("create", dir.Name()); err != nil {
 		return err
 	}
 	f, tmp, err := dir.CreateTemp(".tmp-")
@@ -123,7 +123,7 @@ func (s *Store) putObject(sum string, content []byte) error {
 			dir.Remove(tmp)
 		}
 	}()
-	if err := hook("write", dir.Join(tmp)); err != nil {
+	if err := s.fault("write", dir.Join(tmp)); err != nil {
 		return err
 	}
 	if _, err := f.Write(content); err != nil {
@@ -135,7 +135,7 @@ func (s *Store) putObject(sum string, content []byte) error {
 	}
 	// Without this fsync the rename below could reach the disk before the
 	// data, and a crash would leave the object's name on a short or empty file.
-	if err := hook("fsync", dir.Join(tmp)); err != nil {
+	if err := s.fault("fsync", dir.Join(tmp)); err != nil {
 		return err
 	}
 	if err := f.Sync(); err != nil {
@@ -146,7 +146,7 @@ func (s *Store) putObject(sum string, content []byte) error {
 	}
 	// Rename, not link: a concurrent Save of the same content writes the
 	// same bytes, so replacing is harmless, and it also repairs a damaged object.
-	if err := hook("rename", dir.Join(tmp)); err != nil {
+	if err := s.fault("rename", dir.Join(tmp)); err != nil {
 		return err
 	}
 	if err := dir.Rename(tmp, sum); err != nil {
@@ -169,7 +169,7 @@ func (s *Store) syncEntry(dir *statedir.Dir, name string, ino uint64) error {
 	if v, ok := s.durable.Load(key); ok && v == ino {
 		return nil
 	}
-	if err := hook("fsync dir", dir.Name()); err != nil {
+	if err := s.fault("fsync dir", dir.Name()); err != nil {
 		return err
 	}
 	if err := dir.Sync(); err != nil {
@@ -224,7 +224,7 @@ func (s *Store) append(path string, line func(last uint64) ([]byte, error), dura
 	}
 	// One write of the whole line: O_APPEND places it at the end, and a
 	// crash can only leave a prefix of it, which readers ignore.
-	if err := hook("write", s.index.Join(name)); err != nil {
+	if err := s.fault("write", s.index.Join(name)); err != nil {
 		return err
 	}
 	if _, err := f.Write(append(b, '\n')); err != nil {
@@ -235,7 +235,7 @@ func (s *Store) append(path string, line func(last uint64) ([]byte, error), dura
 	}
 	// Without this fsync the appended version could vanish in a power loss
 	// after the caller has already replaced the file it describes.
-	if err := hook("fsync", s.index.Join(name)); err != nil {
+	if err := s.fault("fsync", s.index.Join(name)); err != nil {
 		return err
 	}
 	if err := f.Sync(); err != nil {
@@ -358,16 +358,26 @@ func (s *Store) SetLedgerSeq(path, id string, seq uint64) error {
 	return nil
 }
 
-// Hook, when non-nil, is called before each step of Save that writes to the
-// disk (op is "create", "write", "fsync", "rename" or "fsync dir"; name is the
-// file or directory), and the step fails with its error, unmade, if it
-// returns one. Tests set it to inject faults; production code never changes
-// it.
-var Hook func(op, name string) error
+// A Hook, set on a Store with SetHook, is called before each step of Save
+// that writes to the disk (op is "create", "write", "fsync", "rename" or
+// "fsync dir"; name is the file or directory), and the step fails with its
+// error, unmade, if it returns one. It is for fault-injection tests; there is
+// no global hook.
+type Hook func(op, name string) error
 
-func hook(op, name string) error {
-	if h := Hook; h != nil {
-		return h(op, name)
+// SetHook installs h on s (nil removes it). It may be called while s is in
+// use.
+func (s *Store) SetHook(h Hook) {
+	if h == nil {
+		s.hook.Store(nil)
+		return
+	}
+	s.hook.Store(&h)
+}
+
+func (s *Store) fault(op, name string) error {
+	if h := s.hook.Load(); h != nil {
+		return (*h)(op, name)
 	}
 	return nil
 }

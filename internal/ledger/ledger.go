@@ -74,6 +74,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/editguard/editguard/internal/filelock"
@@ -143,6 +144,7 @@ type Ledger struct {
 	dir  *statedir.Dir // the directory holding the ledger; owned by the caller
 	name string        // the ledger's name in dir
 	opts Options
+	hook atomic.Pointer[Hook]
 
 	// commitMu serialises commits inside this process. The flock alone does
 	// not: it belongs to the open file description, which all goroutines of
@@ -345,12 +347,12 @@ func (l *Ledger) commit(recs []*Record) []error {
 	}
 
 	start := l.tail.size
-	err = hook("write", l.Name())
+	err = l.fault("write", l.Name())
 	if err == nil {
 		_, err = l.f.Write(buf)
 	}
 	if err == nil {
-		err = hook("fsync", l.Name())
+		err = l.fault("fsync", l.Name())
 	}
 	if err == nil {
 		// The fsync is what Append promises: see its doc comment.
@@ -527,15 +529,25 @@ func (l *Ledger) Close() error {
 	return l.f.Close()
 }
 
-// Hook, when non-nil, is called before an append's write and its fsync (op
-// "write" or "fsync", name the ledger's path), and the step fails with its
-// error, unmade, if it returns one. Tests set it to inject faults; production
-// code never changes it.
-var Hook func(op, name string) error
+// A Hook, set on a Ledger with SetHook, is called before an append's write
+// and its fsync (op "write" or "fsync", name the ledger's path), and the step
+// fails with its error, unmade, if it returns one. It is for fault-injection
+// tests; there is no global hook.
+type Hook func(op, name string) error
 
-func hook(op, name string) error {
-	if h := Hook; h != nil {
-		return h(op, name)
+// SetHook installs h on l (nil removes it). It may be called while l is in
+// use.
+func (l *Ledger) SetHook(h Hook) {
+	if h == nil {
+		l.hook.Store(nil)
+		return
+	}
+	l.hook.Store(&h)
+}
+
+func (l *Ledger) fault(op, name string) error {
+	if h := l.hook.Load(); h != nil {
+		return (*h)(op, name)
 	}
 	return nil
 }
