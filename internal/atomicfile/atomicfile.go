@@ -156,7 +156,10 @@ func (d *Dir) ReadFile(name string, maxSize int64) (Stat, []byte, string, error)
 	if maxSize > 0 && s.Size > maxSize {
 		return s, nil, "", ErrTooLarge
 	}
-	data, sum, err := readAllHash(f, s.Size)
+	data, sum, err := readAllHash(f, s.Size, maxSize)
+	if err == ErrTooLarge {
+		return s, nil, "", ErrTooLarge // it grew past the limit while read
+	}
 	if err != nil {
 		return s, nil, "", &StepError{"read target", err}
 	}
@@ -177,14 +180,20 @@ func (d *Dir) lstat(name string) (Stat, []byte, string, error) {
 	return statFrom(&st), nil, "", nil
 }
 
-// readAllHash reads f to EOF, hashing as it goes. size is a hint.
-func readAllHash(f *os.File, size int64) ([]byte, string, error) {
+// readAllHash reads r to EOF, hashing as it goes. size is a hint. With
+// maxSize > 0 it stops past maxSize bytes and returns ErrTooLarge: a file
+// that grows while it is read cannot take more memory than the limit.
+func readAllHash(r io.Reader, size, maxSize int64) ([]byte, string, error) {
+	if maxSize > 0 {
+		r = io.LimitReader(r, maxSize+1)
+		size = min(size, maxSize)
+	}
 	buf := make([]byte, 0, size+1)
 	for {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
 		}
-		n, err := f.Read(buf[len(buf):cap(buf)])
+		n, err := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 		if err == io.EOF {
 			break
@@ -192,6 +201,9 @@ func readAllHash(f *os.File, size int64) ([]byte, string, error) {
 		if err != nil {
 			return nil, "", err
 		}
+	}
+	if maxSize > 0 && int64(len(buf)) > maxSize {
+		return nil, "", ErrTooLarge
 	}
 	sum := sha256.Sum256(buf)
 	return buf, hex.EncodeToString(sum[:]), nil

@@ -212,3 +212,25 @@ func TestRemoveVerifies(t *testing.T) {
 		t.Errorf("dir = %v, want empty", names)
 	}
 }
+
+// endless yields 'a' forever, like a file that keeps growing while read.
+type endless struct{}
+
+func (endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'a'
+	}
+	return len(p), nil
+}
+
+// TestReadAllHashStopsAtLimit checks that a file growing while it is read
+// costs at most the limit: the read stops past it with ErrTooLarge.
+func TestReadAllHashStopsAtLimit(t *testing.T) {
+	if _, _, err := readAllHash(endless{}, 10, 1<<20); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("readAllHash(growing) error = %v, want ErrTooLarge", err)
+	}
+	data, _, err := readAllHash(strings.NewReader("exactly10!"), 4, 10)
+	if err != nil || string(data) != "exactly10!" {
+		t.Fatalf("readAllHash(10 bytes, limit 10) = %q, %v", data, err)
+	}
+}
