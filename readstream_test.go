@@ -73,3 +73,38 @@ func TestStreamLinesMatchesDecode(t *testing.T) {
 		}
 	}
 }
+
+// selectLines, the reference the streamed read is checked against, returns lines [offset, offset+limit) of text (1-based), the
+// total number of lines, and whether the whole text was returned.
+func selectLines(text string, offset, limit int) (string, int, bool) {
+	total := strings.Count(text, "\n")
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		total++
+	}
+	if offset <= 1 && limit == 0 {
+		return text, total, true
+	}
+	start := max(offset, 1) - 1
+	i := 0
+	for n := 0; n < start && i < len(text); n++ {
+		j := strings.IndexByte(text[i:], '\n')
+		if j < 0 {
+			i = len(text)
+			break
+		}
+		i += j + 1
+	}
+	end := len(text)
+	if limit > 0 {
+		end = i
+		for n := 0; n < limit && end < len(text); n++ {
+			j := strings.IndexByte(text[end:], '\n')
+			if j < 0 {
+				end = len(text)
+				break
+			}
+			end += j + 1
+		}
+	}
+	return text[i:end], total, i == 0 && end == len(text)
+}
