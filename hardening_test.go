@@ -155,7 +155,7 @@ func hostileStates() []hostileState {
 		{"history/index is a symlink", link("", "history/index")},
 		{"history store lock is a dangling symlink", link("created", "history/locks/store.lock")},
 		{"history index file is a symlink", link("secret", "history/index/"+sha256hex([]byte("a.txt"))[:32]+".jsonl")},
-		{"history object directory is a symlink", link("", "history/objects/"+sha256hex([]byte("a\n"))[:2])},
+		{"history object directory is a symlink", link("", "history/objects/"+sha256hex([]byte("a.txt"))[:32])},
 		{"ledger is a symlink", link("secret", "ledger.jsonl")},
 		{"displaced is a symlink", link("", "displaced")},
 	}

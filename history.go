@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math/rand/v2"
 
 	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/textcodec"
@@ -97,18 +96,13 @@ func (w *Workspace) Prune() error {
 	return err
 }
 
-// pruneEvery is how many commits pass, on average, between background
-// prunes.
-const pruneEvery = 64
-
-// afterCommit removes the objects of versions that retention dropped (each
-// file's versions are trimmed when it is saved; see history.Store.Save) and
-// applies the total size cap, in the background, after one commit in
-// pruneEvery on average, outside any commit's critical section. The draw is
-// random rather than counted, so that processes that commit once and exit
-// (the CLI) prune as often as a long-running server.
+// afterCommit applies the total size cap in the background, outside any
+// commit's critical section, when a Save of this commit found the store's
+// running byte total over it (see history.Store.OverCap). Each file's own
+// versions are trimmed by its Save, so nothing else needs a whole-store
+// pass, and no commit waits for one unless the cap is reached.
 func (w *Workspace) afterCommit() {
-	if rand.IntN(pruneEvery) != 0 {
+	if !w.hist.OverCap() {
 		return
 	}
 	if !w.pruning.TryLock() {

@@ -8,17 +8,44 @@
 // Save returns only once the snapshot is durable: the object file and the
 // version index are fsynced, and so are the directories that name them.
 //
-// The store is a directory (normally <root>/.editguard/history) laid out as
+// The store is a directory (normally <root>/.editguard/history), reached only
+// through a [statedir.Dir]: no element of it is ever followed if it is a
+// symlink, and a symlink or an entry of the wrong type anywhere in it fails
+// with a *statedir.UnsafeError. It is laid out as
 //
-//	objects/<sha256[:2]>/<sha256>       content, stored once per distinct content
-//	index/<sha256(path)[:32]>.jsonl     one file's versions, oldest first, one JSON object a line
-//	locks/store.lock                    shared by Save, exclusive for Prune
-//	locks/<sha256(path)[:32]>.lock      serialises appends to one index
+//	objects/<key>/<sha256>      one file's contents, stored once per distinct content of that file
+//	index/<key>.jsonl           one file's versions, oldest first, one JSON object a line
+//	locks/store.lock            shared by Save, Load and SetLedgerSeq, exclusive for Prune
+//	locks/<key>.lock            serialises one file's Saves, trims and Loads
+//	locks/total.lock, total     a running total of object bytes (see Store.OverCap)
 //
-// Paths are slash-separated and relative to the workspace root; each index line
-// repeats its path. Version IDs are "v" followed by a per-file sequence number
-// ("v000042"), assigned under the file's lock, so they are unique per file even
-// when several processes save at once, and they sort in order of saving.
+// where <key> is sha256(path)[:32]. Paths are slash-separated and relative to
+// the workspace root; each index line repeats its path. Version IDs are "v"
+// followed by a per-file sequence number ("v000042"), assigned under the
+// file's lock, so they are unique per file even when several processes save
+// at once, and they sort in order of saving.
+//
+// # Retention
+//
+// Objects are deduplicated within one file's history only, and live in that
+// file's own directory. That is what makes retention local: everything a
+// file's versions reference is in objects/<key>/, and nothing else references
+// it. So Save, holding the file's lock, trims the file's index to the newest
+// KeepVersions versions (rewriting that one index atomically) and removes the
+// objects in objects/<key>/ that the kept versions no longer name. Its cost
+// depends on KeepVersions, never on how many files have history, and it holds
+// for any mix of processes, since every Save of every process trims.
+//
+// The byte cap (MaxBytes) is global, so it is left to [Store.Prune], which
+// scans every index. Save keeps a cheap running total of object bytes in the
+// file total (an flock, a read and a write of a few bytes, not fsynced: Prune
+// recomputes it exactly), and [Store.OverCap] reports when it passed the cap,
+// so the caller runs Prune then and only then.
+//
+// Stores written before this layout kept objects in objects/<sha256[:2]>/<sha256>,
+// shared by all files. Load still reads them; the first Prune (which Save
+// requests through OverCap when the store has no total yet) copies each
+// still-referenced one into its file's directory and removes the old ones.
 //
 // All methods are safe for concurrent use by goroutines and by processes that
 // open the same directory. Lock files are never removed.
@@ -54,7 +81,7 @@ const (
 
 // Options configures retention. A nil *Options means the defaults.
 type Options struct {
-	KeepVersions int   // versions kept per file by Prune; <= 0 means DefaultKeepVersions
+	KeepVersions int   // versions kept per file, trimmed by every Save; <= 0 means DefaultKeepVersions
 	MaxBytes     int64 // cap on total object bytes after Prune; 0 means DefaultMaxBytes, < 0 unlimited
 }
 
@@ -88,14 +115,18 @@ type Store struct {
 	readOnly              bool  // opened by Lookup: no locks, no writes
 	hook                  atomic.Pointer[Hook]
 
-	// durable maps the names (objects and index files) whose directory
-	// entry this Store has fsynced to the file (device, inode) the name
-	// pointed to then. While the name points to the same file its entry
-	// stays durable, so later Saves skip the directory fsync; a name that
-	// was removed and created again (by Prune, or by another process's
-	// Save that died before its own fsync) points to a new inode and is
-	// synced again.
+	// durable maps the names (objects and index files, as Dir.Join gives
+	// them) whose directory entry this Store has fsynced to the inode the
+	// name pointed to then. While the name points to the same file its
+	// entry stays durable, so later Saves skip the directory fsync; a name
+	// that was removed and created again (by a trim, or by another
+	// process's Save that died before its own fsync) points to a new inode
+	// and is synced again.
 	durable sync.Map
+
+	// overCap is set by a Save that found the running total over the
+	// cap, or no total at all; OverCap reports and clears it.
+	overCap atomic.Bool
 }
 
 var (
@@ -163,9 +194,8 @@ func Open(dir *statedir.Dir, opts *Options) (*Store, error) {
 			s.maxBytes = opts.MaxBytes
 		}
 	}
-	// The 256 fan-out directories under objects/ are created by the first
-	// Save that needs each one (durably: see putObject), so opening a
-	// workspace stays cheap.
+	// A file's object directory is created by its first Save that needs
+	// it (durably: see Save), so opening a workspace stays cheap.
 	for _, sub := range []struct {
 		name string
 		d    **statedir.Dir
@@ -176,6 +206,10 @@ func Open(dir *statedir.Dir, opts *Options) (*Store, error) {
 			return nil, &Error{Op: "open", Err: err}
 		}
 		*sub.d = d
+	}
+	if err := s.initTotal(); err != nil {
+		s.Close()
+		return nil, &Error{Op: "open", Err: err}
 	}
 	return s, nil
 }
@@ -235,6 +269,16 @@ func pathKey(path string) string {
 	h := sha256.Sum256([]byte(path))
 	return hex.EncodeToString(h[:])[:32]
 }
+
+// objectDir opens objects/<key> for path, creating it durably if create is
+// set. A missing directory without create wraps fs.ErrNotExist.
+func (s *Store) objectDir(path string, create bool) (*statedir.Dir, error) {
+	return s.objects.Sub(pathKey(path), create)
+}
+
+// legacyName is where stores before per-file objects kept sum:
+// objects/<sum[:2]>/<sum>.
+func legacyName(sum string) (dir, name string) { return sum[:2], sum }
 
 // indexName is the name of path's index in index/.
 func indexName(path string) string { return pathKey(path) + ".jsonl" }
@@ -380,13 +424,24 @@ func (s *Store) get(op, path, id string) (Version, error) {
 
 // Load returns a version and its content (nil for an Absent version). The
 // content is hashed and compared with the version's sha256; a mismatch is a
-// *CorruptObjectError (wrapping ErrCorrupt). Load holds the store lock shared,
-// so a concurrent Prune cannot remove the object between the index lookup
-// and the read.
+// *CorruptObjectError (wrapping ErrCorrupt). Load holds the store lock
+// shared and path's lock, so neither a Prune nor a Save's trim can remove
+// the object between the index lookup and the read.
 func (s *Store) Load(path, id string) (Version, []byte, error) {
-	unlock, err := s.lock(storeLock, true)
+	fail := func(v Version, err error) (Version, []byte, error) {
+		return v, nil, &Error{Op: "load", Path: path, Version: id, Err: err}
+	}
+	if err := checkPath(path); err != nil {
+		return fail(Version{}, err)
+	}
+	unlockStore, err := s.lock(storeLock, true)
 	if err != nil {
-		return Version{}, nil, &Error{Op: "load", Path: path, Version: id, Err: err}
+		return fail(Version{}, err)
+	}
+	defer unlockStore()
+	unlock, err := s.lock(fileLock(path), false)
+	if err != nil {
+		return fail(Version{}, err)
 	}
 	defer unlock()
 	v, err := s.get("load", path, id)
@@ -397,16 +452,14 @@ func (s *Store) Load(path, id string) (Version, []byte, error) {
 		return v, nil, nil
 	}
 	if !validSum(v.SHA256) {
-		return v, nil, &Error{Op: "load", Path: path, Version: v.ID, Err: fmt.Errorf("%w: sha256 %q", ErrCorruptIndex, v.SHA256)}
+		return fail(v, fmt.Errorf("%w: sha256 %q", ErrCorruptIndex, v.SHA256))
 	}
-	name := s.objects.Join(v.SHA256[:2] + "/" + v.SHA256)
-	data, err := s.readObject(v.SHA256)
+	name, data, err := s.readObject(path, v.SHA256)
 	if err != nil {
-		return v, nil, &Error{Op: "load", Path: path, Version: v.ID, Err: err}
+		return fail(v, err)
 	}
 	if h := sha256.Sum256(data); hex.EncodeToString(h[:]) != v.SHA256 {
-		return v, nil, &Error{Op: "load", Path: path, Version: v.ID,
-			Err: &CorruptObjectError{Object: name, Want: v.SHA256, Got: hex.EncodeToString(h[:])}}
+		return fail(v, &CorruptObjectError{Object: name, Want: v.SHA256, Got: hex.EncodeToString(h[:])})
 	}
 	return v, data, nil
 }
@@ -437,22 +490,40 @@ func (s *Store) Paths() ([]string, error) {
 	return paths, nil
 }
 
-// readObject reads the object named sum.
-func (s *Store) readObject(sum string) ([]byte, error) {
+// readObject reads path's object sum: from objects/<key>/<sum>, or, for a
+// store written before per-file objects, objects/<sum[:2]>/<sum>. It returns
+// the name it read, for messages.
+func (s *Store) readObject(path, sum string) (string, []byte, error) {
 	if s.objects == nil {
-		return nil, fmt.Errorf("%w: no objects directory", fs.ErrNotExist)
+		return "", nil, fmt.Errorf("%w: no objects directory", fs.ErrNotExist)
 	}
-	fan, err := s.objects.Sub(sum[:2], false)
+	d, err := s.objectDir(path, false)
+	if err == nil {
+		data, err := d.ReadFile(sum)
+		name := d.Join(sum)
+		d.Close()
+		if !errors.Is(err, fs.ErrNotExist) {
+			return name, data, err
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", nil, err
+	}
+	sub, name := legacyName(sum)
+	d, err = s.objects.Sub(sub, false)
 	if err != nil {
-		return nil, err
+		return s.objects.Join(sub + "/" + name), nil, err
 	}
-	defer fan.Close()
-	return fan.ReadFile(sum)
+	defer d.Close()
+	data, err := d.ReadFile(name)
+	return d.Join(name), data, err
 }
 
 // firstPath returns the path named by the first complete line of an index.
 func (s *Store) firstPath(name string) (string, error) {
 	f, err := s.index.OpenFile(name, os.O_RDONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil // replaced under us; its path is in the new one
+	}
 	if err != nil {
 		return "", err
 	}

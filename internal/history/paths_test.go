@@ -42,9 +42,9 @@ func (s *Store) path() string {
 	return p.(string)
 }
 
-// objectName is the path of the object named sum.
-func (s *Store) objectName(sum string) string {
-	return filepath.Join(s.path(), "objects", sum[:2], sum)
+// objectPath is where s keeps path's object sum.
+func (s *Store) objectPath(path, sum string) string {
+	return filepath.Join(s.path(), "objects", pathKey(path), sum)
 }
 
 // indexPath is the path of p's index.
@@ -60,9 +60,4 @@ func syncDir(dir string) error {
 	}
 	defer d.Close()
 	return d.Sync()
-}
-
-// objectDir is the path of the fan-out directory of the object named sum.
-func (s *Store) objectDir(sum string) string {
-	return filepath.Join(s.path(), "objects", sum[:2])
 }

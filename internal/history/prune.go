@@ -4,7 +4,11 @@ package history
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"regexp"
 	"slices"
 	"strings"
@@ -24,7 +28,7 @@ type PruneStats struct {
 
 // indexFile is one index as Prune sees it.
 type indexFile struct {
-	name     string
+	key      string    // the file's key: its index and object directory names
 	versions []Version // oldest first
 	drop     []bool
 	corrupt  bool
@@ -32,24 +36,32 @@ type indexFile struct {
 
 var hexSum = regexp.MustCompile(`[0-9a-f]{64}`)
 
-// Prune applies retention. It first drops all but the newest KeepVersions
-// versions of every file; then, while the objects still referenced total more
+// legacyDir reports whether an entry of objects/ is a fan-out directory of
+// the layout before per-file objects (objects/<sum[:2]>/<sum>).
+func legacyDir(name string) bool { return len(name) == 2 }
+
+// Prune applies retention to the whole store. It first drops all but the
+// newest KeepVersions versions of every file (Save already does this for
+// the file it saves); then, while the objects still referenced total more
 // than MaxBytes, it drops the oldest remaining versions across all files,
-// except that the newest version of a file is never dropped. Finally it
-// removes every object no remaining version references, and temp files left
-// by interrupted Saves.
+// except that the newest version of a file is never dropped. It moves each
+// object still referenced in the old shared layout into its file's
+// directory, removes every object no remaining version references, and
+// temp files left by interrupted Saves, and records the exact total of
+// object bytes for Save's running count (see OverCap).
 //
 // Prune holds the store lock exclusively throughout, so it runs while no Save,
 // SetLedgerSeq or Load is in progress in any process, and those wait for it.
-// That is what makes "unreferenced" safe to act on: no Save can be between
-// reusing an object and recording the version that references it. Prune is
-// therefore not meant for a commit's critical section; run it afterwards.
+// That is what makes "unreferenced" safe to act on. Prune scans every index
+// and object: it is not meant for a commit's critical section; run it
+// afterwards, when OverCap says so.
 //
 // Rewritten indexes are replaced atomically (temp file, fsync, rename,
 // directory fsync) before any object is removed, so a crash never leaves an
 // index entry pointing at a removed object; at worst unreferenced objects
-// remain until the next Prune. An index with an undecodable line is left as
-// it is, and every object it might name is kept.
+// remain until the next trim or Prune. An index with an undecodable line is
+// left as it is, and every object it might name is kept. A symlink or
+// wrong-type entry in the store fails with a *statedir.UnsafeError.
 func (s *Store) Prune() (PruneStats, error) {
 	var st PruneStats
 	fail := func(err error) (PruneStats, error) { return st, &Error{Op: "prune", Err: err} }
@@ -66,21 +78,24 @@ func (s *Store) Prune() (PruneStats, error) {
 	var files []*indexFile
 	protected := make(map[string]bool) // objects named by corrupt indexes
 	for _, e := range ents {
-		name := e.Name()
-		if strings.HasPrefix(name, ".tmp-") {
-			// Only Prune writes temps here, and we hold the store lock.
-			s.index.Remove(name)
+		if isTemp(e.Name()) {
+			// Index temps are only written under the store lock,
+			// which we hold exclusively: this one's writer died.
+			if err := s.index.Remove(e.Name()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fail(err)
+			}
 			continue
 		}
-		if !strings.HasSuffix(name, ".jsonl") {
+		key, ok := strings.CutSuffix(e.Name(), ".jsonl")
+		if !ok {
 			continue
 		}
-		data, err := s.index.ReadFile(name)
+		data, err := s.index.ReadFile(e.Name())
 		if err != nil {
 			return fail(err)
 		}
 		vs, bad := parseIndex(data, "")
-		f := &indexFile{name: name, versions: vs, drop: make([]bool, len(vs)), corrupt: bad > 0}
+		f := &indexFile{key: key, versions: vs, drop: make([]bool, len(vs)), corrupt: bad > 0}
 		if f.corrupt {
 			st.CorruptIndexes++
 			for _, sum := range hexSum.FindAll(data, -1) {
@@ -92,6 +107,52 @@ func (s *Store) Prune() (PruneStats, error) {
 		}
 	}
 	st.Files = len(files)
+
+	// What is on disk: each file's objects, and the old shared ones.
+	present := make(map[string]map[string]int64) // key ("" for the old layout) -> sum -> size
+	objEnts, err := s.objects.ReadDir()
+	if err != nil {
+		return fail(err)
+	}
+	for _, e := range objEnts {
+		key := e.Name()
+		d, err := s.objects.Sub(key, false)
+		if err != nil {
+			return fail(err)
+		}
+		sums, err := listObjects(d)
+		d.Close()
+		if err != nil {
+			return fail(err)
+		}
+		if legacyDir(key) {
+			key = ""
+		}
+		if present[key] == nil {
+			present[key] = make(map[string]int64)
+		}
+		for sum, size := range sums {
+			present[key][sum] = size
+		}
+	}
+	// loc names where a version's object is: "<key>/<sum>", "/<sum>" in
+	// the old layout, "" if it is missing.
+	loc := func(key string, v Version) string {
+		if v.Absent {
+			return ""
+		}
+		if _, ok := present[key][v.SHA256]; ok {
+			return key + "/" + v.SHA256
+		}
+		if _, ok := present[""][v.SHA256]; ok {
+			return "/" + v.SHA256
+		}
+		return ""
+	}
+	size := func(l string) int64 {
+		key, sum, _ := strings.Cut(l, "/")
+		return present[key][sum]
+	}
 
 	// Keep the newest KeepVersions of each file.
 	for _, f := range files {
@@ -108,13 +169,12 @@ func (s *Store) Prune() (PruneStats, error) {
 	var total int64
 	for _, f := range files {
 		for i, v := range f.versions {
-			if f.drop[i] || v.Absent {
-				continue
+			if l := loc(f.key, v); !f.drop[i] && l != "" {
+				if refs[l] == 0 {
+					total += size(l)
+				}
+				refs[l]++
 			}
-			if refs[v.SHA256] == 0 {
-				total += v.Size
-			}
-			refs[v.SHA256]++
 		}
 	}
 
@@ -144,11 +204,42 @@ func (s *Store) Prune() (PruneStats, error) {
 				break
 			}
 			c.f.drop[c.i] = true
-			if v := c.f.versions[c.i]; !v.Absent {
-				if refs[v.SHA256]--; refs[v.SHA256] == 0 {
-					total -= v.Size
+			if l := loc(c.f.key, c.f.versions[c.i]); l != "" {
+				if refs[l]--; refs[l] == 0 {
+					total -= size(l)
 				}
 			}
+		}
+	}
+
+	// Move kept objects of the old layout into their files' directories,
+	// before the old copies can be removed.
+	for _, f := range files {
+		if f.corrupt {
+			continue
+		}
+		for i, v := range f.versions {
+			l := loc(f.key, v)
+			if f.drop[i] || !strings.HasPrefix(l, "/") {
+				continue
+			}
+			if moved, err := s.migrate(f.key, v.SHA256); err != nil {
+				return fail(err)
+			} else if !moved {
+				continue
+			}
+			if present[f.key] == nil {
+				present[f.key] = make(map[string]int64)
+			}
+			present[f.key][v.SHA256] = size(l)
+			if refs[l]--; refs[l] == 0 {
+				total -= size(l)
+			}
+			nl := f.key + "/" + v.SHA256
+			if refs[nl] == 0 {
+				total += size(nl)
+			}
+			refs[nl]++
 		}
 	}
 
@@ -170,96 +261,101 @@ func (s *Store) Prune() (PruneStats, error) {
 			buf.Write(b)
 			buf.WriteByte('\n')
 		}
-		// A durable replace (temp, fsync, rename, directory fsync), so
-		// the index no longer names an object before it can disappear.
-		if err := s.index.WriteFile(f.name, buf.Bytes(), 0o644); err != nil {
+		// WriteFile fsyncs the file and the directory: the new index is
+		// durable before objects it no longer references disappear.
+		if err := s.index.WriteFile(f.key+".jsonl", buf.Bytes(), 0o644); err != nil {
 			return fail(err)
 		}
 	}
 
 	// Remove unreferenced objects and leftover temp files.
-	fan, err := s.objects.ReadDir()
-	if err != nil {
-		return fail(err)
+	for _, e := range objEnts {
+		key := e.Name()
+		d, err := s.objects.Sub(key, false)
+		if err != nil {
+			return fail(err)
+		}
+		lk := key
+		if legacyDir(key) {
+			lk = ""
+		}
+		keep := make(map[string]bool)
+		for sum := range present[lk] {
+			if refs[lk+"/"+sum] > 0 {
+				keep[sum] = true
+			}
+		}
+		before, err := listObjects(d)
+		if err == nil {
+			var removed int64
+			removed, err = removeUnreferenced(d, keep, protected)
+			st.BytesRemoved += removed
+		}
+		if err == nil {
+			var after map[string]int64
+			after, err = listObjects(d)
+			for sum, n := range after {
+				st.BytesKept += n
+				delete(before, sum)
+			}
+			st.ObjectsRemoved += len(before)
+		}
+		d.Close()
+		if err != nil {
+			return fail(err)
+		}
 	}
-	for _, d := range fan {
-		if !d.IsDir() {
-			continue
-		}
-		sub, err := s.objects.Sub(d.Name(), false)
-		if err != nil {
-			return fail(err)
-		}
-		err = s.pruneFan(sub, refs, protected, &st)
-		sub.Close()
-		if err != nil {
-			return fail(err)
-		}
+	if err := s.writeTotal(st.BytesKept); err != nil {
+		return fail(err)
 	}
 	return st, nil
 }
 
-// pruneFan removes the objects of one fan-out directory that nothing
-// references, and leftover temp files.
-func (s *Store) pruneFan(sub *statedir.Dir, refs map[string]int, protected map[string]bool, st *PruneStats) error {
-	objs, err := sub.ReadDir()
+// listObjects returns the objects in d (named by their sum) and their
+// sizes. Anything but a regular file named by a sum is left out.
+func listObjects(d *statedir.Dir) (map[string]int64, error) {
+	ents, err := d.ReadDir()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	for _, o := range objs {
-		info, err := sub.Stat(o.Name())
-		if err != nil || !info.Exists {
-			continue // removed under us: nothing to do
-		}
-		if refs[o.Name()] > 0 || protected[o.Name()] {
-			st.BytesKept += info.Size
+	out := make(map[string]int64, len(ents))
+	for _, e := range ents {
+		if !validSum(e.Name()) {
 			continue
 		}
-		if err := sub.Remove(o.Name()); err != nil {
-			return err
+		st, err := d.Stat(e.Name())
+		if err != nil {
+			return nil, err
 		}
-		st.BytesRemoved += info.Size
-		if !strings.HasPrefix(o.Name(), ".tmp-") {
-			st.ObjectsRemoved++
+		if st.Regular() {
+			out[e.Name()] = st.Size
 		}
 	}
-	return nil
+	return out, nil
 }
 
-// trim applies KeepVersions to path's index at Save time, so retention holds
-// whatever mix of processes saves (a CLI invocation saves once and exits).
-// It reads only that file's index, so its cost does not grow with the
-// number of files. To spare a rewrite (two fsyncs) on every Save, the index
-// may grow a quarter past KeepVersions before it is cut back to
-// KeepVersions. The objects of dropped versions are removed by Prune, which
-// alone can see every reference to them.
-func (s *Store) trim(path string) error {
-	limit := s.keep + s.keep/4
-	unlock, err := s.lock(fileLock(path), false)
+// migrate copies the old-layout object sum into the object directory of
+// the file whose key is key. An old object whose bytes no longer match its
+// sum is not copied but kept where it is (Load reports it as corrupt).
+func (s *Store) migrate(key, sum string) (bool, error) {
+	sub, name := legacyName(sum)
+	old, err := s.objects.Sub(sub, false)
 	if err != nil {
-		return err
+		return false, err
 	}
-	defer unlock()
-	name := indexName(path)
-	data, err := s.index.ReadFile(name)
+	data, err := old.ReadFile(name)
+	old.Close()
 	if err != nil {
-		return err
+		return false, err
 	}
-	if bytes.Count(data, []byte("\n")) <= limit {
-		return nil // annotations count too: an upper bound on versions
+	if h := sha256.Sum256(data); hex.EncodeToString(h[:]) != sum {
+		return false, nil
 	}
-	vs, bad := parseIndex(data, "")
-	if bad > 0 || len(vs) <= limit {
-		return nil // a damaged index is left for a person, as Prune leaves it
+	d, err := s.objects.Sub(key, true)
+	if err != nil {
+		return false, err
 	}
-	var buf bytes.Buffer
-	for _, v := range vs[len(vs)-s.keep:] {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return err
-		}
-		buf.Write(b)
-		buf.WriteByte('\n')
-	}
-	return s.index.WriteFile(name, buf.Bytes(), 0o644)
+	defer d.Close()
+	_, err = s.putObject(d, sum, data)
+	return err == nil, err
 }

@@ -10,21 +10,18 @@ import (
 	"testing"
 )
 
-func TestPruneKeepVersions(t *testing.T) {
+func TestSaveTrims(t *testing.T) {
 	s := openStore(t, &Options{KeepVersions: 3})
+	mustSave(t, s, "other.txt", []byte("version 1"), false)
 	for i := 1; i <= 10; i++ {
 		mustSave(t, s, "a.txt", []byte(fmt.Sprintf("version %d", i)), false)
-	}
-	st, err := s.Prune()
-	if err != nil {
-		t.Fatal(err)
 	}
 	list, err := s.List("a.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got, want := ids(list), []string{"v000010", "v000009", "v000008"}; !slices.Equal(got, want) {
-		t.Fatalf("List after Prune = %v, want %v", got, want)
+		t.Fatalf("List after 10 Saves = %v, want %v", got, want)
 	}
 	for i, v := range list {
 		want := fmt.Sprintf("version %d", 10-i)
@@ -33,28 +30,46 @@ func TestPruneKeepVersions(t *testing.T) {
 		}
 	}
 	if _, err := s.Get("a.txt", "v000007"); !errors.Is(err, ErrNoVersion) {
-		t.Errorf("Get(pruned v000007) error = %v, want ErrNoVersion", err)
+		t.Errorf("Get(trimmed v000007) error = %v, want ErrNoVersion", err)
 	}
-	if got := countObjects(t, s); got != 3 {
-		t.Errorf("objects after Prune = %d, want 3", got)
+	// a.txt's 3 and other.txt's 1 ("version 1" is also a.txt's first
+	// content, trimmed from a.txt but not from other.txt).
+	if got := countObjects(t, s); got != 4 {
+		t.Errorf("objects after trimming = %d, want 4", got)
 	}
-	// The versions were dropped as the later ones were saved (KeepVersions
-	// holds at Save time); Prune removes their objects.
-	if st.VersionsRemoved != 0 || st.ObjectsRemoved != 7 || st.Files != 1 {
-		t.Errorf("PruneStats = %+v, want 7 objects removed from 1 file, its versions already trimmed", st)
+	if _, data, err := s.Load("other.txt", "v1"); err != nil || string(data) != "version 1" {
+		t.Errorf("Load(other.txt, v1) = %q, %v; want %q", data, err, "version 1")
 	}
-	if want := int64(3 * len("version 10")); st.BytesKept != want-2 {
-		// "version 8", "version 9" are one byte shorter than "version 10".
-		t.Errorf("PruneStats.BytesKept = %d, want %d", st.BytesKept, want-2)
-	}
-	// IDs continue after pruning; they are never reused.
+	// IDs continue after trimming; they are never reused.
 	if v := mustSave(t, s, "a.txt", []byte("version 11"), false); v.ID != "v000011" {
-		t.Errorf("Save after Prune ID = %s, want v000011", v.ID)
+		t.Errorf("Save after trimming ID = %s, want v000011", v.ID)
 	}
-	// A second Prune with nothing over the limit changes nothing but the one new version.
-	st, err = s.Prune()
-	if err != nil || st.VersionsRemoved != 0 || st.ObjectsRemoved != 1 {
-		t.Errorf("second Prune = %+v, %v; want the object of the version trimmed at Save removed", st, err)
+	// Nothing is left for Prune.
+	st, err := s.Prune()
+	if err != nil || st.VersionsRemoved != 0 || st.ObjectsRemoved != 0 || st.Files != 2 {
+		t.Errorf("Prune after Saves that trim = %+v, %v; want nothing removed from 2 files", st, err)
+	}
+	if want := int64(3*len("version 10") - 1 + len("version 1")); st.BytesKept != want {
+		t.Errorf("PruneStats.BytesKept = %d, want %d", st.BytesKept, want)
+	}
+}
+
+// TestSaveTrimFoldsAnnotations checks that a trim keeps the ledger
+// sequence numbers of the versions it keeps.
+func TestSaveTrimFoldsAnnotations(t *testing.T) {
+	s := openStore(t, &Options{KeepVersions: 2})
+	for i := 1; i <= 4; i++ {
+		v := mustSave(t, s, "a", []byte(fmt.Sprint(i)), false)
+		if err := s.SetLedgerSeq("a", v.ID, uint64(100+i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, err := s.List("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 2 || list[0].LedgerSeq != 104 || list[1].LedgerSeq != 103 {
+		t.Fatalf("List = %+v, want v4 (ledger 104) and v3 (ledger 103)", list)
 	}
 }
 
@@ -91,10 +106,10 @@ func TestPruneMaxBytes(t *testing.T) {
 		saves:    []save{{"a", 0, true}, {"a", '1', false}, {"a", '2', false}},
 		want:     map[string][]string{"a": {"v000003"}},
 	}, {
-		name:     "shared content is counted once",
-		maxBytes: 200,
+		name:     "content shared by two files is counted for each",
+		maxBytes: 300,
 		saves:    []save{{"a", 'x', false}, {"b", 'x', false}, {"a", 'y', false}, {"b", 'z', false}},
-		want:     map[string][]string{"a": {"v000002"}, "b": {"v000002"}},
+		want:     map[string][]string{"a": {"v000002"}, "b": {"v000002", "v000001"}},
 	}, {
 		name:     "unlimited",
 		maxBytes: -1,
@@ -128,44 +143,16 @@ func TestPruneMaxBytes(t *testing.T) {
 	}
 }
 
-func TestPruneKeepsSharedObjects(t *testing.T) {
-	s := openStore(t, &Options{KeepVersions: 1})
-	shared := []byte("shared content")
-	mustSave(t, s, "a", shared, false)
-	mustSave(t, s, "b", shared, false)
-	mustSave(t, s, "a", []byte("a's newer content"), false)
-	st, err := s.Prune()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// a's first version was dropped when its second was saved (KeepVersions
-	// holds at Save time); its object stays, since b still references it.
-	if vs, _ := s.List("a"); len(vs) != 1 || st.ObjectsRemoved != 0 {
-		t.Errorf("a has %d versions, Prune = %+v; want 1 version and no object removed (b still references it)", len(vs), st)
-	}
-	if _, data, err := s.Load("b", "v1"); err != nil || string(data) != string(shared) {
-		t.Fatalf("Load(b, v1) = %q, %v; want %q", data, err, shared)
-	}
-	mustSave(t, s, "b", []byte("b's newer content"), false)
-	if st, err = s.Prune(); err != nil || st.ObjectsRemoved != 1 {
-		t.Fatalf("Prune = %+v, %v; want the now unreferenced object removed", st, err)
-	}
-	if _, err := os.Stat(s.objectName(sumOf(shared))); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("unreferenced object still present: stat error = %v", err)
-	}
-	if got := countObjects(t, s); got != 2 {
-		t.Errorf("objects = %d, want 2", got)
-	}
-}
-
 func TestPruneRemovesLeftovers(t *testing.T) {
 	s := openStore(t, nil)
 	mustSave(t, s, "a", []byte("kept"), false)
 	orphan := []byte("written by a Save that died before its index line")
-	orphanName := s.objectName(sumOf(orphan))
+	orphanName := s.objectPath("a", sumOf(orphan))
+	legacy := filepath.Join(s.path(), "objects", sumOf(orphan)[:2], sumOf(orphan))
 	leftovers := []string{
 		orphanName,
-		filepath.Join(s.objectDir(sumOf(orphan)), ".tmp-123"),
+		legacy,
+		filepath.Join(filepath.Dir(orphanName), ".tmp-123"),
 		filepath.Join(s.path(), "index", ".tmp-456"),
 	}
 	for _, name := range leftovers {
@@ -183,10 +170,66 @@ func TestPruneRemovesLeftovers(t *testing.T) {
 			t.Errorf("%s survived Prune (stat error %v)", name, err)
 		}
 	}
-	if st.ObjectsRemoved != 1 || st.BytesRemoved != 2*int64(len(orphan)) {
-		t.Errorf("PruneStats = %+v, want 1 object and %d bytes removed", st, 2*len(orphan))
+	if st.ObjectsRemoved != 2 || st.BytesRemoved != 3*int64(len(orphan)) {
+		t.Errorf("PruneStats = %+v, want 2 objects and %d bytes removed", st, 3*len(orphan))
 	}
 	if _, data, err := s.Load("a", "v1"); err != nil || string(data) != "kept" {
 		t.Errorf("Load(a, v1) = %q, %v; want %q", data, err, "kept")
+	}
+}
+
+// TestOverCap checks that Saves report when the running total passes the
+// cap, that Prune resets it, and that a store whose newest versions alone
+// exceed the cap is not reported again at every Save.
+func TestOverCap(t *testing.T) {
+	s := openStore(t, &Options{MaxBytes: 250})
+	if s.OverCap() {
+		t.Fatal("OverCap() on a new store = true, want false")
+	}
+	fill := func(c byte) []byte { return []byte(strings.Repeat(string(c), 100)) }
+	mustSave(t, s, "a", fill('a'), false)
+	mustSave(t, s, "b", fill('b'), false)
+	if s.OverCap() {
+		t.Fatal("OverCap() at 200 of 250 bytes = true, want false")
+	}
+	mustSave(t, s, "a", fill('A'), false)
+	if !s.OverCap() {
+		t.Fatal("OverCap() at 300 of 250 bytes = false, want true")
+	}
+	if s.OverCap() {
+		t.Fatal("second OverCap() = true, want the report cleared")
+	}
+	st, err := s.Prune()
+	if err != nil || st.BytesKept != 200 {
+		t.Fatalf("Prune() = %+v, %v; want 200 bytes kept", st, err)
+	}
+	// Three files' newest versions: 300 bytes, over the cap for good.
+	mustSave(t, s, "c", fill('c'), false)
+	if !s.OverCap() {
+		t.Fatal("OverCap() at 300 of 250 bytes = false, want true")
+	}
+	if st, err := s.Prune(); err != nil || st.BytesKept != 300 || st.VersionsRemoved != 0 {
+		t.Fatalf("Prune() = %+v, %v; want 300 bytes kept, nothing removed", st, err)
+	}
+	mustSave(t, s, "d", nil, true)
+	mustSave(t, s, "c", fill('c'), false)
+	if s.OverCap() {
+		t.Fatal("OverCap() with no growth past what Prune could not remove = true, want false")
+	}
+}
+
+// TestTotalKeptWithoutCap checks that a store opened without a cap still
+// counts its bytes, so that opening it with a cap later sees them.
+func TestTotalKeptWithoutCap(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "history")
+	s := mustOpenAt(t, dir, &Options{MaxBytes: -1})
+	mustSave(t, s, "a", []byte(strings.Repeat("a", 300)), false)
+	if s.OverCap() {
+		t.Fatal("OverCap() without a cap = true, want false")
+	}
+	s2 := mustOpenAt(t, dir, &Options{MaxBytes: 250})
+	mustSave(t, s2, "b", []byte("b"), false)
+	if !s2.OverCap() {
+		t.Fatal("OverCap() at 301 of 250 bytes after saving without a cap = false, want true")
 	}
 }

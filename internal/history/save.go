@@ -7,8 +7,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"time"
 
@@ -29,13 +31,20 @@ const verifyLimit = 8 << 20
 // When Save returns nil the version is durable: the object and the index
 // line are fsynced, and so is the directory naming the object. The caller may
 // then replace or delete the file. On error nothing the caller can observe has
-// changed, though an unreferenced object may be left for Prune to remove.
+// changed, though an unreferenced object may be left for the next trim to
+// remove.
+//
+// If path then has more than KeepVersions versions, Save trims the oldest
+// from its index and removes the objects no kept version names (see the
+// package doc); a failure of that cleanup is not an error of Save, whose
+// version is already durable, and the next Save of path tries again.
 //
 // Save holds the store lock shared (so a concurrent Prune can neither delete
 // an object this version is about to reference nor rewrite the index under
-// it) and the path's lock exclusively while it assigns the next sequence
-// number and appends, so concurrent Saves of one path, in any process, get
-// distinct IDs.
+// it) and the path's lock exclusively while it writes the object, assigns
+// the next sequence number, appends and trims, so concurrent Saves of one
+// path, in any process, get distinct IDs and never remove each other's
+// objects.
 func (s *Store) Save(path string, content []byte, absent bool, sum string, meta Meta) (Version, error) {
 	fail := func(err error) (Version, error) { return Version{}, &Error{Op: "save", Path: path, Err: err} }
 	if err := checkPath(path); err != nil {
@@ -58,8 +67,26 @@ func (s *Store) Save(path string, content []byte, absent bool, sum string, meta 
 		return fail(err)
 	}
 	defer unlockStore()
+	unlock, err := s.lock(fileLock(path), false)
+	if err != nil {
+		return fail(err)
+	}
+	defer unlock()
+	// An absent version needs no object directory; a file that never
+	// had content gets none.
+	objs, err := s.objectDir(path, !absent)
+	if errors.Is(err, fs.ErrNotExist) && absent {
+		objs, err = nil, nil
+	}
+	if err != nil {
+		return fail(err)
+	}
+	if objs != nil {
+		defer objs.Close()
+	}
+	var added int64
 	if !absent {
-		if err := s.putObject(sum, content); err != nil {
+		if added, err = s.putObject(objs, sum, content); err != nil {
 			return fail(err)
 		}
 	}
@@ -74,29 +101,28 @@ func (s *Store) Save(path string, content []byte, absent bool, sum string, meta 
 	}
 	// The version is durable; retention of this file's versions follows.
 	// A failure to trim loses nothing and is retried by the next Save.
-	s.trim(path)
+	removed, _ := s.trim(path, objs)
+	s.account(added - removed)
 	return v, nil
 }
 
-// putObject makes objects/<sum[:2]>/<sum> hold content, durably.
-func (s *Store) putObject(sum string, content []byte) error {
-	// A missing fan-out directory is created durably (it and objects/
-	// fsynced) before anything is named in it.
-	dir, err := s.objects.Sub(sum[:2], true)
+// putObject makes <sum> in objs (the file's object directory) hold
+// content, durably. It returns the bytes it added to the store (0 when the
+// object was already there). The caller holds the file's lock, so no one
+// else writes objs meanwhile.
+func (s *Store) putObject(objs *statedir.Dir, sum string, content []byte) (int64, error) {
+	st, err := objs.Stat(sum)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	defer dir.Close()
-	if st, err := dir.Stat(sum); err != nil {
-		return err
-	} else if st.Exists {
+	if st.Exists {
 		if st.Regular() && st.Size == int64(len(content)) &&
-			(len(content) > verifyLimit || sameContent(dir, sum, content)) {
+			(len(content) > verifyLimit || sameContent(objs, sum, content)) {
 			// The object may have been renamed into place by a Save that
 			// died before its directory fsync; without this fsync the
 			// version we are about to record could point at a name a power
 			// loss takes away. Once done, this Store need not repeat it.
-			return s.syncEntry(dir, sum, st.Ino)
+			return 0, s.syncEntry(objs, sum, st.Ino)
 		}
 		// The name holds other bytes: either the object was damaged, and
 		// we replace it with the good content we hold, or sum is not the
@@ -104,61 +130,68 @@ func (s *Store) putObject(sum string, content []byte) error {
 		// other versions reference. This path is rare, so hashing is
 		// affordable here.
 		if h := sha256.Sum256(content); hex.EncodeToString(h[:]) != sum {
-			return fmt.Errorf("%w: sha256 %s was given for content whose sha256 is %s", ErrInvalid, sum, hex.EncodeToString(h[:]))
+			return 0, fmt.Errorf("%w: sha256 %s was given for content whose sha256 is %s", ErrInvalid, sum, hex.EncodeToString(h[:]))
 		}
 	}
 	// Write a temp file next to the object (O_EXCL, random name), so the
 	// object's name only ever points to complete, fsynced bytes.
-	if err := s.fault("create", dir.Name()); err != nil {
-		return err
+	if err := s.fault("create", objs.Name()); err != nil {
+		return 0, err
 	}
-	f, tmp, err := dir.CreateTemp(".tmp-")
+	f, tmp, err := objs.CreateTemp(".tmp-")
 	if err != nil {
-		return err
+		return 0, err
 	}
 	ok := false
 	defer func() {
 		if !ok {
 			f.Close()
-			dir.Remove(tmp)
+			objs.Remove(tmp)
 		}
 	}()
-	if err := s.fault("write", dir.Join(tmp)); err != nil {
-		return err
+	if err := s.fault("write", objs.Join(tmp)); err != nil {
+		return 0, err
 	}
 	if _, err := f.Write(content); err != nil {
-		return err
+		return 0, err
 	}
 	// Objects are never modified in place; read-only says so.
 	if err := f.Chmod(0o444); err != nil {
-		return err
+		return 0, err
 	}
 	// Without this fsync the rename below could reach the disk before the
 	// data, and a crash would leave the object's name on a short or empty file.
-	if err := s.fault("fsync", dir.Join(tmp)); err != nil {
-		return err
+	if err := s.fault("fsync", objs.Join(tmp)); err != nil {
+		return 0, err
 	}
 	if err := f.Sync(); err != nil {
-		return err
+		return 0, err
 	}
 	if err := f.Close(); err != nil {
-		return err
+		return 0, err
 	}
-	// Rename, not link: a concurrent Save of the same content writes the
-	// same bytes, so replacing is harmless, and it also repairs a damaged object.
-	if err := s.fault("rename", dir.Join(tmp)); err != nil {
-		return err
+	// Rename, not link: it also repairs a damaged object (or a symlink or
+	// other entry planted under the object's name, which rename replaces
+	// without following).
+	if err := s.fault("rename", objs.Join(tmp)); err != nil {
+		return 0, err
 	}
-	if err := dir.Rename(tmp, sum); err != nil {
-		return err
+	if err := objs.Rename(tmp, sum); err != nil {
+		return 0, err
 	}
 	ok = true
 	// Make the new name durable before the index refers to it.
-	st, err := dir.Stat(sum)
+	nst, err := objs.Stat(sum)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	return s.syncEntry(dir, sum, st.Ino)
+	if err := s.syncEntry(objs, sum, nst.Ino); err != nil {
+		return 0, err
+	}
+	if st.Exists {
+		return int64(len(content)) - st.Size, nil
+	}
+	return int64(len(content)), nil
 }
 
 // syncEntry fsyncs dir, which holds name, unless this Store already did so
@@ -190,16 +223,12 @@ func sameContent(dir *statedir.Dir, name string, content []byte) bool {
 	return err == io.ErrUnexpectedEOF && n == len(content) && bytes.Equal(got[:n], content)
 }
 
-// append adds one line to path's index under the path's lock. line is called
-// with the highest version sequence number in the index (0 for none) and
-// returns the JSON to append. A torn last line left by a crash is cut off
-// first. With durable set the index file and its directory are fsynced.
+// append adds one line to path's index. The caller holds the path's lock.
+// line is called with the highest version sequence number in the index (0
+// for none) and returns the JSON to append. A torn last line left by a crash
+// is cut off first. With durable set the index file and its directory are
+// fsynced.
 func (s *Store) append(path string, line func(last uint64) ([]byte, error), durable bool) error {
-	unlock, err := s.lock(fileLock(path), false)
-	if err != nil {
-		return err
-	}
-	defer unlock()
 	name := indexName(path)
 	f, err := s.index.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
@@ -314,7 +343,7 @@ func scanTail(f *os.File) (last uint64, good, size int64, err error) {
 // SetLedgerSeq records the sequence number of the ledger record that
 // describes the commit which displaced version id of path. The ledger record
 // is written after the commit, so this is a separate, later step: it appends
-// an annotation line to the index (which Prune later folds into the version
+// an annotation line to the index (which the next trim folds into the version
 // line). The line is not fsynced: it only links history to the ledger, whose
 // own record is the authority, and the next Save of the path fsyncs it anyway.
 // An id newer than the path's newest version gives an error wrapping
@@ -335,6 +364,12 @@ func (s *Store) SetLedgerSeq(path, id string, seq uint64) error {
 		return fail(err)
 	}
 	defer unlockStore()
+	// The path's lock: appends and trims of one index are serialised.
+	unlock, err := s.lock(fileLock(path), false)
+	if err != nil {
+		return fail(err)
+	}
+	defer unlock()
 	if st, err := s.index.Stat(indexName(path)); err != nil {
 		return fail(err)
 	} else if !st.Exists {

@@ -1,0 +1,218 @@
+//go:build unix
+
+package history
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/editguard/editguard/internal/atomicfile"
+	"github.com/editguard/editguard/internal/statedir"
+)
+
+// trim applies KeepVersions to path's index and removes the objects in objs
+// (path's object directory, nil if it has none) that no kept version names,
+// with temp files left by Saves that died. The caller holds the store lock
+// shared and path's lock, so no one else writes the index or objs meanwhile.
+// It reads only this file's index and objects, so its cost does not grow
+// with the number of files. To spare a rewrite (two fsyncs) on every Save,
+// the index may grow a quarter past KeepVersions before it is cut back to
+// KeepVersions. It returns the bytes removed.
+//
+// The index is replaced durably (temporary file, fsync, rename, directory
+// fsync) before any object is removed, so a crash never leaves a version
+// naming a removed object; at worst unreferenced objects remain until the
+// next trim. An index with an undecodable line is left for a person, as
+// Prune leaves it.
+func (s *Store) trim(path string, objs *statedir.Dir) (int64, error) {
+	limit := s.keep + s.keep/4
+	name := indexName(path)
+	data, err := s.index.ReadFile(name)
+	if err != nil {
+		return 0, err
+	}
+	if bytes.Count(data, []byte("\n")) <= limit {
+		return 0, nil // annotations count too: an upper bound on versions
+	}
+	vs, bad := parseIndex(data, "")
+	if bad > 0 {
+		return 0, nil
+	}
+	mine := 0
+	for _, v := range vs {
+		if v.Path == path {
+			mine++
+		}
+	}
+	if mine <= limit {
+		return 0, nil
+	}
+	drop := mine - s.keep
+	var buf bytes.Buffer
+	refs := make(map[string]bool)
+	for _, v := range vs {
+		// Lines of another path (a 128-bit key collision) are kept.
+		if v.Path == path && drop > 0 {
+			drop--
+			continue
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return 0, err
+		}
+		buf.Write(b)
+		buf.WriteByte('\n')
+		if !v.Absent {
+			refs[v.SHA256] = true
+		}
+	}
+	if err := s.index.WriteFile(name, buf.Bytes(), 0o644); err != nil {
+		return 0, err
+	}
+	// WriteFile fsynced the directory: the new index's name is durable.
+	if st, err := s.index.Stat(name); err == nil && st.Exists {
+		s.durable.Store(s.index.Join(name), st.Ino)
+	}
+	if objs == nil {
+		return 0, nil // path never had content
+	}
+	return removeUnreferenced(objs, refs, nil)
+}
+
+// removeUnreferenced removes from dir the objects that refs does not name
+// and protected does not list, and every temp file; the caller holds the
+// lock that keeps writers of dir out. It returns the bytes removed.
+func removeUnreferenced(dir *statedir.Dir, refs, protected map[string]bool) (int64, error) {
+	ents, err := dir.ReadDir()
+	if err != nil {
+		return 0, err
+	}
+	var removed int64
+	for _, e := range ents {
+		n := e.Name()
+		if !strings.HasPrefix(n, ".tmp-") && (!validSum(n) || refs[n] || protected[n]) {
+			continue
+		}
+		st, err := dir.Stat(n)
+		if err != nil || !st.Regular() {
+			continue // not ours: leave it alone
+		}
+		if err := dir.Remove(n); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			return removed, err
+		}
+		removed += st.Size
+	}
+	return removed, nil
+}
+
+// The running total of object bytes is kept in the file "total" as two
+// decimal numbers: the total, and the floor, the total Prune left when it
+// could not get under the cap (else 0). It is updated in place under
+// locks/total.lock and never fsynced: a total lost or skewed by a crash
+// only moves the next Prune, which recomputes it exactly.
+const (
+	totalName = "total"
+	totalLock = "total.lock"
+)
+
+func (s *Store) lockTotal() (func() error, error) { return s.lock(totalLock, false) }
+
+// initTotal makes a new store's total 0. A store that has objects but no
+// total was written before the running total existed: the first Save asks
+// for a Prune, which computes it (and moves old objects to their files).
+func (s *Store) initTotal() error {
+	if st, err := s.dir.Stat(totalName); err != nil || st.Exists {
+		return err
+	}
+	ents, err := s.objects.ReadDir()
+	if err != nil {
+		return err
+	}
+	if len(ents) > 0 {
+		s.overCap.Store(true)
+		return nil
+	}
+	unlock, err := s.lockTotal()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if st, err := s.dir.Stat(totalName); err != nil || st.Exists {
+		return err
+	}
+	return s.dir.WriteFile(totalName, formatTotal(0, 0), 0o644)
+}
+
+func formatTotal(total, floor int64) []byte {
+	return fmt.Appendf(nil, "%020d %020d\n", total, floor)
+}
+
+// account adds delta to the running total and notes when it passed the
+// cap: above MaxBytes, and above the floor Prune last left by a sixteenth of
+// MaxBytes, so that a store whose newest versions alone exceed the cap is
+// not pruned at every Save. The total is kept even without a cap, so that
+// it is right when the store is opened with one. Errors are dropped: the
+// total is a hint.
+func (s *Store) account(delta int64) {
+	if delta == 0 {
+		return
+	}
+	unlock, err := s.lockTotal()
+	if err != nil {
+		return
+	}
+	defer unlock()
+	f, err := s.dir.OpenFile(totalName, os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		s.overCap.Store(true) // no total yet: Prune makes one
+		return
+	}
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	buf := make([]byte, 64)
+	n, _ := f.ReadAt(buf, 0)
+	var total, floor int64
+	if _, err := fmt.Sscanf(string(buf[:n]), "%d %d", &total, &floor); err != nil {
+		s.overCap.Store(true)
+		return
+	}
+	total = max(0, total+delta)
+	f.WriteAt(formatTotal(total, floor), 0)
+	if s.maxBytes >= 0 && total > max(s.maxBytes, floor+s.maxBytes/16) {
+		s.overCap.Store(true)
+	}
+}
+
+// OverCap reports whether a Save of this Store found the running total of
+// object bytes over MaxBytes (or found no total, in a store written before
+// it was kept) since the last call, and clears the report. The caller then
+// runs Prune, outside any commit's critical section.
+func (s *Store) OverCap() bool { return s.overCap.Swap(false) }
+
+// writeTotal records the total Prune computed.
+func (s *Store) writeTotal(total int64) error {
+	unlock, err := s.lockTotal()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	floor := int64(0)
+	if s.maxBytes >= 0 && total > s.maxBytes {
+		floor = total
+	}
+	return s.dir.WriteFile(totalName, formatTotal(total, floor), 0o644)
+}
+
+func isTemp(name string) bool {
+	return strings.HasPrefix(name, ".tmp-") || atomicfile.IsTemp(name)
+}
