@@ -244,6 +244,9 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 			Path: t.resolved, SHA256: res.SHA256, Size: res.SizeBytes, MtimeMS: res.MtimeMS,
 			FullRead: true, CapturedAt: time.Now(), Encoding: encodingToRemember(enc, pl.encoding),
 		})
+		if err == nil {
+			s.remember(res.SHA256, pl.data)
+		}
 	}
 	if err != nil {
 		res.warn("the session could not record the change as read (%v): read the file before changing it again", err)

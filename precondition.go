@@ -68,6 +68,9 @@ func (s *Session) check(t *target, pre *Precondition, obs *observation, wholeFil
 		return nil, e
 	}
 	if err := compareBaseline(path, &b, obs); err != nil {
+		if err.Details["reason"] == ReasonModified {
+			s.staleChanges(t, &b, obs, err)
+		}
 		return &b, err
 	}
 	if wholeFile && !b.FullRead {
@@ -79,7 +82,7 @@ func (s *Session) check(t *target, pre *Precondition, obs *observation, wholeFil
 	return &b, nil
 }
 
-func compareBaseline(path string, b *Baseline, obs *observation) error {
+func compareBaseline(path string, b *Baseline, obs *observation) *Error {
 	var reason string
 	switch {
 	case !obs.stat.Exists:

@@ -2,6 +2,7 @@ package editguard
 
 import (
 	"context"
+	"io"
 	"strings"
 	"time"
 
@@ -24,6 +25,11 @@ type ReadOptions struct {
 	// arguments, a read holds no more than these and a buffer, for a file
 	// of any size. Tools that answer a model pass far smaller caps.
 	MaxBytes, MaxLineBytes int
+	// LineCost is counted toward MaxBytes for every line returned, in
+	// addition to its bytes: the width of what a tool adds to each line
+	// (a line-number prefix), so that the rendered read keeps within
+	// MaxBytes.
+	LineCost int
 }
 
 // ReadResult is a file's text as the agent sees it: UTF-8, LF line endings.
@@ -102,7 +108,7 @@ func (s *Session) Read(ctx context.Context, p string, opts *ReadOptions) (*ReadR
 		return nil, err
 	}
 	// The decoded text is UTF-8 with LF: the same selection and caps apply.
-	sel, err := streamLines(strings.NewReader(doc.Text), o.Offset, o.Limit, readCaps{bytes: o.MaxBytes, line: o.MaxLineBytes})
+	sel, err := streamLines(strings.NewReader(doc.Text), o.Offset, o.Limit, readCaps{bytes: o.MaxBytes, line: o.MaxLineBytes, perLine: o.LineCost})
 	if err != nil {
 		return nil, ioError(p, err)
 	}
@@ -128,6 +134,9 @@ func (s *Session) Read(ctx context.Context, p string, opts *ReadOptions) (*ReadR
 		Path: t.resolved, SHA256: obs.sum, Size: obs.stat.Size, MtimeMS: obs.mtimeMS(),
 		FullRead: full, CapturedAt: time.Now(), Encoding: explicitEncoding(o.Encoding, doc),
 	})
+	if err == nil {
+		s.remember(obs.sum, obs.data)
+	}
 	return res, err
 }
 
@@ -151,7 +160,15 @@ func (s *Session) readPart(t *target, p string, o *ReadOptions) (*ReadResult, er
 		return nil, notAFile(p, obs)
 	}
 	defer f.Close()
-	sr, err := streamLines(f, o.Offset, o.Limit, readCaps{bytes: o.MaxBytes, line: o.MaxLineBytes})
+	// A file small enough is kept whole as it streams by, for the session
+	// to show what changed since this read (see remember).
+	var kept *cappedBuffer
+	var r io.Reader = f
+	if st.Size <= seenFileMax {
+		kept = &cappedBuffer{max: seenFileMax}
+		r = io.TeeReader(f, kept)
+	}
+	sr, err := streamLines(r, o.Offset, o.Limit, readCaps{bytes: o.MaxBytes, line: o.MaxLineBytes, perLine: o.LineCost})
 	if err == errNotPlainText {
 		return nil, err
 	}
@@ -176,6 +193,9 @@ func (s *Session) readPart(t *target, p string, o *ReadOptions) (*ReadResult, er
 		Path: t.resolved, SHA256: sr.sum, Size: sr.size, MtimeMS: res.MtimeMS,
 		FullRead: sr.full, CapturedAt: time.Now(),
 	})
+	if err == nil && kept != nil && !kept.over {
+		s.remember(sr.sum, kept.buf.Bytes())
+	}
 	return res, err
 }
 

@@ -35,6 +35,7 @@ type streamed struct {
 // text in all, and bytes of one line. Zero means no cap.
 type readCaps struct {
 	bytes, line int
+	perLine     int // counted toward bytes for each line kept
 }
 
 // streamLines reads r to the end, hashing every byte, and keeps only lines
@@ -76,10 +77,11 @@ func streamLines(r io.Reader, offset, limit int, caps readCaps) (*streamed, erro
 		lineFull bool  // the current line reached the line cap
 		length   int64 // bytes of the current line
 		selected bool  // the current line is selected
+		nsel     int   // lines kept
 	)
 	startLine := func() {
 		selected = line >= first && (limit == 0 || line < first+limit) && out.next == 0
-		if selected && caps.bytes > 0 && sel.Len() >= caps.bytes {
+		if selected && caps.bytes > 0 && sel.Len()+nsel*caps.perLine >= caps.bytes {
 			out.next, selected = line, false
 		}
 		kept, length, lineFull = 0, 0, false
@@ -109,6 +111,7 @@ func streamLines(r io.Reader, offset, limit int, caps readCaps) (*streamed, erro
 		}
 		if selected {
 			sel.WriteByte('\n')
+			nsel++
 		}
 	}
 	startLine()
@@ -248,3 +251,21 @@ func (c *utf8Check) Write(p []byte) (int, error) {
 }
 
 func (c *utf8Check) ok() bool { return !c.bad && c.n == 0 }
+
+// cappedBuffer keeps what is written to it up to max bytes; past that it
+// drops everything and notes that it overflowed.
+type cappedBuffer struct {
+	buf  bytes.Buffer
+	max  int
+	over bool
+}
+
+func (c *cappedBuffer) Write(p []byte) (int, error) {
+	if !c.over && c.buf.Len()+len(p) <= c.max {
+		c.buf.Write(p)
+	} else if !c.over {
+		c.over = true
+		c.buf = bytes.Buffer{}
+	}
+	return len(p), nil
+}

@@ -39,6 +39,8 @@ type Session struct {
 
 	mu        sync.Mutex
 	baselines map[string]Baseline
+
+	seen seenCache // what an in-memory session last read of each file
 }
 
 // Approver decides whether a previewed change may be committed. Approve is

@@ -1,0 +1,69 @@
+package editguard
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/editguard/editguard/internal/textcodec"
+	"github.com/editguard/editguard/internal/udiff"
+)
+
+// StaleDiffMax bounds the diff a STALE_FILE error carries in
+// details.changes, in bytes. A larger change is described by the line
+// ranges it touches (details.changed_lines) instead.
+const StaleDiffMax = 3000
+
+// staleChanges adds to e, a STALE_FILE error for a file that was modified
+// since the session's last read b, what changed: the unified diff from the
+// text the session last read (or wrote) to the text on disk now, when the
+// session still holds the former (see remember) and the diff fits in
+// StaleDiffMax. Having been shown the whole change, the agent knows the
+// current content as well as a read would have told it, so the baseline
+// moves to the current content: the agent can redo its change at once, on
+// top of what is there now. Otherwise the error gives the changed line
+// ranges, or says why it cannot, and the agent reads again.
+//
+// The caller holds the file's lock; obs is what is on disk now.
+func (s *Session) staleChanges(t *target, b *Baseline, obs *observation, e *Error) {
+	old, ok := s.recall(b.SHA256)
+	if !ok {
+		e.Details["changes_unavailable"] = "the content of your last read is not kept (too large, or read elsewhere)"
+		return
+	}
+	if len(obs.data) > seenFileMax {
+		e.Details["changes_unavailable"] = "the file is now too large to compare"
+		return
+	}
+	oldDoc, err1 := textcodec.Decode(old, b.Encoding)
+	newDoc, err2 := textcodec.Decode(obs.data, b.Encoding)
+	if err1 != nil || err2 != nil {
+		e.Details["changes_unavailable"] = "the file no longer decodes as text in its encoding"
+		return
+	}
+	d := udiff.Unified("a/"+t.path+" (your last read)", oldDoc.Text, "b/"+t.path+" (now)", newDoc.Text)
+	if d == "" {
+		// Same text, other bytes: line endings, BOM or encoding changed.
+		e.Details["changes_unavailable"] = "only the bytes changed, not the text (line endings, byte order mark or encoding)"
+		return
+	}
+	stats := udiff.Count(d)
+	e.Details["changes_summary"] = stats.String()
+	if len(d) > StaleDiffMax {
+		e.Details["changed_lines"] = udiff.NewRanges(d, 20)
+		e.RecoveryHint = fmt.Sprintf("the change is too large to show here: call read_file on %s (at least the changed lines), then redo your change on top of what it holds now", t.path)
+		return
+	}
+	e.Details["changes"] = d
+	nb := Baseline{
+		Path: t.resolved, SHA256: obs.sum, Size: obs.stat.Size, MtimeMS: obs.mtimeMS(),
+		FullRead: b.FullRead, CapturedAt: time.Now(), Encoding: b.Encoding,
+	}
+	if s.setBaseline(t.lexical, nb) != nil {
+		e.RecoveryHint = fmt.Sprintf("call read_file on %s, then redo the change on top of what it holds now", t.path)
+		return
+	}
+	s.remember(obs.sum, obs.data)
+	e.Details["baseline_updated"] = true
+	e.Message = "file changed since your last read; details.changes shows how"
+	e.RecoveryHint = "look at the changes, then redo your change on top of the file as it is now (your read now covers it, so read_file is not needed)"
+}
