@@ -3,7 +3,6 @@ package editguard
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 
 	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/textcodec"
@@ -47,15 +46,42 @@ func (w *Workspace) History(p string) ([]Version, error) {
 // load returns a version's metadata and bytes.
 func (w *Workspace) loadVersion(p, resolved, id string) (history.Version, []byte, error) {
 	v, data, err := w.hist.Load(resolved, id)
-	if errors.Is(err, fs.ErrNotExist) {
-		e := newError(CodeNotFound, p, fmt.Sprintf("no version %q in the file's history", id), "list versions with file_history", err)
-		e.Details["version"] = id
-		return v, nil, e
+	if errors.Is(err, history.ErrNoVersion) || errors.Is(err, history.ErrInvalid) {
+		return v, nil, w.unknownVersion(p, resolved, id, err)
 	}
 	if err != nil {
 		return v, nil, newError(CodeIO, p, err.Error(), "", err)
 	}
 	return v, data, nil
+}
+
+// knownVersion fails with unknownVersion's error unless id names a version
+// of the file at resolved.
+func (w *Workspace) knownVersion(p, resolved, id string) error {
+	_, err := w.hist.Get(resolved, id)
+	if errors.Is(err, history.ErrNoVersion) || errors.Is(err, history.ErrInvalid) {
+		return w.unknownVersion(p, resolved, id, err)
+	}
+	return nil // other failures are reported by the load itself
+}
+
+// unknownVersion is the error for a version id the file's history does
+// not hold: INVALID_ARGUMENT, with the newest ids it does hold.
+func (w *Workspace) unknownVersion(p, resolved, id string, err error) *Error {
+	vs, _ := w.hist.List(resolved)
+	ids := []string{}
+	for _, v := range vs[:min(len(vs), 10)] {
+		ids = append(ids, v.ID)
+	}
+	msg := fmt.Sprintf("no version %q in the history of %s", id, p)
+	hint := "this file has no earlier versions"
+	if len(ids) > 0 {
+		hint = "use one of the versions listed (newest first; file_history, or editguard history, lists them all)"
+	}
+	e := newError(CodeInvalidArgument, p, msg, hint, err)
+	e.Details["version"] = id
+	e.Details["versions"] = ids
+	return e
 }
 
 // VersionDiff returns a unified diff from a history version to the current

@@ -94,8 +94,10 @@ func TestRestoreRefusedWhenStale(t *testing.T) {
 	if _, err := w.NewSession("other").Restore(ctx, "f.txt", vs[0].ID, nil); !errors.Is(err, editguard.ErrNotRead) {
 		t.Fatalf("Restore() without read error = %v, want NOT_READ", err)
 	}
-	if _, err := s.Restore(ctx, "f.txt", "v999", nil); !errors.Is(err, editguard.ErrNotFound) && !errors.Is(err, editguard.ErrStaleFile) {
-		t.Fatalf("Restore(unknown) error = %v", err)
+	_, err = s.Restore(ctx, "f.txt", "v999", nil)
+	var e *editguard.Error
+	if !errors.As(err, &e) || e.Code != editguard.CodeInvalidArgument || len(e.Details["versions"].([]string)) != len(vs) {
+		t.Fatalf("Restore(unknown) error = %v, want INVALID_ARGUMENT listing the %d versions", err, len(vs))
 	}
 }
 

@@ -69,7 +69,7 @@ func (s *Session) check(t *target, pre *Precondition, obs *observation, wholeFil
 	}
 	if err := compareBaseline(path, &b, obs); err != nil {
 		if err.Details["reason"] == ReasonModified {
-			s.staleChanges(t, &b, obs, err)
+			s.staleChanges(t, &b, obs, wholeFile, err)
 		}
 		return &b, err
 	}

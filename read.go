@@ -2,6 +2,7 @@ package editguard
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"strings"
 	"time"
@@ -112,6 +113,9 @@ func (s *Session) Read(ctx context.Context, p string, opts *ReadOptions) (*ReadR
 	if err != nil {
 		return nil, ioError(p, err)
 	}
+	if err := pastEnd(p, o.Offset, sel.total); err != nil {
+		return nil, err
+	}
 	full := sel.full
 	res := &ReadResult{
 		Path:       p,
@@ -175,6 +179,9 @@ func (s *Session) readPart(t *target, p string, o *ReadOptions) (*ReadResult, er
 	if err != nil {
 		return nil, ioError(p, err)
 	}
+	if err := pastEnd(p, o.Offset, sr.total); err != nil {
+		return nil, err
+	}
 	// Size and hash describe the bytes read; the mtime is taken after
 	// them, so a rewrite during the read shows as a newer mtime, never as
 	// a size that disagrees with the content.
@@ -197,6 +204,19 @@ func (s *Session) readPart(t *target, p string, o *ReadOptions) (*ReadResult, er
 		s.remember(sr.sum, kept.buf.Bytes())
 	}
 	return res, err
+}
+
+// pastEnd refuses an offset after the last line (offset 1 of an empty file
+// is the whole of it), so that a read past the end is never mistaken for
+// an empty one. Nothing is recorded as read.
+func pastEnd(p string, offset, total int) error {
+	if offset <= 1 || offset <= total {
+		return nil
+	}
+	e := newError(CodeInvalidArgument, p, fmt.Sprintf("offset %d is past the end of the file, which has %d lines", offset, total),
+		fmt.Sprintf("read from an offset between 1 and %d", max(total, 1)), nil)
+	e.Details["total_lines"] = total
+	return e
 }
 
 func isUTF8Name(enc string) bool {

@@ -29,6 +29,15 @@ func (s *Session) Restore(ctx context.Context, p, version string, opts *RestoreO
 	if version == "" {
 		return nil, newError(CodeInvalidArgument, p, "version is empty", "list versions with file_history", nil)
 	}
+	// An unknown version is a bad argument whatever the file's state: say
+	// so before any check of the file.
+	if t, err := s.w.openTarget(p); err == nil {
+		err := s.w.knownVersion(p, t.resolved, version)
+		t.close()
+		if err != nil {
+			return nil, err
+		}
+	}
 	return s.mutate(ctx, &change{
 		tool: "restore_file", path: p, pre: o.Precondition, dryRun: o.DryRun, wholeFile: true,
 		args: restoreArgs(p, version, &o),

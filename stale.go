@@ -20,11 +20,15 @@ const StaleDiffMax = 3000
 // StaleDiffMax. Having been shown the whole change, the agent knows the
 // current content as well as a read would have told it, so the baseline
 // moves to the current content: the agent can redo its change at once, on
-// top of what is there now. Otherwise the error gives the changed line
-// ranges, or says why it cannot, and the agent reads again.
+// top of what is there now. The new baseline counts as a partial read,
+// though: an edit (anchored on text) can be redone at once, but a
+// whole-file write composed before the change would silently revert it if
+// simply sent again, so it needs a full read first. Otherwise the error
+// gives the changed line ranges, or says why it cannot, and the agent
+// reads again.
 //
 // The caller holds the file's lock; obs is what is on disk now.
-func (s *Session) staleChanges(t *target, b *Baseline, obs *observation, e *Error) {
+func (s *Session) staleChanges(t *target, b *Baseline, obs *observation, wholeFile bool, e *Error) {
 	old, ok := s.recall(b.SHA256)
 	if !ok {
 		e.Details["changes_unavailable"] = "the content of your last read is not kept (too large, or read elsewhere)"
@@ -56,7 +60,7 @@ func (s *Session) staleChanges(t *target, b *Baseline, obs *observation, e *Erro
 	e.Details["changes"] = d
 	nb := Baseline{
 		Path: t.resolved, SHA256: obs.sum, Size: obs.stat.Size, MtimeMS: obs.mtimeMS(),
-		FullRead: b.FullRead, CapturedAt: time.Now(), Encoding: b.Encoding,
+		FullRead: false, CapturedAt: time.Now(), Encoding: b.Encoding,
 	}
 	if s.setBaseline(t.lexical, nb) != nil {
 		e.RecoveryHint = fmt.Sprintf("call read_file on %s, then redo the change on top of what it holds now", t.path)
@@ -64,6 +68,9 @@ func (s *Session) staleChanges(t *target, b *Baseline, obs *observation, e *Erro
 	}
 	s.remember(obs.sum, obs.data)
 	e.Details["baseline_updated"] = true
-	e.Message = "file changed since your last read; details.changes shows how"
-	e.RecoveryHint = "look at the changes, then redo your change on top of the file as it is now (your read now covers it, so read_file is not needed)"
+	e.Message = "file changed since your last read; the changes are shown"
+	e.RecoveryHint = "look at the changes, then redo your edit on top of the file as it is now (your read now covers them, so edit_file needs no new read)"
+	if wholeFile {
+		e.RecoveryHint = fmt.Sprintf("look at the changes: to keep them, redo your change with edit_file (no new read needed), or call read_file on %s before writing the whole file again", t.path)
+	}
 }

@@ -139,3 +139,29 @@ func TestStaleUnavailable(t *testing.T) {
 		t.Fatalf("details = %v, want changes_unavailable", e.Details)
 	}
 }
+
+// TestStaleWholeFileWriteNeedsRead: after the diff, a whole-file write sent
+// again would revert the change it shows, so it still needs a full read.
+func TestStaleWholeFileWriteNeedsRead(t *testing.T) {
+	ctx := context.Background()
+	w, dir := newWorkspace(t)
+	writeFile(t, dir, "a.txt", "one\n")
+	s := w.NewSession("agent")
+	if _, err := s.Read(ctx, "a.txt", nil); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "a.txt", "ONE\n")
+	_, err := s.Write(ctx, "a.txt", "mine\n", nil)
+	if e := staleErr(t, err); e.Details["changes"] == nil || !strings.Contains(e.RecoveryHint, "read_file") {
+		t.Fatalf("details = %v, hint %q; want the changes and a read asked for the write", e.Details, e.RecoveryHint)
+	}
+	if _, err := s.Write(ctx, "a.txt", "mine\n", nil); errorCode(err) != editguard.CodeNotRead {
+		t.Fatalf("write sent again: %v, want NOT_READ", err)
+	}
+	if got := readFile(t, dir, "a.txt"); got != "ONE\n" {
+		t.Fatalf("a.txt = %q, want the other writer's content", got)
+	}
+	if _, err := s.Edit(ctx, "a.txt", []editguard.Edit{{OldString: "ONE", NewString: "mine"}}, nil); err != nil {
+		t.Fatalf("edit after the diff: %v", err)
+	}
+}

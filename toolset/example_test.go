@@ -66,7 +66,8 @@ func Example() {
 	// restore_file readOnly=false
 	// begin_turn readOnly=false
 	// edit_file failed: NOT_READ; hint: call read_file on greet.go first, then redo the change
+	// greet.go: all 2 lines, 33 bytes, sha256 60f3d77b94baccef143f5f5cee7e795202b779a9c0eb4062ad4a12fe0cda24db
 	//      1	package greet
 	//      2	const Hello = "hi"
-	// Edited greet.go (36 bytes, sha256 3d2fcdd5d9c45c5d2c994ab9321e5d9f4ac2581d079efddca5b244ec43f8d151).
+	// Edited greet.go: +1 -1 lines in 1 hunk; now 36 bytes, sha256 3d2fcdd5d9c45c5d2c994ab9321e5d9f4ac2581d079efddca5b244ec43f8d151.
 }

@@ -1,71 +1,122 @@
 package toolset
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/editguard/editguard"
+	"github.com/editguard/editguard/internal/udiff"
 )
 
-// numberLines renders a read the way cat -n does: the line number right
-// aligned in six columns, a TAB, the line. first is the number of the first
-// line in res.Content. Lines longer than MaxLineLength characters are cut
-// with a marker; a note at the end says how to read on when the read did not
-// reach the end of the file.
-func numberLines(res *editguard.ReadResult, first int) string {
+// What a model sees is bounded in characters, since that is what agent
+// clients limit: Claude Code moves a tool result over about 50,000
+// characters into a file and shows the model a preview, and Codex cuts the
+// middle out of long outputs. The budgets keep every result inline.
+const (
+	// ReadBudget is about the most characters read_file's text holds when
+	// the call gives no limit: the header, the numbered lines and the
+	// note on how to read on. The lines end at a line boundary.
+	ReadBudget = 25000
+	// DiffBudget is about the most characters of diff a change's result
+	// shows the model; a longer diff is cut after whole hunks, with a note
+	// of what was left out. The person approving a change sees all of it.
+	DiffBudget = 4000
+	// lineNumberWidth is what numberLines adds to each line: six columns
+	// and a TAB.
+	lineNumberWidth = 7
+)
+
+// readHeader is the first line of read_file's text: the path, which lines
+// are shown, the file's SHA-256, and how the file differs from plain UTF-8
+// with LF line endings, if it does.
+func readHeader(res *editguard.ReadResult, first, last int) string {
 	var b strings.Builder
+	b.WriteString(res.Path)
+	switch {
+	case res.TotalLines == 0:
+		b.WriteString(": empty file")
+	case last < first:
+		fmt.Fprintf(&b, ": no lines shown, the file has %d", res.TotalLines)
+	case first == 1 && last == res.TotalLines:
+		fmt.Fprintf(&b, ": all %d lines", res.TotalLines)
+	case first == last:
+		fmt.Fprintf(&b, ": line %d of %d", first, res.TotalLines)
+	default:
+		fmt.Fprintf(&b, ": lines %d-%d of %d", first, last, res.TotalLines)
+	}
+	fmt.Fprintf(&b, ", %d bytes, sha256 %s", res.SizeBytes, res.SHA256)
+	var notes []string
+	if res.Encoding != "" && res.Encoding != "utf-8" {
+		notes = append(notes, "encoding "+res.Encoding)
+	}
+	if res.BOM {
+		notes = append(notes, "byte order mark")
+	}
+	switch res.LineEnding {
+	case "crlf":
+		notes = append(notes, "CRLF line endings, shown as LF; edits keep CRLF")
+	case "mixed":
+		notes = append(notes, "mixed LF and CRLF line endings, shown as LF")
+	}
+	if len(notes) > 0 {
+		b.WriteString(" (" + strings.Join(notes, ", ") + ")")
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// numberLines renders a read: the header line, then each line the way cat
+// -n shows it (the number right-aligned in six columns, a TAB, the line),
+// then, when the read did not reach the end of the file, where to go on.
+// first is the number of the first line in res.Content. Lines the read cut
+// carry the core's marker.
+func numberLines(res *editguard.ReadResult, first int) string {
 	text := strings.TrimSuffix(res.Content, "\n")
 	n := 0
 	if res.Content != "" {
-		for line := range strings.SplitSeq(text, "\n") {
-			fmt.Fprintf(&b, "%6d\t%s\n", first+n, cutLine(line))
-			n++
-		}
+		n = strings.Count(text, "\n") + 1
 	}
 	last := first + n - 1
+	var b strings.Builder
+	b.Grow(len(res.Content) + n*lineNumberWidth + 512)
+	b.WriteString(readHeader(res, first, last))
+	if n > 0 {
+		i := first
+		for line := range strings.SplitSeq(text, "\n") {
+			fmt.Fprintf(&b, "%6d\t%s\n", i, line)
+			i++
+		}
+	}
+	if res.LinesCut {
+		fmt.Fprintf(&b, "(lines marked \"line cut\" are longer than %d bytes and are shown in part)\n", MaxLineBytes)
+	}
 	switch {
-	case res.TotalLines == 0:
-		b.WriteString("(the file is empty)\n")
-	case n == 0:
-		fmt.Fprintf(&b, "(offset %d is past the end of the file, which has %d lines)\n", first, res.TotalLines)
-	case last < res.TotalLines:
-		fmt.Fprintf(&b, "(showing lines %d-%d of %d; to read more, call read_file with offset=%d)\n", first, last, res.TotalLines, last+1)
-	case first > 1:
-		fmt.Fprintf(&b, "(showing lines %d-%d of %d)\n", first, last, res.TotalLines)
+	case n == 0 || last >= res.TotalLines:
+	case last+1 == res.TotalLines:
+		fmt.Fprintf(&b, "(line %d is not shown: call read_file with offset=%d to read on)\n", last+1, last+1)
+	default:
+		fmt.Fprintf(&b, "(lines %d-%d are not shown: call read_file with offset=%d to read on)\n", last+1, res.TotalLines, last+1)
 	}
 	return b.String()
 }
 
-func cutLine(line string) string {
-	if len(line) <= MaxLineLength {
-		return line
-	}
-	// Cut at a character boundary: the MaxLineLength'th rune.
-	i, count := 0, 0
-	for i < len(line) && count < MaxLineLength {
-		_, size := utf8.DecodeRuneInString(line[i:])
-		i += size
-		count++
-	}
-	if i >= len(line) {
-		return line
-	}
-	return fmt.Sprintf("%s… [line cut: %d more characters]", line[:i], utf8.RuneCountInString(line[i:]))
-}
-
-// changeText summarises a change for a model: what happened, the new state,
-// where the displaced content went, and the diff.
+// changeText summarises a change for a model: what happened and how much
+// changed, the new state, where the displaced content went, warnings, and
+// the diff, cut to DiffBudget.
 func changeText(verb string, res *editguard.Result) string {
 	var b strings.Builder
 	if res.DryRun {
 		b.WriteString("Dry run, nothing was written. Would have: ")
 	}
+	stats := udiff.Count(res.Diff)
 	switch {
 	case res.Deleted:
-		fmt.Fprintf(&b, "%s %s: the file was removed.\n", verb, res.Path)
+		fmt.Fprintf(&b, "%s %s: the file was removed (-%d lines).\n", verb, res.Path, stats.Removed)
 	default:
-		fmt.Fprintf(&b, "%s %s (%d bytes, sha256 %s).\n", verb, res.Path, res.SizeBytes, res.SHA256)
+		fmt.Fprintf(&b, "%s %s: %s; now %d bytes, sha256 %s.\n", verb, res.Path, stats, res.SizeBytes, res.SHA256)
 	}
 	if res.Replacements > 1 {
 		fmt.Fprintf(&b, "Replacements: %d.\n", res.Replacements)
@@ -82,9 +133,101 @@ func changeText(verb string, res *editguard.Result) string {
 	if res.BackupVersion != "" {
 		fmt.Fprintf(&b, "The previous content is kept as version %s (file_history, restore_file).\n", res.BackupVersion)
 	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(&b, "Warning: %s\n", w)
+	}
 	if res.Diff != "" {
+		d, _ := udiff.Bound(res.Diff, DiffBudget)
 		b.WriteString("\n")
-		b.WriteString(res.Diff)
+		b.WriteString(d)
 	}
 	return b.String()
+}
+
+// ErrorText renders a failure for a model: the code, the path and the
+// message on one line, each detail once, the diff of a STALE_FILE error as
+// a block, and the recovery hint. The full error object, with every
+// detail in its JSON form, is what the library returns and what the CLI
+// prints with --json.
+func ErrorText(e *editguard.Error) string {
+	var b strings.Builder
+	b.WriteString(string(e.Code))
+	path, _ := e.Details["path"].(string)
+	if path != "" {
+		b.WriteString(" " + path)
+	}
+	b.WriteString(": " + e.Message + "\n")
+	d := maps.Clone(e.Details)
+	delete(d, "path")
+	var block string
+	if c, ok := d["changes"].(string); ok {
+		block = c
+		delete(d, "changes")
+	}
+	// Facts that other details already state: the baseline is what was
+	// expected, the observed state repeats the current hash.
+	if exp, ok := d["expected"].(map[string]any); ok && len(exp) == 1 && exp["sha256"] == d["baseline_sha256"] {
+		delete(d, "expected")
+	}
+	if d["current_sha256"] != nil {
+		if act, ok := d["actual"].(editguard.FileState); ok {
+			d["current_size_bytes"] = act.Size
+			delete(d, "actual")
+		}
+	}
+	if d["baseline_updated"] == true {
+		delete(d, "baseline_updated") // the message and the hint say so
+	}
+	for _, k := range slices.Sorted(maps.Keys(d)) {
+		fmt.Fprintf(&b, "%s: %s\n", k, detailText(d[k]))
+	}
+	if block != "" {
+		b.WriteString(block)
+		if !strings.HasSuffix(block, "\n") {
+			b.WriteString("\n")
+		}
+	}
+	if e.RecoveryHint != "" {
+		b.WriteString("hint: " + e.RecoveryHint + "\n")
+	}
+	return b.String()
+}
+
+// detailText renders one detail value compactly: strings as they are,
+// lists of strings joined, anything else as JSON.
+func detailText(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case []string:
+		return strings.Join(v, ", ")
+	}
+	j, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(j)
+}
+
+// ReadText returns the file text that read_file's Text shows: the lines
+// without the header, the number columns and the notes. It is for programs
+// that drive the tools as a model does; the text of a line that read_file
+// cut ends with the cut marker.
+func ReadText(text string) (string, error) {
+	_, body, ok := strings.Cut(text, "\n")
+	if !ok {
+		return "", fmt.Errorf("read_file text has no header line")
+	}
+	var b strings.Builder
+	for line := range strings.Lines(body) {
+		if strings.HasPrefix(line, "(") {
+			continue // a note
+		}
+		n, l, ok := strings.Cut(line, "\t")
+		if !ok || strings.TrimLeft(n, " 0123456789") != "" {
+			return "", fmt.Errorf("read_file text line %q is not numbered", line)
+		}
+		b.WriteString(l)
+	}
+	return b.String(), nil
 }

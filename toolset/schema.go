@@ -18,11 +18,11 @@ const preconditionSchema = `{
   "additionalProperties": false
 }`
 
-const readFileDescription = `Read a text file in the workspace. Returns the text with line numbers in the form "     N\tline" (the number and the TAB are not part of the file: never copy them into old_string or content).
+const readFileDescription = `Read a text file in the workspace. The result is text: a header line with the path, the lines shown and the total, the size and the file's SHA-256 (and its encoding, byte order mark or CRLF line endings when it has them), then the lines numbered as "     N\tline". The number and the TAB are not part of the file: never copy them into old_string or content.
 
 Always read a file before you change it: edit_file, write_file and restore_file refuse to change an existing file you have not read in this session (NOT_READ) and refuse if it changed after your last read (STALE_FILE). The read records the file's SHA-256 as your baseline; the latest read wins.
 
-By default at most 2000 lines are returned; use offset (1-based first line) and limit to read further. Lines longer than 2000 characters are cut in the numbered text. A partial read is enough for edit_file, but write_file over an existing file needs a full read.
+Without limit, a read returns as many whole lines as fit in about 25,000 characters; a last line in parentheses then says which lines were not shown and the offset to read on with. offset is the 1-based first line; limit asks for that many lines (up to 256 KiB of text). Lines longer than 2,000 bytes are cut, marked "… [line cut: N bytes, M shown]". A partial read is enough for edit_file, but write_file over an existing file needs a full read.
 Files that are not UTF-8 (or UTF-16 with a BOM) fail with ENCODING: pass encoding (for example "gbk", "shift_jis", "windows-1252") to read them; later edits keep that encoding.`
 
 const writeFileDescription = `Create a new file, or replace the whole content of an existing one.
@@ -31,8 +31,8 @@ Prefer edit_file for changing an existing file: it is shorter, and it cannot dro
 
 An existing file must have been read in full (read_file without offset/limit) in this session, and must not have changed since:
 - NOT_READ: you have not read the file (or read only part of it). Call read_file on it, then redo the write.
-- STALE_FILE: the file changed after your last read (someone else edited it). Call read_file again, look at what changed, and redo your change on top of the new content. Do not retry blindly.
-Missing parent directories are created. The file keeps its encoding and line endings (CRLF stays CRLF); write with LF newlines. Every replaced version is kept in history (file_history, restore_file). dry_run returns the diff without writing.`
+- STALE_FILE: the file changed after your last read (someone else edited it). The error shows the changes since your read when they are small: keep them, with edit_file (no new read needed), or call read_file before writing the whole file again. Do not retry blindly.
+Missing parent directories are created. The file keeps its encoding and line endings (CRLF stays CRLF); write with LF newlines. Every replaced version is kept in history (file_history, restore_file). The result is text: what was done ("+N -M lines in K hunks"), the new size and SHA-256, the history version that keeps the old content, then the unified diff, cut after about 4,000 characters. dry_run returns the same without writing.`
 
 const editFileDescription = `Change an existing file by exact string replacement. Preferred over write_file for existing files.
 
@@ -41,11 +41,11 @@ To create a new file, use a single edit with an empty old_string.
 
 Refusals and how to recover:
 - NOT_READ: the file has not been read in this session. Call read_file on it, then redo the edit.
-- STALE_FILE: the file changed after your last read. Call read_file again and redo the edit against the new content.
+- STALE_FILE: the file changed after your last read. When the change is small the error shows it as a diff and your read is moved to the current content: redo the edit against it, without reading again. Otherwise call read_file and redo the edit.
 - NO_MATCH: old_string is not in the file (details may list the closest lines). Read the file again and copy the text exactly.
 - AMBIGUOUS_MATCH: old_string occurs several times (details list the lines). Add surrounding lines, or set replace_all.
 - NO_CHANGE: old_string equals new_string.
-The result includes a unified diff. dry_run returns the diff without writing.`
+The result is text: what was done ("+N -M lines in K hunks"), the new size and SHA-256, the history version that keeps the old content, then the unified diff, cut after about 4,000 characters. dry_run returns the same without writing.`
 
 const listDirectoryDescription = `List the entries of a directory in the workspace: name, type (file, dir, symlink or other) and size in bytes for files. Entries are sorted by name. editguard's own state directory (.editguard) is not shown. path defaults to the workspace root.`
 
@@ -62,8 +62,8 @@ var schemas = map[string]json.RawMessage{
   "type": "object",
   "properties": {
     "path": {"type": "string", "description": "File path, relative to the workspace root (or absolute inside it)."},
-    "offset": {"type": "integer", "minimum": 0, "description": "1-based number of the first line to return. Default 1."},
-    "limit": {"type": "integer", "minimum": 0, "description": "Most lines to return. Default 2000."},
+    "offset": {"type": "integer", "minimum": 0, "description": "1-based number of the first line to return; 0 or omitted means 1. Past the last line is an error."},
+    "limit": {"type": "integer", "minimum": 0, "description": "Most lines to return; 0 or omitted means as many as fit in about 25,000 characters."},
     "encoding": {"type": "string", "description": "Legacy encoding of the file, e.g. gbk, shift_jis, windows-1252. Omit for UTF-8 and UTF-16 with a BOM."}
   },
   "required": ["path"],
@@ -152,5 +152,66 @@ var schemas = map[string]json.RawMessage{
   "type": "object",
   "properties": {},
   "additionalProperties": false
+}`),
+}
+
+// outputSchemas describe the structured results a model is shown (see
+// Output): only the tools whose result is a small record have one.
+var outputSchemas = map[string]json.RawMessage{
+	"list_directory": json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "path": {"type": "string"},
+    "entries": {"type": "array", "items": {
+      "type": "object",
+      "properties": {
+        "name": {"type": "string"},
+        "type": {"type": "string", "enum": ["file", "dir", "symlink", "other"]},
+        "size_bytes": {"type": "integer"},
+        "non_utf8": {"type": "boolean"},
+        "name_hex": {"type": "string"}
+      },
+      "required": ["name", "type", "size_bytes"]
+    }},
+    "truncated": {"type": "boolean"}
+  },
+  "required": ["path", "entries"]
+}`),
+	"file_info": json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "path": {"type": "string"},
+    "exists": {"type": "boolean"},
+    "type": {"type": "string", "enum": ["file", "dir", "symlink", "other"]},
+    "symlink": {"type": "boolean"},
+    "sha256": {"type": "string"},
+    "size_bytes": {"type": "integer"},
+    "mtime_ms": {"type": "integer"}
+  },
+  "required": ["path", "exists", "size_bytes"]
+}`),
+	"file_history": json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "path": {"type": "string"},
+    "versions": {"type": "array", "items": {
+      "type": "object",
+      "properties": {
+        "version": {"type": "string"},
+        "time": {"type": "string", "format": "date-time"},
+        "sha256": {"type": "string"},
+        "size_bytes": {"type": "integer"},
+        "absent": {"type": "boolean"},
+        "op": {"type": "string"}
+      },
+      "required": ["version", "time", "op"]
+    }}
+  },
+  "required": ["path", "versions"]
+}`),
+	"begin_turn": json.RawMessage(`{
+  "type": "object",
+  "properties": {"cleared": {"type": "boolean"}},
+  "required": ["cleared"]
 }`),
 }

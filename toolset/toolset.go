@@ -28,22 +28,17 @@ import (
 	"github.com/editguard/editguard"
 )
 
-// Limits of read_file's numbered text.
+// Limits of read_file.
 const (
-	// DefaultReadLimit is how many lines read_file returns when the call
-	// gives no limit. A file longer than that is read in pages (offset).
-	DefaultReadLimit = 2000
-	// MaxLineLength is the longest line, in characters, that read_file's
-	// text shows; longer lines are cut with a marker.
-	MaxLineLength = 2000
-	// MaxReadBytes and MaxLineBytes cap what read_file returns at all, in
-	// the structured content too, whatever offset and limit say: a read
-	// stops before the line that would pass MaxReadBytes (next_offset says
-	// where to go on), and a line longer than MaxLineBytes is cut with a
-	// marker. A huge file or a huge line costs the server a buffer, not
-	// its size.
+	// MaxReadBytes caps what read_file returns when the call gives a
+	// limit, whatever the limit says: a read stops before the line that
+	// would pass it, and the text says where to go on. Without a limit a
+	// read keeps within ReadBudget.
 	MaxReadBytes = 256 << 10
-	MaxLineBytes = 16 << 10
+	// MaxLineBytes is the longest line read_file shows whole; a longer one
+	// is cut at a character boundary with a marker saying how long it is.
+	// A huge file or a huge line costs the server a buffer, not its size.
+	MaxLineBytes = 2000
 )
 
 // Options configure a Toolset.
@@ -64,13 +59,28 @@ type Annotations struct {
 // Tool describes one tool for a model's tool catalogue.
 type Tool struct {
 	Name        string
+	Title       string // a short human-readable name
 	Description string
 	// InputSchema is a JSON Schema (draft 2020-12) object for the arguments.
 	InputSchema json.RawMessage
-	Annotations Annotations
+	// OutputSchema describes Output.Structured when the model should be
+	// shown it (as JSON); nil for the tools whose result the model reads
+	// as Output.Text only (read_file and the changes). See Output.
+	OutputSchema json.RawMessage
+	Annotations  Annotations
 }
 
 // Output is the result of a successful call.
+//
+// Agent clients show a model one of two things: some (Claude Code, Codex,
+// VS Code) show only the JSON of the structured result when there is one,
+// the others show the text. So a tool with an OutputSchema gives the model
+// Structured, small and complete, and Text says the same; a tool without
+// one (read_file, write_file, edit_file, restore_file) gives the model Text
+// alone, because its result is text a model must read as text: numbered
+// lines, a diff. Structured is then for programs (an embedding, the CLI's
+// --json), and Meta is its small part, for MCP clients that want the
+// facts without the content.
 type Output struct {
 	// Structured is the result object; it encodes to JSON as DESIGN §8
 	// names it. Its type is *editguard.ReadResult for read_file,
@@ -78,9 +88,13 @@ type Output struct {
 	// *Listing for list_directory, *FileInfo for file_info, *History for
 	// file_history and *TurnResult for begin_turn.
 	Structured any
-	// Text is the result as a model should read it: numbered lines for
-	// read_file, a summary and the unified diff for changes.
+	// Text is the result as a model should read it, within the budgets
+	// (ReadBudget, DiffBudget): a header and numbered lines for
+	// read_file, a summary and the diff for changes.
 	Text string
+	// Meta is Structured without the file content or diff, for the tools
+	// whose Structured the model is not shown; nil for the others.
+	Meta any
 }
 
 // Toolset is the set of tools over one session. It is safe for concurrent
@@ -96,6 +110,7 @@ type handler func(t *Toolset, ctx context.Context, args json.RawMessage) (*Outpu
 
 type toolDef struct {
 	name        string
+	title       string
 	description string
 	annotations Annotations
 	handler     handler
@@ -103,14 +118,14 @@ type toolDef struct {
 
 // defs lists the tools in the order they are offered.
 var defs = []toolDef{
-	{"read_file", readFileDescription, Annotations{ReadOnly: true, Idempotent: true}, (*Toolset).readFile},
-	{"list_directory", listDirectoryDescription, Annotations{ReadOnly: true, Idempotent: true}, (*Toolset).listDirectory},
-	{"file_info", fileInfoDescription, Annotations{ReadOnly: true, Idempotent: true}, (*Toolset).fileInfo},
-	{"file_history", fileHistoryDescription, Annotations{ReadOnly: true, Idempotent: true}, (*Toolset).fileHistory},
-	{"edit_file", editFileDescription, Annotations{Destructive: true}, (*Toolset).editFile},
-	{"write_file", writeFileDescription, Annotations{Destructive: true, Idempotent: true}, (*Toolset).writeFile},
-	{"restore_file", restoreFileDescription, Annotations{Destructive: true, Idempotent: true}, (*Toolset).restoreFile},
-	{"begin_turn", beginTurnDescription, Annotations{Idempotent: true}, (*Toolset).beginTurn},
+	{"read_file", "Read file", readFileDescription, Annotations{ReadOnly: true, Idempotent: true}, (*Toolset).readFile},
+	{"list_directory", "List directory", listDirectoryDescription, Annotations{ReadOnly: true, Idempotent: true}, (*Toolset).listDirectory},
+	{"file_info", "File info", fileInfoDescription, Annotations{ReadOnly: true, Idempotent: true}, (*Toolset).fileInfo},
+	{"file_history", "File history", fileHistoryDescription, Annotations{ReadOnly: true, Idempotent: true}, (*Toolset).fileHistory},
+	{"edit_file", "Edit file", editFileDescription, Annotations{Destructive: true}, (*Toolset).editFile},
+	{"write_file", "Write file", writeFileDescription, Annotations{Destructive: true, Idempotent: true}, (*Toolset).writeFile},
+	{"restore_file", "Restore file version", restoreFileDescription, Annotations{Destructive: true, Idempotent: true}, (*Toolset).restoreFile},
+	{"begin_turn", "Begin turn", beginTurnDescription, Annotations{Idempotent: true}, (*Toolset).beginTurn},
 }
 
 // New returns the tools over session s. opts may be nil.
@@ -124,7 +139,8 @@ func New(s *editguard.Session, opts *Options) *Toolset {
 		if o.ReadOnly && !d.annotations.ReadOnly {
 			continue
 		}
-		t.tools = append(t.tools, Tool{Name: d.name, Description: d.description, InputSchema: schemas[d.name], Annotations: d.annotations})
+		t.tools = append(t.tools, Tool{Name: d.name, Title: d.title, Description: d.description,
+			InputSchema: schemas[d.name], OutputSchema: outputSchemas[d.name], Annotations: d.annotations})
 		t.byKey[d.name] = d.handler
 	}
 	return t
@@ -281,20 +297,24 @@ func (t *Toolset) readFile(ctx context.Context, raw json.RawMessage) (*Output, e
 	if a.Offset < 0 || a.Limit < 0 {
 		return nil, invalidArgument("read_file", "offset and limit must not be negative", nil)
 	}
-	limit := a.Limit
-	if limit == 0 {
-		limit = DefaultReadLimit
+	// Without a limit the read keeps within ReadBudget: the header and
+	// the notes take what is left of it after the numbered lines, each of
+	// which costs its bytes and lineNumberWidth.
+	o := &editguard.ReadOptions{Offset: a.Offset, Limit: a.Limit, Encoding: a.Encoding,
+		MaxBytes: ReadBudget - readOverhead, MaxLineBytes: MaxLineBytes, LineCost: lineNumberWidth}
+	if a.Limit > 0 {
+		o.MaxBytes = MaxReadBytes
 	}
-	res, err := t.s.Read(ctx, *a.Path, &editguard.ReadOptions{Offset: a.Offset, Limit: limit, Encoding: a.Encoding,
-		MaxBytes: MaxReadBytes, MaxLineBytes: MaxLineBytes})
+	res, err := t.s.Read(ctx, *a.Path, o)
 	if err != nil {
 		return nil, err
 	}
-	if a.Offset == 0 && a.Limit == 0 && !res.Truncated {
-		res.Offset = 0 // the whole file; the default limit was not needed
-	}
-	return &Output{Structured: res, Text: numberLines(res, max(a.Offset, 1))}, nil
+	return &Output{Structured: res, Text: numberLines(res, max(a.Offset, 1)), Meta: without(res, "content")}, nil
 }
+
+// readOverhead is kept free of lines in ReadBudget, for the header (with a
+// long path) and the notes.
+const readOverhead = 1000
 
 type writeArgs struct {
 	Path              *string                 `json:"path"`
@@ -329,7 +349,22 @@ func (t *Toolset) writeFile(ctx context.Context, raw json.RawMessage) (*Output, 
 	if res.Created {
 		verb = "Created"
 	}
-	return &Output{Structured: res, Text: changeText(verb, res)}, nil
+	return changeOutput(verb, res), nil
+}
+
+// changeOutput is the output of a change: the text for the model, the
+// result for programs, and the result without its diff as Meta.
+func changeOutput(verb string, res *editguard.Result) *Output {
+	return &Output{Structured: res, Text: changeText(verb, res), Meta: without(res, "diff")}
+}
+
+// without returns v's JSON object without the member key.
+func without(v any, key string) map[string]any {
+	var m map[string]any
+	if b, err := json.Marshal(v); err == nil && json.Unmarshal(b, &m) == nil {
+		delete(m, key)
+	}
+	return m
 }
 
 type editArg struct {
@@ -395,7 +430,7 @@ func (t *Toolset) editFile(ctx context.Context, raw json.RawMessage) (*Output, e
 	if res.Created {
 		verb = "Created"
 	}
-	return &Output{Structured: res, Text: changeText(verb, res)}, nil
+	return changeOutput(verb, res), nil
 }
 
 type restoreArgs struct {
@@ -420,7 +455,7 @@ func (t *Toolset) restoreFile(ctx context.Context, raw json.RawMessage) (*Output
 	if err != nil {
 		return nil, err
 	}
-	return &Output{Structured: res, Text: changeText("Restored version "+*a.Version+" of", res)}, nil
+	return changeOutput("Restored version "+*a.Version+" of", res), nil
 }
 
 // TurnResult is begin_turn's result.

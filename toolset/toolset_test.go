@@ -2,6 +2,7 @@ package toolset_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/editguard/editguard"
 	"github.com/editguard/editguard/toolset"
@@ -77,20 +79,25 @@ func wantCode(t *testing.T, ts *toolset.Toolset, name, args string, want editgua
 	return e
 }
 
+func sha256hex(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
 func TestReadNumberedText(t *testing.T) {
 	t.Parallel()
+	sumA, sumCRLF := sha256hex("one\ntwo\r\nthree"), sha256hex("x\r\ny\r\n")
 	ws := newWorkspace(t, map[string]string{"a.txt": "one\ntwo\r\nthree", "crlf.txt": "x\r\ny\r\n", "empty.txt": ""})
 	ts := newToolset(ws, nil)
 	tests := []struct {
 		args string
 		want string
 	}{
-		{`{"path":"a.txt"}`, "     1\tone\n     2\ttwo\n     3\tthree\n"},
-		{`{"path":"crlf.txt"}`, "     1\tx\n     2\ty\n"},
-		{`{"path":"a.txt","offset":2,"limit":1}`, "     2\ttwo\n(showing lines 2-2 of 3; to read more, call read_file with offset=3)\n"},
-		{`{"path":"a.txt","offset":3}`, "     3\tthree\n(showing lines 3-3 of 3)\n"},
-		{`{"path":"a.txt","offset":9}`, "(offset 9 is past the end of the file, which has 3 lines)\n"},
-		{`{"path":"empty.txt"}`, "(the file is empty)\n"},
+		{`{"path":"a.txt"}`, "a.txt: all 3 lines, 14 bytes, sha256 " + sumA + " (mixed LF and CRLF line endings, shown as LF)\n     1\tone\n     2\ttwo\n     3\tthree\n"},
+		{`{"path":"crlf.txt"}`, "crlf.txt: all 2 lines, 6 bytes, sha256 " + sumCRLF + " (CRLF line endings, shown as LF; edits keep CRLF)\n     1\tx\n     2\ty\n"},
+		{`{"path":"a.txt","offset":2,"limit":1}`, "a.txt: line 2 of 3, 14 bytes, sha256 " + sumA + " (mixed LF and CRLF line endings, shown as LF)\n     2\ttwo\n(line 3 is not shown: call read_file with offset=3 to read on)\n"},
+		{`{"path":"a.txt","offset":3}`, "a.txt: line 3 of 3, 14 bytes, sha256 " + sumA + " (mixed LF and CRLF line endings, shown as LF)\n     3\tthree\n"},
+		{`{"path":"empty.txt"}`, "empty.txt: empty file, 0 bytes, sha256 " + sha256hex("") + "\n"},
 	}
 	for _, tt := range tests {
 		out := mustCall(t, ts, "read_file", tt.args)
@@ -121,27 +128,48 @@ func TestReadDefaultLimitAndLongLines(t *testing.T) {
 	ws := newWorkspace(t, map[string]string{"big.txt": b.String()})
 	ts := newToolset(ws, nil)
 	out := mustCall(t, ts, "read_file", `{"path":"big.txt"}`)
-	lines := strings.Split(strings.TrimSuffix(out.Text, "\n"), "\n")
-	if got, want := len(lines), toolset.DefaultReadLimit+1; got != want {
-		t.Fatalf("read_file big.txt returned %d text lines, want %d (2000 and a note)", got, want)
+	if n := utf8.RuneCountInString(out.Text); n > toolset.ReadBudget {
+		t.Fatalf("read_file big.txt text is %d characters, over the budget of %d", n, toolset.ReadBudget)
 	}
-	if got, want := lines[len(lines)-1], "(showing lines 1-2000 of 2500; to read more, call read_file with offset=2001)"; got != want {
+	lines := strings.Split(strings.TrimSuffix(out.Text, "\n"), "\n")
+	res := out.Structured.(*editguard.ReadResult)
+	last := res.NextOffset - 1
+	if !res.Truncated || res.TotalLines != 2500 || last < 1000 {
+		t.Fatalf("structured = truncated %v, total %d, next offset %d; want a partial read of over 1000 lines", res.Truncated, res.TotalLines, res.NextOffset)
+	}
+	if got, want := lines[0], fmt.Sprintf("big.txt: lines 1-%d of 2500, %d bytes, sha256 %s", last, res.SizeBytes, res.SHA256); got != want {
+		t.Errorf("header = %q, want %q", got, want)
+	}
+	if got, want := lines[len(lines)-1], fmt.Sprintf("(lines %d-2500 are not shown: call read_file with offset=%d to read on)", last+1, last+1); got != want {
 		t.Errorf("last line = %q, want %q", got, want)
 	}
-	if got, want := lines[6], "     7\t"+strings.Repeat("é", 2000)+"… [line cut: 100 more characters]"; got != want {
-		t.Errorf("long line = %q..., want it cut at 2000 characters", got[:40])
+	if got, want := lines[len(lines)-3], fmt.Sprintf("%6d\tline %d", last, last); got != want {
+		t.Errorf("last numbered line = %q, want %q", got, want)
 	}
-	if res := out.Structured.(*editguard.ReadResult); !res.Truncated || res.TotalLines != 2500 {
-		t.Errorf("structured = truncated %v, total %d; want true, 2500", res.Truncated, res.TotalLines)
+	// 2000 bytes of "é" are 1000 characters.
+	if got, want := lines[7], "     7\t"+strings.Repeat("é", 1000)+"… [line cut: 4200 bytes, 2000 shown]"; got != want {
+		t.Errorf("long line = %q, want it cut at 2000 bytes", got[len(got)-60:])
 	}
+	// Reading on from the offset given continues where the text stopped.
+	next := mustCall(t, ts, "read_file", fmt.Sprintf(`{"path":"big.txt","offset":%d}`, last+1))
+	if !strings.Contains(next.Text, fmt.Sprintf("\n%6d\tline %d\n", last+1, last+1)) {
+		t.Errorf("read on from offset %d: %q...", last+1, next.Text[:200])
+	}
+	// An explicit limit asks for more than the budget.
+	all := mustCall(t, ts, "read_file", `{"path":"big.txt","limit":2500}`)
+	if r := all.Structured.(*editguard.ReadResult); r.Truncated && !r.LinesCut || r.NextOffset != 0 {
+		t.Errorf("read with limit 2500: next offset %d, want every line", r.NextOffset)
+	}
+	// Past the end is an error, not an empty read.
+	wantCode(t, ts, "read_file", `{"path":"big.txt","offset":2501}`, editguard.CodeInvalidArgument)
 	// A default-limited read is a partial read: a whole-file write needs more.
 	e := wantCode(t, ts, "write_file", `{"path":"big.txt","content":"x\n"}`, editguard.CodeNotRead)
 	if e.Details["reason"] != "partial_read" {
 		t.Errorf("write after partial read: details %v, want reason partial_read", e.Details)
 	}
 	out = mustCall(t, ts, "read_file", `{"path":"big.txt","offset":2001}`)
-	if !strings.HasPrefix(out.Text, "  2001\tline 2001\n") || !strings.Contains(out.Text, "  2500\tline 2500\n") {
-		t.Errorf("read_file offset=2001 text starts %q, want lines 2001-2500", out.Text[:30])
+	if !strings.HasPrefix(out.Text, "big.txt: lines 2001-2500 of 2500,") || !strings.Contains(out.Text, "\n  2001\tline 2001\n") || !strings.HasSuffix(out.Text, "  2500\tline 2500\n") {
+		t.Errorf("read_file offset=2001 text starts %q, want lines 2001-2500", out.Text[:40])
 	}
 }
 

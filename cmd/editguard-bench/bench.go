@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/editguard/editguard/toolset"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -272,18 +273,20 @@ func startEditguard(ctx context.Context, client *mcp.Client, cfg *config, ws, lo
 			return &mcp.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": rel, "limit": 1 << 30}}
 		},
 		text: func(res *mcp.CallToolResult) (string, error) {
-			m, ok := res.StructuredContent.(map[string]any)
+			// The model reads a header line and numbered lines; the
+			// file's text is the lines without their number columns.
+			m, ok := res.Meta["editguard/result"].(map[string]any)
 			if !ok {
-				return "", fmt.Errorf("structuredContent is %T", res.StructuredContent)
+				return "", fmt.Errorf("_meta result is %T", res.Meta["editguard/result"])
 			}
 			if tr, _ := m["truncated"].(bool); tr {
 				return "", fmt.Errorf("read was truncated")
 			}
-			s, ok := m["content"].(string)
+			tc, ok := res.Content[0].(*mcp.TextContent)
 			if !ok {
-				return "", fmt.Errorf("structuredContent.content is %T", m["content"])
+				return "", fmt.Errorf("content is %T", res.Content[0])
 			}
-			return s, nil
+			return toolset.ReadText(tc.Text)
 		},
 		edit: func(rel, old, new string) *mcp.CallToolParams {
 			return &mcp.CallToolParams{Name: "edit_file", Arguments: map[string]any{"path": rel, "old_string": old, "new_string": new}}

@@ -207,6 +207,12 @@ func report(e *env, err error) int {
 		e.printJSON(map[string]any{"error": ge})
 	}
 	fmt.Fprintf(e.stderr, "editguard: %v\n", ge)
+	if c, ok := ge.Details["changes"].(string); ok {
+		fmt.Fprint(e.stderr, c)
+	}
+	if vs, ok := ge.Details["versions"].([]string); ok && len(vs) > 0 {
+		fmt.Fprintf(e.stderr, "versions: %s\n", strings.Join(vs, ", "))
+	}
 	if ge.RecoveryHint != "" {
 		fmt.Fprintf(e.stderr, "hint: %s\n", ge.RecoveryHint)
 	}

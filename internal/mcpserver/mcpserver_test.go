@@ -2,7 +2,6 @@ package mcpserver_test
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -75,19 +74,40 @@ func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]
 	return res
 }
 
-// ok calls a tool that must succeed and returns its structured content.
+// textOnly are the tools whose result the model reads as text alone: no
+// structuredContent, the facts in _meta.
+var textOnly = map[string]bool{"read_file": true, "write_file": true, "edit_file": true, "restore_file": true}
+
+// ok calls a tool that must succeed and returns its structured content, or
+// for a text-only tool the result in _meta.
 func ok(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) map[string]any {
 	t.Helper()
 	res := callTool(t, cs, name, args)
 	if res.IsError {
 		t.Fatalf("%s(%v) failed: %s", name, args, text(res))
 	}
+	if text(res) == "" {
+		t.Errorf("%s: no text content", name)
+	}
+	if textOnly[name] {
+		if res.StructuredContent != nil {
+			t.Errorf("%s: structuredContent %v, want none (clients would show it instead of the text)", name, res.StructuredContent)
+		}
+		m, isMap := res.Meta[mcpserver.MetaResult].(map[string]any)
+		if !isMap {
+			t.Fatalf("%s: _meta[%s] is %T, want an object", name, mcpserver.MetaResult, res.Meta[mcpserver.MetaResult])
+		}
+		for _, big := range []string{"content", "diff"} {
+			if _, has := m[big]; has {
+				t.Errorf("%s: _meta result has %q, want it only in the text", name, big)
+			}
+		}
+		m["text"] = text(res) // for the tests
+		return m
+	}
 	m, isMap := res.StructuredContent.(map[string]any)
 	if !isMap {
 		t.Fatalf("%s: structuredContent is %T, want an object", name, res.StructuredContent)
-	}
-	if text(res) == "" {
-		t.Errorf("%s: no text content", name)
 	}
 	return m
 }
@@ -99,9 +119,12 @@ func fails(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any
 	if !res.IsError {
 		t.Fatalf("%s(%v) succeeded, want isError with %s: %s", name, args, code, text(res))
 	}
-	e, isMap := res.StructuredContent.(map[string]any)
+	if res.StructuredContent != nil {
+		t.Errorf("%s: error has structuredContent %v, want the text alone", name, res.StructuredContent)
+	}
+	e, isMap := res.Meta[mcpserver.MetaError].(map[string]any)
 	if !isMap {
-		t.Fatalf("%s: error structuredContent is %T, want the error object", name, res.StructuredContent)
+		t.Fatalf("%s: error _meta[%s] is %T, want the error object", name, mcpserver.MetaError, res.Meta[mcpserver.MetaError])
 	}
 	if e["code"] != string(code) {
 		t.Fatalf("%s(%v) error code = %v, want %s; error %v", name, args, e["code"], code, e)
@@ -112,9 +135,8 @@ func fails(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any
 	if hint, _ := e["recovery_hint"].(string); hint == "" {
 		t.Errorf("%s: error without a recovery_hint: %v", name, e)
 	}
-	var fromText map[string]any
-	if err := json.Unmarshal([]byte(text(res)), &fromText); err != nil || fromText["code"] != string(code) {
-		t.Errorf("%s: text content %q is not the JSON error object (%v)", name, text(res), err)
+	if !strings.HasPrefix(text(res), string(code)) || !strings.Contains(text(res), "\nhint: ") {
+		t.Errorf("%s: text content %q does not start with the code and give the hint", name, text(res))
 	}
 	return e
 }
@@ -191,12 +213,12 @@ func TestTwoClientsConflict(t *testing.T) {
 	a, b := connect(t, srv, nil), connect(t, srv, nil)
 
 	r := ok(t, a, "read_file", map[string]any{"path": "src/a.go"})
-	if r["content"] != "package a\n\nvar X = 1\n" || r["total_lines"] != 3.0 || r["line_ending"] != "lf" {
+	if !strings.HasSuffix(r["text"].(string), "     1\tpackage a\n     2\t\n     3\tvar X = 1\n") || r["total_lines"] != 3.0 || r["line_ending"] != "lf" {
 		t.Errorf("read_file = %v", r)
 	}
 	ok(t, b, "read_file", map[string]any{"path": "src/a.go"})
 	m := ok(t, a, "edit_file", map[string]any{"path": "src/a.go", "old_string": "X = 1", "new_string": "X = 2"})
-	if d, _ := m["diff"].(string); !strings.Contains(d, "+var X = 2") {
+	if d, _ := m["text"].(string); !strings.Contains(d, "+var X = 2") {
 		t.Errorf("edit diff = %q", d)
 	}
 	e := fails(t, b, "edit_file", map[string]any{"path": "src/a.go", "old_string": "X = 1", "new_string": "X = 3"}, editguard.CodeStaleFile)
@@ -281,7 +303,7 @@ func TestDryRun(t *testing.T) {
 		{"write_file", map[string]any{"path": "b.txt", "content": "new\n", "dry_run": true}},
 	} {
 		m := ok(t, cs, c.tool, c.args)
-		if m["dry_run"] != true || m["bytes_written"] != 0.0 || m["diff"] == "" {
+		if m["dry_run"] != true || m["bytes_written"] != 0.0 || !strings.Contains(m["text"].(string), "\n@@ ") {
 			t.Errorf("%s dry run = %v, want dry_run, nothing written, a diff", c.tool, m)
 		}
 	}
@@ -354,6 +376,12 @@ func TestApproval(t *testing.T) {
 					if !strings.Contains(msg+hint, "--approve auto") {
 						t.Errorf("refusal without elicitation = %v, want it to name --approve auto", e)
 					}
+				}
+				// A cancel is the client not showing the question, not a
+				// person's no; a decline is.
+				msg, _ := e["message"].(string)
+				if notShown := strings.Contains(msg, "did not show"); notShown != (tt.name == "cancel") {
+					t.Errorf("%s: message %q; want \"did not show\" only for cancel", tt.name, msg)
 				}
 			}
 			wantG, wantNew := "keep me\n", false

@@ -111,8 +111,9 @@ func (s *Server) NewMCPServer() *mcp.Server {
 	})
 	for _, t := range st.tools.Tools() {
 		destructive, openWorld := t.Annotations.Destructive, false
-		srv.AddTool(&mcp.Tool{
+		tool := &mcp.Tool{
 			Name:        t.Name,
+			Title:       t.Title,
 			Description: t.Description,
 			InputSchema: t.InputSchema,
 			Annotations: &mcp.ToolAnnotations{
@@ -120,8 +121,13 @@ func (s *Server) NewMCPServer() *mcp.Server {
 				DestructiveHint: &destructive,
 				IdempotentHint:  t.Annotations.Idempotent,
 				OpenWorldHint:   &openWorld,
+				Title:           t.Title,
 			},
-		}, st.handler(t.Name, !t.Annotations.ReadOnly && s.opts.Approve == ApproveAsk))
+		}
+		if t.OutputSchema != nil {
+			tool.OutputSchema = t.OutputSchema
+		}
+		srv.AddTool(tool, st.handler(t.Name, t.OutputSchema != nil, !t.Annotations.ReadOnly && s.opts.Approve == ApproveAsk))
 	}
 	return srv
 }
@@ -135,7 +141,22 @@ type session struct {
 // the approver, which asks that client.
 type clientKey struct{}
 
-func (st *session) handler(name string, asks bool) mcp.ToolHandler {
+// Keys of the _meta object of a tool result. Clients do not show _meta to
+// the model; programs find the facts of a result there.
+const (
+	// MetaResult holds the result without file content or diff, for the
+	// tools whose result the model reads as text (see toolset.Output).
+	MetaResult = "editguard/result"
+	// MetaError holds the full error object (DESIGN §5) of a failed call,
+	// whose text is the compact rendering a model reads.
+	MetaError = "editguard/error"
+)
+
+// handler runs one tool. A tool with structured results (an output schema)
+// returns them as structuredContent, with the text beside; the others
+// return text alone, since some clients show the model only the JSON of
+// structuredContent when it is present and that would hide the text.
+func (st *session) handler(name string, structured, asks bool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		if asks {
 			ctx = context.WithValue(ctx, clientKey{}, req.Session)
@@ -144,35 +165,47 @@ func (st *session) handler(name string, asks bool) mcp.ToolHandler {
 		if err != nil {
 			return errorResult(err), nil
 		}
-		return &mcp.CallToolResult{
-			Content:           []mcp.Content{&mcp.TextContent{Text: out.Text}},
-			StructuredContent: out.Structured,
-		}, nil
+		res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: out.Text}}}
+		if structured {
+			res.StructuredContent = out.Structured
+		} else if out.Meta != nil {
+			res.Meta = mcp.Meta{MetaResult: out.Meta}
+		}
+		return res, nil
 	}
 }
 
-// errorResult reports a failure as a tool error the model can read: the §5
-// error object as structured content and as JSON text.
+// errorResult reports a failure as a tool error the model can read: the
+// compact text of toolset.ErrorText, and the full error object in _meta.
+// There is no structuredContent, so every client shows the model the same
+// text, once.
 func errorResult(err error) *mcp.CallToolResult {
 	var e *editguard.Error
 	if !errors.As(err, &e) {
 		e = &editguard.Error{Code: editguard.CodeIO, Message: err.Error(), Err: err}
 	}
-	if errors.Is(e, errNoElicitation) {
+	switch {
+	case errors.Is(e, errNoElicitation):
 		c := *e
-		c.RecoveryHint = "this MCP client cannot ask the user to approve changes; ask the user to restart editguard serve with --approve auto, or to use a client that supports elicitation"
+		c.RecoveryHint = "this MCP client cannot ask the user to approve changes; tell the user, who can restart editguard serve with --approve auto or use a client that supports elicitation"
+		e = &c
+	case errors.Is(e, errNotShown):
+		c := *e
+		c.Message = "the change was not made: the client did not show the approval question to anyone (it answered cancel)"
+		c.RecoveryHint = "nobody declined the change; tell the user that this client cannot show approval questions here, and that editguard serve --approve auto allows changes without asking"
 		e = &c
 	}
-	text, jerr := json.Marshal(e)
-	if jerr != nil {
-		text = []byte(e.Error())
-	}
 	return &mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: string(text)}},
-		StructuredContent: e,
-		IsError:           true,
+		Content: []mcp.Content{&mcp.TextContent{Text: toolset.ErrorText(e)}},
+		Meta:    mcp.Meta{MetaError: e},
+		IsError: true,
 	}
 }
+
+// errNotShown is the failure of an approval the client cancelled: clients
+// answer cancel when they cannot put the question to a person (Claude Code
+// in print mode does), which is not a person's decline.
+var errNotShown = errors.New("the client cancelled the approval question without showing it")
 
 var errNoElicitation = errors.New("the MCP client does not support elicitation, so the change cannot be put to the user; restart the server with --approve auto to allow changes without asking")
 
@@ -218,6 +251,9 @@ func (st *session) approve(ctx context.Context, p *editguard.Preview) (bool, err
 	})
 	if err != nil {
 		return false, fmt.Errorf("asking the user: %w", err)
+	}
+	if res.Action == "cancel" {
+		return false, errNotShown
 	}
 	ok, _ := res.Content["approve"].(bool)
 	return res.Action == "accept" && ok, nil

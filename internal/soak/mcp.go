@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/editguard/editguard/internal/mcpserver"
+	"github.com/editguard/editguard/toolset"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -55,7 +57,16 @@ func (c *mcpClient) call(ctx context.Context, name string, args map[string]any, 
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	raw, err := json.Marshal(res.StructuredContent)
+	// Structured results come as structuredContent; the tools whose
+	// result a model reads as text put their facts in _meta, and so do
+	// errors.
+	obj := res.StructuredContent
+	if obj == nil && res.IsError {
+		obj = res.Meta[mcpserver.MetaError]
+	} else if obj == nil {
+		obj = res.Meta[mcpserver.MetaResult]
+	}
+	raw, err := json.Marshal(obj)
 	if err != nil {
 		return nil, fmt.Errorf("%s: structured content: %w", name, err)
 	}
@@ -69,26 +80,38 @@ func (c *mcpClient) call(ctx context.Context, name string, args map[string]any, 
 	if err := json.Unmarshal(raw, out); err != nil {
 		return nil, fmt.Errorf("%s: decode structured content: %w", name, err)
 	}
+	if t, ok := out.(interface{ setText(string) }); ok && len(res.Content) > 0 {
+		if tc, isText := res.Content[0].(*mcp.TextContent); isText {
+			t.setText(tc.Text)
+		}
+	}
 	return nil, nil
 }
+
+// readResult is what the soak needs of read_file: whether the read is
+// whole (from _meta) and the text the model sees.
+type readResult struct {
+	Truncated bool `json:"truncated"`
+	text      string
+}
+
+func (r *readResult) setText(s string) { r.text = s }
 
 // readLimit asks read_file for every line: the loop needs the whole file to
 // see whether it is complete, and the default page is 2000 lines.
 const readLimit = 1 << 30
 
 func (c *mcpClient) read(ctx context.Context, file string) (string, *toolError, error) {
-	var r struct {
-		Content   *string `json:"content"`
-		Truncated bool    `json:"truncated"`
-	}
+	var r readResult
 	terr, err := c.call(ctx, "read_file", map[string]any{"path": file, "limit": readLimit}, &r)
 	if err != nil || terr != nil {
 		return "", terr, err
 	}
-	if r.Content == nil || r.Truncated {
-		return "", nil, fmt.Errorf("read_file %s: no whole content in the result", file)
+	content, err := toolset.ReadText(r.text)
+	if err != nil || r.Truncated {
+		return "", nil, fmt.Errorf("read_file %s: no whole content in the result (%v)", file, err)
 	}
-	return *r.Content, nil, nil
+	return content, nil, nil
 }
 
 func (c *mcpClient) appendMarker(ctx context.Context, file, marker string) (*toolError, error) {

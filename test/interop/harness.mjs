@@ -155,12 +155,36 @@ export async function httpClient(t, url, { name = 'interop-http', elicit } = {})
   return client;
 }
 
-/** Calls a tool and checks that it succeeded; returns structuredContent. */
+/** The tools whose result a model reads as text alone (no structuredContent). */
+const textOnly = new Set(['read_file', 'write_file', 'edit_file', 'restore_file']);
+
+/** The text content of a result. */
+export function textOf(res) {
+  return res.content.filter((c) => c.type === 'text').map((c) => c.text).join('');
+}
+
+/**
+ * Calls a tool and checks that it succeeded; returns structuredContent, or
+ * for a text-only tool the result in _meta with the text as `text`.
+ */
 export async function ok(client, name, args) {
   const res = await client.callTool({ name, arguments: args });
   assert.ok(!res.isError, `${name}(${JSON.stringify(args)}) failed: ${JSON.stringify(res)}`);
+  if (textOnly.has(name)) {
+    assert.equal(res.structuredContent, undefined, `${name}: structuredContent would hide the text from some clients`);
+    const meta = res._meta?.['editguard/result'];
+    assert.ok(meta, `${name}: no _meta result in ${JSON.stringify(res)}`);
+    return { ...meta, text: textOf(res) };
+  }
   assert.ok(res.structuredContent, `${name}: no structuredContent in ${JSON.stringify(res)}`);
   return res.structuredContent;
+}
+
+/** The numbered lines read_file shows for text (without its header). */
+export function numbered(text) {
+  const lines = text.split('\n');
+  if (lines.at(-1) === '') lines.pop();
+  return lines.map((l, i) => `${String(i + 1).padStart(6)}\t${l}\n`).join('');
 }
 
 /**
@@ -170,8 +194,10 @@ export async function ok(client, name, args) {
 export async function fails(client, name, args, code) {
   const res = await client.callTool({ name, arguments: args });
   assert.equal(res.isError, true, `${name}(${JSON.stringify(args)}) = ${JSON.stringify(res)}, want isError with ${code}`);
-  const e = res.structuredContent;
-  assert.ok(e, `${name}: error without structuredContent: ${JSON.stringify(res)}`);
+  assert.equal(res.structuredContent, undefined, `${name}: error with structuredContent`);
+  assert.ok(textOf(res).startsWith(code), `${name}: error text ${JSON.stringify(textOf(res))} does not start with ${code}`);
+  const e = res._meta?.['editguard/error'];
+  assert.ok(e, `${name}: error without _meta error object: ${JSON.stringify(res)}`);
   assert.equal(e.code, code, `${name}: code = ${e.code}, want ${code}; error: ${JSON.stringify(e)}`);
   assert.equal(typeof e.message, 'string', `${name}: error message missing: ${JSON.stringify(e)}`);
   assert.ok(e.message.length > 0, `${name}: empty error message`);

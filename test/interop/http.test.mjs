@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { fails, httpClient, httpServer, ok, tempWorkspace } from './harness.mjs';
+import { fails, httpClient, httpServer, numbered, ok, tempWorkspace } from './harness.mjs';
 
 test('streamable HTTP: two sessions, stale edit refused, re-read recovers', async (t) => {
   const { root } = tempWorkspace(t);
@@ -34,7 +34,7 @@ test('streamable HTTP: two sessions, stale edit refused, re-read recovers', asyn
   await fails(c, 'edit_file', { path: 'shared.md', old_string: 'body', new_string: 'BODY' }, 'NOT_READ');
 
   const r = await ok(b, 'read_file', { path: 'shared.md' });
-  assert.equal(r.content, '# New title\n\nbody\n');
+  assert.ok(r.text.endsWith(numbered('# New title\n\nbody\n')), `read_file text = ${JSON.stringify(r.text)}`);
   await ok(b, 'edit_file', { path: 'shared.md', old_string: 'body', new_string: 'BODY' });
   assert.equal(fs.readFileSync(file, 'utf8'), '# New title\n\nBODY\n');
 

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { fails, ok, stdioClient, tempWorkspace } from './harness.mjs';
+import { fails, numbered, ok, stdioClient, tempWorkspace } from './harness.mjs';
 
 const sha256 = (b) => createHash('sha256').update(b).digest('hex');
 
@@ -42,7 +42,7 @@ test('two clients: the stale edit is refused, the re-read recovers it', async (t
   const ra = await ok(a, 'read_file', { path: 'notes.txt' });
   const rb = await ok(b, 'read_file', { path: 'notes.txt' });
   for (const r of [ra, rb]) {
-    assert.equal(r.content, 'alpha\nbeta\ngamma\n');
+    assert.ok(r.text.endsWith(numbered('alpha\nbeta\ngamma\n')), `read_file text = ${JSON.stringify(r.text)}`);
     assert.equal(r.sha256, sha256(fs.readFileSync(file)));
     assert.equal(r.size_bytes, 17);
     assert.equal(r.total_lines, 3);
@@ -63,7 +63,7 @@ test('two clients: the stale edit is refused, the re-read recovers it', async (t
   assert.equal(fs.readFileSync(file, 'utf8'), 'ALPHA\nbeta\ngamma\n', 'stale edit changed the file');
 
   const rb2 = await ok(b, 'read_file', { path: 'notes.txt' });
-  assert.equal(rb2.content, 'ALPHA\nbeta\ngamma\n');
+  assert.ok(rb2.text.endsWith(numbered('ALPHA\nbeta\ngamma\n')), `read_file text = ${JSON.stringify(rb2.text)}`);
   assert.equal(rb2.sha256, wa.sha256);
   await ok(b, 'edit_file', { path: 'notes.txt', edits: [{ old_string: 'gamma', new_string: 'GAMMA' }] });
   assert.equal(fs.readFileSync(file, 'utf8'), 'ALPHA\nbeta\nGAMMA\n', 'both changes must survive');
@@ -113,10 +113,10 @@ test('dry_run returns the diff and leaves the file untouched', async (t) => {
   await ok(c, 'read_file', { path: 'dry.txt' });
 
   const r = await ok(c, 'edit_file', { path: 'dry.txt', old_string: 'two', new_string: 'TWO', dry_run: true });
-  assert.match(r.diff, /^-two$/m, `diff = ${JSON.stringify(r.diff)}`);
-  assert.match(r.diff, /^\+TWO$/m, `diff = ${JSON.stringify(r.diff)}`);
+  assert.match(r.text, /^-two$/m, `diff = ${JSON.stringify(r.text)}`);
+  assert.match(r.text, /^\+TWO$/m, `diff = ${JSON.stringify(r.text)}`);
   const w = await ok(c, 'write_file', { path: 'dry.txt', content: 'replaced\n', dry_run: true });
-  assert.match(w.diff, /^\+replaced$/m, `diff = ${JSON.stringify(w.diff)}`);
+  assert.match(w.text, /^\+replaced$/m, `diff = ${JSON.stringify(w.text)}`);
 
   assert.equal(fs.readFileSync(file, 'utf8'), 'one\ntwo\nthree\n');
   const after = fs.statSync(file);
