@@ -1,0 +1,315 @@
+// Package clients drives real MCP clients end to end against editguard: the
+// client runs headless, talks to a scripted model server on loopback instead
+// of a model, and the tests read what the client handed back to the model as
+// each tool result.
+package clients
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// claudeRunTimeout bounds one headless Claude Code run.
+const claudeRunTimeout = 2 * time.Minute
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildBin != "" {
+		os.RemoveAll(filepath.Dir(buildBin))
+	}
+	os.Exit(code)
+}
+
+var (
+	buildOnce sync.Once
+	buildBin  string
+	buildErr  error
+)
+
+// editguardBin builds cmd/editguard once per test binary and returns its path.
+func editguardBin(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "editguard-clients-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		buildBin = filepath.Join(dir, "editguard")
+		// go test puts its own GOROOT/bin first on PATH, so this is the same
+		// toolchain that runs the test.
+		cmd := exec.Command("go", "build", "-o", buildBin, "./cmd/editguard")
+		cmd.Dir = filepath.Join(packageDir(t), "..", "..")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = &buildError{err: err, out: string(out)}
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("go build ./cmd/editguard: %v", buildErr)
+	}
+	return buildBin
+}
+
+type buildError struct {
+	err error
+	out string
+}
+
+func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
+
+func packageDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+var npmOnce sync.Once
+
+// claudeCommand returns the command that starts Claude Code, installing the
+// pinned package with npm ci when node_modules lacks it. It skips with -short
+// and when node is not installed, and fails when the install fails: a broken
+// install must not pass as a skip.
+//
+// The package ships a native executable per platform (an optional
+// dependency); its postinstall links it over bin/claude.exe. The executable
+// is started directly, so that ending a run ends Claude Code itself; when the
+// platform package is missing, node runs the package's cli-wrapper.cjs,
+// which finds it the same way.
+func claudeCommand(t *testing.T) (string, []string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts Claude Code and editguard processes; skipped with -short")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not on PATH")
+	}
+	dir := packageDir(t)
+	pkg := filepath.Join(dir, "node_modules", "@anthropic-ai", "claude-code")
+	var installErr string
+	npmOnce.Do(func() {
+		if _, err := os.Stat(filepath.Join(pkg, "package.json")); err == nil {
+			return
+		}
+		npm, err := exec.LookPath("npm")
+		if err != nil {
+			installErr = "node is installed but npm is not; cannot install Claude Code: " + err.Error()
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund")
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			installErr = "npm ci: " + err.Error() + "\n" + string(out)
+		}
+	})
+	if installErr != "" {
+		t.Fatal(installErr)
+	}
+	if _, err := os.Stat(filepath.Join(pkg, "package.json")); err != nil {
+		t.Fatalf("Claude Code is not installed in %s: %v", pkg, err)
+	}
+	for _, suffix := range platformSuffixes() {
+		exe := filepath.Join(dir, "node_modules", "@anthropic-ai", "claude-code-"+suffix, "claude")
+		if fi, err := os.Stat(exe); err == nil && fi.Mode().IsRegular() {
+			return exe, nil
+		}
+	}
+	return node, []string{filepath.Join(pkg, "cli-wrapper.cjs")}
+}
+
+// platformSuffixes names the platform packages that may hold the native
+// executable for this machine, most specific first.
+func platformSuffixes() []string {
+	arch := runtime.GOARCH
+	if arch == "amd64" {
+		arch = "x64"
+	}
+	base := runtime.GOOS + "-" + arch
+	if runtime.GOOS == "linux" {
+		return []string{base, base + "-musl"}
+	}
+	return []string{base}
+}
+
+// ClaudeRun is everything one headless run produced.
+type ClaudeRun struct {
+	Results  []ToolResult // one per scripted step that got an answer, in order
+	Offered  []string     // tool names Claude Code offered the model
+	Requests []Request    // every request the model server saw
+	Stdout   string       // the stream-json transcript
+	Stderr   string
+}
+
+// runClaude runs Claude Code on workspace with editguard as its only MCP
+// server and the model replaced by script, and returns what Claude Code sent
+// back for each step. It fails the test unless every step got a result.
+func runClaude(t *testing.T, workspace string, script []Step) []ToolResult {
+	t.Helper()
+	run := runClaudeFull(t, workspace, script)
+	if len(run.Results) != len(script) {
+		dumpRun(t, run)
+		t.Fatalf("got %d tool results for %d steps", len(run.Results), len(script))
+	}
+	return run.Results
+}
+
+// runClaudeFull is runClaude without the check that every step was
+// answered; it returns the whole run.
+//
+// Claude Code may hold MCP tools back behind its ToolSearch tool and load
+// their definitions only when the model searches for them. Version 2.1.197
+// decides this in one place: CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS, or
+// ENABLE_TOOL_SEARCH set to a false value ("false", "0", ...) or "auto:100",
+// gives the "standard" mode in which every tool is sent in full with each
+// request; with ENABLE_TOOL_SEARCH unset, a base URL that is not a
+// first-party Anthropic host also turns deferral off. The run sets
+// ENABLE_TOOL_SEARCH=false so that does not depend on the address.
+//
+// Claude Code refuses --dangerously-skip-permissions (bypassPermissions)
+// for root, so the run allows the server's tools with --allowedTools
+// mcp__editguard, which covers every tool of that server.
+func runClaudeFull(t *testing.T, workspace string, script []Step) *ClaudeRun {
+	t.Helper()
+	exe, pre := claudeCommand(t)
+	bin := editguardBin(t)
+	model := startFakeModel(t, "editguard", script)
+
+	home := t.TempDir()
+	cfg := map[string]any{"mcpServers": map[string]any{
+		"editguard": map[string]any{
+			"type":    "stdio",
+			"command": bin,
+			"args":    []string{"--root", workspace, "serve"},
+		},
+	}}
+	cfgPath := filepath.Join(home, "mcp.json")
+	b, _ := json.Marshal(cfg)
+	if err := os.WriteFile(cfgPath, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	args := append(pre,
+		"-p", "Work through the task with the editguard tools.",
+		"--output-format", "stream-json", "--verbose",
+		"--mcp-config", cfgPath, "--strict-mcp-config",
+		"--allowedTools", "mcp__editguard",
+		"--max-turns", "50",
+	)
+	ctx, cancel := context.WithTimeout(t.Context(), claudeRunTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe, args...)
+	cmd.Dir = workspace
+	cmd.Env = claudeEnv(home, model.url)
+	cmd.Stdin = nil
+	// Claude Code starts editguard and maybe more; a timeout ends them all.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	run := &ClaudeRun{
+		Results:  model.Results(),
+		Offered:  model.Offered(),
+		Requests: model.Requests(),
+		Stdout:   stdout.String(),
+		Stderr:   stderr.String(),
+	}
+	for i := range run.Results {
+		run.Results[i].Persisted = persistedOutput(run.Results[i].Content)
+	}
+	t.Logf("claude ran %v; %d requests to the model server", time.Since(start).Round(time.Millisecond), len(run.Requests))
+	if err != nil || ctx.Err() != nil {
+		dumpRun(t, run)
+		t.Fatalf("claude: %v (context: %v)", err, ctx.Err())
+	}
+	if errs := model.Errors(); len(errs) > 0 {
+		dumpRun(t, run)
+		t.Fatalf("model server: %s", strings.Join(errs, "; "))
+	}
+	return run
+}
+
+// persistedOutput reads the file a "<persisted-output>" preview points to:
+// Claude Code saves an MCP result larger than its limit (MAX_MCP_OUTPUT_TOKENS,
+// 25000 tokens by default) under its configuration directory and sends the
+// model "Output too large (SIZE). Full output saved to: PATH", then the
+// first 2 KB.
+func persistedOutput(content string) string {
+	if !strings.HasPrefix(content, "<persisted-output>") {
+		return ""
+	}
+	const marker = "Full output saved to: "
+	i := strings.Index(content, marker)
+	if i < 0 {
+		return ""
+	}
+	path, _, _ := strings.Cut(content[i+len(marker):], "\n")
+	b, err := os.ReadFile(strings.TrimSpace(path))
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// claudeEnv is the whole environment of a run: nothing from the user's own
+// Claude Code configuration or account leaks in, and nothing goes out but
+// requests to the model server.
+func claudeEnv(home, baseURL string) []string {
+	env := []string{
+		"HOME=" + home,
+		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
+		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
+		"XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"),
+		"CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude"),
+		"TMPDIR=" + home,
+		"PATH=" + os.Getenv("PATH"),
+		"LANG=C.UTF-8",
+		"ANTHROPIC_BASE_URL=" + baseURL,
+		"ANTHROPIC_API_KEY=test-key",
+		"ENABLE_TOOL_SEARCH=false",
+		"DISABLE_AUTOUPDATER=1",
+		"DISABLE_TELEMETRY=1",
+		"DISABLE_ERROR_REPORTING=1",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"CLAUDE_CODE_DISABLE_TERMINAL_TITLE=1",
+	}
+	return env
+}
+
+// dumpRun logs a run for a failure report.
+func dumpRun(t *testing.T, run *ClaudeRun) {
+	t.Helper()
+	t.Logf("stderr:\n%s", run.Stderr)
+	t.Logf("stream-json output:\n%s", truncate(run.Stdout, 20000))
+	for i, r := range run.Requests {
+		t.Logf("request %d: %s", i, r)
+	}
+	t.Logf("offered tools: %v", run.Offered)
+	for _, r := range run.Results {
+		t.Logf("result of step %d (%s): is_error=%v count=%d len=%d: %s", r.Step, r.Tool, r.IsError, r.Count, len(r.Content), truncate(r.Content, 300))
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
