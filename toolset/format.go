@@ -130,7 +130,11 @@ func changeText(verb string, res *editguard.Result) string {
 	if len(relaxed) > 0 {
 		fmt.Fprintf(&b, "Note: old_string matched only after relaxing: %s. Check the diff.\n", strings.Join(relaxed, ", "))
 	}
-	if res.BackupVersion != "" {
+	switch {
+	case res.BackupVersion == "":
+	case res.Created:
+		fmt.Fprintf(&b, "History version %s records that the file did not exist (restore_file with it removes the file).\n", res.BackupVersion)
+	default:
 		fmt.Fprintf(&b, "The previous content is kept as version %s (file_history, restore_file).\n", res.BackupVersion)
 	}
 	for _, w := range res.Warnings {

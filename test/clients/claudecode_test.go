@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/editguard/editguard/toolset"
 )
 
 // smallGo returns a Go file of exactly size bytes whose string literals hold
@@ -82,6 +85,9 @@ func TestClaudeCodeSeesToolResults(t *testing.T) {
 				return err
 			},
 		},
+		// The error showed the change, and the session's read moved to
+		// it: the same edit goes through without another read.
+		{Tool: "edit_file", Input: map[string]any{"path": "small.go", "old_string": oldLine, "new_string": "const Greeting = \"bye\\n\""}},
 	}
 	run := runClaudeFull(t, ws, script)
 	t.Logf("offered tools: %v", run.Offered)
@@ -96,7 +102,7 @@ func TestClaudeCodeSeesToolResults(t *testing.T) {
 		t.Fatalf("got %d tool results for %d steps", len(run.Results), len(script))
 	}
 
-	paths := []string{"small.go", "big.go", "new.txt", "small.go"}
+	paths := []string{"small.go", "big.go", "new.txt", "small.go", "small.go"}
 	for i, r := range run.Results {
 		if r.Count != 1 {
 			t.Errorf("step %d: %d tool_result blocks, want 1", i, r.Count)
@@ -105,14 +111,52 @@ func TestClaudeCodeSeesToolResults(t *testing.T) {
 			t.Errorf("step %d (%s): result does not mention %s", i, r.Tool, paths[i])
 		}
 	}
-	for i := range 3 {
-		if run.Results[i].IsError {
-			t.Errorf("step %d (%s): is_error set: %s", i, run.Results[i].Tool, truncate(run.Results[i].Content, 500))
+	for i, r := range run.Results {
+		if r.IsError != (i == 3) {
+			t.Errorf("step %d (%s): is_error=%v: %s", i, r.Tool, r.IsError, truncate(r.Content, 500))
+		}
+		if r.Persisted != "" {
+			t.Errorf("step %d (%s): %d characters did not reach the model inline", i, r.Tool, len(r.Content))
 		}
 	}
+
+	// The 4 KiB file arrives whole, as numbered lines of unescaped text.
+	read := run.Results[0].Content
+	if got, err := toolset.ReadText(read); err != nil || got != small {
+		t.Errorf("read_file small.go: the model did not see the file as it is (%v):\n%s", err, truncate(read, 600))
+	}
+	if !strings.Contains(read, "\n     6\t"+oldLine+"\n") {
+		t.Errorf("read_file small.go: line 6 is not shown numbered and unescaped:\n%s", truncate(read, 600))
+	}
+
+	// The 100 KiB file: a first page within the budget, inline, and the
+	// offset to read on.
+	page := run.Results[1].Content
+	if n := utf8.RuneCountInString(page); n > toolset.ReadBudget {
+		t.Errorf("read_file big.go: %d characters, over the budget of %d", n, toolset.ReadBudget)
+	}
+	got, err := toolset.ReadText(page)
+	if err != nil || len(got) < 20000 || !strings.HasPrefix(big, got) {
+		t.Errorf("read_file big.go: not a whole-line prefix of the file (%d bytes, %v)", len(got), err)
+	}
+	next := strings.Count(got, "\n") + 1
+	if !strings.Contains(page, fmt.Sprintf("call read_file with offset=%d", next)) {
+		t.Errorf("read_file big.go: no continuation offset %d in %q", next, page[len(page)-200:])
+	}
+
+	// A new 1 MiB file: the answer is a summary and a cut diff.
+	if w := run.Results[2].Content; len(w) >= 5000 || !strings.Contains(w, "+18725 -0 lines") {
+		t.Errorf("write_file new.txt answered in %d characters, want under 5000 with the line count:\n%s", len(w), truncate(w, 400))
+	}
+
+	// STALE_FILE carries the change made on disk.
 	edit := run.Results[3]
-	if !edit.IsError || !strings.Contains(edit.Content, "STALE_FILE") {
-		t.Errorf("edit_file after an external change: is_error=%v, want an error with STALE_FILE; got %s", edit.IsError, truncate(edit.Content, 500))
+	if !strings.HasPrefix(edit.Content, "STALE_FILE small.go") || !strings.Contains(edit.Content, "\n+// changed on disk by someone else\n") {
+		t.Errorf("edit_file after an external change: want STALE_FILE with the change; got %s", truncate(edit.Content, 800))
+	}
+	after, err := os.ReadFile(filepath.Join(ws, "small.go"))
+	if err != nil || !strings.Contains(string(after), "const Greeting = \"bye\\n\"") || !strings.HasSuffix(string(after), "// changed on disk by someone else\n") {
+		t.Errorf("small.go after the redo: want the edit and the other change both; got %q (%v)", truncate(string(after), 300), err)
 	}
 	if got, err := os.ReadFile(filepath.Join(ws, "new.txt")); err != nil || len(got) != 1<<20 {
 		t.Errorf("new.txt: %d bytes, err %v; want %d bytes", len(got), err, 1<<20)
