@@ -1,0 +1,151 @@
+package mcpserver_test
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/editguard/editguard/internal/mcpserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files of TestModelView")
+
+// modelViews returns what a model is shown of a result under the two
+// policies of agent clients: "json" clients (Claude Code, Codex, VS Code)
+// show the JSON of structuredContent when a result has it and drop the
+// text; "text" clients (Gemini CLI and others) show the text content.
+// (JSON.stringify keeps the server's key order; the map decoded here
+// sorts keys, which changes the order, not the length.)
+func modelViews(t *testing.T, res *mcp.CallToolResult) (jsonView, textView string) {
+	t.Helper()
+	textView = text(res)
+	if res.StructuredContent == nil {
+		return textView, textView
+	}
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b), textView
+}
+
+// unstable masks what differs between runs: history times and session ids.
+var unstable = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z|mcp-[A-Z0-9]{8}`)
+
+func numberedLines(n int, f func(int) string) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		b.WriteString(f(i) + "\n")
+	}
+	return b.String()
+}
+
+// TestModelView calls every tool, in success and in the common refusals,
+// and compares what a model would be shown under each client policy with
+// golden files (go test -run TestModelView -update rewrites them). It also
+// asserts the character budgets: reads within about 25,000 characters,
+// changes within 5,000, NOT_READ within 600.
+func TestModelView(t *testing.T) {
+	goGo := "package a\n\nimport \"fmt\"\n\n// Hello says \"hi\" with a backslash: \\.\nfunc Hello() { fmt.Println(\"hi\\n\") }\n"
+	big := numberedLines(3000, func(i int) string { return fmt.Sprintf("line %04d of a file that is long enough to need pages", i) })
+	ws := newWorkspace(t, nil, map[string]string{
+		"a.go":        goGo,
+		"big.txt":     big,
+		"crlf.txt":    "one\r\ntwo\r\n",
+		"b.txt":       "not read\n",
+		"dir/sub.txt": "x\n",
+	})
+	stamp := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, f := range []string{"a.go", "big.txt", "crlf.txt", "b.txt", "dir/sub.txt", "dir"} {
+		os.Chtimes(filepath.Join(ws.Dir(), f), stamp, stamp)
+	}
+	cs := connect(t, newServer(t, ws, mcpserver.ApproveAuto), nil)
+
+	type call struct {
+		name   string // golden file name
+		tool   string
+		args   map[string]any
+		before func()
+		budget int // most characters of either view
+	}
+	calls := []call{
+		{name: "list_directory", tool: "list_directory", args: map[string]any{}, budget: 2000},
+		{name: "file_info", tool: "file_info", args: map[string]any{"path": "a.go"}, budget: 1000},
+		{name: "read_file", tool: "read_file", args: map[string]any{"path": "a.go"}, budget: 25000},
+		{name: "read_file_crlf", tool: "read_file", args: map[string]any{"path": "crlf.txt"}, budget: 25000},
+		{name: "read_file_pages", tool: "read_file", args: map[string]any{"path": "big.txt"}, budget: 25000},
+		{name: "read_file_offset", tool: "read_file", args: map[string]any{"path": "big.txt", "offset": 2990}, budget: 25000},
+		{name: "read_file_past_end", tool: "read_file", args: map[string]any{"path": "big.txt", "offset": 3001}, budget: 600},
+		{name: "edit_file_not_read", tool: "edit_file", args: map[string]any{"path": "b.txt", "old_string": "not", "new_string": "now"}, budget: 600},
+		{name: "edit_file", tool: "edit_file", args: map[string]any{"path": "a.go", "old_string": `"hi\n"`, "new_string": `"hello\n"`}, budget: 5000},
+		{name: "edit_file_no_match", tool: "edit_file", args: map[string]any{"path": "a.go", "old_string": "func Bye()", "new_string": "x"}, budget: 1500},
+		{name: "write_file_new", tool: "write_file", args: map[string]any{"path": "new/long.txt", "content": big + big}, budget: 5000},
+		{name: "edit_file_stale", tool: "edit_file", args: map[string]any{"path": "a.go", "old_string": "import", "new_string": "import (\n\t\"os\"\n)\nimport"}, budget: 3000,
+			before: func() {
+				p := filepath.Join(ws.Dir(), "a.go")
+				data, _ := os.ReadFile(p)
+				os.WriteFile(p, []byte(strings.Replace(string(data), "// Hello", "// Hello, changed by a person.\n// Hello", 1)), 0o644)
+			}},
+		{name: "edit_file_after_stale", tool: "edit_file", args: map[string]any{"path": "a.go", "old_string": "package a\n", "new_string": "package b\n"}, budget: 5000},
+		{name: "file_history", tool: "file_history", args: map[string]any{"path": "a.go"}, budget: 3000},
+		{name: "restore_file", tool: "restore_file", args: map[string]any{"path": "a.go", "version": "v1", "dry_run": true}, budget: 5000},
+		{name: "restore_file_unknown", tool: "restore_file", args: map[string]any{"path": "a.go", "version": "v99"}, budget: 1000},
+		{name: "invalid_argument", tool: "read_file", args: map[string]any{"path": 7}, budget: 600},
+		{name: "begin_turn", tool: "begin_turn", args: map[string]any{}, budget: 200},
+	}
+	for _, c := range calls {
+		if c.before != nil {
+			c.before()
+		}
+		res := callTool(t, cs, c.tool, c.args)
+		jsonView, textView := modelViews(t, res)
+		for _, v := range []string{jsonView, textView} {
+			if n := utf8.RuneCountInString(v); n > c.budget {
+				t.Errorf("%s: the model is shown %d characters, over %d", c.name, n, c.budget)
+			}
+		}
+		var got strings.Builder
+		fmt.Fprintf(&got, "# %s %s\n# isError: %v\n", c.tool, mustJSON(t, c.args, 200), res.IsError)
+		if jsonView == textView {
+			fmt.Fprintf(&got, "## every client (%d characters)\n%s", utf8.RuneCountInString(textView), textView)
+		} else {
+			fmt.Fprintf(&got, "## clients that show structuredContent (%d characters)\n%s\n## clients that show the text (%d characters)\n%s",
+				utf8.RuneCountInString(jsonView), jsonView, utf8.RuneCountInString(textView), textView)
+		}
+		out := unstable.ReplaceAllString(got.String(), "<masked>")
+		golden := filepath.Join("testdata", "modelview", c.name+".txt")
+		if *update {
+			os.MkdirAll(filepath.Dir(golden), 0o755)
+			if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(golden)
+		if err != nil {
+			t.Fatalf("%s: %v (run go test -run TestModelView -update)", c.name, err)
+		}
+		if out != string(want) {
+			t.Errorf("%s: the model's view differs from %s (go test -run TestModelView -update rewrites it):\n%s", c.name, golden, out)
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any, max int) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > max {
+		return string(b[:max]) + "…"
+	}
+	return string(b)
+}
