@@ -64,6 +64,10 @@ type change struct {
 	pre       *Precondition
 	dryRun    bool
 	wholeFile bool
+	// overAbsent lets the change create a missing file without a read even
+	// when the session's baseline says it existed: it discards nothing
+	// (restore_file over a deleted file).
+	overAbsent bool
 	// build computes the new content from what is on disk, given the
 	// encoding remembered in the session's baseline.
 	build func(t *target, obs *observation, enc string) (*plan, error)
@@ -129,7 +133,10 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 	}
 	a.rec.Observed = ledgerState(obs.state())
 	a.rec.SHA256Before = obs.sum
-	base, err := s.check(t, c.pre, obs, c.wholeFile)
+	var base *Baseline
+	if !(c.overAbsent && !obs.stat.Exists && c.pre.empty()) {
+		base, err = s.check(t, c.pre, obs, c.wholeFile)
+	}
 	enc := ""
 	if base != nil {
 		enc = base.Encoding

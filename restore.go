@@ -18,7 +18,8 @@ type RestoreOptions struct {
 // Restore puts a history version back. It is a guarded write like any other:
 // it needs a full read or a precondition, it fails with STALE_FILE if the
 // file changed since, and what it displaces goes to history first, so no
-// restore can destroy later work. Restoring a version that records "did not
+// restore can destroy later work. Over a file that does not exist a restore
+// needs no read: it discards nothing. Restoring a version that records "did not
 // exist" deletes the file. The bytes are restored exactly, encoding and line
 // endings included.
 func (s *Session) Restore(ctx context.Context, p, version string, opts *RestoreOptions) (*Result, error) {
@@ -39,7 +40,7 @@ func (s *Session) Restore(ctx context.Context, p, version string, opts *RestoreO
 		}
 	}
 	return s.mutate(ctx, &change{
-		tool: "restore_file", path: p, pre: o.Precondition, dryRun: o.DryRun, wholeFile: true,
+		tool: "restore_file", path: p, pre: o.Precondition, dryRun: o.DryRun, wholeFile: true, overAbsent: true,
 		args: restoreArgs(p, version, &o),
 		build: func(t *target, obs *observation, enc string) (*plan, error) {
 			v, data, err := s.w.loadVersion(p, t.resolved, version)

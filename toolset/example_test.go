@@ -63,6 +63,7 @@ func Example() {
 	// file_history readOnly=true
 	// edit_file readOnly=false
 	// write_file readOnly=false
+	// delete_file readOnly=false
 	// restore_file readOnly=false
 	// begin_turn readOnly=false
 	// edit_file failed: NOT_READ; hint: call read_file on greet.go first, then redo the change

@@ -132,6 +132,8 @@ func changeText(verb string, res *editguard.Result) string {
 	}
 	switch {
 	case res.BackupVersion == "":
+	case res.Deleted:
+		fmt.Fprintf(&b, "Its content is kept as version %s: restore_file with it brings the file back.\n", res.BackupVersion)
 	case res.Created:
 		fmt.Fprintf(&b, "History version %s records that the file did not exist (restore_file with it removes the file).\n", res.BackupVersion)
 	default:

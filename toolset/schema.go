@@ -53,7 +53,9 @@ const fileInfoDescription = `Report whether a path exists and, for a regular fil
 
 const fileHistoryDescription = `List the earlier versions of a file that editguard kept when it replaced, edited or restored it, newest first: version id, time, sha256, size and the operation that displaced it. A version marked absent records that the file did not exist. Use restore_file with a version id to put one back.`
 
-const restoreFileDescription = `Put an earlier version of a file (from file_history) back. This is a guarded write like write_file: read the file in full first (NOT_READ otherwise), and it fails with STALE_FILE if the file changed since your read. The content it replaces is kept in history, so a restore can itself be undone. Restoring a version marked absent deletes the file. dry_run returns the diff without writing.`
+const deleteFileDescription = `Delete a file. Guarded like write_file: read the file in full first (NOT_READ otherwise); it fails with STALE_FILE if the file changed since your read. The deleted content is kept in history: the result names the version, and restore_file with it brings the file back. Use this instead of rm in a shell, which keeps nothing. dry_run shows what would be removed without deleting. The result is text: what was removed and the history version, then the diff, cut after about 4,000 characters.`
+
+const restoreFileDescription = `Put an earlier version of a file (from file_history) back. This is a guarded write like write_file: read the file in full first (NOT_READ otherwise), and it fails with STALE_FILE if the file changed since your read; over a file that does not exist (deleted) no read is needed. The content it replaces is kept in history, so a restore can itself be undone. Restoring a version marked absent deletes the file. dry_run returns the diff without writing.`
 
 const beginTurnDescription = `Forget every file read so far in this session. After it, each existing file must be read again before it is changed. Call it at the start of a new task when files may have changed while you were not looking.`
 
@@ -133,6 +135,16 @@ var schemas = map[string]json.RawMessage{
   "type": "object",
   "properties": {
     "path": {"type": "string", "description": "File path, relative to the workspace root."}
+  },
+  "required": ["path"],
+  "additionalProperties": false
+}`),
+	"delete_file": json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "path": {"type": "string", "description": "File path, relative to the workspace root."},
+    "precondition": ` + preconditionSchema + `,
+    "dry_run": {"type": "boolean", "description": "If true, check and return what would be removed without deleting."}
   },
   "required": ["path"],
   "additionalProperties": false

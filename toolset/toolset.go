@@ -84,7 +84,7 @@ type Tool struct {
 type Output struct {
 	// Structured is the result object; it encodes to JSON as DESIGN §8
 	// names it. Its type is *editguard.ReadResult for read_file,
-	// *editguard.Result for write_file, edit_file and restore_file,
+	// *editguard.Result for write_file, edit_file, delete_file and restore_file,
 	// *Listing for list_directory, *FileInfo for file_info, *History for
 	// file_history and *TurnResult for begin_turn.
 	Structured any
@@ -124,6 +124,7 @@ var defs = []toolDef{
 	{"file_history", "File history", fileHistoryDescription, Annotations{ReadOnly: true, Idempotent: true}, (*Toolset).fileHistory},
 	{"edit_file", "Edit file", editFileDescription, Annotations{Destructive: true}, (*Toolset).editFile},
 	{"write_file", "Write file", writeFileDescription, Annotations{Destructive: true, Idempotent: true}, (*Toolset).writeFile},
+	{"delete_file", "Delete file", deleteFileDescription, Annotations{Destructive: true}, (*Toolset).deleteFile},
 	{"restore_file", "Restore file version", restoreFileDescription, Annotations{Destructive: true, Idempotent: true}, (*Toolset).restoreFile},
 	{"begin_turn", "Begin turn", beginTurnDescription, Annotations{Idempotent: true}, (*Toolset).beginTurn},
 }
@@ -456,6 +457,27 @@ func (t *Toolset) restoreFile(ctx context.Context, raw json.RawMessage) (*Output
 		return nil, err
 	}
 	return changeOutput("Restored version "+*a.Version+" of", res), nil
+}
+
+type deleteArgs struct {
+	Path         *string                 `json:"path"`
+	Precondition *editguard.Precondition `json:"precondition"`
+	DryRun       bool                    `json:"dry_run"`
+}
+
+func (t *Toolset) deleteFile(ctx context.Context, raw json.RawMessage) (*Output, error) {
+	var a deleteArgs
+	if err := decodeArgs("delete_file", raw, &a); err != nil {
+		return nil, err
+	}
+	if a.Path == nil {
+		return nil, missing("delete_file", "path")
+	}
+	res, err := t.s.Delete(ctx, *a.Path, &editguard.DeleteOptions{Precondition: a.Precondition, DryRun: a.DryRun})
+	if err != nil {
+		return nil, err
+	}
+	return changeOutput("Deleted", res), nil
 }
 
 // TurnResult is begin_turn's result.

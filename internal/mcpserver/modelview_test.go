@@ -98,6 +98,9 @@ func TestModelView(t *testing.T) {
 		{name: "file_history", tool: "file_history", args: map[string]any{"path": "a.go"}, budget: 3000},
 		{name: "restore_file", tool: "restore_file", args: map[string]any{"path": "a.go", "version": "v1", "dry_run": true}, budget: 5000},
 		{name: "restore_file_unknown", tool: "restore_file", args: map[string]any{"path": "a.go", "version": "v99"}, budget: 1000},
+		{name: "delete_file_not_read", tool: "delete_file", args: map[string]any{"path": "b.txt"}, budget: 600},
+		{name: "delete_file", tool: "delete_file", args: map[string]any{"path": "crlf.txt"}, budget: 5000},
+		{name: "restore_file_deleted", tool: "restore_file", args: map[string]any{"path": "crlf.txt", "version": "v1"}, budget: 5000},
 		{name: "invalid_argument", tool: "read_file", args: map[string]any{"path": 7}, budget: 600},
 		{name: "begin_turn", tool: "begin_turn", args: map[string]any{}, budget: 200},
 	}

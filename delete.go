@@ -1,0 +1,53 @@
+package editguard
+
+import "context"
+
+// DeleteOptions control Delete.
+type DeleteOptions struct {
+	Precondition *Precondition
+	DryRun       bool
+}
+
+// Delete is like os.Remove for a file, but guarded like Write: it needs a
+// full read of the file (or a precondition), fails with STALE_FILE if the
+// file changed since, and saves the content to history first, so that
+// Restore with the version it reports brings the file back. Restoring over
+// the absent file needs no read, since it discards nothing.
+func (s *Session) Delete(ctx context.Context, p string, opts *DeleteOptions) (*Result, error) {
+	var o DeleteOptions
+	if opts != nil {
+		o = *opts
+	}
+	return s.mutate(ctx, &change{
+		tool: "delete_file", path: p, pre: o.Precondition, dryRun: o.DryRun, wholeFile: true,
+		args: deleteArgs(p, &o),
+		build: func(t *target, obs *observation, enc string) (*plan, error) {
+			if !obs.stat.Exists {
+				return nil, newError(CodeNotFound, p, "file does not exist", "check the path with list_directory", nil)
+			}
+			if !obs.stat.Regular() {
+				return nil, notAFile(p, obs)
+			}
+			return &plan{remove: true, oldText: textOf(obs.data, enc)}, nil
+		},
+	})
+}
+
+func deleteArgs(p string, o *DeleteOptions) any {
+	return &deleteCall{Path: p, Precondition: nonEmpty(o.Precondition), DryRun: o.DryRun}
+}
+
+type deleteCall struct {
+	Path         string        `json:"path"`
+	Precondition *Precondition `json:"precondition,omitempty"`
+	DryRun       bool          `json:"dry_run,omitempty"`
+}
+
+// Delete replays a Session.Delete call.
+func (r *Replayer) Delete(p string, opts *DeleteOptions) (*Result, error) {
+	var o DeleteOptions
+	if opts != nil {
+		o = *opts
+	}
+	return r.next("delete_file", p, deleteArgs(p, &o))
+}
