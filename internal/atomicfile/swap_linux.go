@@ -6,6 +6,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+const (
+	renameExchange  = unix.RENAME_EXCHANGE
+	renameNoReplace = unix.RENAME_NOREPLACE
+)
+
 func renameat2(olddirfd int, oldpath string, newdirfd int, newpath string, flags uint) error {
 	return unix.Renameat2(olddirfd, oldpath, newdirfd, newpath, flags)
 }

@@ -4,6 +4,13 @@ package atomicfile
 
 import "golang.org/x/sys/unix"
 
+// Flags of renameat2, which these systems do not have (it fails with
+// ENOSYS): the callers fall back.
+const (
+	renameExchange  = 1 << 1
+	renameNoReplace = 1 << 0
+)
+
 func renameat2(olddirfd int, oldpath string, newdirfd int, newpath string, flags uint) error {
 	return unix.ENOSYS
 }
