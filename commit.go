@@ -47,6 +47,10 @@ type Result struct {
 	Replacements  int      `json:"replacements,omitempty"`
 	MatchedWith   []string `json:"matched_with,omitempty"`
 	Strategy      string   `json:"strategy,omitempty"`
+	// MovedFrom is the source of a move; Path is its destination, and
+	// SourceVersion the history version that keeps what left the source.
+	MovedFrom     string `json:"moved_from,omitempty"`
+	SourceVersion string `json:"source_version,omitempty"`
 	// Warnings say what failed after the change was committed (its bytes
 	// are in place): a directory fsync, the session's baseline, the
 	// ledger. The change stands; the warnings say what is not assured.

@@ -50,6 +50,8 @@ func TestWorkerProcess(t *testing.T) {
 		out, err = rawAppendWorker(dir, arg)
 	case "bigwrite":
 		err = bigWriteWorker(dir, arg) // runs until killed
+	case "move":
+		err = moveWorker(dir) // runs until killed
 	default:
 		err = fmt.Errorf("unknown job %q", job)
 	}

@@ -64,6 +64,7 @@ func Example() {
 	// edit_file readOnly=false
 	// write_file readOnly=false
 	// delete_file readOnly=false
+	// move_file readOnly=false
 	// restore_file readOnly=false
 	// begin_turn readOnly=false
 	// edit_file failed: NOT_READ; hint: call read_file on greet.go first, then redo the change

@@ -150,6 +150,34 @@ func changeText(verb string, res *editguard.Result) string {
 	return b.String()
 }
 
+// moveText summarises a move for a model.
+func moveText(res *editguard.Result) string {
+	var b strings.Builder
+	if res.DryRun {
+		b.WriteString("Dry run, nothing was moved. Would have: ")
+	}
+	fmt.Fprintf(&b, "Moved %s to %s (%d bytes, sha256 %s).\n", res.MovedFrom, res.Path, res.SizeBytes, res.SHA256)
+	if res.SourceVersion != "" {
+		fmt.Fprintf(&b, "History keeps the content as version %s of %s (restore_file puts it back there).\n", res.SourceVersion, res.MovedFrom)
+	}
+	switch {
+	case res.BackupVersion == "":
+	case res.Created:
+		fmt.Fprintf(&b, "Version %s of %s records that it did not exist.\n", res.BackupVersion, res.Path)
+	default:
+		fmt.Fprintf(&b, "The replaced content of %s is kept as its version %s.\n", res.Path, res.BackupVersion)
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(&b, "Warning: %s\n", w)
+	}
+	if res.Diff != "" {
+		d, _ := udiff.Bound(res.Diff, DiffBudget)
+		b.WriteString("\nThe destination's content changed as follows:\n")
+		b.WriteString(d)
+	}
+	return b.String()
+}
+
 // ErrorText renders a failure for a model: the code, the path and the
 // message on one line, each detail once, the diff of a STALE_FILE error as
 // a block, and the recovery hint. The full error object, with every

@@ -55,6 +55,8 @@ const fileHistoryDescription = `List the earlier versions of a file that editgua
 
 const deleteFileDescription = `Delete a file. Guarded like write_file: read the file in full first (NOT_READ otherwise); it fails with STALE_FILE if the file changed since your read. The deleted content is kept in history: the result names the version, and restore_file with it brings the file back. Use this instead of rm in a shell, which keeps nothing. dry_run shows what would be removed without deleting. The result is text: what was removed and the history version, then the diff, cut after about 4,000 characters.`
 
+const moveFileDescription = `Move or rename a file, guarded. You must have read the source in this session (a partial read is enough), and it must not have changed since (NOT_READ, STALE_FILE). An existing destination is refused (STALE_FILE, reason created) unless overwrite is true, and then you must have read the destination in full. Missing directories of the destination are created. The move is atomic: the file is never lost or half-moved, even in a crash. History keeps what left the source and what the destination held, so restore_file can undo either side; your read follows the file to its new name. Use this instead of mv in a shell. The result is text: what moved where and the history versions (and, when overwriting, the diff of the destination, cut after about 4,000 characters).`
+
 const restoreFileDescription = `Put an earlier version of a file (from file_history) back. This is a guarded write like write_file: read the file in full first (NOT_READ otherwise), and it fails with STALE_FILE if the file changed since your read; over a file that does not exist (deleted) no read is needed. The content it replaces is kept in history, so a restore can itself be undone. Restoring a version marked absent deletes the file. dry_run returns the diff without writing.`
 
 const beginTurnDescription = `Forget every file read so far in this session. After it, each existing file must be read again before it is changed. Call it at the start of a new task when files may have changed while you were not looking.`
@@ -147,6 +149,18 @@ var schemas = map[string]json.RawMessage{
     "dry_run": {"type": "boolean", "description": "If true, check and return what would be removed without deleting."}
   },
   "required": ["path"],
+  "additionalProperties": false
+}`),
+	"move_file": json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "source": {"type": "string", "description": "File to move, relative to the workspace root."},
+    "destination": {"type": "string", "description": "New path, relative to the workspace root."},
+    "overwrite": {"type": "boolean", "description": "Replace an existing destination (which you must have read in full). Default false."},
+    "precondition": ` + preconditionSchema + `,
+    "dry_run": {"type": "boolean", "description": "If true, check and report without moving."}
+  },
+  "required": ["source", "destination"],
   "additionalProperties": false
 }`),
 	"restore_file": json.RawMessage(`{

@@ -125,6 +125,7 @@ var defs = []toolDef{
 	{"edit_file", "Edit file", editFileDescription, Annotations{Destructive: true}, (*Toolset).editFile},
 	{"write_file", "Write file", writeFileDescription, Annotations{Destructive: true, Idempotent: true}, (*Toolset).writeFile},
 	{"delete_file", "Delete file", deleteFileDescription, Annotations{Destructive: true}, (*Toolset).deleteFile},
+	{"move_file", "Move file", moveFileDescription, Annotations{Destructive: true}, (*Toolset).moveFile},
 	{"restore_file", "Restore file version", restoreFileDescription, Annotations{Destructive: true, Idempotent: true}, (*Toolset).restoreFile},
 	{"begin_turn", "Begin turn", beginTurnDescription, Annotations{Idempotent: true}, (*Toolset).beginTurn},
 }
@@ -478,6 +479,32 @@ func (t *Toolset) deleteFile(ctx context.Context, raw json.RawMessage) (*Output,
 		return nil, err
 	}
 	return changeOutput("Deleted", res), nil
+}
+
+type moveArgs struct {
+	Source       *string                 `json:"source"`
+	Destination  *string                 `json:"destination"`
+	Overwrite    bool                    `json:"overwrite"`
+	Precondition *editguard.Precondition `json:"precondition"`
+	DryRun       bool                    `json:"dry_run"`
+}
+
+func (t *Toolset) moveFile(ctx context.Context, raw json.RawMessage) (*Output, error) {
+	var a moveArgs
+	if err := decodeArgs("move_file", raw, &a); err != nil {
+		return nil, err
+	}
+	if a.Source == nil {
+		return nil, missing("move_file", "source")
+	}
+	if a.Destination == nil {
+		return nil, missing("move_file", "destination")
+	}
+	res, err := t.s.Move(ctx, *a.Source, *a.Destination, &editguard.MoveOptions{Overwrite: a.Overwrite, Precondition: a.Precondition, DryRun: a.DryRun})
+	if err != nil {
+		return nil, err
+	}
+	return &Output{Structured: res, Text: moveText(res), Meta: without(res, "diff")}, nil
 }
 
 // TurnResult is begin_turn's result.

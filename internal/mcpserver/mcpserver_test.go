@@ -76,7 +76,7 @@ func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]
 
 // textOnly are the tools whose result the model reads as text alone: no
 // structuredContent, the facts in _meta.
-var textOnly = map[string]bool{"read_file": true, "write_file": true, "edit_file": true, "delete_file": true, "restore_file": true}
+var textOnly = map[string]bool{"read_file": true, "write_file": true, "edit_file": true, "delete_file": true, "move_file": true, "restore_file": true}
 
 // ok calls a tool that must succeed and returns its structured content, or
 // for a text-only tool the result in _meta.
@@ -171,7 +171,7 @@ func TestListTools(t *testing.T) {
 	type annot struct{ readOnly, destructive bool }
 	want := map[string]annot{
 		"read_file": {true, false}, "list_directory": {true, false}, "file_info": {true, false}, "file_history": {true, false},
-		"edit_file": {false, true}, "write_file": {false, true}, "delete_file": {false, true}, "restore_file": {false, true}, "begin_turn": {false, false},
+		"edit_file": {false, true}, "write_file": {false, true}, "delete_file": {false, true}, "move_file": {false, true}, "restore_file": {false, true}, "begin_turn": {false, false},
 	}
 	var names []string
 	for _, tool := range res.Tools {
@@ -190,7 +190,7 @@ func TestListTools(t *testing.T) {
 		if schema["type"] != "object" || schema["additionalProperties"] != false || props == nil {
 			t.Errorf("%s input schema = %v, want a closed object schema", tool.Name, tool.InputSchema)
 		}
-		if tool.Name != "begin_turn" && props["path"] == nil {
+		if tool.Name != "begin_turn" && tool.Name != "move_file" && props["path"] == nil {
 			t.Errorf("%s input schema has no path property", tool.Name)
 		}
 		if tool.Title == "" {

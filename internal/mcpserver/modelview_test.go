@@ -38,7 +38,7 @@ func modelViews(t *testing.T, res *mcp.CallToolResult) (jsonView, textView strin
 }
 
 // unstable masks what differs between runs: history times and session ids.
-var unstable = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z|mcp-[A-Z0-9]{8}`)
+var unstable = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z|mcp-[A-Z0-9]{8}|"mtime_ms":\d+`)
 
 func numberedLines(n int, f func(int) string) string {
 	var b strings.Builder
@@ -101,6 +101,8 @@ func TestModelView(t *testing.T) {
 		{name: "delete_file_not_read", tool: "delete_file", args: map[string]any{"path": "b.txt"}, budget: 600},
 		{name: "delete_file", tool: "delete_file", args: map[string]any{"path": "crlf.txt"}, budget: 5000},
 		{name: "restore_file_deleted", tool: "restore_file", args: map[string]any{"path": "crlf.txt", "version": "v1"}, budget: 5000},
+		{name: "move_file_exists", tool: "move_file", args: map[string]any{"source": "big.txt", "destination": "a.go"}, budget: 800},
+		{name: "move_file", tool: "move_file", args: map[string]any{"source": "big.txt", "destination": "moved/big.txt"}, budget: 2000},
 		{name: "invalid_argument", tool: "read_file", args: map[string]any{"path": 7}, budget: 600},
 		{name: "begin_turn", tool: "begin_turn", args: map[string]any{}, budget: 200},
 	}
