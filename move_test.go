@@ -2,6 +2,7 @@ package editguard_test
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -152,7 +153,7 @@ func TestMoveOppositeDirections(t *testing.T) {
 	}
 }
 
-func filepathJoin(d string, i int) string { return d + "/f" + itoa(i) + ".txt" }
+func filepathJoin(d string, i int) string { return fmt.Sprintf("%s/f%d.txt", d, i) }
 
 // moveWorker moves f.txt between the directories x and y until it is
 // killed.

@@ -1,11 +1,18 @@
 package atomicfile
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 )
+
+func hashOf(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
 
 func openDirs(t *testing.T) (root string, a, b *Dir) {
 	t.Helper()
@@ -49,7 +56,7 @@ func TestMove(t *testing.T) {
 	t.Run("new name", func(t *testing.T) {
 		root, a, b := openDirs(t)
 		put(t, filepath.Join(root, "a/f"), "data")
-		r, err := a.Move("f", sum([]byte("data")), b, "g", "", Options{})
+		r, err := a.Move("f", hashOf([]byte("data")), b, "g", "", Options{})
 		if err != nil || r.Strategy != MoveNew {
 			t.Fatalf("Move = %+v, %v", r, err)
 		}
@@ -64,7 +71,7 @@ func TestMove(t *testing.T) {
 		root, a, b := openDirs(t)
 		put(t, filepath.Join(root, "a/f"), "data")
 		put(t, filepath.Join(root, "b/g"), "theirs")
-		if _, err := a.Move("f", sum([]byte("data")), b, "g", "", Options{}); !errors.Is(err, ErrExist) {
+		if _, err := a.Move("f", hashOf([]byte("data")), b, "g", "", Options{}); !errors.Is(err, ErrExist) {
 			t.Fatalf("Move onto an existing name: %v, want ErrExist", err)
 		}
 		if got, _ := content(t, filepath.Join(root, "b/g")); got != "theirs" {
@@ -77,7 +84,7 @@ func TestMove(t *testing.T) {
 	t.Run("source changed", func(t *testing.T) {
 		root, a, b := openDirs(t)
 		put(t, filepath.Join(root, "a/f"), "changed by someone")
-		if _, err := a.Move("f", sum([]byte("data")), b, "g", "", Options{}); !errors.Is(err, ErrRaced) {
+		if _, err := a.Move("f", hashOf([]byte("data")), b, "g", "", Options{}); !errors.Is(err, ErrRaced) {
 			t.Fatalf("Move of a changed source: %v, want ErrRaced", err)
 		}
 		if got, _ := content(t, filepath.Join(root, "a/f")); got != "changed by someone" {
@@ -91,7 +98,7 @@ func TestMove(t *testing.T) {
 		root, a, b := openDirs(t)
 		put(t, filepath.Join(root, "a/f"), "data")
 		put(t, filepath.Join(root, "b/g"), "old")
-		r, err := a.Move("f", sum([]byte("data")), b, "g", sum([]byte("old")), Options{})
+		r, err := a.Move("f", hashOf([]byte("data")), b, "g", hashOf([]byte("old")), Options{})
 		if err != nil || (r.Strategy != MoveExchange && r.Strategy != MoveReplace) {
 			t.Fatalf("Move = %+v, %v", r, err)
 		}
@@ -106,7 +113,7 @@ func TestMove(t *testing.T) {
 		root, a, b := openDirs(t)
 		put(t, filepath.Join(root, "a/f"), "data")
 		put(t, filepath.Join(root, "b/g"), "changed by someone")
-		if _, err := a.Move("f", sum([]byte("data")), b, "g", sum([]byte("old")), Options{}); !errors.Is(err, ErrRaced) {
+		if _, err := a.Move("f", hashOf([]byte("data")), b, "g", hashOf([]byte("old")), Options{}); !errors.Is(err, ErrRaced) {
 			t.Fatalf("Move over a changed destination: %v, want ErrRaced", err)
 		}
 		if got, _ := content(t, filepath.Join(root, "b/g")); got != "changed by someone" {
