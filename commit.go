@@ -72,6 +72,10 @@ type change struct {
 	// when the session's baseline says it existed: it discards nothing
 	// (restore_file over a deleted file).
 	overAbsent bool
+	// noRead lets the change proceed without a baseline: it discards
+	// nothing (write_file with mode append). An explicit precondition
+	// still applies.
+	noRead bool
 	// build computes the new content from what is on disk, given the
 	// encoding remembered in the session's baseline.
 	build func(t *target, obs *observation, enc string) (*plan, error)
@@ -138,7 +142,13 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 	a.rec.Observed = ledgerState(obs.state())
 	a.rec.SHA256Before = obs.sum
 	var base *Baseline
-	if !(c.overAbsent && !obs.stat.Exists && c.pre.empty()) {
+	switch {
+	case c.overAbsent && !obs.stat.Exists && c.pre.empty():
+	case c.noRead && c.pre.empty():
+		if b, ok := s.baseline(t.resolved); ok {
+			base = &b // for the encoding it was read in
+		}
+	default:
 		base, err = s.check(t, c.pre, obs, c.wholeFile)
 	}
 	enc := ""
@@ -247,9 +257,15 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 		res.warn("another program wrote into the file while it was replaced; the %d bytes it left in the old file are kept in history as %s", len(ar.Displaced), v)
 	}
 	// 8. The session's baseline follows the change.
-	if pl.remove {
+	switch {
+	case pl.remove:
 		err = s.dropBaseline(t.resolved)
-	} else {
+	case c.noRead && (base == nil || base.SHA256 != obs.sum):
+		// The session did not know what it appended to: its read (if
+		// any) stays as it was, and the file must be read before a
+		// change that discards any of it.
+		res.MtimeMS = ar.Stat.MtimeNS / 1e6
+	default:
 		res.MtimeMS = ar.Stat.MtimeNS / 1e6
 		err = s.setBaseline(t.lexical, Baseline{
 			Path: t.resolved, SHA256: res.SHA256, Size: res.SizeBytes, MtimeMS: res.MtimeMS,

@@ -100,6 +100,7 @@ type (
 		Encoding          string        `json:"encoding,omitempty"`
 		AllowPlaceholders bool          `json:"allow_placeholders,omitempty"`
 		BOM               bool          `json:"bom,omitempty"`
+		Mode              string        `json:"mode,omitempty"`
 	}
 	editCall struct {
 		Path              string        `json:"path"`
@@ -120,7 +121,7 @@ type (
 func writeArgs(p, content string, o *WriteOptions) *writeCall {
 	return &writeCall{Path: p, ContentSHA256: sha256Hex([]byte(content)), ContentBytes: len(content),
 		Precondition: nonEmpty(o.Precondition), DryRun: o.DryRun, LineEnding: o.LineEnding, Encoding: o.Encoding,
-		AllowPlaceholders: o.AllowPlaceholders, BOM: o.BOM}
+		AllowPlaceholders: o.AllowPlaceholders, BOM: o.BOM, Mode: o.Mode}
 }
 
 func editArgs(p string, edits []Edit, o *EditOptions) any {

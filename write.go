@@ -22,7 +22,24 @@ type WriteOptions struct {
 	// BOM starts a new UTF-8 file with a byte order mark. Existing files
 	// keep theirs, or their lack of one.
 	BOM bool
+	// Mode is WriteOverwrite (the default, also ""), WriteCreate or
+	// WriteAppend.
+	Mode string
 }
+
+// Write modes.
+const (
+	// WriteOverwrite replaces the whole file (or creates it).
+	WriteOverwrite = "overwrite"
+	// WriteCreate only creates: an existing path fails with STALE_FILE,
+	// reason created, like Precondition.MustNotExist.
+	WriteCreate = "create"
+	// WriteAppend adds content at the end of the file (creating it if
+	// needed). It needs no read, since it discards nothing: the append is
+	// atomic under the file's lock, the file keeps its encoding and line
+	// endings, and the previous version is kept in history like any other.
+	WriteAppend = "append"
+)
 
 // Write is like os.WriteFile, but commits only if the file is what the
 // session last saw (or what the precondition says), keeps the file's
@@ -37,24 +54,42 @@ func (s *Session) Write(ctx context.Context, p, content string, opts *WriteOptio
 	if o.LineEnding != "" && o.LineEnding != textcodec.LF && o.LineEnding != textcodec.CRLF {
 		return nil, newError(CodeInvalidArgument, p, fmt.Sprintf("line_ending must be %q or %q", textcodec.LF, textcodec.CRLF), "", nil)
 	}
+	pre := o.Precondition
+	switch o.Mode {
+	case "", WriteOverwrite, WriteAppend:
+	case WriteCreate:
+		if !pre.empty() && !pre.MustNotExist {
+			return nil, newError(CodeInvalidArgument, p, "mode create cannot be combined with a precondition on the existing file", "", nil)
+		}
+		pre = &Precondition{MustNotExist: true}
+	default:
+		return nil, newError(CodeInvalidArgument, p, fmt.Sprintf("mode must be %q, %q or %q", WriteOverwrite, WriteCreate, WriteAppend), "", nil)
+	}
+	appending := o.Mode == WriteAppend
 	args := writeArgs(p, content, &o)
 	return s.mutate(ctx, &change{
-		tool: "write_file", path: p, pre: o.Precondition, dryRun: o.DryRun, wholeFile: true,
+		tool: "write_file", path: p, pre: pre, dryRun: o.DryRun, wholeFile: true, noRead: appending,
 		args: args,
 		build: func(t *target, obs *observation, enc string) (*plan, error) {
 			doc, err := s.docFor(p, obs, firstNonEmpty(o.Encoding, enc), o.BOM)
 			if err != nil {
 				return nil, err
 			}
-			if err := checkWritePlaceholders(p, doc.Text, content, obs.stat.Exists, o.AllowPlaceholders); err != nil {
+			newText := content
+			if appending {
+				if content == "" {
+					return nil, newError(CodeNoChange, p, "nothing to append", "", nil)
+				}
+				newText = doc.Text + content
+			} else if err := checkWritePlaceholders(p, doc.Text, content, obs.stat.Exists, o.AllowPlaceholders); err != nil {
 				return nil, err
 			}
-			data, err := doc.Encode(content, o.LineEnding)
+			data, err := doc.Encode(newText, o.LineEnding)
 			if err != nil {
 				return nil, codecError(p, err)
 			}
-			pl := &plan{data: data, oldText: doc.Text, newText: content, encoding: doc.Format.Encoding}
-			if string(data) == content {
+			pl := &plan{data: data, oldText: doc.Text, newText: newText, encoding: doc.Format.Encoding}
+			if !appending && string(data) == content {
 				// Plain UTF-8 with LF: the bytes are the content, whose
 				// hash the ledger's arguments already hold.
 				pl.sum = args.ContentSHA256

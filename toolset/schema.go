@@ -29,7 +29,7 @@ const writeFileDescription = `Create a new file, or replace the whole content of
 
 Prefer edit_file for changing an existing file: it is shorter, and it cannot drop lines you did not mean to touch. Use write_file to create files or to rewrite a file completely. Write the complete content; placeholders like "// ... rest of code unchanged" are refused (PLACEHOLDER).
 
-An existing file must have been read in full (read_file without offset/limit) in this session, and must not have changed since:
+With mode "append" the content is added at the end and no read is needed. Otherwise an existing file must have been read in full (read_file without offset/limit) in this session, and must not have changed since:
 - NOT_READ: you have not read the file (or read only part of it). Call read_file on it, then redo the write.
 - STALE_FILE: the file changed after your last read (someone else edited it). The error shows the changes since your read when they are small: keep them, with edit_file (no new read needed), or call read_file before writing the whole file again. Do not retry blindly.
 Missing parent directories are created. The file keeps its encoding and line endings (CRLF stays CRLF); write with LF newlines. Every replaced version is kept in history (file_history, restore_file). The result is text: what was done ("+N -M lines in K hunks"), the new size and SHA-256, the history version that keeps the old content, then the unified diff, cut after about 4,000 characters. dry_run returns the same without writing.`
@@ -83,6 +83,7 @@ var schemas = map[string]json.RawMessage{
     "line_ending": {"type": "string", "enum": ["lf", "crlf"], "description": "Convert the whole file to these line endings. Omit to keep the file's own."},
     "encoding": {"type": "string", "description": "Encoding to write. Omit to keep the file's own (UTF-8 for new files)."},
     "bom": {"type": "boolean", "description": "Start a new UTF-8 file with a byte order mark. Default false; existing files keep theirs."},
+    "mode": {"type": "string", "enum": ["overwrite", "create", "append"], "description": "overwrite (default): replace the whole file, or create it. create: only create; fails with STALE_FILE (reason created) if the path exists. append: add content at the end (no read needed, since nothing is discarded; the file keeps its encoding and line endings)."},
     "allow_placeholders": {"type": "boolean", "description": "Set only if the content really contains text like '... existing code ...' on purpose."}
   },
   "required": ["path", "content"],

@@ -327,6 +327,7 @@ type writeArgs struct {
 	Encoding          string                  `json:"encoding"`
 	AllowPlaceholders bool                    `json:"allow_placeholders"`
 	BOM               bool                    `json:"bom"`
+	Mode              string                  `json:"mode"`
 }
 
 func (t *Toolset) writeFile(ctx context.Context, raw json.RawMessage) (*Output, error) {
@@ -342,14 +343,17 @@ func (t *Toolset) writeFile(ctx context.Context, raw json.RawMessage) (*Output, 
 	}
 	res, err := t.s.Write(ctx, *a.Path, *a.Content, &editguard.WriteOptions{
 		Precondition: a.Precondition, DryRun: a.DryRun, LineEnding: a.LineEnding,
-		Encoding: a.Encoding, AllowPlaceholders: a.AllowPlaceholders, BOM: a.BOM,
+		Encoding: a.Encoding, AllowPlaceholders: a.AllowPlaceholders, BOM: a.BOM, Mode: a.Mode,
 	})
 	if err != nil {
 		return nil, err
 	}
 	verb := "Wrote"
-	if res.Created {
+	switch {
+	case res.Created:
 		verb = "Created"
+	case a.Mode == editguard.WriteAppend:
+		verb = "Appended to"
 	}
 	return changeOutput(verb, res), nil
 }

@@ -103,6 +103,7 @@ func TestModelView(t *testing.T) {
 		{name: "restore_file_deleted", tool: "restore_file", args: map[string]any{"path": "crlf.txt", "version": "v1"}, budget: 5000},
 		{name: "move_file_exists", tool: "move_file", args: map[string]any{"source": "big.txt", "destination": "a.go"}, budget: 800},
 		{name: "move_file", tool: "move_file", args: map[string]any{"source": "big.txt", "destination": "moved/big.txt"}, budget: 2000},
+		{name: "write_file_append", tool: "write_file", args: map[string]any{"path": "b.txt", "content": "appended\n", "mode": "append"}, budget: 1000},
 		{name: "invalid_argument", tool: "read_file", args: map[string]any{"path": 7}, budget: 600},
 		{name: "begin_turn", tool: "begin_turn", args: map[string]any{}, budget: 200},
 	}
