@@ -108,26 +108,30 @@ type Toolset struct {
 
 type handler func(t *Toolset, ctx context.Context, args json.RawMessage) (*Output, error)
 
+// toolDef is one tool: everything about it is in its own file, which
+// registers it from an init function. Adding a file adds a tool.
 type toolDef struct {
-	name        string
-	title       string
-	description string
+	order       int // place in the catalogue
+	name, title string
+	description string          // written for a model
+	input       json.RawMessage // JSON Schema of the arguments
+	output      json.RawMessage // JSON Schema of the structured result, or nil (see Output)
 	annotations Annotations
-	handler     handler
+	run         handler
 }
 
-// defs lists the tools in the order they are offered.
-var defs = []toolDef{
-	{"read_file", "Read file", readFileDescription, Annotations{ReadOnly: true, Idempotent: true}, (*Toolset).readFile},
-	{"list_directory", "List directory", listDirectoryDescription, Annotations{ReadOnly: true, Idempotent: true}, (*Toolset).listDirectory},
-	{"file_info", "File info", fileInfoDescription, Annotations{ReadOnly: true, Idempotent: true}, (*Toolset).fileInfo},
-	{"file_history", "File history", fileHistoryDescription, Annotations{ReadOnly: true, Idempotent: true}, (*Toolset).fileHistory},
-	{"edit_file", "Edit file", editFileDescription, Annotations{Destructive: true}, (*Toolset).editFile},
-	{"write_file", "Write file", writeFileDescription, Annotations{Destructive: true, Idempotent: true}, (*Toolset).writeFile},
-	{"delete_file", "Delete file", deleteFileDescription, Annotations{Destructive: true}, (*Toolset).deleteFile},
-	{"move_file", "Move file", moveFileDescription, Annotations{Destructive: true}, (*Toolset).moveFile},
-	{"restore_file", "Restore file version", restoreFileDescription, Annotations{Destructive: true, Idempotent: true}, (*Toolset).restoreFile},
-	{"begin_turn", "Begin turn", beginTurnDescription, Annotations{Idempotent: true}, (*Toolset).beginTurn},
+// defs are the registered tools, in catalogue order.
+var defs []*toolDef
+
+func register(d *toolDef) {
+	i, found := slices.BinarySearchFunc(defs, d.order, func(e *toolDef, o int) int { return e.order - o })
+	if found || slices.ContainsFunc(defs, func(e *toolDef) bool { return e.name == d.name }) {
+		panic("toolset: tool registered twice: " + d.name)
+	}
+	if !json.Valid(d.input) || d.output != nil && !json.Valid(d.output) {
+		panic("toolset: bad schema for " + d.name)
+	}
+	defs = slices.Insert(defs, i, d)
 }
 
 // New returns the tools over session s. opts may be nil.
@@ -142,8 +146,8 @@ func New(s *editguard.Session, opts *Options) *Toolset {
 			continue
 		}
 		t.tools = append(t.tools, Tool{Name: d.name, Title: d.title, Description: d.description,
-			InputSchema: schemas[d.name], OutputSchema: outputSchemas[d.name], Annotations: d.annotations})
-		t.byKey[d.name] = d.handler
+			InputSchema: d.input, OutputSchema: d.output, Annotations: d.annotations})
+		t.byKey[d.name] = d.run
 	}
 	return t
 }
@@ -281,83 +285,6 @@ func missing(tool, arg string) error {
 	return invalidArgument(tool, fmt.Sprintf("missing required argument %q", arg), map[string]any{"argument": arg})
 }
 
-type readArgs struct {
-	Path     *string `json:"path"`
-	Offset   int     `json:"offset"`
-	Limit    int     `json:"limit"`
-	Encoding string  `json:"encoding"`
-}
-
-func (t *Toolset) readFile(ctx context.Context, raw json.RawMessage) (*Output, error) {
-	var a readArgs
-	if err := decodeArgs("read_file", raw, &a); err != nil {
-		return nil, err
-	}
-	if a.Path == nil {
-		return nil, missing("read_file", "path")
-	}
-	if a.Offset < 0 || a.Limit < 0 {
-		return nil, invalidArgument("read_file", "offset and limit must not be negative", nil)
-	}
-	// Without a limit the read keeps within ReadBudget: the header and
-	// the notes take what is left of it after the numbered lines, each of
-	// which costs its bytes and lineNumberWidth.
-	o := &editguard.ReadOptions{Offset: a.Offset, Limit: a.Limit, Encoding: a.Encoding,
-		MaxBytes: ReadBudget - readOverhead, MaxLineBytes: MaxLineBytes, LineCost: lineNumberWidth}
-	if a.Limit > 0 {
-		o.MaxBytes = MaxReadBytes
-	}
-	res, err := t.s.Read(ctx, *a.Path, o)
-	if err != nil {
-		return nil, err
-	}
-	return &Output{Structured: res, Text: numberLines(res, max(a.Offset, 1)), Meta: without(res, "content")}, nil
-}
-
-// readOverhead is kept free of lines in ReadBudget, for the header (with a
-// long path) and the notes.
-const readOverhead = 1000
-
-type writeArgs struct {
-	Path              *string                 `json:"path"`
-	Content           *string                 `json:"content"`
-	Precondition      *editguard.Precondition `json:"precondition"`
-	DryRun            bool                    `json:"dry_run"`
-	LineEnding        string                  `json:"line_ending"`
-	Encoding          string                  `json:"encoding"`
-	AllowPlaceholders bool                    `json:"allow_placeholders"`
-	BOM               bool                    `json:"bom"`
-	Mode              string                  `json:"mode"`
-}
-
-func (t *Toolset) writeFile(ctx context.Context, raw json.RawMessage) (*Output, error) {
-	var a writeArgs
-	if err := decodeArgs("write_file", raw, &a); err != nil {
-		return nil, err
-	}
-	if a.Path == nil {
-		return nil, missing("write_file", "path")
-	}
-	if a.Content == nil {
-		return nil, missing("write_file", "content")
-	}
-	res, err := t.s.Write(ctx, *a.Path, *a.Content, &editguard.WriteOptions{
-		Precondition: a.Precondition, DryRun: a.DryRun, LineEnding: a.LineEnding,
-		Encoding: a.Encoding, AllowPlaceholders: a.AllowPlaceholders, BOM: a.BOM, Mode: a.Mode,
-	})
-	if err != nil {
-		return nil, err
-	}
-	verb := "Wrote"
-	switch {
-	case res.Created:
-		verb = "Created"
-	case a.Mode == editguard.WriteAppend:
-		verb = "Appended to"
-	}
-	return changeOutput(verb, res), nil
-}
-
 // changeOutput is the output of a change: the text for the model, the
 // result for programs, and the result without its diff as Meta.
 func changeOutput(verb string, res *editguard.Result) *Output {
@@ -371,158 +298,4 @@ func without(v any, key string) map[string]any {
 		delete(m, key)
 	}
 	return m
-}
-
-type editArg struct {
-	OldString  *string `json:"old_string"`
-	NewString  *string `json:"new_string"`
-	ReplaceAll bool    `json:"replace_all"`
-}
-
-type editArgs struct {
-	Path              *string                 `json:"path"`
-	OldString         *string                 `json:"old_string"`
-	NewString         *string                 `json:"new_string"`
-	ReplaceAll        *bool                   `json:"replace_all"`
-	Edits             []editArg               `json:"edits"`
-	Precondition      *editguard.Precondition `json:"precondition"`
-	DryRun            bool                    `json:"dry_run"`
-	Encoding          string                  `json:"encoding"`
-	AllowPlaceholders bool                    `json:"allow_placeholders"`
-}
-
-func (t *Toolset) editFile(ctx context.Context, raw json.RawMessage) (*Output, error) {
-	var a editArgs
-	if err := decodeArgs("edit_file", raw, &a); err != nil {
-		return nil, err
-	}
-	if a.Path == nil {
-		return nil, missing("edit_file", "path")
-	}
-	single := a.OldString != nil || a.NewString != nil || a.ReplaceAll != nil
-	var edits []editguard.Edit
-	switch {
-	case single && a.Edits != nil:
-		return nil, invalidArgument("edit_file", "give either old_string/new_string or edits, not both", nil)
-	case single:
-		if a.OldString == nil {
-			return nil, missing("edit_file", "old_string")
-		}
-		if a.NewString == nil {
-			return nil, missing("edit_file", "new_string")
-		}
-		edits = []editguard.Edit{{OldString: *a.OldString, NewString: *a.NewString, ReplaceAll: a.ReplaceAll != nil && *a.ReplaceAll}}
-	case len(a.Edits) > 0:
-		for i, e := range a.Edits {
-			if e.OldString == nil || e.NewString == nil {
-				arg := fmt.Sprintf("edits[%d].old_string", i)
-				if e.OldString != nil {
-					arg = fmt.Sprintf("edits[%d].new_string", i)
-				}
-				return nil, missing("edit_file", arg)
-			}
-			edits = append(edits, editguard.Edit{OldString: *e.OldString, NewString: *e.NewString, ReplaceAll: e.ReplaceAll})
-		}
-	default:
-		return nil, invalidArgument("edit_file", "no edit given: pass old_string and new_string, or a non-empty edits array", nil)
-	}
-	res, err := t.s.Edit(ctx, *a.Path, edits, &editguard.EditOptions{
-		Precondition: a.Precondition, DryRun: a.DryRun, Encoding: a.Encoding, AllowPlaceholders: a.AllowPlaceholders,
-	})
-	if err != nil {
-		return nil, err
-	}
-	verb := "Edited"
-	if res.Created {
-		verb = "Created"
-	}
-	return changeOutput(verb, res), nil
-}
-
-type restoreArgs struct {
-	Path         *string                 `json:"path"`
-	Version      *string                 `json:"version"`
-	Precondition *editguard.Precondition `json:"precondition"`
-	DryRun       bool                    `json:"dry_run"`
-}
-
-func (t *Toolset) restoreFile(ctx context.Context, raw json.RawMessage) (*Output, error) {
-	var a restoreArgs
-	if err := decodeArgs("restore_file", raw, &a); err != nil {
-		return nil, err
-	}
-	if a.Path == nil {
-		return nil, missing("restore_file", "path")
-	}
-	if a.Version == nil || *a.Version == "" {
-		return nil, missing("restore_file", "version")
-	}
-	res, err := t.s.Restore(ctx, *a.Path, *a.Version, &editguard.RestoreOptions{Precondition: a.Precondition, DryRun: a.DryRun})
-	if err != nil {
-		return nil, err
-	}
-	return changeOutput("Restored version "+*a.Version+" of", res), nil
-}
-
-type deleteArgs struct {
-	Path         *string                 `json:"path"`
-	Precondition *editguard.Precondition `json:"precondition"`
-	DryRun       bool                    `json:"dry_run"`
-}
-
-func (t *Toolset) deleteFile(ctx context.Context, raw json.RawMessage) (*Output, error) {
-	var a deleteArgs
-	if err := decodeArgs("delete_file", raw, &a); err != nil {
-		return nil, err
-	}
-	if a.Path == nil {
-		return nil, missing("delete_file", "path")
-	}
-	res, err := t.s.Delete(ctx, *a.Path, &editguard.DeleteOptions{Precondition: a.Precondition, DryRun: a.DryRun})
-	if err != nil {
-		return nil, err
-	}
-	return changeOutput("Deleted", res), nil
-}
-
-type moveArgs struct {
-	Source       *string                 `json:"source"`
-	Destination  *string                 `json:"destination"`
-	Overwrite    bool                    `json:"overwrite"`
-	Precondition *editguard.Precondition `json:"precondition"`
-	DryRun       bool                    `json:"dry_run"`
-}
-
-func (t *Toolset) moveFile(ctx context.Context, raw json.RawMessage) (*Output, error) {
-	var a moveArgs
-	if err := decodeArgs("move_file", raw, &a); err != nil {
-		return nil, err
-	}
-	if a.Source == nil {
-		return nil, missing("move_file", "source")
-	}
-	if a.Destination == nil {
-		return nil, missing("move_file", "destination")
-	}
-	res, err := t.s.Move(ctx, *a.Source, *a.Destination, &editguard.MoveOptions{Overwrite: a.Overwrite, Precondition: a.Precondition, DryRun: a.DryRun})
-	if err != nil {
-		return nil, err
-	}
-	return &Output{Structured: res, Text: moveText(res), Meta: without(res, "diff")}, nil
-}
-
-// TurnResult is begin_turn's result.
-type TurnResult struct {
-	Cleared bool `json:"cleared"`
-}
-
-func (t *Toolset) beginTurn(ctx context.Context, raw json.RawMessage) (*Output, error) {
-	var a struct{}
-	if err := decodeArgs("begin_turn", raw, &a); err != nil {
-		return nil, err
-	}
-	if err := t.s.BeginTurn(); err != nil {
-		return nil, err
-	}
-	return &Output{Structured: &TurnResult{Cleared: true}, Text: "Forgot all earlier reads: read each file again before changing it."}, nil
 }

@@ -1,0 +1,179 @@
+package toolset
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/editguard/editguard"
+)
+
+func init() {
+	register(&toolDef{
+		order: 20, name: "list_directory", title: "List directory",
+		description: listDirectoryDescription,
+		input: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "path": {"type": "string", "description": "Directory path, relative to the workspace root. Default: the root."}
+  },
+  "additionalProperties": false
+}`),
+		output: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "path": {"type": "string"},
+    "entries": {"type": "array", "items": {
+      "type": "object",
+      "properties": {
+        "name": {"type": "string"},
+        "type": {"type": "string", "enum": ["file", "dir", "symlink", "other"]},
+        "size_bytes": {"type": "integer"},
+        "non_utf8": {"type": "boolean"},
+        "name_hex": {"type": "string"}
+      },
+      "required": ["name", "type", "size_bytes"]
+    }},
+    "truncated": {"type": "boolean"}
+  },
+  "required": ["path", "entries"]
+}`),
+		annotations: Annotations{ReadOnly: true, Idempotent: true},
+		run:         (*Toolset).listDirectory,
+	})
+}
+
+const listDirectoryDescription = `List the entries of a directory in the workspace: name, type (file, dir, symlink or other) and size in bytes for files. Entries are sorted by name. editguard's own state directory (.editguard) is not shown. path defaults to the workspace root.`
+
+// maxEntries caps a listing so that a huge directory cannot flood the
+// model's context.
+const maxEntries = 1000
+
+// DirEntry is one entry of a listing.
+type DirEntry struct {
+	Name      string `json:"name"`
+	Type      string `json:"type"` // file, dir, symlink or other
+	SizeBytes int64  `json:"size_bytes"`
+	// NonUTF8 marks a name that is not valid UTF-8 on disk. Name then shows
+	// each invalid byte as U+FFFD, which no path given to the tools may
+	// contain for a file that does not exist, so the listed name can never
+	// create a look-alike; NameHex holds the name's exact bytes.
+	NonUTF8 bool   `json:"non_utf8,omitempty"`
+	NameHex string `json:"name_hex,omitempty"`
+}
+
+// displayName returns a file name for a listing: as it is if it is UTF-8,
+// else with U+FFFD for each invalid byte, and its bytes in hex.
+func displayName(name string) (display, hexName string, nonUTF8 bool) {
+	if utf8.ValidString(name) {
+		return name, "", false
+	}
+	var b strings.Builder
+	for i := 0; i < len(name); {
+		r, size := utf8.DecodeRuneInString(name[i:])
+		if r == utf8.RuneError && size == 1 {
+			b.WriteRune(utf8.RuneError)
+		} else {
+			b.WriteString(name[i : i+size])
+		}
+		i += size
+	}
+	return b.String(), hex.EncodeToString([]byte(name)), true
+}
+
+// Listing is list_directory's result.
+type Listing struct {
+	Path      string     `json:"path"`
+	Entries   []DirEntry `json:"entries"`
+	Truncated bool       `json:"truncated,omitempty"` // more than maxEntries entries; the first ones by name are listed
+}
+
+func (t *Toolset) listDirectory(ctx context.Context, raw json.RawMessage) (*Output, error) {
+	var a pathArgs
+	if err := decodeArgs("list_directory", raw, &a); err != nil {
+		return nil, err
+	}
+	p := "."
+	if a.Path != nil && *a.Path != "" {
+		p = *a.Path
+	}
+	root, rel, err := t.openRoot(p)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	dir, err := root.Open(rel)
+	if err != nil {
+		return nil, fsError(p, err)
+	}
+	defer dir.Close()
+	st, err := dir.Stat()
+	if err != nil {
+		return nil, fsError(p, err)
+	}
+	if !st.IsDir() {
+		return nil, invalidArgument("list_directory", "not a directory: "+p, map[string]any{"path": p})
+	}
+	// The state directory is hidden only at the root, which a path like
+	// "sub/.." or a symlink may also name.
+	rootSt, err := root.Stat(".")
+	if err != nil {
+		return nil, fsError(p, err)
+	}
+	atRoot := os.SameFile(st, rootSt)
+	des, err := dir.ReadDir(-1)
+	if err != nil {
+		return nil, fsError(p, err)
+	}
+	slices.SortFunc(des, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	l := &Listing{Path: p, Entries: []DirEntry{}}
+	for _, de := range des {
+		if atRoot && de.Name() == editguard.StateDir {
+			continue
+		}
+		if len(l.Entries) == maxEntries {
+			l.Truncated = true
+			break
+		}
+		e := DirEntry{Type: typeName(de.Type())}
+		e.Name, e.NameHex, e.NonUTF8 = displayName(de.Name())
+		if de.Type().IsRegular() {
+			if fi, err := de.Info(); err == nil {
+				e.SizeBytes = fi.Size()
+			}
+		}
+		l.Entries = append(l.Entries, e)
+	}
+	return &Output{Structured: l, Text: listingText(l)}, nil
+}
+
+func listingText(l *Listing) string {
+	var b strings.Builder
+	if len(l.Entries) == 0 {
+		fmt.Fprintf(&b, "%s is empty\n", l.Path)
+	}
+	for _, e := range l.Entries {
+		if e.NonUTF8 {
+			fmt.Fprintf(&b, "%s\t(name is not UTF-8; the tools cannot open it)\n", e.Name)
+			continue
+		}
+		switch e.Type {
+		case "dir":
+			fmt.Fprintf(&b, "%s/\n", e.Name)
+		case "file":
+			fmt.Fprintf(&b, "%s\t%d bytes\n", e.Name, e.SizeBytes)
+		default:
+			fmt.Fprintf(&b, "%s\t(%s)\n", e.Name, e.Type)
+		}
+	}
+	if l.Truncated {
+		fmt.Fprintf(&b, "(only the first %d entries are listed)\n", maxEntries)
+	}
+	return b.String()
+}

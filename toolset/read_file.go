@@ -1,0 +1,72 @@
+package toolset
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/editguard/editguard"
+)
+
+func init() {
+	register(&toolDef{
+		order: 10, name: "read_file", title: "Read file",
+		description: readFileDescription,
+		input: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "path": {"type": "string", "description": "File path, relative to the workspace root (or absolute inside it)."},
+    "offset": {"type": "integer", "minimum": 0, "description": "1-based number of the first line to return; 0 or omitted means 1. Past the last line is an error."},
+    "limit": {"type": "integer", "minimum": 0, "description": "Most lines to return; 0 or omitted means as many as fit in about 25,000 characters."},
+    "encoding": {"type": "string", "description": "Legacy encoding of the file, e.g. gbk, shift_jis, windows-1252. Omit for UTF-8 and UTF-16 with a BOM."}
+  },
+  "required": ["path"],
+  "additionalProperties": false
+}`),
+		annotations: Annotations{ReadOnly: true, Idempotent: true},
+		run:         (*Toolset).readFile,
+	})
+}
+
+const readFileDescription = `Read a text file in the workspace. The result is text: a header line with the path, the lines shown and the total, the size and the file's SHA-256 (and its encoding, byte order mark or CRLF line endings when it has them), then the lines numbered as "     N\tline". The number and the TAB are not part of the file: never copy them into old_string or content.
+
+Always read a file before you change it: edit_file, write_file and restore_file refuse to change an existing file you have not read in this session (NOT_READ) and refuse if it changed after your last read (STALE_FILE). The read records the file's SHA-256 as your baseline; the latest read wins.
+
+Without limit, a read returns as many whole lines as fit in about 25,000 characters; a last line in parentheses then says which lines were not shown and the offset to read on with. offset is the 1-based first line; limit asks for that many lines (up to 256 KiB of text). Lines longer than 2,000 bytes are cut, marked "… [line cut: N bytes, M shown]". A partial read is enough for edit_file, but write_file over an existing file needs a full read.
+Files that are not UTF-8 (or UTF-16 with a BOM) fail with ENCODING: pass encoding (for example "gbk", "shift_jis", "windows-1252") to read them; later edits keep that encoding.`
+
+type readArgs struct {
+	Path     *string `json:"path"`
+	Offset   int     `json:"offset"`
+	Limit    int     `json:"limit"`
+	Encoding string  `json:"encoding"`
+}
+
+func (t *Toolset) readFile(ctx context.Context, raw json.RawMessage) (*Output, error) {
+	var a readArgs
+	if err := decodeArgs("read_file", raw, &a); err != nil {
+		return nil, err
+	}
+	if a.Path == nil {
+		return nil, missing("read_file", "path")
+	}
+	if a.Offset < 0 || a.Limit < 0 {
+		return nil, invalidArgument("read_file", "offset and limit must not be negative", nil)
+	}
+	// Without a limit the read keeps within ReadBudget: the header and
+	// the notes take what is left of it after the numbered lines, each of
+	// which costs its bytes and lineNumberWidth.
+	o := &editguard.ReadOptions{Offset: a.Offset, Limit: a.Limit, Encoding: a.Encoding,
+		MaxBytes: ReadBudget - readOverhead, MaxLineBytes: MaxLineBytes, LineCost: lineNumberWidth}
+	if a.Limit > 0 {
+		o.MaxBytes = MaxReadBytes
+	}
+	res, err := t.s.Read(ctx, *a.Path, o)
+	if err != nil {
+		return nil, err
+	}
+	return &Output{Structured: res, Text: numberLines(res, max(a.Offset, 1)), Meta: without(res, "content")}, nil
+}
+
+// readOverhead is kept free of lines in ReadBudget, for the header (with a
+// long path) and the notes.
+const readOverhead = 1000
