@@ -6,6 +6,7 @@ import (
 
 	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/textcodec"
+	"github.com/editguard/editguard/internal/udiff"
 )
 
 // Version is one displaced content of a file, kept in history.
@@ -140,4 +141,30 @@ func (w *Workspace) afterCommit() {
 		defer w.pruning.Unlock()
 		w.hist.Prune()
 	}()
+}
+
+// PathDiff returns a unified diff from the file against to the file p (the
+// change that would turn against into p). It changes nothing and records no
+// read.
+func (w *Workspace) PathDiff(p, against string) (string, error) {
+	texts := make([]string, 2)
+	for i, name := range []string{against, p} {
+		t, err := w.openTarget(name)
+		if err != nil {
+			return "", err
+		}
+		obs, err := w.observe(t)
+		t.close()
+		if err != nil {
+			return "", err
+		}
+		if !obs.stat.Exists {
+			return "", newError(CodeNotFound, name, "file does not exist", "check the path with list_directory", nil)
+		}
+		if !obs.stat.Regular() {
+			return "", notAFile(name, obs)
+		}
+		texts[i] = textOf(obs.data, "")
+	}
+	return udiff.Unified("a/"+against, texts[0], "b/"+p, texts[1]), nil
 }

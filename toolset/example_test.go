@@ -58,13 +58,17 @@ func Example() {
 	}
 	// Output:
 	// read_file readOnly=true
+	// read_multiple_files readOnly=true
 	// list_directory readOnly=true
+	// directory_tree readOnly=true
 	// file_info readOnly=true
 	// file_history readOnly=true
+	// file_diff readOnly=true
 	// edit_file readOnly=false
 	// write_file readOnly=false
 	// delete_file readOnly=false
 	// move_file readOnly=false
+	// create_directory readOnly=false
 	// restore_file readOnly=false
 	// begin_turn readOnly=false
 	// edit_file failed: NOT_READ; hint: call read_file on greet.go first, then redo the change

@@ -104,6 +104,12 @@ func TestModelView(t *testing.T) {
 		{name: "move_file_exists", tool: "move_file", args: map[string]any{"source": "big.txt", "destination": "a.go"}, budget: 800},
 		{name: "move_file", tool: "move_file", args: map[string]any{"source": "big.txt", "destination": "moved/big.txt"}, budget: 2000},
 		{name: "write_file_append", tool: "write_file", args: map[string]any{"path": "b.txt", "content": "appended\n", "mode": "append"}, budget: 1000},
+		{name: "read_multiple_files", tool: "read_multiple_files", args: map[string]any{"paths": []string{"a.go", "missing.txt", "moved/big.txt"}}, budget: 25000},
+		{name: "directory_tree", tool: "directory_tree", args: map[string]any{}, budget: 2000},
+		{name: "file_diff_version", tool: "file_diff", args: map[string]any{"path": "a.go", "version": "v1"}, budget: 25000},
+		{name: "file_diff_path", tool: "file_diff", args: map[string]any{"path": "a.go", "against_path": "dir/sub.txt"}, budget: 25000},
+		{name: "create_directory", tool: "create_directory", args: map[string]any{"path": "made/here"}, budget: 300},
+		{name: "create_directory_protected", tool: "create_directory", args: map[string]any{"path": ".git/hooks"}, budget: 600},
 		{name: "invalid_argument", tool: "read_file", args: map[string]any{"path": 7}, budget: 600},
 		{name: "begin_turn", tool: "begin_turn", args: map[string]any{}, budget: 200},
 	}

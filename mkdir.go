@@ -1,0 +1,47 @@
+package editguard
+
+import (
+	"context"
+)
+
+// DirResult is the result of CreateDirectory.
+type DirResult struct {
+	Path    string `json:"path"`
+	Created bool   `json:"created"` // false: it already existed
+}
+
+// CreateDirectory makes the directory p and any missing parents inside the
+// root, each made durable (it and its parent fsynced) before the next. A
+// directory that exists is not an error; a path that is a file, or a
+// protected path (.git of any repository, editguard's state), is. It
+// discards nothing, so it needs no read and keeps no history.
+func (s *Session) CreateDirectory(ctx context.Context, p string) (*DirResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	t, err := s.w.openTarget(p)
+	if err != nil {
+		return nil, err
+	}
+	defer t.close()
+	if err := s.w.checkChangeable(t); err != nil {
+		return nil, err
+	}
+	existed := false
+	if t.dir != nil {
+		st, err := t.dir.Lstat(t.base)
+		if err != nil {
+			return nil, ioError(p, err)
+		}
+		if st.Exists && !st.Mode.IsDir() {
+			return nil, notAFile(p, &observation{stat: st})
+		}
+		existed = st.Exists
+	}
+	inner := &target{path: p, resolved: t.resolved + "/."}
+	if err := s.w.makeParent(inner); err != nil {
+		return nil, err
+	}
+	inner.close()
+	return &DirResult{Path: p, Created: !existed}, nil
+}
