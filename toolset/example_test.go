@@ -61,6 +61,8 @@ func Example() {
 	// read_multiple_files readOnly=true
 	// list_directory readOnly=true
 	// directory_tree readOnly=true
+	// find_files readOnly=true
+	// search_text readOnly=true
 	// file_info readOnly=true
 	// file_history readOnly=true
 	// file_diff readOnly=true

@@ -110,6 +110,8 @@ func TestModelView(t *testing.T) {
 		{name: "file_diff_path", tool: "file_diff", args: map[string]any{"path": "a.go", "against_path": "dir/sub.txt"}, budget: 25000},
 		{name: "create_directory", tool: "create_directory", args: map[string]any{"path": "made/here"}, budget: 300},
 		{name: "create_directory_protected", tool: "create_directory", args: map[string]any{"path": ".git/hooks"}, budget: 600},
+		{name: "find_files", tool: "find_files", args: map[string]any{"pattern": "*.txt"}, budget: 2000},
+		{name: "search_text", tool: "search_text", args: map[string]any{"pattern": "Hello|line 001[0-3]"}, budget: 25000},
 		{name: "invalid_argument", tool: "read_file", args: map[string]any{"path": 7}, budget: 600},
 		{name: "begin_turn", tool: "begin_turn", args: map[string]any{}, budget: 200},
 	}

@@ -1,0 +1,83 @@
+package toolset
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+func init() {
+	register(&toolDef{
+		order: 27, name: "find_files", title: "Find files",
+		description: findFilesDescription,
+		input: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "pattern": {"type": "string", "description": "Glob: * ? [..] within a name, ** across directories. Without a /, matches file names at any depth (\"*.go\"); with one, whole paths relative to path (\"cmd/**/main.go\")."},
+    "path": {"type": "string", "description": "Directory to search, relative to the workspace root. Default: the root."}
+  },
+  "required": ["pattern"],
+  "additionalProperties": false
+}`),
+		annotations: Annotations{ReadOnly: true, Idempotent: true},
+		run:         (*Toolset).findFiles,
+	})
+}
+
+const findFilesDescription = `Find files by name with a glob pattern ("*.go", "**/testdata/*.json"). Files that .gitignore excludes (at any level), .git directories and editguard's state are skipped; symlinks are not followed. The result is text: matching paths relative to the workspace root, one per line, sorted, at most 1,000 (a last line says if there were more).`
+
+const maxFound = 1000
+
+func (t *Toolset) findFiles(ctx context.Context, raw json.RawMessage) (*Output, error) {
+	var a struct {
+		Pattern *string `json:"pattern"`
+		Path    *string `json:"path"`
+	}
+	if err := decodeArgs("find_files", raw, &a); err != nil {
+		return nil, err
+	}
+	if a.Pattern == nil || *a.Pattern == "" {
+		return nil, missing("find_files", "pattern")
+	}
+	if !validGlob(*a.Pattern) {
+		return nil, invalidArgument("find_files", fmt.Sprintf("bad glob pattern %q", *a.Pattern), map[string]any{"argument": "pattern"})
+	}
+	root, dir, display, err := t.startDir("find_files", a.Path)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	var found []string
+	more := false
+	w := &walker{root: root}
+	err = w.walk(ctx, dir, func(rel string, _ int64) bool {
+		under := strings.TrimPrefix(strings.TrimPrefix(rel, dir), "/")
+		if dir == "." {
+			under = rel
+		}
+		if !matchGlob(*a.Pattern, under) {
+			return true
+		}
+		if len(found) == maxFound {
+			more = true
+			return false
+		}
+		found = append(found, rel)
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	if len(found) == 0 {
+		fmt.Fprintf(&b, "No files under %s match %s.\n", display, *a.Pattern)
+	}
+	for _, f := range found {
+		b.WriteString(f + "\n")
+	}
+	if more {
+		fmt.Fprintf(&b, "(more than %d files match; narrow the pattern or the path)\n", maxFound)
+	}
+	return &Output{Structured: found, Text: b.String(), Meta: map[string]any{"files": len(found), "truncated": more}}, nil
+}
