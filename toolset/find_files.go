@@ -51,7 +51,7 @@ func (t *Toolset) findFiles(ctx context.Context, raw json.RawMessage) (*Output, 
 	var found []string
 	more := false
 	w := &walker{root: root}
-	err = w.walk(ctx, dir, func(rel string, _ int64) bool {
+	err = w.walk(ctx, dir, func(rel string, _ int) bool {
 		under := strings.TrimPrefix(strings.TrimPrefix(rel, dir), "/")
 		if dir == "." {
 			under = rel

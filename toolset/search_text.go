@@ -5,10 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
+	"path"
 	"regexp"
+	"regexp/syntax"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 )
 
 func init() {
@@ -78,30 +84,56 @@ func (t *Toolset) searchText(ctx context.Context, raw json.RawMessage) (*Output,
 	if err != nil {
 		return nil, invalidArgument("search_text", "bad regular expression: "+err.Error(), map[string]any{"argument": "pattern"})
 	}
-	// A literal (or a pattern with a literal prefix) is looked for with
-	// bytes.Index first: most files do not contain it at all.
-	var must []byte
-	if prefix, _ := re.LiteralPrefix(); prefix != "" && !a.CaseInsensitive {
-		must = []byte(prefix)
-	}
+	// Text every match must contain is looked for with bytes.Index
+	// first: most files do not contain it, and the regular expression
+	// then never runs on them.
+	must := requiredLiteral(expr)
 	root, dir, display, err := t.startDir("search_text", a.Path)
 	if err != nil {
 		return nil, err
 	}
 	defer root.Close()
+	// The walk (in this goroutine) opens the files in path order and
+	// hands them to workers, one per CPU, that read and search them; the
+	// results are put back in path order. The walk stops once the files
+	// handed out hold more matching lines than asked for: every file
+	// before the last one handed out is searched, so the first lines in
+	// path order are all found.
+	type job struct {
+		idx  int
+		rel  string
+		fd   int
+		size int64
+	}
 	var (
-		b       strings.Builder
-		n       int
-		files   int
-		more    bool
-		budget  = ReadBudget - readOverhead
-		readBuf []byte
+		jobs    = make(chan job, 256)
+		mu      sync.Mutex
+		found   = map[int][]string{}
+		total   atomic.Int64
+		workers sync.WaitGroup
 	)
+	for range runtime.GOMAXPROCS(0) {
+		workers.Go(func() {
+			var buf []byte
+			for j := range jobs {
+				var lines []string
+				if int64(cap(buf)) <= j.size {
+					buf = make([]byte, 0, j.size+j.size/8+512)
+				}
+				lines, buf = searchFile(j.fd, buf, re, must, j.rel, limit+1)
+				unix.Close(j.fd)
+				if len(lines) > 0 {
+					total.Add(int64(len(lines)))
+					mu.Lock()
+					found[j.idx] = lines
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	next := 0
 	w := &walker{root: root}
-	err = w.walk(ctx, dir, func(rel string, size int64) bool {
-		if size > maxSearchBytes || size == 0 {
-			return true
-		}
+	err = w.walk(ctx, dir, func(rel string, dirfd int) bool {
 		under := rel
 		if dir != "." {
 			under = strings.TrimPrefix(strings.TrimPrefix(rel, dir), "/")
@@ -109,58 +141,44 @@ func (t *Toolset) searchText(ctx context.Context, raw json.RawMessage) (*Output,
 		if a.Glob != "" && !matchGlob(a.Glob, under) {
 			return true
 		}
-		f, err := root.Open(rel)
+		fd, size, err := openFileAt(dirfd, path.Base(rel))
 		if err != nil {
 			return true
 		}
-		if cap(readBuf) < int(size)+1 {
-			readBuf = make([]byte, 0, size+size/8+1)
-		}
-		data, err := readAllInto(readBuf[:0], f, maxSearchBytes)
-		f.Close()
-		if err != nil {
+		if size > maxSearchBytes || size == 0 {
+			unix.Close(fd)
 			return true
 		}
-		readBuf = data
-		if bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
-			return true // binary
+		jobs <- job{next, rel, fd, size}
+		next++
+		return total.Load() <= int64(limit)
+	})
+	close(jobs)
+	workers.Wait()
+	if err != nil {
+		return nil, err
+	}
+	var (
+		b      strings.Builder
+		n      int
+		files  int
+		more   bool
+		budget = ReadBudget - readOverhead
+	)
+collect:
+	for idx := range next {
+		lines := found[idx]
+		if len(lines) > 0 {
+			files++
 		}
-		if must != nil && bytes.Index(data, must) < 0 {
-			return true
-		}
-		locs := re.FindAllIndex(data, -1)
-		if len(locs) == 0 {
-			return true
-		}
-		files++
-		line, pos, lastLine := 1, 0, 0
-		for _, loc := range locs {
-			line += bytes.Count(data[pos:loc[0]], []byte{'\n'})
-			pos = loc[0]
-			if line == lastLine {
-				continue // one result per line
-			}
-			lastLine = line
-			start := bytes.LastIndexByte(data[:loc[0]], '\n') + 1
-			end := bytes.IndexByte(data[loc[0]:], '\n')
-			if end < 0 {
-				end = len(data)
-			} else {
-				end += loc[0]
-			}
-			text := strings.TrimSuffix(string(data[start:end]), "\r")
-			entry := fmt.Sprintf("%s:%d: %s\n", rel, line, shortLine(text))
+		for _, entry := range lines {
 			if n == limit || b.Len()+len(entry) > budget {
 				more = true
-				return false
+				break collect
 			}
 			b.WriteString(entry)
 			n++
 		}
-		return true
-	})
-	if err != nil {
-		return nil, err
 	}
 	var out strings.Builder
 	switch {
@@ -175,6 +193,73 @@ func (t *Toolset) searchText(ctx context.Context, raw json.RawMessage) (*Output,
 	return &Output{Structured: map[string]any{"matches": n, "truncated": more}, Text: out.String(), Meta: map[string]any{"matches": n, "files": files, "truncated": more}}, nil
 }
 
+// searchFile reads f (into buf, which it returns for reuse) and returns
+// its matching lines as "rel:line: text\n", at most max of them. Binary
+// files have none.
+func searchFile(fd int, buf []byte, re *regexp.Regexp, must []byte, rel string, max int) ([]string, []byte) {
+	data, err := readFDInto(buf[:0], fd, maxSearchBytes)
+	if err != nil {
+		return nil, buf
+	}
+	if bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
+		return nil, data // binary
+	}
+	if must != nil && bytes.Index(data, must) < 0 {
+		return nil, data
+	}
+	locs := re.FindAllIndex(data, -1)
+	var out []string
+	line, pos, lastLine := 1, 0, 0
+	for _, loc := range locs {
+		line += bytes.Count(data[pos:loc[0]], []byte{'\n'})
+		pos = loc[0]
+		if line == lastLine {
+			continue // one result per line
+		}
+		lastLine = line
+		start := bytes.LastIndexByte(data[:loc[0]], '\n') + 1
+		end := bytes.IndexByte(data[loc[0]:], '\n')
+		if end < 0 {
+			end = len(data)
+		} else {
+			end += loc[0]
+		}
+		text := strings.TrimSuffix(string(data[start:end]), "\r")
+		out = append(out, fmt.Sprintf("%s:%d: %s\n", rel, line, shortLine(text)))
+		if len(out) == max {
+			break
+		}
+	}
+	return out, data
+}
+
+// requiredLiteral returns the longest literal text that every match of the
+// regular expression expr contains (a literal piece of a top-level
+// concatenation), or nil. Case-folded pieces do not count.
+func requiredLiteral(expr string) []byte {
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return nil
+	}
+	re = re.Simplify()
+	lit := func(r *syntax.Regexp) []byte {
+		if r.Op != syntax.OpLiteral || r.Flags&syntax.FoldCase != 0 {
+			return nil
+		}
+		return []byte(string(r.Rune))
+	}
+	if re.Op != syntax.OpConcat {
+		return lit(re)
+	}
+	var best []byte
+	for _, sub := range re.Sub {
+		if l := lit(sub); len(l) > len(best) {
+			best = l
+		}
+	}
+	return best
+}
+
 // shortLine cuts a matching line for the result at a character boundary.
 func shortLine(s string) string {
 	if len(s) <= maxShownLine {
@@ -185,24 +270,4 @@ func shortLine(s string) string {
 		i--
 	}
 	return s[:i] + fmt.Sprintf("… [%d more bytes]", len(s)-i)
-}
-
-// readAllInto reads r to the end into buf, up to max bytes.
-func readAllInto(buf []byte, r io.Reader, max int64) ([]byte, error) {
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if int64(len(buf)) > max {
-			return nil, fmt.Errorf("file grew past %d bytes", max)
-		}
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
 }
