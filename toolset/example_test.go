@@ -57,6 +57,7 @@ func Example() {
 		}
 	}
 	// Output:
+	// list_allowed_directories readOnly=true
 	// read_file readOnly=true
 	// read_multiple_files readOnly=true
 	// list_directory readOnly=true

@@ -353,7 +353,7 @@ func TestReadOnlyAndBeginTurn(t *testing.T) {
 			t.Errorf("read-only toolset offers %s, which is not read-only", tool.Name)
 		}
 	}
-	if got, want := strings.Join(names, ","), "read_file,read_multiple_files,list_directory,directory_tree,find_files,search_text,file_info,file_history,file_diff"; got != want {
+	if got, want := strings.Join(names, ","), "list_allowed_directories,read_file,read_multiple_files,list_directory,directory_tree,find_files,search_text,file_info,file_history,file_diff"; got != want {
 		t.Errorf("read-only tools = %s, want %s", got, want)
 	}
 	mustCall(t, ro, "read_file", `{"path":"a.txt"}`)

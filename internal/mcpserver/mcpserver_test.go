@@ -173,7 +173,7 @@ func TestListTools(t *testing.T) {
 	want := map[string]annot{
 		"read_file": {true, false}, "list_directory": {true, false}, "file_info": {true, false}, "file_history": {true, false},
 		"edit_file": {false, true}, "write_file": {false, true}, "delete_file": {false, true}, "move_file": {false, true}, "create_directory": {false, false},
-		"read_multiple_files": {true, false}, "directory_tree": {true, false}, "file_diff": {true, false}, "find_files": {true, false}, "search_text": {true, false}, "restore_file": {false, true}, "begin_turn": {false, false},
+		"read_multiple_files": {true, false}, "directory_tree": {true, false}, "file_diff": {true, false}, "find_files": {true, false}, "search_text": {true, false}, "list_allowed_directories": {true, false}, "restore_file": {false, true}, "begin_turn": {false, false},
 	}
 	var names []string
 	for _, tool := range res.Tools {
@@ -192,7 +192,7 @@ func TestListTools(t *testing.T) {
 		if schema["type"] != "object" || schema["additionalProperties"] != false || props == nil {
 			t.Errorf("%s input schema = %v, want a closed object schema", tool.Name, tool.InputSchema)
 		}
-		if !slices.Contains([]string{"begin_turn", "move_file", "read_multiple_files", "directory_tree", "find_files", "search_text"}, tool.Name) && props["path"] == nil {
+		if !slices.Contains([]string{"begin_turn", "move_file", "read_multiple_files", "directory_tree", "find_files", "search_text", "list_allowed_directories"}, tool.Name) && props["path"] == nil {
 			t.Errorf("%s input schema has no path property", tool.Name)
 		}
 		if tool.Title == "" {
@@ -448,7 +448,7 @@ func TestReadOnly(t *testing.T) {
 		names = append(names, tool.Name)
 	}
 	slices.Sort(names)
-	if got, want := strings.Join(names, ","), "directory_tree,file_diff,file_history,file_info,find_files,list_directory,read_file,read_multiple_files,search_text"; got != want {
+	if got, want := strings.Join(names, ","), "directory_tree,file_diff,file_history,file_info,find_files,list_allowed_directories,list_directory,read_file,read_multiple_files,search_text"; got != want {
 		t.Errorf("read-only tools = %s, want %s", got, want)
 	}
 	ok(t, cs, "read_file", map[string]any{"path": "a.txt"})
