@@ -156,6 +156,11 @@ func (fx *sandboxFixture) checkResolved(t *testing.T, p string, s *editguard.Ses
 	}
 }
 
+// fuzzOps is the number of operations FuzzSandboxPath tries on each path:
+// read, read and write, create by edit, write without a read, delete, move
+// away and back, move onto it, make a directory.
+const fuzzOps = 8
+
 func FuzzSandboxPath(f *testing.F) {
 	for _, p := range []string{
 		"a.txt", "sub/b.txt", "./a.txt", "sub/../a.txt", "sub//deeper/./c.txt",
@@ -175,7 +180,7 @@ func FuzzSandboxPath(f *testing.F) {
 		"C:\\Windows\\win.ini", "..\\outside\\secret.txt", "sub\\..\\..\\outside\\secret.txt",
 		"new/dir/file.txt", "dirlink_in/new.txt",
 	} {
-		for op := byte(0); op < 4; op++ {
+		for op := byte(0); op < fuzzOps; op++ {
 			f.Add(p, op)
 		}
 	}
@@ -184,10 +189,17 @@ func FuzzSandboxPath(f *testing.F) {
 	f.Fuzz(func(t *testing.T, p string, op byte) {
 		p = fx.expand(p)
 		s := fx.w.NewSession("fuzz")
+		op %= fuzzOps
+		if op == 6 {
+			// A file to move onto p.
+			if err := os.WriteFile(filepath.Join(fx.root, "src_fuzz.txt"), []byte("moved by the fuzzer\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 		before := fx.snapshot(t)
 		ledgerBefore, _ := os.ReadFile(fx.w.LedgerPath())
 		var err error
-		switch op % 4 {
+		switch op {
 		case 0: // read
 			var r *editguard.ReadResult
 			if r, err = s.Read(ctx, p, nil); err == nil {
@@ -206,12 +218,28 @@ func FuzzSandboxPath(f *testing.F) {
 			_, err = s.Edit(ctx, p, []editguard.Edit{{OldString: "", NewString: "created by the fuzzer\n"}}, nil)
 		case 3: // write without reading: creates, or NOT_READ
 			_, err = s.Write(ctx, p, "fresh\n", nil)
+		case 4: // read, then delete
+			if _, err = s.Read(ctx, p, nil); err == nil {
+				_, err = s.Delete(ctx, p, nil)
+			}
+		case 5: // read, move away and back
+			if _, err = s.Read(ctx, p, nil); err == nil {
+				if _, err = s.Move(ctx, p, "moved_fuzz/x.txt", nil); err == nil {
+					_, err = s.Move(ctx, "moved_fuzz/x.txt", p, nil)
+				}
+			}
+		case 6: // move a file onto p
+			if _, err = s.Read(ctx, "src_fuzz.txt", nil); err == nil {
+				_, err = s.Move(ctx, "src_fuzz.txt", p, nil)
+			}
+		case 7: // make a directory
+			_, err = s.CreateDirectory(ctx, p)
 		}
 		var e *editguard.Error
 		if err != nil && !errors.As(err, &e) {
-			t.Fatalf("op %d on %q: error %v is not an *editguard.Error", op%4, p, err)
+			t.Fatalf("op %d on %q: error %v is not an *editguard.Error", op, p, err)
 		}
-		if err == nil && op%4 != 0 {
+		if err == nil && (op == 1 || op == 2 || op == 3 || op == 5 || op == 6) {
 			fx.checkResolved(t, p, s)
 		}
 		after := fx.snapshot(t)
@@ -221,22 +249,26 @@ func FuzzSandboxPath(f *testing.F) {
 				changed++
 				// A directory may be created on the way to a new file.
 				if !fx.inside(name) {
-					t.Fatalf("op %d on %q (error %v) changed %s, outside the workspace or inside its state", op%4, p, err, name)
+					t.Fatalf("op %d on %q (error %v) changed %s, outside the workspace or inside its state", op, p, err, name)
 				}
 			}
 		}
 		for name := range before {
 			if _, ok := after[name]; !ok {
-				t.Fatalf("op %d on %q removed %s", op%4, p, name)
+				changed++
+				// Only a delete or a move takes a name away, inside.
+				if (op != 4 && op != 5 && op != 6) || !fx.inside(name) {
+					t.Fatalf("op %d on %q removed %s", op, p, name)
+				}
 			}
 		}
 		if err != nil && changed > 0 {
-			t.Fatalf("op %d on %q failed (%v) but changed %d files", op%4, p, err, changed)
+			t.Fatalf("op %d on %q failed (%v) but changed %d files", op, p, err, changed)
 		}
 		// The ledger only grows.
 		ledgerAfter, _ := os.ReadFile(fx.w.LedgerPath())
 		if !bytes.HasPrefix(ledgerAfter, ledgerBefore) {
-			t.Fatalf("op %d on %q rewrote the ledger", op%4, p)
+			t.Fatalf("op %d on %q rewrote the ledger", op, p)
 		}
 	})
 }
