@@ -24,6 +24,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -82,6 +84,8 @@ type env struct {
 	// printed as a JSON object on stdout too.
 	json bool
 
+	version bool // --version
+
 	ws   *editguard.Workspace
 	sess *editguard.Session
 }
@@ -90,6 +94,9 @@ type env struct {
 func (e *env) workspace() (*editguard.Workspace, error) {
 	if e.ws != nil {
 		return e.ws, nil
+	}
+	if err := checkRoot(e.root); err != nil {
+		return nil, err
 	}
 	ws, err := editguard.Open(e.root, nil)
 	if err != nil {
@@ -114,6 +121,36 @@ func (e *env) session() (*editguard.Session, error) {
 	}
 	e.sess = s
 	return s, nil
+}
+
+// checkRoot reports a --root that names no directory as one clear error,
+// before the library would fail on it with a file system message.
+func checkRoot(root string) error {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		abs = root
+	}
+	fi, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return &editguard.Error{
+			Code:         editguard.CodeNotFound,
+			Message:      fmt.Sprintf("root %s does not exist", abs),
+			Details:      map[string]any{"root": abs},
+			RecoveryHint: "give --root an existing directory (the default is the current directory)",
+			Err:          err,
+		}
+	case err != nil:
+		return nil // let the library report it with its own code
+	case !fi.IsDir():
+		return &editguard.Error{
+			Code:         editguard.CodeInvalidArgument,
+			Message:      fmt.Sprintf("root %s is not a directory", abs),
+			Details:      map[string]any{"root": abs},
+			RecoveryHint: "give --root the directory that holds the files, not a file in it",
+		}
+	}
+	return nil
 }
 
 func (e *env) close() {
@@ -156,16 +193,19 @@ func main() {
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
 	defer e.close()
+	e.root, e.sessionName = ".", defaultSession
 	fs := flag.NewFlagSet("editguard", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&e.root, "root", ".", "workspace root `DIR`")
-	fs.StringVar(&e.sessionName, "session", defaultSession, "session `NAME` whose reads guard later changes")
+	e.addGlobalFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printUsage(stdout)
 			return exitOK
 		}
-		return report(e, &usageError{msg: err.Error()})
+		return report(e, &usageError{msg: flagError(err)})
+	}
+	if e.version {
+		return report(e, printVersion(e))
 	}
 	rest := fs.Args()
 	if len(rest) == 0 {
@@ -177,6 +217,41 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return report(e, usagef("", "unknown command %q", rest[0]))
 	}
 	return report(e, c.run(ctx, e, rest[1:]))
+}
+
+// globalUsage holds the usage texts of editguard's own flags. They may also
+// follow the command name ("editguard read a.go --root src"): every
+// command's flag set accepts them too, unless the command has a flag of the
+// same name (log --session filters by session).
+var globalUsage = map[string]string{
+	"root":    "workspace root `DIR`",
+	"session": "session `NAME` whose reads guard later changes",
+	"version": "print editguard's version and exit",
+}
+
+// addGlobalFlags defines the global flags in fs, writing to e; the current
+// values are the defaults, so a flag given after the command overrides one
+// given before it.
+func (e *env) addGlobalFlags(fs *flag.FlagSet) {
+	if fs.Lookup("root") == nil {
+		fs.StringVar(&e.root, "root", e.root, globalUsage["root"])
+	}
+	if fs.Lookup("session") == nil {
+		fs.StringVar(&e.sessionName, "session", e.sessionName, globalUsage["session"])
+	}
+	if fs.Lookup("version") == nil {
+		fs.BoolVar(&e.version, "version", e.version, globalUsage["version"])
+	}
+}
+
+// flagSpelling finds the flag names in the flag package's messages, which
+// spell them with one dash.
+var flagSpelling = regexp.MustCompile(`((?:defined|argument): |for flag |for )-([A-Za-z][A-Za-z0-9-]*)`)
+
+// flagError returns the message of a flag parsing error with flags spelled
+// as the help spells them, "--name".
+func flagError(err error) string {
+	return flagSpelling.ReplaceAllString(err.Error(), "$1--$2")
 }
 
 // report prints err, if any, and maps it to an exit code. Errors of the
@@ -193,7 +268,7 @@ func report(e *env, err error) int {
 	if errors.As(err, &ue) {
 		fmt.Fprintf(e.stderr, "editguard: %s\n", ue.msg)
 		if c, ok := commands[ue.cmd]; ok {
-			fmt.Fprintf(e.stderr, "usage: editguard %s %s\nRun 'editguard help %s' for details.\n", c.name, c.args, c.name)
+			fmt.Fprintf(e.stderr, "usage: editguard %s\nRun 'editguard help %s' for details.\n", strings.TrimSpace(c.name+" "+c.args), c.name)
 		} else {
 			fmt.Fprintln(e.stderr, "Run 'editguard help' for usage.")
 		}
@@ -201,7 +276,7 @@ func report(e *env, err error) int {
 	}
 	var ge *editguard.Error
 	if !errors.As(err, &ge) {
-		ge = &editguard.Error{Code: editguard.CodeIO, Message: err.Error(), Err: err}
+		ge = &editguard.Error{Code: editguard.CodeIO, Message: strings.TrimPrefix(err.Error(), "editguard: "), Err: err}
 	}
 	if e.json {
 		e.printJSON(map[string]any{"error": ge})
@@ -240,7 +315,7 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, err
 			}
-			return nil, usagef(fs.Name(), "%v", err)
+			return nil, usagef(fs.Name(), "%s", flagError(err))
 		}
 		rest := fs.Args()
 		consumed := args[:len(args)-len(rest)]
@@ -274,20 +349,48 @@ func newFlagSet(name string) *flag.FlagSet {
 
 // commandHelp prints the help of command c to w.
 func commandHelp(w io.Writer, c *command, fs *flag.FlagSet) {
-	fmt.Fprintf(w, "usage: editguard [--root DIR] [--session NAME] %s %s\n\n%s\n", c.name, c.args, strings.TrimSpace(c.help))
+	fmt.Fprintf(w, "usage: editguard [--root DIR] [--session NAME] %s\n\n%s\n", strings.TrimSpace(c.name+" "+c.args), strings.TrimSpace(c.help))
 	if fs != nil {
-		fmt.Fprintln(w, "\nFlags:")
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
+		var b strings.Builder
+		printFlags(&b, fs)
+		if b.Len() > 0 {
+			fmt.Fprintf(w, "\nFlags:\n%s", b.String())
+		}
 	}
 }
 
-// parseCommand parses args for c, printing its help for -h.
+// printFlags lists the flags of fs other than the global ones, spelled
+// "--name" as everywhere else in editguard's help.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		if u, ok := globalUsage[f.Name]; ok && u == f.Usage {
+			return
+		}
+		name, usage := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if name != "" {
+			line += " " + name
+		}
+		switch f.DefValue {
+		case "", "0", "false", "[]":
+		default:
+			usage += fmt.Sprintf(" (default %q)", f.DefValue)
+		}
+		fmt.Fprintf(w, "%s\n    \t%s\n", line, strings.ReplaceAll(usage, "\n", "\n    \t"))
+	})
+}
+
+// parseCommand parses args for c, printing its help for -h. The global
+// flags are accepted among the command's own.
 func parseCommand(e *env, c *command, fs *flag.FlagSet, args []string) ([]string, error) {
+	e.addGlobalFlags(fs)
 	pos, err := parseArgs(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		commandHelp(e.stdout, c, fs)
+		return nil, errHelp
+	}
+	if err == nil && e.version {
+		printVersion(e)
 		return nil, errHelp
 	}
 	return pos, err
@@ -298,11 +401,12 @@ func printUsage(w io.Writer) {
 
 usage: editguard [--root DIR] [--session NAME] <command> [arguments]
 
-Global flags (before the command):
+Global flags (before or after the command):
   --root DIR       workspace root (default: the current directory)
   --session NAME   session whose reads guard later changes (default "cli-uid<UID>");
                    kept in DIR/.editguard/sessions/, so separate invocations
                    with the same name share what was read
+  --version        print editguard's version and exit
 
 Commands:
 `)
@@ -312,7 +416,7 @@ Commands:
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprint(w, `
 Exit codes: 0 ok, 1 error, 2 usage, 3 conflict (NOT_READ, STALE_FILE:

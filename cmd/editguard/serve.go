@@ -79,6 +79,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 			return usagef(serveCmd.name, "%v", err)
 		}
 	}
+	if err := checkRoot(e.root); err != nil {
+		return err
+	}
 	ws, err := editguard.Open(e.root, &editguard.Options{Deny: append(append([]string{}, editguard.DefaultDeny...), deny...)})
 	if err != nil {
 		return err
@@ -86,6 +89,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	defer ws.Close()
 	srv, err := mcpserver.New(ws, &mcpserver.Options{
 		Approve: approve,
+		Version: version(),
 		Logger:  slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {

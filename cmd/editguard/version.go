@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"runtime/debug"
+)
+
+var versionCmd = &command{
+	name:    "version",
+	args:    "",
+	summary: "print editguard's version",
+	help: `Version prints editguard's version: the module version it was installed
+at ("go install ...@v1.2.3"), or "devel" with the commit it was built from
+("devel+0123456789ab", "+dirty" if the work tree had changes) for a build
+from a clone. The MCP server reports the same version to its clients.`,
+}
+
+func init() {
+	versionCmd.run = runVersion
+	register(versionCmd)
+}
+
+func runVersion(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(versionCmd.name)
+	pos, err := parseCommand(e, versionCmd, fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		return usagef(versionCmd.name, "version takes no arguments, got %q", pos)
+	}
+	return printVersion(e)
+}
+
+// printVersion prints the version line of "editguard version" and
+// "editguard --version".
+func printVersion(e *env) error {
+	_, err := fmt.Fprintf(e.stdout, "editguard %s (%s %s/%s)\n", version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return err
+}
+
+// version returns editguard's version from the build information: the main
+// module's version when it was built as a module dependency or installed
+// with "go install ...@version", else "devel", followed by the commit
+// ("devel+0123456789ab") and "+dirty" when the build recorded them.
+func version() string {
+	bi, ok := readBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	return versionOf(bi)
+}
+
+// readBuildInfo is debug.ReadBuildInfo, replaced in tests.
+var readBuildInfo = debug.ReadBuildInfo
+
+func versionOf(bi *debug.BuildInfo) string {
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	v := "devel"
+	var rev string
+	var modified bool
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	if rev != "" {
+		v += "+" + rev[:min(12, len(rev))]
+		if modified {
+			v += "+dirty"
+		}
+	}
+	return v
+}
