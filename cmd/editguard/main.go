@@ -288,8 +288,8 @@ func report(e *env, err error) int {
 	if vs, ok := ge.Details["versions"].([]string); ok && len(vs) > 0 {
 		fmt.Fprintf(e.stderr, "versions: %s\n", strings.Join(vs, ", "))
 	}
-	if ge.RecoveryHint != "" {
-		fmt.Fprintf(e.stderr, "hint: %s\n", ge.RecoveryHint)
+	if h := cliHint(ge); h != "" {
+		fmt.Fprintf(e.stderr, "hint: %s\n", h)
 	}
 	return exitCode(ge)
 }
