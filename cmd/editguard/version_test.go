@@ -1,11 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"runtime/debug"
-	"strings"
 	"testing"
 )
 
@@ -41,17 +42,26 @@ func TestServeReportsVersion(t *testing.T) {
 		return &debug.BuildInfo{Main: debug.Module{Version: "v9.8.7"}}, true
 	}
 	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}` + "\n"
-	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"--root", t.TempDir(), "serve"}, strings.NewReader(init), &stdout, &stderr)
-	if code != 0 {
-		t.Fatalf("serve exited %d: %s", code, stderr.String())
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var stderr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(context.Background(), []string{"--root", t.TempDir(), "serve"}, inR, outW, &stderr)
+		outW.Close()
+	}()
+	go io.WriteString(inW, init)
+	line, err := bufio.NewReader(outR).ReadString('\n')
+	inW.Close()
+	go io.Copy(io.Discard, outR)
+	if code := <-done; code != 0 || err != nil {
+		t.Fatalf("serve exited %d (%v): %s", code, err, stderr.String())
 	}
 	var resp struct {
 		Result struct {
 			ServerInfo struct{ Name, Version string } `json:"serverInfo"`
 		} `json:"result"`
 	}
-	line, _, _ := strings.Cut(stdout.String(), "\n")
 	if err := json.Unmarshal([]byte(line), &resp); err != nil {
 		t.Fatalf("initialize response %q: %v", line, err)
 	}
