@@ -8,13 +8,14 @@ import (
 
 var editCmd = &command{
 	name:    "edit",
-	args:    "PATH --old S --new S [--all] [--expect-sha256 H] [--dry-run] [--yes] [--json]",
+	args:    "PATH --old S --new S [--all] [--allow-placeholders] [--expect-sha256 H] [--expect-mtime-ms MS] [--expect-size N] [--require-all] [--dry-run] [--yes] [--json]",
 	summary: "replace one exact string in a file",
 	help: `Edit replaces the text --old with --new in PATH. --old must occur exactly
 once (or use --all to replace every occurrence); the replacement is literal.
 The file must have been read by this session (a partial read with --offset
 or --limit is enough) and still have the bytes that were read, or match
---expect-sha256; otherwise nothing is written and the exit code is 3.
+--expect-sha256, --expect-mtime-ms and --expect-size (those given; all three
+with --require-all); otherwise nothing is written and the exit code is 3.
 An empty --old creates PATH, which must not exist, with the text --new.
 
 Confirmation: when standard input is a terminal and --yes is not given, the
@@ -38,6 +39,7 @@ func runEdit(ctx context.Context, e *env, args []string) error {
 	fs.BoolVar(&ed.ReplaceAll, "all", false, "replace every occurrence of --old")
 	var opts editguard.EditOptions
 	fs.StringVar(&opts.Encoding, "encoding", "", "the file's legacy encoding `E`")
+	fs.BoolVar(&opts.AllowPlaceholders, "allow-placeholders", false, "let --new hold text such as \"// ... rest of code ...\" that is meant literally")
 	pos, err := parseCommand(e, editCmd, fs, args)
 	if err != nil {
 		return err

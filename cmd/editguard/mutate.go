@@ -3,22 +3,49 @@ package main
 import (
 	"bufio"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 
 	"github.com/editguard/editguard"
 )
 
-// mutationFlags are the flags write and edit share.
+// mutationFlags are the flags write, edit and restore share.
 type mutationFlags struct {
 	expectSHA256 string
+	expectMtime  optInt64
+	expectSize   optInt64
+	requireAll   bool
 	dryRun       bool
 	yes          bool
 }
 
+// optInt64 is an integer flag that tells "not given" from 0.
+type optInt64 struct{ v *int64 }
+
+func (o *optInt64) String() string {
+	if o == nil || o.v == nil {
+		return ""
+	}
+	return strconv.FormatInt(*o.v, 10)
+}
+
+func (o *optInt64) Set(s string) error {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return errors.New("not an integer")
+	}
+	o.v = &n
+	return nil
+}
+
 func (m *mutationFlags) add(fs *flag.FlagSet, e *env) {
 	fs.StringVar(&m.expectSHA256, "expect-sha256", "", "commit only if the file's SHA-256 is `H` (instead of the session's last read)")
+	fs.Var(&m.expectMtime, "expect-mtime-ms", "commit only if the file's modification time is `MS` milliseconds since 1970 (as read --json prints)")
+	fs.Var(&m.expectSize, "expect-size", "commit only if the file is `N` bytes long")
+	fs.BoolVar(&m.requireAll, "require-all", false, "require --expect-sha256, --expect-mtime-ms and --expect-size all three")
 	fs.BoolVar(&m.dryRun, "dry-run", false, "show the change, write nothing")
 	fs.BoolVar(&m.yes, "yes", false, "do not ask for confirmation at a terminal")
 	fs.BoolVar(&e.json, "json", false, "print the result as JSON")
@@ -35,7 +62,8 @@ func (m *mutationFlags) askOnTerminal(e *env, s *editguard.Session) {
 // precondition returns the explicit precondition the flags state, or nil to
 // let the session's baseline decide.
 func (m *mutationFlags) precondition(cmd string, mustNotExist bool) (*editguard.Precondition, error) {
-	if m.expectSHA256 == "" && !mustNotExist {
+	expects := m.expectSHA256 != "" || m.expectMtime.v != nil || m.expectSize.v != nil
+	if !expects && !m.requireAll && !mustNotExist {
 		return nil, nil
 	}
 	if m.expectSHA256 != "" {
@@ -43,7 +71,19 @@ func (m *mutationFlags) precondition(cmd string, mustNotExist bool) (*editguard.
 			return nil, usagef(cmd, "--expect-sha256 needs 64 hexadecimal digits, got %q", m.expectSHA256)
 		}
 	}
-	return &editguard.Precondition{ExpectedSHA256: m.expectSHA256, MustNotExist: mustNotExist}, nil
+	if m.requireAll && (m.expectSHA256 == "" || m.expectMtime.v == nil || m.expectSize.v == nil) {
+		return nil, usagef(cmd, "--require-all needs --expect-sha256, --expect-mtime-ms and --expect-size")
+	}
+	if mustNotExist && expects {
+		return nil, usagef(cmd, "--must-not-exist cannot be combined with --expect-* flags")
+	}
+	return &editguard.Precondition{
+		ExpectedSHA256:    m.expectSHA256,
+		ExpectedMtimeMS:   m.expectMtime.v,
+		ExpectedSizeBytes: m.expectSize.v,
+		RequireAll:        m.requireAll,
+		MustNotExist:      mustNotExist,
+	}, nil
 }
 
 // printResult reports a committed or previewed change.

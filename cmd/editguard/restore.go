@@ -8,7 +8,7 @@ import (
 
 var restoreCmd = &command{
 	name:    "restore",
-	args:    "PATH VERSION [--expect-sha256 H] [--dry-run] [--yes] [--json]",
+	args:    "PATH VERSION [--expect-sha256 H] [--expect-mtime-ms MS] [--expect-size N] [--require-all] [--dry-run] [--yes] [--json]",
 	summary: "put a displaced version back, without destroying later work",
 	help: `Restore writes VERSION (from "editguard history PATH") back to PATH. It is
 a guarded write like any other: the session must have read the file (or
