@@ -1,0 +1,460 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/editguard/editguard"
+)
+
+var initCmd = &command{
+	name:    "init",
+	args:    "claude-code|gemini|codex|cursor [--dry-run] [--json]",
+	summary: "add editguard to a client's configuration in the workspace",
+	help: `Init adds editguard's MCP server to the project configuration of a client
+in the workspace root (--root), and, where the client allows it, turns off
+the client's own file tools so that the model reads and changes files
+through editguard's:
+
+  claude-code  .mcp.json: mcpServers.editguard
+               .claude/settings.json: permissions.deny Read, Edit, Write,
+               MultiEdit, NotebookEdit; permissions.allow mcp__editguard;
+               enabledMcpjsonServers editguard; env.ENABLE_TOOL_SEARCH
+               "false" (the tools are loaded directly, not behind a search)
+  gemini       .gemini/settings.json: mcpServers.editguard; tools.exclude
+               read_file, write_file, replace (excludeTools in the old
+               settings format)
+  codex        .codex/config.toml: [mcp_servers.editguard]
+  cursor       .cursor/mcp.json: mcpServers.editguard
+
+Existing files are merged, never replaced: init adds only its own entries
+and leaves every other byte as it was. An entry that is already there with
+other settings (say, an editguard server with other arguments) is left as
+it is and reported. A file that does not parse is an error, and then
+nothing is changed. Running init again changes nothing.
+
+The server is started as "editguard" from PATH with --root ".", the
+directory the client starts it in (Cursor: ${workspaceFolder}). The files
+are written like any editguard change, so "editguard history FILE" lists
+what they held before.
+
+--dry-run shows the changes without writing them. With --json it prints
+{client, root, dry_run, files: [{path, action, added, present, kept,
+diff}], notes}; action is created, changed or unchanged.`,
+}
+
+func init() {
+	initCmd.run = runInit
+	register(initCmd)
+}
+
+// initFile is what init did, or would do, to one file.
+type initFile struct {
+	Path    string   `json:"path"`
+	Action  string   `json:"action"`            // created, changed or unchanged
+	Added   []string `json:"added,omitempty"`   // entries init added
+	Present []string `json:"present,omitempty"` // entries that were there already
+	Kept    []string `json:"kept,omitempty"`    // entries there with other settings, left as they are
+	Diff    string   `json:"diff,omitempty"`    // with --dry-run
+
+	exists    bool
+	old, text string
+}
+
+// initReport is the result of init.
+type initReport struct {
+	Client string      `json:"client"`
+	Root   string      `json:"root"`
+	DryRun bool        `json:"dry_run"`
+	Files  []*initFile `json:"files"`
+	Notes  []string    `json:"notes,omitempty"`
+}
+
+// An initClient is what init writes for one client.
+type initClient struct {
+	files []initSpec
+	notes []string
+}
+
+// An initSpec edits one configuration file: edit gets the file's text
+// ("" for a new file) and returns the new text.
+type initSpec struct {
+	path string
+	edit func(f *initFile, text string) (string, error)
+}
+
+// serveArgs are the arguments that start editguard's server on the
+// directory the client starts it in.
+var serveArgs = []string{"--root", ".", "serve"}
+
+// claudeDenied are Claude Code's own file tools, which init turns off.
+var claudeDenied = []string{"Read", "Edit", "Write", "MultiEdit", "NotebookEdit"}
+
+// geminiExcluded are Gemini CLI's own file tools, which init turns off.
+var geminiExcluded = []string{"read_file", "write_file", "replace"}
+
+var initClients = map[string]initClient{
+	"claude-code": {
+		files: []initSpec{
+			{".mcp.json", func(f *initFile, text string) (string, error) {
+				return editJSON(f, text, func(d *jsonDoc) error {
+					return addServerJSON(d, f, orderedObject{{"type", "stdio"}, {"command", "editguard"}, {"args", serveArgs}})
+				})
+			}},
+			{filepath.Join(".claude", "settings.json"), func(f *initFile, text string) (string, error) {
+				return editJSON(f, text, func(d *jsonDoc) error {
+					if err := addStrings(d, f, []string{"permissions", "deny"}, claudeDenied); err != nil {
+						return err
+					}
+					if err := addStrings(d, f, []string{"permissions", "allow"}, []string{"mcp__editguard"}); err != nil {
+						return err
+					}
+					if err := addStrings(d, f, []string{"enabledMcpjsonServers"}, []string{"editguard"}); err != nil {
+						return err
+					}
+					if n := d.get("disabledMcpjsonServers"); n != nil && n.kind == '[' && containsString(n, "editguard") {
+						f.Kept = append(f.Kept, "disabledMcpjsonServers lists editguard, so Claude Code will not start it; remove it there")
+					}
+					return addValue(d, f, []string{"env", "ENABLE_TOOL_SEARCH"}, "false")
+				})
+			}},
+		},
+		notes: []string{
+			"Claude Code applies permissions.allow and enabledMcpjsonServers of .claude/settings.json only in a trusted workspace: run claude here once and accept the trust dialog. Until then it asks before each editguard tool call, and a headless run (-p) refuses them; the deny rules apply either way.",
+			"Bash can still change files; only changes made through editguard's tools are guarded.",
+		},
+	},
+	"gemini": {
+		files: []initSpec{
+			{filepath.Join(".gemini", "settings.json"), func(f *initFile, text string) (string, error) {
+				return editJSON(f, text, func(d *jsonDoc) error {
+					if err := addServerJSON(d, f, orderedObject{{"command", "editguard"}, {"args", serveArgs}}); err != nil {
+						return err
+					}
+					// The settings format before Gemini CLI 0.3 had a
+					// top-level excludeTools; later ones have tools.exclude.
+					path := []string{"tools", "exclude"}
+					if d.get("excludeTools") != nil {
+						path = []string{"excludeTools"}
+					}
+					return addStrings(d, f, path, geminiExcluded)
+				})
+			}},
+		},
+		notes: []string{
+			"Newer Gemini CLI versions prefer policy rules with decision \"deny\" to tools.exclude; both keep the model from seeing the excluded tools.",
+			"run_shell_command can still change files; only changes made through editguard's tools are guarded.",
+		},
+	},
+	"codex": {
+		files: []initSpec{
+			{filepath.Join(".codex", "config.toml"), editCodex},
+		},
+		notes: []string{
+			"Codex reads .codex/config.toml only in a trusted project; otherwise put the same [mcp_servers.editguard] table in ~/.codex/config.toml, with the project's absolute path after --root.",
+			"Codex's own apply_patch tool cannot be turned off in its configuration: ask for the editguard tools in AGENTS.md.",
+		},
+	},
+	"cursor": {
+		files: []initSpec{
+			{filepath.Join(".cursor", "mcp.json"), func(f *initFile, text string) (string, error) {
+				return editJSON(f, text, func(d *jsonDoc) error {
+					return addServerJSON(d, f, orderedObject{{"command", "editguard"}, {"args", []string{"--root", "${workspaceFolder}", "serve"}}})
+				})
+			}},
+		},
+		notes: []string{
+			"Cursor's own edit tools cannot be turned off in mcp.json: ask for the editguard tools in a project rule (.cursor/rules).",
+		},
+	},
+}
+
+func initClientNames() []string {
+	var names []string
+	for n := range initClients {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func runInit(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(initCmd.name)
+	dryRun := fs.Bool("dry-run", false, "show the changes, write nothing")
+	fs.BoolVar(&e.json, "json", false, "print what was done as JSON")
+	pos, err := parseCommand(e, initCmd, fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef(initCmd.name, "init takes one client: %s", strings.Join(initClientNames(), ", "))
+	}
+	client, ok := initClients[pos[0]]
+	if !ok {
+		return usagef(initCmd.name, "unknown client %q: use one of %s", pos[0], strings.Join(initClientNames(), ", "))
+	}
+	ws, err := e.workspace()
+	if err != nil {
+		return err
+	}
+	s := ws.NewSession("editguard-init")
+	rep := &initReport{Client: pos[0], Root: ws.Dir(), DryRun: *dryRun}
+
+	// Plan every file before writing any, so that a file that does not
+	// parse leaves all of them as they were.
+	for _, spec := range client.files {
+		f := &initFile{Path: filepath.ToSlash(spec.path)}
+		r, err := s.Read(ctx, spec.path, nil)
+		switch {
+		case errors.Is(err, editguard.ErrNotFound):
+		case err != nil:
+			return err
+		case r.Truncated:
+			return fmt.Errorf("%s: read only in part", spec.path)
+		default:
+			f.exists, f.old = true, r.Content
+		}
+		if f.text, err = spec.edit(f, f.old); err != nil {
+			return &editguard.Error{
+				Code:         editguard.CodeInvalidArgument,
+				Message:      err.Error(),
+				Details:      map[string]any{"path": f.Path},
+				RecoveryHint: fmt.Sprintf("fix %s (or move it aside), then run editguard init %s again; no file was changed", f.Path, pos[0]),
+				Err:          err,
+			}
+		}
+		rep.Files = append(rep.Files, f)
+	}
+	for _, f := range rep.Files {
+		f.Action = "unchanged"
+		if f.exists && f.text == f.old {
+			continue
+		}
+		opts := &editguard.WriteOptions{DryRun: *dryRun, AllowPlaceholders: true}
+		if !f.exists {
+			opts.Precondition = &editguard.Precondition{MustNotExist: true}
+		}
+		r, err := s.Write(ctx, f.Path, f.text, opts)
+		if err != nil {
+			return err
+		}
+		f.Action = "changed"
+		if !f.exists {
+			f.Action = "created"
+		}
+		if *dryRun {
+			f.Diff = r.Diff
+		}
+	}
+	rep.Notes = append(rep.Notes, client.notes...)
+	if _, err := exec.LookPath("editguard"); err != nil {
+		note := "editguard is not on PATH, so the client cannot start it: install it (go install ./cmd/editguard in a clone of editguard)"
+		if exe, err := os.Executable(); err == nil && !strings.Contains(exe, "go-build") {
+			note += " or put " + exe + " in the configuration instead of \"editguard\""
+		}
+		rep.Notes = append(rep.Notes, note)
+	}
+	if e.json {
+		return e.printJSON(rep)
+	}
+	printInit(e, rep)
+	return nil
+}
+
+func printInit(e *env, rep *initReport) {
+	w := e.stdout
+	for _, f := range rep.Files {
+		action := f.Action
+		if rep.DryRun && action != "unchanged" {
+			action = "would be " + action
+		}
+		fmt.Fprintf(w, "%s: %s\n", f.Path, action)
+		for _, a := range f.Added {
+			fmt.Fprintf(w, "  added %s\n", a)
+		}
+		for _, a := range f.Present {
+			fmt.Fprintf(w, "  already present: %s\n", a)
+		}
+		for _, a := range f.Kept {
+			fmt.Fprintf(w, "  left as it is: %s\n", a)
+		}
+		if f.Diff != "" {
+			writeDiff(w, f.Diff, false)
+		}
+	}
+	for _, n := range rep.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	if rep.DryRun {
+		fmt.Fprintln(e.stderr, "dry run: no file written")
+	}
+}
+
+// editJSON applies fn to text, a JSON object ("" for a new file).
+func editJSON(f *initFile, text string, fn func(*jsonDoc) error) (string, error) {
+	src := text
+	if strings.TrimSpace(src) == "" {
+		src = "{}\n"
+	}
+	d, err := parseJSONDoc(src)
+	if err != nil {
+		return "", fmt.Errorf("not valid JSON: %v", err)
+	}
+	if err := fn(d); err != nil {
+		return "", err
+	}
+	if d.text == src {
+		return text, nil
+	}
+	if !strings.HasSuffix(d.text, "\n") && (text == "" || strings.HasSuffix(text, "\n")) {
+		d.text += "\n"
+	}
+	return d.text, nil
+}
+
+// addServerJSON adds mcpServers.editguard, or reports the one there.
+func addServerJSON(d *jsonDoc, f *initFile, want orderedObject) error {
+	const name = "mcpServers.editguard"
+	n, err := d.ensure([]string{"mcpServers", "editguard"}, want)
+	if err != nil {
+		return err
+	}
+	if n == nil {
+		f.Added = append(f.Added, name)
+		return nil
+	}
+	got, _ := d.decode(n).(map[string]any)
+	if sameServer(got, want) {
+		f.Present = append(f.Present, name)
+		return nil
+	}
+	f.Kept = append(f.Kept, fmt.Sprintf("%s has other settings: %s", name, d.text[n.start:n.end]))
+	return nil
+}
+
+// sameServer reports whether the server entry got starts editguard as want
+// does: the same arguments, and a command named editguard.
+func sameServer(got map[string]any, want orderedObject) bool {
+	if got == nil {
+		return false
+	}
+	for _, m := range want {
+		switch m.k {
+		case "command":
+			c, _ := got["command"].(string)
+			if filepath.Base(c) != m.v {
+				return false
+			}
+		case "args":
+			wb, _ := json.Marshal(m.v)
+			gb, _ := json.Marshal(got["args"])
+			if string(wb) != string(gb) {
+				return false
+			}
+		default:
+			if v, ok := got[m.k]; ok && v != m.v {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// addStrings adds vals to the array at path.
+func addStrings(d *jsonDoc, f *initFile, path, vals []string) error {
+	added, present, err := d.appendStrings(path, vals)
+	if err != nil {
+		return err
+	}
+	name := strings.Join(path, ".")
+	if len(added) > 0 {
+		f.Added = append(f.Added, name+": "+strings.Join(added, ", "))
+	}
+	if len(present) > 0 {
+		f.Present = append(f.Present, name+": "+strings.Join(present, ", "))
+	}
+	return nil
+}
+
+// addValue sets the string at path unless it is set.
+func addValue(d *jsonDoc, f *initFile, path []string, v string) error {
+	name := strings.Join(path, ".")
+	n, err := d.ensure(path, v)
+	switch {
+	case err != nil:
+		return err
+	case n == nil:
+		f.Added = append(f.Added, fmt.Sprintf("%s = %q", name, v))
+	case n.kind == '"' && n.str == v:
+		f.Present = append(f.Present, fmt.Sprintf("%s = %q", name, v))
+	default:
+		f.Kept = append(f.Kept, fmt.Sprintf("%s is %s, not %q", name, d.text[n.start:n.end], v))
+	}
+	return nil
+}
+
+// codexServer is the table init appends to Codex's config.toml.
+var codexServer = "[mcp_servers.editguard]\ncommand = \"editguard\"\nargs = [" + strings.Join(func() []string {
+	var q []string
+	for _, a := range serveArgs {
+		q = append(q, tomlString(a))
+	}
+	return q
+}(), ", ") + "]\n"
+
+// editCodex adds [mcp_servers.editguard] to Codex's config.toml.
+func editCodex(f *initFile, text string) (string, error) {
+	const name = "mcp_servers.editguard"
+	doc, err := parseTOML(text)
+	if err != nil {
+		return "", fmt.Errorf("not valid TOML: %v", err)
+	}
+	switch ms := doc.get("mcp_servers").(type) {
+	case nil:
+	case map[string]any:
+		if eg, ok := ms["editguard"]; ok {
+			t, _ := eg.(map[string]any)
+			cmd, _ := t["command"].(string)
+			args, _ := t["args"].([]any)
+			var sargs []string
+			for _, a := range args {
+				s, _ := a.(string)
+				sargs = append(sargs, s)
+			}
+			if t != nil && filepath.Base(cmd) == "editguard" && slices.Equal(sargs, serveArgs) {
+				f.Present = append(f.Present, name)
+			} else {
+				f.Kept = append(f.Kept, name+" has other settings")
+			}
+			return text, nil
+		}
+		if doc.inline["mcp_servers"] {
+			return "", errors.New("mcp_servers is an inline table, which a [mcp_servers.editguard] table cannot extend; add editguard = { command = \"editguard\", args = [\"--root\", \".\", \"serve\"] } to it by hand")
+		}
+	default:
+		return "", errors.New("mcp_servers is not a table")
+	}
+	out := text
+	if out != "" {
+		if !strings.HasSuffix(out, "\n") {
+			out += "\n"
+		}
+		out += "\n"
+	}
+	out += codexServer
+	// Check what was made.
+	nd, err := parseTOML(out)
+	if err != nil || nd.get("mcp_servers", "editguard", "command") != "editguard" {
+		return "", fmt.Errorf("internal error: the new configuration does not parse as intended (%v)", err)
+	}
+	f.Added = append(f.Added, name)
+	return out, nil
+}
