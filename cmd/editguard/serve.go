@@ -98,12 +98,23 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if addr == "" {
+		if isTerminal(e.stdin) {
+			fmt.Fprint(e.stderr, terminalNote)
+		}
 		return srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopCloser{e.stdout}})
 	}
 	return srv.ListenAndServe(ctx, addr, &mcpserver.HTTPOptions{Token: token}, func(a net.Addr) {
 		fmt.Fprintf(e.stderr, "editguard: serving MCP on http://%s%s (workspace %s, approve %s)\n", a, mcpserver.Endpoint, ws.Dir(), approve)
 	})
 }
+
+// terminalNote is printed when serve is started by hand at a terminal,
+// where it would otherwise wait silently for MCP messages.
+const terminalNote = `editguard: serving MCP on stdin/stdout; this is meant to be started by an MCP
+client, not typed at. To add editguard to a client, run in the project:
+  editguard init claude-code    (or gemini, codex, cursor)
+or see 'editguard help serve'. Press Ctrl-D or Ctrl-C to stop.
+`
 
 // nopCloser leaves stdout open when the transport closes.
 type nopCloser struct{ io.Writer }
