@@ -1,0 +1,151 @@
+package clients
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// runClaudeProject runs Claude Code on workspace with only the workspace's
+// own configuration: no --mcp-config, --strict-mcp-config or --allowedTools,
+// and ENABLE_TOOL_SEARCH not set in the environment. editguard is on PATH
+// as "editguard", as a user would have it. Claude Code's debug log is
+// returned in the run's Stderr after its own standard error.
+//
+// With trusted set, the workspace is recorded as trusted in Claude Code's
+// own configuration, as accepting the trust dialog of an interactive run
+// does: Claude Code ignores permissions.allow in an untrusted project's
+// .claude/settings.json (its deny rules and env apply regardless).
+func runClaudeProject(t *testing.T, workspace string, trusted bool, script []Step) *ClaudeRun {
+	t.Helper()
+	exe, pre := claudeCommand(t)
+	bin := editguardBin(t)
+	model := startFakeModel(t, "editguard", script)
+
+	home := t.TempDir()
+	if trusted {
+		cfg, _ := json.Marshal(map[string]any{"projects": map[string]any{workspace: map[string]any{"hasTrustDialogAccepted": true}}})
+		if err := os.MkdirAll(filepath.Join(home, ".claude"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(home, ".claude", ".claude.json"), cfg, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	debugLog := filepath.Join(home, "debug.log")
+	args := append(pre,
+		"-p", "Work through the task with the tools you have.",
+		"--output-format", "stream-json", "--verbose",
+		"--debug-file", debugLog,
+		"--max-turns", "50",
+	)
+	ctx, cancel := context.WithTimeout(t.Context(), claudeRunTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe, args...)
+	cmd.Dir = workspace
+	for _, kv := range claudeEnv(home, model.url) {
+		switch {
+		case strings.HasPrefix(kv, "ENABLE_TOOL_SEARCH="):
+		case strings.HasPrefix(kv, "PATH="):
+			cmd.Env = append(cmd.Env, "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+strings.TrimPrefix(kv, "PATH="))
+		default:
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	debug, _ := os.ReadFile(debugLog)
+	run := &ClaudeRun{
+		Results:  model.Results(),
+		Offered:  model.Offered(),
+		Requests: model.Requests(),
+		Stdout:   stdout.String(),
+		Stderr:   stderr.String() + "\n--- debug log ---\n" + string(debug),
+	}
+	if err != nil || ctx.Err() != nil {
+		dumpRun(t, run)
+		t.Fatalf("claude: %v (context: %v)", err, ctx.Err())
+	}
+	if errs := model.Errors(); len(errs) > 0 {
+		dumpRun(t, run)
+		t.Fatalf("model server: %s", strings.Join(errs, "; "))
+	}
+	return run
+}
+
+// TestInitClaudeCode configures a workspace with "editguard init
+// claude-code" alone and checks that Claude Code then offers the model
+// editguard's tools, not its own file tools, and, once the workspace is
+// trusted, runs them without asking.
+func TestInitClaudeCode(t *testing.T) {
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("hello from a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Settings of the project's own survive init.
+	if err := os.MkdirAll(filepath.Join(ws, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, ".claude", "settings.json"), []byte("{\n  \"permissions\": {\n    \"allow\": [\"Bash(true)\"]\n  }\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := editguardBin(t)
+	out, err := exec.Command(bin, "--root", ws, "init", "claude-code").CombinedOutput()
+	if err != nil {
+		t.Fatalf("editguard init claude-code: %v\n%s", err, out)
+	}
+	t.Logf("editguard init claude-code:\n%s", out)
+
+	script := []Step{
+		{Tool: "read_file", Input: map[string]any{"path": "a.txt"}},
+		{Tool: "edit_file", Input: map[string]any{"path": "a.txt", "old_string": "hello", "new_string": "bye"}},
+	}
+	run := runClaudeProject(t, ws, true, script)
+	t.Logf("offered tools: %v", run.Offered)
+	if len(run.Results) != len(script) {
+		dumpRun(t, run)
+		t.Fatalf("got %d tool results for %d steps", len(run.Results), len(script))
+	}
+
+	for _, name := range []string{"read_file", "write_file", "edit_file", "list_directory", "file_info", "file_history", "restore_file", "begin_turn"} {
+		if !slices.Contains(run.Offered, "mcp__editguard__"+name) {
+			t.Errorf("mcp__editguard__%s is not offered", name)
+		}
+	}
+	for _, name := range []string{"Read", "Edit", "Write", "MultiEdit", "NotebookEdit"} {
+		if slices.Contains(run.Offered, name) {
+			t.Errorf("the built-in %s is offered although permissions.deny lists it", name)
+		}
+	}
+	for i, r := range run.Results {
+		if r.IsError || strings.Contains(strings.ToLower(r.Content), "permission") {
+			t.Errorf("step %d (%s): is_error=%v: %s", i, r.Tool, r.IsError, truncate(r.Content, 500))
+		}
+	}
+	if !strings.Contains(run.Results[0].Content, "hello from a") {
+		t.Errorf("read_file did not return the file: %s", truncate(run.Results[0].Content, 500))
+	}
+	if got, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(got) != "bye from a\n" {
+		t.Errorf("a.txt = %q after edit_file", got)
+	}
+	// The tools were loaded directly because the project's settings set
+	// ENABLE_TOOL_SEARCH, not because of the model server's address.
+	if !strings.Contains(run.Stderr, "ENABLE_TOOL_SEARCH=false") {
+		t.Errorf("the debug log does not show ENABLE_TOOL_SEARCH=false from the project settings")
+	}
+}
