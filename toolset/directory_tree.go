@@ -113,7 +113,7 @@ func (t *Toolset) directoryTree(ctx context.Context, raw json.RawMessage) (*Outp
 				if name == ".git" {
 					continue
 				}
-				if level+1 < depth {
+				if level < depth {
 					if err := walk(child, level+1); err != nil {
 						return err
 					}

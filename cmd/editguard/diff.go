@@ -7,10 +7,10 @@ import (
 
 var diffCmd = &command{
 	name:    "diff",
-	args:    "PATH VERSION",
+	args:    "PATH VERSION | PATH --against FILE",
 	summary: "show what changed between a history version and the current file",
-	help: `Diff prints a unified diff from VERSION (see "editguard history PATH") to
-the current content of PATH, coloured on a terminal (NO_COLOR turns colour
+	help: `Diff prints a unified diff from VERSION (see "editguard history PATH"),
+or from the file given with --against, to the current content of PATH, coloured on a terminal (NO_COLOR turns colour
 off). It changes nothing and records nothing.`,
 }
 
@@ -21,23 +21,34 @@ func init() {
 
 func runDiff(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(diffCmd.name)
+	against := fs.String("against", "", "compare with `FILE` instead of a history version")
 	pos, err := parseCommand(e, diffCmd, fs, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 2 {
+	switch {
+	case *against != "" && len(pos) != 1:
+		return usagef(diffCmd.name, "diff --against takes one PATH, got %d arguments", len(pos))
+	case *against == "" && len(pos) != 2:
 		return usagef(diffCmd.name, "diff takes PATH and VERSION, got %d arguments", len(pos))
 	}
 	w, err := e.workspace()
 	if err != nil {
 		return err
 	}
-	d, err := w.VersionDiff(pos[0], pos[1])
+	var d, from string
+	if *against != "" {
+		d, err = w.PathDiff(pos[0], *against)
+		from = *against
+	} else {
+		d, err = w.VersionDiff(pos[0], pos[1])
+		from = pos[1]
+	}
 	if err != nil {
 		return err
 	}
 	if d == "" {
-		fmt.Fprintf(e.stderr, "%s: identical to %s\n", pos[0], pos[1])
+		fmt.Fprintf(e.stderr, "%s: identical to %s\n", pos[0], from)
 		return nil
 	}
 	writeDiff(e.stdout, d, useColor(e))

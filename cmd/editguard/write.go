@@ -9,7 +9,7 @@ import (
 
 var writeCmd = &command{
 	name:    "write",
-	args:    "PATH [--expect-sha256 H] [--expect-mtime-ms MS] [--expect-size N] [--require-all] [--must-not-exist] [--allow-placeholders] [--dry-run] [--yes] [--json] [--line-ending lf|crlf] [--encoding E] [--bom]",
+	args:    "PATH [--expect-sha256 H] [--expect-mtime-ms MS] [--expect-size N] [--require-all] [--must-not-exist] [--mode overwrite|create|append] [--allow-placeholders] [--dry-run] [--yes] [--json] [--line-ending lf|crlf] [--encoding E] [--bom]",
 	summary: "replace a file with the text on standard input",
 	help: `Write replaces PATH with the text read from standard input, atomically.
 An existing file must have been read in full by this session and still have
@@ -40,6 +40,7 @@ func runWrite(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&opts.LineEnding, "line-ending", "", "convert the whole file to `lf` or `crlf` (default: keep the file's own)")
 	fs.StringVar(&opts.Encoding, "encoding", "", "write in encoding `E` (default: the file's own, UTF-8 for new files)")
 	fs.BoolVar(&opts.BOM, "bom", false, "start a new UTF-8 file with a byte order mark")
+	fs.StringVar(&opts.Mode, "mode", "", "`overwrite` (default), create (fail if the file exists) or append (add at the end; needs no read)")
 	fs.BoolVar(&opts.AllowPlaceholders, "allow-placeholders", false, "write text such as \"// ... rest of code ...\" that is meant literally")
 	pos, err := parseCommand(e, writeCmd, fs, args)
 	if err != nil {
