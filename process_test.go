@@ -52,6 +52,8 @@ func TestWorkerProcess(t *testing.T) {
 		err = bigWriteWorker(dir, arg) // runs until killed
 	case "move":
 		err = moveWorker(dir) // runs until killed
+	case "apply":
+		err = applyWorker(dir) // runs until killed
 	default:
 		err = fmt.Errorf("unknown job %q", job)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -79,7 +80,15 @@ type Workspace struct {
 	pruning   sync.Mutex // held by the one background Prune at a time
 	prunes    sync.WaitGroup
 	recovered *ledger.Recovery
+	// rolledBack lists the patch transactions Open rolled back.
+	rolledBack []string
 }
+
+// RolledBack returns the ids of the patch transactions that Open found
+// unfinished (their process died mid-commit) and rolled back: each of their
+// files is as it was before the patch, and what the rollback took away is
+// in history.
+func (w *Workspace) RolledBack() []string { return slices.Clone(w.rolledBack) }
 
 // stateIgnore is the .gitignore editguard puts in its state directory, so
 // that "git add -A" does not commit history and ledger.
@@ -168,6 +177,11 @@ func (w *Workspace) openState() error {
 		return fail("open ledger", err)
 	}
 	w.recovered = w.led.Recovered()
+	// A patch transaction a crash interrupted is rolled back, so that its
+	// files are all as they were before it.
+	if w.rolledBack, err = w.recoverTransactions(); err != nil {
+		return fail("recover patch transactions", err)
+	}
 	return nil
 }
 

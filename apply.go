@@ -1,0 +1,721 @@
+package editguard
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/editguard/editguard/internal/atomicfile"
+	"github.com/editguard/editguard/internal/filelock"
+	"github.com/editguard/editguard/internal/history"
+	"github.com/editguard/editguard/internal/patch"
+	"golang.org/x/sys/unix"
+)
+
+// PatchOptions control ApplyPatch.
+type PatchOptions struct {
+	DryRun bool
+	// Preconditions, by path as the patch names it, replace the
+	// session's baseline for those files.
+	Preconditions map[string]*Precondition
+}
+
+// PatchResult is what ApplyPatch did, file by file.
+type PatchResult struct {
+	TxID   string      `json:"tx"`
+	DryRun bool        `json:"dry_run,omitempty"`
+	Files  []PatchFile `json:"files"`
+	// Warnings say what failed after the transaction committed.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// PatchFile is one file of a patch.
+type PatchFile struct {
+	Path          string   `json:"path"`
+	Op            string   `json:"op"` // add, delete, update, move
+	MovedTo       string   `json:"moved_to,omitempty"`
+	SHA256        string   `json:"sha256,omitempty"` // the new content's
+	SizeBytes     int64    `json:"size_bytes,omitempty"`
+	BackupVersion string   `json:"backup_version,omitempty"` // history version of what the file held
+	Matched       []string `json:"matched,omitempty"`        // per hunk: exact, trailing_whitespace, quotes, line_numbers
+	Diff          string   `json:"diff,omitempty"`
+}
+
+// txFile is one name a transaction changes: a file updated, added or
+// deleted, or one side of a move (the source deleted, the destination
+// added).
+type txFile struct {
+	t       *target
+	obs     *observation
+	base    *Baseline
+	data    []byte // the new content; nil with remove
+	sum     string
+	remove  bool
+	enc     string
+	version string // history version of the displaced content
+	mtimeMS int64  // of the new file, once committed
+	out     int    // index in the result's Files
+}
+
+// ApplyPatch applies a multi-file patch (Codex's apply_patch grammar or a
+// unified diff) entirely or not at all, even across a crash.
+//
+// Every file is checked before any is written, under the locks of all
+// their directories, taken in (device, inode) order: each existing file the
+// patch changes needs the session's baseline (a partial read is enough to
+// update or move it, a delete needs a full one) or a precondition; adding a
+// file, or moving one, onto an existing path is refused; every hunk must
+// match exactly one place. Any refusal changes nothing.
+//
+// Then every displaced content goes to history, a journal of the
+// transaction is made durable in .editguard/tx/, each file is replaced
+// (exchange and verify, as a single change), and the journal is removed,
+// durably: that removal is the commit. If the process dies before it, the
+// next Open of the workspace rolls every file back to what it held; if a
+// step fails, this call does so at once. A reader that takes no lock may see
+// some files changed and others not while the transaction runs.
+func (s *Session) ApplyPatch(ctx context.Context, text string, opts *PatchOptions) (res *PatchResult, err error) {
+	var o PatchOptions
+	if opts != nil {
+		o = *opts
+	}
+	ops, perr := patch.Parse(text)
+	a := newAttempt(s, "apply_patch", "", map[string]any{"patch_sha256": sha256Hex([]byte(text)), "patch_bytes": len(text), "dry_run": o.DryRun}, nil)
+	var (
+		files []*txFile
+		locks []*filelock.Lock
+	)
+	unlock := func() {
+		for i := len(locks) - 1; i >= 0; i-- {
+			locks[i].Unlock()
+		}
+		locks = nil
+	}
+	defer func() {
+		res, err = s.w.finishPatch(a, files, res, err)
+		unlock()
+		for _, f := range files {
+			f.t.close()
+		}
+		if err == nil && !res.DryRun {
+			s.w.afterCommit()
+			s.w.sweepParked(false)
+		}
+	}()
+	if perr != nil {
+		var se *patch.SyntaxError
+		e := newError(CodeInvalidArgument, "", "the patch does not parse: "+perr.Error(), "fix the patch and send it again", perr)
+		if errors.As(perr, &se) && se.Line > 0 {
+			e.Details["line"] = se.Line
+		}
+		return nil, e
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	res = &PatchResult{TxID: strings.ToLower(rand.Text()[:12]), DryRun: o.DryRun}
+	// Resolve every name.
+	open := func(p string) (*target, error) {
+		t, err := s.w.openTarget(p)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.w.checkChangeable(t); err != nil {
+			t.close()
+			return nil, err
+		}
+		for _, f := range files {
+			if f.t.resolved == t.resolved {
+				t.close()
+				return nil, newError(CodeInvalidArgument, p, "the patch changes this file twice (under two names)", "", nil)
+			}
+		}
+		return t, nil
+	}
+	for _, op := range ops {
+		pf := PatchFile{Path: op.Path, Op: op.Kind.String()}
+		t, err := open(op.Path)
+		if err != nil {
+			return nil, err
+		}
+		f := &txFile{t: t, out: len(res.Files), remove: op.Kind == patch.Delete || op.MoveTo != ""}
+		files = append(files, f)
+		if op.MoveTo != "" {
+			pf.Op, pf.MovedTo = "move", op.MoveTo
+			t2, err := open(op.MoveTo)
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, &txFile{t: t2, out: len(res.Files)})
+		}
+		res.Files = append(res.Files, pf)
+	}
+	if locks, err = s.w.lockTargets(ctx, files); err != nil {
+		return nil, err
+	}
+	if err := s.planPatch(ops, files, res, &o); err != nil {
+		return nil, err
+	}
+	if o.DryRun {
+		return res, nil
+	}
+	// Missing directories of new files are made now, and the locks taken
+	// again over every directory; nothing may have changed meanwhile.
+	relock := func(when string) error {
+		unlock()
+		var err error
+		if locks, err = s.w.lockTargets(ctx, files); err != nil {
+			return err
+		}
+		for _, f := range files {
+			if err := s.w.unchanged(f.t, f.obs, when); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if slices.ContainsFunc(files, func(f *txFile) bool { return f.t.dir == nil }) {
+		unlock()
+		for _, f := range files {
+			if f.t.dir == nil {
+				if err := s.w.makeParent(f.t); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if err := relock("while the new files' directories were made"); err != nil {
+			return nil, err
+		}
+	}
+	if ap := s.getApprover(); ap != nil {
+		unlock()
+		var paths, diffs []string
+		for _, pf := range res.Files {
+			paths = append(paths, pf.Path)
+			diffs = append(diffs, pf.Diff)
+		}
+		ok, err := ap.Approve(ctx, &Preview{Tool: "apply_patch", Path: strings.Join(paths, ", "), Diff: strings.Join(diffs, "")})
+		if err != nil {
+			a.rec.Approval = "failed"
+			return nil, newError(CodeRejected, "", "approval failed: "+err.Error(), "", err)
+		}
+		if !ok {
+			a.rec.Approval = "declined"
+			return nil, newError(CodeRejected, "", "the patch was declined", "ask the user what to change instead", nil)
+		}
+		a.rec.Approval = "accepted"
+		if err := relock("while the patch awaited approval"); err != nil {
+			return nil, err
+		}
+	}
+	// What each name holds goes to history first.
+	for _, f := range files {
+		v, err := s.w.hist.Save(f.t.resolved, f.obs.data, !f.obs.stat.Exists, f.obs.sum, history.Meta{Op: "apply_patch", Session: s.name})
+		if err != nil {
+			return nil, historyFailed(f.t.path, err)
+		}
+		f.version = v.ID
+		if res.Files[f.out].BackupVersion == "" {
+			res.Files[f.out].BackupVersion = v.ID
+		}
+	}
+	j := journalFor(res.TxID, files)
+	if err := s.w.writeJournal(j); err != nil {
+		e := ioError("", err)
+		e.Message = "writing the transaction's journal failed; nothing was changed: " + e.Message
+		return nil, e
+	}
+	for i, f := range files {
+		if err := s.w.commitTxFile(f, s.name); err != nil {
+			// Undo the files already changed, then drop the journal.
+			if rerr := s.w.rollBack(j, s.name); rerr != nil {
+				e := ioError(f.t.path, err)
+				e.Message = fmt.Sprintf("the patch failed at %s (%v), and undoing it failed too (%v); the journal is kept, and the next open of the workspace undoes it", f.t.path, err, rerr)
+				return nil, e
+			}
+			s.w.removeJournal(j.ID)
+			var ee *Error
+			if !errors.As(err, &ee) {
+				ee = ioError(f.t.path, err)
+			}
+			ee.Details["file"] = f.t.path
+			ee.Details["undone"] = i
+			return nil, ee
+		}
+	}
+	// The commit point.
+	if err := s.w.removeJournal(j.ID); err != nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the files are changed, but removing the transaction's journal failed (%v): the next open of the workspace will undo the patch", err))
+	}
+	for _, f := range files {
+		var err error
+		if f.remove {
+			err = s.dropBaseline(f.t.resolved)
+		} else {
+			err = s.setBaseline(f.t.lexical, Baseline{Path: f.t.resolved, SHA256: f.sum, Size: int64(len(f.data)),
+				MtimeMS: f.mtimeMS, FullRead: true, CapturedAt: time.Now(), Encoding: f.enc})
+			if err == nil {
+				s.remember(f.sum, f.data)
+			}
+		}
+		if err != nil {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("the session could not record %s as read (%v): read it before changing it again", f.t.path, err))
+		}
+	}
+	return res, nil
+}
+
+// planPatch observes and checks every file under the locks and computes
+// the new contents.
+func (s *Session) planPatch(ops []patch.FileOp, files []*txFile, res *PatchResult, o *PatchOptions) error {
+	fi := 0
+	for _, op := range ops {
+		f := files[fi]
+		fi++
+		obs, err := s.w.observe(f.t)
+		if err != nil {
+			return err
+		}
+		f.obs = obs
+		pf := &res.Files[f.out]
+		if op.Kind == patch.Add {
+			if obs.stat.Exists {
+				e := stale(f.t.path, ReasonCreated, obs)
+				e.Message = "the patch adds this file, but it exists"
+				e.RecoveryHint = "read it and change it with an Update, or add the file under another path"
+				return e
+			}
+			f.data = []byte(op.Content)
+			f.sum = sha256Hex(f.data)
+			pf.SHA256, pf.SizeBytes = f.sum, int64(len(f.data))
+			pf.Diff = unifiedDiff(f.t.path, "", op.Content, true, false)
+			continue
+		}
+		if !obs.stat.Exists {
+			return newError(CodeNotFound, f.t.path, "the patch changes this file, but it does not exist", "check the path", nil)
+		}
+		if !obs.stat.Regular() {
+			return notAFile(f.t.path, obs)
+		}
+		base, err := s.check(f.t, o.Preconditions[op.Path], obs, op.Kind == patch.Delete)
+		if err != nil {
+			return err
+		}
+		f.base = base
+		if base != nil {
+			f.enc = base.Encoding
+		}
+		doc, err := decode(f.t.path, obs.data, f.enc)
+		if err != nil {
+			return err
+		}
+		if op.Kind == patch.Delete {
+			pf.Diff = unifiedDiff(f.t.path, doc.Text, "", false, true)
+			continue
+		}
+		newText := doc.Text
+		if len(op.Hunks) > 0 {
+			r, err := patch.Apply(doc.Text, op.Hunks)
+			if err != nil {
+				return hunkError(f.t.path, err)
+			}
+			newText, pf.Matched = r.Text, r.Matched
+		}
+		data, err := doc.Encode(newText, "")
+		if err != nil {
+			return codecError(f.t.path, err)
+		}
+		if op.MoveTo == "" {
+			if string(data) == string(obs.data) {
+				return newError(CodeNoChange, f.t.path, "the patch leaves this file as it is", "", nil)
+			}
+			f.data, f.sum = data, sha256Hex(data)
+			pf.SHA256, pf.SizeBytes = f.sum, int64(len(data))
+			pf.Diff = unifiedDiff(f.t.path, doc.Text, newText, false, false)
+			continue
+		}
+		// A move: the source goes, the destination gets the content.
+		dst := files[fi]
+		fi++
+		if dst.obs, err = s.w.observe(dst.t); err != nil {
+			return err
+		}
+		if dst.obs.stat.Exists {
+			e := stale(dst.t.path, ReasonCreated, dst.obs)
+			e.Message = "the patch moves a file here, but this path exists"
+			return e
+		}
+		dst.data, dst.sum, dst.enc = data, sha256Hex(data), f.enc
+		pf.SHA256, pf.SizeBytes = dst.sum, int64(len(data))
+		pf.Diff = udiffMove(f.t.path, dst.t.path, doc.Text, newText)
+	}
+	return nil
+}
+
+func udiffMove(from, to, oldText, newText string) string {
+	d := unifiedDiff(to, oldText, newText, false, false)
+	if d == "" {
+		return fmt.Sprintf("rename from %s\nrename to %s\n", from, to)
+	}
+	return strings.Replace(d, "--- a/"+to, "--- a/"+from, 1)
+}
+
+// hunkError maps a hunk that does not apply.
+func hunkError(p string, err error) error {
+	var (
+		ne *patch.NoMatchError
+		ae *patch.AmbiguousError
+		oe *patch.OverlapError
+	)
+	switch {
+	case errors.As(err, &ne):
+		e := newError(CodeNoMatch, p, err.Error(), "read the file again and copy the context lines exactly", err)
+		e.Details["hunk"] = ne.Hunk + 1
+		return e
+	case errors.As(err, &ae):
+		e := newError(CodeAmbiguousMatch, p, err.Error(), "add context lines, or an @@ line naming the function or section, so the hunk matches one place", err)
+		e.Details["hunk"] = ae.Hunk + 1
+		e.Details["lines"] = ae.Lines
+		return e
+	case errors.As(err, &oe):
+		e := newError(CodeInvalidArgument, p, err.Error(), "merge the overlapping hunks into one", err)
+		e.Details["hunk"] = oe.Second + 1
+		return e
+	}
+	return newError(CodeInvalidArgument, p, err.Error(), "", err)
+}
+
+// lockTargets takes the commit locks of every target's directory, each once,
+// in (device, inode) order.
+func (w *Workspace) lockTargets(ctx context.Context, files []*txFile) ([]*filelock.Lock, error) {
+	type dirID struct{ dev, ino uint64 }
+	type dir struct {
+		id dirID
+		t  *target
+	}
+	var dirs []dir
+	for _, f := range files {
+		if f.t.dirFile == nil {
+			continue
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(int(f.t.dirFile.Fd()), &st); err != nil {
+			return nil, ioError(f.t.path, err)
+		}
+		id := dirID{uint64(st.Dev), st.Ino}
+		if !slices.ContainsFunc(dirs, func(d dir) bool { return d.id == id }) {
+			dirs = append(dirs, dir{id, f.t})
+		}
+	}
+	slices.SortFunc(dirs, func(a, b dir) int {
+		if a.id.dev != b.id.dev {
+			return cmpU(a.id.dev, b.id.dev)
+		}
+		return cmpU(a.id.ino, b.id.ino)
+	})
+	var locks []*filelock.Lock
+	for _, d := range dirs {
+		l, err := w.lock(ctx, d.t)
+		if err != nil {
+			for _, l := range locks {
+				l.Unlock()
+			}
+			return nil, err
+		}
+		locks = append(locks, l)
+	}
+	return locks, nil
+}
+
+func cmpU(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// commitTxFile puts one file's new state in place.
+func (w *Workspace) commitTxFile(f *txFile, session string) error {
+	tmp, err := w.sweepTemp(f.t, session)
+	if err != nil {
+		return ioError(f.t.path, err)
+	}
+	pl := &plan{data: f.data, sum: f.sum, remove: f.remove}
+	ar, err := w.commit(f.t, f.obs, pl, tmp)
+	if err != nil && ar.Strategy == "" {
+		return err
+	}
+	f.mtimeMS = ar.Stat.MtimeNS / 1e6
+	if len(ar.Displaced) > 0 {
+		w.keepDisplaced(f.t, session, ar.Displaced)
+	}
+	return nil
+}
+
+// A journal is the durable record of a transaction in progress, in
+// .editguard/tx/<id>.json: each name, what it held (and the history version
+// that keeps it) and what the transaction puts there. It exists from just
+// before the first file is replaced until just after the last one is; a
+// journal found at Open belongs to a transaction that did not commit, and is
+// rolled back.
+type journal struct {
+	ID    string        `json:"tx"`
+	Files []journalFile `json:"files"`
+}
+
+type journalFile struct {
+	Path         string `json:"path"` // resolved
+	BeforeExists bool   `json:"before_exists"`
+	BeforeSHA256 string `json:"before_sha256,omitempty"`
+	Version      string `json:"version"` // history version of the before content
+	AfterExists  bool   `json:"after_exists"`
+	AfterSHA256  string `json:"after_sha256,omitempty"`
+}
+
+const journalDir = "tx"
+
+func journalFor(id string, files []*txFile) *journal {
+	j := &journal{ID: id}
+	for _, f := range files {
+		j.Files = append(j.Files, journalFile{
+			Path: f.t.resolved, BeforeExists: f.obs.stat.Exists, BeforeSHA256: f.obs.sum, Version: f.version,
+			AfterExists: !f.remove, AfterSHA256: f.sum,
+		})
+	}
+	return j
+}
+
+// journalLock is held while a journal is written, so that recovery, which
+// takes it too, can tell a temporary file a writer died with from one being
+// written.
+const journalLock = "journal.lock"
+
+func (w *Workspace) writeJournal(j *journal) error {
+	d, err := w.state.Sub(journalDir, true)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	l, err := d.Lock(context.Background(), journalLock, &filelock.Options{Timeout: w.opts.LockTimeout})
+	if err != nil {
+		return err
+	}
+	defer l.Unlock()
+	data, err := json.MarshalIndent(j, "", "  ")
+	if err != nil {
+		return err
+	}
+	// WriteFile is durable: the file and the directory entry are fsynced.
+	return d.WriteFile(j.ID+".json", data, 0o644)
+}
+
+// removeJournal deletes a journal durably: for a transaction whose files
+// are all in place, this is its commit.
+func (w *Workspace) removeJournal(id string) error {
+	d, err := w.state.Sub(journalDir, false)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Remove(id + ".json"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return d.Sync()
+}
+
+// rollBack puts every file of j back to what it held before, if it holds
+// what the transaction put there (a file that holds something else was
+// changed by someone else since, and is left as it is). The caller holds
+// the files' locks. What the rollback takes away goes to history first.
+func (w *Workspace) rollBack(j *journal, session string) error {
+	var errs []error
+	for _, jf := range j.Files {
+		t, err := w.openTarget(jf.Path)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		err = w.undoFile(t, jf, session)
+		t.close()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", jf.Path, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (w *Workspace) undoFile(t *target, jf journalFile, session string) error {
+	obs, err := w.observe(t)
+	if err != nil {
+		return err
+	}
+	atAfter := obs.stat.Exists == jf.AfterExists && (!jf.AfterExists || obs.sum == jf.AfterSHA256)
+	if !atAfter {
+		return nil // untouched by the transaction, or changed by someone since
+	}
+	var pl *plan
+	if jf.BeforeExists {
+		_, data, err := w.hist.Load(jf.Path, jf.Version)
+		if err != nil {
+			return err
+		}
+		pl = &plan{data: data, sum: jf.BeforeSHA256}
+	} else {
+		pl = &plan{remove: true}
+	}
+	if obs.stat.Exists {
+		if _, err := w.hist.Save(t.resolved, obs.data, false, obs.sum, history.Meta{Op: "apply_patch_undone", Session: session}); err != nil {
+			return err
+		}
+	}
+	if t.dir == nil {
+		if err := w.makeParent(t); err != nil {
+			return err
+		}
+	}
+	tmp, err := w.sweepTemp(t, session)
+	if err != nil {
+		return err
+	}
+	_, err = w.commit(t, obs, pl, tmp)
+	return err
+}
+
+// recoverTransactions rolls back the transactions whose journals a crash
+// left in .editguard/tx/, under the locks of their files' directories, and
+// removes the journals. It runs at Open; it returns the ids rolled back.
+func (w *Workspace) recoverTransactions() ([]string, error) {
+	d, err := w.state.Sub(journalDir, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	// Temporary files of journals whose writer died: no file was changed
+	// yet, since a journal is in place before the first one is.
+	if l, err := d.Lock(context.Background(), journalLock, &filelock.Options{Timeout: w.opts.LockTimeout}); err == nil {
+		if ents, err := d.ReadDir(); err == nil {
+			for _, e := range ents {
+				if atomicfile.IsTemp(e.Name()) {
+					d.Remove(e.Name())
+				}
+			}
+		}
+		l.Unlock()
+	}
+	ents, err := d.ReadDir()
+	d.Close()
+	if err != nil {
+		return nil, err
+	}
+	var done []string
+	for _, e := range ents {
+		id, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || strings.HasPrefix(id, ".") {
+			continue
+		}
+		dd, err := w.state.Sub(journalDir, false)
+		if err != nil {
+			return done, err
+		}
+		data, err := dd.ReadFile(e.Name())
+		dd.Close()
+		if err != nil {
+			return done, err
+		}
+		var j journal
+		if err := json.Unmarshal(data, &j); err != nil || j.ID != id {
+			// A journal is written whole and durably before any file
+			// changes: an unreadable one never had its files changed.
+			w.removeJournal(id)
+			continue
+		}
+		var files []*txFile
+		for _, jf := range j.Files {
+			t, err := w.openTarget(jf.Path)
+			if err != nil {
+				return done, err
+			}
+			files = append(files, &txFile{t: t})
+		}
+		// A transaction still running holds these locks until its
+		// journal is gone: once they are ours, a journal still there is
+		// one whose process died.
+		locks, err := w.lockTargets(context.Background(), files)
+		live := false
+		if err == nil {
+			if dd, derr := w.state.Sub(journalDir, false); derr == nil {
+				st, serr := dd.Stat(e.Name())
+				live = serr == nil && !st.Exists
+				dd.Close()
+			}
+			if !live {
+				err = w.rollBack(&j, "recovery")
+			}
+			for i := len(locks) - 1; i >= 0; i-- {
+				locks[i].Unlock()
+			}
+		}
+		for _, f := range files {
+			f.t.close()
+		}
+		if err != nil {
+			return done, err
+		}
+		if live {
+			continue // it committed while we waited
+		}
+		if err := w.removeJournal(id); err != nil {
+			return done, err
+		}
+		done = append(done, id)
+	}
+	return done, nil
+}
+
+// finishPatch appends the transaction's ledger records: one for each name
+// it changed (so that each history version is checked against the hash
+// chain like any other), or one for a refusal or a dry run.
+func (w *Workspace) finishPatch(a *attempt, files []*txFile, res *PatchResult, err error) (*PatchResult, error) {
+	if err != nil || res == nil || res.DryRun {
+		var r *Result
+		if res != nil && res.DryRun {
+			r = &Result{DryRun: true}
+		}
+		if len(files) > 0 {
+			a.rec.Path = files[0].t.resolved
+		}
+		if _, ferr := w.finish(a, r, err); ferr != nil {
+			return nil, ferr
+		}
+		return res, err
+	}
+	for _, f := range files {
+		rec := *a
+		rec.rec.Path = f.t.resolved
+		rec.rec.Observed = ledgerState(f.obs.state())
+		rec.rec.SHA256Before = f.obs.sum
+		if f.base != nil {
+			rec.rec.Baseline = ledgerState(FileState{Exists: true, SHA256: f.base.SHA256, Size: f.base.Size, MtimeMS: f.base.MtimeMS})
+		}
+		r := &Result{Path: f.t.path, SHA256: f.sum, SizeBytes: int64(len(f.data)), Created: !f.obs.stat.Exists, Deleted: f.remove,
+			BackupVersion: f.version, Strategy: "transaction " + res.TxID}
+		if _, ferr := w.finish(&rec, r, nil); ferr != nil {
+			return res, nil
+		}
+		for _, warn := range r.Warnings {
+			res.Warnings = append(res.Warnings, warn)
+		}
+	}
+	return res, nil
+}
