@@ -70,6 +70,7 @@ func Example() {
 	// edit_file readOnly=false
 	// write_file readOnly=false
 	// delete_file readOnly=false
+	// apply_patch readOnly=false
 	// move_file readOnly=false
 	// create_directory readOnly=false
 	// restore_file readOnly=false

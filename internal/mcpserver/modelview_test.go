@@ -38,7 +38,7 @@ func modelViews(t *testing.T, res *mcp.CallToolResult) (jsonView, textView strin
 }
 
 // unstable masks what differs between runs: history times and session ids.
-var unstable = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z|mcp-[A-Z0-9]{8}|"mtime_ms":\d+`)
+var unstable = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z|mcp-[A-Z0-9]{8}|"mtime_ms":\d+|transaction [a-z0-9]+`)
 
 func numberedLines(n int, f func(int) string) string {
 	var b strings.Builder
@@ -112,6 +112,8 @@ func TestModelView(t *testing.T) {
 		{name: "create_directory_protected", tool: "create_directory", args: map[string]any{"path": ".git/hooks"}, budget: 600},
 		{name: "find_files", tool: "find_files", args: map[string]any{"pattern": "*.txt"}, budget: 2000},
 		{name: "search_text", tool: "search_text", args: map[string]any{"pattern": "Hello|line 001[0-3]"}, budget: 25000},
+		{name: "apply_patch", tool: "apply_patch", args: map[string]any{"patch": "*** Begin Patch\n*** Update File: a.go\n@@\n-package b\n+package c\n*** Add File: notes/todo.md\n+- [ ] ship\n*** End Patch\n"}, budget: 5000},
+		{name: "apply_patch_ambiguous", tool: "apply_patch", args: map[string]any{"patch": "*** Begin Patch\n*** Update File: new/long.txt\n@@\n-line 0001 of a file that is long enough to need pages\n+first\n*** End Patch\n"}, budget: 1000},
 		{name: "invalid_argument", tool: "read_file", args: map[string]any{"path": 7}, budget: 600},
 		{name: "begin_turn", tool: "begin_turn", args: map[string]any{}, budget: 200},
 	}

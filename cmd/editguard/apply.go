@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/editguard/editguard"
+)
+
+var applyCmd = &command{
+	name:    "apply",
+	args:    "[--dry-run] [--yes] [--json] < PATCH",
+	summary: "apply a multi-file patch from stdin, entirely or not at all",
+	help: `Apply reads a patch on standard input, in the apply_patch format
+("*** Begin Patch" ... "*** End Patch") or as a unified diff (git diff,
+diff -u), and applies it to every file it names, or to none: each existing
+file must have been read in this session and be unchanged since (exit 3
+otherwise), and each hunk must match exactly one place. The files are
+replaced under a durable journal: if the process dies midway, the next
+editguard command on the workspace puts every file back as it was.
+Everything replaced is kept in history.
+
+At a terminal, apply shows the diffs and asks first, unless --yes is given.`,
+}
+
+func init() {
+	applyCmd.run = runApply
+	register(applyCmd)
+}
+
+func runApply(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(applyCmd.name)
+	var m mutationFlags
+	fs.BoolVar(&m.dryRun, "dry-run", false, "check the patch and show the diffs, write nothing")
+	fs.BoolVar(&m.yes, "yes", false, "do not ask for confirmation at a terminal")
+	fs.BoolVar(&e.json, "json", false, "print the result as JSON")
+	pos, err := parseCommand(e, applyCmd, fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		return usagef(applyCmd.name, "apply reads the patch on standard input and takes no arguments, got %d", len(pos))
+	}
+	text, err := io.ReadAll(io.LimitReader(e.stdin, 64<<20))
+	if err != nil {
+		return err
+	}
+	s, err := e.session()
+	if err != nil {
+		return err
+	}
+	if tty := openTTY(); tty != nil && !m.yes && !m.dryRun {
+		defer tty.Close()
+		s.SetApprover(newPrompter(e, tty))
+	}
+	r, err := s.ApplyPatch(ctx, string(text), &editguard.PatchOptions{DryRun: m.dryRun})
+	if err != nil {
+		return err
+	}
+	if e.json {
+		return e.printJSON(r)
+	}
+	if r.DryRun {
+		for _, f := range r.Files {
+			writeDiff(e.stdout, f.Diff, false)
+		}
+		fmt.Fprintf(e.stderr, "dry run: %d files not changed\n", len(r.Files))
+		return nil
+	}
+	for _, f := range r.Files {
+		target := f.Path
+		if f.MovedTo != "" {
+			target = f.Path + " -> " + f.MovedTo
+		}
+		fmt.Fprintf(e.stdout, "%s %s (history %s)\n", f.Op, target, f.BackupVersion)
+	}
+	for _, w := range r.Warnings {
+		fmt.Fprintf(e.stderr, "warning: %s\n", w)
+	}
+	return nil
+}
