@@ -214,11 +214,22 @@ func (s *Session) ApplyPatch(ctx context.Context, text string, opts *PatchOption
 			return nil, err
 		}
 	}
+	if err := s.commitTx("apply_patch", files, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// commitTx commits a checked transaction: what each name holds goes to
+// history first, then the journal, the files one by one, and the journal's
+// removal (the commit); a failing step rolls back at once. The baselines
+// follow the files. The caller holds every file's lock.
+func (s *Session) commitTx(op string, files []*txFile, res *PatchResult) error {
 	// What each name holds goes to history first.
 	for _, f := range files {
-		v, err := s.w.hist.Save(f.t.resolved, f.obs.data, !f.obs.stat.Exists, f.obs.sum, history.Meta{Op: "apply_patch", Session: s.name})
+		v, err := s.w.hist.Save(f.t.resolved, f.obs.data, !f.obs.stat.Exists, f.obs.sum, history.Meta{Op: op, Session: s.name})
 		if err != nil {
-			return nil, historyFailed(f.t.path, err)
+			return historyFailed(f.t.path, err)
 		}
 		f.version = v.ID
 		if res.Files[f.out].BackupVersion == "" {
@@ -229,7 +240,7 @@ func (s *Session) ApplyPatch(ctx context.Context, text string, opts *PatchOption
 	if err := s.w.writeJournal(j); err != nil {
 		e := ioError("", err)
 		e.Message = "writing the transaction's journal failed; nothing was changed: " + e.Message
-		return nil, e
+		return e
 	}
 	for i, f := range files {
 		if err := s.w.commitTxFile(f, s.name); err != nil {
@@ -237,7 +248,7 @@ func (s *Session) ApplyPatch(ctx context.Context, text string, opts *PatchOption
 			if rerr := s.w.rollBack(j, s.name); rerr != nil {
 				e := ioError(f.t.path, err)
 				e.Message = fmt.Sprintf("the patch failed at %s (%v), and undoing it failed too (%v); the journal is kept, and the next open of the workspace undoes it", f.t.path, err, rerr)
-				return nil, e
+				return e
 			}
 			s.w.removeJournal(j.ID)
 			var ee *Error
@@ -246,7 +257,7 @@ func (s *Session) ApplyPatch(ctx context.Context, text string, opts *PatchOption
 			}
 			ee.Details["file"] = f.t.path
 			ee.Details["undone"] = i
-			return nil, ee
+			return ee
 		}
 	}
 	// The commit point.
@@ -268,7 +279,7 @@ func (s *Session) ApplyPatch(ctx context.Context, text string, opts *PatchOption
 			res.Warnings = append(res.Warnings, fmt.Sprintf("the session could not record %s as read (%v): read it before changing it again", f.t.path, err))
 		}
 	}
-	return res, nil
+	return nil
 }
 
 // planPatch observes and checks every file under the locks and computes

@@ -367,3 +367,53 @@ func TestKill9DuringApply(t *testing.T) {
 		t.Fatalf("VerifyDir: %v", err)
 	}
 }
+
+func TestUndoPatch(t *testing.T) {
+	ctx := context.Background()
+	w, dir, s := applyWorkspace(t)
+	before := tree(t, dir)
+	res, err := s.ApplyPatch(ctx, applyPatchText, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := tree(t, dir)
+	// Another session, which read nothing, undoes it: the ledger vouches
+	// for what the patch wrote.
+	other := w.NewSession("other")
+	if _, err := other.UndoPatch(ctx, "nope", nil); errorCode(err) != editguard.CodeInvalidArgument {
+		t.Fatalf("undo of an unknown transaction: %v", err)
+	}
+	dry, err := other.UndoPatch(ctx, res.TxID, &editguard.UndoOptions{DryRun: true})
+	if err != nil || len(dry.Files) != 6 {
+		t.Fatalf("dry run = %+v, %v", dry, err)
+	}
+	if fmt.Sprint(tree(t, dir)) != fmt.Sprint(after) {
+		t.Fatal("a dry run changed the tree")
+	}
+	undo, err := other.UndoPatch(ctx, res.TxID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tree(t, dir); fmt.Sprint(got) != fmt.Sprint(before) {
+		t.Fatalf("after the undo:\n%q\nwant\n%q", got, before)
+	}
+	// The undo is a transaction too, and can be undone.
+	if _, err := other.UndoPatch(ctx, undo.TxID, nil); err != nil {
+		t.Fatalf("undo of the undo: %v", err)
+	}
+	if got := tree(t, dir); fmt.Sprint(got) != fmt.Sprint(after) {
+		t.Fatalf("after undoing the undo:\n%q\nwant\n%q", got, after)
+	}
+	// A file changed after the patch: the undo refuses, and changes nothing.
+	writeFile(t, dir, "docs/new.md", "# New, edited by a person\n")
+	changed := tree(t, dir)
+	if _, err := other.UndoPatch(ctx, res.TxID, nil); errorCode(err) != editguard.CodeStaleFile {
+		t.Fatalf("undo over a later change: %v, want STALE_FILE", err)
+	}
+	if got := tree(t, dir); fmt.Sprint(got) != fmt.Sprint(changed) {
+		t.Fatal("a refused undo changed the tree")
+	}
+	if _, err := editguard.VerifyDir(dir); err != nil {
+		t.Fatalf("VerifyDir: %v", err)
+	}
+}

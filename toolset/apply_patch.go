@@ -46,7 +46,7 @@ const applyPatchDescription = `Change several files at once, entirely or not at 
 +new line
 *** End Patch
 
-Each hunk must match exactly one place in its file (give context lines, or an @@ line naming the function or class); lines match exactly, or else ignoring trailing whitespace, curly quotes or line-number prefixes (reported). You must have read every existing file the patch changes (a partial read is enough, except to delete); a file changed since your read fails with STALE_FILE. Adding or moving onto an existing path is refused. Any refusal changes nothing and names the file and hunk. Files keep their encoding and line endings. Everything replaced is kept in history (restore_file). The result is text: one line per file, then the diffs, cut after about 4,000 characters.`
+Each hunk must match exactly one place in its file (give context lines, or an @@ line naming the function or class); lines match exactly, or else ignoring trailing whitespace, curly quotes or line-number prefixes (reported). You must have read every existing file the patch changes (a partial read is enough, except to delete); a file changed since your read fails with STALE_FILE. Adding or moving onto an existing path is refused. Any refusal changes nothing and names the file and hunk. Files keep their encoding and line endings. Everything replaced is kept in history, and undo_patch with the transaction id the result names undoes the whole patch. The result is text: one line per file, then the diffs, cut after about 4,000 characters.`
 
 func (t *Toolset) applyPatch(ctx context.Context, raw json.RawMessage) (*Output, error) {
 	var a struct {
@@ -90,6 +90,8 @@ func patchText(res *editguard.PatchResult) string {
 			fmt.Fprintf(&b, "- deleted %s (-%d lines)", f.Path, stats.Removed)
 		case "move":
 			fmt.Fprintf(&b, "- moved %s to %s (%s)", f.Path, f.MovedTo, stats)
+		case "undo":
+			fmt.Fprintf(&b, "- put back %s (%s)", f.Path, stats)
 		default:
 			fmt.Fprintf(&b, "- updated %s (%s)", f.Path, stats)
 		}

@@ -71,6 +71,7 @@ func Example() {
 	// write_file readOnly=false
 	// delete_file readOnly=false
 	// apply_patch readOnly=false
+	// undo_patch readOnly=false
 	// move_file readOnly=false
 	// create_directory readOnly=false
 	// restore_file readOnly=false

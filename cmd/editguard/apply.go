@@ -75,6 +75,7 @@ func runApply(ctx context.Context, e *env, args []string) error {
 		}
 		fmt.Fprintf(e.stdout, "%s %s (history %s)\n", f.Op, target, f.BackupVersion)
 	}
+	fmt.Fprintf(e.stdout, "transaction %s (editguard undo %s puts every file back)\n", r.TxID, r.TxID)
 	for _, w := range r.Warnings {
 		fmt.Fprintf(e.stderr, "warning: %s\n", w)
 	}

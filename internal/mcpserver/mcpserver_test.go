@@ -77,7 +77,7 @@ func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]
 // textOnly are the tools whose result the model reads as text alone: no
 // structuredContent, the facts in _meta.
 var textOnly = map[string]bool{"read_file": true, "write_file": true, "edit_file": true, "delete_file": true, "move_file": true, "restore_file": true,
-	"read_multiple_files": true, "directory_tree": true, "file_diff": true, "find_files": true, "search_text": true, "apply_patch": true}
+	"read_multiple_files": true, "directory_tree": true, "file_diff": true, "find_files": true, "search_text": true, "apply_patch": true, "undo_patch": true}
 
 // ok calls a tool that must succeed and returns its structured content, or
 // for a text-only tool the result in _meta.
@@ -173,7 +173,7 @@ func TestListTools(t *testing.T) {
 	want := map[string]annot{
 		"read_file": {true, false}, "list_directory": {true, false}, "file_info": {true, false}, "file_history": {true, false},
 		"edit_file": {false, true}, "write_file": {false, true}, "delete_file": {false, true}, "move_file": {false, true}, "create_directory": {false, false},
-		"read_multiple_files": {true, false}, "directory_tree": {true, false}, "file_diff": {true, false}, "find_files": {true, false}, "search_text": {true, false}, "list_allowed_directories": {true, false}, "apply_patch": {false, true}, "restore_file": {false, true}, "begin_turn": {false, false},
+		"read_multiple_files": {true, false}, "directory_tree": {true, false}, "file_diff": {true, false}, "find_files": {true, false}, "search_text": {true, false}, "list_allowed_directories": {true, false}, "apply_patch": {false, true}, "undo_patch": {false, true}, "restore_file": {false, true}, "begin_turn": {false, false},
 	}
 	var names []string
 	for _, tool := range res.Tools {
@@ -192,7 +192,7 @@ func TestListTools(t *testing.T) {
 		if schema["type"] != "object" || schema["additionalProperties"] != false || props == nil {
 			t.Errorf("%s input schema = %v, want a closed object schema", tool.Name, tool.InputSchema)
 		}
-		if !slices.Contains([]string{"begin_turn", "move_file", "read_multiple_files", "directory_tree", "find_files", "search_text", "list_allowed_directories", "apply_patch"}, tool.Name) && props["path"] == nil {
+		if !slices.Contains([]string{"begin_turn", "move_file", "read_multiple_files", "directory_tree", "find_files", "search_text", "list_allowed_directories", "apply_patch", "undo_patch"}, tool.Name) && props["path"] == nil {
 			t.Errorf("%s input schema has no path property", tool.Name)
 		}
 		if tool.Title == "" {

@@ -75,8 +75,8 @@ func TestStdioProcesses(t *testing.T) {
 	}
 	a, b := start(), start()
 	res, err := a.ListTools(context.Background(), nil)
-	if err != nil || len(res.Tools) != 18 {
-		t.Fatalf("ListTools = %v, %v; want 18 tools", res, err)
+	if err != nil || len(res.Tools) != 19 {
+		t.Fatalf("ListTools = %v, %v; want 19 tools", res, err)
 	}
 	ok(t, a, "read_file", map[string]any{"path": "a.txt"})
 	ok(t, b, "read_file", map[string]any{"path": "a.txt"})

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/editguard/editguard"
+)
+
+var undoCmd = &command{
+	name:    "undo",
+	args:    "TX [--dry-run] [--json]",
+	summary: "undo a whole patch transaction, all or nothing",
+	help: `Undo puts every file that the patch transaction TX changed (see
+"editguard apply" or "editguard log") back as it was, all or nothing. Each
+file must still be exactly what the patch left; if any changed since,
+nothing is undone (exit 3). No read is needed. The undo is a transaction
+of its own and can itself be undone.`,
+}
+
+func init() {
+	undoCmd.run = runUndo
+	register(undoCmd)
+}
+
+func runUndo(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(undoCmd.name)
+	dry := fs.Bool("dry-run", false, "check and show the diffs, write nothing")
+	fs.BoolVar(&e.json, "json", false, "print the result as JSON")
+	pos, err := parseCommand(e, undoCmd, fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef(undoCmd.name, "undo takes exactly one TX, got %d", len(pos))
+	}
+	s, err := e.session()
+	if err != nil {
+		return err
+	}
+	r, err := s.UndoPatch(ctx, pos[0], &editguard.UndoOptions{DryRun: *dry})
+	if err != nil {
+		return err
+	}
+	if e.json {
+		return e.printJSON(r)
+	}
+	if r.DryRun {
+		for _, f := range r.Files {
+			writeDiff(e.stdout, f.Diff, false)
+		}
+		fmt.Fprintf(e.stderr, "dry run: %d files not changed\n", len(r.Files))
+		return nil
+	}
+	for _, f := range r.Files {
+		fmt.Fprintf(e.stdout, "put back %s (history %s)\n", f.Path, f.BackupVersion)
+	}
+	fmt.Fprintf(e.stdout, "undone as transaction %s\n", r.TxID)
+	return nil
+}

@@ -1,0 +1,138 @@
+package editguard
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"strings"
+
+	"github.com/editguard/editguard/internal/filelock"
+	"github.com/editguard/editguard/internal/ledger"
+)
+
+// UndoOptions control UndoPatch.
+type UndoOptions struct {
+	DryRun bool
+}
+
+// UndoPatch puts back every file of the patch transaction txid (from
+// ApplyPatch's result, or the ledger) as it was before the patch, as one
+// transaction of its own: all or nothing, even across a crash, like
+// ApplyPatch. Each file must still be exactly what the patch left, as the
+// ledger records it; a file changed since fails the whole undo with
+// STALE_FILE, so no later work is destroyed. It needs no read: the ledger's
+// hash chain vouches for what the patch wrote. What the undo replaces goes
+// to history, so the undo can itself be undone.
+func (s *Session) UndoPatch(ctx context.Context, txid string, opts *UndoOptions) (res *PatchResult, err error) {
+	var o UndoOptions
+	if opts != nil {
+		o = *opts
+	}
+	a := newAttempt(s, "undo_patch", "", map[string]any{"tx": txid, "dry_run": o.DryRun}, nil)
+	var (
+		files []*txFile
+		locks []*filelock.Lock
+	)
+	defer func() {
+		res, err = s.w.finishPatch(a, files, res, err)
+		for i := len(locks) - 1; i >= 0; i-- {
+			locks[i].Unlock()
+		}
+		for _, f := range files {
+			f.t.close()
+		}
+		if err == nil && !res.DryRun {
+			s.w.afterCommit()
+		}
+	}()
+	// The transaction's records: one per name it changed.
+	var recs []*LedgerRecord
+	err = ledger.Filter(s.w.state, ledgerName, ledger.Match{}, func(r *LedgerRecord) error {
+		if r.Outcome == "ok" && (r.Tool == "apply_patch" || r.Tool == "undo_patch") && r.Strategy == "transaction "+txid {
+			recs = append(recs, r)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, readError("read ledger", err)
+	}
+	if len(recs) == 0 {
+		return nil, newError(CodeInvalidArgument, "", fmt.Sprintf("no patch transaction %q in the ledger", txid),
+			"use the transaction id a patch's result names (editguard log lists them)", nil)
+	}
+	res = &PatchResult{TxID: strings.ToLower(rand.Text()[:12]), DryRun: o.DryRun}
+	for _, r := range recs {
+		t, err := s.w.openTarget(r.Path)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.w.checkChangeable(t); err != nil {
+			t.close()
+			return nil, err
+		}
+		files = append(files, &txFile{t: t, out: len(res.Files)})
+		res.Files = append(res.Files, PatchFile{Path: r.Path, Op: "undo"})
+	}
+	if locks, err = s.w.lockTargets(ctx, files); err != nil {
+		return nil, err
+	}
+	for i, f := range files {
+		r := recs[i]
+		if f.obs, err = s.w.observe(f.t); err != nil {
+			return nil, err
+		}
+		afterExists := r.SHA256After != ""
+		if f.obs.stat.Exists != afterExists || f.obs.sum != r.SHA256After {
+			e := stale(f.t.path, ReasonModified, f.obs)
+			if !f.obs.stat.Exists {
+				e = stale(f.t.path, ReasonDeleted, f.obs)
+			}
+			e.Message = "the file changed after the patch; undoing the patch would destroy that change, so nothing was undone"
+			e.RecoveryHint = "restore the files one by one with restore_file after reading them, or leave the patch in place"
+			e.Details["expected"] = map[string]any{"sha256": r.SHA256After}
+			return nil, e
+		}
+		v, data, err := s.w.loadVersion(f.t.path, f.t.resolved, r.HistoryVersion)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.w.checkVersion(f.t.path, f.t.resolved, v); err != nil {
+			return nil, err
+		}
+		pf := &res.Files[f.out]
+		if v.Absent {
+			f.remove = true
+			pf.Diff = unifiedDiff(f.t.path, textOf(f.obs.data, ""), "", false, true)
+		} else {
+			f.data, f.sum = data, v.SHA256
+			pf.SHA256, pf.SizeBytes = f.sum, int64(len(data))
+			pf.Diff = unifiedDiff(f.t.path, textOf(f.obs.data, ""), textOf(data, ""), !f.obs.stat.Exists, false)
+		}
+	}
+	if o.DryRun {
+		return res, nil
+	}
+	for _, f := range files {
+		if f.t.dir == nil {
+			if err := s.w.makeParent(f.t); err != nil {
+				return nil, err
+			}
+		}
+	}
+	// A file whose directory was just made is locked now too.
+	for i := len(locks) - 1; i >= 0; i-- {
+		locks[i].Unlock()
+	}
+	if locks, err = s.w.lockTargets(ctx, files); err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		if err := s.w.unchanged(f.t, f.obs, "while the undo was prepared"); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.commitTx("undo_patch", files, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
