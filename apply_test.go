@@ -56,6 +56,8 @@ func applyWorkspace(t *testing.T) (*editguard.Workspace, string, *editguard.Sess
 }
 
 // tree returns every file under dir but editguard's state, with content.
+// A temporary file a commit left after its swap (the displaced content,
+// already in history, swept by the next commit) is not part of the tree.
 func tree(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
@@ -66,7 +68,7 @@ func tree(t *testing.T, dir string) map[string]string {
 		if d.IsDir() && d.Name() == editguard.StateDir {
 			return filepath.SkipDir
 		}
-		if d.Type().IsRegular() {
+		if d.Type().IsRegular() && !atomicfile.IsTemp(d.Name()) {
 			b, _ := os.ReadFile(p)
 			rel, _ := filepath.Rel(dir, p)
 			out[rel] = string(b)
@@ -416,4 +418,82 @@ func TestUndoPatch(t *testing.T) {
 	if _, err := editguard.VerifyDir(dir); err != nil {
 		t.Fatalf("VerifyDir: %v", err)
 	}
+}
+
+// TestApplyPatchFaultAtEveryStep fails each file-system call of a patch's
+// commit in turn (and each step of its history saves): every time the
+// tree is either all as before (with an error) or all as after (without),
+// and no journal is left.
+func TestApplyPatchFaultAtEveryStep(t *testing.T) {
+	ctx := context.Background()
+	// Count the calls of a clean run.
+	calls, histSteps := 0, 0
+	{
+		w, _, s := applyWorkspace(t)
+		editguard.SetFaults(w, func(*atomicfile.Call) error { calls++; return nil },
+			func(op, name string) error { histSteps++; return nil }, nil)
+		if _, err := s.ApplyPatch(ctx, applyPatchText, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if calls < 10 || histSteps < 5 {
+		t.Fatalf("a clean run made %d calls and %d history steps: the hooks do not see the commit", calls, histSteps)
+	}
+	failed, succeeded := 0, 0
+	check := func(t *testing.T, dir string, before, after map[string]string, err error) {
+		t.Helper()
+		got := fmt.Sprint(tree(t, dir))
+		switch {
+		case err != nil && got == fmt.Sprint(before):
+			failed++
+		case err == nil && got == fmt.Sprint(after):
+			succeeded++
+		default:
+			t.Fatalf("error %v, and the tree is neither before nor after:\n%s", err, got)
+		}
+		if j := journals(t, dir); len(j) != 0 {
+			t.Fatalf("journals left: %v", j)
+		}
+	}
+	for k := 1; k <= calls; k++ {
+		t.Run(fmt.Sprintf("call %d", k), func(t *testing.T) {
+			w, dir, s := applyWorkspace(t)
+			before := tree(t, dir)
+			n := 0
+			editguard.SetFaults(w, func(c *atomicfile.Call) error {
+				if n++; n == k {
+					return syscall.EIO
+				}
+				return nil
+			}, nil, nil)
+			_, err := s.ApplyPatch(ctx, applyPatchText, nil)
+			editguard.SetFaults(w, nil, nil, nil)
+			check(t, dir, before, applyAfter, err)
+		})
+	}
+	for k := 1; k <= histSteps; k++ {
+		t.Run(fmt.Sprintf("history step %d", k), func(t *testing.T) {
+			w, dir, s := applyWorkspace(t)
+			before := tree(t, dir)
+			n := 0
+			editguard.SetFaults(w, nil, func(op, name string) error {
+				if n++; n == k {
+					return syscall.EIO
+				}
+				return nil
+			}, nil)
+			_, err := s.ApplyPatch(ctx, applyPatchText, nil)
+			editguard.SetFaults(w, nil, nil, nil)
+			check(t, dir, before, applyAfter, err)
+		})
+	}
+	t.Logf("%d commit calls and %d history steps each failed in turn: %d times all before, %d times all after (a fault after the swap is a warning)", calls, histSteps, failed, succeeded)
+}
+
+// applyAfter is the tree applyPatchText leaves.
+var applyAfter = map[string]string{
+	"src/a.go":    "package a\n\nfunc A() {\n\treturn 2\n}\n",
+	"crlf.txt":    "one\r\nTWO\r\n",
+	"docs/new.md": "# New\n",
+	"moved/b.txt": "BETA\n",
 }
