@@ -1,0 +1,202 @@
+//go:build linux
+
+package editguard_test
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/editguard/editguard"
+	"github.com/editguard/editguard/internal/crashsim"
+)
+
+const tracedPatchEnv = "EDITGUARD_TRACED_PATCH_DIR"
+
+// The patch TestPowerLossPatch cuts the power in: two updates, an add and a
+// delete.
+const tracedPatch = `*** Begin Patch
+*** Update File: a.txt
+@@
+-a old
++a new
+*** Update File: b.txt
+@@
+-b old
++b new
+*** Add File: c.txt
++c new
+*** Delete File: d.txt
+*** End Patch
+`
+
+var (
+	patchBefore = map[string]string{"a.txt": "a old\n", "b.txt": "b old\n", "d.txt": "d old\n"}
+	patchAfter  = map[string]string{"a.txt": "a new\n", "b.txt": "b new\n", "c.txt": "c new\n"}
+)
+
+// TestTracedPatchChild is the traced process of TestPowerLossPatch.
+func TestTracedPatchChild(t *testing.T) {
+	dir := os.Getenv(tracedPatchEnv)
+	if dir == "" {
+		t.Skip("run by the power-loss test under strace")
+	}
+	w, err := editguard.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := w.NewSession("traced")
+	for _, p := range []string{"a.txt", "b.txt", "d.txt"} {
+		if _, err := s.Read(ctx, p, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Stderr.WriteString(traceBegin)
+	if _, err := s.ApplyPatch(ctx, tracedPatch, nil); err != nil {
+		t.Fatal(err)
+	}
+	os.Stderr.WriteString(traceEnd)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPowerLossPatch cuts the power, in simulation, at every point of a
+// multi-file patch and in every way the disk may have lost or reordered
+// its unsynced part, and checks each state after the recovery Open does:
+// the files are all as before or all as after the patch, the ledger
+// verifies, no journal is left, and a patch after recovery succeeds.
+func TestPowerLossPatch(t *testing.T) {
+	strace, err := exec.LookPath("strace")
+	if err != nil {
+		t.Skip("strace is not installed")
+	}
+	w, dir := newWorkspace(t)
+	s := w.NewSession("setup")
+	for name, content := range patchBefore {
+		if _, err := s.Write(ctx, name, content, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	initial, err := crashsim.Snapshot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(t.TempDir(), "strace.log")
+	cmd := exec.Command(strace, "-f", "-qq", "-y", "-xx", "-s", "16777216", "-e", tracedSyscall, "-o", log,
+		os.Args[0], "-test.run=^TestTracedPatchChild$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), tracedPatchEnv+"="+dir)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("traced patch: %v\n%s", err, out.String())
+	}
+	f, err := os.Open(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls, err := crashsim.ParseStrace(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	begin, end := -1, -1
+	for i, c := range calls {
+		if c.Name == "write" && len(c.Args) > 1 {
+			switch string(c.Args[1].Str) {
+			case traceBegin:
+				begin = i + 1
+			case traceEnd:
+				end = i
+			}
+		}
+	}
+	if begin < 0 || end < begin {
+		t.Fatalf("trace markers not found in %d calls", len(calls))
+	}
+	ops, err := crashsim.Replay(calls[:end], dir, initial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := slices.IndexFunc(ops, func(o crashsim.Op) bool { return o.Call >= begin })
+	start := crashsim.Apply(initial, ops[:first])
+	ops = ops[first:]
+
+	names := []string{"a.txt", "b.txt", "c.txt", "d.txt"}
+	// The patch has about 95 operations and 50,000 crash states, which
+	// take minutes to check: CI checks every 40th (from a random first
+	// one), EDITGUARD_FULL=1 all of them.
+	stride := 40
+	if os.Getenv("EDITGUARD_FULL") != "" {
+		stride = 1
+	}
+	offset, idx, checked := rand.IntN(stride), -1, 0
+	var befores, afters int
+	n, err := crashsim.CrashStates(start, ops, func(st crashsim.State) error {
+		if idx++; idx%stride != offset {
+			return nil
+		}
+		checked++
+		dir := t.TempDir()
+		if err := st.FS.Materialize(dir); err != nil {
+			t.Fatal(err)
+		}
+		fail := func(format string, args ...any) {
+			t.Errorf("power cut after %d of %d operations, lost %v: %s", st.After, len(ops), st.Lost, fmt.Sprintf(format, args...))
+		}
+		w, err := editguard.Open(dir, nil)
+		if err != nil {
+			fail("Open() error = %v", err)
+			return nil
+		}
+		defer w.Close()
+		got := map[string]string{}
+		for _, name := range names {
+			if b, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
+				got[name] = string(b)
+			}
+		}
+		switch fmt.Sprint(got) {
+		case fmt.Sprint(patchBefore):
+			befores++
+		case fmt.Sprint(patchAfter):
+			afters++
+		default:
+			fail("files = %q, neither all before nor all after the patch", got)
+		}
+		if _, err := w.VerifyLedger(); err != nil {
+			fail("VerifyLedger() error = %v", err)
+		}
+		if j := journals(t, dir); len(j) != 0 {
+			fail("journals left after Open: %v", j)
+		}
+		// The patch, or its undo, applies after recovery.
+		s := w.NewSession("recovery")
+		for _, name := range names {
+			if _, ok := got[name]; ok {
+				if _, err := s.Read(ctx, name, nil); err != nil {
+					fail("Read(%s): %v", name, err)
+				}
+			}
+		}
+		if fmt.Sprint(got) == fmt.Sprint(patchBefore) {
+			if _, err := s.ApplyPatch(ctx, tracedPatch, nil); err != nil {
+				fail("the patch after recovery: %v", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d operations, %d crash states, %d checked: all before in %d, all after in %d", len(ops), n, checked, befores, afters)
+	if befores == 0 || afters == 0 {
+		t.Errorf("states: %d before, %d after; want both", befores, afters)
+	}
+}
