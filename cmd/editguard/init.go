@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/editguard/editguard"
+	"github.com/editguard/editguard/toolset"
 )
 
 var initCmd = &command{
@@ -29,9 +30,11 @@ through editguard's:
                MultiEdit, NotebookEdit; permissions.allow mcp__editguard;
                enabledMcpjsonServers editguard; env.ENABLE_TOOL_SEARCH
                "false" (the tools are loaded directly, not behind a search)
-  gemini       .gemini/settings.json: mcpServers.editguard; tools.exclude
-               read_file, write_file, replace (excludeTools in the old
-               settings format)
+  gemini       .gemini/settings.json: mcpServers.editguard with trust
+               true (its tools run without asking); tools.exclude
+               ReadFileTool, WriteFileTool, EditTool, the classes of the
+               built-in read_file, write_file and replace (excludeTools in
+               the old settings format)
   codex        .codex/config.toml: [mcp_servers.editguard]
   cursor       .cursor/mcp.json: mcpServers.editguard
 
@@ -67,6 +70,7 @@ type initFile struct {
 
 	exists    bool
 	old, text string
+	tools     []string // the names of editguard's tools
 }
 
 // initReport is the result of init.
@@ -98,8 +102,12 @@ var serveArgs = []string{"--root", ".", "serve"}
 // claudeDenied are Claude Code's own file tools, which init turns off.
 var claudeDenied = []string{"Read", "Edit", "Write", "MultiEdit", "NotebookEdit"}
 
-// geminiExcluded are Gemini CLI's own file tools, which init turns off.
-var geminiExcluded = []string{"read_file", "write_file", "replace"}
+// geminiExcluded are Gemini CLI's own file tools read_file, write_file and
+// replace, which init turns off. They are named by class: Gemini CLI also
+// matches an excluded name against an MCP tool's name without its
+// mcp_SERVER_ prefix, so excluding "read_file" would hide editguard's
+// read_file as well.
+var geminiExcluded = []string{"ReadFileTool", "WriteFileTool", "EditTool"}
 
 var initClients = map[string]initClient{
 	"claude-code": {
@@ -136,7 +144,7 @@ var initClients = map[string]initClient{
 		files: []initSpec{
 			{filepath.Join(".gemini", "settings.json"), func(f *initFile, text string) (string, error) {
 				return editJSON(f, text, func(d *jsonDoc) error {
-					if err := addServerJSON(d, f, orderedObject{{"command", "editguard"}, {"args", serveArgs}}); err != nil {
+					if err := addServerJSON(d, f, orderedObject{{"command", "editguard"}, {"args", serveArgs}, {"trust", true}}); err != nil {
 						return err
 					}
 					// The settings format before Gemini CLI 0.3 had a
@@ -145,12 +153,28 @@ var initClients = map[string]initClient{
 					if d.get("excludeTools") != nil {
 						path = []string{"excludeTools"}
 					}
-					return addStrings(d, f, path, geminiExcluded)
+					if err := addStrings(d, f, path, geminiExcluded); err != nil {
+						return err
+					}
+					if n := d.get(path...); n != nil && n.kind == '[' {
+						var hidden []string
+						for _, name := range f.tools {
+							if containsString(n, name) {
+								hidden = append(hidden, name)
+							}
+						}
+						if len(hidden) > 0 {
+							f.Kept = append(f.Kept, fmt.Sprintf("%s lists %s, which hides editguard's tool of that name as well (Gemini CLI matches the name without the mcp_editguard_ prefix); remove it", strings.Join(path, "."), strings.Join(hidden, ", ")))
+						}
+					}
+					return nil
 				})
 			}},
 		},
 		notes: []string{
-			"Newer Gemini CLI versions prefer policy rules with decision \"deny\" to tools.exclude; both keep the model from seeing the excluded tools.",
+			"Gemini CLI reads .gemini/settings.json only in a trusted folder: run gemini here once and trust the folder (a headless run can set GEMINI_CLI_TRUST_WORKSPACE=true; --skip-trust trusts it only after the settings were read, so they are ignored).",
+			"Gemini CLI warns that tools.exclude is deprecated in favour of policy rules, but it does not load a project's .gemini/policies, and a rule that denies read_file hides editguard's read_file too; the class names in tools.exclude hide only the built-in tools.",
+			"A headless run (-p) in the default approval mode hides editguard's write_file: Gemini CLI denies its own write_file there and applies that to an MCP tool of the same name. Use --approval-mode auto_edit (or yolo) for headless runs.",
 			"run_shell_command can still change files; only changes made through editguard's tools are guarded.",
 		},
 	},
@@ -208,10 +232,14 @@ func runInit(ctx context.Context, e *env, args []string) error {
 	s := ws.NewSession("editguard-init")
 	rep := &initReport{Client: pos[0], Root: ws.Dir(), DryRun: *dryRun}
 
+	var tools []string
+	for _, tl := range toolset.New(s, nil).Tools() {
+		tools = append(tools, tl.Name)
+	}
 	// Plan every file before writing any, so that a file that does not
 	// parse leaves all of them as they were.
 	for _, spec := range client.files {
-		f := &initFile{Path: filepath.ToSlash(spec.path)}
+		f := &initFile{Path: filepath.ToSlash(spec.path), tools: tools}
 		r, err := s.Read(ctx, spec.path, nil)
 		switch {
 		case errors.Is(err, editguard.ErrNotFound):

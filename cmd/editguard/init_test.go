@@ -115,7 +115,7 @@ func checkInit(t *testing.T, root, client string) {
 		}
 	case "gemini":
 		s := readJSON(t, root, ".gemini/settings.json")
-		want := map[string]any{"command": "editguard", "args": serve}
+		want := map[string]any{"command": "editguard", "args": serve, "trust": true}
 		if got := get(s, "mcpServers", "editguard"); !reflect.DeepEqual(got, want) {
 			t.Errorf("mcpServers.editguard = %v, want %v", got, want)
 		}
@@ -290,6 +290,36 @@ func TestInitKeepsOtherEditguard(t *testing.T) {
 	}
 	if got := readFile(t, root, ".codex/config.toml"); got != codex {
 		t.Errorf("config.toml changed:\n%s", got)
+	}
+}
+
+// TestInitGeminiExcludedNames: Gemini CLI's built-in tools are excluded by
+// class, and an exclusion by a name editguard's tools also have (such as
+// read_file, which hides mcp_editguard_read_file too) is reported, not
+// removed.
+func TestInitGeminiExcludedNames(t *testing.T) {
+	root := t.TempDir()
+	gemini := "{\n  \"tools\": {\"exclude\": [\"read_file\", \"write_file\", \"replace\", \"web_fetch\"]}\n}\n"
+	writeFile(t, root, ".gemini/settings.json", gemini)
+	rep := runInitJSON(t, root, "gemini")
+	f := rep.Files[0]
+	if f.Action != "changed" {
+		t.Errorf("action %s, want changed", f.Action)
+	}
+	if len(f.Kept) != 1 || !strings.Contains(f.Kept[0], "tools.exclude lists read_file, write_file, which hides editguard's tool") {
+		t.Errorf("kept: %q", f.Kept)
+	}
+	s := readJSON(t, root, ".gemini/settings.json")
+	ex := get(s, "tools", "exclude")
+	for _, name := range []string{"read_file", "write_file", "replace", "web_fetch", "ReadFileTool", "WriteFileTool", "EditTool"} {
+		if !contains(ex, name) {
+			t.Errorf("tools.exclude lacks %s: %v", name, ex)
+		}
+	}
+	// A fresh configuration names no editguard tool.
+	root = t.TempDir()
+	if f := runInitJSON(t, root, "gemini").Files[0]; len(f.Kept) != 0 {
+		t.Errorf("fresh configuration: kept %q", f.Kept)
 	}
 }
 
