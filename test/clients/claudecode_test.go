@@ -162,3 +162,38 @@ func TestClaudeCodeSeesToolResults(t *testing.T) {
 		t.Errorf("new.txt: %d bytes, err %v; want %d bytes", len(got), err, 1<<20)
 	}
 }
+
+// staleEditLine is the line of smallGo that the scripts of staleScript edit.
+const staleEditLine = "const Greeting = \"hello, \\\"world\\\"\\n\""
+
+// staleChange is the line staleScript appends to small.go behind the
+// model's back.
+const staleChange = "// changed on disk by someone else"
+
+// staleScript reads small.go in ws (a smallGo(4096)), has someone else
+// append staleChange to it, then edits it twice: the first edit_file is
+// refused with STALE_FILE, whose diff shows the change, and the second,
+// the same edit, goes through, since the refusal moved the session's read
+// to the file as it now is.
+func staleScript(ws string) []Step {
+	edit := map[string]any{"path": "small.go", "old_string": staleEditLine, "new_string": "const Greeting = \"bye\\n\""}
+	return []Step{
+		{Tool: "read_file", Input: map[string]any{"path": "small.go"}},
+		{
+			Tool:  "edit_file",
+			Input: edit,
+			Before: func() error {
+				f, err := os.OpenFile(filepath.Join(ws, "small.go"), os.O_APPEND|os.O_WRONLY, 0)
+				if err != nil {
+					return err
+				}
+				_, err = f.WriteString(staleChange + "\n")
+				if err2 := f.Close(); err == nil {
+					err = err2
+				}
+				return err
+			},
+		},
+		{Tool: "edit_file", Input: edit},
+	}
+}

@@ -27,8 +27,10 @@ type Step struct {
 }
 
 // ToolResult is what the client sent back to the model for one step: the
-// tool_result content as text (a string content as is, an array content as
-// its text blocks concatenated), its is_error flag and the block as sent.
+// result as text, its error flag and the result as sent. For Claude Code,
+// the text is the tool_result content (a string content as is, an array
+// content as its text blocks concatenated) and the flag its is_error; the
+// other clients' model servers say what they put here.
 //
 // Claude Code 2.1.197 does not pass an MCP result's content through when the
 // result also has structuredContent: the model gets the structuredContent
@@ -39,6 +41,9 @@ type ToolResult struct {
 	Content string
 	IsError bool
 	Raw     json.RawMessage
+	// Parts are the text parts of the result in order, where the client
+	// sends more than one.
+	Parts []string
 	// Count is how many tool_result blocks answered this step's call; a
 	// well-behaved client sends exactly one.
 	Count int
@@ -83,10 +88,37 @@ func toolUseID(i int) string { return fmt.Sprintf("%s%03d", toolUsePrefix, i) }
 // the number of its own tool calls already in the conversation, so a retried
 // request gets the same answer.
 type fakeModel struct {
-	script     []Step
+	*scriptPlayer
 	serverName string // MCP server name in the client's configuration
-	srv        *http.Server
 	url        string
+}
+
+func startFakeModel(t *testing.T, serverName string, script []Step) *fakeModel {
+	t.Helper()
+	m := &fakeModel{scriptPlayer: newScriptPlayer(script), serverName: serverName}
+	m.url = serveLoopback(t, m)
+	return m
+}
+
+// serveLoopback serves h on a free loopback port until the test ends and
+// returns its base URL.
+func serveLoopback(t *testing.T, h http.Handler) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String()
+}
+
+// scriptPlayer is the state a scripted model server shares across its
+// requests, whatever API it speaks: the script, the tool results seen, what
+// was offered and what went wrong.
+type scriptPlayer struct {
+	script []Step
 
 	mu       sync.Mutex
 	requests []Request
@@ -96,46 +128,66 @@ type fakeModel struct {
 	errs     []string
 }
 
-func startFakeModel(t *testing.T, serverName string, script []Step) *fakeModel {
-	t.Helper()
-	m := &fakeModel{
-		script:     script,
-		serverName: serverName,
-		results:    map[int]ToolResult{},
-		ran:        map[int]bool{},
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.url = "http://" + ln.Addr().String()
-	m.srv = &http.Server{Handler: m, ReadHeaderTimeout: 10 * time.Second}
-	go m.srv.Serve(ln)
-	t.Cleanup(func() { m.srv.Close() })
-	return m
+func newScriptPlayer(script []Step) *scriptPlayer {
+	return &scriptPlayer{script: script, results: map[int]ToolResult{}, ran: map[int]bool{}}
 }
 
-func (m *fakeModel) failf(format string, args ...any) {
+func (m *scriptPlayer) failf(format string, args ...any) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.errs = append(m.errs, fmt.Sprintf(format, args...))
 }
 
-func (m *fakeModel) record(r Request) {
+func (m *scriptPlayer) record(r Request) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.requests = append(m.requests, r)
 }
 
+func (m *scriptPlayer) setOffered(tools []string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.offered = append([]string(nil), tools...)
+}
+
+func (m *scriptPlayer) setResult(r ToolResult) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.results[r.Step] = r
+}
+
+// before runs the Before hook of step the first time the step is played.
+func (m *scriptPlayer) before(step int) {
+	m.mu.Lock()
+	first := !m.ran[step]
+	m.ran[step] = true
+	m.mu.Unlock()
+	if s := m.script[step]; first && s.Before != nil {
+		if err := s.Before(); err != nil {
+			m.failf("step %d: before hook: %v", step, err)
+		}
+	}
+}
+
+// input returns the JSON input of step.
+func (m *scriptPlayer) input(step int) []byte {
+	input, err := json.Marshal(m.script[step].Input)
+	if err != nil {
+		m.failf("step %d: input: %v", step, err)
+		return []byte("{}")
+	}
+	return input
+}
+
 // Requests returns the requests seen so far.
-func (m *fakeModel) Requests() []Request {
+func (m *scriptPlayer) Requests() []Request {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return append([]Request(nil), m.requests...)
 }
 
 // Results returns the recorded tool results in step order.
-func (m *fakeModel) Results() []ToolResult {
+func (m *scriptPlayer) Results() []ToolResult {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []ToolResult
@@ -148,14 +200,14 @@ func (m *fakeModel) Results() []ToolResult {
 
 // Errors returns what went wrong on the server side (unknown tools, failing
 // hooks, malformed requests).
-func (m *fakeModel) Errors() []string {
+func (m *scriptPlayer) Errors() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return append([]string(nil), m.errs...)
 }
 
 // Offered returns the tool names of the last scripted-conversation request.
-func (m *fakeModel) Offered() []string {
+func (m *scriptPlayer) Offered() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return append([]string(nil), m.offered...)
@@ -262,9 +314,7 @@ func (m *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rec.Role = "main"
-	m.mu.Lock()
-	m.offered = append([]string(nil), rec.Tools...)
-	m.mu.Unlock()
+	m.setOffered(rec.Tools)
 
 	step := m.collect(req)
 	if step >= len(m.script) {
@@ -280,20 +330,8 @@ func (m *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeMessage(w, req, nil, "done")
 		return
 	}
-	m.mu.Lock()
-	first := !m.ran[step]
-	m.ran[step] = true
-	m.mu.Unlock()
-	if first && s.Before != nil {
-		if err := s.Before(); err != nil {
-			m.failf("step %d: before hook: %v", step, err)
-		}
-	}
-	input, err := json.Marshal(s.Input)
-	if err != nil {
-		m.failf("step %d: input: %v", step, err)
-		input = []byte("{}")
-	}
+	m.before(step)
+	input := m.input(step)
 	rec.Answer = fmt.Sprintf("tool_use %s (%d bytes input)", name, len(input))
 	writeMessage(w, req, &toolCall{id: toolUseID(step), name: name, input: input}, "")
 }
@@ -340,22 +378,20 @@ func (m *fakeModel) collect(req messagesRequest) int {
 			}
 		}
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	for i := range m.script {
 		id := toolUseID(i)
 		c, ok := results[id]
 		if !ok {
 			continue
 		}
-		m.results[i] = ToolResult{
+		m.setResult(ToolResult{
 			Step:    i,
 			Tool:    calls[id],
 			Content: resultText(c.Content),
 			IsError: c.IsError,
 			Raw:     raws[id],
 			Count:   counts[id],
-		}
+		})
 	}
 	return len(calls)
 }

@@ -17,6 +17,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/editguard/editguard"
+	"github.com/editguard/editguard/toolset"
 )
 
 // claudeRunTimeout bounds one headless Claude Code run.
@@ -76,12 +79,64 @@ func packageDir(t *testing.T) string {
 	return dir
 }
 
-var npmOnce sync.Once
+var (
+	npmOnce sync.Once
+	npmErr  string
+)
 
-// claudeCommand returns the command that starts Claude Code, installing the
-// pinned package with npm ci when node_modules lacks it. It skips with -short
-// and when node is not installed, and fails when the install fails: a broken
-// install must not pass as a skip.
+// pinnedPackages are the clients package.json pins, as node_modules holds
+// them.
+var pinnedPackages = []string{"@anthropic-ai/claude-code", "@google/gemini-cli", "@openai/codex"}
+
+// nodePackage returns the directory of the pinned npm package pkg, installing
+// the pinned packages with npm ci when node_modules lacks one of them. It
+// skips with -short and when node is not installed, and fails when the
+// install fails: a broken install must not pass as a skip.
+func nodePackage(t *testing.T, pkg string) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts client and editguard processes; skipped with -short")
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not on PATH")
+	}
+	dir := packageDir(t)
+	installed := func(p string) bool {
+		_, err := os.Stat(filepath.Join(dir, "node_modules", p, "package.json"))
+		return err == nil
+	}
+	npmOnce.Do(func() {
+		missing := false
+		for _, p := range pinnedPackages {
+			missing = missing || !installed(p)
+		}
+		if !missing {
+			return
+		}
+		npm, err := exec.LookPath("npm")
+		if err != nil {
+			npmErr = "node is installed but npm is not; cannot install the clients: " + err.Error()
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund")
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			npmErr = "npm ci: " + err.Error() + "\n" + string(out)
+		}
+	})
+	if npmErr != "" {
+		t.Fatal(npmErr)
+	}
+	if !installed(pkg) {
+		t.Fatalf("%s is not installed in %s", pkg, filepath.Join(dir, "node_modules"))
+	}
+	return filepath.Join(dir, "node_modules", pkg)
+}
+
+// claudeCommand returns the command that starts Claude Code (see
+// nodePackage for when it skips or fails).
 //
 // The package ships a native executable per platform (an optional
 // dependency); its postinstall links it over bin/claude.exe. The executable
@@ -90,39 +145,9 @@ var npmOnce sync.Once
 // which finds it the same way.
 func claudeCommand(t *testing.T) (string, []string) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("starts Claude Code and editguard processes; skipped with -short")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not on PATH")
-	}
+	pkg := nodePackage(t, "@anthropic-ai/claude-code")
 	dir := packageDir(t)
-	pkg := filepath.Join(dir, "node_modules", "@anthropic-ai", "claude-code")
-	var installErr string
-	npmOnce.Do(func() {
-		if _, err := os.Stat(filepath.Join(pkg, "package.json")); err == nil {
-			return
-		}
-		npm, err := exec.LookPath("npm")
-		if err != nil {
-			installErr = "node is installed but npm is not; cannot install Claude Code: " + err.Error()
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund")
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			installErr = "npm ci: " + err.Error() + "\n" + string(out)
-		}
-	})
-	if installErr != "" {
-		t.Fatal(installErr)
-	}
-	if _, err := os.Stat(filepath.Join(pkg, "package.json")); err != nil {
-		t.Fatalf("Claude Code is not installed in %s: %v", pkg, err)
-	}
+	node, _ := exec.LookPath("node")
 	for _, suffix := range platformSuffixes() {
 		exe := filepath.Join(dir, "node_modules", "@anthropic-ai", "claude-code-"+suffix, "claude")
 		if fi, err := os.Stat(exe); err == nil && fi.Mode().IsRegular() {
@@ -146,12 +171,12 @@ func platformSuffixes() []string {
 	return []string{base}
 }
 
-// ClaudeRun is everything one headless run produced.
-type ClaudeRun struct {
+// ClientRun is everything one headless client run produced.
+type ClientRun struct {
 	Results  []ToolResult // one per scripted step that got an answer, in order
-	Offered  []string     // tool names Claude Code offered the model
+	Offered  []string     // tool names the client offered the model
 	Requests []Request    // every request the model server saw
-	Stdout   string       // the stream-json transcript
+	Stdout   string       // the client's output (a JSON transcript)
 	Stderr   string
 }
 
@@ -183,7 +208,7 @@ func runClaude(t *testing.T, workspace string, script []Step) []ToolResult {
 // Claude Code refuses --dangerously-skip-permissions (bypassPermissions)
 // for root, so the run allows the server's tools with --allowedTools
 // mcp__editguard, which covers every tool of that server.
-func runClaudeFull(t *testing.T, workspace string, script []Step) *ClaudeRun {
+func runClaudeFull(t *testing.T, workspace string, script []Step) *ClientRun {
 	t.Helper()
 	exe, pre := claudeCommand(t)
 	bin := editguardBin(t)
@@ -216,15 +241,12 @@ func runClaudeFull(t *testing.T, workspace string, script []Step) *ClaudeRun {
 	cmd.Dir = workspace
 	cmd.Env = claudeEnv(home, model.url)
 	cmd.Stdin = nil
-	// Claude Code starts editguard and maybe more; a timeout ends them all.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
+	killGroupOnCancel(cmd)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
 	err := cmd.Run()
-	run := &ClaudeRun{
+	run := &ClientRun{
 		Results:  model.Results(),
 		Offered:  model.Offered(),
 		Requests: model.Requests(),
@@ -244,6 +266,15 @@ func runClaudeFull(t *testing.T, workspace string, script []Step) *ClaudeRun {
 		t.Fatalf("model server: %s", strings.Join(errs, "; "))
 	}
 	return run
+}
+
+// killGroupOnCancel puts cmd in a process group of its own and ends the
+// whole group when cmd's context ends: the client starts editguard, and maybe
+// more, and a timeout must end them all.
+func killGroupOnCancel(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
 }
 
 // persistedOutput reads the file a "<persisted-output>" preview points to:
@@ -294,10 +325,10 @@ func claudeEnv(home, baseURL string) []string {
 }
 
 // dumpRun logs a run for a failure report.
-func dumpRun(t *testing.T, run *ClaudeRun) {
+func dumpRun(t *testing.T, run *ClientRun) {
 	t.Helper()
 	t.Logf("stderr:\n%s", run.Stderr)
-	t.Logf("stream-json output:\n%s", truncate(run.Stdout, 20000))
+	t.Logf("output:\n%s", truncate(run.Stdout, 20000))
 	for i, r := range run.Requests {
 		t.Logf("request %d: %s", i, r)
 	}
@@ -305,6 +336,37 @@ func dumpRun(t *testing.T, run *ClaudeRun) {
 	for _, r := range run.Results {
 		t.Logf("result of step %d (%s): is_error=%v count=%d len=%d: %s", r.Step, r.Tool, r.IsError, r.Count, len(r.Content), truncate(r.Content, 300))
 	}
+}
+
+// logRun logs what the model saw of a run: the tools offered and, for each
+// step, the result's flag, length and first 300 characters.
+func logRun(t *testing.T, run *ClientRun) {
+	t.Helper()
+	t.Logf("offered tools: %v", run.Offered)
+	for i, r := range run.Requests {
+		t.Logf("request %d: %s", i, r)
+	}
+	for _, r := range run.Results {
+		t.Logf("step %d %s: error=%v count=%d len=%d first 300: %q", r.Step, r.Tool, r.IsError, r.Count, len(r.Content), truncate(r.Content, 300))
+		for i, p := range r.Parts {
+			t.Logf("step %d part %d: len=%d first 300: %q", r.Step, i, len(p), truncate(p, 300))
+		}
+	}
+}
+
+// editguardTools returns the names of editguard's tools.
+func editguardTools(t *testing.T) []string {
+	t.Helper()
+	ws, err := editguard.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	var names []string
+	for _, tl := range toolset.New(ws.NewSession("names"), nil).Tools() {
+		names = append(names, tl.Name)
+	}
+	return names
 }
 
 func truncate(s string, n int) string {

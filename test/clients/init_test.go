@@ -9,9 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 )
 
 // runClaudeProject runs Claude Code on workspace with only the workspace's
@@ -24,7 +22,7 @@ import (
 // own configuration, as accepting the trust dialog of an interactive run
 // does: Claude Code ignores permissions.allow in an untrusted project's
 // .claude/settings.json (its deny rules and env apply regardless).
-func runClaudeProject(t *testing.T, workspace string, trusted bool, script []Step) *ClaudeRun {
+func runClaudeProject(t *testing.T, workspace string, trusted bool, script []Step) *ClientRun {
 	t.Helper()
 	exe, pre := claudeCommand(t)
 	bin := editguardBin(t)
@@ -60,14 +58,12 @@ func runClaudeProject(t *testing.T, workspace string, trusted bool, script []Ste
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
+	killGroupOnCancel(cmd)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	debug, _ := os.ReadFile(debugLog)
-	run := &ClaudeRun{
+	run := &ClientRun{
 		Results:  model.Results(),
 		Offered:  model.Offered(),
 		Requests: model.Requests(),
