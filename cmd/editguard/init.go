@@ -35,7 +35,9 @@ through editguard's:
                ReadFileTool, WriteFileTool, EditTool, the classes of the
                built-in read_file, write_file and replace (excludeTools in
                the old settings format)
-  codex        .codex/config.toml: [mcp_servers.editguard]
+  codex        .codex/config.toml: [mcp_servers.editguard] with
+               default_tools_approval_mode "approve" (its tools run
+               without asking)
   cursor       .cursor/mcp.json: mcpServers.editguard
 
 Existing files are merged, never replaced: init adds only its own entries
@@ -184,7 +186,7 @@ var initClients = map[string]initClient{
 		},
 		notes: []string{
 			"Codex reads .codex/config.toml only in a trusted project; otherwise put the same [mcp_servers.editguard] table in ~/.codex/config.toml, with the project's absolute path after --root.",
-			"Codex's own apply_patch tool cannot be turned off in its configuration: ask for the editguard tools in AGENTS.md.",
+			"Codex's own apply_patch tool cannot be turned off in its configuration: ask for the editguard tools in AGENTS.md. With the OpenAI models it knows, Codex offers MCP tools behind its tool_search tool, so the model finds editguard's tools by searching for them.",
 		},
 	},
 	"cursor": {
@@ -430,13 +432,16 @@ func addValue(d *jsonDoc, f *initFile, path []string, v string) error {
 }
 
 // codexServer is the table init appends to Codex's config.toml.
+// Without default_tools_approval_mode "approve", Codex asks before each call
+// of a tool that is not read-only, and codex exec refuses them ("MCP tool
+// call requires approval, but approval policy is never").
 var codexServer = "[mcp_servers.editguard]\ncommand = \"editguard\"\nargs = [" + strings.Join(func() []string {
 	var q []string
 	for _, a := range serveArgs {
 		q = append(q, tomlString(a))
 	}
 	return q
-}(), ", ") + "]\n"
+}(), ", ") + "]\ndefault_tools_approval_mode = \"approve\"\n"
 
 // editCodex adds [mcp_servers.editguard] to Codex's config.toml.
 func editCodex(f *initFile, text string) (string, error) {

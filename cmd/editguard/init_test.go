@@ -139,6 +139,9 @@ func checkInit(t *testing.T, root, client string) {
 		if got := d.get("mcp_servers", "editguard", "args"); !reflect.DeepEqual(got, serve) {
 			t.Errorf("mcp_servers.editguard.args = %v", got)
 		}
+		if got := d.get("mcp_servers", "editguard", "default_tools_approval_mode"); got != "approve" {
+			t.Errorf("mcp_servers.editguard.default_tools_approval_mode = %v", got)
+		}
 	case "cursor":
 		m := readJSON(t, root, ".cursor/mcp.json")
 		want := map[string]any{"command": "editguard", "args": strs("--root", "${workspaceFolder}", "serve")}
