@@ -147,8 +147,10 @@ const (
 	// MetaResult holds the result without file content or diff, for the
 	// tools whose result the model reads as text (see toolset.Output).
 	MetaResult = "editguard/result"
-	// MetaError holds the full error object (DESIGN §5) of a failed call,
-	// whose text is the compact rendering a model reads.
+	// MetaError holds the code and the small details of a failed call's
+	// error (DESIGN §5), whose text is the compact rendering a model
+	// reads. Message, hint and bulky details (a diff, candidate lines) are
+	// only in the text: some clients (Gemini CLI) show the model _meta too.
 	MetaError = "editguard/error"
 )
 
@@ -197,7 +199,7 @@ func errorResult(err error) *mcp.CallToolResult {
 	}
 	return &mcp.CallToolResult{
 		Content: []mcp.Content{&mcp.TextContent{Text: toolset.ErrorText(e)}},
-		Meta:    mcp.Meta{MetaError: e},
+		Meta:    mcp.Meta{MetaError: errorMeta(e)},
 		IsError: true,
 	}
 }
@@ -206,6 +208,20 @@ func errorResult(err error) *mcp.CallToolResult {
 // answer cancel when they cannot put the question to a person (Claude Code
 // in print mode does), which is not a person's decline.
 var errNotShown = errors.New("the client cancelled the approval question without showing it")
+
+// errorMeta is the part of e that programs branch on: its code and its
+// details, without the ones the text carries at length.
+func errorMeta(e *editguard.Error) map[string]any {
+	d := map[string]any{}
+	for k, v := range e.Details {
+		switch k {
+		case "changes", "closest_lines", "actual", "expected":
+			continue
+		}
+		d[k] = v
+	}
+	return map[string]any{"code": e.Code, "details": d}
+}
 
 var errNoElicitation = errors.New("the MCP client does not support elicitation, so the change cannot be put to the user; restart the server with --approve auto to allow changes without asking")
 
