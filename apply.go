@@ -651,47 +651,64 @@ func (w *Workspace) recoverTransactions() ([]string, error) {
 			w.removeJournal(id)
 			continue
 		}
-		var files []*txFile
-		for _, jf := range j.Files {
-			t, err := w.openTarget(jf.Path)
-			if err != nil {
-				return done, err
-			}
-			files = append(files, &txFile{t: t})
+		rolled, err := w.recoverOne(e.Name(), &j)
+		if err != nil {
+			// Kept for the next Open; the workspace stays usable.
+			w.txProblems = append(w.txProblems, fmt.Sprintf("transaction %s was interrupted and could not be rolled back yet: %v", id, err))
+			continue
 		}
-		// A transaction still running holds these locks until its
-		// journal is gone: once they are ours, a journal still there is
-		// one whose process died.
-		locks, err := w.lockTargets(context.Background(), files)
-		live := false
-		if err == nil {
-			if dd, derr := w.state.Sub(journalDir, false); derr == nil {
-				st, serr := dd.Stat(e.Name())
-				live = serr == nil && !st.Exists
-				dd.Close()
-			}
-			if !live {
-				err = w.rollBack(&j, "recovery")
-			}
-			for i := len(locks) - 1; i >= 0; i-- {
-				locks[i].Unlock()
-			}
+		if rolled {
+			done = append(done, id)
 		}
+	}
+	return done, nil
+}
+
+// recoverOne rolls back the transaction of the journal name, unless it
+// turns out to be still running (it commits, and removes its journal,
+// while we wait for its locks).
+func (w *Workspace) recoverOne(name string, j *journal) (bool, error) {
+	var files []*txFile
+	defer func() {
 		for _, f := range files {
 			f.t.close()
 		}
+	}()
+	for _, jf := range j.Files {
+		t, err := w.openTarget(jf.Path)
 		if err != nil {
-			return done, err
+			return false, err
 		}
-		if live {
-			continue // it committed while we waited
-		}
-		if err := w.removeJournal(id); err != nil {
-			return done, err
-		}
-		done = append(done, id)
+		files = append(files, &txFile{t: t})
 	}
-	return done, nil
+	// A transaction still running holds these locks until its journal is
+	// gone: once they are ours, a journal still there is one whose
+	// process died.
+	locks, err := w.lockTargets(context.Background(), files)
+	if err != nil {
+		return false, err
+	}
+	defer func() {
+		for i := len(locks) - 1; i >= 0; i-- {
+			locks[i].Unlock()
+		}
+	}()
+	dd, err := w.state.Sub(journalDir, false)
+	if err != nil {
+		return false, err
+	}
+	st, err := dd.Stat(name)
+	dd.Close()
+	if err != nil {
+		return false, err
+	}
+	if !st.Exists {
+		return false, nil // it committed while we waited
+	}
+	if err := w.rollBack(j, "recovery"); err != nil {
+		return false, err
+	}
+	return true, w.removeJournal(j.ID)
 }
 
 // finishPatch appends the transaction's ledger records: one for each name

@@ -2,6 +2,7 @@ package editguard_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -496,4 +497,64 @@ var applyAfter = map[string]string{
 	"crlf.txt":    "one\r\nTWO\r\n",
 	"docs/new.md": "# New\n",
 	"moved/b.txt": "BETA\n",
+}
+
+// TestRecoverJournal writes, for a patch that committed, the journal its
+// process would have left had it died just before the commit: the next
+// Open must put every file back. A journal that cannot be rolled back
+// leaves the workspace usable and is reported.
+func TestRecoverJournal(t *testing.T) {
+	ctx := context.Background()
+	w, dir, s := applyWorkspace(t)
+	before := tree(t, dir)
+	res, err := s.ApplyPatch(ctx, applyPatchText, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []map[string]any
+	w.Log(editguard.LogFilter{}, func(r *editguard.LedgerRecord) error {
+		if r.Strategy == "transaction "+res.TxID {
+			files = append(files, map[string]any{
+				"path": r.Path, "before_exists": r.Observed != nil && r.Observed.Exists, "before_sha256": r.SHA256Before,
+				"version": r.HistoryVersion, "after_exists": r.SHA256After != "", "after_sha256": r.SHA256After,
+			})
+		}
+		return nil
+	})
+	if len(files) != 6 {
+		t.Fatalf("ledger records of the transaction: %d, want 6", len(files))
+	}
+	w.Close()
+	writeJournal := func(id string, files []map[string]any) {
+		data, _ := json.Marshal(map[string]any{"tx": id, "files": files})
+		if err := os.WriteFile(filepath.Join(dir, ".editguard", "tx", id+".json"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeJournal("crashed", files)
+	w2, err := editguard.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := w2.RolledBack(); len(got) != 1 || got[0] != "crashed" {
+		t.Errorf("RolledBack() = %v", got)
+	}
+	if got := tree(t, dir); fmt.Sprint(got) != fmt.Sprint(before) {
+		t.Fatalf("after recovery:\n%q\nwant\n%q", got, before)
+	}
+	w2.Close()
+	// A journal naming a path out of the root cannot be rolled back: Open
+	// still works, reports it, and keeps the journal for a person.
+	writeJournal("odd", []map[string]any{{"path": "../outside.txt", "before_exists": false, "after_exists": true, "after_sha256": sha256hex([]byte("x"))}})
+	w3, err := editguard.Open(dir, nil)
+	if err != nil {
+		t.Fatalf("Open with a journal it cannot roll back: %v", err)
+	}
+	defer w3.Close()
+	if p := w3.TransactionProblems(); len(p) != 1 || !strings.Contains(p[0], "odd") {
+		t.Errorf("TransactionProblems() = %v", p)
+	}
+	if j := journals(t, dir); len(j) != 1 || j[0] != "odd.json" {
+		t.Errorf("journals = %v, want odd.json kept", j)
+	}
 }

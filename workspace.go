@@ -80,9 +80,16 @@ type Workspace struct {
 	pruning   sync.Mutex // held by the one background Prune at a time
 	prunes    sync.WaitGroup
 	recovered *ledger.Recovery
-	// rolledBack lists the patch transactions Open rolled back.
+	// rolledBack lists the patch transactions Open rolled back, and
+	// txProblems those it could not.
 	rolledBack []string
+	txProblems []string
 }
+
+// TransactionProblems describes the interrupted patch transactions Open
+// could not roll back (their journals are kept, and the next Open tries
+// again): until then their files may be partly changed.
+func (w *Workspace) TransactionProblems() []string { return slices.Clone(w.txProblems) }
 
 // RolledBack returns the ids of the patch transactions that Open found
 // unfinished (their process died mid-commit) and rolled back: each of their

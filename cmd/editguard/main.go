@@ -102,6 +102,12 @@ func (e *env) workspace() (*editguard.Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, id := range ws.RolledBack() {
+		fmt.Fprintf(e.stderr, "editguard: rolled back patch transaction %s, which a crash interrupted: its files are as before it\n", id)
+	}
+	for _, p := range ws.TransactionProblems() {
+		fmt.Fprintf(e.stderr, "editguard: warning: %s\n", p)
+	}
 	e.ws = ws
 	return ws, nil
 }
