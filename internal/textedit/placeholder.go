@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/editguard/editguard/internal/udiff"
 )
 
 // Placeholder is a line of new content that stands for omitted content,
@@ -52,10 +54,17 @@ func CheckPlaceholders(text string, edits []Edit) error {
 // "unchanged", "remaining methods", ...), or a bare "..." line that is not
 // the body of a Python block. Spread and variadic syntax ("...args") and a
 // "..." that oldText already had are not placeholders.
+//
+// Only the lines between what the two texts share at the start and at the
+// end are looked at: a line in the shared part is in oldText, so it cannot
+// be a new placeholder, and a whole-file write that changes a few lines of
+// a large file costs those lines, not the file.
 func DetectPlaceholders(oldText, newText string) []Placeholder {
 	var out []Placeholder
 	lines := strings.Split(newText, "\n")
-	for i, l := range lines {
+	first, last := changedLines(oldText, newText, len(lines))
+	for i := first; i < last; i++ {
+		l := lines[i]
 		t := strings.TrimSpace(l)
 		// The pattern test first: it looks at one line, while the
 		// search of the old text is linear in the file, and doing it for
@@ -66,6 +75,24 @@ func DetectPlaceholders(oldText, newText string) []Placeholder {
 		out = append(out, Placeholder{Line: i + 1, Text: t})
 	}
 	return out
+}
+
+// changedLines returns the range [first, last) of newText's lines (it has
+// n) that are not in the prefix or suffix of whole lines newText shares
+// with oldText.
+func changedLines(oldText, newText string, n int) (first, last int) {
+	p := udiff.CommonPrefix(oldText, newText)
+	p = strings.LastIndexByte(newText[:p], '\n') + 1 // back to a line start
+	first = strings.Count(newText[:p], "\n")
+	sfx := udiff.CommonSuffix(oldText[p:], newText[p:])
+	// Forward to just after a newline inside the suffix: a whole line.
+	if i := strings.IndexByte(newText[len(newText)-sfx:], '\n'); i >= 0 {
+		sfx -= i + 1
+	} else {
+		sfx = 0
+	}
+	last = n - strings.Count(newText[len(newText)-sfx:], "\n")
+	return first, max(last, first)
 }
 
 // commentForms strip the comment syntax of common languages.

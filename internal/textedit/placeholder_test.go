@@ -3,7 +3,9 @@ package textedit
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -114,5 +116,46 @@ func BenchmarkDetectPlaceholders1MiB(b *testing.B) {
 	b.SetBytes(int64(old.Len()))
 	for i := 0; i < b.N; i++ {
 		DetectPlaceholders(old.String(), nw.String())
+	}
+}
+
+// TestDetectPlaceholdersOnlyChanged checks the changed-region shortcut
+// against looking at every line, on random edits of a file that holds
+// placeholders and placeholder-like lines of its own.
+func TestDetectPlaceholdersOnlyChanged(t *testing.T) {
+	pool := []string{"x := 1", "// ... rest of code", "...", "func f() {", "}", "// existing code unchanged", "", "    ...", "def g():", "y = 2"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	every := func(oldText, newText string) []Placeholder {
+		var out []Placeholder
+		lines := strings.Split(newText, "\n")
+		for i, l := range lines {
+			tt := strings.TrimSpace(l)
+			if tt == "" || !isPlaceholder(tt, lines[:i], l) || strings.Contains(oldText, tt) {
+				continue
+			}
+			out = append(out, Placeholder{Line: i + 1, Text: tt})
+		}
+		return out
+	}
+	for range 2000 {
+		var old []string
+		for range rng.IntN(12) {
+			old = append(old, pool[rng.IntN(len(pool))])
+		}
+		nw := slices.Clone(old)
+		for range rng.IntN(4) {
+			i := rng.IntN(len(nw) + 1)
+			nw = slices.Insert(nw, i, pool[rng.IntN(len(pool))])
+		}
+		if len(nw) > 0 && rng.IntN(2) == 0 {
+			nw = slices.Delete(nw, 0, 1)
+		}
+		oldText, newText := strings.Join(old, "\n"), strings.Join(nw, "\n")
+		if rng.IntN(2) == 0 {
+			oldText, newText = oldText+"\n", newText+"\n"
+		}
+		if got, want := DetectPlaceholders(oldText, newText), every(oldText, newText); !slices.Equal(got, want) {
+			t.Fatalf("old %q new %q: got %v, want %v", oldText, newText, got, want)
+		}
 	}
 }
