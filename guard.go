@@ -1,0 +1,141 @@
+package editguard
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/editguard/editguard/internal/filelock"
+	"github.com/editguard/editguard/internal/history"
+)
+
+// GuardResult is what Guard found and kept.
+type GuardResult struct {
+	Path    string `json:"path"`
+	Exists  bool   `json:"exists"`
+	SHA256  string `json:"sha256,omitempty"`
+	Version string `json:"version"` // the history version that keeps it
+}
+
+// guardOp prefixes the history operation of a Guard, and the ledger tool
+// of its record, so that Record can find what Guard kept.
+const guardOp = "hook:"
+
+// Guard is the check in front of a write that another program makes with
+// its own tool (an agent's built-in Write or Edit, through a hook): under
+// the file's lock it checks the file against the session's baseline, as a
+// guarded write would (NOT_READ without a read, a full one for a whole-file
+// write; STALE_FILE, with the changes since the read when they are small,
+// if it changed), and saves what the file holds now to history, so that the
+// version the tool is about to replace can always be restored. A refusal is
+// recorded in the ledger; a pass is recorded by Record, after the tool.
+//
+// The tool's own write is not under editguard's lock: a writer that changes
+// the file between Guard and the tool's write is not detected by Guard, and
+// what it wrote is lost unless Record finds the file other than the tool
+// left it.
+func (s *Session) Guard(ctx context.Context, p, tool string, wholeFile bool) (res *GuardResult, err error) {
+	a := newAttempt(s, guardOp+tool, p, map[string]any{"path": p, "whole_file": wholeFile}, nil)
+	var (
+		lock *filelock.Lock
+		t    *target
+	)
+	defer func() {
+		if err != nil {
+			s.w.finish(a, nil, err)
+		}
+		lock.Unlock()
+		if t != nil {
+			t.close()
+		}
+	}()
+	if t, err = s.w.openTarget(p); err != nil {
+		return nil, err
+	}
+	a.rec.Path = t.resolved
+	if err := s.w.checkChangeable(t); err != nil {
+		return nil, err
+	}
+	if t.dir != nil {
+		if lock, err = s.w.lock(ctx, t); err != nil {
+			return nil, err
+		}
+	}
+	obs, err := s.w.observe(t)
+	if err != nil {
+		return nil, err
+	}
+	a.rec.Observed = ledgerState(obs.state())
+	if obs.stat.Exists && !obs.stat.Regular() {
+		return nil, notAFile(p, obs)
+	}
+	if _, err := s.check(t, nil, obs, wholeFile); err != nil {
+		return nil, err
+	}
+	v, err := s.w.hist.Save(t.resolved, obs.data, !obs.stat.Exists, obs.sum, history.Meta{Op: guardOp + tool, Session: s.name})
+	if err != nil {
+		return nil, historyFailed(p, err)
+	}
+	return &GuardResult{Path: t.resolved, Exists: obs.stat.Exists, SHA256: obs.sum, Version: v.ID}, nil
+}
+
+// Record is the step after another program's tool changed p, which Guard
+// let through: it appends the ledger record of the change (what Guard kept
+// as the content before, what is there now) and moves the session's
+// baseline to the file as it is now. If the file is as Guard found it, the
+// tool changed nothing and nothing is recorded.
+func (s *Session) Record(ctx context.Context, p, tool string) (*Result, error) {
+	t, err := s.w.openTarget(p)
+	if err != nil {
+		return nil, err
+	}
+	defer t.close()
+	// What this session's Guard kept of the file: its newest version.
+	vs, err := s.w.hist.List(t.resolved)
+	if err != nil {
+		return nil, ioError(p, err)
+	}
+	var kept *history.Version
+	for i := range vs {
+		if vs[i].Session == s.name && vs[i].Op == guardOp+tool {
+			kept = &vs[i]
+			break
+		}
+	}
+	if kept == nil {
+		return nil, newError(CodeNotRead, p, "no check of this file by the session was found before the change", "", errors.New("no guard version"))
+	}
+	var lock *filelock.Lock
+	if t.dir != nil {
+		if lock, err = s.w.lock(ctx, t); err != nil {
+			return nil, err
+		}
+	}
+	defer lock.Unlock()
+	obs, err := s.w.observe(t)
+	if err != nil {
+		return nil, err
+	}
+	if obs.stat.Exists == !kept.Absent && (kept.Absent || obs.sum == kept.SHA256) {
+		return &Result{Path: p, SHA256: obs.sum, SizeBytes: obs.stat.Size}, nil // the tool changed nothing
+	}
+	a := newAttempt(s, guardOp+tool, p, map[string]any{"path": p}, nil)
+	a.rec.Path = t.resolved
+	a.rec.Observed = ledgerState(FileState{Exists: !kept.Absent, SHA256: kept.SHA256, Size: kept.Size})
+	a.rec.SHA256Before = kept.SHA256
+	res := &Result{Path: p, SHA256: obs.sum, SizeBytes: obs.stat.Size, Created: kept.Absent, Deleted: !obs.stat.Exists,
+		BackupVersion: kept.ID, MtimeMS: obs.mtimeMS(), Strategy: "external"}
+	if obs.stat.Exists {
+		err = s.setBaseline(t.lexical, Baseline{Path: t.resolved, SHA256: obs.sum, Size: obs.stat.Size, MtimeMS: obs.mtimeMS(),
+			FullRead: true, CapturedAt: time.Now()})
+		if err == nil {
+			s.remember(obs.sum, obs.data)
+		}
+	} else {
+		err = s.dropBaseline(t.resolved)
+	}
+	if err != nil {
+		res.warn("the session could not record the change as read (%v)", err)
+	}
+	return s.w.finish(a, res, nil)
+}
