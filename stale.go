@@ -44,7 +44,11 @@ func (s *Session) staleChanges(t *target, b *Baseline, obs *observation, wholeFi
 		e.Details["changes_unavailable"] = "the file no longer decodes as text in its encoding"
 		return
 	}
-	d := udiff.Unified("a/"+t.path+" (your last read)", oldDoc.Text, "b/"+t.path+" (now)", newDoc.Text)
+	name := t.path
+	if t.lexical != "" {
+		name = t.lexical // relative to the root, also for an absolute path
+	}
+	d := udiff.Unified("a/"+name+" (your last read)", oldDoc.Text, "b/"+name+" (now)", newDoc.Text)
 	if d == "" {
 		// Same text, other bytes: line endings, BOM or encoding changed.
 		e.Details["changes_unavailable"] = "only the bytes changed, not the text (line endings, byte order mark or encoding)"

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -306,6 +307,12 @@ func (m *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(n, prefix) {
 			main = true
 		}
+		// A script of the client's own tools (Claude Code's Read, Edit).
+		for _, s := range m.script {
+			if s.Tool == n {
+				main = true
+			}
+		}
 	}
 	if !main {
 		// Side requests (titles, quota probes, summaries): a short text.
@@ -345,6 +352,11 @@ func offeredName(offered []string, prefix, tool string) string {
 		if n == prefix+tool {
 			return n
 		}
+	}
+	if slices.Contains(offered, tool) {
+		return tool // a built-in tool, such as Claude Code's Read
+	}
+	for _, n := range offered {
 		if strings.HasSuffix(n, "__"+tool) && strings.Contains(n, strings.Trim(prefix, "_")) {
 			loose = append(loose, n)
 		}
