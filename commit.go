@@ -225,10 +225,7 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 	// 4. Guarantee 4: what is displaced goes to history, durably, first.
 	v, err := s.w.hist.Save(t.resolved, obs.data, !obs.stat.Exists, obs.sum, history.Meta{Op: c.tool, Session: s.name})
 	if err != nil {
-		e := ioError(c.path, err)
-		e.Message = "saving the current content to history failed; nothing was written: " + e.Message
-		e.Details["step"] = "history"
-		return nil, e
+		return nil, historyFailed(c.path, err)
 	}
 	res.BackupVersion = v.ID
 	// 5-7. Write, swap, sync.

@@ -9,7 +9,6 @@ import (
 	"github.com/editguard/editguard/internal/atomicfile"
 	"github.com/editguard/editguard/internal/filelock"
 	"github.com/editguard/editguard/internal/history"
-	"golang.org/x/sys/unix"
 )
 
 // MoveOptions control Move.
@@ -249,48 +248,12 @@ func (s *Session) checkMove(ts, td *target, o *MoveOptions, a *attempt) (obsS, o
 	return obsS, obsD, base, nil
 }
 
-// lockPair takes the commit locks of both targets' directories: one lock
-// when they are the same directory, else both in the order of their
-// (device, inode), so that two moves in opposite directions cannot
-// deadlock. A target whose directory does not exist (a dry run to a new
-// directory) needs no lock.
+// lockPair takes the commit locks of both targets' directories (see
+// lockTargets): one lock when they are the same directory, else both in
+// (device, inode) order, so that two moves in opposite directions cannot
+// deadlock.
 func (w *Workspace) lockPair(ctx context.Context, a, b *target) ([]*filelock.Lock, error) {
-	type dirID struct{ dev, ino uint64 }
-	id := func(t *target) (dirID, bool) {
-		if t.dirFile == nil {
-			return dirID{}, false
-		}
-		var st unix.Stat_t
-		if unix.Fstat(int(t.dirFile.Fd()), &st) != nil {
-			return dirID{}, false
-		}
-		return dirID{uint64(st.Dev), st.Ino}, true
-	}
-	ia, okA := id(a)
-	ib, okB := id(b)
-	order := []*target{}
-	switch {
-	case okA && okB && ia == ib, okA && !okB:
-		order = append(order, a)
-	case !okA && okB:
-		order = append(order, b)
-	case okA && okB && (ia.dev < ib.dev || ia.dev == ib.dev && ia.ino < ib.ino):
-		order = append(order, a, b)
-	case okA && okB:
-		order = append(order, b, a)
-	}
-	var locks []*filelock.Lock
-	for _, t := range order {
-		l, err := w.lock(ctx, t)
-		if err != nil {
-			for _, l := range locks {
-				l.Unlock()
-			}
-			return nil, err
-		}
-		locks = append(locks, l)
-	}
-	return locks, nil
+	return w.lockTargets(ctx, []*txFile{{t: a}, {t: b}})
 }
 
 // moveError maps a failed atomicfile.Move, which changed nothing.
@@ -320,9 +283,11 @@ func (w *Workspace) moveError(ts, td *target, err error) error {
 	return ioError(ts.path, err)
 }
 
+// historyFailed is the error of a change refused because saving what it
+// would displace to history failed; nothing was changed.
 func historyFailed(p string, err error) *Error {
 	e := ioError(p, err)
-	e.Message = "saving the current content to history failed; nothing was moved: " + e.Message
+	e.Message = "saving the current content to history failed; nothing was changed: " + e.Message
 	e.Details["step"] = "history"
 	return e
 }

@@ -3,11 +3,9 @@
 package editguard_test
 
 import (
-	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -72,10 +70,7 @@ func TestTracedPatchChild(t *testing.T) {
 // the files are all as before or all as after the patch, the ledger
 // verifies, no journal is left, and a patch after recovery succeeds.
 func TestPowerLossPatch(t *testing.T) {
-	strace, err := exec.LookPath("strace")
-	if err != nil {
-		t.Skip("strace is not installed")
-	}
+	strace := needStrace(t)
 	w, dir := newWorkspace(t)
 	s := w.NewSession("setup")
 	for name, content := range patchBefore {
@@ -84,48 +79,13 @@ func TestPowerLossPatch(t *testing.T) {
 		}
 	}
 	w.Close()
-	initial, err := crashsim.Snapshot(dir)
+	tw := traceChild(t, strace, dir, "TestTracedPatchChild", tracedPatchEnv)
+	ops, err := crashsim.Replay(tw.calls[:tw.end], dir, tw.initial)
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := filepath.Join(t.TempDir(), "strace.log")
-	cmd := exec.Command(strace, "-f", "-qq", "-y", "-xx", "-s", "16777216", "-e", tracedSyscall, "-o", log,
-		os.Args[0], "-test.run=^TestTracedPatchChild$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), tracedPatchEnv+"="+dir)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("traced patch: %v\n%s", err, out.String())
-	}
-	f, err := os.Open(log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	calls, err := crashsim.ParseStrace(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	begin, end := -1, -1
-	for i, c := range calls {
-		if c.Name == "write" && len(c.Args) > 1 {
-			switch string(c.Args[1].Str) {
-			case traceBegin:
-				begin = i + 1
-			case traceEnd:
-				end = i
-			}
-		}
-	}
-	if begin < 0 || end < begin {
-		t.Fatalf("trace markers not found in %d calls", len(calls))
-	}
-	ops, err := crashsim.Replay(calls[:end], dir, initial)
-	if err != nil {
-		t.Fatal(err)
-	}
-	first := slices.IndexFunc(ops, func(o crashsim.Op) bool { return o.Call >= begin })
-	start := crashsim.Apply(initial, ops[:first])
+	first := slices.IndexFunc(ops, func(o crashsim.Op) bool { return o.Call >= tw.begin })
+	start := crashsim.Apply(tw.initial, ops[:first])
 	ops = ops[first:]
 
 	names := []string{"a.txt", "b.txt", "c.txt", "d.txt"}

@@ -66,10 +66,7 @@ type tracedWrite struct {
 // over it under strace. It skips the test if strace is not installed.
 func traceWrite(t *testing.T) *tracedWrite {
 	t.Helper()
-	strace, err := exec.LookPath("strace")
-	if err != nil {
-		t.Skip("strace is not installed")
-	}
+	strace := needStrace(t)
 	w, dir := newWorkspace(t)
 	s := w.NewSession("setup")
 	if _, err := s.Write(ctx, "a.txt", tracedOld, nil); err != nil {
@@ -78,21 +75,40 @@ func traceWrite(t *testing.T) *tracedWrite {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
+	tw := traceChild(t, strace, dir, "TestTracedWriteChild", tracedEnv)
+	if got := readFile(t, dir, "a.txt"); got != tracedNew {
+		t.Fatalf("traced write left %q, want %q", got, tracedNew)
+	}
+	return tw
+}
+
+// needStrace returns strace's path, or skips the test.
+func needStrace(t *testing.T) string {
+	t.Helper()
+	strace, err := exec.LookPath("strace")
+	if err != nil {
+		t.Skip("strace is not installed")
+	}
+	return strace
+}
+
+// traceChild snapshots the workspace at dir, runs the test child in this
+// test binary under strace with env set to dir, and returns the recorded
+// calls with the child's begin and end markers found.
+func traceChild(t *testing.T, strace, dir, child, env string) *tracedWrite {
+	t.Helper()
 	initial, err := crashsim.Snapshot(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	log := filepath.Join(t.TempDir(), "strace.log")
 	cmd := exec.Command(strace, "-f", "-qq", "-y", "-xx", "-s", "16777216", "-e", tracedSyscall, "-o", log,
-		os.Args[0], "-test.run=^TestTracedWriteChild$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), tracedEnv+"="+dir)
+		os.Args[0], "-test.run=^"+child+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), env+"="+dir)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("traced write: %v\n%s", err, out.String())
-	}
-	if got := readFile(t, dir, "a.txt"); got != tracedNew {
-		t.Fatalf("traced write left %q, want %q", got, tracedNew)
+		t.Fatalf("traced %s: %v\n%s", child, err, out.String())
 	}
 	f, err := os.Open(log)
 	if err != nil {
