@@ -41,7 +41,7 @@ const (
 // 2025-11-25 when the server does not offer it.
 var protocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
-const instructions = `editguard file tools. Read a file with read_file before changing it; prefer edit_file (exact string replacement) over write_file for existing files. A change is refused with NOT_READ if you have not read the file, and with STALE_FILE if it changed after your read: then call read_file again and redo the change on the new content. Every replaced version is kept (file_history, restore_file).`
+const instructions = `editguard file tools. Read a file with read_file before changing it; prefer edit_file (exact string replacement) over write_file for existing files. A change is refused with NOT_READ if you have not read the file, and with STALE_FILE if it changed after your read: the error shows what changed when the change is small, so you can redo an edit on the new content at once; otherwise call read_file again first. Every replaced version is kept (file_history, restore_file); apply_patch changes several files all or nothing.`
 
 // Options configure a Server.
 type Options struct {
