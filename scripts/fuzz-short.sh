@@ -26,9 +26,26 @@ fi
 each=$(( (budget - 4 * n) / n ))
 [ "$each" -ge 3 ] || each=3
 
+# Go 1.26's fuzz coordinator can report its own -fuzztime deadline as a
+# failure ("context deadline exceeded", no failing input; go.dev/issue/75804,
+# fixed in Go 1.27). Such a run is reported and counted as passed. Any other
+# failure, and any run that wrote a failing input, fails the script.
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
 status=0
 printf '%s\n' "$targets" | while read -r pkg name; do
 	echo "fuzz-short: $pkg $name for ${each}s"
-	go test -run '^$' -fuzz "^${name}\$" -fuzztime "${each}s" "$@" "$pkg" || exit 1
+	if go test -run '^$' -fuzz "^${name}\$" -fuzztime "${each}s" "$@" "$pkg" >"$log" 2>&1; then
+		cat "$log"
+		continue
+	fi
+	cat "$log"
+	# The failure block is the lines after "--- FAIL:" up to "FAIL".
+	reasons=$(sed -n '/^--- FAIL: /,/^FAIL$/p' "$log" | sed '1d;$d' | sed 's/^[[:space:]]*//' | grep -v '^$' || true)
+	if [ "$reasons" = "context deadline exceeded" ] && ! grep -q 'Failing input written' "$log"; then
+		echo "fuzz-short: $name stopped by the fuzz coordinator's deadline race (go.dev/issue/75804); no failing input, counted as passed"
+		continue
+	fi
+	exit 1
 done || status=1
 exit $status
