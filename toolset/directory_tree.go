@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
-	"os"
+	"path"
 	"slices"
 	"strings"
-
-	"github.com/editguard/editguard"
 )
 
 func init() {
@@ -55,13 +53,8 @@ func (t *Toolset) directoryTree(ctx context.Context, raw json.RawMessage) (*Outp
 	if depth > 10 {
 		return nil, invalidArgument("directory_tree", "depth must be between 1 and 10", map[string]any{"argument": "depth"})
 	}
-	root, rel, err := t.openRoot(p)
-	if err != nil {
+	if st, err := t.ws.Stat(p); err != nil {
 		return nil, err
-	}
-	defer root.Close()
-	if st, err := root.Stat(rel); err != nil {
-		return nil, fsError(p, err)
 	} else if !st.IsDir() {
 		return nil, invalidArgument("directory_tree", "not a directory: "+p, map[string]any{"path": p})
 	}
@@ -73,14 +66,9 @@ func (t *Toolset) directoryTree(ctx context.Context, raw json.RawMessage) (*Outp
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		f, err := root.Open(dir)
+		des, err := t.ws.ReadDir(dir)
 		if err != nil {
 			return nil // unreadable: shown as a leaf
-		}
-		des, err := f.ReadDir(-1)
-		f.Close()
-		if err != nil {
-			return nil
 		}
 		slices.SortFunc(des, func(x, y fs.DirEntry) int {
 			if x.IsDir() != y.IsDir() {
@@ -94,19 +82,16 @@ func (t *Toolset) directoryTree(ctx context.Context, raw json.RawMessage) (*Outp
 		indent := strings.Repeat("  ", level)
 		for i, de := range des {
 			name := de.Name()
-			if name == editguard.StateDir {
-				continue
-			}
 			if shown == maxTreeEntries {
 				fmt.Fprintf(&b, "%s… (%d more entries here; the tree stops at %d)\n", indent, len(des)-i, maxTreeEntries)
 				return errTreeFull
 			}
 			shown++
 			display, _, _ := displayName(name)
-			child := dir + string(os.PathSeparator) + name
+			child := path.Join(dir, name)
 			switch {
 			case de.Type()&fs.ModeSymlink != 0:
-				target, _ := root.Readlink(child)
+				target, _ := t.ws.Readlink(child)
 				fmt.Fprintf(&b, "%s%s -> %s\n", indent, display, target)
 			case de.IsDir():
 				fmt.Fprintf(&b, "%s%s/\n", indent, display)
@@ -117,7 +102,7 @@ func (t *Toolset) directoryTree(ctx context.Context, raw json.RawMessage) (*Outp
 					if err := walk(child, level+1); err != nil {
 						return err
 					}
-				} else if hasEntries(root, child) {
+				} else if des, _ := t.ws.ReadDir(child); len(des) > 0 {
 					fmt.Fprintf(&b, "%s  …\n", indent)
 				}
 			default:
@@ -126,20 +111,10 @@ func (t *Toolset) directoryTree(ctx context.Context, raw json.RawMessage) (*Outp
 		}
 		return nil
 	}
-	if err := walk(rel, 1); err != nil && err != errTreeFull {
+	if err := walk(p, 1); err != nil && err != errTreeFull {
 		return nil, err
 	}
 	return &Output{Structured: map[string]any{"path": p, "entries": shown}, Text: b.String()}, nil
 }
 
 var errTreeFull = fmt.Errorf("tree full")
-
-func hasEntries(root *os.Root, dir string) bool {
-	f, err := root.Open(dir)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	names, _ := f.Readdirnames(1)
-	return len(names) > 0
-}

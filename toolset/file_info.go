@@ -9,8 +9,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
-	"syscall"
+
+	"github.com/editguard/editguard"
 )
 
 func init() {
@@ -66,31 +66,28 @@ func (t *Toolset) fileInfo(ctx context.Context, raw json.RawMessage) (*Output, e
 		return nil, missing("file_info", "path")
 	}
 	p := *a.Path
-	root, rel, err := t.openRoot(p)
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
 	info := &FileInfo{Path: p}
-	lst, err := root.Lstat(rel)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+	lst, err := t.ws.Lstat(p)
+	if errors.Is(err, editguard.ErrNotFound) {
 		return &Output{Structured: info, Text: p + " does not exist\n"}, nil
 	}
 	if err != nil {
-		return nil, fsError(p, err)
+		return nil, err
 	}
 	info.Exists, info.Symlink = true, lst.Mode()&fs.ModeSymlink != 0
 	st := lst
 	if info.Symlink {
-		if st, err = root.Stat(rel); err != nil {
-			// A dangling link: report the link itself.
+		if st, err = t.ws.Stat(p); errors.Is(err, editguard.ErrOutsideRoot) {
+			return nil, err
+		} else if err != nil {
+			// A dangling link: the link itself is described.
 			st = lst
 		}
 	}
 	info.Type, info.MtimeMS = typeName(st.Mode()), st.ModTime().UnixMilli()
 	if st.Mode().IsRegular() {
-		if err := hashFile(root, rel, info); err != nil {
-			return nil, fsError(p, err)
+		if err := t.hashFile(p, info); err != nil {
+			return nil, err
 		}
 	} else if st.IsDir() {
 		info.SizeBytes = 0
@@ -105,15 +102,15 @@ func (t *Toolset) fileInfo(ctx context.Context, raw json.RawMessage) (*Output, e
 // hashFile fills in the size, mtime and SHA-256 of one open descriptor, so
 // that the three describe the same file even if it is replaced meanwhile.
 // The open does not block on a FIFO swapped in after the stat.
-func hashFile(root *os.Root, rel string, info *FileInfo) error {
-	f, err := root.OpenFile(rel, os.O_RDONLY|openNonblock, 0)
+func (t *Toolset) hashFile(p string, info *FileInfo) error {
+	f, err := t.ws.Open(p)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return err
+		return &editguard.Error{Code: editguard.CodeIO, Message: err.Error(), Details: map[string]any{"path": p}, Err: err}
 	}
 	if !st.Mode().IsRegular() {
 		info.Type = typeName(st.Mode())
@@ -122,7 +119,7 @@ func hashFile(root *os.Root, rel string, info *FileInfo) error {
 	h := sha256.New()
 	n, err := io.Copy(h, f)
 	if err != nil {
-		return err
+		return &editguard.Error{Code: editguard.CodeIO, Message: err.Error(), Details: map[string]any{"path": p}, Err: err}
 	}
 	info.SHA256, info.SizeBytes, info.MtimeMS = hex.EncodeToString(h.Sum(nil)), n, st.ModTime().UnixMilli()
 	return nil

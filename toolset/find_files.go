@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/editguard/editguard"
 )
 
 func init() {
@@ -43,27 +45,21 @@ func (t *Toolset) findFiles(ctx context.Context, raw json.RawMessage) (*Output, 
 	if !validGlob(*a.Pattern) {
 		return nil, invalidArgument("find_files", fmt.Sprintf("bad glob pattern %q", *a.Pattern), map[string]any{"argument": "pattern"})
 	}
-	root, dir, display, err := t.startDir("find_files", a.Path)
+	display, err := t.startDir("find_files", a.Path)
 	if err != nil {
 		return nil, err
 	}
-	defer root.Close()
 	var found []string
 	more := false
-	w := &walker{root: root}
-	err = w.walk(ctx, dir, func(rel string, _ int) bool {
-		under := strings.TrimPrefix(strings.TrimPrefix(rel, dir), "/")
-		if dir == "." {
-			under = rel
-		}
-		if !matchGlob(*a.Pattern, under) {
+	err = t.ws.Walk(ctx, display, func(f *editguard.WalkFile) bool {
+		if !matchGlob(*a.Pattern, f.Rel) {
 			return true
 		}
 		if len(found) == maxFound {
 			more = true
 			return false
 		}
-		found = append(found, rel)
+		found = append(found, f.Path)
 		return true
 	})
 	if err != nil {

@@ -5,13 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io/fs"
-	"os"
-	"slices"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/editguard/editguard"
 )
 
 func init() {
@@ -103,40 +98,19 @@ func (t *Toolset) listDirectory(ctx context.Context, raw json.RawMessage) (*Outp
 	if a.Path != nil && *a.Path != "" {
 		p = *a.Path
 	}
-	root, rel, err := t.openRoot(p)
+	st, err := t.ws.Stat(p)
 	if err != nil {
 		return nil, err
-	}
-	defer root.Close()
-	dir, err := root.Open(rel)
-	if err != nil {
-		return nil, fsError(p, err)
-	}
-	defer dir.Close()
-	st, err := dir.Stat()
-	if err != nil {
-		return nil, fsError(p, err)
 	}
 	if !st.IsDir() {
 		return nil, invalidArgument("list_directory", "not a directory: "+p, map[string]any{"path": p})
 	}
-	// The state directory is hidden only at the root, which a path like
-	// "sub/.." or a symlink may also name.
-	rootSt, err := root.Stat(".")
+	des, err := t.ws.ReadDir(p)
 	if err != nil {
-		return nil, fsError(p, err)
+		return nil, err
 	}
-	atRoot := os.SameFile(st, rootSt)
-	des, err := dir.ReadDir(-1)
-	if err != nil {
-		return nil, fsError(p, err)
-	}
-	slices.SortFunc(des, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	l := &Listing{Path: p, Entries: []DirEntry{}}
 	for _, de := range des {
-		if atRoot && de.Name() == editguard.StateDir {
-			continue
-		}
 		if len(l.Entries) == maxEntries {
 			l.Truncated = true
 			break

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path"
 	"regexp"
 	"regexp/syntax"
 	"runtime"
@@ -14,7 +13,7 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
-	"golang.org/x/sys/unix"
+	"github.com/editguard/editguard"
 )
 
 func init() {
@@ -88,11 +87,10 @@ func (t *Toolset) searchText(ctx context.Context, raw json.RawMessage) (*Output,
 	// first: most files do not contain it, and the regular expression
 	// then never runs on them.
 	must := requiredLiteral(expr)
-	root, dir, display, err := t.startDir("search_text", a.Path)
+	display, err := t.startDir("search_text", a.Path)
 	if err != nil {
 		return nil, err
 	}
-	defer root.Close()
 	// The walk (in this goroutine) opens the files in path order and
 	// hands them to workers, one per CPU, that read and search them; the
 	// results are put back in path order. The walk stops once the files
@@ -100,10 +98,9 @@ func (t *Toolset) searchText(ctx context.Context, raw json.RawMessage) (*Output,
 	// before the last one handed out is searched, so the first lines in
 	// path order are all found.
 	type job struct {
-		idx  int
-		rel  string
-		fd   int
-		size int64
+		idx int
+		rel string
+		f   *editguard.RegularFile
 	}
 	var (
 		jobs    = make(chan job, 256)
@@ -117,11 +114,11 @@ func (t *Toolset) searchText(ctx context.Context, raw json.RawMessage) (*Output,
 			var buf []byte
 			for j := range jobs {
 				var lines []string
-				if int64(cap(buf)) <= j.size {
-					buf = make([]byte, 0, j.size+j.size/8+512)
+				if size := j.f.Size(); int64(cap(buf)) <= size {
+					buf = make([]byte, 0, size+size/8+512)
 				}
-				lines, buf = searchFile(j.fd, buf, re, must, j.rel, limit+1)
-				unix.Close(j.fd)
+				lines, buf = searchFile(j.f, buf, re, must, j.rel, limit+1)
+				j.f.Close()
 				if len(lines) > 0 {
 					total.Add(int64(len(lines)))
 					mu.Lock()
@@ -132,24 +129,19 @@ func (t *Toolset) searchText(ctx context.Context, raw json.RawMessage) (*Output,
 		})
 	}
 	next := 0
-	w := &walker{root: root}
-	err = w.walk(ctx, dir, func(rel string, dirfd int) bool {
-		under := rel
-		if dir != "." {
-			under = strings.TrimPrefix(strings.TrimPrefix(rel, dir), "/")
-		}
-		if a.Glob != "" && !matchGlob(a.Glob, under) {
+	err = t.ws.Walk(ctx, display, func(wf *editguard.WalkFile) bool {
+		if a.Glob != "" && !matchGlob(a.Glob, wf.Rel) {
 			return true
 		}
-		fd, size, err := openFileAt(dirfd, path.Base(rel))
+		f, err := wf.Open()
 		if err != nil {
 			return true
 		}
-		if size > maxSearchBytes || size == 0 {
-			unix.Close(fd)
+		if f.Size() > maxSearchBytes || f.Size() == 0 {
+			f.Close()
 			return true
 		}
-		jobs <- job{next, rel, fd, size}
+		jobs <- job{next, wf.Path, f}
 		next++
 		return total.Load() <= int64(limit)
 	})
@@ -196,8 +188,8 @@ collect:
 // searchFile reads f (into buf, which it returns for reuse) and returns
 // its matching lines as "rel:line: text\n", at most max of them. Binary
 // files have none.
-func searchFile(fd int, buf []byte, re *regexp.Regexp, must []byte, rel string, max int) ([]string, []byte) {
-	data, err := readFDInto(buf[:0], fd, maxSearchBytes)
+func searchFile(f *editguard.RegularFile, buf []byte, re *regexp.Regexp, must []byte, rel string, max int) ([]string, []byte) {
+	data, err := f.ReadAll(buf, maxSearchBytes)
 	if err != nil {
 		return nil, buf
 	}

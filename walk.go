@@ -1,0 +1,240 @@
+//go:build unix
+
+package editguard
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+	"golang.org/x/sys/unix"
+)
+
+// maxIgnoreBytes bounds one ignore file read by Walk.
+const maxIgnoreBytes = 1 << 20
+
+// A WalkFile is a regular file met by Walk.
+type WalkFile struct {
+	// Path is the file's slash path relative to the root, and Rel relative
+	// to the directory walked.
+	Path, Rel string
+	dirfd     int
+}
+
+// Open opens the file for reading without following a symlink or blocking
+// on a FIFO put in its place, and fails unless it is a regular file. It
+// must be called before the Walk callback that received f returns; the
+// file it returns may be used and closed later, from any goroutine.
+func (f *WalkFile) Open() (*RegularFile, error) {
+	fd, size, err := openFileAt(f.dirfd, path.Base(f.Path))
+	if err != nil {
+		return nil, newError(CodeIO, f.Path, err.Error(), "", err)
+	}
+	return &RegularFile{fd: fd, size: size}, nil
+}
+
+// A RegularFile is a file opened by WalkFile.Open. It is not safe for
+// concurrent use.
+type RegularFile struct {
+	fd   int
+	size int64
+}
+
+// Size is the file's size when it was opened.
+func (f *RegularFile) Size() int64 { return f.size }
+
+// ReadAll reads the file from where it stands to its end, appending to
+// buf[:0] (which it grows as needed) and failing past max bytes.
+func (f *RegularFile) ReadAll(buf []byte, max int64) ([]byte, error) {
+	if f.size > max {
+		return nil, fmt.Errorf("larger than %d bytes", max)
+	}
+	return readFDInto(buf[:0], f.fd, max)
+}
+
+// Close closes the file.
+func (f *RegularFile) Close() error { return unix.Close(f.fd) }
+
+// Walk calls fn for every regular file under the directory dir that no
+// ignore file excludes, in path order; fn returns false to stop. It
+// honours .git/info/exclude and the .gitignore files of every directory
+// from the root down (nested ones and negations included), never enters a
+// .git directory or editguard's state directory, and skips symlinks,
+// special files and what it cannot read.
+//
+// Walk starts from dir opened through the root and goes down by openat
+// with O_NOFOLLOW on directory descriptors, so no symlink is ever
+// followed, no path leaves the root even while the tree changes, and a
+// file costs one open, not one per path element. It stops with ctx's
+// error when ctx is done.
+func (w *Workspace) Walk(ctx context.Context, dir string, fn func(f *WalkFile) bool) error {
+	resolved, err := w.resolve(dir)
+	if err != nil {
+		return err
+	}
+	f, err := w.root.OpenFile(resolved, os.O_RDONLY|oDirectory, 0)
+	if err != nil {
+		return w.treeError(dir, err)
+	}
+	fd, err := unix.Dup(int(f.Fd()))
+	f.Close()
+	if err != nil {
+		return ioError(dir, err)
+	}
+	unix.CloseOnExec(fd)
+	// The patterns of the directories above dir apply too.
+	var ps []gitignore.Pattern
+	ps = append(ps, w.ignorePatterns(".git/info", "exclude", nil)...)
+	if resolved != "." {
+		parts := strings.Split(resolved, "/")
+		for i := range parts {
+			ps = append(ps, w.ignorePatterns(path.Join(append([]string{"."}, parts[:i]...)...), ".gitignore", parts[:i])...)
+		}
+	}
+	prefix := len(resolved) + 1
+	if resolved == "." {
+		prefix = 0
+	}
+	_, err = walkDir(ctx, fd, resolved, ps, func(f *WalkFile) bool {
+		f.Rel = f.Path[prefix:]
+		return fn(f)
+	})
+	return err
+}
+
+func splitRel(rel string) []string {
+	if rel == "." {
+		return nil
+	}
+	return strings.Split(rel, "/")
+}
+
+// walkDir walks the directory open as fd, which it closes; it returns false
+// when fn asked to stop.
+func walkDir(ctx context.Context, fd int, dir string, ps []gitignore.Pattern, fn func(*WalkFile) bool) (bool, error) {
+	// A descriptor opened without O_NONBLOCK is not registered with the
+	// runtime's poller.
+	f := os.NewFile(uintptr(fd), dir)
+	defer f.Close()
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	ps = append(slices.Clip(ps), patternsAt(fd, ".gitignore", splitRel(dir))...)
+	m := gitignore.NewMatcher(ps)
+	des, err := f.ReadDir(-1)
+	if err != nil {
+		return true, nil // unreadable: skipped
+	}
+	slices.SortFunc(des, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	wf := &WalkFile{dirfd: fd}
+	for _, de := range des {
+		name := de.Name()
+		rel := path.Join(dir, name)
+		switch {
+		case strings.EqualFold(name, StateDir), name == ".git":
+			continue
+		case de.Type()&fs.ModeSymlink != 0:
+			continue
+		case de.IsDir():
+			if m.Match(splitRel(rel), true) {
+				continue
+			}
+			sub, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			if err != nil {
+				continue // unreadable, or replaced by a symlink: skipped
+			}
+			if more, err := walkDir(ctx, sub, rel, ps, fn); !more || err != nil {
+				return more, err
+			}
+		case de.Type().IsRegular():
+			if m.Match(splitRel(rel), false) {
+				continue
+			}
+			wf.Path = rel
+			if !fn(wf) {
+				return false, nil
+			}
+		}
+	}
+	return true, nil
+}
+
+// openFileAt opens the regular file name in the directory dirfd for
+// reading, without following a symlink or blocking on a FIFO swapped in,
+// and returns its descriptor and size.
+func openFileAt(dirfd int, name string) (int, int64, error) {
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, 0, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		unix.Close(fd)
+		return -1, 0, fmt.Errorf("not a regular file")
+	}
+	return fd, st.Size, nil
+}
+
+// ignorePatterns reads the ignore file name in dir, whose patterns apply
+// below domain.
+func (w *Workspace) ignorePatterns(dir, name string, domain []string) []gitignore.Pattern {
+	f, err := w.root.OpenFile(dir, os.O_RDONLY|oDirectory, 0)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	return patternsAt(int(f.Fd()), name, domain)
+}
+
+// patternsAt reads the ignore file name in the directory dirfd.
+func patternsAt(dirfd int, name string, domain []string) []gitignore.Pattern {
+	fd, size, err := openFileAt(dirfd, name)
+	if err != nil {
+		return nil
+	}
+	defer unix.Close(fd)
+	if size > maxIgnoreBytes {
+		return nil
+	}
+	data, err := readFDInto(make([]byte, 0, size+512), fd, maxIgnoreBytes)
+	if err != nil {
+		return nil
+	}
+	var ps []gitignore.Pattern
+	for line := range strings.Lines(string(data)) {
+		line = strings.TrimRight(line, "\r\n")
+		if strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "" {
+			continue
+		}
+		ps = append(ps, gitignore.ParsePattern(line, domain))
+	}
+	return ps
+}
+
+// readFDInto reads fd to its end into buf, failing past max bytes.
+func readFDInto(buf []byte, fd int, max int64) ([]byte, error) {
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return buf, nil
+		}
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > max {
+			return nil, fmt.Errorf("grew past %d bytes", max)
+		}
+	}
+}
