@@ -4,8 +4,8 @@ import "context"
 
 // DeleteOptions control Delete.
 type DeleteOptions struct {
-	Precondition *Precondition
-	DryRun       bool
+	Precondition *Precondition `json:"precondition,omitempty"`
+	DryRun       bool          `json:"dry_run,omitempty"`
 }
 
 // Delete is like os.Remove for a file, but guarded like Write: it needs a
@@ -31,23 +31,4 @@ func (s *Session) Delete(ctx context.Context, p string, opts *DeleteOptions) (*R
 			return &plan{remove: true, oldText: textOf(obs.data, enc)}, nil
 		},
 	})
-}
-
-func deleteArgs(p string, o *DeleteOptions) any {
-	return &deleteCall{Path: p, Precondition: nonEmpty(o.Precondition), DryRun: o.DryRun}
-}
-
-type deleteCall struct {
-	Path         string        `json:"path"`
-	Precondition *Precondition `json:"precondition,omitempty"`
-	DryRun       bool          `json:"dry_run,omitempty"`
-}
-
-// Delete replays a Session.Delete call.
-func (r *Replayer) Delete(p string, opts *DeleteOptions) (*Result, error) {
-	var o DeleteOptions
-	if opts != nil {
-		o = *opts
-	}
-	return r.next("delete_file", p, deleteArgs(p, &o))
 }

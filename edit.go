@@ -16,10 +16,10 @@ type Edit struct {
 
 // EditOptions control Edit.
 type EditOptions struct {
-	Precondition      *Precondition
-	DryRun            bool
-	Encoding          string
-	AllowPlaceholders bool
+	Precondition      *Precondition `json:"precondition,omitempty"`
+	DryRun            bool          `json:"dry_run,omitempty"`
+	Encoding          string        `json:"encoding,omitempty"`
+	AllowPlaceholders bool          `json:"allow_placeholders,omitempty"`
 }
 
 // Edit applies edits in order, each to the result of the previous, and

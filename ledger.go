@@ -174,33 +174,6 @@ func (w *Workspace) NewReplayer(session string) (*Replayer, error) {
 	return &Replayer{r: r}, nil
 }
 
-// Write replays a Session.Write call.
-func (r *Replayer) Write(p, content string, opts *WriteOptions) (*Result, error) {
-	var o WriteOptions
-	if opts != nil {
-		o = *opts
-	}
-	return r.next("write_file", p, writeArgs(p, content, &o))
-}
-
-// Edit replays a Session.Edit call.
-func (r *Replayer) Edit(p string, edits []Edit, opts *EditOptions) (*Result, error) {
-	var o EditOptions
-	if opts != nil {
-		o = *opts
-	}
-	return r.next("edit_file", p, editArgs(p, edits, &o))
-}
-
-// Restore replays a Session.Restore call.
-func (r *Replayer) Restore(p, version string, opts *RestoreOptions) (*Result, error) {
-	var o RestoreOptions
-	if opts != nil {
-		o = *opts
-	}
-	return r.next("restore_file", p, restoreArgs(p, version, &o))
-}
-
 // Remaining reports how many recorded calls have not been replayed.
 func (r *Replayer) Remaining() int { return r.r.Remaining() }
 

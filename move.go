@@ -16,12 +16,12 @@ type MoveOptions struct {
 	// Overwrite lets the move replace an existing destination, which must
 	// then have been read in full by the session, like a file write_file
 	// replaces.
-	Overwrite bool
+	Overwrite bool `json:"overwrite,omitempty"`
 	// Precondition states what the source must be; without one the
 	// session's baseline of the source applies (a partial read is enough:
 	// a move discards nothing of the source).
-	Precondition *Precondition
-	DryRun       bool
+	Precondition *Precondition `json:"precondition,omitempty"`
+	DryRun       bool          `json:"dry_run,omitempty"`
 }
 
 // Move renames the file src to dst, guarded: the session must have read the
@@ -38,7 +38,7 @@ func (s *Session) Move(ctx context.Context, src, dst string, opts *MoveOptions) 
 	if opts != nil {
 		o = *opts
 	}
-	args := &moveCall{Source: src, Destination: dst, Overwrite: o.Overwrite, Precondition: nonEmpty(o.Precondition), DryRun: o.DryRun}
+	args := moveArgs(src, dst, &o)
 	a := newAttempt(s, "move_file", src, args, o.Precondition)
 	var (
 		ts, td *target
@@ -290,27 +290,4 @@ func historyFailed(p string, err error) *Error {
 	e.Message = "saving the current content to history failed; nothing was changed: " + e.Message
 	e.Details["step"] = "history"
 	return e
-}
-
-type moveCall struct {
-	Source       string        `json:"source"`
-	Destination  string        `json:"destination"`
-	Overwrite    bool          `json:"overwrite,omitempty"`
-	Precondition *Precondition `json:"precondition,omitempty"`
-	DryRun       bool          `json:"dry_run,omitempty"`
-}
-
-// Move replays a Session.Move call.
-func (r *Replayer) Move(src, dst string, opts *MoveOptions) (*Result, error) {
-	var o MoveOptions
-	if opts != nil {
-		o = *opts
-	}
-	call := &moveCall{Source: src, Destination: dst, Overwrite: o.Overwrite, Precondition: nonEmpty(o.Precondition), DryRun: o.DryRun}
-	res, err := r.next("move_file", src, call)
-	if err != nil || res.DryRun {
-		return res, err
-	}
-	// A move that happened has a second record, the destination's.
-	return r.next("move_file", dst, call)
 }

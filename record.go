@@ -86,53 +86,6 @@ func (w *Workspace) finish(a *attempt, res *Result, err error) (*Result, error) 
 	return res, err
 }
 
-// The arguments recorded for each tool. They are the tool call's arguments,
-// except that write_file's content is represented by its SHA-256 and size,
-// so the ledger stays small; Replayer compares calls in this form.
-type (
-	writeCall struct {
-		Path              string        `json:"path"`
-		ContentSHA256     string        `json:"content_sha256"`
-		ContentBytes      int           `json:"content_bytes"`
-		Precondition      *Precondition `json:"precondition,omitempty"`
-		DryRun            bool          `json:"dry_run,omitempty"`
-		LineEnding        string        `json:"line_ending,omitempty"`
-		Encoding          string        `json:"encoding,omitempty"`
-		AllowPlaceholders bool          `json:"allow_placeholders,omitempty"`
-		BOM               bool          `json:"bom,omitempty"`
-		Mode              string        `json:"mode,omitempty"`
-	}
-	editCall struct {
-		Path              string        `json:"path"`
-		Edits             []Edit        `json:"edits"`
-		Precondition      *Precondition `json:"precondition,omitempty"`
-		DryRun            bool          `json:"dry_run,omitempty"`
-		Encoding          string        `json:"encoding,omitempty"`
-		AllowPlaceholders bool          `json:"allow_placeholders,omitempty"`
-	}
-	restoreCall struct {
-		Path         string        `json:"path"`
-		Version      string        `json:"version"`
-		Precondition *Precondition `json:"precondition,omitempty"`
-		DryRun       bool          `json:"dry_run,omitempty"`
-	}
-)
-
-func writeArgs(p, content string, o *WriteOptions) *writeCall {
-	return &writeCall{Path: p, ContentSHA256: sha256Hex([]byte(content)), ContentBytes: len(content),
-		Precondition: nonEmpty(o.Precondition), DryRun: o.DryRun, LineEnding: o.LineEnding, Encoding: o.Encoding,
-		AllowPlaceholders: o.AllowPlaceholders, BOM: o.BOM, Mode: o.Mode}
-}
-
-func editArgs(p string, edits []Edit, o *EditOptions) any {
-	return &editCall{Path: p, Edits: edits, Precondition: nonEmpty(o.Precondition), DryRun: o.DryRun,
-		Encoding: o.Encoding, AllowPlaceholders: o.AllowPlaceholders}
-}
-
-func restoreArgs(p, version string, o *RestoreOptions) any {
-	return &restoreCall{Path: p, Version: version, Precondition: nonEmpty(o.Precondition), DryRun: o.DryRun}
-}
-
 func nonEmpty(p *Precondition) *Precondition {
 	if p.empty() {
 		return nil

@@ -11,8 +11,8 @@ import (
 
 // RestoreOptions control Restore.
 type RestoreOptions struct {
-	Precondition *Precondition
-	DryRun       bool
+	Precondition *Precondition `json:"precondition,omitempty"`
+	DryRun       bool          `json:"dry_run,omitempty"`
 }
 
 // Restore puts a history version back. It is a guarded write like any other:

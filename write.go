@@ -10,21 +10,21 @@ import (
 
 // WriteOptions control Write.
 type WriteOptions struct {
-	Precondition *Precondition
-	DryRun       bool
+	Precondition *Precondition `json:"precondition,omitempty"`
+	DryRun       bool          `json:"dry_run,omitempty"`
 	// LineEnding "lf" or "crlf" converts the whole file; empty keeps the
 	// file's own line endings (new files get LF).
-	LineEnding string
+	LineEnding string `json:"line_ending,omitempty"`
 	// Encoding names the encoding to write (default: the file's own, or
 	// UTF-8 for new files).
-	Encoding          string
-	AllowPlaceholders bool
+	Encoding          string `json:"encoding,omitempty"`
+	AllowPlaceholders bool   `json:"allow_placeholders,omitempty"`
 	// BOM starts a new UTF-8 file with a byte order mark. Existing files
 	// keep theirs, or their lack of one.
-	BOM bool
+	BOM bool `json:"bom,omitempty"`
 	// Mode is WriteOverwrite (the default, also ""), WriteCreate or
 	// WriteAppend.
-	Mode string
+	Mode string `json:"mode,omitempty"`
 }
 
 // Write modes.
