@@ -461,7 +461,7 @@ func (w *Workspace) commitTxFile(f *txFile, session string) error {
 		return ioError(f.t.path, err)
 	}
 	pl := &plan{data: f.data, sum: f.sum, remove: f.remove}
-	ar, err := w.commit(f.t, f.obs, pl, tmp)
+	ar, err := w.commit(f.t, f.obs, pl, tmp, nil)
 	if err != nil && ar.Strategy == "" {
 		return err
 	}
@@ -597,7 +597,7 @@ func (w *Workspace) undoFile(t *target, jf journalFile, session string) error {
 	if err != nil {
 		return err
 	}
-	_, err = w.commit(t, obs, pl, tmp)
+	_, err = w.commit(t, obs, pl, tmp, nil)
 	return err
 }
 

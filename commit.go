@@ -222,12 +222,30 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 			return nil, err
 		}
 	}
-	// 4. Guarantee 4: what is displaced goes to history, durably, first.
-	v, err := s.w.hist.Save(t.resolved, obs.data, !obs.stat.Exists, obs.sum, history.Meta{Op: c.tool, Session: s.name})
-	if err != nil {
-		return nil, historyFailed(c.path, err)
+	// 4. Guarantee 4: what is displaced goes to history, durably, before
+	// the file changes. The history's writes and fsyncs run while the new
+	// content is written and fsynced under its temporary name (5), and
+	// the swap (6) waits for both: neither fsync orders the other, so
+	// overlapping them takes nothing from either guarantee.
+	saved := make(chan error, 1)
+	var version history.Version
+	go func() {
+		var err error
+		version, err = s.w.hist.Save(t.resolved, obs.data, !obs.stat.Exists, obs.sum, history.Meta{Op: c.tool, Session: s.name})
+		saved <- err
+	}()
+	var histErr error
+	waited := false
+	historyDurable := func() error {
+		if !waited {
+			histErr, waited = <-saved, true
+			if histErr != nil {
+				histErr = historyFailed(c.path, histErr)
+			}
+		}
+		return histErr
 	}
-	res.BackupVersion = v.ID
+	defer historyDurable() // no return leaves the Save running
 	// 5-7. Write, swap, sync.
 	tmp, err := s.w.sweepTemp(t, s.name)
 	if err != nil {
@@ -235,7 +253,13 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 		e.Details["step"] = "sweep temp"
 		return nil, e
 	}
-	ar, err := s.w.commit(t, obs, pl, tmp)
+	ar, err := s.w.commit(t, obs, pl, tmp, historyDurable)
+	if herr := historyDurable(); herr == nil {
+		res.BackupVersion = version.ID
+	} else if err == nil {
+		// commit calls historyDurable before it changes anything.
+		err = herr
+	}
 	if err != nil {
 		var re *atomicfile.RaceError
 		if errors.As(err, &re) && len(re.Leftover) > 0 {
@@ -368,14 +392,14 @@ func (w *Workspace) makeParent(t *target) error {
 // commit replaces, creates or removes the target. The caller holds the lock
 // and has verified obs. An error with a Strategy in the result happened
 // after the new content was put in place.
-func (w *Workspace) commit(t *target, obs *observation, pl *plan, tmp string) (atomicfile.Result, error) {
+func (w *Workspace) commit(t *target, obs *observation, pl *plan, tmp string, ready func() error) (atomicfile.Result, error) {
 	var (
 		r   atomicfile.Result
 		err error
 	)
 	switch {
 	case !obs.stat.Exists:
-		r, err = t.dir.Create(t.base, pl.data, atomicfile.Options{UID: -1, GID: -1, Temp: tmp, Park: w.parks.at})
+		r, err = t.dir.Create(t.base, pl.data, atomicfile.Options{UID: -1, GID: -1, Temp: tmp, Park: w.parks.at, Ready: ready})
 		if errors.Is(err, atomicfile.ErrExist) {
 			now, _ := w.observe(t)
 			if now == nil {
@@ -384,9 +408,9 @@ func (w *Workspace) commit(t *target, obs *observation, pl *plan, tmp string) (a
 			return r, stale(t.path, ReasonCreated, now)
 		}
 	case pl.remove:
-		r, err = t.dir.Remove(t.base, obs.sum, atomicfile.Options{Temp: tmp, Park: w.parks.at})
+		r, err = t.dir.Remove(t.base, obs.sum, atomicfile.Options{Temp: tmp, Park: w.parks.at, Ready: ready})
 	default:
-		r, err = t.dir.Replace(t.base, pl.data, obs.sum, atomicfile.Options{Mode: obs.stat.Mode, UID: obs.stat.UID, GID: obs.stat.GID, Temp: tmp, Park: w.parks.at})
+		r, err = t.dir.Replace(t.base, pl.data, obs.sum, atomicfile.Options{Mode: obs.stat.Mode, UID: obs.stat.UID, GID: obs.stat.GID, Temp: tmp, Park: w.parks.at, Ready: ready})
 	}
 	if errors.Is(err, atomicfile.ErrRaced) {
 		now, _ := w.observe(t)
@@ -401,6 +425,10 @@ func (w *Workspace) commit(t *target, obs *observation, pl *plan, tmp string) (a
 		e.Message = "file was changed by another program during the commit; nothing was written"
 		e.Err = err
 		return r, e
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return r, err // from ready
 	}
 	if err != nil {
 		return r, ioError(t.path, err)

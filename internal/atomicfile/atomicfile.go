@@ -230,6 +230,22 @@ type Options struct {
 	// caller sweeps the parked files later (see ParkedSum). If the move
 	// fails (another file system), the file is unlinked.
 	Park *Dir
+	// Ready, if set, is called once the new content is durable under its
+	// temporary name (Replace, Create) or before anything is renamed
+	// (Remove), and the target is changed only if it returns nil: the
+	// caller makes what the change displaces durable meanwhile, in
+	// parallel with the write and its fsync. An error from Ready fails the
+	// operation as it is, with nothing changed and the temporary file
+	// removed.
+	Ready func() error
+}
+
+// ready calls opts.Ready, if set.
+func (o *Options) ready() error {
+	if o.Ready == nil {
+		return nil
+	}
+	return o.Ready()
 }
 
 // ParkName is the name under which a file whose content hashed to sum is
@@ -439,6 +455,10 @@ func (d *Dir) Replace(name string, data []byte, want string, opts Options) (Resu
 	if err != nil {
 		return Result{}, err
 	}
+	if err := opts.ready(); err != nil {
+		sys.unlinkat(d.hook, d.fd, tmp, 0)
+		return Result{}, err
+	}
 	strategy, old, err := d.swap(tmp, name, want, data, opts.Park)
 	if err != nil {
 		return Result{}, err
@@ -594,6 +614,10 @@ func (d *Dir) Create(name string, data []byte, opts Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if err := opts.ready(); err != nil {
+		sys.unlinkat(d.hook, d.fd, tmp, 0)
+		return Result{}, err
+	}
 	if err := d.renameNoReplace(tmp, name); err != nil {
 		sys.unlinkat(d.hook, d.fd, tmp, 0)
 		if err == unix.EEXIST {
@@ -620,6 +644,9 @@ func (d *Dir) Remove(name string, want string, opts Options) (Result, error) {
 	tmp := opts.Temp
 	if tmp == "" {
 		tmp = tempName(name)
+	}
+	if err := opts.ready(); err != nil {
+		return Result{}, err
 	}
 	if err := d.renameNoReplace(name, tmp); err != nil {
 		if err == unix.ENOENT {

@@ -134,13 +134,13 @@ func readSlots(f *os.File) (head, int, error) {
 // the ledger holds with another hash, means records were cut: checkHead
 // returns a *VerifyError with ReasonTruncated, and nothing is appended, so
 // the evidence stays as it is.
-func (l *Ledger) checkHead() (*os.File, int, error) {
+func (l *Ledger) checkHead() (*os.File, int, head, error) {
 	f, err := l.dir.OpenFile(l.name+headSuffix, os.O_RDWR, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, 0, nil
+		return nil, 0, head{}, nil
 	}
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, head{}, err
 	}
 	h, slot, err := readSlots(f)
 	if err == nil {
@@ -148,9 +148,9 @@ func (l *Ledger) checkHead() (*os.File, int, error) {
 	}
 	if err != nil {
 		f.Close()
-		return nil, 0, err
+		return nil, 0, head{}, err
 	}
-	return f, slot, nil
+	return f, slot, h, nil
 }
 
 // matchHead checks that the ledger holds the anchored record h.
@@ -174,24 +174,56 @@ func (l *Ledger) matchHead(h head) error {
 	return nil
 }
 
-// writeHead moves the anchor to h. The caller holds the lock and has made
-// the records up to h durable, so the anchor never gets ahead of the
-// ledger. f is the open anchor, or nil to create it; newest is the slot
-// holding its newest head, which stays as it is.
-func (l *Ledger) writeHead(f *os.File, newest int, h head) error {
+// anchorSync is an anchor write whose fdatasync runs in the background.
+type anchorSync struct {
+	h    head
+	done chan struct{} // closed once err is set
+	err  error
+}
+
+// writeHead moves the anchor to h. The caller holds the lock and commitMu,
+// and has made the records up to h durable, so the anchor never gets
+// ahead of the ledger. f is the open anchor, or nil to create it; newest
+// is the slot holding its newest head, cur, which stays as it is. When
+// writeHead returns nil with f not nil, f belongs to the fdatasync it
+// started and must not be closed by the caller.
+//
+// The two slots are what lets one valid head survive any crash: a write
+// goes to the slot not holding cur, so it may only be torn while cur is
+// durable. cur is durable if this Ledger wrote it and fdatasynced it;
+// otherwise (another process, or a sync that failed) writeHead makes it so
+// first. The fdatasync of the slot written now is not waited for: the
+// anchor may lag the ledger after a power loss, by the one batch whose
+// reply did not wait for it, as it may when a crash comes between the
+// ledger's fsync and the anchor's write. The next commit, or Close, waits.
+func (l *Ledger) writeHead(f *os.File, newest int, cur, h head) error {
 	b := h.encode()
 	if f == nil {
 		// A new anchor appears whole, through a durable replace, so that
 		// no crash leaves an empty or partial one.
 		return l.dir.WriteFile(l.name+headSuffix, append(b, b...), 0o600)
 	}
+	prev := l.anchored
+	if prev != nil {
+		<-prev.done
+	}
+	if prev == nil || prev.err != nil || prev.h != cur {
+		if err := datasync(f); err != nil {
+			return err
+		}
+	}
 	if _, err := f.WriteAt(b, int64(1-newest)*headLen); err != nil {
+		l.anchored = nil
 		return err
 	}
-	// The anchor may lag the ledger; the fdatasync keeps the slot written
-	// now intact through the next write, which goes to the other slot, so
-	// one valid slot survives any crash.
-	return datasync(f)
+	a := &anchorSync{h: h, done: make(chan struct{})}
+	l.anchored = a
+	go func() {
+		a.err = datasync(f)
+		f.Close()
+		close(a.done)
+	}()
+	return nil
 }
 
 // hashAt returns the hash of the record with the given seq, reading the

@@ -153,6 +153,9 @@ type Ledger struct {
 	f        *os.File  // guarded by commitMu
 	tail     tailState // guarded by commitMu
 	closed   bool      // guarded by commitMu
+	// anchored is the last anchor write of this Ledger, whose fdatasync
+	// runs after the commit returns; guarded by commitMu.
+	anchored *anchorSync
 
 	mu        sync.Mutex // guards pending and recovered
 	pending   *batch     // the batch new Appends join; nil if none is open
@@ -313,13 +316,16 @@ func (l *Ledger) commit(recs []*Record) []error {
 	if err := l.loadTail(); err != nil {
 		return fail(err)
 	}
-	hf, slot, err := l.checkHead()
+	hf, slot, cur, err := l.checkHead()
 	if err != nil {
 		return fail(err)
 	}
-	if hf != nil {
-		defer hf.Close()
-	}
+	anchorKept := false
+	defer func() {
+		if hf != nil && !anchorKept {
+			hf.Close()
+		}
+	}()
 
 	seq, prev := l.tail.seq, l.tail.hash
 	now := time.Now().UTC()
@@ -373,7 +379,7 @@ func (l *Ledger) commit(recs []*Record) []error {
 	// The records are committed whatever happens to the anchor: an anchor
 	// that failed to move lags the ledger, which Verify accepts, and the
 	// next commit moves it.
-	l.writeHead(hf, slot, head{seq: seq, hash: prev})
+	anchorKept = l.writeHead(hf, slot, cur, head{seq: seq, hash: prev}) == nil && hf != nil
 	return errs
 }
 
@@ -526,6 +532,9 @@ func (l *Ledger) Close() error {
 		return fmt.Errorf("ledger: close %s: %w", l.Name(), os.ErrClosed)
 	}
 	l.closed = true
+	if a := l.anchored; a != nil {
+		<-a.done
+	}
 	return l.f.Close()
 }
 
