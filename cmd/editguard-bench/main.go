@@ -69,6 +69,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&cfg.warmup, "warmup", 20, "untimed calls per server and cell before timing")
 	ops := fs.String("ops", "ping,read,edit", "operations to measure, comma-separated: ping (the protocol round trip alone, as a floor), read, edit")
 	sizes := fs.String("sizes", "4096,1048576", "file sizes in bytes, comma-separated")
+	lib := fs.Bool("lib", false, "measure the library's commit path against a bare durable replace instead of the servers (no -editguard needed)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -84,6 +85,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("bad size %q in -sizes (want bytes, at least 1024)", sz)
 		}
 		cfg.sizes = append(cfg.sizes, n)
+	}
+	if *lib && fs.NArg() == 0 && cfg.n >= 1 && cfg.warmup >= 0 {
+		return libBench(ctx, &cfg, stdout, stderr)
 	}
 	if cfg.editguard == "" || fs.NArg() != 0 || cfg.n < 1 || cfg.warmup < 0 {
 		fs.Usage()
