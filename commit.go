@@ -76,6 +76,15 @@ type change struct {
 	// nothing (write_file with mode append). An explicit precondition
 	// still applies.
 	noRead bool
+	// verify, when set, decides alone whether the change may proceed over
+	// the observed file, under its lock: no baseline and no precondition
+	// is consulted (a precondition, if any, is only recorded). Rewind
+	// checks a file against the ledger this way.
+	verify func(t *target, obs *observation) error
+	// approved says that the caller already asked the session's approver
+	// about this change (Rewind asks once for all its files), so the
+	// commit does not ask again.
+	approved bool
 	// build computes the new content from what is on disk, given the
 	// encoding remembered in the session's baseline.
 	build func(t *target, obs *observation, enc string) (*plan, error)
@@ -143,6 +152,8 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 	a.rec.SHA256Before = obs.sum
 	var base *Baseline
 	switch {
+	case c.verify != nil:
+		err = c.verify(t, obs)
 	case c.overAbsent && !obs.stat.Exists && c.pre.empty():
 	case c.noRead && c.pre.empty():
 		if b, ok := s.baseline(t.resolved); ok {
@@ -185,7 +196,9 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 		res.DryRun, res.BytesWritten = true, 0
 		return res, nil
 	}
-	if ap := s.getApprover(); ap != nil {
+	if c.approved {
+		a.rec.Approval = "accepted"
+	} else if ap := s.getApprover(); ap != nil {
 		// Ask without holding the lock (a person may take minutes), then
 		// check that the file is still what the person approved a change to.
 		lock.Unlock()

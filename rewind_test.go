@@ -1,0 +1,426 @@
+package editguard_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/editguard/editguard"
+)
+
+// sessionA makes changes of every kind as session "a", through the
+// library and through Guard and Record as an agent's own tool would, and
+// returns the files' contents before.
+func sessionA(t *testing.T, w *editguard.Workspace, dir string) map[string]string {
+	t.Helper()
+	before := map[string]string{
+		"edited.txt":  "one\ntwo\n",
+		"written.txt": "old\n",
+		"deleted.txt": "bye\n",
+		"moved.txt":   "moving\n",
+		"hook.txt":    "hooked\n",
+	}
+	for name, content := range before {
+		writeFile(t, dir, name, content)
+	}
+	a := w.NewSession("a")
+	for name := range before {
+		if _, err := a.Read(ctx, name, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	must := func(_ *editguard.Result, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(a.Edit(ctx, "edited.txt", []editguard.Edit{{OldString: "two", NewString: "2"}}, nil))
+	must(a.Edit(ctx, "edited.txt", []editguard.Edit{{OldString: "one", NewString: "1"}}, nil))
+	must(a.Write(ctx, "written.txt", "new\n", nil))
+	must(a.Write(ctx, "sub/created.txt", "fresh\n", nil))
+	must(a.Delete(ctx, "deleted.txt", nil))
+	must(a.Move(ctx, "moved.txt", "moved-to.txt", nil))
+	// An agent's own Edit tool, guarded by a hook.
+	if _, err := a.Guard(ctx, "hook.txt", "Edit", false); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "hook.txt", "hooked and edited\n")
+	must(a.Record(ctx, "hook.txt", "Edit"))
+	return before
+}
+
+func pathsOf[F any](fs []F, path func(F) string) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, path(f))
+	}
+	return out
+}
+
+func rewoundPaths(r *editguard.RewindResult) []string {
+	return pathsOf(r.Rewound, func(f editguard.RewindFile) string { return f.Path })
+}
+
+func refusedPaths(r *editguard.RewindResult) []string {
+	return pathsOf(r.Refused, func(f editguard.RewindRefusal) string { return f.Path })
+}
+
+func onDisk(dir, name string) bool {
+	_, err := os.Lstat(filepath.Join(dir, name))
+	return err == nil
+}
+
+func TestRewindSession(t *testing.T) {
+	w, dir := newWorkspace(t)
+	before := sessionA(t, w, dir)
+	res, err := w.NewSession("r").Rewind(ctx, "a", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"deleted.txt", "edited.txt", "hook.txt", "moved-to.txt", "moved.txt", "sub/created.txt", "written.txt"}
+	if got := rewoundPaths(res); !slices.Equal(got, want) {
+		t.Fatalf("Rewind() rewound %q, want %q (refused %+v)", got, want, res.Refused)
+	}
+	if len(res.Refused) != 0 || len(res.Unchanged) != 0 || res.Conflicts() {
+		t.Errorf("Rewind() refused %+v, unchanged %+v", res.Refused, res.Unchanged)
+	}
+	for name, content := range before {
+		if got := readFile(t, dir, name); got != content {
+			t.Errorf("%s after Rewind = %q, want %q", name, got, content)
+		}
+	}
+	for _, name := range []string{"sub/created.txt", "moved-to.txt"} {
+		if onDisk(dir, name) {
+			t.Errorf("%s exists after Rewind; the session created it", name)
+		}
+	}
+	for _, f := range res.Rewound {
+		if f.BackupVersion == "" || len(f.Changes) == 0 {
+			t.Errorf("Rewind() file %+v lacks its backup version or changes", f)
+		}
+		if f.Path == "edited.txt" && len(f.Changes) != 2 {
+			t.Errorf("edited.txt changes = %v, want the session's 2 edits", f.Changes)
+		}
+		if f.Deleted != (f.ToSHA256 == "") {
+			t.Errorf("file %s: deleted %v, to_sha256 %q", f.Path, f.Deleted, f.ToSHA256)
+		}
+	}
+	// The rewind is recorded under the rewinding session's name.
+	n := 0
+	w.Log(editguard.LogFilter{Session: "r", Tool: "rewind"}, func(r *editguard.LedgerRecord) error {
+		if r.Outcome == "ok" {
+			n++
+		}
+		return nil
+	})
+	if n != len(want) {
+		t.Errorf("ledger has %d ok rewind records of session r, want %d", n, len(want))
+	}
+	// Rewinding again finds everything already back.
+	again, err := w.NewSession("r").Rewind(ctx, "a", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again.Rewound) != 0 || len(again.Unchanged) != len(want) {
+		t.Errorf("second Rewind() = rewound %q, unchanged %d, want all %d unchanged", rewoundPaths(again), len(again.Unchanged), len(want))
+	}
+}
+
+func TestRewindConflicts(t *testing.T) {
+	w, dir := newWorkspace(t)
+	for _, name := range []string{"mine.txt", "theirs.txt", "between.txt", "back.txt", "person.txt"} {
+		writeFile(t, dir, name, name+" original\n")
+	}
+	a, b := w.NewSession("a"), w.NewSession("b")
+	edit := func(s *editguard.Session, name, old, new string) {
+		t.Helper()
+		if _, err := s.Read(ctx, name, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Edit(ctx, name, []editguard.Edit{{OldString: old, NewString: new}}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	edit(a, "mine.txt", "original", "by a")
+	edit(a, "theirs.txt", "original", "by a")
+	edit(b, "theirs.txt", "by a", "by a, then b")
+	edit(a, "between.txt", "original", "by a")
+	edit(b, "between.txt", "by a", "by a, b")
+	edit(a, "between.txt", "by a, b", "by a, b, a again")
+	edit(a, "back.txt", "original", "by a")
+	edit(b, "back.txt", "by a", "original")
+	edit(a, "person.txt", "original", "by a")
+	writeFile(t, dir, "person.txt", "by a, and a person\n")
+	kept := map[string]string{}
+	for _, name := range []string{"theirs.txt", "between.txt", "person.txt"} {
+		kept[name] = readFile(t, dir, name)
+	}
+
+	res, err := w.NewSession("r").Rewind(ctx, "a", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := rewoundPaths(res), []string{"mine.txt"}; !slices.Equal(got, want) {
+		t.Errorf("Rewind() rewound %q, want %q", got, want)
+	}
+	if got, want := refusedPaths(res), []string{"between.txt", "person.txt", "theirs.txt"}; !slices.Equal(got, want) {
+		t.Errorf("Rewind() refused %q, want %q", got, want)
+	}
+	if got := pathsOf(res.Unchanged, func(f editguard.RewindFile) string { return f.Path }); !slices.Equal(got, []string{"back.txt"}) {
+		t.Errorf("Rewind() unchanged %q, want [back.txt]", got)
+	}
+	if !res.Conflicts() {
+		t.Error("Conflicts() = false, want true")
+	}
+	for _, f := range res.Refused {
+		if !errors.Is(f.Error, editguard.ErrStaleFile) {
+			t.Errorf("%s refused with %v, want STALE_FILE", f.Path, f.Error)
+		}
+		if got := readFile(t, dir, f.Path); got != kept[f.Path] {
+			t.Errorf("refused %s = %q, want it kept as %q", f.Path, got, kept[f.Path])
+		}
+	}
+	if got := readFile(t, dir, "mine.txt"); got != "mine.txt original\n" {
+		t.Errorf("mine.txt = %q, want it rewound", got)
+	}
+	// The refusals are in the ledger.
+	refusals := 0
+	w.Log(editguard.LogFilter{Session: "r", Tool: "rewind"}, func(r *editguard.LedgerRecord) error {
+		if r.ErrorCode == string(editguard.CodeStaleFile) {
+			refusals++
+		}
+		return nil
+	})
+	if refusals != 3 {
+		t.Errorf("ledger has %d STALE_FILE rewind records, want 3", refusals)
+	}
+}
+
+func TestRewindTo(t *testing.T) {
+	w, dir := newWorkspace(t)
+	writeFile(t, dir, "f.txt", "v0\n")
+	a := w.NewSession("a")
+	if _, err := a.Read(ctx, "f.txt", nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"v1\n", "v2\n", "v3\n"} {
+		for _, name := range []string{"f.txt", "g.txt"} {
+			if _, err := a.Write(ctx, name, v, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// The records of f.txt's three writes.
+	var recs []*editguard.LedgerRecord
+	w.Log(editguard.LogFilter{Path: "f.txt", Session: "a"}, func(r *editguard.LedgerRecord) error {
+		if r.Outcome == "ok" {
+			recs = append(recs, r)
+		}
+		return nil
+	})
+	if len(recs) != 3 {
+		t.Fatalf("f.txt has %d ledger records, want 3", len(recs))
+	}
+	r := w.NewSession("r")
+	res, err := r.Rewind(ctx, "a", &editguard.RewindOptions{ToSeq: recs[2].Seq})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, dir, "f.txt"); got != "v2\n" {
+		t.Errorf("f.txt after Rewind(ToSeq %d) = %q, want v2", recs[2].Seq, got)
+	}
+	if got := readFile(t, dir, "g.txt"); got != "v2\n" {
+		t.Errorf("g.txt after Rewind(ToSeq %d) = %q, want v2", recs[2].Seq, got)
+	}
+	if len(res.Rewound) != 2 {
+		t.Errorf("Rewind(ToSeq) rewound %q, want f.txt and g.txt", rewoundPaths(res))
+	}
+	// By time: back to before the second write, from where the first
+	// rewind left the files.
+	t2 := recs[1].Time
+	if _, err := r.Rewind(ctx, "a", &editguard.RewindOptions{ToTime: t2}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"f.txt", "g.txt"} {
+		if got := readFile(t, dir, name); got != "v1\n" {
+			t.Errorf("%s after Rewind(ToTime) = %q, want v1", name, got)
+		}
+	}
+	// Nothing at or after a record past the end: nothing to do.
+	res, err = r.Rewind(ctx, "a", &editguard.RewindOptions{ToSeq: 1 << 40})
+	if err != nil || len(res.Rewound)+len(res.Refused)+len(res.Unchanged) != 0 {
+		t.Errorf("Rewind(ToSeq past the end) = %+v, %v; want nothing", res, err)
+	}
+	// A session that changed nothing is a bad argument.
+	if _, err := r.Rewind(ctx, "nobody", nil); !errors.Is(err, editguard.ErrInvalidArgument) {
+		t.Errorf("Rewind(unknown session) error = %v, want INVALID_ARGUMENT", err)
+	}
+}
+
+func TestRewindDryRun(t *testing.T) {
+	w, dir := newWorkspace(t)
+	before := sessionA(t, w, dir)
+	snapshot := func() map[string]string {
+		m := map[string]string{}
+		filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if d.IsDir() && d.Name() == ".editguard" {
+				return filepath.SkipDir
+			}
+			if !d.IsDir() {
+				b, _ := os.ReadFile(p)
+				m[p] = string(b)
+			}
+			return nil
+		})
+		return m
+	}
+	was := snapshot()
+	res, err := w.NewSession("r").Rewind(ctx, "a", &editguard.RewindOptions{DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.DryRun || len(res.Rewound) != 7 {
+		t.Fatalf("Rewind(DryRun) = dry %v, rewound %q", res.DryRun, rewoundPaths(res))
+	}
+	for _, f := range res.Rewound {
+		if f.Diff == "" || f.BackupVersion != "" {
+			t.Errorf("dry run file %s: diff %q, backup %q; want a diff and no backup", f.Path, f.Diff, f.BackupVersion)
+		}
+	}
+	if now := snapshot(); !mapsEqual(now, was) {
+		t.Errorf("dry run changed the files: %v, was %v", now, was)
+	}
+	if _, err := w.NewSession("r").Rewind(ctx, "a", nil); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range before {
+		if got := readFile(t, dir, name); got != content {
+			t.Errorf("%s = %q after the rewind that followed the dry run, want %q", name, got, content)
+		}
+	}
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// TestRewindUndoable undoes a rewind two ways: by restoring the version it
+// displaced, and by rewinding the rewinding session.
+func TestRewindUndoable(t *testing.T) {
+	w, dir := newWorkspace(t)
+	sessionA(t, w, dir)
+	after := map[string]string{}
+	for _, name := range []string{"edited.txt", "sub/created.txt", "moved-to.txt"} {
+		after[name] = readFile(t, dir, name)
+	}
+	res, err := w.NewSession("r").Rewind(ctx, "a", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := w.NewSession("u")
+	for _, f := range res.Rewound {
+		if f.Path != "sub/created.txt" {
+			continue
+		}
+		// Restoring over a deleted file needs no read.
+		if _, err := u.Restore(ctx, f.Path, f.BackupVersion, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := readFile(t, dir, "sub/created.txt"); got != after["sub/created.txt"] {
+		t.Errorf("restored sub/created.txt = %q, want %q", got, after["sub/created.txt"])
+	}
+	// Rewinding the rewind puts back the rest of a's work.
+	back, err := w.NewSession("u").Rewind(ctx, "r", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// sub/created.txt is back already: restored above.
+	if len(back.Refused) != 0 || len(back.Unchanged) != 1 || back.Unchanged[0].Path != "sub/created.txt" {
+		t.Errorf("Rewind(r) refused %q, unchanged %+v; want sub/created.txt unchanged, nothing refused", refusedPaths(back), back.Unchanged)
+	}
+	for name, content := range after {
+		if got := readFile(t, dir, name); got != content {
+			t.Errorf("%s after undoing the rewind = %q, want %q", name, got, content)
+		}
+	}
+}
+
+func TestRewindAfterReopen(t *testing.T) {
+	dir := t.TempDir()
+	w, err := editguard.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := sessionA(t, w, w.Dir())
+	root := w.Dir()
+	w.Close()
+	w, err = editguard.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	s, err := w.OpenSession("r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Rewind(ctx, "a", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rewound) != 7 || len(res.Refused) != 0 {
+		t.Errorf("Rewind() after reopen rewound %q, refused %+v", rewoundPaths(res), res.Refused)
+	}
+	for name, content := range before {
+		if got := readFile(t, root, name); got != content {
+			t.Errorf("%s = %q, want %q", name, got, content)
+		}
+	}
+}
+
+func TestRewindAsksOnce(t *testing.T) {
+	for _, answer := range []bool{false, true} {
+		w, dir := newWorkspace(t)
+		sessionA(t, w, dir)
+		r := w.NewSession("r")
+		asked := 0
+		r.SetApprover(editguard.ApproverFunc(func(_ context.Context, p *editguard.Preview) (bool, error) {
+			asked++
+			if p.Tool != "rewind" || p.Diff == "" {
+				t.Errorf("Approve(%+v), want a rewind with its diff", p)
+			}
+			return answer, nil
+		}))
+		res, err := r.Rewind(ctx, "a", nil)
+		if asked != 1 {
+			t.Errorf("approver asked %d times, want once", asked)
+		}
+		if !answer {
+			if !errors.Is(err, editguard.ErrRejected) {
+				t.Errorf("declined Rewind() error = %v, want REJECTED", err)
+			}
+			if got := readFile(t, dir, "edited.txt"); got != "1\n2\n" {
+				t.Errorf("edited.txt after a declined rewind = %q", got)
+			}
+			continue
+		}
+		if err != nil || len(res.Rewound) != 7 || res.DryRun {
+			t.Errorf("approved Rewind() = %+v, %v", res, err)
+		}
+		if got := readFile(t, dir, "edited.txt"); got != "one\ntwo\n" {
+			t.Errorf("edited.txt after an approved rewind = %q", got)
+		}
+	}
+}
