@@ -66,17 +66,6 @@ type RewindRefusal struct {
 	Changes []uint64 `json:"changes"`
 }
 
-// Conflicts reports whether any file was refused because someone changed
-// it (STALE_FILE), as opposed to a failure of another kind.
-func (r *RewindResult) Conflicts() bool {
-	for _, f := range r.Refused {
-		if f.Error.Code == CodeStaleFile || f.Error.Code == CodeNotRead {
-			return true
-		}
-	}
-	return false
-}
-
 // rewindTool names the ledger records of a rewind's changes.
 const rewindTool = "rewind"
 

@@ -85,7 +85,7 @@ func TestRewindSession(t *testing.T) {
 	if got := rewoundPaths(res); !slices.Equal(got, want) {
 		t.Fatalf("Rewind() rewound %q, want %q (refused %+v)", got, want, res.Refused)
 	}
-	if len(res.Refused) != 0 || len(res.Unchanged) != 0 || res.Conflicts() {
+	if len(res.Refused) != 0 || len(res.Unchanged) != 0 {
 		t.Errorf("Rewind() refused %+v, unchanged %+v", res.Refused, res.Unchanged)
 	}
 	for name, content := range before {
@@ -172,9 +172,6 @@ func TestRewindConflicts(t *testing.T) {
 	}
 	if got := pathsOf(res.Unchanged, func(f editguard.RewindFile) string { return f.Path }); !slices.Equal(got, []string{"back.txt"}) {
 		t.Errorf("Rewind() unchanged %q, want [back.txt]", got)
-	}
-	if !res.Conflicts() {
-		t.Error("Conflicts() = false, want true")
 	}
 	for _, f := range res.Refused {
 		if !errors.Is(f.Error, editguard.ErrStaleFile) {
