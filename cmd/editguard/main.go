@@ -185,6 +185,12 @@ func usagef(cmd, format string, args ...any) error {
 	return &usageError{cmd: cmd, msg: fmt.Sprintf(format, args...)}
 }
 
+// exitStatus ends a command that has printed its own report with that exit
+// code: rewind, when some files were refused and the others rewound.
+type exitStatus int
+
+func (s exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(s)) }
+
 // errHelp reports that help was asked for and printed (exit 0).
 var errHelp = errors.New("help requested")
 
@@ -269,6 +275,10 @@ func report(e *env, err error) int {
 	}
 	if errors.Is(err, errHelp) {
 		return exitOK
+	}
+	var st exitStatus
+	if errors.As(err, &st) {
+		return int(st)
 	}
 	var ue *usageError
 	if errors.As(err, &ue) {
