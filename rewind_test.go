@@ -421,3 +421,77 @@ func TestRewindAsksOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestRewindPatch rewinds a patch transaction's files like any others.
+func TestRewindPatch(t *testing.T) {
+	w, dir := newWorkspace(t)
+	writeFile(t, dir, "x.txt", "x\n")
+	a := w.NewSession("a")
+	if _, err := a.Read(ctx, "x.txt", nil); err != nil {
+		t.Fatal(err)
+	}
+	patch := "*** Begin Patch\n*** Update File: x.txt\n@@\n-x\n+X\n*** Add File: y.txt\n+y\n*** End Patch\n"
+	if _, err := a.ApplyPatch(ctx, patch, nil); err != nil {
+		t.Fatal(err)
+	}
+	res, err := w.NewSession("r").Rewind(ctx, "a", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rewoundPaths(res); !slices.Equal(got, []string{"x.txt", "y.txt"}) {
+		t.Errorf("Rewind() rewound %q, want x.txt and y.txt", got)
+	}
+	if got := readFile(t, dir, "x.txt"); got != "x\n" {
+		t.Errorf("x.txt = %q, want x", got)
+	}
+	if onDisk(dir, "y.txt") {
+		t.Error("y.txt, which the patch added, exists after Rewind")
+	}
+}
+
+// TestRewindTrimmedHistory: when retention has removed the version the
+// session's first change saved, another version with the same content
+// serves; when none is left, the file is refused with NOT_FOUND and kept.
+func TestRewindTrimmedHistory(t *testing.T) {
+	w, err := editguard.Open(t.TempDir(), &editguard.Options{KeepVersions: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	dir := w.Dir()
+	writeFile(t, dir, "same.txt", "v0\n")
+	writeFile(t, dir, "lost.txt", "v0\n")
+	a := w.NewSession("a")
+	for name, contents := range map[string][]string{
+		"same.txt": {"v1\n", "v0\n", "v5\n"}, // the third write displaces v0 again
+		"lost.txt": {"v1\n", "v2\n", "v3\n"},
+	} {
+		if _, err := a.Read(ctx, name, nil); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range contents {
+			if _, err := a.Write(ctx, name, c, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	res, err := w.NewSession("r").Rewind(ctx, "a", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rewoundPaths(res); !slices.Equal(got, []string{"same.txt"}) {
+		t.Errorf("Rewind() rewound %q, want same.txt", got)
+	}
+	if got := readFile(t, dir, "same.txt"); got != "v0\n" {
+		t.Errorf("same.txt = %q, want v0", got)
+	}
+	if len(res.Rewound) == 1 && res.Rewound[0].Version != "v000003" {
+		t.Errorf("same.txt put back from version %s, want v000003 (v000001 was trimmed)", res.Rewound[0].Version)
+	}
+	if len(res.Refused) != 1 || !errors.Is(res.Refused[0].Error, editguard.ErrNotFound) {
+		t.Errorf("Rewind() refused %+v, want lost.txt with NOT_FOUND", res.Refused)
+	}
+	if got := readFile(t, dir, "lost.txt"); got != "v3\n" {
+		t.Errorf("lost.txt = %q, want it kept as v3", got)
+	}
+}
