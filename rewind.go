@@ -108,9 +108,9 @@ func (rp *rewindPath) seqs() []uint64 {
 //
 // For each file the session's successful changes in the range are taken
 // in ledger order, with the changes of earlier rewinds of the session (so
-// that turns can be rewound one after another): what the first displaced (sha256_before, kept in
-// history, or "did not exist") is the target, what the last left
-// (sha256_after) is what the file must hold now. Each file is then its
+// that turns can be rewound one after another): what the first displaced
+// (sha256_before, kept in history, or "did not exist") is the target, what
+// the last left (sha256_after) is what the file must hold now. Each file is then its
 // own guarded change, recorded in the ledger under this session's name
 // with tool "rewind": under the file's lock,
 //
@@ -140,7 +140,8 @@ func (rp *rewindPath) seqs() []uint64 {
 // file as a dry run would, asks once with all the diffs, and then commits
 // only the files it showed, each only if it still holds what the session
 // left (what the diff was made from); the others are reported as the
-// check found them. A no fails with REJECTED and changes nothing.
+// check found them. The check is in the ledger as a dry run. A no fails
+// with REJECTED, recorded, and changes nothing.
 //
 // It fails with INVALID_ARGUMENT if the ledger holds no change by session.
 // If ctx is cancelled Rewind stops between files and returns what it did
