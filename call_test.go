@@ -21,6 +21,7 @@ func TestReplayerCoversSession(t *testing.T) {
 		"UndoPatch":       "a transaction, like ApplyPatch",
 		"Guard":           "records another program's change (hooks), which has no result to replay",
 		"Record":          "records another program's change (hooks), like Guard",
+		"Rewind":          "one change per file, chosen from the ledger as it stands when it runs",
 	}
 	ctxType := reflect.TypeFor[context.Context]()
 	st, rt := reflect.TypeFor[*editguard.Session](), reflect.TypeFor[*editguard.Replayer]()
