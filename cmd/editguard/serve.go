@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"os/signal"
@@ -18,7 +20,7 @@ import (
 
 var serveCmd = &command{
 	name:    "serve",
-	args:    "[--http ADDR] [--approve auto|ask|read-only] [--deny GLOB]... [--token TOKEN]",
+	args:    "[--http ADDR [--tokens FILE] [--tls-cert FILE --tls-key FILE] [--insecure] [--max-inflight N] [--rate N] [--burst N]] [--approve auto|ask|read-only] [--deny GLOB]... [--token TOKEN]",
 	summary: "serve the file tools to MCP clients (stdio, or streamable HTTP)",
 	help: `Serve offers read_file, write_file, edit_file, list_directory, file_info,
 file_history, restore_file and begin_turn to MCP clients. Each MCP session
@@ -26,10 +28,48 @@ has its own read baselines, so two agents on one workspace conflict exactly
 as they should.
 
 Without --http it speaks MCP on stdin/stdout (one session). With --http ADDR
-it serves streamable HTTP at http://ADDR/mcp. ADDR must be a loopback address
-(127.0.0.1:PORT, [::1]:PORT, localhost:PORT) unless a token is set with
---token or EDITGUARD_TOKEN; requests must then carry
-"Authorization: Bearer TOKEN". SIGINT or SIGTERM stops the server gracefully.
+it serves streamable HTTP at http://ADDR/mcp (https://ADDR/mcp with TLS).
+SIGINT or SIGTERM stops the server gracefully.
+
+On a loopback address (127.0.0.1:PORT, [::1]:PORT, localhost:PORT) any
+local program may connect, unless tokens are set. Any other address (a LAN
+address, 0.0.0.0, a host name) is a remote server, and serve refuses to
+start unless:
+
+  - --tokens FILE gives each agent its own bearer token, and
+  - --tls-cert FILE and --tls-key FILE (PEM; both or neither) make it serve
+    HTTPS (TLS 1.2 or later), or --insecure allows plain HTTP on a network
+    that is already private (a VPN, a TLS proxy in front); a warning says so.
+
+The tokens file has one agent per line, "AGENT TOKEN"; blank lines and
+lines starting with # are ignored:
+
+  # agent   token (openssl rand -hex 32)
+  alice     6f1d0c...
+  ci-bot    9a3e77...
+
+An agent name is 1 to 32 letters, digits, '.', '_' or '-'. A token is 32 to
+512 characters of A-Z a-z 0-9 - . _ ~ + / (then optional '=') with at least
+8 different ones; each agent and each token appears once. Like ssh with a
+key, serve refuses a tokens file that group or others may read or write
+(chmod 600) or that another user owns. The file is read once, at start.
+
+With tokens, every request must carry "Authorization: Bearer TOKEN"; any
+other gets 401. The agent's name goes into the ledger: its sessions are
+named AGENT/mcp-ID (see editguard log). A session answers only to the token
+that opened it; another token gets 403. Each token may have --max-inflight
+requests being handled at once (default 8; a session's event stream does not
+count) and --rate requests per second with bursts of --burst (default 20,
+bursts of twice the rate); more get 429 with Retry-After. 0 means no limit.
+
+--token TOKEN (or EDITGUARD_TOKEN) sets one token for an unnamed agent
+instead of a tokens file; it is for loopback addresses only.
+
+The HTTP server allows 10 s for the TLS handshake and request headers
+(at most 64 KiB), 60 s for a request body of at most the file size limit
+plus 4 MiB, closes connections idle for 2 minutes and sessions idle for an
+hour. Cross-origin browser requests get 403, and so does a Host header
+that is not loopback on a loopback address (DNS rebinding).
 
 --approve ask puts the diff of every change to the person at the client
 (MCP elicitation) and writes only what they accept; a client that cannot ask
@@ -51,16 +91,27 @@ type globList []string
 func (g *globList) String() string     { return strings.Join(*g, ",") }
 func (g *globList) Set(s string) error { *g = append(*g, s); return nil }
 
+// httpFlags are the flags that apply only with --http.
+var httpFlags = []string{"token", "tokens", "tls-cert", "tls-key", "insecure", "max-inflight", "rate", "burst"}
+
 func runServe(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(serveCmd.name)
 	var (
-		addr, approve, token string
-		deny                 globList
+		approve string
+		deny    globList
+		h       httpFlagValues
 	)
-	fs.StringVar(&addr, "http", "", "serve streamable HTTP on `ADDR` (host:port) instead of stdio")
+	fs.StringVar(&h.addr, "http", "", "serve streamable HTTP on `ADDR` (host:port) instead of stdio")
 	fs.StringVar(&approve, "approve", mcpserver.ApproveAuto, "approval of changes: auto, ask or read-only")
 	fs.Var(&deny, "deny", "protect paths matching `GLOB` from changes (repeatable)")
-	fs.StringVar(&token, "token", "", "bearer `TOKEN` required from HTTP clients (default $EDITGUARD_TOKEN)")
+	fs.StringVar(&h.tokensFile, "tokens", "", "require a bearer token from `FILE` (lines \"AGENT TOKEN\", mode 600)")
+	fs.StringVar(&h.tlsCert, "tls-cert", "", "serve HTTPS with the PEM certificate (chain) in `FILE`")
+	fs.StringVar(&h.tlsKey, "tls-key", "", "private key of --tls-cert, PEM, in `FILE`")
+	fs.BoolVar(&h.insecure, "insecure", false, "allow plain HTTP on an address that is not loopback")
+	fs.IntVar(&h.maxInFlight, "max-inflight", mcpserver.DefaultMaxInFlight, "requests of one token handled at once, at most `N` (0: no limit)")
+	fs.Float64Var(&h.rate, "rate", mcpserver.DefaultRate, "requests per second of one token, at most `N` (0: no limit)")
+	fs.IntVar(&h.burst, "burst", 0, "largest burst of requests of one token, `N` requests (default twice --rate)")
+	fs.StringVar(&h.token, "token", "", "one bearer `TOKEN` required from HTTP clients on loopback (default $EDITGUARD_TOKEN)")
 	pos, err := parseCommand(e, serveCmd, fs, args)
 	if err != nil {
 		return err
@@ -68,17 +119,23 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if len(pos) != 0 {
 		return usagef(serveCmd.name, "serve takes no arguments, got %q", pos)
 	}
-	if token == "" {
-		token = os.Getenv("EDITGUARD_TOKEN")
-	}
-	if addr == "" && flagWasSet(fs, "token") {
-		return usagef(serveCmd.name, "--token applies only with --http")
-	}
-	if addr != "" {
-		if err := mcpserver.CheckListenAddr(addr, token); err != nil {
-			return usagef(serveCmd.name, "%v", err)
+	if h.addr == "" {
+		for _, name := range httpFlags {
+			if flagWasSet(fs, name) {
+				return usagef(serveCmd.name, "--%s applies only with --http", name)
+			}
 		}
 	}
+	if h.token == "" {
+		h.token = os.Getenv("EDITGUARD_TOKEN")
+	}
+	var opts *mcpserver.HTTPOptions
+	if h.addr != "" {
+		if opts, err = h.options(fs); err != nil {
+			return err
+		}
+	}
+	addr := h.addr
 	if err := checkRoot(e.root); err != nil {
 		return err
 	}
@@ -103,9 +160,80 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		}
 		return srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopCloser{e.stdout}})
 	}
-	return srv.ListenAndServe(ctx, addr, &mcpserver.HTTPOptions{Token: token}, func(a net.Addr) {
-		fmt.Fprintf(e.stderr, "editguard: serving MCP on http://%s%s (workspace %s, approve %s)\n", a, mcpserver.Endpoint, ws.Dir(), approve)
+	if opts.Insecure && opts.TLS == nil && !mcpserver.IsLoopbackAddr(addr) {
+		fmt.Fprintf(e.stderr, "editguard: warning: serving plain HTTP on %s (--insecure): bearer tokens and file contents cross the network unencrypted\n", addr)
+	}
+	return srv.ListenAndServe(ctx, addr, opts, func(a net.Addr) {
+		scheme, who := "http", ""
+		if opts.TLS != nil {
+			scheme = "https"
+		}
+		switch {
+		case opts.Tokens != nil:
+			who = fmt.Sprintf(", %d agents with tokens", len(opts.Tokens.Agents()))
+		case opts.Token != "":
+			who = ", token required"
+		}
+		fmt.Fprintf(e.stderr, "editguard: serving MCP on %s://%s%s (workspace %s, approve %s%s)\n", scheme, a, mcpserver.Endpoint, ws.Dir(), approve, who)
 	})
+}
+
+// httpFlagValues are the values of serve's HTTP flags.
+type httpFlagValues struct {
+	addr, token, tokensFile, tlsCert, tlsKey string
+	insecure                                 bool
+	maxInFlight, burst                       int
+	rate                                     float64
+}
+
+// options checks the flags of serve --http, loads the tokens file and the
+// TLS certificate, and refuses an address that is not loopback unless it
+// has tokens and TLS or --insecure.
+func (h *httpFlagValues) options(fs *flag.FlagSet) (*mcpserver.HTTPOptions, error) {
+	if h.tokensFile != "" && h.token != "" {
+		return nil, usagef(serveCmd.name, "--tokens and --token (or EDITGUARD_TOKEN) both set; use one")
+	}
+	if (h.tlsCert == "") != (h.tlsKey == "") {
+		return nil, usagef(serveCmd.name, "--tls-cert and --tls-key go together; give both or neither")
+	}
+	if h.maxInFlight < 0 || h.rate < 0 || h.burst < 0 || math.IsNaN(h.rate) || math.IsInf(h.rate, 0) {
+		return nil, usagef(serveCmd.name, "--max-inflight, --rate and --burst take a number of 0 or more")
+	}
+	if h.tokensFile == "" && h.token == "" {
+		for _, name := range []string{"max-inflight", "rate", "burst"} {
+			if flagWasSet(fs, name) {
+				return nil, usagef(serveCmd.name, "--%s is a limit per token; it needs --tokens FILE (or --token)", name)
+			}
+		}
+	}
+	o := &mcpserver.HTTPOptions{Token: h.token, Insecure: h.insecure, MaxInFlight: h.maxInFlight, Rate: h.rate, Burst: h.burst}
+	if h.maxInFlight == 0 {
+		o.MaxInFlight = -1
+	}
+	if h.rate == 0 {
+		o.Rate = -1
+	}
+	if !mcpserver.IsLoopbackAddr(h.addr) && h.token != "" {
+		return nil, usagef(serveCmd.name, "--token (or EDITGUARD_TOKEN) is for loopback addresses; on %s give each agent a token with --tokens FILE", h.addr)
+	}
+	if h.tokensFile != "" {
+		t, err := mcpserver.LoadTokens(h.tokensFile)
+		if err != nil {
+			return nil, err
+		}
+		o.Tokens = t
+	}
+	if h.tlsCert != "" {
+		c, err := mcpserver.TLSConfig(h.tlsCert, h.tlsKey)
+		if err != nil {
+			return nil, err
+		}
+		o.TLS = c
+	}
+	if err := mcpserver.CheckListenAddr(h.addr, o); err != nil {
+		return nil, usagef(serveCmd.name, "%v", err)
+	}
+	return o, nil
 }
 
 // terminalNote is printed when serve is started by hand at a terminal,

@@ -3,16 +3,20 @@ package mcpserver
 import (
 	"bytes"
 	"context"
-	"crypto/subtle"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"math"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/editguard/editguard"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -25,10 +29,34 @@ const requestOverhead = 4 << 20
 
 // HTTPOptions configure the streamable HTTP endpoint.
 type HTTPOptions struct {
-	// Token, if set, must be sent as "Authorization: Bearer TOKEN" with
-	// every request; others get 401. It is required when the server
-	// listens on an address that is not loopback (see CheckListenAddr).
+	// Tokens, if set, are the bearer tokens of the agents allowed in:
+	// every request must carry "Authorization: Bearer TOKEN" with one of
+	// them, others get 401. The agent's name goes into the names of the
+	// sessions it opens (AGENT/mcp-ID, in the ledger's records), a session
+	// answers only to the token that opened it (403 otherwise), and each
+	// token has its own limits (MaxInFlight, Rate). Tokens are required on
+	// an address that is not loopback (see CheckListenAddr).
+	Tokens *Tokens
+	// Token, if set and Tokens is not, is the one bearer token accepted,
+	// held by an unnamed agent: its sessions keep plain names (mcp-ID), and
+	// it has the limits of a token. It does not allow an address that is
+	// not loopback.
 	Token string
+	// TLS, if set, makes Serve and ListenAndServe serve HTTPS with it (see
+	// TLSConfig); TLS 1.2 is the minimum whatever it says.
+	TLS *tls.Config
+	// Insecure allows plain HTTP on an address that is not loopback, for a
+	// network that is already private (a VPN, a TLS proxy in front).
+	Insecure bool
+	// MaxInFlight bounds the requests of one token handled at once
+	// (default DefaultMaxInFlight; negative: no bound). More get 429 with
+	// Retry-After. A session's event stream (GET) does not count.
+	MaxInFlight int
+	// Rate bounds the requests per second of one token (default
+	// DefaultRate; negative: no bound), allowing bursts of Burst requests
+	// (default twice Rate). More get 429 with Retry-After.
+	Rate  float64
+	Burst int
 	// MaxFileSize is the workspace's file size limit (default
 	// editguard.DefaultMaxFileSize). A request body may be that much plus
 	// 4 MiB, so that a write of a file at the limit fits and nothing
@@ -52,17 +80,37 @@ type HTTPOptions struct {
 const largeBody = 1 << 20
 
 // CheckListenAddr refuses to serve on an address reachable from other
-// machines without a token: anyone who can reach the port could otherwise
-// change files in the workspace.
-func CheckListenAddr(addr, token string) error {
+// machines unless agents need a token from opts.Tokens (anyone who can
+// reach the port could otherwise change files in the workspace), and
+// unless the tokens and file contents are protected in transit by
+// opts.TLS or the person said, with opts.Insecure, that the network is.
+// A loopback address needs neither.
+func CheckListenAddr(addr string, opts *HTTPOptions) error {
+	var o HTTPOptions
+	if opts != nil {
+		o = *opts
+	}
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("bad listen address %q: %v", addr, err)
 	}
-	if isLoopback(host) || token != "" {
+	if isLoopback(host) {
 		return nil
 	}
-	return fmt.Errorf("refusing to listen on %q without a token: it is not a loopback address; set --token or EDITGUARD_TOKEN, or listen on 127.0.0.1", addr)
+	if o.Tokens == nil {
+		return fmt.Errorf("refusing to listen on %q without a tokens file: it is not a loopback address, so anyone who can reach it could change the workspace; give each agent a token with --tokens FILE, or listen on 127.0.0.1", addr)
+	}
+	if o.TLS == nil && !o.Insecure {
+		return fmt.Errorf("refusing to serve plain HTTP on %q: it is not a loopback address, and tokens and file contents would cross the network unencrypted; give --tls-cert and --tls-key, or --insecure if the network is private (a VPN, a TLS proxy in front)", addr)
+	}
+	return nil
+}
+
+// IsLoopbackAddr reports whether addr (host:port) is a loopback address,
+// reachable only from this machine.
+func IsLoopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	return err == nil && isLoopback(host)
 }
 
 func isLoopback(host string) bool {
@@ -73,14 +121,27 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// TLSConfig loads a certificate (chain) and its private key from PEM
+// files and returns a server configuration with TLS 1.2 as the minimum
+// and Go's default cipher suites and curves, which leave out the weak
+// ones. The files are read once: replacing them needs a restart.
+func TLSConfig(certFile, keyFile string) (*tls.Config, error) {
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("TLS certificate %s and key %s: %w", certFile, keyFile, err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+}
+
 // Handler returns the HTTP handler of the streamable endpoint at Endpoint.
 // Each MCP session (Mcp-Session-Id) gets its own editguard session.
 //
-// Requests pass, in order: the bearer token check (when a token is set),
-// cross-origin protection (a browser page on another origin cannot post to
-// the endpoint), and the SDK's DNS-rebinding protection (on a loopback
-// listener a Host header that is not loopback gets 403), then the body
-// size limit.
+// Requests pass, in order: the bearer token check (when tokens are set;
+// 401), the token's limits (429), cross-origin protection (a browser page
+// on another origin cannot post to the endpoint), the SDK's DNS-rebinding
+// protection (on a loopback listener a Host header that is not loopback
+// gets 403), the body size limit, then the SDK's check that a session is
+// used with the token that opened it (403).
 func (s *Server) Handler(opts *HTTPOptions) http.Handler {
 	var o HTTPOptions
 	if opts != nil {
@@ -103,7 +164,7 @@ func (s *Server) Handler(opts *HTTPOptions) http.Handler {
 		if r.Header.Get("Mcp-Session-Id") != "" {
 			return probe
 		}
-		return s.NewMCPServer()
+		return s.newMCPServer(agentFrom(r.Context()))
 	}, &mcp.StreamableHTTPOptions{
 		Logger:              s.opts.Logger,
 		SessionTimeout:      o.SessionTimeout,
@@ -115,12 +176,67 @@ func (s *Server) Handler(opts *HTTPOptions) http.Handler {
 	if o.MaxLargeBodies <= 0 {
 		o.MaxLargeBodies = 2
 	}
+	if o.MaxInFlight == 0 {
+		o.MaxInFlight = DefaultMaxInFlight
+	}
+	if o.Rate == 0 {
+		o.Rate = DefaultRate
+	}
+	if o.Burst <= 0 {
+		o.Burst = int(math.Ceil(2 * o.Rate))
+	}
 	mux := http.NewServeMux()
 	mux.Handle(Endpoint, http.NewCrossOriginProtection().Handler(limitBodies(&o, o.MaxFileSize+requestOverhead, h)))
-	if o.Token == "" {
+	tokens := o.Tokens
+	if tokens == nil && o.Token != "" {
+		tokens = singleToken(o.Token)
+	}
+	if tokens == nil {
 		return mux
 	}
-	return requireToken(o.Token, mux)
+	return requireToken(tokens, &o, mux)
+}
+
+// agentKey is the context key of the agent whose token a request carries.
+type agentKey struct{}
+
+func agentFrom(ctx context.Context) string {
+	a, _ := ctx.Value(agentKey{}).(string)
+	return a
+}
+
+// requireToken lets through only requests that carry one of the tokens,
+// within that token's limits. Every other request gets the same 401,
+// whether its token was missing, malformed or wrong.
+//
+// It hands the token's identity to the SDK (as auth.TokenInfo.UserID),
+// which ties each session to the token that opened it and answers 403
+// to a request of that session with another token.
+func requireToken(t *Tokens, o *HTTPOptions, next http.Handler) http.Handler {
+	limits := make([]*limiter, len(t.entries))
+	for i := range limits {
+		limits[i] = newLimiter(o)
+	}
+	type tokenIndex struct{}
+	bind := auth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
+		return &auth.TokenInfo{UserID: "token-" + strconv.Itoa(ctx.Value(tokenIndex{}).(int))}, nil
+	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		i := t.lookup(r.Header.Get("Authorization"))
+		if i < 0 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="editguard"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		release, ok := limits[i].admit(w, r)
+		if !ok {
+			return
+		}
+		defer release()
+		ctx := context.WithValue(r.Context(), tokenIndex{}, i)
+		ctx = context.WithValue(ctx, agentKey{}, t.entries[i].agent)
+		bind.ServeHTTP(w, r.WithContext(ctx))
+	})
 }
 
 // limitBodies receives each request body before next sees it: within
@@ -176,35 +292,35 @@ func limitBodies(o *HTTPOptions, limit int64, next http.Handler) http.Handler {
 	})
 }
 
-// requireToken lets through only requests that carry the bearer token. The
-// comparison takes the same time whatever the token sent, so that timing
-// does not reveal it.
-func requireToken(token string, next http.Handler) http.Handler {
-	want := []byte("Bearer " + token)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got := []byte(r.Header.Get("Authorization"))
-		if subtle.ConstantTimeCompare(got, want) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="editguard"`)
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
 // Serve serves the endpoint on ln until ctx is done, then shuts down
 // gracefully: it stops accepting, lets calls in progress finish for up to
-// five seconds, and closes the rest.
+// five seconds, and closes the rest. With opts.TLS it serves HTTPS (HTTP/2
+// or HTTP/1.1), with TLS 1.2 at least.
+//
+// A client has ReadHeaderTimeout to complete the TLS handshake and send
+// its request headers (at most 64 KiB), and BodyTimeout to send the body.
+// Idle connections are closed after two minutes.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, opts *HTTPOptions) error {
 	hs := &http.Server{
 		Handler:           s.Handler(opts),
 		ReadHeaderTimeout: 10 * time.Second,
+		MaxHeaderBytes:    64 << 10,
 		// No write timeout: an approval question may wait minutes for the
 		// person, and event streams stay open.
 		IdleTimeout: 2 * time.Minute,
 	}
+	if s.opts.Logger != nil {
+		// Failed TLS handshakes and the like, in the server's log.
+		hs.ErrorLog = slog.NewLogLogger(s.opts.Logger.Handler(), slog.LevelWarn)
+	}
+	serve := hs.Serve
+	if opts != nil && opts.TLS != nil {
+		hs.TLSConfig = opts.TLS.Clone()
+		hs.TLSConfig.MinVersion = max(hs.TLSConfig.MinVersion, tls.VersionTLS12)
+		serve = func(ln net.Listener) error { return hs.ServeTLS(ln, "", "") }
+	}
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- serve(ln) }()
 	select {
 	case err := <-errc:
 		return err
@@ -226,11 +342,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, opts *HTTPOptions) 
 // serves until ctx is done. ready, if not nil, is called with the address
 // listened on (useful with port 0).
 func (s *Server) ListenAndServe(ctx context.Context, addr string, opts *HTTPOptions, ready func(net.Addr)) error {
-	token := ""
-	if opts != nil {
-		token = opts.Token
-	}
-	if err := CheckListenAddr(addr, token); err != nil {
+	if err := CheckListenAddr(addr, opts); err != nil {
 		return err
 	}
 	ln, err := net.Listen("tcp", addr)

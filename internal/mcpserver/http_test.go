@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
@@ -104,34 +105,54 @@ func TestHTTPToken(t *testing.T) {
 	ok(t, cs, "read_file", map[string]any{"path": "a.txt"})
 }
 
+// TestCheckListenAddr tests the decision on addresses given as strings;
+// TestRemoteListen binds a real address that is not loopback.
 func TestCheckListenAddr(t *testing.T) {
+	tokens := parseTokens(t, "alice "+testToken(1)+"\n")
+	tlsConf := &tls.Config{}
 	tests := []struct {
-		addr, token string
-		ok          bool
+		addr     string
+		tokens   *mcpserver.Tokens
+		token    string
+		tls      *tls.Config
+		insecure bool
+		ok       bool
 	}{
-		{"127.0.0.1:8080", "", true},
-		{"127.0.0.2:8080", "", true},
-		{"[::1]:8080", "", true},
-		{"localhost:0", "", true},
-		{"0.0.0.0:8080", "", false},
-		{":8080", "", false},
-		{"[::]:8080", "", false},
-		{"192.168.1.5:8080", "", false},
-		{"example.com:8080", "", false},
-		{"0.0.0.0:8080", "t", true},
-		{"no-port", "", false},
+		{addr: "127.0.0.1:8080", ok: true},
+		{addr: "127.0.0.2:8080", ok: true},
+		{addr: "[::1]:8080", ok: true},
+		{addr: "localhost:0", ok: true},
+		{addr: "127.0.0.1:8080", tokens: tokens, ok: true},
+		{addr: "0.0.0.0:8080"},
+		{addr: ":8080"},
+		{addr: "[::]:8080"},
+		{addr: "192.168.1.5:8080"},
+		{addr: "example.com:8080"},
+		{addr: "no-port"},
+		// A single unnamed token is for loopback only.
+		{addr: "0.0.0.0:8080", token: "t", tls: tlsConf},
+		// Tokens, but plain HTTP: only with insecure.
+		{addr: "0.0.0.0:8080", tokens: tokens},
+		{addr: "0.0.0.0:8080", tokens: tokens, insecure: true, ok: true},
+		{addr: "192.168.1.5:8080", tokens: tokens, tls: tlsConf, ok: true},
+		{addr: "[2001:db8::1]:8080", tokens: tokens, tls: tlsConf, ok: true},
+		// TLS or insecure without tokens is not enough.
+		{addr: "192.168.1.5:8080", tls: tlsConf},
+		{addr: "192.168.1.5:8080", insecure: true},
 	}
 	for _, tt := range tests {
-		err := mcpserver.CheckListenAddr(tt.addr, tt.token)
+		o := &mcpserver.HTTPOptions{Tokens: tt.tokens, Token: tt.token, TLS: tt.tls, Insecure: tt.insecure}
+		err := mcpserver.CheckListenAddr(tt.addr, o)
 		if (err == nil) != tt.ok {
-			t.Errorf("CheckListenAddr(%q, %q) = %v, want ok %v", tt.addr, tt.token, err, tt.ok)
+			t.Errorf("CheckListenAddr(%q, tokens %v, token %q, tls %v, insecure %v) = %v, want ok %v",
+				tt.addr, tt.tokens != nil, tt.token, tt.tls != nil, tt.insecure, err, tt.ok)
 		}
 	}
 	// ListenAndServe applies the check before listening.
 	ws := newWorkspace(t, nil, nil)
 	err := newServer(t, ws, mcpserver.ApproveAuto).ListenAndServe(context.Background(), "0.0.0.0:0", nil, nil)
-	if err == nil || !strings.Contains(err.Error(), "token") {
-		t.Errorf("ListenAndServe(0.0.0.0:0) without token = %v, want a refusal naming the token", err)
+	if err == nil || !strings.Contains(err.Error(), "tokens") {
+		t.Errorf("ListenAndServe(0.0.0.0:0) without tokens = %v, want a refusal naming the tokens", err)
 	}
 }
 

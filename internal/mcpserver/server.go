@@ -92,11 +92,20 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 // NewMCPServer returns an MCP server with a new editguard session of its
 // own. Connect it to one client: every client connected to it shares the
 // session's read baselines.
-func (s *Server) NewMCPServer() *mcp.Server {
+func (s *Server) NewMCPServer() *mcp.Server { return s.newMCPServer("") }
+
+// newMCPServer is NewMCPServer for a session opened by agent (a name from
+// the tokens file, or "" when there is none).
+func (s *Server) newMCPServer(agent string) *mcp.Server {
 	id := rand.Text()
 	// The ledger names the session by a prefix of its id only: over HTTP the
-	// whole id addresses the session.
-	sess := s.ws.NewSession("mcp-" + id[:8])
+	// whole id addresses the session. The agent's name before it tells in
+	// the ledger which agent made a change.
+	name := "mcp-" + id[:8]
+	if agent != "" {
+		name = agent + "/" + name
+	}
+	sess := s.ws.NewSession(name)
 	st := &session{
 		tools: toolset.New(sess, &toolset.Options{ReadOnly: s.opts.Approve == ApproveReadOnly}),
 	}

@@ -1,0 +1,74 @@
+package mcpserver
+
+import (
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// Defaults of the per-token limits.
+const (
+	DefaultMaxInFlight = 8
+	DefaultRate        = 20
+)
+
+// limiter bounds what the holder of one token can ask of the server, so
+// that one runaway agent cannot starve the others: requests being handled
+// at once, and requests per second. It is safe for concurrent use.
+type limiter struct {
+	inflight chan struct{} // nil: no bound
+	rate     *rate.Limiter // nil: no bound
+}
+
+// newLimiter applies o's MaxInFlight, Rate and Burst, whose defaults
+// Handler has filled in (negative: no bound).
+func newLimiter(o *HTTPOptions) *limiter {
+	l := &limiter{}
+	if o.MaxInFlight > 0 {
+		l.inflight = make(chan struct{}, o.MaxInFlight)
+	}
+	if o.Rate > 0 {
+		l.rate = rate.NewLimiter(rate.Limit(o.Rate), max(o.Burst, 1))
+	}
+	return l
+}
+
+// admit lets r through, or answers 429 Too Many Requests with a
+// Retry-After header and returns ok false. After ok, release must be
+// called when r is handled.
+//
+// Every request counts against the rate. A GET, the session's event
+// stream, does not count as in flight: it stays open for the session's
+// life, at most one per session, and counting it would bound sessions
+// instead of work.
+func (l *limiter) admit(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+	if l.rate != nil {
+		now := time.Now()
+		res := l.rate.ReserveN(now, 1)
+		if d := res.DelayFrom(now); d > 0 {
+			res.CancelAt(now)
+			tooMany(w, d, "too many requests for this token; slow down")
+			return nil, false
+		}
+	}
+	if l.inflight == nil || r.Method == http.MethodGet {
+		return func() {}, true
+	}
+	select {
+	case l.inflight <- struct{}{}:
+		return func() { <-l.inflight }, true
+	default:
+		tooMany(w, time.Second, "too many requests in flight for this token; wait for one to finish")
+		return nil, false
+	}
+}
+
+// tooMany answers 429 with Retry-After: after, in whole seconds, at least 1.
+func tooMany(w http.ResponseWriter, after time.Duration, msg string) {
+	secs := max(1, int(math.Ceil(after.Seconds())))
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	http.Error(w, msg, http.StatusTooManyRequests)
+}
