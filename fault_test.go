@@ -36,6 +36,9 @@ type fault struct {
 	// ledgerFails: the ledger append itself fails, so no record is written
 	// and the error must say so.
 	ledgerFails bool
+	// large: the displaced content is over the history's inline limit, so
+	// it is saved as an object file.
+	large bool
 	// newFile: the fault is injected while creating the file.
 	newFile bool
 	// warning: for a committed change, what its warning must say.
@@ -164,11 +167,11 @@ func faults() []fault {
 				// The target's directory, not one editguard makes for its state.
 				return c.Op == "fsync" && isDirFD(c.FD) && !strings.Contains(fdPath(c.FD), "/"+editguard.StateDir)
 			})},
-		fault{name: "history object write/ENOSPC", step: "history", install: onHistory(unix.ENOSPC, "write", "/objects/")},
-		fault{name: "history object create/ENOSPC", step: "history", install: onHistory(unix.ENOSPC, "create", "/objects/")},
-		fault{name: "history object fsync/EIO", step: "history", install: onHistory(unix.EIO, "fsync", "/objects/")},
-		fault{name: "history object rename/EIO", step: "history", install: onHistory(unix.EIO, "rename", "/objects/")},
-		fault{name: "history objects dir fsync/EIO", step: "history", install: onHistory(unix.EIO, "fsync dir", "/objects/")},
+		fault{name: "history object write/ENOSPC", step: "history", large: true, install: onHistory(unix.ENOSPC, "write", "/objects/")},
+		fault{name: "history object create/ENOSPC", step: "history", large: true, install: onHistory(unix.ENOSPC, "create", "/objects/")},
+		fault{name: "history object fsync/EIO", step: "history", large: true, install: onHistory(unix.EIO, "fsync", "/objects/")},
+		fault{name: "history object rename/EIO", step: "history", large: true, install: onHistory(unix.EIO, "rename", "/objects/")},
+		fault{name: "history objects dir fsync/EIO", step: "history", large: true, install: onHistory(unix.EIO, "fsync dir", "/objects/")},
 		fault{name: "history index write/ENOSPC", step: "history", install: onHistory(unix.ENOSPC, "write", "/index/")},
 		fault{name: "history index fsync/EIO", step: "history", install: onHistory(unix.EIO, "fsync", "/index/")},
 		fault{name: "history index dir fsync/EIO", step: "history", install: onHistory(unix.EIO, "fsync dir", "/index")},
@@ -295,9 +298,13 @@ func dirNames(t *testing.T, dir string) []string {
 // left behind, that the caller gets an IO error naming the step, and that
 // the ledger and the history tell the truth about what happened.
 func TestFaultAtEveryStep(t *testing.T) {
-	const oldContent, newContent = "old line\n", "new line, longer than the old\n"
+	const newContent = "new line, longer than the old\n"
 	for _, f := range faults() {
 		t.Run(f.name, func(t *testing.T) {
+			oldContent := "old line\n"
+			if f.large {
+				oldContent = strings.Repeat("old line\n", 5000)
+			}
 			t.Cleanup(clearHooks)
 			w, dir := newWorkspace(t)
 			s := w.NewSession("fault")

@@ -5,16 +5,19 @@
 //
 // Before a commit replaces or deletes a file, the caller hands the bytes about
 // to be displaced (or the fact that the file did not exist) to [Store.Save].
-// Save returns only once the snapshot is durable: the object file and the
-// version index are fsynced, and so are the directories that name them.
+// Save returns only once the snapshot is durable: the version index is
+// fsynced, and so are the object file and the directories that name them.
+// Contents of at most Options.InlineLimit bytes (32 KiB by default) are kept
+// in their index line instead of an object, so that a snapshot of a small
+// file costs one append and one fsync.
 //
 // The store is a directory (normally <root>/.editguard/history), reached only
 // through a [statedir.Dir]: no element of it is ever followed if it is a
 // symlink, and a symlink or an entry of the wrong type anywhere in it fails
 // with a *statedir.UnsafeError. It is laid out as
 //
-//	objects/<key>/<sha256>      one file's contents, stored once per distinct content of that file
-//	index/<key>.jsonl           one file's versions, oldest first, one JSON object a line
+//	objects/<key>/<sha256>      one file's contents over the inline limit, stored once per distinct content
+//	index/<key>.jsonl           one file's versions, oldest first, one JSON object a line (with "data", base64, if inline)
 //	locks/store.lock            shared by Save, Load and SetLedgerSeq, exclusive for Prune
 //	locks/<key>.lock            serialises one file's Saves, trims and Loads
 //	locks/total.lock, total     a running total of object bytes (see Store.OverCap)
@@ -83,6 +86,9 @@ const (
 type Options struct {
 	KeepVersions int   // versions kept per file, trimmed by every Save; <= 0 means DefaultKeepVersions
 	MaxBytes     int64 // cap on total object bytes after Prune; 0 means DefaultMaxBytes, < 0 unlimited
+	// InlineLimit is the largest content kept in its index line rather
+	// than an object (see Save); 0 means DefaultInlineLimit, < 0 none.
+	InlineLimit int
 }
 
 // Meta describes the operation that displaced a content.
@@ -111,6 +117,7 @@ type Store struct {
 	dir                   *statedir.Dir
 	objects, index, locks *statedir.Dir
 	keep                  int
+	inline                int   // InlineLimit; -1: none
 	maxBytes              int64 // < 0: unlimited
 	readOnly              bool  // opened by Lookup: no locks, no writes
 	hook                  atomic.Pointer[Hook]
@@ -185,8 +192,11 @@ func (e *CorruptObjectError) Unwrap() error { return ErrCorrupt }
 // never depends on a directory entry that is not yet durable. The Store
 // keeps dir and its subdirectories open; Close releases them.
 func Open(dir *statedir.Dir, opts *Options) (*Store, error) {
-	s := &Store{dir: dir, keep: DefaultKeepVersions, maxBytes: DefaultMaxBytes}
+	s := &Store{dir: dir, keep: DefaultKeepVersions, maxBytes: DefaultMaxBytes, inline: DefaultInlineLimit}
 	if opts != nil {
+		if opts.InlineLimit != 0 {
+			s.inline = max(opts.InlineLimit, -1)
+		}
 		if opts.KeepVersions > 0 {
 			s.keep = opts.KeepVersions
 		}
@@ -314,10 +324,29 @@ func parseID(id string) (uint64, bool) {
 }
 
 // record is one index line: a Version, or (Kind "ledger_seq") an annotation
-// that sets LedgerSeq on the earlier version with the same ID.
+// that sets LedgerSeq on the earlier version with the same ID. Data holds
+// the content of a version of at most InlineLimit bytes (see Save).
 type record struct {
 	Kind string `json:"kind,omitempty"`
 	Version
+	Data []byte `json:"data,omitempty"`
+}
+
+// entry is one version as its index holds it: inline content, if any.
+type entry struct {
+	Version
+	data []byte // nil: the content is an object (or the version is Absent)
+}
+
+// line encodes e as an index line, without the newline.
+func (e entry) line() ([]byte, error) {
+	return json.Marshal(record{Version: e.Version, Data: e.data})
+}
+
+// inline reports whether e's content is in its index line, and how many
+// bytes it holds there.
+func (e entry) inline() (bool, int64) {
+	return e.data != nil, int64(len(e.data))
 }
 
 const kindLedgerSeq = "ledger_seq"
@@ -327,7 +356,7 @@ const kindLedgerSeq = "ledger_seq"
 // about other paths (a 128-bit key collision) are skipped. A last line with
 // no newline is a torn append (a crash in the middle of a write) and is
 // ignored; bad counts complete lines that do not decode.
-func parseIndex(data []byte, path string) (vs []Version, bad int) {
+func parseIndex(data []byte, path string) (vs []entry, bad int) {
 	pos := make(map[uint64]int)
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
@@ -354,7 +383,16 @@ func parseIndex(data []byte, path string) (vs []Version, bad int) {
 		switch r.Kind {
 		case "":
 			pos[seq] = len(vs)
-			vs = append(vs, r.Version)
+			e := entry{Version: r.Version}
+			switch {
+			case r.Absent:
+			case r.Data != nil:
+				e.data = r.Data
+			case r.Size == 0:
+				// An empty content is held by no object, inline or not.
+				e.data = []byte{}
+			}
+			vs = append(vs, e)
 		case kindLedgerSeq:
 			if j, ok := pos[seq]; ok {
 				vs[j].LedgerSeq = r.LedgerSeq
@@ -365,7 +403,7 @@ func parseIndex(data []byte, path string) (vs []Version, bad int) {
 }
 
 // versions reads path's index, oldest first.
-func (s *Store) versions(op, path string) ([]Version, error) {
+func (s *Store) versions(op, path string) ([]entry, error) {
 	if err := checkPath(path); err != nil {
 		return nil, &Error{Op: op, Path: path, Err: err}
 	}
@@ -391,35 +429,39 @@ func (s *Store) versions(op, path string) ([]Version, error) {
 // whole appended lines or are replaced by rename, so a reader sees a
 // consistent index.
 func (s *Store) List(path string) ([]Version, error) {
-	vs, err := s.versions("list", path)
+	es, err := s.versions("list", path)
 	if err != nil {
 		return nil, err
 	}
-	slices.Reverse(vs)
+	vs := make([]Version, len(es))
+	for i, e := range es {
+		vs[len(es)-1-i] = e.Version
+	}
 	return vs, nil
 }
 
 // Get returns one version of path. id may be given as "v000042", "v42" or
 // "42". An unknown id gives an error wrapping ErrNoVersion (and fs.ErrNotExist).
 func (s *Store) Get(path, id string) (Version, error) {
-	return s.get("get", path, id)
+	e, err := s.get("get", path, id)
+	return e.Version, err
 }
 
-func (s *Store) get(op, path, id string) (Version, error) {
+func (s *Store) get(op, path, id string) (entry, error) {
 	seq, ok := parseID(id)
 	if !ok {
-		return Version{}, &Error{Op: op, Path: path, Version: id, Err: fmt.Errorf("%w: version ID %q", ErrInvalid, id)}
+		return entry{}, &Error{Op: op, Path: path, Version: id, Err: fmt.Errorf("%w: version ID %q", ErrInvalid, id)}
 	}
-	vs, err := s.versions(op, path)
+	es, err := s.versions(op, path)
 	if err != nil {
-		return Version{}, err
+		return entry{}, err
 	}
-	for _, v := range vs {
-		if n, _ := parseID(v.ID); n == seq {
-			return v, nil
+	for _, e := range es {
+		if n, _ := parseID(e.ID); n == seq {
+			return e, nil
 		}
 	}
-	return Version{}, &Error{Op: op, Path: path, Version: id, Err: ErrNoVersion}
+	return entry{}, &Error{Op: op, Path: path, Version: id, Err: ErrNoVersion}
 }
 
 // Load returns a version and its content (nil for an Absent version). The
@@ -444,7 +486,8 @@ func (s *Store) Load(path, id string) (Version, []byte, error) {
 		return fail(Version{}, err)
 	}
 	defer unlock()
-	v, err := s.get("load", path, id)
+	e, err := s.get("load", path, id)
+	v := e.Version
 	if err != nil {
 		return Version{}, nil, err
 	}
@@ -454,9 +497,12 @@ func (s *Store) Load(path, id string) (Version, []byte, error) {
 	if !validSum(v.SHA256) {
 		return fail(v, fmt.Errorf("%w: sha256 %q", ErrCorruptIndex, v.SHA256))
 	}
-	name, data, err := s.readObject(path, v.SHA256)
-	if err != nil {
-		return fail(v, err)
+	name, data := s.index.Join(indexName(path))+" ("+v.ID+")", e.data
+	if data == nil {
+		name, data, err = s.readObject(path, v.SHA256)
+		if err != nil {
+			return fail(v, err)
+		}
 	}
 	if h := sha256.Sum256(data); hex.EncodeToString(h[:]) != v.SHA256 {
 		return fail(v, &CorruptObjectError{Object: name, Want: v.SHA256, Got: hex.EncodeToString(h[:])})

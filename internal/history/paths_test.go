@@ -29,7 +29,16 @@ func openAt(dir string, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := Open(d, opts)
+	// These tests look at objects: contents are inlined only where a
+	// test asks for it.
+	o := Options{InlineLimit: -1}
+	if opts != nil {
+		o = *opts
+		if o.InlineLimit == 0 {
+			o.InlineLimit = -1
+		}
+	}
+	s, err := Open(d, &o)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"io/fs"
 	"regexp"
@@ -21,15 +20,15 @@ type PruneStats struct {
 	Files           int   // files with history
 	VersionsRemoved int   // index entries dropped
 	ObjectsRemoved  int   // object files removed
-	BytesRemoved    int64 // bytes of removed objects (and leftover temp files)
-	BytesKept       int64 // bytes of the objects that remain
+	BytesRemoved    int64 // bytes of removed objects and inline contents (and leftover temp files)
+	BytesKept       int64 // bytes of the objects and inline contents that remain
 	CorruptIndexes  int   // index files left untouched because a line did not decode
 }
 
 // indexFile is one index as Prune sees it.
 type indexFile struct {
-	key      string    // the file's key: its index and object directory names
-	versions []Version // oldest first
+	key      string  // the file's key: its index and object directory names
+	versions []entry // oldest first
 	drop     []bool
 	corrupt  bool
 }
@@ -164,12 +163,16 @@ func (s *Store) Prune() (PruneStats, error) {
 		}
 	}
 
-	// Count references and the bytes they hold.
+	// Count references and the bytes they hold. Inline contents belong
+	// to their version alone.
 	refs := make(map[string]int)
 	var total int64
 	for _, f := range files {
-		for i, v := range f.versions {
-			if l := loc(f.key, v); !f.drop[i] && l != "" {
+		for i, e := range f.versions {
+			if _, n := e.inline(); !f.drop[i] {
+				total += n
+			}
+			if l := loc(f.key, e.Version); !f.drop[i] && l != "" {
 				if refs[l] == 0 {
 					total += size(l)
 				}
@@ -204,7 +207,9 @@ func (s *Store) Prune() (PruneStats, error) {
 				break
 			}
 			c.f.drop[c.i] = true
-			if l := loc(c.f.key, c.f.versions[c.i]); l != "" {
+			_, n := c.f.versions[c.i].inline()
+			total -= n
+			if l := loc(c.f.key, c.f.versions[c.i].Version); l != "" {
 				if refs[l]--; refs[l] == 0 {
 					total -= size(l)
 				}
@@ -218,7 +223,8 @@ func (s *Store) Prune() (PruneStats, error) {
 		if f.corrupt {
 			continue
 		}
-		for i, v := range f.versions {
+		for i, e := range f.versions {
+			v := e.Version
 			l := loc(f.key, v)
 			if f.drop[i] || !strings.HasPrefix(l, "/") {
 				continue
@@ -249,12 +255,14 @@ func (s *Store) Prune() (PruneStats, error) {
 			continue
 		}
 		var buf bytes.Buffer
-		for i, v := range f.versions {
+		for i, e := range f.versions {
 			if f.drop[i] {
 				st.VersionsRemoved++
+				_, n := e.inline()
+				st.BytesRemoved += n
 				continue
 			}
-			b, err := json.Marshal(v)
+			b, err := e.line()
 			if err != nil {
 				return fail(err)
 			}
@@ -303,6 +311,13 @@ func (s *Store) Prune() (PruneStats, error) {
 		d.Close()
 		if err != nil {
 			return fail(err)
+		}
+	}
+	for _, f := range files {
+		for i, e := range f.versions {
+			if _, n := e.inline(); !f.drop[i] {
+				st.BytesKept += n
+			}
 		}
 	}
 	if err := s.writeTotal(st.BytesKept); err != nil {

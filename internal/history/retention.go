@@ -4,7 +4,6 @@ package history
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -55,20 +54,23 @@ func (s *Store) trim(path string, objs *statedir.Dir) (int64, error) {
 	drop := mine - s.keep
 	var buf bytes.Buffer
 	refs := make(map[string]bool)
-	for _, v := range vs {
+	var removed int64 // inline contents dropped
+	for _, e := range vs {
+		isInline, n := e.inline()
 		// Lines of another path (a 128-bit key collision) are kept.
-		if v.Path == path && drop > 0 {
+		if e.Path == path && drop > 0 {
 			drop--
+			removed += n
 			continue
 		}
-		b, err := json.Marshal(v)
+		b, err := e.line()
 		if err != nil {
 			return 0, err
 		}
 		buf.Write(b)
 		buf.WriteByte('\n')
-		if !v.Absent {
-			refs[v.SHA256] = true
+		if !e.Absent && !isInline {
+			refs[e.SHA256] = true
 		}
 	}
 	if err := s.index.WriteFile(name, buf.Bytes(), 0o644); err != nil {
@@ -79,9 +81,20 @@ func (s *Store) trim(path string, objs *statedir.Dir) (int64, error) {
 		s.durable.Store(s.index.Join(name), st.Ino)
 	}
 	if objs == nil {
-		return 0, nil // path never had content
+		// Saved inline: the file may still have objects from larger
+		// versions.
+		d, err := s.objectDir(path, false)
+		if errors.Is(err, fs.ErrNotExist) {
+			return removed, nil
+		}
+		if err != nil {
+			return removed, err
+		}
+		defer d.Close()
+		objs = d
 	}
-	return removeUnreferenced(objs, refs, nil)
+	n, err := removeUnreferenced(objs, refs, nil)
+	return removed + n, err
 }
 
 // removeUnreferenced removes from dir the objects that refs does not name

@@ -23,13 +23,23 @@ import (
 // reusing it.
 const verifyLimit = 8 << 20
 
+// DefaultInlineLimit is the largest content Save keeps in the version's
+// index line instead of an object file of its own, unless
+// Options.InlineLimit says otherwise. The index line is appended and
+// fsynced either way; an object costs a file, its fsync and its
+// directory's fsync on top, which for small files is most of the time a
+// snapshot takes. Inline contents are base64 in the line and count toward
+// MaxBytes like objects.
+const DefaultInlineLimit = 32 << 10
+
 // Save records content as the newest version of path and returns it.
 // absent records that the file did not exist (content and sum are ignored).
 // sum is the hex SHA-256 of content as the caller already computed it;
 // Save trusts it and hashes content itself only when sum is "".
 //
-// When Save returns nil the version is durable: the object and the index
-// line are fsynced, and so is the directory naming the object. The caller may
+// When Save returns nil the version is durable: the index line is fsynced,
+// and so are the object (for content over the inline limit) and the directory
+// naming it. The caller may
 // then replace or delete the file. On error nothing the caller can observe has
 // changed, though an unreferenced object may be left for the next trim to
 // remove.
@@ -72,10 +82,11 @@ func (s *Store) Save(path string, content []byte, absent bool, sum string, meta 
 		return fail(err)
 	}
 	defer unlock()
-	// An absent version needs no object directory; a file that never
-	// had content gets none.
-	objs, err := s.objectDir(path, !absent)
-	if errors.Is(err, fs.ErrNotExist) && absent {
+	// An absent or inline version needs no object directory; a file that
+	// never had content larger than the inline limit gets none.
+	inline := !absent && len(content) <= s.inline
+	objs, err := s.objectDir(path, !absent && !inline)
+	if errors.Is(err, fs.ErrNotExist) && (absent || inline) {
 		objs, err = nil, nil
 	}
 	if err != nil {
@@ -85,7 +96,14 @@ func (s *Store) Save(path string, content []byte, absent bool, sum string, meta 
 		defer objs.Close()
 	}
 	var added int64
-	if !absent {
+	e := entry{Version: v}
+	switch {
+	case inline:
+		e.data, added = content, int64(len(content))
+		if e.data == nil {
+			e.data = []byte{}
+		}
+	case !absent:
 		if added, err = s.putObject(objs, sum, content); err != nil {
 			return fail(err)
 		}
@@ -93,9 +111,10 @@ func (s *Store) Save(path string, content []byte, absent bool, sum string, meta 
 	err = s.append(path, func(last uint64) ([]byte, error) {
 		// Both taken under the path's lock, so a file's versions are
 		// in the same order by time as by ID.
-		v.ID, v.Time = formatID(last+1), time.Now().UTC()
-		return json.Marshal(v)
+		e.ID, e.Time = formatID(last+1), time.Now().UTC()
+		return e.line()
 	}, true)
+	v = e.Version
 	if err != nil {
 		return fail(err)
 	}
