@@ -131,6 +131,9 @@ type Store struct {
 	// and is synced again.
 	durable sync.Map
 
+	// counted maps a path to the versionCount its last trim saw.
+	counted sync.Map
+
 	// overCap is set by a Save that found the running total over the
 	// cap, or no total at all; OverCap reports and clears it.
 	overCap atomic.Bool

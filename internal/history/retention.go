@@ -28,8 +28,24 @@ import (
 // naming a removed object; at worst unreferenced objects remain until the
 // next trim. An index with an undecodable line is left for a person, as
 // Prune leaves it.
-func (s *Store) trim(path string, objs *statedir.Dir) (int64, error) {
+//
+// seq is the sequence number of the version just saved. Every version has
+// its own, so a file holds at most the versions this Store last counted
+// plus the sequence numbers assigned since (in any process); while that
+// bound stays under the limit, trim reads nothing.
+// versionCount is how many versions of a file its index held when the
+// version with sequence number seq had just been saved.
+type versionCount struct{ seq, versions uint64 }
+
+func (s *Store) trim(path string, objs *statedir.Dir, seq uint64) (int64, error) {
 	limit := s.keep + s.keep/4
+	bound := seq
+	if c, ok := s.counted.Load(path); ok && c.(versionCount).seq <= seq {
+		bound = c.(versionCount).versions + seq - c.(versionCount).seq
+	}
+	if bound <= uint64(limit) {
+		return 0, nil
+	}
 	name := indexName(path)
 	data, err := s.index.ReadFile(name)
 	if err != nil {
@@ -49,6 +65,7 @@ func (s *Store) trim(path string, objs *statedir.Dir) (int64, error) {
 		}
 	}
 	if mine <= limit {
+		s.counted.Store(path, versionCount{seq: seq, versions: uint64(mine)})
 		return 0, nil
 	}
 	drop := mine - s.keep
@@ -76,6 +93,7 @@ func (s *Store) trim(path string, objs *statedir.Dir) (int64, error) {
 	if err := s.index.WriteFile(name, buf.Bytes(), 0o644); err != nil {
 		return 0, err
 	}
+	s.counted.Store(path, versionCount{seq: seq, versions: uint64(s.keep)})
 	// WriteFile fsynced the directory: the new index's name is durable.
 	if st, err := s.index.Stat(name); err == nil && st.Exists {
 		s.durable.Store(s.index.Join(name), st.Ino)

@@ -120,7 +120,8 @@ func (s *Store) Save(path string, content []byte, absent bool, sum string, meta 
 	}
 	// The version is durable; retention of this file's versions follows.
 	// A failure to trim loses nothing and is retried by the next Save.
-	removed, _ := s.trim(path, objs)
+	seq, _ := parseID(v.ID)
+	removed, _ := s.trim(path, objs, seq)
 	s.account(added - removed)
 	return v, nil
 }
