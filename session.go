@@ -183,7 +183,12 @@ func (s *Session) update(fn func(map[string]Baseline)) error {
 	if err != nil {
 		return err
 	}
-	if err := s.w.sessions.WriteFile(s.persist, data, 0o644); err != nil {
+	// Not fsynced: a power cut may take back this update, leaving an
+	// older baseline or none (load reads a damaged file as empty). None
+	// fails the next change with NOT_READ; an older one names content the
+	// session did read, so a change still passes only if the file holds
+	// exactly that content, which is all a baseline ever promises.
+	if err := s.w.sessions.WriteFileVolatile(s.persist, data, 0o644); err != nil {
 		return stateError("save session", err)
 	}
 	return nil
@@ -202,7 +207,10 @@ func (s *Session) load() (map[string]Baseline, error) {
 		return m, nil
 	}
 	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("%s: %w", s.w.sessions.Join(s.persist), err)
+		// A file a power cut left partial (it is written without
+		// fsync), or one damaged otherwise: the session has read
+		// nothing, and must read again before it changes a file.
+		return map[string]Baseline{}, nil
 	}
 	return m, nil
 }

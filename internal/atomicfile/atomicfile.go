@@ -238,6 +238,12 @@ type Options struct {
 	// operation as it is, with nothing changed and the temporary file
 	// removed.
 	Ready func() error
+	// Volatile (Put only) skips the fsyncs of the file and of the
+	// directory, for state whose loss in a power cut is harmless: after
+	// one, the name may hold the old content, the new, or an empty or
+	// partial file, and the caller must read any of those safely. A
+	// process crash loses nothing.
+	Volatile bool
 }
 
 // ready calls opts.Ready, if set.
@@ -373,8 +379,10 @@ func (d *Dir) writeTemp(name string, data []byte, opts Options) (string, error) 
 	// Without this fsync the rename below may reach the disk before the
 	// data does, and a crash would leave an empty or partial file under the
 	// target's name.
-	if err := sys.fsync(d.hook, fd); err != nil {
-		return fail("fsync", err)
+	if !opts.Volatile {
+		if err := sys.fsync(d.hook, fd); err != nil {
+			return fail("fsync", err)
+		}
 	}
 	if err := unix.Close(fd); err != nil {
 		sys.unlinkat(d.hook, d.fd, tmp, 0)
@@ -688,6 +696,9 @@ func (d *Dir) Put(name string, data []byte, opts Options) (Result, error) {
 	if err := sys.renameat(d.hook, d.fd, tmp, d.fd, name); err != nil {
 		sys.unlinkat(d.hook, d.fd, tmp, 0)
 		return Result{}, &StepError{"rename", err}
+	}
+	if opts.Volatile {
+		return Result{Strategy: Rename}, nil
 	}
 	if err := d.syncDir(); err != nil {
 		return Result{Strategy: Rename}, err

@@ -208,6 +208,23 @@ func (d *Dir) WriteFile(name string, data []byte, perm os.FileMode) error {
 	return nil
 }
 
+// WriteFileVolatile is WriteFile without its fsyncs (see
+// atomicfile.Options.Volatile): a power cut may leave the old content, the
+// new, or an empty or partial file, which the caller must read safely.
+func (d *Dir) WriteFileVolatile(name string, data []byte, perm os.FileMode) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	if st, err := d.d.Lstat(name); err == nil && st.Exists && st.Mode.IsDir() {
+		return d.unsafe(name, "file")
+	}
+	_, err := d.d.Put(name, data, atomicfile.Options{Mode: perm, UID: -1, GID: -1, Volatile: true})
+	if err != nil {
+		return &fs.PathError{Op: "write", Path: d.join(name), Err: err}
+	}
+	return nil
+}
+
 // Lock takes the lock file name in d (created if needed, never through a
 // symlink); see package filelock.
 func (d *Dir) Lock(ctx context.Context, name string, opts *filelock.Options) (*filelock.Lock, error) {
