@@ -44,13 +44,54 @@ type server struct {
 	cs   *mcp.ClientSession
 	// read returns the call that reads the whole file named rel.
 	read func(rel string) *mcp.CallToolParams
-	// text extracts the file's text from a read result.
-	text func(*mcp.CallToolResult) (string, error)
+	// text extracts the file's text from a read result, and whether the
+	// file goes on after it.
+	text func(*mcp.CallToolResult) (string, bool, error)
 	// edit returns the call that replaces old by new in rel.
 	edit func(rel, old, new string) *mcp.CallToolParams
 	// editNeedsRead is set when the server refuses an edit of a file the
 	// session has not read in its current state.
 	editNeedsRead bool
+	// paged is set when a whole file may take several reads: each asks
+	// for the lines after the last one returned until one is not
+	// truncated.
+	paged bool
+}
+
+// readWhole reads the whole file rel, in as many calls as the server
+// needs, and returns its text and the time all the calls took.
+func (s *server) readWhole(ctx context.Context, rel string) (string, time.Duration, int, error) {
+	var (
+		text  strings.Builder
+		total time.Duration
+		calls int
+	)
+	offset := 1
+	for {
+		p := s.read(rel)
+		if s.paged {
+			p.Arguments.(map[string]any)["offset"] = offset
+		}
+		res, d, err := s.call(ctx, p)
+		total += d
+		calls++
+		if err != nil {
+			return "", total, calls, err
+		}
+		got, more, err := s.text(res)
+		if err != nil {
+			return "", total, calls, err
+		}
+		text.WriteString(got)
+		if !s.paged || !more {
+			return text.String(), total, calls, nil
+		}
+		if n := strings.Count(got, "\n"); n > 0 {
+			offset += n
+		} else {
+			return "", total, calls, fmt.Errorf("%s read %s: a truncated read returned no line", s.name, rel)
+		}
+	}
 }
 
 // call makes one tool call and reports how long it took. A protocol error
@@ -143,14 +184,11 @@ func benchmark(ctx context.Context, cfg *config, stdout, stderr io.Writer) error
 			return err
 		}
 		for _, s := range servers {
-			res, _, err := s.call(ctx, s.read(c.file))
-			if err != nil {
-				return err
-			}
-			got, err := s.text(res)
+			got, _, calls, err := s.readWhole(ctx, c.file)
 			if err != nil {
 				return fmt.Errorf("%s read %s: %v", s.name, c.file, err)
 			}
+			fmt.Fprintf(stderr, "%s reads %s whole in %d call(s)\n", s.name, c.file, calls)
 			if got != string(want) {
 				return fmt.Errorf("%s read %s: got %d bytes of text, want the file's %d", s.name, c.file, len(got), len(want))
 			}
@@ -219,7 +257,7 @@ func once(ctx context.Context, s *server, c cell, m *markerState) (time.Duration
 		err := s.cs.Ping(ctx, nil)
 		return time.Since(start), err
 	case "read":
-		_, d, err := s.call(ctx, s.read(c.file))
+		_, d, _, err := s.readWhole(ctx, c.file)
 		return d, err
 	case "edit":
 		if s.editNeedsRead {
@@ -272,26 +310,28 @@ func startEditguard(ctx context.Context, client *mcp.Client, cfg *config, ws, lo
 			// server-filesystem returns it.
 			return &mcp.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": rel, "limit": 1 << 30}}
 		},
-		text: func(res *mcp.CallToolResult) (string, error) {
+		text: func(res *mcp.CallToolResult) (string, bool, error) {
 			// The model reads a header line and numbered lines; the
 			// file's text is the lines without their number columns.
 			m, ok := res.Meta["editguard/result"].(map[string]any)
 			if !ok {
-				return "", fmt.Errorf("_meta result is %T", res.Meta["editguard/result"])
+				return "", false, fmt.Errorf("_meta result is %T", res.Meta["editguard/result"])
 			}
-			if tr, _ := m["truncated"].(bool); tr {
-				return "", fmt.Errorf("read was truncated")
-			}
+			// The lines asked for go on where this read stopped.
+			next, _ := m["next_offset"].(float64)
+			more := next > 0
 			tc, ok := res.Content[0].(*mcp.TextContent)
 			if !ok {
-				return "", fmt.Errorf("content is %T", res.Content[0])
+				return "", false, fmt.Errorf("content is %T", res.Content[0])
 			}
-			return toolset.ReadText(tc.Text)
+			text, err := toolset.ReadText(tc.Text)
+			return text, more, err
 		},
 		edit: func(rel, old, new string) *mcp.CallToolParams {
 			return &mcp.CallToolParams{Name: "edit_file", Arguments: map[string]any{"path": rel, "old_string": old, "new_string": new}}
 		},
 		editNeedsRead: true,
+		paged:         true,
 	}, nil
 }
 
@@ -308,7 +348,7 @@ func startFilesystem(ctx context.Context, client *mcp.Client, cfg *config, ws, l
 		read: func(rel string) *mcp.CallToolParams {
 			return &mcp.CallToolParams{Name: "read_text_file", Arguments: map[string]any{"path": abs(rel)}}
 		},
-		text: func(res *mcp.CallToolResult) (string, error) { return resultText(res), nil },
+		text: func(res *mcp.CallToolResult) (string, bool, error) { return resultText(res), false, nil },
 		edit: func(rel, old, new string) *mcp.CallToolParams {
 			return &mcp.CallToolParams{Name: "edit_file", Arguments: map[string]any{
 				"path":  abs(rel),
