@@ -101,6 +101,9 @@ type plan struct {
 	encoding         string
 	replacements     int
 	matchedWith      []string
+	// mode is the permission bits of a file the change creates (0: 0666
+	// less the umask); an existing file keeps its own.
+	mode os.FileMode
 }
 
 // mutate runs the commit protocol for c and records the attempt in the
@@ -412,7 +415,7 @@ func (w *Workspace) commit(t *target, obs *observation, pl *plan, tmp string, re
 	)
 	switch {
 	case !obs.stat.Exists:
-		r, err = t.dir.Create(t.base, pl.data, atomicfile.Options{UID: -1, GID: -1, Temp: tmp, Park: w.parks.at, Ready: ready})
+		r, err = t.dir.Create(t.base, pl.data, atomicfile.Options{Mode: pl.mode, UID: -1, GID: -1, Temp: tmp, Park: w.parks.at, Ready: ready})
 		if errors.Is(err, atomicfile.ErrExist) {
 			now, _ := w.observe(t)
 			if now == nil {

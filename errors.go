@@ -40,6 +40,8 @@ const (
 	CodeReadOnly        Code = "READ_ONLY"         // the file system is mounted read-only
 	CodeBusy            Code = "BUSY"              // another commit held the lock past the timeout
 	CodeUnsafeState     Code = "UNSAFE_STATE"      // .editguard holds a symlink or an entry editguard did not make
+	CodeGit             Code = "GIT"               // git is missing, the root is not in a git working tree, or a git command failed
+	CodeRemote          Code = "REMOTE"            // the git remote could not be reached, lacks the branch, or refused the push
 	CodeIO              Code = "IO"                // the file system failed otherwise
 )
 
@@ -105,6 +107,8 @@ var (
 	ErrReadOnly        = &Error{Code: CodeReadOnly}
 	ErrBusy            = &Error{Code: CodeBusy}
 	ErrUnsafeState     = &Error{Code: CodeUnsafeState}
+	ErrGit             = &Error{Code: CodeGit}
+	ErrRemote          = &Error{Code: CodeRemote}
 	ErrIO              = &Error{Code: CodeIO}
 )
 

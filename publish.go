@@ -1,0 +1,542 @@
+package editguard
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/editguard/editguard/internal/filelock"
+	"github.com/editguard/editguard/internal/gitsync"
+	"github.com/editguard/editguard/internal/ledger"
+	"github.com/editguard/editguard/internal/udiff"
+)
+
+// PublishOptions control Publish.
+type PublishOptions struct {
+	// Remote is the git remote: a configured remote's name, a URL or a
+	// path (default "origin").
+	Remote string
+	// Branch is the remote branch (default: the branch HEAD is on).
+	Branch string
+	// Session, if set, publishes only the files that session changed
+	// (with every unpublished change to them, whoever made it: a file is
+	// published whole).
+	Session string
+	// Attempts bounds how often the remote branch may be found moved
+	// between the fetch and the push before Publish gives up with BUSY
+	// (default DefaultPublishAttempts).
+	Attempts int
+}
+
+// DefaultPublishAttempts is how many times Publish fetches, checks and
+// pushes before it reports that the branch keeps moving.
+const DefaultPublishAttempts = 5
+
+// PublishedFile is one file of a publish.
+type PublishedFile struct {
+	Path string `json:"path"`
+	// Op is "added", "modified" or "deleted", or "unchanged" when the
+	// branch already had exactly this content (published before, or the
+	// same change made elsewhere).
+	Op       string   `json:"op"`
+	SHA256   string   `json:"sha256,omitempty"` // the content published; empty for deleted
+	Sessions []string `json:"sessions"`
+	Tools    []string `json:"tools"`
+	// Changes counts the ledger records published, FirstSeq and LastSeq
+	// bound their seqs.
+	Changes  int    `json:"changes"`
+	FirstSeq uint64 `json:"first_seq"`
+	LastSeq  uint64 `json:"last_seq"`
+}
+
+// PublishResult describes a publish.
+type PublishResult struct {
+	Remote string `json:"remote"`
+	Branch string `json:"branch"`
+	// OldHead is the branch's head the commit was built on, NewHead the
+	// commit published (equal to OldHead when every file was already
+	// there; both empty when there was nothing to publish).
+	OldHead  string          `json:"old_head,omitempty"`
+	NewHead  string          `json:"new_head,omitempty"`
+	Files    []PublishedFile `json:"files"`
+	Attempts int             `json:"attempts"`
+	Warnings []string        `json:"warnings,omitempty"`
+}
+
+// Publish lands the files this workspace's guarded changes touched, and
+// that are not published yet, on a remote git branch as one commit:
+//
+//  1. it fetches the branch's head H;
+//  2. every file must be, at H, what the first unpublished change to it
+//     found (the content its author read): otherwise it fails with
+//     STALE_FILE listing each file changed upstream, with the upstream
+//     change, and publishes nothing;
+//  3. it builds a commit on H whose tree is H's with exactly those files
+//     replaced, added or deleted (other hosts' changes to other files are
+//     kept as they are; nothing is merged inside a file);
+//  4. it pushes the commit with a lease on H; if the branch moved
+//     meanwhile it starts again at 1, at most Attempts times (then BUSY).
+//
+// The content published is the file as the last guarded change left it;
+// a file changed since by something else than editguard is refused with
+// STALE_FILE (details.side "local"), since the ledger does not account for
+// it. A file the branch already has with exactly that content is not
+// changed (so a publish interrupted after its push, or the same change
+// made on two hosts, is no conflict).
+//
+// Every attempt that reaches the remote is appended to the ledger (tool
+// "publish"), and a success moves the workspace's publish marks (in
+// .editguard/sync.json). One publish or pull runs at a time in a
+// workspace; guarded changes go on meanwhile. The remote branch is only
+// ever at its old head or at the complete new commit.
+func (s *Session) Publish(ctx context.Context, opts *PublishOptions) (*PublishResult, error) {
+	var o PublishOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Attempts <= 0 {
+		o.Attempts = DefaultPublishAttempts
+	}
+	a := &attempt{rec: ledger.Record{Session: s.name, Tool: toolPublish, Approval: "auto"}}
+	res, err := s.w.publishLocked(ctx, &o, a)
+	if err == nil && len(res.Files) == 0 {
+		return res, nil // nothing to publish: nothing was attempted
+	}
+	if lerr := s.w.finishSync(a, res, err); lerr != nil && err == nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("published, but appending the publish to the ledger failed: %v", lerr))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// publishLocked is Publish under the workspace's sync lock. It records the
+// remote and branch in a's arguments once they are known.
+func (w *Workspace) publishLocked(ctx context.Context, o *PublishOptions, a *attempt) (*PublishResult, error) {
+	args := map[string]any{"remote": o.Remote, "branch": o.Branch, "session": o.Session}
+	a.rec.Args, _ = json.Marshal(args)
+	repo, err := w.openRepo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	remote, branch, err := syncTarget(ctx, repo, o.Remote, o.Branch)
+	if err != nil {
+		return nil, err
+	}
+	args["remote"], args["branch"] = remote, branch
+	a.rec.Args, _ = json.Marshal(args)
+	lock, err := w.lockSync(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Unlock()
+	st, err := w.loadSync()
+	if err != nil {
+		return nil, err
+	}
+	bs := st.branch(remote, branch)
+	res := &PublishResult{Remote: remote, Branch: branch, Files: []PublishedFile{}}
+	files, err := w.snapshotUnpublished(ctx, bs, o.Session)
+	if err != nil || len(files) == 0 {
+		return res, err
+	}
+	if err := w.publish(ctx, repo, remote, branch, files, o.Attempts, res); err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		bs.Published[f.u.path] = f.u.last.Seq
+		bs.Files[f.u.path] = f.state
+	}
+	bs.Head = res.NewHead
+	if err := w.saveSync(st); err != nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("published, but the publish marks were not saved (%v): the next publish finds these files already there", err))
+	}
+	return res, nil
+}
+
+// publishFile is one file to publish: its unpublished changes and its
+// content now.
+type publishFile struct {
+	u     *unpublished
+	state syncedFile
+	data  []byte
+	exec  bool   // the local file is executable
+	oid   string // its blob, once stored
+}
+
+// snapshotUnpublished finds the files with unpublished changes (by session
+// only, if set) and reads each as its last guarded change left it. The
+// files' locks are all held while the ledger is read again and the files
+// are read, so no guarded change falls between the two. A file changed
+// since by something else than editguard fails the whole with STALE_FILE.
+func (w *Workspace) snapshotUnpublished(ctx context.Context, bs *branchSync, session string) ([]*publishFile, error) {
+	if bs.Published == nil {
+		bs.Published = map[string]uint64{}
+	}
+	if bs.Files == nil {
+		bs.Files = map[string]syncedFile{}
+	}
+	first, _, err := w.unpublishedChanges(bs, nil)
+	if err != nil {
+		return nil, err
+	}
+	only := map[string]bool{}
+	for p, u := range first {
+		if session == "" || slices.ContainsFunc(u.recs, func(r *LedgerRecord) bool { return r.Session == session }) {
+			only[p] = true
+		}
+	}
+	if len(only) == 0 {
+		return nil, nil
+	}
+	var targets []*txFile
+	defer func() {
+		for _, f := range targets {
+			f.t.close()
+		}
+	}()
+	var local []map[string]any
+	paths := sortedKeys(only)
+	for _, p := range paths {
+		t, err := w.openTarget(p)
+		if err != nil {
+			local = append(local, map[string]any{"path": p, "side": "local", "reason": ReasonTypeChanged, "error": err.Error()})
+			delete(only, p)
+			continue
+		}
+		targets = append(targets, &txFile{t: t})
+	}
+	locks, err := w.lockTargets(ctx, targets)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		for i := len(locks) - 1; i >= 0; i-- {
+			locks[i].Unlock()
+		}
+	}()
+	pending, _, err := w.unpublishedChanges(bs, only)
+	if err != nil {
+		return nil, err
+	}
+	var out []*publishFile
+	for _, tf := range targets {
+		u := pending[tf.t.resolved]
+		if u == nil {
+			continue
+		}
+		obs, err := w.observe(tf.t)
+		if err != nil {
+			return nil, err
+		}
+		now := syncedFile{Exists: obs.stat.Exists, SHA256: obs.sum}
+		want := u.result()
+		if obs.stat.Exists && !obs.stat.Regular() || !now.same(want) {
+			local = append(local, map[string]any{"path": u.path, "side": "local", "reason": ReasonModified,
+				"expected": want, "actual": obs.state(), "sessions": u.sessions()})
+			continue
+		}
+		out = append(out, &publishFile{u: u, state: now, data: obs.data, exec: obs.stat.Mode&0o111 != 0})
+	}
+	if len(local) > 0 {
+		e := newError(CodeStaleFile, "", fmt.Sprintf("%s changed after the last guarded change, by something other than editguard; nothing was published", count(len(local), "file")),
+			"publish sends only what the ledger accounts for: make the change through editguard (read the file and write it again), or restore the last guarded version, then publish", nil)
+		e.Details["side"] = "local"
+		e.Details["files"] = local
+		if len(local) == 1 {
+			e.Details["path"] = local[0]["path"]
+		}
+		return nil, e
+	}
+	return out, nil
+}
+
+// publish runs steps 1-4 of Publish for files and fills in res.
+func (w *Workspace) publish(ctx context.Context, repo *gitsync.Repo, remote, branch string, files []*publishFile, attempts int, res *PublishResult) error {
+	// The blobs are stored once; they outlive a lost lease.
+	for _, f := range files {
+		if !f.state.Exists {
+			continue
+		}
+		oid, err := repo.HashObject(ctx, gitPath(repo, f.u.path), f.data)
+		if err != nil {
+			return gitError(err)
+		}
+		f.oid = oid
+	}
+	message, ident := commitText(files)
+	for attempt := 1; attempt <= attempts; attempt++ {
+		res.Attempts = attempt
+		if attempt > 1 {
+			// A random pause, growing with each loss, so that hosts
+			// racing for the branch do not collide in step again.
+			d := time.Duration(rand.Int64N(int64(50*time.Millisecond) << min(attempt-2, 4)))
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(d):
+			}
+		}
+		head, err := repo.Fetch(ctx, remote, branch)
+		if err != nil {
+			return gitError(err)
+		}
+		res.OldHead = head
+		changes, published, err := w.checkUpstream(ctx, repo, head, remote, branch, files)
+		if err != nil {
+			return err
+		}
+		res.Files = published
+		if len(changes) == 0 {
+			res.NewHead = head
+			return nil
+		}
+		ident.When = time.Now()
+		commit, err := repo.Commit(ctx, head, changes, message, ident)
+		if err != nil {
+			return gitError(err)
+		}
+		err = repo.Push(ctx, remote, branch, commit, head)
+		if errors.Is(err, gitsync.ErrLeaseLost) {
+			continue
+		}
+		if err != nil {
+			return gitError(err)
+		}
+		res.NewHead = commit
+		return nil
+	}
+	e := newError(CodeBusy, "", fmt.Sprintf("the branch %s of %s moved between fetch and push %d times in a row; nothing was published", branch, remote, attempts),
+		"other hosts are publishing to the branch right now: publish again in a moment", filelock.ErrBusy)
+	e.Details["remote"], e.Details["branch"], e.Details["attempts"] = remote, branch, attempts
+	return e
+}
+
+// checkUpstream compares each file's base with the branch's head and
+// returns the changes to commit and the files' report, or STALE_FILE.
+func (w *Workspace) checkUpstream(ctx context.Context, repo *gitsync.Repo, head, remote, branch string, files []*publishFile) ([]gitsync.Change, []PublishedFile, error) {
+	var paths []string
+	for _, f := range files {
+		paths = append(paths, gitPath(repo, f.u.path))
+	}
+	entries, err := repo.Entries(ctx, head, paths)
+	if err != nil {
+		return nil, nil, gitError(err)
+	}
+	blobs := map[string]string{}
+	for _, p := range paths {
+		if e, ok := entries[p]; ok && e.Regular() {
+			blobs[p] = e.OID
+		}
+	}
+	contents, err := repo.ReadBlobs(ctx, blobs)
+	if err != nil {
+		return nil, nil, gitError(err)
+	}
+	var (
+		changes []gitsync.Change
+		report  []PublishedFile
+		stale   []map[string]any
+	)
+	for _, f := range files {
+		gp := gitPath(repo, f.u.path)
+		entry, found := entries[gp]
+		up := syncedFile{}
+		reason := ""
+		switch {
+		case found && !entry.Regular():
+			reason = ReasonTypeChanged // a directory, symlink or submodule upstream
+		case found:
+			up = syncedFile{Exists: true, SHA256: sha256Hex(contents[gp])}
+		default:
+			if parent := fileAbove(entries, gp); parent != "" {
+				reason = ReasonTypeChanged // a parent directory is a file upstream
+			}
+		}
+		base, want := f.u.base(), f.state
+		pf := PublishedFile{Path: f.u.path, SHA256: want.SHA256, Sessions: f.u.sessions(), Tools: f.u.tools(),
+			Changes: len(f.u.recs), FirstSeq: f.u.first.Seq, LastSeq: f.u.last.Seq}
+		switch {
+		case reason == "" && up.same(want):
+			pf.Op = "unchanged"
+		case reason == "" && up.same(base):
+			c := gitsync.Change{Path: gp, OID: f.oid, Mode: gitsync.ModeFile}
+			switch {
+			case !want.Exists:
+				c.Delete, pf.Op = true, "deleted"
+			case up.Exists:
+				pf.Op = "modified"
+				if entries[gp].Mode == gitsync.ModeExecutable {
+					c.Mode = gitsync.ModeExecutable // the branch's mode is kept
+				}
+			default:
+				pf.Op = "added"
+				if f.exec {
+					c.Mode = gitsync.ModeExecutable
+				}
+			}
+			changes = append(changes, c)
+		default:
+			if reason == "" {
+				switch {
+				case !up.Exists:
+					reason = ReasonDeleted
+				case !base.Exists:
+					reason = ReasonCreated
+				default:
+					reason = ReasonModified
+				}
+			}
+			stale = append(stale, w.upstreamChange(f, reason, base, up, contents[gp]))
+		}
+		report = append(report, pf)
+	}
+	if len(stale) > 0 {
+		e := newError(CodeStaleFile, "", fmt.Sprintf("%s changed upstream since the changes to them were made; nothing was published", count(len(stale), "file")),
+			"run editguard pull: it lists these files as conflicts. To keep upstream's version, pull --discard-local (yours goes to history); to keep yours, pull --discard-local, then restore the version it saved and publish again", nil)
+		e.Details["side"] = "upstream"
+		e.Details["remote"], e.Details["branch"], e.Details["head"] = remote, branch, head
+		e.Details["files"] = stale
+		if len(stale) == 1 {
+			e.Details["path"] = stale[0]["path"]
+		}
+		return nil, nil, e
+	}
+	return changes, report, nil
+}
+
+// fileAbove returns a directory of p that is not a directory in entries
+// (a file, symlink or submodule), or "".
+func fileAbove(entries map[string]gitsync.Entry, p string) string {
+	for i := range len(p) {
+		if p[i] != '/' {
+			continue
+		}
+		if e, ok := entries[p[:i]]; ok && e.Type != "tree" {
+			return p[:i]
+		}
+	}
+	return ""
+}
+
+// upstreamDiffMax bounds the diff of one file in a publish's STALE_FILE.
+const upstreamDiffMax = StaleDiffMax
+
+// upstreamChange describes a file changed upstream: the diff from the base
+// its changes were made on (kept in history by the first change) to
+// upstream's content, bounded.
+func (w *Workspace) upstreamChange(f *publishFile, reason string, base, up syncedFile, upData []byte) map[string]any {
+	d := map[string]any{"path": f.u.path, "side": "upstream", "reason": reason,
+		"base_sha256": base.SHA256, "upstream_sha256": up.SHA256, "sessions": f.u.sessions()}
+	var baseData []byte
+	if base.Exists {
+		_, data, err := w.hist.Load(f.u.path, f.u.first.HistoryVersion)
+		if err != nil || sha256Hex(data) != base.SHA256 {
+			d["changes_unavailable"] = "the content the changes were based on is no longer in history"
+			return d
+		}
+		baseData = data
+	}
+	diff := udiff.Unified("a/"+f.u.path+" (your base)", textOf(baseData, ""), "b/"+f.u.path+" (upstream)", textOf(upData, ""))
+	if !base.Exists {
+		diff = unifiedDiff(f.u.path, "", textOf(upData, ""), true, false)
+	} else if !up.Exists {
+		diff = unifiedDiff(f.u.path, textOf(baseData, ""), "", false, true)
+	}
+	d["changes_summary"] = udiff.Count(diff).String()
+	d["changes"], _ = udiff.Bound(diff, upstreamDiffMax)
+	return d
+}
+
+// commitText writes the message and the identity of a publish's commit:
+// both name the sessions and tools that made the changes.
+func commitText(files []*publishFile) (string, gitsync.Ident) {
+	var all []*LedgerRecord
+	for _, f := range files {
+		all = append(all, f.u.recs...)
+	}
+	sessions := distinct(all, func(r *LedgerRecord) string { return sessionLabel(r.Session) })
+	tools := distinct(all, func(r *LedgerRecord) string { return r.Tool })
+	who := strings.Join(sessions, ", ")
+	if len(who) > 80 {
+		who = fmt.Sprintf("%s and %d more sessions", sessions[0], len(sessions)-1)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "editguard publish: %s from %s\n\n", count(len(files), "file"), who)
+	for _, f := range files {
+		op := "M"
+		switch {
+		case !f.state.Exists:
+			op = "D"
+		case !f.u.base().Exists:
+			op = "A"
+		}
+		fmt.Fprintf(&b, "%s %s (%s: %s)\n", op, f.u.path, strings.Join(f.u.sessions(), ", "), strings.Join(f.u.tools(), ", "))
+	}
+	first, last := all[0].Seq, all[0].Seq
+	for _, r := range all {
+		first, last = min(first, r.Seq), max(last, r.Seq)
+	}
+	fmt.Fprintf(&b, "\nEditguard-Sessions: %s\nEditguard-Tools: %s\nEditguard-Ledger: %d-%d\nEditguard-Host: %s\n",
+		strings.Join(sessions, ", "), strings.Join(tools, ", "), first, last, hostname())
+	name := identSafe("editguard (" + who + ")")
+	return b.String(), gitsync.Ident{Name: name, Email: "editguard@" + hostname()}
+}
+
+// count writes "1 file", "2 files".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// identSafe removes what git refuses in a name: angle brackets and line
+// breaks.
+func identSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '<' || r == '>' || r == '\n' || r == '\r' || r == 0 {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// finishSync appends a publish's or pull's ledger record: its result, or
+// the error it failed with.
+func (w *Workspace) finishSync(a *attempt, res any, err error) error {
+	r := &a.rec
+	if err != nil {
+		r.Outcome = "error"
+		var e *Error
+		if errors.As(err, &e) {
+			r.ErrorCode = string(e.Code)
+			r.ErrorReason, _ = e.Details["reason"].(string)
+			r.Result, _ = json.Marshal(e)
+		} else {
+			r.ErrorCode = "CANCELED"
+			r.Result, _ = json.Marshal(map[string]string{"message": err.Error()})
+		}
+	} else {
+		r.Outcome = "ok"
+		r.Strategy = "git"
+		r.Result, _ = json.Marshal(res)
+	}
+	return w.led.Append(r)
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

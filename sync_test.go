@@ -1,0 +1,403 @@
+//go:build unix
+
+package editguard_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/editguard/editguard"
+)
+
+// These tests run publish and pull between clones of a bare repository on
+// the local file system; cmd/editguard's tests do the same across real
+// transports and processes.
+
+// requireGit skips the test when there is no git, and isolates git from
+// the user's and the system's configuration.
+func requireGit(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+}
+
+func gitIn(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"}, args...)...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// syncRepo makes a bare repository whose main branch holds files, and
+// returns its path.
+func syncRepo(t *testing.T, files map[string]string) string {
+	t.Helper()
+	requireGit(t)
+	dir := t.TempDir()
+	bare := filepath.Join(dir, "shared.git")
+	gitIn(t, dir, "init", "-q", "--bare", bare)
+	seed := filepath.Join(dir, "seed")
+	gitIn(t, dir, "clone", "-q", bare, seed)
+	for name, content := range files {
+		writeRaw(t, filepath.Join(seed, name), content)
+	}
+	gitIn(t, seed, "add", "-A")
+	gitIn(t, seed, "commit", "-q", "-m", "initial")
+	gitIn(t, seed, "push", "-q", "origin", "main")
+	return bare
+}
+
+func writeRaw(t *testing.T, p, content string) {
+	t.Helper()
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// host clones bare and opens a workspace in the clone.
+func host(t *testing.T, bare, name string) (*editguard.Workspace, string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	gitIn(t, filepath.Dir(dir), "clone", "-q", bare, dir)
+	w, err := editguard.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w, dir
+}
+
+// change reads p (if it exists) and writes content over it in session s.
+func change(t *testing.T, s *editguard.Session, p, content string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := s.Read(ctx, p, nil); err != nil && !errors.Is(err, editguard.ErrNotFound) {
+		t.Fatalf("Read(%s) = %v", p, err)
+	}
+	if _, err := s.Write(ctx, p, content, nil); err != nil {
+		t.Fatalf("Write(%s) = %v", p, err)
+	}
+}
+
+// remoteFile returns p's content at bare's main, and whether it exists.
+func remoteFile(t *testing.T, bare, p string) (string, bool) {
+	t.Helper()
+	out, err := exec.Command("git", "--git-dir", bare, "show", "main:"+p).Output()
+	if err != nil {
+		return "", false
+	}
+	return string(out), true
+}
+
+func remoteHead(t *testing.T, bare string) string {
+	return gitIn(t, bare, "rev-parse", "main")
+}
+
+func TestPublishDisjointChangesCombine(t *testing.T) {
+	bare := syncRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n", "gone.txt": "x\n"})
+	ctx := context.Background()
+	wa, _ := host(t, bare, "a")
+	wb, _ := host(t, bare, "b")
+	sa, sb := wa.NewSession("alice"), wb.NewSession("bob")
+	change(t, sa, "a.txt", "a from alice\n")
+	change(t, sa, "new/n.txt", "new\n")
+	change(t, sb, "b.txt", "b from bob\n")
+	if _, err := sb.Read(ctx, "gone.txt", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sb.Delete(ctx, "gone.txt", nil); err != nil {
+		t.Fatal(err)
+	}
+	ra, err := sa.Publish(ctx, nil)
+	if err != nil {
+		t.Fatalf("alice's Publish = %v", err)
+	}
+	if len(ra.Files) != 2 || ra.NewHead == ra.OldHead {
+		t.Fatalf("alice's Publish = %+v, want 2 files and a new head", ra)
+	}
+	// bob's head is now behind: his commit is built on alice's.
+	rb, err := sb.Publish(ctx, nil)
+	if err != nil {
+		t.Fatalf("bob's Publish = %v", err)
+	}
+	if rb.OldHead != ra.NewHead {
+		t.Fatalf("bob's commit is built on %s, want alice's %s", rb.OldHead, ra.NewHead)
+	}
+	for p, want := range map[string]string{"a.txt": "a from alice\n", "new/n.txt": "new\n", "b.txt": "b from bob\n"} {
+		if got, _ := remoteFile(t, bare, p); got != want {
+			t.Errorf("remote %s = %q, want %q", p, got, want)
+		}
+	}
+	if _, ok := remoteFile(t, bare, "gone.txt"); ok {
+		t.Errorf("remote still has gone.txt, which bob deleted")
+	}
+	if got := remoteHead(t, bare); got != rb.NewHead {
+		t.Fatalf("remote head = %s, want %s", got, rb.NewHead)
+	}
+	// The commit names the session and the tools.
+	msg := gitIn(t, bare, "log", "-1", "--format=%an%n%B", "main")
+	for _, want := range []string{"editguard (bob)", "D gone.txt (bob: delete_file)", "M b.txt (bob: write_file)"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("commit message lacks %q:\n%s", want, msg)
+		}
+	}
+	// Published is published: nothing left.
+	if r, err := sa.Publish(ctx, nil); err != nil || len(r.Files) != 0 {
+		t.Fatalf("second Publish = %+v, %v; want nothing to publish", r, err)
+	}
+	// The ledger records the publish.
+	var rec *editguard.LedgerRecord
+	wb.Log(editguard.LogFilter{Tool: "publish"}, func(r *editguard.LedgerRecord) error { rec = r; return nil })
+	if rec == nil || rec.Outcome != "ok" || !strings.Contains(string(rec.Result), rb.NewHead) || !strings.Contains(string(rec.Result), `"b.txt"`) {
+		t.Fatalf("bob's publish record = %+v", rec)
+	}
+}
+
+func TestPublishRefusesFileChangedUpstream(t *testing.T) {
+	bare := syncRepo(t, map[string]string{"a.txt": "one\ntwo\n", "c.txt": "c\n"})
+	ctx := context.Background()
+	wa, _ := host(t, bare, "a")
+	wb, _ := host(t, bare, "b")
+	sa, sb := wa.NewSession("alice"), wb.NewSession("bob")
+	change(t, sa, "a.txt", "one\nTWO (alice)\n")
+	change(t, sb, "a.txt", "ONE (bob)\ntwo\n")
+	change(t, sb, "c.txt", "c from bob\n")
+	if _, err := sa.Publish(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	head := remoteHead(t, bare)
+	_, err := sb.Publish(ctx, nil)
+	var e *editguard.Error
+	if !errors.Is(err, editguard.ErrStaleFile) || !errors.As(err, &e) {
+		t.Fatalf("bob's Publish = %v, want STALE_FILE", err)
+	}
+	files, _ := e.Details["files"].([]map[string]any)
+	if len(files) != 1 || files[0]["path"] != "a.txt" || files[0]["reason"] != "modified" {
+		t.Fatalf("STALE_FILE files = %v, want a.txt modified", files)
+	}
+	if d, _ := files[0]["changes"].(string); !strings.Contains(d, "+TWO (alice)") {
+		t.Fatalf("STALE_FILE changes = %q, want the upstream change", d)
+	}
+	// Nothing of bob's landed, not even the file nobody else touched.
+	if got := remoteHead(t, bare); got != head {
+		t.Fatalf("remote head moved to %s", got)
+	}
+	if got, _ := remoteFile(t, bare, "c.txt"); got != "c\n" {
+		t.Fatalf("remote c.txt = %q, want it unchanged", got)
+	}
+	var rec *editguard.LedgerRecord
+	wb.Log(editguard.LogFilter{Tool: "publish"}, func(r *editguard.LedgerRecord) error { rec = r; return nil })
+	if rec == nil || rec.Outcome != "error" || rec.ErrorCode != "STALE_FILE" {
+		t.Fatalf("bob's publish record = %+v, want a STALE_FILE error", rec)
+	}
+}
+
+func TestPublishRefusesChangeOutsideEditguard(t *testing.T) {
+	bare := syncRepo(t, map[string]string{"a.txt": "a\n"})
+	w, dir := host(t, bare, "a")
+	s := w.NewSession("alice")
+	change(t, s, "a.txt", "guarded\n")
+	writeRaw(t, filepath.Join(dir, "a.txt"), "not guarded\n")
+	head := remoteHead(t, bare)
+	_, err := s.Publish(context.Background(), nil)
+	var e *editguard.Error
+	if !errors.As(err, &e) || e.Code != editguard.CodeStaleFile || e.Details["side"] != "local" {
+		t.Fatalf("Publish = %v, want STALE_FILE on the local side", err)
+	}
+	if got := remoteHead(t, bare); got != head {
+		t.Fatalf("remote head moved")
+	}
+}
+
+func TestPublishRecognisesWhatIsAlreadyUpstream(t *testing.T) {
+	bare := syncRepo(t, map[string]string{"a.txt": "a\n"})
+	ctx := context.Background()
+	w, dir := host(t, bare, "a")
+	s := w.NewSession("alice")
+	change(t, s, "a.txt", "A\n")
+	r1, err := s.Publish(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As if the process had died after its push, before saving its marks.
+	if err := os.Remove(filepath.Join(dir, ".editguard", "sync.json")); err != nil {
+		t.Fatal(err)
+	}
+	r2, err := s.Publish(ctx, nil)
+	if err != nil {
+		t.Fatalf("Publish again = %v", err)
+	}
+	if r2.NewHead != r1.NewHead || len(r2.Files) != 1 || r2.Files[0].Op != "unchanged" {
+		t.Fatalf("Publish again = %+v, want a.txt unchanged and no new commit", r2)
+	}
+}
+
+func TestPublishSessionAndSubdirectory(t *testing.T) {
+	bare := syncRepo(t, map[string]string{"sub/a.txt": "a\n", "sub/b.txt": "b\n", "top.txt": "t\n"})
+	ctx := context.Background()
+	_, dir := host(t, bare, "a")
+	w, err := editguard.Open(filepath.Join(dir, "sub"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	alice, bob := w.NewSession("alice"), w.NewSession("bob")
+	change(t, alice, "a.txt", "A\n")
+	change(t, bob, "b.txt", "B\n")
+	r, err := bob.Publish(ctx, &editguard.PublishOptions{Session: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Files) != 1 || r.Files[0].Path != "a.txt" {
+		t.Fatalf("Publish(session alice) = %+v, want only a.txt", r.Files)
+	}
+	if got, _ := remoteFile(t, bare, "sub/a.txt"); got != "A\n" {
+		t.Fatalf("remote sub/a.txt = %q", got)
+	}
+	if got, _ := remoteFile(t, bare, "sub/b.txt"); got != "b\n" {
+		t.Fatalf("remote sub/b.txt = %q, want bob's change not yet published", got)
+	}
+	if r, err := bob.Publish(ctx, nil); err != nil || len(r.Files) != 1 || r.Files[0].Path != "b.txt" {
+		t.Fatalf("Publish = %+v, %v; want b.txt", r, err)
+	}
+}
+
+func TestPullUpdatesUntouchedAndKeepsLocalChanges(t *testing.T) {
+	bare := syncRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n", "c.txt": "c\n", "d.txt": "d\n"})
+	ctx := context.Background()
+	wa, _ := host(t, bare, "a")
+	wb, dirB := host(t, bare, "b")
+	sa, sb := wa.NewSession("alice"), wb.NewSession("bob")
+	// bob has read a.txt; he changes b.txt with editguard and c.txt without.
+	if _, err := sb.Read(ctx, "a.txt", nil); err != nil {
+		t.Fatal(err)
+	}
+	change(t, sb, "b.txt", "b from bob\n")
+	writeRaw(t, filepath.Join(dirB, "c.txt"), "c by hand\n")
+	change(t, sa, "a.txt", "a from alice\n")
+	change(t, sa, "b.txt", "b from alice\n")
+	change(t, sa, "c.txt", "c from alice\n")
+	change(t, sa, "e.txt", "new from alice\n")
+	if _, err := sa.Read(ctx, "d.txt", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sa.Delete(ctx, "d.txt", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sa.Publish(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	r, err := sb.Pull(ctx, nil)
+	if err != nil {
+		t.Fatalf("Pull = %v", err)
+	}
+	updated := map[string]string{}
+	for _, f := range r.Updated {
+		updated[f.Path] = f.Op
+	}
+	if len(updated) != 3 || updated["a.txt"] != "modified" || updated["e.txt"] != "added" || updated["d.txt"] != "deleted" {
+		t.Fatalf("Pull updated %v, want a.txt, d.txt and e.txt", updated)
+	}
+	var conflicts []string
+	for _, c := range r.Conflicts {
+		conflicts = append(conflicts, c.Path+":"+c.Reason)
+	}
+	if strings.Join(conflicts, " ") != "b.txt:changed_both c.txt:changed_both" {
+		t.Fatalf("Pull conflicts = %v, want b.txt and c.txt", conflicts)
+	}
+	for p, want := range map[string]string{"a.txt": "a from alice\n", "b.txt": "b from bob\n", "c.txt": "c by hand\n", "e.txt": "new from alice\n"} {
+		if got, _ := os.ReadFile(filepath.Join(dirB, p)); string(got) != want {
+			t.Errorf("%s = %q, want %q", p, got, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dirB, "d.txt")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("d.txt still exists after the pull: %v", err)
+	}
+	// bob read a.txt before the pull: his read no longer stands.
+	if _, err := sb.Write(ctx, "a.txt", "stale\n", nil); !errors.Is(err, editguard.ErrStaleFile) {
+		t.Fatalf("Write over the pulled a.txt = %v, want STALE_FILE", err)
+	}
+	// The conflicts stay conflicts at the next pull.
+	r, err = sb.Pull(ctx, nil)
+	if err != nil || len(r.Updated) != 0 || len(r.Conflicts) != 2 {
+		t.Fatalf("second Pull = %+v, %v; want the 2 conflicts again", r, err)
+	}
+	// bob's b.txt cannot be published over alice's.
+	if _, err := sb.Publish(ctx, nil); !errors.Is(err, editguard.ErrStaleFile) {
+		t.Fatalf("bob's Publish = %v, want STALE_FILE", err)
+	}
+	// Discarding takes upstream's versions; bob's are in history.
+	r, err = sb.Pull(ctx, &editguard.PullOptions{DiscardLocal: true})
+	if err != nil || len(r.Conflicts) != 0 || len(r.Updated) != 2 || !r.Updated[0].Discarded {
+		t.Fatalf("Pull --discard-local = %+v, %v", r, err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dirB, "b.txt")); string(got) != "b from alice\n" {
+		t.Fatalf("b.txt = %q after discarding", got)
+	}
+	// To keep his version after all, bob restores it: a change based on
+	// alice's, which publishes.
+	if _, err := sb.Read(ctx, "b.txt", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sb.Restore(ctx, "b.txt", r.Updated[0].BackupVersion, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dirB, "b.txt")); string(got) != "b from bob\n" {
+		t.Fatalf("b.txt = %q after restoring", got)
+	}
+	if _, err := sb.Publish(ctx, nil); err != nil {
+		t.Fatalf("Publish of the restored b.txt = %v", err)
+	}
+	if got, _ := remoteFile(t, bare, "b.txt"); got != "b from bob\n" {
+		t.Fatalf("remote b.txt = %q", got)
+	}
+	// And alice, whose b.txt is what she published, takes bob's.
+	r, err = sa.Pull(ctx, nil)
+	if err != nil || len(r.Conflicts) != 0 || len(r.Updated) != 1 || r.Updated[0].Path != "b.txt" {
+		t.Fatalf("alice's Pull = %+v, %v", r, err)
+	}
+	var pulls int
+	wb.Log(editguard.LogFilter{Tool: "pull"}, func(r *editguard.LedgerRecord) error {
+		if r.Path != "" {
+			pulls++
+		}
+		return nil
+	})
+	if pulls != 5 {
+		t.Fatalf("bob's ledger has %d pull records of files, want 5", pulls)
+	}
+}
+
+func TestSyncWithoutGit(t *testing.T) {
+	bare := syncRepo(t, map[string]string{"a.txt": "a\n"})
+	w, _ := host(t, bare, "a")
+	s := w.NewSession("alice")
+	change(t, s, "a.txt", "A\n")
+	t.Setenv("PATH", t.TempDir())
+	_, err := s.Publish(context.Background(), nil)
+	var e *editguard.Error
+	if !errors.As(err, &e) || e.Code != editguard.CodeGit || !strings.Contains(e.Message, "git was not found") {
+		t.Fatalf("Publish without git = %v, want GIT: git was not found", err)
+	}
+	if _, err := s.Pull(context.Background(), nil); !errors.Is(err, editguard.ErrGit) {
+		t.Fatalf("Pull without git = %v, want GIT", err)
+	}
+	data, _ := json.Marshal(e)
+	if !strings.Contains(string(data), `"code":"GIT"`) {
+		t.Fatalf("error JSON = %s", data)
+	}
+}

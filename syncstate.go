@@ -1,0 +1,330 @@
+package editguard
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/editguard/editguard/internal/filelock"
+	"github.com/editguard/editguard/internal/gitsync"
+	"github.com/editguard/editguard/internal/ledger"
+)
+
+// This file holds what publish and pull share: the state they keep in
+// .editguard/sync.json, the lock that runs one of them at a time in a
+// workspace, and the reading of the ledger that finds the changes not yet
+// published. See docs/DISTRIBUTED.md for the model.
+
+const (
+	syncStateName = "sync.json"
+	syncLockName  = "sync.lock"
+)
+
+// Tools of the ledger records that publish and pull append.
+const (
+	toolPublish = "publish"
+	toolPull    = "pull"
+)
+
+// syncState is the content of .editguard/sync.json.
+type syncState struct {
+	Branches []*branchSync `json:"branches"`
+}
+
+// branchSync is what the workspace knows of one remote branch.
+type branchSync struct {
+	Remote string `json:"remote"`
+	Branch string `json:"branch"`
+	// Base is the commit the working tree was last brought to by pull:
+	// a file whose content is the one Base has was not changed here since.
+	// Empty until the first pull.
+	Base string `json:"base,omitempty"`
+	// Files overrides Base for single files: the content a file had when
+	// it was last in step with the branch, where that is not Base's (a
+	// file published since, or one left in conflict by a pull, whose base
+	// stays what it was).
+	Files map[string]syncedFile `json:"files,omitempty"`
+	// Published holds, per file, the ledger seq of its last change that
+	// was published (or found already upstream): later changes are
+	// unpublished.
+	Published map[string]uint64 `json:"published,omitempty"`
+	// Head is the branch's head after the last publish or pull.
+	Head string `json:"head,omitempty"`
+}
+
+// syncedFile is a file's content, or its absence.
+type syncedFile struct {
+	Exists bool   `json:"exists"`
+	SHA256 string `json:"sha256,omitempty"`
+}
+
+func (f syncedFile) same(g syncedFile) bool {
+	return f.Exists == g.Exists && (!f.Exists || f.SHA256 == g.SHA256)
+}
+
+// branch returns the state of remote's branch, adding it if new.
+func (s *syncState) branch(remote, branch string) *branchSync {
+	for _, b := range s.Branches {
+		if b.Remote == remote && b.Branch == branch {
+			return b
+		}
+	}
+	b := &branchSync{Remote: remote, Branch: branch}
+	s.Branches = append(s.Branches, b)
+	return b
+}
+
+// lockSync takes the workspace's publish/pull lock, so that one publish or
+// pull at a time reads and writes the sync state (guarded writes of agents
+// go on meanwhile, under their own locks).
+func (w *Workspace) lockSync(ctx context.Context) (*filelock.Lock, error) {
+	l, err := w.state.Lock(ctx, syncLockName, &filelock.Options{Timeout: w.opts.LockTimeout})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		e := ioError("", err)
+		if errors.Is(err, filelock.ErrBusy) {
+			e.Message = "another publish or pull in this workspace is still running: " + err.Error()
+		}
+		return nil, e
+	}
+	return l, nil
+}
+
+// loadSync reads the sync state; a missing file is an empty state.
+func (w *Workspace) loadSync() (*syncState, error) {
+	st := &syncState{}
+	data, err := w.state.ReadFile(syncStateName)
+	if errors.Is(err, fs.ErrNotExist) {
+		return st, nil
+	}
+	if err != nil {
+		return nil, stateError("read sync state", err)
+	}
+	if err := json.Unmarshal(data, st); err != nil {
+		return nil, stateError("read sync state", fmt.Errorf("%s: %w", w.state.Join(syncStateName), err))
+	}
+	return st, nil
+}
+
+// saveSync replaces the sync state durably and atomically.
+func (w *Workspace) saveSync(st *syncState) error {
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := w.state.WriteFile(syncStateName, append(data, '\n'), 0o644); err != nil {
+		return stateError("write sync state", err)
+	}
+	return nil
+}
+
+// unpublished is the changes to one file that are not published yet.
+type unpublished struct {
+	path  string
+	first *LedgerRecord // its state before is the base the changes were made on
+	last  *LedgerRecord // its state after is what is to be published
+	recs  []*LedgerRecord
+}
+
+// base is the file as the first change found it.
+func (u *unpublished) base() syncedFile {
+	r := u.first
+	if r.Observed != nil {
+		return syncedFile{Exists: r.Observed.Exists, SHA256: r.SHA256Before}
+	}
+	return syncedFile{Exists: r.SHA256Before != "", SHA256: r.SHA256Before}
+}
+
+// result is the file as the last change left it.
+func (u *unpublished) result() syncedFile {
+	return syncedFile{Exists: u.last.SHA256After != "", SHA256: u.last.SHA256After}
+}
+
+// sessions and tools name who made the changes, sorted.
+func (u *unpublished) sessions() []string {
+	return distinct(u.recs, func(r *LedgerRecord) string { return sessionLabel(r.Session) })
+}
+
+func (u *unpublished) tools() []string {
+	return distinct(u.recs, func(r *LedgerRecord) string { return r.Tool })
+}
+
+func distinct(recs []*LedgerRecord, key func(*LedgerRecord) string) []string {
+	var out []string
+	for _, r := range recs {
+		if k := key(r); !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func sessionLabel(s string) string {
+	if s == "" {
+		return "(unnamed)"
+	}
+	return s
+}
+
+// unpublishedChanges reads the ledger and returns, per file, the committed
+// changes not yet published to b: those after the file's Published seq and
+// after the last pull that wrote the file (a pull makes the file upstream's
+// again, so what came before it is no longer to be published). Records of
+// publish and pull themselves are not changes to publish. If only is not
+// nil, only those files are looked at. It also returns the last seq read.
+func (w *Workspace) unpublishedChanges(b *branchSync, only map[string]bool) (map[string]*unpublished, uint64, error) {
+	out := map[string]*unpublished{}
+	var last uint64
+	err := ledger.Scan(w.state, ledgerName, func(r *LedgerRecord) error {
+		last = r.Seq
+		if r.Outcome != "ok" || r.Path == "" || r.Tool == toolPublish || (only != nil && !only[r.Path]) {
+			return nil
+		}
+		if r.Tool == toolPull {
+			delete(out, r.Path)
+			return nil
+		}
+		if r.Seq <= b.Published[r.Path] {
+			return nil
+		}
+		u := out[r.Path]
+		if u == nil {
+			u = &unpublished{path: r.Path, first: r}
+			out[r.Path] = u
+		}
+		u.last = r
+		u.recs = append(u.recs, r)
+		return nil
+	})
+	if err != nil {
+		return nil, 0, readError("read ledger", err)
+	}
+	return out, last, nil
+}
+
+// openRepo finds the git working tree of the workspace.
+func (w *Workspace) openRepo(ctx context.Context) (*gitsync.Repo, error) {
+	r, err := gitsync.Open(ctx, w.dir)
+	if err != nil {
+		return nil, gitError(err)
+	}
+	return r, nil
+}
+
+// syncTarget fills in the default remote and branch and checks both names.
+func syncTarget(ctx context.Context, repo *gitsync.Repo, remote, branch string) (string, string, error) {
+	if remote == "" {
+		remote = "origin"
+	}
+	if branch == "" {
+		b, err := repo.CurrentBranch(ctx)
+		if err != nil {
+			return "", "", gitError(err)
+		}
+		if b == "" {
+			return "", "", newError(CodeInvalidArgument, "", "HEAD is detached, so there is no current branch to sync with", "name the branch (--branch)", nil)
+		}
+		branch = b
+	}
+	if err := repo.CheckNames(ctx, remote, branch); err != nil {
+		return "", "", newError(CodeInvalidArgument, "", err.Error(), "", err)
+	}
+	return remote, branch, nil
+}
+
+// gitError maps a failure of package gitsync to a §5 error: GIT for the
+// local side (git missing, no working tree, a command that failed), REMOTE
+// for the remote.
+func gitError(err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		return err
+	}
+	var (
+		re *gitsync.RemoteError
+		ge *gitsync.Error
+	)
+	if (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) && !errors.As(err, &ge) {
+		return err // the caller's context, not a git command's timeout
+	}
+	switch {
+	case errors.Is(err, gitsync.ErrGitNotFound):
+		return newError(CodeGit, "", "git was not found: publish and pull run the git program, and no git is in PATH",
+			"install git, or put it in PATH", err)
+	case errors.Is(err, gitsync.ErrNotRepository):
+		return newError(CodeGit, "", "the workspace is not inside a git working tree",
+			"run publish and pull in a clone of the shared repository", err)
+	case errors.As(err, &re):
+		e := newError(CodeRemote, "", re.Error(), "", err)
+		e.Details["remote"] = re.Remote
+		e.Details["branch"] = re.Branch
+		e.Details["remote_message"] = re.Reason
+		switch {
+		case errors.Is(err, gitsync.ErrNoBranch):
+			e.Message = fmt.Sprintf("the remote %s has no branch %s", re.Remote, re.Branch)
+			e.Details["reason"] = "no_branch"
+			e.RecoveryHint = "create the branch with git push first, or name another one (--branch)"
+		case errors.Is(err, gitsync.ErrRejected):
+			e.Message = fmt.Sprintf("the remote %s refused the push to %s: %s", re.Remote, re.Branch, firstLine(re.Reason))
+			e.Details["reason"] = "rejected"
+			e.RecoveryHint = "the branch did not move; see remote_message for the remote's reason"
+		default:
+			e.Message = fmt.Sprintf("the remote %s could not be reached (%s): %s", re.Remote, re.Op, firstLine(re.Reason))
+			e.Details["reason"] = "unreachable"
+			e.RecoveryHint = "check the remote's address and the network, then retry"
+			if re.Op == "push" {
+				e.RecoveryHint = "the branch either did not move or moved to the complete commit; publish again once the remote is back: changes already there are recognised and not published twice"
+			}
+		}
+		return e
+	}
+	if errors.As(err, &ge) {
+		e := newError(CodeGit, "", ge.Error(), "", err)
+		e.Details["git_args"] = ge.Args
+		return e
+	}
+	return newError(CodeGit, "", err.Error(), "", err)
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// gitPath maps a path relative to the workspace root to one relative to
+// the repository's top; workspacePath maps back, reporting false for a
+// path outside the workspace.
+func gitPath(repo *gitsync.Repo, p string) string { return repo.Prefix() + p }
+
+func workspacePath(repo *gitsync.Repo, p string) (string, bool) {
+	if !strings.HasPrefix(p, repo.Prefix()) {
+		return "", false
+	}
+	return strings.TrimPrefix(p, repo.Prefix()), true
+}
+
+// hostname names this host in commits, for people reading the history.
+func hostname() string {
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		return "localhost"
+	}
+	return strings.Map(func(r rune) rune {
+		if r == '.' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
+		}
+		return -1
+	}, h)
+}
