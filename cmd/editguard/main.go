@@ -186,7 +186,8 @@ func usagef(cmd, format string, args ...any) error {
 }
 
 // exitStatus ends a command that has printed its own report with that exit
-// code: rewind, when some files were refused and the others rewound.
+// code: rewind when some files were refused and the others rewound, pull
+// with conflicts.
 type exitStatus int
 
 func (s exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(s)) }
