@@ -140,6 +140,13 @@ func (s *Session) pullLocked(ctx context.Context, o *PullOptions, a *attempt) (*
 	}
 	res := &PullResult{Remote: remote, Branch: branch, OldBase: bs.Base, Head: head, Updated: []PulledFile{}, Conflicts: []PullConflict{}}
 	base := bs.Base
+	if base != "" && !repo.HasCommit(ctx, base) {
+		// The branch's history was rewritten and the old base collected:
+		// start again as before the first pull. Files changed here still
+		// differ from the new base and are conflicts, not overwritten.
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the last pull's base %s is no longer in the repository; comparing with the merge base of HEAD instead", base))
+		base = ""
+	}
 	if base == "" {
 		// Before the first pull the working tree is in step with the
 		// commit it was checked out from, as far as it is the branch's.

@@ -401,3 +401,35 @@ func TestSyncWithoutGit(t *testing.T) {
 		t.Fatalf("error JSON = %s", data)
 	}
 }
+
+func TestPullWhenItsBaseIsGone(t *testing.T) {
+	bare := syncRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
+	ctx := context.Background()
+	wa, _ := host(t, bare, "a")
+	wb, dirB := host(t, bare, "b")
+	sa, sb := wa.NewSession("alice"), wb.NewSession("bob")
+	if _, err := sb.Pull(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	// As if the branch had been rewritten and the base collected.
+	state := filepath.Join(dirB, ".editguard", "sync.json")
+	data, _ := os.ReadFile(state)
+	var st map[string][]map[string]any
+	json.Unmarshal(data, &st)
+	st["branches"][0]["base"] = strings.Repeat("1", 40)
+	data, _ = json.Marshal(st)
+	os.WriteFile(state, data, 0o644)
+	change(t, sb, "b.txt", "b from bob\n")
+	change(t, sa, "a.txt", "a from alice\n")
+	change(t, sa, "b.txt", "b from alice\n")
+	if _, err := sa.Publish(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	r, err := sb.Pull(ctx, nil)
+	if err != nil {
+		t.Fatalf("Pull = %v", err)
+	}
+	if len(r.Warnings) != 1 || len(r.Updated) != 1 || r.Updated[0].Path != "a.txt" || len(r.Conflicts) != 1 || r.Conflicts[0].Path != "b.txt" {
+		t.Fatalf("Pull = %+v, want a.txt updated, b.txt a conflict, and a warning", r)
+	}
+}

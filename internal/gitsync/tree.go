@@ -329,3 +329,9 @@ func (r *Repo) IsAncestor(ctx context.Context, a, b string) (bool, error) {
 	}
 	return err == nil, err
 }
+
+// HasCommit reports whether the repository has the commit oid.
+func (r *Repo) HasCommit(ctx context.Context, oid string) bool {
+	_, err := r.run(ctx, nil, "cat-file", "-e", oid+"^{commit}")
+	return err == nil
+}
