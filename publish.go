@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/editguard/editguard/internal/filelock"
 	"github.com/editguard/editguard/internal/gitsync"
 	"github.com/editguard/editguard/internal/ledger"
 	"github.com/editguard/editguard/internal/udiff"
@@ -272,6 +271,7 @@ func (w *Workspace) publish(ctx context.Context, repo *gitsync.Repo, remote, bra
 		f.oid = oid
 	}
 	message, ident := commitText(files)
+	var lost error
 	for attempt := 1; attempt <= attempts; attempt++ {
 		res.Attempts = attempt
 		if attempt > 1 {
@@ -305,6 +305,7 @@ func (w *Workspace) publish(ctx context.Context, repo *gitsync.Repo, remote, bra
 		}
 		err = repo.Push(ctx, remote, branch, commit, head)
 		if errors.Is(err, gitsync.ErrLeaseLost) {
+			lost = err
 			continue
 		}
 		if err != nil {
@@ -314,7 +315,7 @@ func (w *Workspace) publish(ctx context.Context, repo *gitsync.Repo, remote, bra
 		return nil
 	}
 	e := newError(CodeBusy, "", fmt.Sprintf("the branch %s of %s moved between fetch and push %d times in a row; nothing was published", branch, remote, attempts),
-		"other hosts are publishing to the branch right now: publish again in a moment", filelock.ErrBusy)
+		"other hosts are publishing to the branch right now: publish again in a moment", lost)
 	e.Details["remote"], e.Details["branch"], e.Details["attempts"] = remote, branch, attempts
 	return e
 }

@@ -182,6 +182,11 @@ func (r *Repo) runEnv(ctx context.Context, timeout time.Duration, extra []string
 	// helper) must not keep Wait from returning once git is gone.
 	cmd.WaitDelay = 5 * time.Second
 	err := cmd.Run()
+	if errors.Is(err, exec.ErrWaitDelay) {
+		// git exited with status 0; a helper it left running (an ssh
+		// connection master) still holds the output pipes.
+		err = nil
+	}
 	if err != nil {
 		e := &Error{Args: args, Exit: -1, Stderr: strings.TrimSpace(stderr.String()), Err: err}
 		var ee *exec.ExitError
