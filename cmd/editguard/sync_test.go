@@ -462,6 +462,7 @@ func TestPublishRaceThreeHosts(t *testing.T) {
 	// content it reported, and was built on the content its first change
 	// read: no change was made over content its author did not see.
 	landed := map[string]map[string]bool{} // path -> commits that changed it
+	checked := 0
 	for _, a := range all {
 		if a.out.NewHead == a.out.OldHead {
 			continue
@@ -486,12 +487,14 @@ func TestPublishRaceThreeHosts(t *testing.T) {
 			if got := map[bool]string{true: sum(before), false: ""}[existed]; got != want {
 				t.Errorf("commit %s by %s replaced %s content %.12s, but its change was made on %.12s", a.out.NewHead, a.host, f.Path, got, want)
 			}
+			checked++
 			if landed[f.Path] == nil {
 				landed[f.Path] = map[string]bool{}
 			}
 			landed[f.Path][a.out.NewHead] = true
 		}
 	}
+	t.Logf("checked %d file changes in acknowledged commits against the ledger's bases, on %d files", checked, len(landed))
 	// Nothing but acknowledged publishes changed a file: every commit of
 	// the branch that touched it is one of them, so every acknowledged
 	// change stands unless a later acknowledged publish of the same file
