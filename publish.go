@@ -227,7 +227,14 @@ func (w *Workspace) snapshotUnpublished(ctx context.Context, bs *branchSync, ses
 	}
 	var out []*publishFile
 	for _, tf := range targets {
-		u := pending[tf.t.resolved]
+		if tf.t.resolved != tf.t.path {
+			// A symlink now stands where the changes were made: the
+			// path leads elsewhere.
+			local = append(local, map[string]any{"path": tf.t.path, "side": "local", "reason": ReasonTypeChanged,
+				"current_path": tf.t.resolved})
+			continue
+		}
+		u := pending[tf.t.path]
 		if u == nil {
 			continue
 		}

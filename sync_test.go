@@ -433,3 +433,26 @@ func TestPullWhenItsBaseIsGone(t *testing.T) {
 		t.Fatalf("Pull = %+v, want a.txt updated, b.txt a conflict, and a warning", r)
 	}
 }
+
+func TestPublishRefusesPathNowThroughSymlink(t *testing.T) {
+	bare := syncRepo(t, map[string]string{"d/a.txt": "a\n", "e/a.txt": "e\n"})
+	w, dir := host(t, bare, "a")
+	s := w.NewSession("alice")
+	change(t, s, "d/a.txt", "A\n")
+	// d is replaced by a symlink to e: d/a.txt now names another file.
+	if err := os.Rename(filepath.Join(dir, "d"), filepath.Join(dir, "d.old")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("e", filepath.Join(dir, "d")); err != nil {
+		t.Fatal(err)
+	}
+	head := remoteHead(t, bare)
+	_, err := s.Publish(context.Background(), nil)
+	var e *editguard.Error
+	if !errors.As(err, &e) || e.Code != editguard.CodeStaleFile || e.Details["side"] != "local" || e.Details["path"] != "d/a.txt" {
+		t.Fatalf("Publish = %v, want STALE_FILE on the local side for d/a.txt", err)
+	}
+	if got := remoteHead(t, bare); got != head {
+		t.Fatalf("remote head moved")
+	}
+}
