@@ -146,7 +146,7 @@ func (w *Workspace) publishLocked(ctx context.Context, o *PublishOptions, a *att
 	if err != nil || len(files) == 0 {
 		return res, err
 	}
-	if err := w.publish(ctx, repo, remote, branch, files, o.Attempts, res); err != nil {
+	if err := w.publish(ctx, repo, bs, files, o.Attempts, res); err != nil {
 		return nil, err
 	}
 	for _, f := range files {
@@ -265,7 +265,8 @@ func (w *Workspace) snapshotUnpublished(ctx context.Context, bs *branchSync, ses
 }
 
 // publish runs steps 1-4 of Publish for files and fills in res.
-func (w *Workspace) publish(ctx context.Context, repo *gitsync.Repo, remote, branch string, files []*publishFile, attempts int, res *PublishResult) error {
+func (w *Workspace) publish(ctx context.Context, repo *gitsync.Repo, bs *branchSync, files []*publishFile, attempts int, res *PublishResult) error {
+	remote, branch := bs.Remote, bs.Branch
 	// The blobs are stored once; they outlive a lost lease.
 	for _, f := range files {
 		if !f.state.Exists {
@@ -277,7 +278,6 @@ func (w *Workspace) publish(ctx context.Context, repo *gitsync.Repo, remote, bra
 		}
 		f.oid = oid
 	}
-	message, ident := commitText(files)
 	var lost error
 	for attempt := 1; attempt <= attempts; attempt++ {
 		res.Attempts = attempt
@@ -296,7 +296,7 @@ func (w *Workspace) publish(ctx context.Context, repo *gitsync.Repo, remote, bra
 			return gitError(err)
 		}
 		res.OldHead = head
-		changes, published, err := w.checkUpstream(ctx, repo, head, remote, branch, files)
+		changes, published, err := w.checkUpstream(ctx, repo, bs, head, files)
 		if err != nil {
 			return err
 		}
@@ -305,6 +305,7 @@ func (w *Workspace) publish(ctx context.Context, repo *gitsync.Repo, remote, bra
 			res.NewHead = head
 			return nil
 		}
+		message, ident := commitText(published)
 		ident.When = time.Now()
 		commit, err := repo.Commit(ctx, head, changes, message, ident)
 		if err != nil {
@@ -329,7 +330,8 @@ func (w *Workspace) publish(ctx context.Context, repo *gitsync.Repo, remote, bra
 
 // checkUpstream compares each file's base with the branch's head and
 // returns the changes to commit and the files' report, or STALE_FILE.
-func (w *Workspace) checkUpstream(ctx context.Context, repo *gitsync.Repo, head, remote, branch string, files []*publishFile) ([]gitsync.Change, []PublishedFile, error) {
+func (w *Workspace) checkUpstream(ctx context.Context, repo *gitsync.Repo, bs *branchSync, head string, files []*publishFile) ([]gitsync.Change, []PublishedFile, error) {
+	remote, branch := bs.Remote, bs.Branch
 	var paths []string
 	for _, f := range files {
 		paths = append(paths, gitPath(repo, f.u.path))
@@ -347,6 +349,21 @@ func (w *Workspace) checkUpstream(ctx context.Context, repo *gitsync.Repo, head,
 	contents, err := repo.ReadBlobs(ctx, blobs)
 	if err != nil {
 		return nil, nil, gitError(err)
+	}
+	// A file the branch does not have, whose changes started from content
+	// that exists here: if the branch never had it as far as this host
+	// knows, that content was made here (outside editguard) and publishing
+	// adds the file; if it had, someone deleted it upstream.
+	var orphans []string
+	for _, f := range files {
+		gp := gitPath(repo, f.u.path)
+		if _, found := entries[gp]; !found && f.u.base().Exists && f.state.Exists {
+			orphans = append(orphans, f.u.path)
+		}
+	}
+	known, err := w.knownOnBranch(ctx, repo, bs, head, orphans)
+	if err != nil {
+		return nil, nil, err
 	}
 	var (
 		changes []gitsync.Change
@@ -369,6 +386,9 @@ func (w *Workspace) checkUpstream(ctx context.Context, repo *gitsync.Repo, head,
 			}
 		}
 		base, want := f.u.base(), f.state
+		if !found && base.Exists && slices.Contains(orphans, f.u.path) && !known[f.u.path] {
+			base = syncedFile{} // new to the branch
+		}
 		pf := PublishedFile{Path: f.u.path, SHA256: want.SHA256, Sessions: f.u.sessions(), Tools: f.u.tools(),
 			Changes: len(f.u.recs), FirstSeq: f.u.first.Seq, LastSeq: f.u.last.Seq}
 		switch {
@@ -420,6 +440,53 @@ func (w *Workspace) checkUpstream(ctx context.Context, repo *gitsync.Repo, head,
 	return changes, report, nil
 }
 
+// knownOnBranch reports which of paths the branch had, as far as this host
+// knows: per the file's synced state, or else the pull's base commit (or,
+// before the first pull, the merge base of HEAD and head).
+func (w *Workspace) knownOnBranch(ctx context.Context, repo *gitsync.Repo, bs *branchSync, head string, paths []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	var rest []string
+	for _, p := range paths {
+		if f, ok := bs.Files[p]; ok {
+			out[p] = f.Exists
+		} else {
+			rest = append(rest, p)
+		}
+	}
+	if len(rest) == 0 {
+		return out, nil
+	}
+	base := bs.Base
+	if base == "" || !repo.HasCommit(ctx, base) {
+		local, err := repo.Head(ctx)
+		if err != nil || local == "" {
+			return out, gitErrorOrNil(err)
+		}
+		if base, err = repo.MergeBase(ctx, local, head); err != nil || base == "" {
+			return out, gitErrorOrNil(err)
+		}
+	}
+	gps := make([]string, len(rest))
+	for i, p := range rest {
+		gps[i] = gitPath(repo, p)
+	}
+	entries, err := repo.Entries(ctx, base, gps)
+	if err != nil {
+		return nil, gitError(err)
+	}
+	for i, p := range rest {
+		_, out[p] = entries[gps[i]]
+	}
+	return out, nil
+}
+
+func gitErrorOrNil(err error) error {
+	if err == nil {
+		return nil
+	}
+	return gitError(err)
+}
+
 // fileAbove returns a directory of p that is not a directory in entries
 // (a file, symlink or submodule), or "".
 func fileAbove(entries map[string]gitsync.Entry, p string) string {
@@ -464,14 +531,26 @@ func (w *Workspace) upstreamChange(f *publishFile, reason string, base, up synce
 }
 
 // commitText writes the message and the identity of a publish's commit:
-// both name the sessions and tools that made the changes.
-func commitText(files []*publishFile) (string, gitsync.Ident) {
-	var all []*LedgerRecord
-	for _, f := range files {
-		all = append(all, f.u.recs...)
+// both name the sessions and tools that made the changes it carries.
+func commitText(report []PublishedFile) (string, gitsync.Ident) {
+	var (
+		files           []PublishedFile
+		sessions, tools []string
+		first, last     uint64
+	)
+	for _, f := range report {
+		if f.Op == "unchanged" {
+			continue
+		}
+		files = append(files, f)
+		sessions = append(sessions, f.Sessions...)
+		tools = append(tools, f.Tools...)
+		if first == 0 || f.FirstSeq < first {
+			first = f.FirstSeq
+		}
+		last = max(last, f.LastSeq)
 	}
-	sessions := distinct(all, func(r *LedgerRecord) string { return sessionLabel(r.Session) })
-	tools := distinct(all, func(r *LedgerRecord) string { return r.Tool })
+	sessions, tools = sortedSet(sessions), sortedSet(tools)
 	who := strings.Join(sessions, ", ")
 	if len(who) > 80 {
 		who = fmt.Sprintf("%s and %d more sessions", sessions[0], len(sessions)-1)
@@ -479,23 +558,21 @@ func commitText(files []*publishFile) (string, gitsync.Ident) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "editguard publish: %s from %s\n\n", count(len(files), "file"), who)
 	for _, f := range files {
-		op := "M"
-		switch {
-		case !f.state.Exists:
-			op = "D"
-		case !f.u.base().Exists:
-			op = "A"
+		op := map[string]string{"added": "A", "deleted": "D"}[f.Op]
+		if op == "" {
+			op = "M"
 		}
-		fmt.Fprintf(&b, "%s %s (%s: %s)\n", op, f.u.path, strings.Join(f.u.sessions(), ", "), strings.Join(f.u.tools(), ", "))
-	}
-	first, last := all[0].Seq, all[0].Seq
-	for _, r := range all {
-		first, last = min(first, r.Seq), max(last, r.Seq)
+		fmt.Fprintf(&b, "%s %s (%s: %s)\n", op, f.Path, strings.Join(f.Sessions, ", "), strings.Join(f.Tools, ", "))
 	}
 	fmt.Fprintf(&b, "\nEditguard-Sessions: %s\nEditguard-Tools: %s\nEditguard-Ledger: %d-%d\nEditguard-Host: %s\n",
 		strings.Join(sessions, ", "), strings.Join(tools, ", "), first, last, hostname())
 	name := identSafe("editguard (" + who + ")")
 	return b.String(), gitsync.Ident{Name: name, Email: "editguard@" + hostname()}
+}
+
+func sortedSet(s []string) []string {
+	sort.Strings(s)
+	return slices.Compact(s)
 }
 
 // count writes "1 file", "2 files".

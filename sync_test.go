@@ -456,3 +456,113 @@ func TestPublishRefusesPathNowThroughSymlink(t *testing.T) {
 		t.Fatalf("remote head moved")
 	}
 }
+
+func TestSyncModesLinksAndLineEndings(t *testing.T) {
+	bare := syncRepo(t, map[string]string{".gitattributes": "*.bat eol=crlf\n", "run.bat": "echo a\n", "keep.txt": "k\n", "x.txt": "x\n"})
+	ctx := context.Background()
+	wa, dirA := host(t, bare, "a")
+	wb, dirB := host(t, bare, "b")
+	sa, sb := wa.NewSession("alice"), wb.NewSession("bob")
+	// The checkout wrote CRLF; the change is made and published in that form.
+	if got, _ := os.ReadFile(filepath.Join(dirA, "run.bat")); string(got) != "echo a\r\n" {
+		t.Fatalf("checkout of run.bat = %q", got)
+	}
+	change(t, sa, "run.bat", "echo b\n") // keeps the file's CRLF
+	writeRaw(t, filepath.Join(dirA, "tool.sh"), "")
+	if _, err := sa.Read(ctx, "tool.sh", nil); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(filepath.Join(dirA, "tool.sh"), 0o755)
+	if _, err := sa.Write(ctx, "tool.sh", "#!/bin/sh\n", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sa.Read(ctx, "x.txt", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sa.Delete(ctx, "x.txt", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sa.Publish(ctx, nil); err != nil {
+		t.Fatalf("Publish = %v", err)
+	}
+	if got, _ := remoteFile(t, bare, "run.bat"); got != "echo b\n" {
+		t.Fatalf("remote run.bat = %q, want the blob in LF form", got)
+	}
+	if mode := gitIn(t, bare, "ls-tree", "main", "tool.sh"); !strings.HasPrefix(mode, "100755") {
+		t.Fatalf("remote tool.sh: %s, want mode 100755", mode)
+	}
+	// A symlink upstream, and bob changed x.txt, which alice deleted.
+	seed := filepath.Join(t.TempDir(), "seed")
+	gitIn(t, filepath.Dir(seed), "clone", "-q", bare, seed)
+	os.Symlink("keep.txt", filepath.Join(seed, "link"))
+	gitIn(t, seed, "add", "link")
+	gitIn(t, seed, "commit", "-q", "-m", "link")
+	gitIn(t, seed, "push", "-q", "origin", "main")
+	change(t, sb, "x.txt", "x from bob\n")
+	r, err := sb.Pull(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, f := range r.Updated {
+		got[f.Path] = f.Op
+	}
+	for _, c := range r.Conflicts {
+		got[c.Path] = c.Reason
+	}
+	want := map[string]string{"run.bat": "modified", "tool.sh": "added", "x.txt": "changed_both", "link": "unsupported"}
+	if len(got) != len(want) {
+		t.Fatalf("Pull = %v, want %v", got, want)
+	}
+	for p, w := range want {
+		if got[p] != w {
+			t.Errorf("Pull: %s %q, want %q", p, got[p], w)
+		}
+	}
+	if data, _ := os.ReadFile(filepath.Join(dirB, "run.bat")); string(data) != "echo b\r\n" {
+		t.Errorf("bob's run.bat = %q, want the CRLF form", data)
+	}
+	if fi, err := os.Stat(filepath.Join(dirB, "tool.sh")); err != nil || fi.Mode()&0o100 == 0 {
+		t.Errorf("bob's tool.sh: %v, %v; want it executable", fi, err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dirB, "x.txt")); string(data) != "x from bob\n" {
+		t.Errorf("bob's x.txt = %q, want his change kept", data)
+	}
+	if _, err := os.Lstat(filepath.Join(dirB, "link")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("pull created the upstream symlink: %v", err)
+	}
+	// The symlink is reported once; x.txt stays a conflict.
+	r, _ = sb.Pull(ctx, nil)
+	if len(r.Conflicts) != 1 || r.Conflicts[0].Path != "x.txt" {
+		t.Fatalf("second Pull conflicts = %+v, want x.txt only", r.Conflicts)
+	}
+}
+
+func TestPublishRefusesFileDeletedUpstream(t *testing.T) {
+	bare := syncRepo(t, map[string]string{"a.txt": "a\n"})
+	ctx := context.Background()
+	wa, _ := host(t, bare, "a")
+	wb, _ := host(t, bare, "b")
+	sa, sb := wa.NewSession("alice"), wb.NewSession("bob")
+	if _, err := sa.Read(ctx, "a.txt", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sa.Delete(ctx, "a.txt", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sa.Publish(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	change(t, sb, "a.txt", "a from bob\n")
+	_, err := sb.Publish(ctx, nil)
+	var e *editguard.Error
+	if !errors.As(err, &e) || e.Code != editguard.CodeStaleFile {
+		t.Fatalf("Publish over a deleted file = %v, want STALE_FILE", err)
+	}
+	if files, _ := e.Details["files"].([]map[string]any); len(files) != 1 || files[0]["reason"] != "deleted" {
+		t.Fatalf("STALE_FILE files = %v, want a.txt deleted", e.Details["files"])
+	}
+	if _, ok := remoteFile(t, bare, "a.txt"); ok {
+		t.Fatalf("a.txt came back on the branch")
+	}
+}
