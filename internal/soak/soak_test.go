@@ -254,13 +254,19 @@ func TestCheckWorkspace(t *testing.T) {
 			want: "ledger has 3 ok records, the client was told of 4",
 		},
 		{
-			name: "history object removed",
+			name: "history content removed",
 			damage: func(t *testing.T, root string, a []attempt) []attempt {
-				objs, err := filepath.Glob(filepath.Join(root, editguard.StateDir, "history", "objects", "*", "*"))
-				if err != nil || len(objs) == 0 {
-					t.Fatalf("no history objects: %v", err)
+				// Small contents live in their index line ("data").
+				idx, err := filepath.Glob(filepath.Join(root, editguard.StateDir, "history", "index", "*.jsonl"))
+				if err != nil || len(idx) == 0 {
+					t.Fatalf("no history index: %v", err)
 				}
-				if err := os.Remove(objs[0]); err != nil {
+				data, err := os.ReadFile(idx[0])
+				if err != nil || !strings.Contains(string(data), `"data":"`) {
+					t.Fatalf("history index %s holds no inline content: %v", idx[0], err)
+				}
+				data = []byte(strings.Replace(string(data), `"data":"`, `"lost":"`, 1))
+				if err := os.WriteFile(idx[0], data, 0o644); err != nil {
 					t.Fatal(err)
 				}
 				return a
