@@ -17,6 +17,19 @@ type GuardResult struct {
 	Version string `json:"version"` // the history version that keeps it
 }
 
+// GuardOptions say what Guard asks of the session's read of the file.
+type GuardOptions struct {
+	// WholeFile is set for a tool that replaces the whole file (a write):
+	// an existing file then needs a full read, as write_file does.
+	WholeFile bool
+	// Unread lets a change of an existing file the session has not read
+	// go through (what it holds is still saved to history first). It is
+	// for a tool whose input states what it expects to find, as a patch
+	// does with its context lines, on a client whose reads the hook never
+	// sees. A file the session has read must still be as it was read.
+	Unread bool
+}
+
 // guardOp prefixes the history operation of a Guard, and the ledger tool
 // of its record, so that Record can find what Guard kept.
 const guardOp = "hook:"
@@ -24,9 +37,10 @@ const guardOp = "hook:"
 // Guard is the check in front of a write that another program makes with
 // its own tool (an agent's built-in Write or Edit, through a hook): under
 // the file's lock it checks the file against the session's baseline, as a
-// guarded write would (NOT_READ without a read, a full one for a whole-file
-// write; STALE_FILE, with the changes since the read when they are small,
-// if it changed), and saves what the file holds now to history, so that the
+// guarded write would (NOT_READ without a read, unless opts.Unread; a full
+// one for a whole-file write; STALE_FILE, with the changes since the read
+// when they are small, if it changed), and saves what the file holds now to
+// history, so that the
 // version the tool is about to replace can always be restored. A refusal is
 // recorded in the ledger; a pass is recorded by Record, after the tool.
 //
@@ -34,8 +48,12 @@ const guardOp = "hook:"
 // the file between Guard and the tool's write is not detected by Guard, and
 // what it wrote is lost unless Record finds the file other than the tool
 // left it.
-func (s *Session) Guard(ctx context.Context, p, tool string, wholeFile bool) (res *GuardResult, err error) {
-	a := newAttempt(s, guardOp+tool, p, map[string]any{"path": p, "whole_file": wholeFile}, nil)
+func (s *Session) Guard(ctx context.Context, p, tool string, opts *GuardOptions) (res *GuardResult, err error) {
+	var o GuardOptions
+	if opts != nil {
+		o = *opts
+	}
+	a := newAttempt(s, guardOp+tool, p, map[string]any{"path": p, "whole_file": o.WholeFile}, nil)
 	var (
 		lock *filelock.Lock
 		t    *target
@@ -69,8 +87,14 @@ func (s *Session) Guard(ctx context.Context, p, tool string, wholeFile bool) (re
 	if obs.stat.Exists && !obs.stat.Regular() {
 		return nil, notAFile(p, obs)
 	}
-	if _, err := s.check(t, nil, obs, wholeFile); err != nil {
-		return nil, err
+	_, read := s.baseline(t.resolved)
+	if !read && t.lexical != "" {
+		_, read = s.baseline(t.lexical)
+	}
+	if read || !o.Unread {
+		if _, err := s.check(t, nil, obs, o.WholeFile); err != nil {
+			return nil, err
+		}
 	}
 	v, err := s.w.hist.Save(t.resolved, obs.data, !obs.stat.Exists, obs.sum, history.Meta{Op: guardOp + tool, Session: s.name})
 	if err != nil {

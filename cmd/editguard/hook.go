@@ -111,7 +111,7 @@ func runHook(ctx context.Context, e *env, args []string) error {
 			return hookFailure(e, ev.Event, err, true) // the Read happened; nothing to deny
 		}
 	case ev.Event == "PreToolUse" && ev.Tool != "Read":
-		_, err = s.Guard(ctx, p, ev.Tool, ev.Tool == "Write")
+		_, err = s.Guard(ctx, p, ev.Tool, &editguard.GuardOptions{WholeFile: ev.Tool == "Write"})
 		if outside(err) {
 			return nil
 		}
