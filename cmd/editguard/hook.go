@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/editguard/editguard"
@@ -15,29 +17,54 @@ import (
 
 var hookCmd = &command{
 	name:    "hook",
-	args:    "[--fail-open] < EVENT",
-	summary: "guard an agent's own file tools from its PreToolUse/PostToolUse hooks",
-	help: `Hook reads one Claude Code hook event (JSON) on standard input and
-answers in Claude Code's hook protocol, so that the agent's built-in Read,
-Write, Edit, MultiEdit and NotebookEdit get editguard's guarantees:
+	args:    "[--client claude-code|gemini|codex] [--fail-open] < EVENT",
+	summary: "guard an agent's own file tools from its hooks",
+	help: `Hook reads one hook event (JSON) of an agent on standard input and
+answers in that agent's hook protocol, so that the agent's own file tools
+get editguard's guarantees:
 
-  after a Read        the file's SHA-256 is recorded as the session's read
-                      (a Read with offset or limit, or of a file longer than
-                      2,000 lines, is a partial read);
+  after a read        the file's SHA-256 is recorded as the session's read
+                      (a read of some lines only is a partial read);
   before a change     the file must have been read (NOT_READ) and be
                       unchanged since (STALE_FILE, with what changed when it
-                      is small), else the tool is denied with the reason;
-                      what the file holds is saved to history first;
+                      is small), else the tool is denied with the reason,
+                      which the model reads; what the file holds is saved
+                      to history first ("it did not exist" for a new file);
   after a change      the ledger records it, and the read moves on.
 
-The hook's session is the event's session_id. Configure it in
-.claude/settings.json for PreToolUse and PostToolUse with the matcher
-"Read|Write|Edit|MultiEdit|NotebookEdit" and the command
-  editguard --root "$CLAUDE_PROJECT_DIR" hook
+Configure it for the events before and after the tools below, with the
+command
+  editguard --root DIR hook --client CLIENT
+("editguard init CLIENT --hooks" writes that configuration). Each client
+is a session of its own, named from the event's session_id.
+
+claude-code (the default)
+  Events PreToolUse and PostToolUse; tools Read (partial when offset or
+  limit leave lines out, or past 2,000 lines or a line of 2,000 bytes), Write (needs a full
+  read), Edit, MultiEdit, NotebookEdit. Session claude-SESSION_ID.
+gemini
+  Events BeforeTool and AfterTool; tools read_file (partial when
+  start_line and end_line leave lines out, or past 2,000 lines or a line
+  of 2,000 bytes),
+  write_file (needs a full read), replace. A denial is {"decision":
+  "deny", "reason": ...}; the model gets "Tool execution blocked: REASON".
+  Session gemini-SESSION_ID. read_many_files is not seen, so its reads do
+  not count.
+codex
+  Events PreToolUse and PostToolUse; tool apply_patch, each file the patch
+  adds, deletes, updates or moves. Codex has no read tool a hook sees (the
+  model reads with shell commands), so a file the session has not seen
+  may be patched: the patch's own context lines are what Codex checks.
+  A file the session has seen (it patched it before) must be as it left
+  it, else STALE_FILE; Codex blocks the whole patch and shows the model
+  the reason. Session codex-SESSION_ID. Codex runs a project's hooks only
+  once they are trusted (review them with /hooks in codex), or with
+  --dangerously-bypass-hook-trust.
 
 The tool's own write is not under editguard's lock: a program that writes
 the file between the check and the tool's write is not seen by the check.
-If the hook itself fails, the tool is denied unless --fail-open is given.
+Shell commands are not guarded by any client's hook. If the hook itself
+fails before a change, the tool is denied unless --fail-open is given.
 Files outside the root are not editguard's to guard and are let through.`,
 }
 
@@ -46,29 +73,103 @@ func init() {
 	register(hookCmd)
 }
 
-// hookEvent is the part of a Claude Code hook event editguard uses.
+// hookEvent is the part of a hook event editguard uses; the clients share
+// these names.
 type hookEvent struct {
-	SessionID string `json:"session_id"`
-	Event     string `json:"hook_event_name"`
-	Tool      string `json:"tool_name"`
-	Input     struct {
-		FilePath     string `json:"file_path"`
-		NotebookPath string `json:"notebook_path"`
-		Offset       int    `json:"offset"`
-		Limit        int    `json:"limit"`
-	} `json:"tool_input"`
+	SessionID string          `json:"session_id"`
+	Event     string          `json:"hook_event_name"`
+	Tool      string          `json:"tool_name"`
+	Cwd       string          `json:"cwd"`
+	Input     json.RawMessage `json:"tool_input"`
+	Response  json.RawMessage `json:"tool_response"`
 }
 
-// claudeReadLimit is how many lines Claude Code's Read returns by default.
-const claudeReadLimit = 2000
+// hookStep is what the hook does with a file.
+type hookStep int
 
+const (
+	hookRead   hookStep = iota // record the read the tool made
+	hookGuard                  // check the file and keep what it holds, before the tool changes it
+	hookRecord                 // record the change the tool made
+)
+
+// hookFile is one file an event is about, and what to do with it.
+type hookFile struct {
+	step hookStep
+	path string // as the tool named it: absolute, or relative to the event's cwd
+
+	// A read: the lines the tool returned (see editguard.ReadOptions).
+	offset, limit, maxLine int
+	// A change.
+	opts editguard.GuardOptions
+}
+
+// A hookClient is one agent's hook protocol.
+type hookClient struct {
+	prefix string // of the session name
+	before string // the event before a tool, which can deny it
+	// files returns what the event asks of editguard; nothing for a tool
+	// that is not a file tool.
+	files func(ev *hookEvent) ([]hookFile, error)
+	// deny is the answer that denies the tool, with a reason for the model.
+	deny func(reason string) any
+	// words puts editguard's tool names in the client's words.
+	words *strings.Replacer
+}
+
+// readLines is how many lines, and bytes in a line, Claude Code's Read and
+// Gemini CLI's read_file return by default: a longer file, or line, was
+// only partly read.
+const readLines = 2000
+
+var hookClients = map[string]*hookClient{
+	"claude-code": {
+		prefix: "claude",
+		before: "PreToolUse",
+		files:  claudeFiles,
+		deny:   permissionDeny,
+		words: strings.NewReplacer("call read_file on", "Read", "read_file", "Read", "edit_file", "Edit", "write_file", "Write",
+			"no need to call Read again", "no new Read is needed"),
+	},
+	"gemini": {
+		prefix: "gemini",
+		before: "BeforeTool",
+		files:  geminiFiles,
+		deny:   func(reason string) any { return map[string]any{"decision": "deny", "reason": reason} },
+		words:  strings.NewReplacer("edit_file", "replace"),
+	},
+	"codex": {
+		prefix: "codex",
+		before: "PreToolUse",
+		files:  codexFiles,
+		deny:   permissionDeny,
+		words: strings.NewReplacer("call read_file on", "read", "read_file", "a read", "edit_file", "apply_patch",
+			"write_file", "apply_patch"),
+	},
+}
+
+func hookClientNames() []string {
+	var names []string
+	for n := range hookClients {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// sessionChars are the characters of a session_id kept in the session name.
 var sessionChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 func runHook(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(hookCmd.name)
+	clientName := fs.String("client", "claude-code", "the agent whose hook event this is: "+strings.Join(hookClientNames(), ", "))
 	failOpen := fs.Bool("fail-open", false, "let the tool run when the hook itself fails (default: deny it)")
 	if _, err := parseCommand(e, hookCmd, fs, args); err != nil {
 		return err
+	}
+	c, ok := hookClients[*clientName]
+	if !ok {
+		return usagef(hookCmd.name, "unknown client %q: use one of %s", *clientName, strings.Join(hookClientNames(), ", "))
 	}
 	data, err := io.ReadAll(io.LimitReader(e.stdin, 16<<20))
 	var ev hookEvent
@@ -78,54 +179,71 @@ func runHook(ctx context.Context, e *env, args []string) error {
 	if err == nil && ev.SessionID == "" {
 		err = errors.New("the event has no session_id")
 	}
+	var files []hookFile
+	if err == nil {
+		files, err = c.files(&ev)
+	}
+	before := ev.Event == c.before || ev.Event == "" // an event that did not parse may be one
 	if err != nil {
-		return hookFailure(e, ev.Event, fmt.Errorf("reading the hook event: %w", err), *failOpen)
+		return hookFailure(e, c, before, fmt.Errorf("reading the hook event: %w", err), *failOpen)
 	}
-	p := ev.Input.FilePath
-	if p == "" {
-		p = ev.Input.NotebookPath
-	}
-	if p == "" || !guardedTool(ev.Tool) {
+	if len(files) == 0 {
 		return nil // not a file tool: nothing to say
 	}
 	w, err := e.workspace()
 	if err != nil {
-		return hookFailure(e, ev.Event, err, *failOpen)
+		return hookFailure(e, c, before, err, *failOpen)
 	}
-	name := "claude-" + sessionChars.ReplaceAllString(ev.SessionID, "-")
+	name := c.prefix + "-" + sessionChars.ReplaceAllString(ev.SessionID, "-")
 	if len(name) > 64 {
 		name = name[:64]
 	}
 	s, err := w.OpenSession(name)
 	if err != nil {
-		return hookFailure(e, ev.Event, err, *failOpen)
+		return hookFailure(e, c, before, err, *failOpen)
 	}
-	switch {
-	case ev.Event == "PostToolUse" && ev.Tool == "Read":
-		limit := ev.Input.Limit
-		if limit == 0 {
-			limit = claudeReadLimit
+	var denials []string
+	for _, f := range files {
+		p := f.path
+		if !filepath.IsAbs(p) && ev.Cwd != "" {
+			// Relative to the event's cwd; named relative to the root
+			// in what the model reads, as the model named it.
+			p = filepath.Join(ev.Cwd, p)
+			if rel, err := filepath.Rel(w.Dir(), p); err == nil && filepath.IsLocal(rel) {
+				p = rel
+			}
 		}
-		_, err = s.Read(ctx, p, &editguard.ReadOptions{Offset: ev.Input.Offset, Limit: limit})
-		if err != nil && !outside(err) {
-			return hookFailure(e, ev.Event, err, true) // the Read happened; nothing to deny
+		switch f.step {
+		case hookRead:
+			_, err = s.Read(ctx, p, &editguard.ReadOptions{Offset: f.offset, Limit: f.limit, MaxLineBytes: f.maxLine})
+			var ge *editguard.Error
+			if errors.As(err, &ge) && ge.Code != editguard.CodeIO {
+				err = nil // not a text file editguard can read: no read to record
+			}
+			if err != nil {
+				return hookFailure(e, c, false, err, true) // the read happened; nothing to deny
+			}
+		case hookGuard:
+			_, err = s.Guard(ctx, p, ev.Tool, &f.opts)
+			if outside(err) {
+				continue
+			}
+			var ge *editguard.Error
+			if errors.As(err, &ge) && ge.Code != editguard.CodeIO {
+				denials = append(denials, c.words.Replace(toolset.ErrorText(ge)))
+				continue
+			}
+			if err != nil {
+				return hookFailure(e, c, true, err, *failOpen)
+			}
+		case hookRecord:
+			if _, err = s.Record(ctx, p, ev.Tool); err != nil && !outside(err) {
+				return hookFailure(e, c, false, err, true)
+			}
 		}
-	case ev.Event == "PreToolUse" && ev.Tool != "Read":
-		_, err = s.Guard(ctx, p, ev.Tool, &editguard.GuardOptions{WholeFile: ev.Tool == "Write"})
-		if outside(err) {
-			return nil
-		}
-		var ge *editguard.Error
-		if errors.As(err, &ge) && ge.Code != editguard.CodeIO {
-			return hookDeny(e, inToolWords(toolset.ErrorText(ge)))
-		}
-		if err != nil {
-			return hookFailure(e, ev.Event, err, *failOpen)
-		}
-	case ev.Event == "PostToolUse":
-		if _, err = s.Record(ctx, p, ev.Tool); err != nil && !outside(err) {
-			return hookFailure(e, ev.Event, err, true)
-		}
+	}
+	if len(denials) > 0 {
+		return hookDeny(e, c, strings.Join(denials, "\n"))
 	}
 	return nil
 }
@@ -134,36 +252,171 @@ func runHook(ctx context.Context, e *env, args []string) error {
 // to guard. (Its own state directory and .git are inside, and protected.)
 func outside(err error) bool { return errors.Is(err, editguard.ErrOutsideRoot) }
 
-func guardedTool(t string) bool {
-	switch t {
-	case "Read", "Write", "Edit", "MultiEdit", "NotebookEdit":
-		return true
-	}
-	return false
+// hookDeny answers an event before a tool with a denial the model reads.
+func hookDeny(e *env, c *hookClient, reason string) error {
+	return json.NewEncoder(e.stdout).Encode(c.deny(reason))
 }
 
-// hookDeny answers a PreToolUse event with a denial the model reads.
-func hookDeny(e *env, reason string) error {
-	out := map[string]any{"hookSpecificOutput": map[string]any{
+// permissionDeny is the denial of Claude Code and Codex.
+func permissionDeny(reason string) any {
+	return map[string]any{"hookSpecificOutput": map[string]any{
 		"hookEventName":            "PreToolUse",
 		"permissionDecision":       "deny",
 		"permissionDecisionReason": reason,
 	}}
-	return json.NewEncoder(e.stdout).Encode(out)
 }
 
 // hookFailure reports the hook's own failure: before a tool it denies the
 // tool (fail closed) unless open is set; otherwise it only tells the user.
-func hookFailure(e *env, event string, err error, open bool) error {
-	if (event == "PreToolUse" || event == "") && !open { // an event that did not parse may be one
-		return hookDeny(e, "editguard could not check this change, so it was not made: "+err.Error())
+func hookFailure(e *env, c *hookClient, before bool, err error, open bool) error {
+	if before && !open {
+		return hookDeny(e, c, "editguard could not check this change, so it was not made: "+err.Error())
 	}
 	fmt.Fprintf(e.stderr, "editguard hook: %v\n", err)
 	return nil
 }
 
-// inToolWords turns editguard's hints into the words of Claude Code's tools.
-var claudeToolWords = strings.NewReplacer("call read_file on", "Read", "read_file", "Read", "edit_file", "Edit", "write_file", "Write",
-	"no need to call Read again", "no new Read is needed")
+// claudeFiles reads an event of Claude Code's Read, Write, Edit, MultiEdit
+// and NotebookEdit.
+func claudeFiles(ev *hookEvent) ([]hookFile, error) {
+	var in struct {
+		FilePath     string `json:"file_path"`
+		NotebookPath string `json:"notebook_path"`
+		Offset       int    `json:"offset"`
+		Limit        int    `json:"limit"`
+	}
+	switch ev.Tool {
+	case "Read", "Write", "Edit", "MultiEdit", "NotebookEdit":
+	default:
+		return nil, nil
+	}
+	if err := unmarshalInput(ev.Input, &in); err != nil {
+		return nil, err
+	}
+	p := in.FilePath
+	if p == "" {
+		p = in.NotebookPath
+	}
+	switch {
+	case p == "":
+		return nil, nil
+	case ev.Event == "PostToolUse" && ev.Tool == "Read":
+		limit := in.Limit
+		if limit == 0 {
+			limit = readLines
+		}
+		return []hookFile{{step: hookRead, path: p, offset: in.Offset, limit: limit, maxLine: readLines}}, nil
+	case ev.Tool == "Read":
+		return nil, nil
+	case ev.Event == "PreToolUse":
+		return []hookFile{{step: hookGuard, path: p, opts: editguard.GuardOptions{WholeFile: ev.Tool == "Write"}}}, nil
+	case ev.Event == "PostToolUse":
+		return []hookFile{{step: hookRecord, path: p}}, nil
+	}
+	return nil, nil
+}
 
-func inToolWords(s string) string { return claudeToolWords.Replace(s) }
+// geminiFiles reads an event of Gemini CLI's read_file, write_file and
+// replace. Their file_path is absolute or relative to the event's cwd.
+func geminiFiles(ev *hookEvent) ([]hookFile, error) {
+	var in struct {
+		FilePath  string `json:"file_path"`
+		StartLine int    `json:"start_line"`
+		EndLine   int    `json:"end_line"`
+	}
+	switch ev.Tool {
+	case "read_file", "write_file", "replace":
+	default:
+		return nil, nil
+	}
+	if err := unmarshalInput(ev.Input, &in); err != nil {
+		return nil, err
+	}
+	switch {
+	case in.FilePath == "":
+		return nil, nil
+	case ev.Event == "AfterTool" && ev.Tool == "read_file":
+		var resp struct {
+			Error json.RawMessage `json:"error"`
+		}
+		json.Unmarshal(ev.Response, &resp)
+		if len(resp.Error) > 0 && string(resp.Error) != "null" {
+			return nil, nil // the read failed
+		}
+		// Lines start_line to end_line (1-based, both included), or
+		// 2,000 from start_line.
+		limit := readLines
+		if in.EndLine > 0 {
+			limit = max(in.EndLine-max(in.StartLine, 1)+1, 1)
+		}
+		return []hookFile{{step: hookRead, path: in.FilePath, offset: in.StartLine, limit: limit, maxLine: readLines}}, nil
+	case ev.Tool == "read_file":
+		return nil, nil
+	case ev.Event == "BeforeTool":
+		return []hookFile{{step: hookGuard, path: in.FilePath, opts: editguard.GuardOptions{WholeFile: ev.Tool == "write_file"}}}, nil
+	case ev.Event == "AfterTool":
+		return []hookFile{{step: hookRecord, path: in.FilePath}}, nil
+	}
+	return nil, nil
+}
+
+// codexFiles reads an event of Codex's apply_patch: the patch is the
+// input's command, and the files are those it names, relative to the
+// event's cwd or absolute.
+func codexFiles(ev *hookEvent) ([]hookFile, error) {
+	if ev.Tool != "apply_patch" {
+		return nil, nil
+	}
+	var in struct {
+		Command string `json:"command"`
+	}
+	if err := unmarshalInput(ev.Input, &in); err != nil {
+		return nil, err
+	}
+	step := hookGuard
+	switch ev.Event {
+	case "PreToolUse":
+	case "PostToolUse":
+		step = hookRecord
+	default:
+		return nil, nil
+	}
+	var files []hookFile
+	for _, p := range patchPaths(in.Command) {
+		files = append(files, hookFile{step: step, path: p, opts: editguard.GuardOptions{Unread: true}})
+	}
+	return files, nil
+}
+
+// patchHeaders start the lines of the apply_patch grammar that name a file.
+// Every line of a file's content or of a hunk starts with "+", "-" or " ",
+// so a line that starts with one of these is a header.
+var patchHeaders = []string{"*** Add File: ", "*** Delete File: ", "*** Update File: ", "*** Move to: "}
+
+// patchPaths returns the paths a patch in Codex's apply_patch grammar
+// names: each file it adds, deletes or updates, and where it moves one to.
+// (internal/patch parses the grammar whole, but refuses the absolute
+// paths Codex accepts; the names are all the hook needs.)
+func patchPaths(patch string) []string {
+	var paths []string
+	for _, line := range strings.Split(patch, "\n") {
+		line = strings.TrimRight(line, "\r")
+		for _, h := range patchHeaders {
+			if p, ok := strings.CutPrefix(line, h); ok && strings.TrimSpace(p) != "" {
+				paths = append(paths, strings.TrimSpace(p))
+			}
+		}
+	}
+	return paths
+}
+
+// unmarshalInput decodes a tool_input; a missing one is empty.
+func unmarshalInput(raw json.RawMessage, v any) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return fmt.Errorf("tool_input: %w", err)
+	}
+	return nil
+}
