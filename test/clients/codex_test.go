@@ -59,6 +59,15 @@ type codexOptions struct {
 	// trusted there as Codex records a trusted project, editguard on PATH
 	// and no flag about approvals or the sandbox.
 	project bool
+	// builtin leaves editguard's server out of the user configuration,
+	// so that the model has only Codex's own tools.
+	builtin bool
+	// model is the model the run asks for; "" is codexModel.
+	model string
+	// config is appended to the user configuration.
+	config string
+	// args are more arguments of codex exec, before the prompt.
+	args []string
 }
 
 // runCodex runs "codex exec" on workspace with the model replaced by
@@ -75,7 +84,7 @@ func runCodex(t *testing.T, workspace string, script []Step, opts codexOptions) 
 	t.Helper()
 	exe, pre := codexCommand(t)
 	bin := editguardBin(t)
-	model := startFakeCodex(t, "editguard", script)
+	server := startFakeCodex(t, "editguard", script)
 
 	home := t.TempDir()
 	codexHome := filepath.Join(home, ".codex")
@@ -83,13 +92,18 @@ func runCodex(t *testing.T, workspace string, script []Step, opts codexOptions) 
 		t.Fatal(err)
 	}
 	var cfg strings.Builder
-	fmt.Fprintf(&cfg, "model = %q\nmodel_provider = \"scripted\"\ncheck_for_update_on_startup = false\n\n", codexModel)
-	fmt.Fprintf(&cfg, "[model_providers.scripted]\nname = \"scripted\"\nbase_url = %q\nwire_api = \"responses\"\nenv_key = \"SCRIPTED_MODEL_KEY\"\n\n", model.url+"/v1")
+	model := opts.model
+	if model == "" {
+		model = codexModel
+	}
+	fmt.Fprintf(&cfg, "model = %q\nmodel_provider = \"scripted\"\ncheck_for_update_on_startup = false\n\n", model)
+	fmt.Fprintf(&cfg, "[model_providers.scripted]\nname = \"scripted\"\nbase_url = %q\nwire_api = \"responses\"\nenv_key = \"SCRIPTED_MODEL_KEY\"\n\n", server.url+"/v1")
 	if opts.project {
 		fmt.Fprintf(&cfg, "[projects.%q]\ntrust_level = \"trusted\"\n", workspace)
-	} else {
+	} else if !opts.builtin {
 		fmt.Fprintf(&cfg, "[mcp_servers.editguard]\ncommand = %q\nargs = [\"--root\", %q, \"serve\"]\n", bin, workspace)
 	}
+	cfg.WriteString(opts.config)
 	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(cfg.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -98,6 +112,7 @@ func runCodex(t *testing.T, workspace string, script []Step, opts codexOptions) 
 	if !opts.project {
 		args = append(args, "--dangerously-bypass-approvals-and-sandbox")
 	}
+	args = append(args, opts.args...)
 	args = append(args, "Work through the task with the tools you have.")
 	path := os.Getenv("PATH")
 	if opts.project {
@@ -125,9 +140,9 @@ func runCodex(t *testing.T, workspace string, script []Step, opts codexOptions) 
 	start := time.Now()
 	err := cmd.Run()
 	run := &ClientRun{
-		Results:  model.Results(),
-		Offered:  model.Offered(),
-		Requests: model.Requests(),
+		Results:  server.Results(),
+		Offered:  server.Offered(),
+		Requests: server.Requests(),
 		Stdout:   stdout.String(),
 		Stderr:   stderr.String(),
 	}
@@ -136,7 +151,7 @@ func runCodex(t *testing.T, workspace string, script []Step, opts codexOptions) 
 		dumpRun(t, run)
 		t.Fatalf("codex: %v (context: %v)", err, ctx.Err())
 	}
-	if errs := model.Errors(); len(errs) > 0 {
+	if errs := server.Errors(); len(errs) > 0 {
 		dumpRun(t, run)
 		t.Fatalf("model server: %s", strings.Join(errs, "; "))
 	}

@@ -103,6 +103,12 @@ func (m *fakeCodex) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(n, prefix) {
 			main = true
 		}
+		// A script of Codex's own tools (apply_patch, exec_command).
+		for _, s := range m.script {
+			if s.Tool == n {
+				main = true
+			}
+		}
 	}
 	if !main {
 		rec.Answer = "text ok"
@@ -119,6 +125,12 @@ func (m *fakeCodex) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s := m.script[step]
+	if builtin := m.builtinCall(req, step); builtin != nil {
+		m.before(step)
+		rec.Answer = fmt.Sprintf("%s %s", builtin["type"], s.Tool)
+		m.write(w, builtin, "")
+		return
+	}
 	// The tool is offered in the namespace mcp__SERVER, or failing that as
 	// a function named mcp__SERVER__TOOL.
 	namespaced := false
@@ -152,6 +164,29 @@ func (m *fakeCodex) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	m.write(w, item, "")
 }
 
+// builtinCall returns the call of step when its tool is one of Codex's own:
+// a freeform ("custom") tool such as apply_patch gets the step's Input, a
+// string, as its input; a function tool gets Input as JSON arguments. It
+// returns nil when the step's tool is not offered as a tool of its own.
+func (m *fakeCodex) builtinCall(req responsesRequest, step int) map[string]any {
+	s := m.script[step]
+	for _, tl := range req.Tools {
+		if tl.Name != s.Tool {
+			continue
+		}
+		switch tl.Type {
+		case "custom":
+			in, _ := s.Input.(string)
+			return map[string]any{"type": "custom_tool_call", "id": fmt.Sprintf("ctc_script_%03d", step),
+				"call_id": codexCallID(step), "name": s.Tool, "input": in, "status": "completed"}
+		case "function":
+			return map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_script_%03d", step),
+				"call_id": codexCallID(step), "name": s.Tool, "arguments": string(m.input(step))}
+		}
+	}
+	return nil
+}
+
 // collect records the tool results in the conversation and returns the step
 // to play next.
 func (m *fakeCodex) collect(req responsesRequest) int {
@@ -165,13 +200,13 @@ func (m *fakeCodex) collect(req responsesRequest) int {
 			continue
 		}
 		switch it.Type {
-		case "function_call":
+		case "function_call", "custom_tool_call":
 			name := it.Name
 			if it.Namespace != "" {
 				name = it.Namespace + "__" + it.Name
 			}
 			calls[it.CallID] = name
-		case "function_call_output":
+		case "function_call_output", "custom_tool_call_output":
 			counts[it.CallID]++
 			outputs[it.CallID] = it.Output
 			raws[it.CallID] = raw

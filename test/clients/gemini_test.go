@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,6 +34,11 @@ type geminiOptions struct {
 	// approval is the --approval-mode; "" leaves the flag out. Without
 	// project, the run uses yolo when it is empty.
 	approval string
+	// builtin leaves editguard's server out of the user settings, so that
+	// the model gets Gemini CLI's own read_file, write_file and replace.
+	builtin bool
+	// settings are more user settings.
+	settings map[string]any
 }
 
 // runGemini runs Gemini CLI headless on workspace with the model replaced by
@@ -65,7 +71,8 @@ func runGemini(t *testing.T, workspace string, script []Step, opts geminiOptions
 		"privacy":  map[string]any{"usageStatisticsEnabled": false},
 		"general":  map[string]any{"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
 	}
-	if !opts.project {
+	maps.Copy(settings, opts.settings)
+	if !opts.project && !opts.builtin {
 		settings["mcpServers"] = map[string]any{"editguard": map[string]any{
 			"command": bin,
 			"args":    []string{"--root", workspace, "serve"},

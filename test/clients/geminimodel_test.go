@@ -107,6 +107,12 @@ func (m *fakeGemini) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(n, prefix) {
 			main = true
 		}
+		// A script of Gemini CLI's own tools (read_file, replace).
+		for _, s := range m.script {
+			if s.Tool == n {
+				main = true
+			}
+		}
 	}
 	if !main || !rec.Stream {
 		// Side requests (routing, summaries, checks): a short text.
@@ -126,8 +132,8 @@ func (m *fakeGemini) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s := m.script[step]
 	name := ""
 	for _, n := range rec.Tools {
-		if n == prefix+s.Tool {
-			name = n
+		if n == prefix+s.Tool || (n == s.Tool && name == "") {
+			name = n // editguard's tool, or failing that a built-in one
 		}
 	}
 	if name == "" {

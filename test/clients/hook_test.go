@@ -2,6 +2,7 @@ package clients
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -101,4 +102,155 @@ func TestClaudeCodeHooks(t *testing.T) {
 			}
 		}
 	}
+}
+
+// hookHistory runs editguard history, log and verify on ws and checks that
+// the history of changed lists a version the change replaced and that of
+// created records that it did not exist.
+func hookHistory(t *testing.T, ws, changed, created string) {
+	t.Helper()
+	bin := editguardBin(t)
+	for _, c := range [][]string{
+		{"history", changed},
+		{"history", created, "--json"},
+		{"log"},
+		{"verify"},
+	} {
+		out, err := exec.Command(bin, append([]string{"--root", ws}, c...)...).CombinedOutput()
+		t.Logf("editguard %s:\n%s", strings.Join(c, " "), out)
+		if err != nil {
+			t.Errorf("editguard %s: %v", strings.Join(c, " "), err)
+		}
+		switch {
+		case c[0] == "history" && c[1] == changed:
+			if !strings.Contains(string(out), "v000001") {
+				t.Errorf("history of %s lacks the version the change replaced", changed)
+			}
+		case c[0] == "history":
+			if !strings.Contains(string(out), `"absent": true`) {
+				t.Errorf("history of %s does not record that it did not exist", created)
+			}
+		}
+	}
+}
+
+// personChange is a Step's Before that changes path as a person would,
+// keeping its mtime.
+func personChange(path, content string) func() error {
+	return func() error {
+		st, err := os.Stat(path)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			return err
+		}
+		return os.Chtimes(path, st.ModTime(), st.ModTime())
+	}
+}
+
+// TestGeminiCLIHooks runs Gemini CLI with its own read_file, replace and
+// write_file and editguard's hooks in the user settings: a read_file then
+// a replace keeps the replaced version in history; after a person's change
+// the next replace is denied with STALE_FILE and the person's bytes stay; a
+// write_file of a new file is recorded; the ledger verifies.
+func TestGeminiCLIHooks(t *testing.T) {
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := filepath.Join(ws, "a.go")
+	if err := os.WriteFile(a, []byte("package a\n\nvar X = 1\n\nvar Y = 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := editguardBin(t)
+	hook := []map[string]any{{
+		"matcher": "read_file|write_file|replace",
+		"hooks":   []map[string]any{{"type": "command", "command": fmt.Sprintf(`%q --root "$GEMINI_PROJECT_DIR" hook --client gemini`, bin)}},
+	}}
+	const reviewed = "package a\n\nvar X = 2 // reviewed\n\nvar Y = 1\n"
+	script := []Step{
+		{Tool: "read_file", Input: map[string]any{"file_path": "a.go"}},
+		{Tool: "replace", Input: map[string]any{"file_path": "a.go", "instruction": "X is 2", "old_string": "var X = 1", "new_string": "var X = 2"}},
+		{
+			Tool:   "replace",
+			Input:  map[string]any{"file_path": "a.go", "instruction": "Y is 2", "old_string": "var Y = 1", "new_string": "var Y = 2"},
+			Before: personChange(a, reviewed),
+		},
+		{Tool: "write_file", Input: map[string]any{"file_path": "b.txt", "content": "new\n"}},
+	}
+	run := runGemini(t, ws, script, geminiOptions{builtin: true, settings: map[string]any{
+		"hooks": map[string]any{"BeforeTool": hook, "AfterTool": hook},
+	}})
+	logRun(t, run)
+	if len(run.Results) != len(script) {
+		dumpRun(t, run)
+		t.Fatalf("got %d tool results for %d steps", len(run.Results), len(script))
+	}
+	if run.Results[1].IsError || run.Results[3].IsError {
+		t.Errorf("a guarded replace or write_file was refused: %q / %q", run.Results[1].Content, run.Results[3].Content)
+	}
+	stale := run.Results[2]
+	if !stale.IsError || !strings.Contains(stale.Content, "Tool execution blocked: STALE_FILE") || !strings.Contains(stale.Content, "reviewed") {
+		t.Errorf("the replace after the person's change: error=%v %q; want STALE_FILE showing the change", stale.IsError, stale.Content)
+	}
+	if got, _ := os.ReadFile(a); string(got) != reviewed {
+		t.Errorf("a.go = %q; the person's change must stay", got)
+	}
+	hookHistory(t, ws, "a.go", "b.txt")
+}
+
+// TestCodexCLIHooks runs Codex CLI with its own apply_patch and
+// editguard's hooks in the user configuration: a patch of a file keeps the
+// replaced version in history; after a person's change the next patch is
+// blocked with STALE_FILE showing the change and the person's bytes stay;
+// the same patch again goes through on top of the change; a patch that
+// adds a file is recorded; the ledger verifies.
+//
+// Codex CLI 0.169.0 offers apply_patch (a freeform tool) for the models
+// it knows, such as gpt-5.5, and runs the hooks of a configuration only
+// once they are trusted, or with --dangerously-bypass-hook-trust.
+func TestCodexCLIHooks(t *testing.T) {
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := filepath.Join(ws, "a.go")
+	if err := os.WriteFile(a, []byte("package a\n\nvar X = 1\n\nvar Y = 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := editguardBin(t)
+	var cfg strings.Builder
+	for _, event := range []string{"PreToolUse", "PostToolUse"} {
+		fmt.Fprintf(&cfg, "\n[[hooks.%s]]\nmatcher = \"apply_patch\"\n[[hooks.%s.hooks]]\ntype = \"command\"\ncommand = %q\n",
+			event, event, fmt.Sprintf("%q --root %q hook --client codex", bin, ws))
+	}
+	const reviewed = "package a\n\nvar X = 2 // reviewed\n\nvar Y = 1\n"
+	patchY := "*** Begin Patch\n*** Update File: a.go\n@@\n-var Y = 1\n+var Y = 2\n*** End Patch\n"
+	script := []Step{
+		{Tool: "apply_patch", Input: "*** Begin Patch\n*** Update File: a.go\n@@\n-var X = 1\n+var X = 2\n*** End Patch\n"},
+		{Tool: "apply_patch", Input: patchY, Before: personChange(a, reviewed)},
+		{Tool: "apply_patch", Input: patchY},
+		{Tool: "apply_patch", Input: "*** Begin Patch\n*** Add File: b.txt\n+new\n*** End Patch\n"},
+	}
+	run := runCodex(t, ws, script, codexOptions{builtin: true, model: "gpt-5.5", config: cfg.String(),
+		args: []string{"--dangerously-bypass-hook-trust"}})
+	logRun(t, run)
+	if len(run.Results) != len(script) {
+		dumpRun(t, run)
+		t.Fatalf("got %d tool results for %d steps", len(run.Results), len(script))
+	}
+	for _, i := range []int{0, 2, 3} {
+		if r := run.Results[i]; !strings.Contains(r.Content, "Success.") {
+			t.Errorf("step %d: a guarded apply_patch did not succeed: %q", i, r.Content)
+		}
+	}
+	stale := run.Results[1].Content
+	if !strings.HasPrefix(stale, "Command blocked by PreToolUse hook: STALE_FILE a.go") || !strings.Contains(stale, "+var X = 2 // reviewed") {
+		t.Errorf("the patch after the person's change: %q; want STALE_FILE showing the change", stale)
+	}
+	if got, _ := os.ReadFile(a); string(got) != "package a\n\nvar X = 2 // reviewed\n\nvar Y = 2\n" {
+		t.Errorf("a.go = %q; want the person's change and the patch after it", got)
+	}
+	hookHistory(t, ws, "a.go", "b.txt")
 }
