@@ -397,6 +397,7 @@ func TestParseTOML(t *testing.T) {
 		"t = { a = 1 }\n[t.b]\n",
 		"= 1\n",
 		"a = [1 2]\n",
+		"a = [1]\n[[a]]\n",
 	}
 	for _, s := range bad {
 		if _, err := parseTOML(s); err == nil {

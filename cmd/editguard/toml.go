@@ -22,6 +22,9 @@ type tomlDoc struct {
 	// inline holds the dotted paths of tables written inline ("a = {...}"),
 	// which TOML does not let a later [a.b] header extend.
 	inline map[string]bool
+	// arrays holds the dotted paths of arrays of tables ("[[a.b]]"), which
+	// a later [[a.b]] extends; a static array ("b = [...]") it may not.
+	arrays map[string]bool
 }
 
 // parseTOML parses text.
@@ -29,7 +32,7 @@ func parseTOML(text string) (*tomlDoc, error) {
 	if !utf8.ValidString(text) {
 		return nil, errors.New("not valid UTF-8")
 	}
-	p := &tomlParser{s: text, line: 1, doc: &tomlDoc{root: map[string]any{}, inline: map[string]bool{}}}
+	p := &tomlParser{s: text, line: 1, doc: &tomlDoc{root: map[string]any{}, inline: map[string]bool{}, arrays: map[string]bool{}}}
 	if err := p.parse(); err != nil {
 		return nil, fmt.Errorf("line %d: %v", p.line, err)
 	}
@@ -175,9 +178,10 @@ func (p *tomlParser) header() error {
 	}
 	if array {
 		arr, ok := t[last].([]any)
-		if t[last] != nil && !ok {
+		if t[last] != nil && (!ok || !p.doc.arrays[name]) {
 			return fmt.Errorf("[[%s]]: %s is not an array of tables", name, name)
 		}
+		p.doc.arrays[name] = true
 		nt := map[string]any{}
 		t[last] = append(arr, nt)
 		p.cur, p.path = nt, path
