@@ -18,7 +18,7 @@ import (
 
 var initCmd = &command{
 	name:    "init",
-	args:    "claude-code|gemini|codex|cursor [--dry-run] [--json]",
+	args:    "claude-code|gemini|codex|cursor [--hooks] [--dry-run] [--json]",
 	summary: "add editguard to a client's configuration in the workspace",
 	help: `Init adds editguard's MCP server to the project configuration of a client
 in the workspace root (--root), and, where the client allows it, turns off
@@ -39,6 +39,24 @@ through editguard's:
                default_tools_approval_mode "approve" (its tools run
                without asking)
   cursor       .cursor/mcp.json: mcpServers.editguard
+
+With --hooks, init leaves the client's own file tools on and guards
+them with "editguard hook" instead (see "editguard help hook"); it adds
+the hooks, not the MCP server:
+
+  claude-code  .claude/settings.json: hooks.PreToolUse for Write, Edit,
+               MultiEdit, NotebookEdit and hooks.PostToolUse for those and
+               Read, running editguard --root "$CLAUDE_PROJECT_DIR" hook
+  gemini       .gemini/settings.json: hooks.BeforeTool for write_file and
+               replace and hooks.AfterTool for those and read_file,
+               running editguard --root . hook --client gemini
+  codex        .codex/config.toml: [[hooks.PreToolUse]] and
+               [[hooks.PostToolUse]] for apply_patch, running
+               editguard --root . hook --client codex
+
+A hook group that already runs editguard hook is left as it is; other
+hooks stay as they are. Deny rules or exclusions that turn the guarded
+tools off are reported, not removed.
 
 Existing files are merged, never replaced: init adds only its own entries
 and leaves every other byte as it was. An entry that is already there with
@@ -203,9 +221,9 @@ var initClients = map[string]initClient{
 	},
 }
 
-func initClientNames() []string {
+func initClientNames(clients map[string]initClient) []string {
 	var names []string
-	for n := range initClients {
+	for n := range clients {
 		names = append(names, n)
 	}
 	sort.Strings(names)
@@ -215,17 +233,25 @@ func initClientNames() []string {
 func runInit(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(initCmd.name)
 	dryRun := fs.Bool("dry-run", false, "show the changes, write nothing")
+	hooks := fs.Bool("hooks", false, "guard the client's own file tools with editguard hook, instead of adding the MCP server")
 	fs.BoolVar(&e.json, "json", false, "print what was done as JSON")
 	pos, err := parseCommand(e, initCmd, fs, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return usagef(initCmd.name, "init takes one client: %s", strings.Join(initClientNames(), ", "))
+	clients := initClients
+	if *hooks {
+		clients = initHookClients
 	}
-	client, ok := initClients[pos[0]]
-	if !ok {
-		return usagef(initCmd.name, "unknown client %q: use one of %s", pos[0], strings.Join(initClientNames(), ", "))
+	if len(pos) != 1 {
+		return usagef(initCmd.name, "init takes one client: %s", strings.Join(initClientNames(clients), ", "))
+	}
+	client, ok := clients[pos[0]]
+	switch {
+	case !ok && *hooks && initClients[pos[0]].files != nil:
+		return usagef(initCmd.name, "editguard has no hooks for %s: use one of %s, or init %s without --hooks", pos[0], strings.Join(initClientNames(clients), ", "), pos[0])
+	case !ok:
+		return usagef(initCmd.name, "unknown client %q: use one of %s", pos[0], strings.Join(initClientNames(clients), ", "))
 	}
 	ws, err := e.workspace()
 	if err != nil {

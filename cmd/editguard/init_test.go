@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -407,5 +408,187 @@ func TestParseTOML(t *testing.T) {
 	d, err := parseTOML("[a]\nb.c = \"\\u00e9\\t\"\n")
 	if err != nil || d.get("a", "b", "c") != "é\t" {
 		t.Errorf("escapes: %v %v", d.get("a", "b", "c"), err)
+	}
+}
+
+// hookFiles are the files init --hooks writes for each client.
+var hookFiles = map[string]string{
+	"claude-code": ".claude/settings.json",
+	"gemini":      ".gemini/settings.json",
+	"codex":       ".codex/config.toml",
+}
+
+// hookGroups returns the hook groups of event in client's file in root,
+// as the client reads them: [{"matcher": M, "hooks": [{"command": C, ...}]}].
+func hookGroups(t *testing.T, root, client, event string) []any {
+	t.Helper()
+	if client == "codex" {
+		d, err := parseTOML(readFile(t, root, hookFiles[client]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, _ := d.get("hooks", event).([]any)
+		return g
+	}
+	g, _ := get(readJSON(t, root, hookFiles[client]), "hooks", event).([]any)
+	return g
+}
+
+// checkHook checks that one group of event in client's file runs
+// editguard hook, for the tools matcher matches and nothing else.
+func checkHook(t *testing.T, root, client, event string, tools, notTools []string) {
+	t.Helper()
+	var found []string
+	for _, g := range hookGroups(t, root, client, event) {
+		hs, _ := get(g, "hooks").([]any)
+		for _, h := range hs {
+			if c, _ := get(h, "command").(string); isHookCommand(c) {
+				m, _ := get(g, "matcher").(string)
+				found = append(found, m)
+				re, err := regexp.Compile(m)
+				if err != nil {
+					t.Fatalf("%s matcher %q: %v", event, m, err)
+				}
+				for _, tool := range tools {
+					if !re.MatchString(tool) {
+						t.Errorf("%s matcher %q does not match %s", event, m, tool)
+					}
+				}
+				for _, tool := range notTools {
+					if re.MatchString(tool) {
+						t.Errorf("%s matcher %q matches %s", event, m, tool)
+					}
+				}
+				if !strings.Contains(c, "--client") != (client == "claude-code") {
+					t.Errorf("%s command %q does not name the client %s", event, c, client)
+				}
+			}
+		}
+	}
+	if len(found) != 1 {
+		t.Errorf("%s: %d groups run editguard hook, want 1: %v", event, len(found), found)
+	}
+}
+
+func checkHooks(t *testing.T, root, client string) {
+	t.Helper()
+	switch client {
+	case "claude-code":
+		checkHook(t, root, client, "PreToolUse", []string{"Write", "Edit", "MultiEdit", "NotebookEdit"}, []string{"Read", "Bash"})
+		checkHook(t, root, client, "PostToolUse", []string{"Read", "Write", "Edit", "MultiEdit", "NotebookEdit"}, []string{"Bash"})
+	case "gemini":
+		checkHook(t, root, client, "BeforeTool", []string{"write_file", "replace"}, []string{"read_file", "mcp_editguard_write_file", "run_shell_command"})
+		checkHook(t, root, client, "AfterTool", []string{"read_file", "write_file", "replace"}, []string{"mcp_editguard_read_file", "read_many_files"})
+	case "codex":
+		checkHook(t, root, client, "PreToolUse", []string{"apply_patch"}, []string{"Bash", "mcp__editguard__apply_patch"})
+		checkHook(t, root, client, "PostToolUse", []string{"apply_patch"}, []string{"Bash"})
+	}
+}
+
+// TestInitHooks: init --hooks adds editguard's hooks next to the hooks and
+// settings already there, keeping them as they were, and a second run
+// adds nothing.
+func TestInitHooks(t *testing.T) {
+	existing := map[string]string{
+		"claude-code": "{\n  \"model\": \"opus\",\n  \"hooks\": {\n    \"PreToolUse\": [\n      {\"matcher\": \"Bash\", \"hooks\": [{\"type\": \"command\", \"command\": \"audit.sh\"}]}\n    ],\n    \"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"say done\"}]}]\n  },\n  \"permissions\": {\"deny\": [\"Read\", \"WebFetch\"]}\n}\n",
+		"gemini":      "{\"theme\": \"Dracula\", \"hooks\": {\"AfterTool\": []}, \"tools\": {\"exclude\": [\"EditTool\"]}}",
+		"codex":       "model = \"o3\"\n\n[[hooks.PreToolUse]]\nmatcher = \"Bash\"\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = \"audit.sh\"\n\n[mcp_servers.other]\ncommand = \"x\"\n",
+	}
+	for client, file := range hookFiles {
+		t.Run(client, func(t *testing.T) {
+			for _, text := range []string{"", existing[client]} {
+				root := t.TempDir()
+				if text != "" {
+					writeFile(t, root, file, text)
+				}
+				rep := runInitJSON(t, root, client, "--hooks")
+				if len(rep.Files) != 1 || rep.Files[0].Path != file || len(rep.Files[0].Added) != 2 {
+					t.Fatalf("init %s --hooks: %+v", client, rep.Files)
+				}
+				checkHooks(t, root, client)
+				got := readFile(t, root, file)
+				if text != "" {
+					f := rep.Files[0]
+					// The tools turned off are reported (Codex has no such setting).
+					reported := len(f.Kept) == 1 && strings.Contains(f.Kept[0], "which the hooks guard")
+					if f.Action != "changed" || reported != (client != "codex") {
+						t.Errorf("over existing settings: %+v", f)
+					}
+					switch client {
+					case "codex":
+						if !strings.HasPrefix(got, text) {
+							t.Errorf("config.toml: what was there changed:\n%s", got)
+						}
+						if g := hookGroups(t, root, client, "PreToolUse"); len(g) != 2 || get(g[0], "matcher") != "Bash" {
+							t.Errorf("the Bash hook is not kept first: %v", g)
+						}
+					default:
+						s := readJSON(t, root, file)
+						if client == "claude-code" && (get(s, "model") != "opus" || get(s, "hooks", "Stop") == nil || len(hookGroups(t, root, client, "PreToolUse")) != 2) {
+							t.Errorf("settings lost entries:\n%s", got)
+						}
+						if client == "gemini" && get(s, "theme") != "Dracula" {
+							t.Errorf("settings lost entries:\n%s", got)
+						}
+					}
+					if client == "claude-code" && !strings.HasPrefix(got, "{\n  \"model\": \"opus\",\n  \"hooks\": {\n    \"PreToolUse\": [\n      {\"matcher\": \"Bash\", \"hooks\": [{\"type\": \"command\", \"command\": \"audit.sh\"}]},\n      {\n        \"matcher\":") {
+						t.Errorf("settings lost their layout:\n%s", got)
+					}
+				}
+				// A second run changes nothing.
+				rep = runInitJSON(t, root, client, "--hooks")
+				if f := rep.Files[0]; f.Action != "unchanged" || len(f.Added) != 0 || len(f.Present) != 2 {
+					t.Errorf("second run: %+v", f)
+				}
+				if again := readFile(t, root, file); again != got {
+					t.Errorf("second run changed %s:\n%s\nwas\n%s", file, again, got)
+				}
+			}
+		})
+	}
+}
+
+// TestInitHooksKeepsOtherEditguard: a hook group that runs editguard hook
+// in another way is left as it is, and reported.
+func TestInitHooksKeepsOtherEditguard(t *testing.T) {
+	root := t.TempDir()
+	text := `{"hooks": {"PreToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command": "/opt/bin/editguard --root /src hook --fail-open"}]}]}}`
+	writeFile(t, root, ".claude/settings.json", text)
+	f := runInitJSON(t, root, "claude-code", "--hooks").Files[0]
+	if len(f.Kept) != 1 || !strings.Contains(f.Kept[0], "hooks.PreToolUse has an editguard hook with other settings") || len(f.Added) != 1 {
+		t.Errorf("%+v", f)
+	}
+	if g := hookGroups(t, root, "claude-code", "PreToolUse"); len(g) != 1 {
+		t.Errorf("PreToolUse: %v", g)
+	}
+}
+
+// TestInitHooksRefusesBrokenFiles: a file that does not parse, or whose
+// hooks cannot take editguard's, is an error, and nothing is written.
+func TestInitHooksRefusesBrokenFiles(t *testing.T) {
+	for _, tt := range []struct{ client, text, want string }{
+		{"claude-code", "{\"hooks\": {\"PreToolUse\": [}\n", "not valid JSON: line 1"},
+		{"claude-code", `{"hooks": {"PreToolUse": {"matcher": "Edit"}}}`, "hooks.PreToolUse is not an array"},
+		{"claude-code", `{"hooks": []}`, "hooks is not an object"},
+		{"gemini", `{"hooks": "none"}`, "hooks is not an object"},
+		{"codex", "[[hooks.PreToolUse]\n", "not valid TOML: line 1"},
+		{"codex", "hooks = { PreToolUse = [] }\n", "hooks is an inline table"},
+		{"codex", "[hooks]\nPreToolUse = [{ matcher = \"Bash\" }]\n", "hooks.PreToolUse is an inline array"},
+		{"codex", "[hooks.PreToolUse]\nmatcher = \"Bash\"\n", "hooks.PreToolUse is not an array of tables"},
+		{"codex", "hooks = 1\n", "hooks is not a table"},
+	} {
+		root := t.TempDir()
+		file := hookFiles[tt.client]
+		writeFile(t, root, file, tt.text)
+		code, _, errs := cliRun(t, root, "init", tt.client, "--hooks")
+		if code != exitError || !strings.Contains(errs, "INVALID_ARGUMENT") || !strings.Contains(errs, tt.want) || !strings.Contains(errs, "hint: fix ") {
+			t.Errorf("%s over %q: exit %d, stderr %q; want INVALID_ARGUMENT with %q", tt.client, tt.text, code, errs, tt.want)
+		}
+		if got := readFile(t, root, file); got != tt.text {
+			t.Errorf("%s was changed to %q", file, got)
+		}
+	}
+	if code, _, errs := cliRun(t, t.TempDir(), "init", "cursor", "--hooks"); code != exitUsage || !strings.Contains(errs, "no hooks for cursor") {
+		t.Errorf("init cursor --hooks: exit %d %q", code, errs)
 	}
 }

@@ -267,6 +267,31 @@ func (d *jsonDoc) appendStrings(path []string, vals []string) (added, present []
 	return added, present, nil
 }
 
+// appendValue adds v as the last element of the array at path, creating
+// the array (and the objects on the way) if it is missing.
+func (d *jsonDoc) appendValue(path []string, v any) error {
+	n, err := d.ensure(path, []any{v})
+	if err != nil || n == nil {
+		return err
+	}
+	if n.kind != '[' {
+		return fmt.Errorf("%s is not an array", strings.Join(path, "."))
+	}
+	switch {
+	case len(n.vals) == 0:
+		ind := d.lineIndent(n.start)
+		inner := ind + d.indentUnit()
+		return d.splice(n.start+1, n.end-1, "\n"+inner+d.format(v, inner)+"\n"+ind)
+	case strings.Contains(d.text[n.start:n.end], "\n"):
+		inner := d.lineIndent(n.vals[0].start)
+		last := n.vals[len(n.vals)-1]
+		return d.splice(last.end, last.end, ",\n"+inner+d.format(v, inner))
+	default:
+		last := n.vals[len(n.vals)-1]
+		return d.splice(last.end, last.end, ", "+inlineJSON(v))
+	}
+}
+
 func containsString(arr *jnode, s string) bool {
 	for _, e := range arr.vals {
 		if e.kind == '"' && e.str == s {
