@@ -2,17 +2,16 @@ package clients
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestClaudeCodeHooks runs Claude Code with its own Read, Edit and Write
-// and editguard's hooks in the project's settings: a Read then an Edit
+// and editguard's hooks in the project's settings, as init --hooks
+// writes them: a Read then an Edit
 // keeps the replaced version in history; an external change that keeps
 // the mtime makes the next Edit be denied with STALE_FILE and the person's
 // bytes stay; a Write of a new file is recorded; the ledger verifies.
@@ -25,13 +24,9 @@ func TestClaudeCodeHooks(t *testing.T) {
 	if err := os.WriteFile(a, []byte("package a\n\nvar X = 1\n\nvar Y = 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	hook := []map[string]any{{
-		"matcher": "Read|Write|Edit|MultiEdit|NotebookEdit",
-		"hooks":   []map[string]any{{"type": "command", "command": `editguard --root "$CLAUDE_PROJECT_DIR" hook`}},
-	}}
+	// The project allows the tools; init adds the hooks to its settings.
 	settings, _ := json.MarshalIndent(map[string]any{
 		"permissions": map[string]any{"allow": []string{"Read", "Edit", "Write"}},
-		"hooks":       map[string]any{"PreToolUse": hook, "PostToolUse": hook},
 	}, "", "  ")
 	if err := os.MkdirAll(filepath.Join(ws, ".claude"), 0o755); err != nil {
 		t.Fatal(err)
@@ -39,6 +34,7 @@ func TestClaudeCodeHooks(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ws, ".claude", "settings.json"), settings, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	initHooks(t, ws, "claude-code")
 	newFile := filepath.Join(ws, "b.txt")
 	script := []Step{
 		{Tool: "Read", Input: map[string]any{"file_path": a}},
@@ -48,16 +44,7 @@ func TestClaudeCodeHooks(t *testing.T) {
 			Input: map[string]any{"file_path": a, "old_string": "var Y = 1", "new_string": "var Y = 2"},
 			// A person changes the file and keeps its mtime, which
 			// Claude Code's own check looks at.
-			Before: func() error {
-				st, err := os.Stat(a)
-				if err != nil {
-					return err
-				}
-				if err := os.WriteFile(a, []byte("package a\n\nvar X = 2 // reviewed\n\nvar Y = 1\n"), 0o644); err != nil {
-					return err
-				}
-				return os.Chtimes(a, st.ModTime(), st.ModTime().Add(0*time.Second))
-			},
+			Before: personChange(a, "package a\n\nvar X = 2 // reviewed\n\nvar Y = 1\n"),
 		},
 		{Tool: "Write", Input: map[string]any{"file_path": newFile, "content": "new\n"}},
 	}
@@ -101,6 +88,16 @@ func TestClaudeCodeHooks(t *testing.T) {
 				t.Errorf("history of b.txt does not record that it did not exist")
 			}
 		}
+	}
+}
+
+// initHooks runs "editguard init CLIENT --hooks" on ws.
+func initHooks(t *testing.T, ws, client string) {
+	t.Helper()
+	out, err := exec.Command(editguardBin(t), "--root", ws, "init", client, "--hooks").CombinedOutput()
+	t.Logf("editguard init %s --hooks:\n%s", client, out)
+	if err != nil {
+		t.Fatalf("editguard init %s --hooks: %v", client, err)
 	}
 }
 
@@ -150,7 +147,8 @@ func personChange(path, content string) func() error {
 }
 
 // TestGeminiCLIHooks runs Gemini CLI with its own read_file, replace and
-// write_file and editguard's hooks in the user settings: a read_file then
+// write_file and editguard's hooks in the project's settings, as init
+// --hooks writes them, in a trusted folder: a read_file then
 // a replace keeps the replaced version in history; after a person's change
 // the next replace is denied with STALE_FILE and the person's bytes stay; a
 // write_file of a new file is recorded; the ledger verifies.
@@ -163,11 +161,7 @@ func TestGeminiCLIHooks(t *testing.T) {
 	if err := os.WriteFile(a, []byte("package a\n\nvar X = 1\n\nvar Y = 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	bin := editguardBin(t)
-	hook := []map[string]any{{
-		"matcher": "read_file|write_file|replace",
-		"hooks":   []map[string]any{{"type": "command", "command": fmt.Sprintf(`%q --root "$GEMINI_PROJECT_DIR" hook --client gemini`, bin)}},
-	}}
+	initHooks(t, ws, "gemini")
 	const reviewed = "package a\n\nvar X = 2 // reviewed\n\nvar Y = 1\n"
 	script := []Step{
 		{Tool: "read_file", Input: map[string]any{"file_path": "a.go"}},
@@ -179,9 +173,7 @@ func TestGeminiCLIHooks(t *testing.T) {
 		},
 		{Tool: "write_file", Input: map[string]any{"file_path": "b.txt", "content": "new\n"}},
 	}
-	run := runGemini(t, ws, script, geminiOptions{builtin: true, settings: map[string]any{
-		"hooks": map[string]any{"BeforeTool": hook, "AfterTool": hook},
-	}})
+	run := runGemini(t, ws, script, geminiOptions{project: true, approval: "yolo"})
 	logRun(t, run)
 	if len(run.Results) != len(script) {
 		dumpRun(t, run)
@@ -201,7 +193,8 @@ func TestGeminiCLIHooks(t *testing.T) {
 }
 
 // TestCodexCLIHooks runs Codex CLI with its own apply_patch and
-// editguard's hooks in the user configuration: a patch of a file keeps the
+// editguard's hooks in the project's configuration, as init --hooks writes
+// them, in a trusted project: a patch of a file keeps the
 // replaced version in history; after a person's change the next patch is
 // blocked with STALE_FILE showing the change and the person's bytes stay;
 // the same patch again goes through on top of the change; a patch that
@@ -209,7 +202,8 @@ func TestGeminiCLIHooks(t *testing.T) {
 //
 // Codex CLI 0.169.0 offers apply_patch (a freeform tool) for the models
 // it knows, such as gpt-5.5, and runs the hooks of a configuration only
-// once they are trusted, or with --dangerously-bypass-hook-trust.
+// once they are trusted, or with --dangerously-bypass-hook-trust; the
+// sandbox is turned off, as it cannot be set up in every container.
 func TestCodexCLIHooks(t *testing.T) {
 	ws, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -219,12 +213,7 @@ func TestCodexCLIHooks(t *testing.T) {
 	if err := os.WriteFile(a, []byte("package a\n\nvar X = 1\n\nvar Y = 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	bin := editguardBin(t)
-	var cfg strings.Builder
-	for _, event := range []string{"PreToolUse", "PostToolUse"} {
-		fmt.Fprintf(&cfg, "\n[[hooks.%s]]\nmatcher = \"apply_patch\"\n[[hooks.%s.hooks]]\ntype = \"command\"\ncommand = %q\n",
-			event, event, fmt.Sprintf("%q --root %q hook --client codex", bin, ws))
-	}
+	initHooks(t, ws, "codex")
 	const reviewed = "package a\n\nvar X = 2 // reviewed\n\nvar Y = 1\n"
 	patchY := "*** Begin Patch\n*** Update File: a.go\n@@\n-var Y = 1\n+var Y = 2\n*** End Patch\n"
 	script := []Step{
@@ -233,8 +222,8 @@ func TestCodexCLIHooks(t *testing.T) {
 		{Tool: "apply_patch", Input: patchY},
 		{Tool: "apply_patch", Input: "*** Begin Patch\n*** Add File: b.txt\n+new\n*** End Patch\n"},
 	}
-	run := runCodex(t, ws, script, codexOptions{builtin: true, model: "gpt-5.5", config: cfg.String(),
-		args: []string{"--dangerously-bypass-hook-trust"}})
+	run := runCodex(t, ws, script, codexOptions{project: true, model: "gpt-5.5",
+		args: []string{"--dangerously-bypass-hook-trust", "--dangerously-bypass-approvals-and-sandbox"}})
 	logRun(t, run)
 	if len(run.Results) != len(script) {
 		dumpRun(t, run)
