@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,13 +37,19 @@ get editguard's guarantees:
 Configure it for the events before and after the tools below, with the
 command
   editguard --root DIR hook --client CLIENT
-("editguard init CLIENT --hooks" writes that configuration). Each client
-is a session of its own, named from the event's session_id.
+("editguard init CLIENT --hooks" writes that configuration). The session
+is named from the client, the event's session_id and, for a subagent, its
+agent_id: a subagent keeps its own reads.
 
 claude-code (the default)
   Events PreToolUse and PostToolUse; tools Read (partial when offset or
   limit leave lines out, or past 2,000 lines or a line of 2,000 bytes), Write (needs a full
-  read), Edit, MultiEdit, NotebookEdit. Session claude-SESSION_ID.
+  read), Edit, MultiEdit, NotebookEdit. Session claude-SESSION_ID. A
+  subagent (the Agent tool) sends its parent's session_id and its own
+  agent_id, so it has the session claude-SESSION_ID-AGENT_ID: as in Claude
+  Code's own checks, a file the parent read is not read for the subagent,
+  and a change the subagent makes is one the parent has not read. A conversation
+  resumed with --resume or --continue keeps its session_id, and its reads.
 gemini
   Events BeforeTool and AfterTool; tools read_file (partial when
   start_line and end_line leave lines out, or past 2,000 lines or a line
@@ -77,6 +85,7 @@ func init() {
 // these names.
 type hookEvent struct {
 	SessionID string          `json:"session_id"`
+	AgentID   string          `json:"agent_id"` // a subagent's, in Claude Code and Codex
 	Event     string          `json:"hook_event_name"`
 	Tool      string          `json:"tool_name"`
 	Cwd       string          `json:"cwd"`
@@ -194,11 +203,7 @@ func runHook(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return hookFailure(e, c, before, err, *failOpen)
 	}
-	name := c.prefix + "-" + sessionChars.ReplaceAllString(ev.SessionID, "-")
-	if len(name) > 64 {
-		name = name[:64]
-	}
-	s, err := w.OpenSession(name)
+	s, err := w.OpenSession(hookSessionName(c.prefix, ev.SessionID, ev.AgentID))
 	if err != nil {
 		return hookFailure(e, c, before, err, *failOpen)
 	}
@@ -246,6 +251,23 @@ func runHook(ctx context.Context, e *env, args []string) error {
 		return hookDeny(e, c, strings.Join(denials, "\n"))
 	}
 	return nil
+}
+
+// hookSessionName names the session of an event: the client's prefix, the
+// event's session_id and, for a subagent, its agent_id. A subagent's events
+// carry its parent's session_id; with a session of its own, a subagent
+// keeps its own reads, as Claude Code's own checks keep each agent's. A
+// name longer than a session name may be ends in a hash of the whole.
+func hookSessionName(prefix, id, agent string) string {
+	name := prefix + "-" + sessionChars.ReplaceAllString(id, "-")
+	if agent != "" {
+		name += "-" + sessionChars.ReplaceAllString(agent, "-")
+	}
+	if len(name) > 64 {
+		sum := sha256.Sum256([]byte(name))
+		name = name[:51] + "-" + hex.EncodeToString(sum[:6])
+	}
+	return name
 }
 
 // outside reports an error about a path outside the root: not editguard's

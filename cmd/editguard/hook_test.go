@@ -400,3 +400,40 @@ func TestHookCodex(t *testing.T) {
 		t.Fatalf("Bash denied: %s", reason)
 	}
 }
+
+// TestHookSubagent: a subagent's events carry its parent's session_id and
+// its own agent_id; the subagent has a session of its own, so a file the
+// parent read is not read for the subagent, and the subagent's change is
+// one the parent has not seen.
+func TestHookSubagent(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.txt")
+	os.WriteFile(a, []byte("one\n"), 0o644)
+	sub := func(e map[string]any) map[string]any {
+		e["agent_id"], e["agent_type"] = "a649ec796f8311e5d", "general-purpose"
+		return e
+	}
+	hookRun(t, dir, ev("PostToolUse", "Read", a, nil))
+	if reason, _ := hookRun(t, dir, sub(ev("PreToolUse", "Edit", a, nil))); !strings.HasPrefix(reason, "NOT_READ") {
+		t.Fatalf("the subagent's Edit after the parent's Read: %q, want NOT_READ", reason)
+	}
+	hookRun(t, dir, sub(ev("PostToolUse", "Read", a, nil)))
+	if reason, _ := hookRun(t, dir, sub(ev("PreToolUse", "Edit", a, nil))); reason != "" {
+		t.Fatalf("the subagent's Edit after its Read: %s", reason)
+	}
+	os.WriteFile(a, []byte("two\n"), 0o644)
+	hookRun(t, dir, sub(ev("PostToolUse", "Edit", a, nil)))
+	if reason, _ := hookRun(t, dir, ev("PreToolUse", "Edit", a, nil)); !strings.HasPrefix(reason, "STALE_FILE") || !strings.Contains(reason, "+two") {
+		t.Fatalf("the parent's Edit after the subagent's: %q, want STALE_FILE with the change", reason)
+	}
+
+	// Names too long for a session name keep apart.
+	long := strings.Repeat("x", 70)
+	n1, n2 := hookSessionName("claude", long, "a1"), hookSessionName("claude", long, "a2")
+	if len(n1) > 64 || n1 == n2 {
+		t.Errorf("hookSessionName of long ids = %q, %q; want distinct names of at most 64 characters", n1, n2)
+	}
+	if got := hookSessionName("claude", "3f2a-session", ""); got != "claude-3f2a-session" {
+		t.Errorf("hookSessionName() = %q, want claude-3f2a-session", got)
+	}
+}
