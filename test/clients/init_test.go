@@ -24,10 +24,30 @@ import (
 // .claude/settings.json (its deny rules and env apply regardless).
 func runClaudeProject(t *testing.T, workspace string, trusted bool, script []Step) *ClientRun {
 	t.Helper()
-	exe, pre := claudeCommand(t)
-	bin := editguardBin(t)
 	model := startFakeModel(t, "editguard", script)
+	stdout, stderr, err := runClaudeIn(t, workspace, claudeHome(t, workspace, trusted), model.url)
+	run := &ClientRun{
+		Results:  model.Results(),
+		Offered:  model.Offered(),
+		Requests: model.Requests(),
+		Stdout:   stdout,
+		Stderr:   stderr,
+	}
+	if err != nil {
+		dumpRun(t, run)
+		t.Fatalf("claude: %v", err)
+	}
+	if errs := model.Errors(); len(errs) > 0 {
+		dumpRun(t, run)
+		t.Fatalf("model server: %s", strings.Join(errs, "; "))
+	}
+	return run
+}
 
+// claudeHome returns a new home directory for Claude Code, in which
+// workspace is recorded as trusted when trusted is set.
+func claudeHome(t *testing.T, workspace string, trusted bool) string {
+	t.Helper()
 	home := t.TempDir()
 	if trusted {
 		cfg, _ := json.Marshal(map[string]any{"projects": map[string]any{workspace: map[string]any{"hasTrustDialogAccepted": true}}})
@@ -38,18 +58,30 @@ func runClaudeProject(t *testing.T, workspace string, trusted bool, script []Ste
 			t.Fatal(err)
 		}
 	}
+	return home
+}
+
+// runClaudeIn runs Claude Code headless on workspace with home as its home
+// and the model server at url, as runClaudeProject describes, with more
+// arguments args; it returns Claude Code's output, its standard error and
+// debug log, and the error of the run.
+func runClaudeIn(t *testing.T, workspace, home, url string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	exe, pre := claudeCommand(t)
+	bin := editguardBin(t)
 	debugLog := filepath.Join(home, "debug.log")
-	args := append(pre,
+	os.Remove(debugLog)
+	args = append(append(pre,
 		"-p", "Work through the task with the tools you have.",
 		"--output-format", "stream-json", "--verbose",
 		"--debug-file", debugLog,
 		"--max-turns", "50",
-	)
+	), args...)
 	ctx, cancel := context.WithTimeout(t.Context(), claudeRunTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.Dir = workspace
-	for _, kv := range claudeEnv(home, model.url) {
+	for _, kv := range claudeEnv(home, url) {
 		switch {
 		case strings.HasPrefix(kv, "ENABLE_TOOL_SEARCH="):
 		case strings.HasPrefix(kv, "PATH="):
@@ -59,26 +91,14 @@ func runClaudeProject(t *testing.T, workspace string, trusted bool, script []Ste
 		}
 	}
 	killGroupOnCancel(cmd)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err = cmd.Run()
+	if err == nil {
+		err = ctx.Err()
+	}
 	debug, _ := os.ReadFile(debugLog)
-	run := &ClientRun{
-		Results:  model.Results(),
-		Offered:  model.Offered(),
-		Requests: model.Requests(),
-		Stdout:   stdout.String(),
-		Stderr:   stderr.String() + "\n--- debug log ---\n" + string(debug),
-	}
-	if err != nil || ctx.Err() != nil {
-		dumpRun(t, run)
-		t.Fatalf("claude: %v (context: %v)", err, ctx.Err())
-	}
-	if errs := model.Errors(); len(errs) > 0 {
-		dumpRun(t, run)
-		t.Fatalf("model server: %s", strings.Join(errs, "; "))
-	}
-	return run
+	return out.String(), errb.String() + "\n--- debug log ---\n" + string(debug), err
 }
 
 // TestInitClaudeCode configures a workspace with "editguard init
