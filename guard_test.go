@@ -3,6 +3,8 @@ package editguard_test
 import (
 	"errors"
 	"fmt"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/editguard/editguard"
@@ -35,6 +37,19 @@ func TestGuard(t *testing.T) {
 		writeFile(t, dir, "a.txt", fmt.Sprintf("changed %d\n", i))
 		if _, err := s.Guard(ctx, "a.txt", "apply_patch", o); !errors.Is(err, editguard.ErrStaleFile) {
 			t.Errorf("Guard(%+v) of a file changed since its read = %v, want STALE_FILE", o, err)
+		}
+	}
+}
+
+// TestSessionName: OpenSession takes the names the regular expression
+// ^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$ describes, and refuses the others.
+func TestSessionName(t *testing.T) {
+	w, _ := newWorkspace(t)
+	re := regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+	for _, name := range []string{"", "a", "cli-uid1000", "claude-3f2a.x_y", "-a", ".a", "_a", "a b", "a/b", "a\n", "é", strings.Repeat("a", 64), strings.Repeat("a", 65), "0" + strings.Repeat("-", 63)} {
+		_, err := w.OpenSession(name)
+		if got, want := err == nil, re.MatchString(name); got != want {
+			t.Errorf("OpenSession(%q) = %v, want accepted %v", name, err, want)
 		}
 	}
 }

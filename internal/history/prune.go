@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/editguard/editguard/internal/statedir"
 )
@@ -33,7 +34,9 @@ type indexFile struct {
 	corrupt  bool
 }
 
-var hexSum = regexp.MustCompile(`[0-9a-f]{64}`)
+// hexSum finds SHA-256 sums in a corrupt index; it is compiled only when
+// Prune meets one, not at every start of a program.
+var hexSum = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[0-9a-f]{64}`) })
 
 // legacyDir reports whether an entry of objects/ is a fan-out directory of
 // the layout before per-file objects (objects/<sum[:2]>/<sum>).
@@ -97,7 +100,7 @@ func (s *Store) Prune() (PruneStats, error) {
 		f := &indexFile{key: key, versions: vs, drop: make([]bool, len(vs)), corrupt: bad > 0}
 		if f.corrupt {
 			st.CorruptIndexes++
-			for _, sum := range hexSum.FindAll(data, -1) {
+			for _, sum := range hexSum().FindAll(data, -1) {
 				protected[string(sum)] = true
 			}
 		}

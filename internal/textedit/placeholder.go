@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/editguard/editguard/internal/udiff"
 )
@@ -101,35 +102,44 @@ var commentForms = []struct{ open, close string }{
 	{"//", ""}, {"#", ""}, {"--", ""}, {";", ""},
 }
 
-var (
-	ellipsisOnly = regexp.MustCompile(`^[\[\(\{]?\s*(\.\.\.+|…)\s*[\]\)\}]?$`)
-	// omission phrases, matched against a comment body in lower case with
-	// punctuation turned into spaces. The words that may follow a phrase
-	// are a closed set, so that "rest of the function handles errors" is
-	// a real comment, not a placeholder.
-	omission = regexp.MustCompile(`^(?:` +
-		`(?:the )?(?:rest|remainder) of (?:the )?(?:\w+ ){0,2}(?:code|file|function|method|class|implementation|body|module|component|imports|tests|cases|content|logic|styles|config|properties|fields|functions|methods)` + trail +
-		`|(?:keep(?:ing)? |preserve )?(?:the )?(?:existing|previous|original|other|remaining|unchanged|old|same) (?:\w+ ){0,2}(?:code|implementation|methods|functions|imports|content|lines|logic|fields|cases|tests|properties|styles|config|declarations|definitions|handlers|routes|components|stuff)` + trail +
-		`|(?:\w+ ){0,3}(?:unchanged|omitted|elided|truncated|same as before|as before|remains? the same|stays the same|not shown)(?: for brevity)?` +
-		`|(?:more|other) (?:\w+ ){0,2}(?:here|below|above)` +
-		`|etc` +
-		`)$`)
-	// strongOmission phrases mean omission even without "..." or brackets.
-	strongOmission = regexp.MustCompile(`^(?:` +
-		`(?:the )?(?:rest|remainder) of .*` +
-		`|(?:keep(?:ing)? |preserve )?(?:the )?existing (?:\w+ ){0,2}code.*` +
-		`|.*(?:code|implementation) (?:unchanged|omitted|remains the same).*` +
-		`|.*omitted for brevity` +
-		`)$`)
-	nonWord = regexp.MustCompile(`[^\p{L}\p{N}]+`)
-)
+// placeholderREs are the regular expressions of isPlaceholder, compiled
+// when it first needs them rather than at every start of a program.
+var placeholderREs = sync.OnceValue(func() *placeholderRE {
+	return &placeholderRE{
+		ellipsisOnly: regexp.MustCompile(`^[\[\(\{]?\s*(\.\.\.+|…)\s*[\]\)\}]?$`),
+		// omission phrases, matched against a comment body in lower case
+		// with punctuation turned into spaces. The words that may follow a
+		// phrase are a closed set, so that "rest of the function handles
+		// errors" is a real comment, not a placeholder.
+		omission: regexp.MustCompile(`^(?:` +
+			`(?:the )?(?:rest|remainder) of (?:the )?(?:\w+ ){0,2}(?:code|file|function|method|class|implementation|body|module|component|imports|tests|cases|content|logic|styles|config|properties|fields|functions|methods)` + trail +
+			`|(?:keep(?:ing)? |preserve )?(?:the )?(?:existing|previous|original|other|remaining|unchanged|old|same) (?:\w+ ){0,2}(?:code|implementation|methods|functions|imports|content|lines|logic|fields|cases|tests|properties|styles|config|declarations|definitions|handlers|routes|components|stuff)` + trail +
+			`|(?:\w+ ){0,3}(?:unchanged|omitted|elided|truncated|same as before|as before|remains? the same|stays the same|not shown)(?: for brevity)?` +
+			`|(?:more|other) (?:\w+ ){0,2}(?:here|below|above)` +
+			`|etc` +
+			`)$`),
+		// strongOmission phrases mean omission even without "..." or
+		// brackets.
+		strongOmission: regexp.MustCompile(`^(?:` +
+			`(?:the )?(?:rest|remainder) of .*` +
+			`|(?:keep(?:ing)? |preserve )?(?:the )?existing (?:\w+ ){0,2}code.*` +
+			`|.*(?:code|implementation) (?:unchanged|omitted|remains the same).*` +
+			`|.*omitted for brevity` +
+			`)$`),
+		nonWord: regexp.MustCompile(`[^\p{L}\p{N}]+`),
+	}
+})
+
+type placeholderRE struct {
+	ellipsisOnly, omission, strongOmission, nonWord *regexp.Regexp
+}
 
 // isPlaceholder reports whether the trimmed line t is a placeholder. before
 // are the preceding lines; raw is t untrimmed.
 func isPlaceholder(t string, before []string, raw string) bool {
 	// The Contains tests are a cheap guard for the regular expression,
 	// which needs one of them; most lines of code fail it at once.
-	if (strings.Contains(t, "...") || strings.Contains(t, "…")) && ellipsisOnly.MatchString(t) {
+	if (strings.Contains(t, "...") || strings.Contains(t, "…")) && placeholderREs().ellipsisOnly.MatchString(t) {
 		// Python's "..." as the body of a def or class is real code.
 		for k := len(before) - 1; k >= 0; k-- {
 			p := strings.TrimRight(before[k], " \t")
@@ -146,17 +156,17 @@ func isPlaceholder(t string, before []string, raw string) bool {
 	}
 	hasEllipsis := strings.Contains(body, "...") || strings.Contains(body, "…")
 	bracketed := strings.HasPrefix(strings.TrimSpace(body), "(") || strings.HasPrefix(strings.TrimSpace(body), "[")
-	words := strings.TrimSpace(nonWord.ReplaceAllString(strings.ToLower(body), " "))
+	words := strings.TrimSpace(placeholderREs().nonWord.ReplaceAllString(strings.ToLower(body), " "))
 	if words == "" {
 		return hasEllipsis // "// ...", "/* … */", "<!-- ... -->"
 	}
-	if !omission.MatchString(words) {
+	if !placeholderREs().omission.MatchString(words) {
 		return false
 	}
 	// A bare phrase such as "// unchanged" could be a real comment; an
 	// ellipsis or brackets make the intent plain, and so does a phrase
 	// that can only mean omission.
-	return hasEllipsis || bracketed || strongOmission.MatchString(words)
+	return hasEllipsis || bracketed || placeholderREs().strongOmission.MatchString(words)
 }
 
 // trail is what may follow an omission phrase: "is unchanged", "goes here".
