@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -166,8 +165,24 @@ func hookClientNames() []string {
 	return names
 }
 
-// sessionChars are the characters of a session_id kept in the session name.
-var sessionChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+// sessionPart returns s with each run of characters other than ASCII
+// letters, digits, '.', '_' and '-' replaced by one '-', for a session
+// name. (Written out, not a regular expression: compiling one would cost
+// every hook process more than the rest of its naming.)
+func sessionPart(s string) string {
+	var b strings.Builder
+	other := false
+	for _, r := range s {
+		if 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '.' || r == '_' || r == '-' {
+			b.WriteRune(r)
+			other = false
+		} else if !other {
+			b.WriteByte('-')
+			other = true
+		}
+	}
+	return b.String()
+}
 
 func runHook(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(hookCmd.name)
@@ -259,9 +274,9 @@ func runHook(ctx context.Context, e *env, args []string) error {
 // keeps its own reads, as Claude Code's own checks keep each agent's. A
 // name longer than a session name may be ends in a hash of the whole.
 func hookSessionName(prefix, id, agent string) string {
-	name := prefix + "-" + sessionChars.ReplaceAllString(id, "-")
+	name := prefix + "-" + sessionPart(id)
 	if agent != "" {
-		name += "-" + sessionChars.ReplaceAllString(agent, "-")
+		name += "-" + sessionPart(agent)
 	}
 	if len(name) > 64 {
 		sum := sha256.Sum256([]byte(name))

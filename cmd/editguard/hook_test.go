@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -435,5 +436,14 @@ func TestHookSubagent(t *testing.T) {
 	}
 	if got := hookSessionName("claude", "3f2a-session", ""); got != "claude-3f2a-session" {
 		t.Errorf("hookSessionName() = %q, want claude-3f2a-session", got)
+	}
+}
+
+func TestSessionPart(t *testing.T) {
+	re := regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+	for _, s := range []string{"", "3f2a-session", "a b\tc", "über/../x", "a\xffb\xfe\xfdc", "-._", "日本語", "id:1/2"} {
+		if got, want := sessionPart(s), re.ReplaceAllString(s, "-"); got != want {
+			t.Errorf("sessionPart(%q) = %q, want %q", s, got, want)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // jsonDoc edits a JSON document in place: it adds members to objects and
@@ -180,14 +181,17 @@ func (d *jsonDoc) format(v any, indent string) string {
 	var out bytes.Buffer
 	json.Indent(&out, b, indent, d.indentUnit())
 	// Arrays of strings stay on one line: ["--root", ".", "serve"].
-	return stringArray.ReplaceAllStringFunc(out.String(), func(a string) string {
-		return "[" + strings.Join(jsonString.FindAllString(a, -1), ", ") + "]"
+	return stringArray().ReplaceAllStringFunc(out.String(), func(a string) string {
+		return "[" + strings.Join(jsonString().FindAllString(a, -1), ", ") + "]"
 	})
 }
 
+// jsonString and stringArray are compiled when init first formats a value.
 var (
-	jsonString  = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
-	stringArray = regexp.MustCompile(`\[\s*"(?:[^"\\]|\\.)*"(?:,\s*"(?:[^"\\]|\\.)*")*\s*\]`)
+	jsonString  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"(?:[^"\\]|\\.)*"`) })
+	stringArray = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\[\s*"(?:[^"\\]|\\.)*"(?:,\s*"(?:[^"\\]|\\.)*")*\s*\]`)
+	})
 )
 
 // addMember adds "key": v to object obj, after its last member.

@@ -28,6 +28,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/editguard/editguard"
 )
@@ -258,13 +259,15 @@ func (e *env) addGlobalFlags(fs *flag.FlagSet) {
 }
 
 // flagSpelling finds the flag names in the flag package's messages, which
-// spell them with one dash.
-var flagSpelling = regexp.MustCompile(`((?:defined|argument): |for flag |for )-([A-Za-z][A-Za-z0-9-]*)`)
+// spell them with one dash. It is compiled on the first bad command line.
+var flagSpelling = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`((?:defined|argument): |for flag |for )-([A-Za-z][A-Za-z0-9-]*)`)
+})
 
 // flagError returns the message of a flag parsing error with flags spelled
 // as the help spells them, "--name".
 func flagError(err error) string {
-	return flagSpelling.ReplaceAllString(err.Error(), "$1--$2")
+	return flagSpelling().ReplaceAllString(err.Error(), "$1--$2")
 }
 
 // report prints err, if any, and maps it to an exit code. Errors of the

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -227,7 +228,9 @@ func (p *tomlParser) descend(t map[string]any, path []string, k string) (map[str
 	return nil, fmt.Errorf("%s is not a table", strings.Join(path, "."))
 }
 
-var bareKey = regexp.MustCompile(`^[A-Za-z0-9_-]+`)
+// The TOML reader's regular expressions are compiled when init first
+// reads a file, not at every start of the program.
+var bareKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+`) })
 
 // key reads a dotted key.
 func (p *tomlParser) key() ([]string, error) {
@@ -242,7 +245,7 @@ func (p *tomlParser) key() ([]string, error) {
 			}
 			path = append(path, s)
 		default:
-			m := bareKey.FindString(p.s[p.i:])
+			m := bareKey().FindString(p.s[p.i:])
 			if m == "" {
 				return nil, fmt.Errorf("expected a key at %q", p.rest())
 			}
@@ -299,7 +302,9 @@ func markInline(set map[string]bool, name string, v any) {
 	}
 }
 
-var scalarToken = regexp.MustCompile(`^(true|false|[+-]?(inf|nan)|\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}[0-9:.+\-Zz]*)?|[0-9+\-][0-9A-Za-z_.:+\-]*)`)
+var scalarToken = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(true|false|[+-]?(inf|nan)|\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}[0-9:.+\-Zz]*)?|[0-9+\-][0-9A-Za-z_.:+\-]*)`)
+})
 
 func (p *tomlParser) value() (any, error) {
 	switch c := p.peek(); c {
@@ -350,7 +355,7 @@ func (p *tomlParser) value() (any, error) {
 			}
 		}
 	}
-	m := scalarToken.FindString(p.s[p.i:])
+	m := scalarToken().FindString(p.s[p.i:])
 	if m == "" {
 		return nil, fmt.Errorf("expected a value at %q", p.rest())
 	}
