@@ -14,7 +14,7 @@ func init() {
 	register(&toolDef{
 		order: 75, name: "apply_patch", title: "Apply patch",
 		description: applyPatchDescription,
-		input: json.RawMessage(`{
+		input: `{
   "type": "object",
   "properties": {
     "patch": {"type": "string", "description": "The patch: the apply_patch format (*** Begin Patch ... *** End Patch) or a unified diff (git diff, diff -u)."},
@@ -22,7 +22,7 @@ func init() {
   },
   "required": ["patch"],
   "additionalProperties": false
-}`),
+}`,
 		annotations: Annotations{Destructive: true},
 		run:         (*Toolset).applyPatch,
 	})

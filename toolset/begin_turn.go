@@ -9,16 +9,16 @@ func init() {
 	register(&toolDef{
 		order: 100, name: "begin_turn", title: "Begin turn",
 		description: beginTurnDescription,
-		input: json.RawMessage(`{
+		input: `{
   "type": "object",
   "properties": {},
   "additionalProperties": false
-}`),
-		output: json.RawMessage(`{
+}`,
+		output: `{
   "type": "object",
   "properties": {"cleared": {"type": "boolean"}},
   "required": ["cleared"]
-}`),
+}`,
 		annotations: Annotations{Idempotent: true},
 		run:         (*Toolset).beginTurn,
 	})

@@ -10,19 +10,19 @@ func init() {
 	register(&toolDef{
 		order: 85, name: "create_directory", title: "Create directory",
 		description: createDirectoryDescription,
-		input: json.RawMessage(`{
+		input: `{
   "type": "object",
   "properties": {
     "path": {"type": "string", "description": "Directory path, relative to the workspace root. Missing parents are created too."}
   },
   "required": ["path"],
   "additionalProperties": false
-}`),
-		output: json.RawMessage(`{
+}`,
+		output: `{
   "type": "object",
   "properties": {"path": {"type": "string"}, "created": {"type": "boolean"}},
   "required": ["path", "created"]
-}`),
+}`,
 		annotations: Annotations{Idempotent: true},
 		run:         (*Toolset).createDirectory,
 	})

@@ -11,7 +11,7 @@ func init() {
 	register(&toolDef{
 		order: 70, name: "delete_file", title: "Delete file",
 		description: deleteFileDescription,
-		input: json.RawMessage(`{
+		input: `{
   "type": "object",
   "properties": {
     "path": {"type": "string", "description": "File path, relative to the workspace root."},
@@ -20,7 +20,7 @@ func init() {
   },
   "required": ["path"],
   "additionalProperties": false
-}`),
+}`,
 		annotations: Annotations{Destructive: true},
 		run:         (*Toolset).deleteFile,
 	})

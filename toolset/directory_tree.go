@@ -14,14 +14,14 @@ func init() {
 	register(&toolDef{
 		order: 25, name: "directory_tree", title: "Directory tree",
 		description: directoryTreeDescription,
-		input: json.RawMessage(`{
+		input: `{
   "type": "object",
   "properties": {
     "path": {"type": "string", "description": "Directory, relative to the workspace root. Default: the root."},
     "depth": {"type": "integer", "minimum": 1, "maximum": 10, "description": "Levels to show. Default 3."}
   },
   "additionalProperties": false
-}`),
+}`,
 		annotations: Annotations{ReadOnly: true, Idempotent: true},
 		run:         (*Toolset).directoryTree,
 	})

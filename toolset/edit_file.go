@@ -12,7 +12,7 @@ func init() {
 	register(&toolDef{
 		order: 50, name: "edit_file", title: "Edit file",
 		description: editFileDescription,
-		input: json.RawMessage(`{
+		input: `{
   "type": "object",
   "properties": {
     "path": {"type": "string", "description": "File path, relative to the workspace root."},
@@ -41,7 +41,7 @@ func init() {
   },
   "required": ["path"],
   "additionalProperties": false
-}`),
+}`,
 		annotations: Annotations{Destructive: true},
 		run:         (*Toolset).editFile,
 	})

@@ -12,7 +12,7 @@ func init() {
 	register(&toolDef{
 		order: 45, name: "file_diff", title: "File diff",
 		description: fileDiffDescription,
-		input: json.RawMessage(`{
+		input: `{
   "type": "object",
   "properties": {
     "path": {"type": "string", "description": "File path, relative to the workspace root."},
@@ -21,7 +21,7 @@ func init() {
   },
   "required": ["path"],
   "additionalProperties": false
-}`),
+}`,
 		annotations: Annotations{ReadOnly: true, Idempotent: true},
 		run:         (*Toolset).fileDiff,
 	})

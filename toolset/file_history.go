@@ -13,15 +13,15 @@ func init() {
 	register(&toolDef{
 		order: 40, name: "file_history", title: "File history",
 		description: fileHistoryDescription,
-		input: json.RawMessage(`{
+		input: `{
   "type": "object",
   "properties": {
     "path": {"type": "string", "description": "File path, relative to the workspace root."}
   },
   "required": ["path"],
   "additionalProperties": false
-}`),
-		output: json.RawMessage(`{
+}`,
+		output: `{
   "type": "object",
   "properties": {
     "path": {"type": "string"},
@@ -39,7 +39,7 @@ func init() {
     }}
   },
   "required": ["path", "versions"]
-}`),
+}`,
 		annotations: Annotations{ReadOnly: true, Idempotent: true},
 		run:         (*Toolset).fileHistory,
 	})

@@ -17,15 +17,15 @@ func init() {
 	register(&toolDef{
 		order: 30, name: "file_info", title: "File info",
 		description: fileInfoDescription,
-		input: json.RawMessage(`{
+		input: `{
   "type": "object",
   "properties": {
     "path": {"type": "string", "description": "Path, relative to the workspace root."}
   },
   "required": ["path"],
   "additionalProperties": false
-}`),
-		output: json.RawMessage(`{
+}`,
+		output: `{
   "type": "object",
   "properties": {
     "path": {"type": "string"},
@@ -37,7 +37,7 @@ func init() {
     "mtime_ms": {"type": "integer"}
   },
   "required": ["path", "exists", "size_bytes"]
-}`),
+}`,
 		annotations: Annotations{ReadOnly: true, Idempotent: true},
 		run:         (*Toolset).fileInfo,
 	})

@@ -13,7 +13,7 @@ func init() {
 	register(&toolDef{
 		order: 27, name: "find_files", title: "Find files",
 		description: findFilesDescription,
-		input: json.RawMessage(`{
+		input: `{
   "type": "object",
   "properties": {
     "pattern": {"type": "string", "description": "Glob: * ? [..] within a name, ** across directories. Without a /, matches file names at any depth (\"*.go\"); with one, whole paths relative to path (\"cmd/**/main.go\")."},
@@ -21,7 +21,7 @@ func init() {
   },
   "required": ["pattern"],
   "additionalProperties": false
-}`),
+}`,
 		annotations: Annotations{ReadOnly: true, Idempotent: true},
 		run:         (*Toolset).findFiles,
 	})

@@ -10,12 +10,12 @@ func init() {
 	register(&toolDef{
 		order: 5, name: "list_allowed_directories", title: "Workspace root",
 		description: listAllowedDirectoriesDescription,
-		input:       json.RawMessage(`{"type": "object", "properties": {}, "additionalProperties": false}`),
-		output: json.RawMessage(`{
+		input:       `{"type": "object", "properties": {}, "additionalProperties": false}`,
+		output: `{
   "type": "object",
   "properties": {"directories": {"type": "array", "items": {"type": "string"}}},
   "required": ["directories"]
-}`),
+}`,
 		annotations: Annotations{ReadOnly: true, Idempotent: true},
 		run:         (*Toolset).listAllowedDirectories,
 	})

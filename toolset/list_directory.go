@@ -13,14 +13,14 @@ func init() {
 	register(&toolDef{
 		order: 20, name: "list_directory", title: "List directory",
 		description: listDirectoryDescription,
-		input: json.RawMessage(`{
+		input: `{
   "type": "object",
   "properties": {
     "path": {"type": "string", "description": "Directory path, relative to the workspace root. Default: the root."}
   },
   "additionalProperties": false
-}`),
-		output: json.RawMessage(`{
+}`,
+		output: `{
   "type": "object",
   "properties": {
     "path": {"type": "string"},
@@ -38,7 +38,7 @@ func init() {
     "truncated": {"type": "boolean"}
   },
   "required": ["path", "entries"]
-}`),
+}`,
 		annotations: Annotations{ReadOnly: true, Idempotent: true},
 		run:         (*Toolset).listDirectory,
 	})

@@ -11,7 +11,7 @@ func init() {
 	register(&toolDef{
 		order: 80, name: "move_file", title: "Move file",
 		description: moveFileDescription,
-		input: json.RawMessage(`{
+		input: `{
   "type": "object",
   "properties": {
     "source": {"type": "string", "description": "File to move, relative to the workspace root."},
@@ -22,7 +22,7 @@ func init() {
   },
   "required": ["source", "destination"],
   "additionalProperties": false
-}`),
+}`,
 		annotations: Annotations{Destructive: true},
 		run:         (*Toolset).moveFile,
 	})

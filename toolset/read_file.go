@@ -11,7 +11,7 @@ func init() {
 	register(&toolDef{
 		order: 10, name: "read_file", title: "Read file",
 		description: readFileDescription,
-		input: json.RawMessage(`{
+		input: `{
   "type": "object",
   "properties": {
     "path": {"type": "string", "description": "File path, relative to the workspace root (or absolute inside it)."},
@@ -21,7 +21,7 @@ func init() {
   },
   "required": ["path"],
   "additionalProperties": false
-}`),
+}`,
 		annotations: Annotations{ReadOnly: true, Idempotent: true},
 		run:         (*Toolset).readFile,
 	})

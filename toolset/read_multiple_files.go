@@ -14,14 +14,14 @@ func init() {
 	register(&toolDef{
 		order: 15, name: "read_multiple_files", title: "Read several files",
 		description: readMultipleFilesDescription,
-		input: json.RawMessage(`{
+		input: `{
   "type": "object",
   "properties": {
     "paths": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 50, "description": "File paths, relative to the workspace root."}
   },
   "required": ["paths"],
   "additionalProperties": false
-}`),
+}`,
 		annotations: Annotations{ReadOnly: true, Idempotent: true},
 		run:         (*Toolset).readMultipleFiles,
 	})

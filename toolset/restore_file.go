@@ -11,7 +11,7 @@ func init() {
 	register(&toolDef{
 		order: 90, name: "restore_file", title: "Restore file version",
 		description: restoreFileDescription,
-		input: json.RawMessage(`{
+		input: `{
   "type": "object",
   "properties": {
     "path": {"type": "string", "description": "File path, relative to the workspace root."},
@@ -21,7 +21,7 @@ func init() {
   },
   "required": ["path", "version"],
   "additionalProperties": false
-}`),
+}`,
 		annotations: Annotations{Destructive: true, Idempotent: true},
 		run:         (*Toolset).restoreFile,
 	})

@@ -20,7 +20,7 @@ func init() {
 	register(&toolDef{
 		order: 28, name: "search_text", title: "Search text",
 		description: searchTextDescription,
-		input: json.RawMessage(`{
+		input: `{
   "type": "object",
   "properties": {
     "pattern": {"type": "string", "description": "What to find: an RE2 regular expression, or plain text with literal: true."},
@@ -32,7 +32,7 @@ func init() {
   },
   "required": ["pattern"],
   "additionalProperties": false
-}`),
+}`,
 		annotations: Annotations{ReadOnly: true, Idempotent: true},
 		run:         (*Toolset).searchText,
 	})

@@ -113,11 +113,14 @@ type handler func(t *Toolset, ctx context.Context, args json.RawMessage) (*Outpu
 type toolDef struct {
 	order       int // place in the catalogue
 	name, title string
-	description string          // written for a model
-	input       json.RawMessage // JSON Schema of the arguments
-	output      json.RawMessage // JSON Schema of the structured result, or nil (see Output)
-	annotations Annotations
-	run         handler
+	description string // written for a model
+	// input is the JSON Schema of the arguments; output that of the
+	// structured result, or "" (see Output). They are strings, turned into
+	// json.RawMessage by New, so that registering, which every start of a
+	// program does, copies and checks nothing (a test checks them).
+	input, output string
+	annotations   Annotations
+	run           handler
 }
 
 // defs are the registered tools, in catalogue order.
@@ -127,9 +130,6 @@ func register(d *toolDef) {
 	i, found := slices.BinarySearchFunc(defs, d.order, func(e *toolDef, o int) int { return e.order - o })
 	if found || slices.ContainsFunc(defs, func(e *toolDef) bool { return e.name == d.name }) {
 		panic("toolset: tool registered twice: " + d.name)
-	}
-	if !json.Valid(d.input) || d.output != nil && !json.Valid(d.output) {
-		panic("toolset: bad schema for " + d.name)
 	}
 	defs = slices.Insert(defs, i, d)
 }
@@ -146,10 +146,18 @@ func New(s *editguard.Session, opts *Options) *Toolset {
 			continue
 		}
 		t.tools = append(t.tools, Tool{Name: d.name, Title: d.title, Description: d.description,
-			InputSchema: d.input, OutputSchema: d.output, Annotations: d.annotations})
+			InputSchema: json.RawMessage(d.input), OutputSchema: rawJSON(d.output), Annotations: d.annotations})
 		t.byKey[d.name] = d.run
 	}
 	return t
+}
+
+// rawJSON returns s as a json.RawMessage, nil for "".
+func rawJSON(s string) json.RawMessage {
+	if s == "" {
+		return nil
+	}
+	return json.RawMessage(s)
 }
 
 // Tools returns the tools offered, in a stable order. The caller must not

@@ -365,6 +365,12 @@ func TestReadOnlyAndBeginTurn(t *testing.T) {
 		if err := json.Unmarshal(tool.InputSchema, &schema); err != nil || schema["type"] != "object" || schema["additionalProperties"] != false {
 			t.Errorf("%s schema = %v, %v; want a closed object schema", tool.Name, schema, err)
 		}
+		if tool.OutputSchema != nil {
+			var out map[string]any
+			if err := json.Unmarshal(tool.OutputSchema, &out); err != nil || out["type"] != "object" {
+				t.Errorf("%s output schema = %v, %v; want an object schema", tool.Name, out, err)
+			}
+		}
 	}
 	mustCall(t, ts, "read_file", `{"path":"a.txt"}`)
 	mustCall(t, ts, "begin_turn", ``)

@@ -12,7 +12,7 @@ func init() {
 	register(&toolDef{
 		order: 76, name: "undo_patch", title: "Undo patch",
 		description: undoPatchDescription,
-		input: json.RawMessage(`{
+		input: `{
   "type": "object",
   "properties": {
     "tx": {"type": "string", "description": "The transaction id apply_patch reported."},
@@ -20,7 +20,7 @@ func init() {
   },
   "required": ["tx"],
   "additionalProperties": false
-}`),
+}`,
 		annotations: Annotations{Destructive: true},
 		run:         (*Toolset).undoPatch,
 	})

@@ -11,7 +11,7 @@ func init() {
 	register(&toolDef{
 		order: 60, name: "write_file", title: "Write file",
 		description: writeFileDescription,
-		input: json.RawMessage(`{
+		input: `{
   "type": "object",
   "properties": {
     "path": {"type": "string", "description": "File path, relative to the workspace root."},
@@ -26,7 +26,7 @@ func init() {
   },
   "required": ["path", "content"],
   "additionalProperties": false
-}`),
+}`,
 		annotations: Annotations{Destructive: true, Idempotent: true},
 		run:         (*Toolset).writeFile,
 	})
