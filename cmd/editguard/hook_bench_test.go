@@ -25,14 +25,24 @@ import (
 //     and the history snapshot), then the tool's change (not timed), then
 //     after it (post-p50-ms: the ledger record and the new read).
 //
+// Each editguard case runs twice: with the binary go build makes here
+// ("default": with cgo where there is a C compiler, a dynamically linked
+// program) and with CGO_ENABLED=0 ("static"), which starts sooner.
+//
 // Run it with
 //
 //	go test -run '^$' -bench BenchmarkHook -benchtime 200x ./cmd/editguard
 func BenchmarkHook(b *testing.B) {
 	dir := b.TempDir()
-	bin := filepath.Join(dir, "editguard")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
+	bins := map[string]string{"default": filepath.Join(dir, "editguard"), "static": filepath.Join(dir, "editguard-static")}
+	for name, bin := range bins {
+		cmd := exec.Command("go", "build", "-o", bin, ".")
+		if name == "static" {
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("go build (%s): %v\n%s", name, err, out)
+		}
 	}
 	hello := filepath.Join(dir, "hello")
 	src := filepath.Join(dir, "hello.go")
@@ -79,8 +89,6 @@ func BenchmarkHook(b *testing.B) {
 		}
 		return d
 	}
-	hook := []string{bin, "--root", ws, "hook"}
-
 	simple := func(name string, stdin []byte, args ...string) {
 		b.Run(name, func(b *testing.B) {
 			var ds []time.Duration
@@ -91,23 +99,27 @@ func BenchmarkHook(b *testing.B) {
 		})
 	}
 	simple("hello", nil, hello)
-	simple("version", nil, bin, "version")
-	simple("Read", event("PostToolUse", "Read"), hook...)
-	b.Run("Edit", func(b *testing.B) {
-		run(b, event("PostToolUse", "Read"), hook...) // the read the edits need
-		var pre, post []time.Duration
-		i := 0
-		for b.Loop() {
-			pre = append(pre, run(b, event("PreToolUse", "Edit"), hook...))
-			i++
-			if err := os.WriteFile(a, content(i), 0o644); err != nil {
-				b.Fatal(err)
+	for _, build := range []string{"default", "static"} {
+		bin := bins[build]
+		hook := []string{bin, "--root", ws, "hook"}
+		simple(build+"/version", nil, bin, "version")
+		simple(build+"/Read", event("PostToolUse", "Read"), hook...)
+		b.Run(build+"/Edit", func(b *testing.B) {
+			run(b, event("PostToolUse", "Read"), hook...) // the read the edits need
+			var pre, post []time.Duration
+			i := 0
+			for b.Loop() {
+				pre = append(pre, run(b, event("PreToolUse", "Edit"), hook...))
+				i++
+				if err := os.WriteFile(a, content(i), 0o644); err != nil {
+					b.Fatal(err)
+				}
+				post = append(post, run(b, event("PostToolUse", "Edit"), hook...))
 			}
-			post = append(post, run(b, event("PostToolUse", "Edit"), hook...))
-		}
-		reportTimes(b, "pre-", pre)
-		reportTimes(b, "post-", post)
-	})
+			reportTimes(b, "pre-", pre)
+			reportTimes(b, "post-", post)
+		})
+	}
 }
 
 // reportTimes adds the median and 90th percentile of ds, in milliseconds.
