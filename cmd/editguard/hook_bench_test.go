@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,36 +14,50 @@ import (
 )
 
 // BenchmarkHook measures "editguard hook" as a client runs it: one process
-// per event, a Claude Code event on standard input, a 4 KiB file. Each
-// sub-benchmark reports the median and 90th percentile of the wall time
-// from starting the process to its exit (p50-ms, p90-ms):
+// per event, a Claude Code event on standard input, a 4 KiB file. The
+// time is the wall time from starting the process to its exit.
+//
+// Each iteration runs every program once, in turn, so that a machine
+// whose speed drifts (other work on it) slows them alike:
 //
 //   - hello: a Go program that prints one line, the floor of any Go
 //     program's start on this machine;
-//   - version: editguard version, which opens no workspace;
-//   - Read: the event after a Read (the read is recorded);
-//   - Edit: the events around an Edit: before it (pre-p50-ms: the check
-//     and the history snapshot), then the tool's change (not timed), then
-//     after it (post-p50-ms: the ledger record and the new read).
+//   - default: editguard as go build makes it here (with cgo where there
+//     is a C compiler: net and os/user, which dependencies import, then
+//     make it a dynamically linked program);
+//   - static: editguard built with CGO_ENABLED=0;
+//   - baseline: the editguard binary named by $EDITGUARD_HOOK_BASELINE,
+//     if set (an older build, to compare with).
 //
-// Each editguard case runs twice: with the binary go build makes here
-// ("default": with cgo where there is a C compiler, a dynamically linked
-// program) and with CGO_ENABLED=0 ("static"), which starts sooner.
+// The sub-benchmarks are version (editguard version: start and exit,
+// no workspace), Read (the event after a Read: the read is recorded) and
+// Edit (the event before an Edit: the check and the history snapshot; then
+// the tool's change, not timed; then the event after it: the ledger record
+// and the new read). Each reports the median and 90th percentile of every
+// program, in milliseconds (static-p50-ms, ...; for Edit, static-pre-p50-ms
+// and static-post-p50-ms); ns/op is a whole round of programs.
 //
 // Run it with
 //
 //	go test -run '^$' -bench BenchmarkHook -benchtime 200x ./cmd/editguard
 func BenchmarkHook(b *testing.B) {
 	dir := b.TempDir()
-	bins := map[string]string{"default": filepath.Join(dir, "editguard"), "static": filepath.Join(dir, "editguard-static")}
-	for name, bin := range bins {
-		cmd := exec.Command("go", "build", "-o", bin, ".")
-		if name == "static" {
+	type program struct {
+		name string
+		bin  string
+	}
+	progs := []program{{"default", filepath.Join(dir, "editguard")}, {"static", filepath.Join(dir, "editguard-static")}}
+	for _, p := range progs {
+		cmd := exec.Command("go", "build", "-o", p.bin, ".")
+		if p.name == "static" {
 			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		}
 		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("go build (%s): %v\n%s", name, err, out)
+			b.Fatalf("go build (%s): %v\n%s", p.name, err, out)
 		}
+	}
+	if bin := os.Getenv("EDITGUARD_HOOK_BASELINE"); bin != "" {
+		progs = append(progs, program{"baseline", bin})
 	}
 	hello := filepath.Join(dir, "hello")
 	src := filepath.Join(dir, "hello.go")
@@ -57,10 +72,9 @@ func BenchmarkHook(b *testing.B) {
 	os.Mkdir(ws, 0o755)
 	a := filepath.Join(ws, "a.go")
 	content := func(i int) []byte {
-		line := strings.Repeat("x", 58)
 		var buf bytes.Buffer
 		for buf.Len() < 4096-64 {
-			buf.WriteString("// " + line + "\n")
+			buf.WriteString("// " + strings.Repeat("x", 58) + "\n")
 		}
 		buf.WriteString(strings.Repeat(string(rune('a'+i%2)), 4096-buf.Len()-1) + "\n")
 		return buf.Bytes()
@@ -89,37 +103,50 @@ func BenchmarkHook(b *testing.B) {
 		}
 		return d
 	}
-	simple := func(name string, stdin []byte, args ...string) {
-		b.Run(name, func(b *testing.B) {
-			var ds []time.Duration
-			for b.Loop() {
-				ds = append(ds, run(b, stdin, args...))
-			}
-			reportTimes(b, "", ds)
-		})
+	hook := func(p program) []string { return []string{p.bin, "--root", ws, "hook"} }
+	times := map[string][]time.Duration{}
+	add := func(key string, d time.Duration) { times[key] = append(times[key], d) }
+	report := func(b *testing.B) {
+		for _, k := range slices.Sorted(maps.Keys(times)) {
+			reportTimes(b, k, times[k])
+		}
+		clear(times)
 	}
-	simple("hello", nil, hello)
-	for _, build := range []string{"default", "static"} {
-		bin := bins[build]
-		hook := []string{bin, "--root", ws, "hook"}
-		simple(build+"/version", nil, bin, "version")
-		simple(build+"/Read", event("PostToolUse", "Read"), hook...)
-		b.Run(build+"/Edit", func(b *testing.B) {
-			run(b, event("PostToolUse", "Read"), hook...) // the read the edits need
-			var pre, post []time.Duration
-			i := 0
-			for b.Loop() {
-				pre = append(pre, run(b, event("PreToolUse", "Edit"), hook...))
+
+	b.Run("version", func(b *testing.B) {
+		for b.Loop() {
+			add("hello-", run(b, nil, hello))
+			for _, p := range progs {
+				add(p.name+"-", run(b, nil, p.bin, "version"))
+			}
+		}
+		report(b)
+	})
+	b.Run("Read", func(b *testing.B) {
+		for b.Loop() {
+			add("hello-", run(b, nil, hello))
+			for _, p := range progs {
+				add(p.name+"-", run(b, event("PostToolUse", "Read"), hook(p)...))
+			}
+		}
+		report(b)
+	})
+	b.Run("Edit", func(b *testing.B) {
+		run(b, event("PostToolUse", "Read"), hook(progs[0])...) // the read the edits need
+		i := 0
+		for b.Loop() {
+			add("hello-", run(b, nil, hello))
+			for _, p := range progs {
+				add(p.name+"-pre-", run(b, event("PreToolUse", "Edit"), hook(p)...))
 				i++
 				if err := os.WriteFile(a, content(i), 0o644); err != nil {
 					b.Fatal(err)
 				}
-				post = append(post, run(b, event("PostToolUse", "Edit"), hook...))
+				add(p.name+"-post-", run(b, event("PostToolUse", "Edit"), hook(p)...))
 			}
-			reportTimes(b, "pre-", pre)
-			reportTimes(b, "post-", post)
-		})
-	}
+		}
+		report(b)
+	})
 }
 
 // reportTimes adds the median and 90th percentile of ds, in milliseconds.
