@@ -42,21 +42,21 @@ agent_id: a subagent keeps its own reads.
 
 claude-code (the default)
   Events PreToolUse and PostToolUse; tools Read (partial when offset or
-  limit leave lines out, or past 2,000 lines or a line of 2,000 bytes), Write (needs a full
-  read), Edit, MultiEdit, NotebookEdit. Session claude-SESSION_ID. A
-  subagent (the Agent tool) sends its parent's session_id and its own
-  agent_id, so it has the session claude-SESSION_ID-AGENT_ID: as in Claude
-  Code's own checks, a file the parent read is not read for the subagent,
-  and a change the subagent makes is one the parent has not read. A conversation
-  resumed with --resume or --continue keeps its session_id, and its reads.
+  limit leave lines out, or past 2,000 lines or a line of 2,000 bytes),
+  Write (needs a full read), Edit, MultiEdit, NotebookEdit. Session
+  claude-SESSION_ID. A subagent (the Agent tool) sends its parent's
+  session_id and its own agent_id, so it has the session
+  claude-SESSION_ID-AGENT_ID: as in Claude Code's own checks, a file the
+  parent read is not read for the subagent, and a change the subagent
+  makes is one the parent has not read. A conversation resumed with
+  --resume or --continue keeps its session_id, and its reads.
 gemini
   Events BeforeTool and AfterTool; tools read_file (partial when
   start_line and end_line leave lines out, or past 2,000 lines or a line
-  of 2,000 bytes),
-  write_file (needs a full read), replace. A denial is {"decision":
-  "deny", "reason": ...}; the model gets "Tool execution blocked: REASON".
-  Session gemini-SESSION_ID. read_many_files is not seen, so its reads do
-  not count.
+  of 2,000 bytes), write_file (needs a full read), replace. A denial is
+  {"decision": "deny", "reason": ...}; the model gets "Tool execution
+  blocked: REASON". Session gemini-SESSION_ID. read_many_files is not
+  seen, so its reads do not count.
 codex
   Events PreToolUse and PostToolUse; tool apply_patch, each file the patch
   adds, deletes, updates or moves. Codex has no read tool a hook sees (the
