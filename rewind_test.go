@@ -45,7 +45,7 @@ func sessionA(t *testing.T, w *editguard.Workspace, dir string) map[string]strin
 	must(a.Delete(ctx, "deleted.txt", nil))
 	must(a.Move(ctx, "moved.txt", "moved-to.txt", nil))
 	// An agent's own Edit tool, guarded by a hook.
-	if _, err := a.Guard(ctx, "hook.txt", "Edit", false); err != nil {
+	if _, err := a.Guard(ctx, "hook.txt", "Edit", nil); err != nil {
 		t.Fatal(err)
 	}
 	writeFile(t, dir, "hook.txt", "hooked and edited\n")
