@@ -10,6 +10,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Tokens maps bearer tokens to the agents that hold them. Only the
@@ -41,10 +42,10 @@ const (
 
 // agentName is what an agent may be called: the name goes into the
 // ledger's session field as AGENT/mcp-ID.
-var agentName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$`)
+var agentName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$`) })
 
 // tokenChars are the characters of an RFC 6750 b64token.
-var tokenChars = regexp.MustCompile(`^[A-Za-z0-9._~+/-]+=*$`)
+var tokenChars = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._~+/-]+=*$`) })
 
 // LoadTokens reads the tokens file name with ParseTokens. Like ssh with a
 // private key, it refuses a file that anyone but its owner can read or
@@ -102,7 +103,7 @@ func ParseTokens(r io.Reader) (*Tokens, error) {
 			return nil, fmt.Errorf("line %d: want \"AGENT TOKEN\", got %d fields", n, len(f))
 		}
 		agent, token := f[0], f[1]
-		if !agentName.MatchString(agent) {
+		if !agentName().MatchString(agent) {
 			return nil, fmt.Errorf("line %d: bad agent name %q: use 1 to 32 letters, digits, '.', '_' or '-'", n, agent)
 		}
 		if err := checkTokenStrength(token); err != nil {
@@ -134,7 +135,7 @@ func checkTokenStrength(token string) error {
 	if len(token) < minTokenLen || len(token) > maxTokenLen {
 		return fmt.Errorf("token of %d characters: want %d to %d (make one with: openssl rand -hex 32)", len(token), minTokenLen, maxTokenLen)
 	}
-	if !tokenChars.MatchString(token) {
+	if !tokenChars().MatchString(token) {
 		return errors.New("token has characters other than A-Z a-z 0-9 - . _ ~ + / and trailing =")
 	}
 	seen := map[rune]bool{}
