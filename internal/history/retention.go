@@ -4,6 +4,7 @@ package history
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -54,13 +55,16 @@ func (s *Store) trim(path string, objs *statedir.Dir, seq uint64) (int64, error)
 	if bytes.Count(data, []byte("\n")) <= limit {
 		return 0, nil // annotations count too: an upper bound on versions
 	}
-	vs, bad := parseIndex(data, "")
+	// The lines are copied as they are, not decoded and encoded again:
+	// inline contents make an index large, and their base64 need not be
+	// decoded to be kept.
+	lines, bad := indexLines(data)
 	if bad > 0 {
 		return 0, nil
 	}
 	mine := 0
-	for _, v := range vs {
-		if v.Path == path {
+	for _, l := range lines {
+		if l.Kind == "" && l.Path == path {
 			mine++
 		}
 	}
@@ -69,25 +73,28 @@ func (s *Store) trim(path string, objs *statedir.Dir, seq uint64) (int64, error)
 		return 0, nil
 	}
 	drop := mine - s.keep
+	dropped := make(map[string]bool) // IDs of this path's dropped versions
 	var buf bytes.Buffer
 	refs := make(map[string]bool)
 	var removed int64 // inline contents dropped
-	for _, e := range vs {
-		isInline, n := e.inline()
+	for _, l := range lines {
 		// Lines of another path (a 128-bit key collision) are kept.
-		if e.Path == path && drop > 0 {
+		mineLine := l.Path == path
+		switch {
+		case l.Kind == "" && mineLine && drop > 0:
 			drop--
-			removed += n
+			dropped[l.ID] = true
+			if l.Data != nil {
+				removed += l.Size
+			}
 			continue
+		case l.Kind != "" && mineLine && dropped[l.ID]:
+			continue // an annotation of a dropped version
 		}
-		b, err := e.line()
-		if err != nil {
-			return 0, err
-		}
-		buf.Write(b)
+		buf.Write(l.raw)
 		buf.WriteByte('\n')
-		if !e.Absent && !isInline {
-			refs[e.SHA256] = true
+		if l.Kind == "" && !l.Absent && l.Data == nil {
+			refs[l.SHA256] = true
 		}
 	}
 	if err := s.index.WriteFile(name, buf.Bytes(), 0o644); err != nil {
@@ -246,4 +253,43 @@ func (s *Store) writeTotal(total int64) error {
 
 func isTemp(name string) bool {
 	return strings.HasPrefix(name, ".tmp-") || atomicfile.IsTemp(name)
+}
+
+// indexLine is what trim needs of one index line, and the line itself.
+type indexLine struct {
+	Kind   string          `json:"kind"`
+	ID     string          `json:"version"`
+	Path   string          `json:"path"`
+	SHA256 string          `json:"sha256"`
+	Size   int64           `json:"size_bytes"`
+	Absent bool            `json:"absent"`
+	Data   json.RawMessage `json:"data"` // not decoded: nil unless inline
+	raw    []byte
+}
+
+// indexLines splits an index into its complete lines (a torn last line is
+// left out, as parseIndex leaves it) and counts those that do not decode.
+func indexLines(data []byte) (ls []indexLine, bad int) {
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			break
+		}
+		line := data[:i]
+		data = data[i+1:]
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		l := indexLine{raw: line}
+		if err := json.Unmarshal(line, &l); err != nil {
+			bad++
+			continue
+		}
+		if _, ok := parseID(l.ID); !ok {
+			bad++
+			continue
+		}
+		ls = append(ls, l)
+	}
+	return ls, bad
 }
