@@ -339,7 +339,12 @@ func scanTail(f *os.File) (last uint64, good, size int64, err error) {
 			if len(bytes.TrimSpace(line)) == 0 {
 				continue
 			}
-			var r record
+			// Only the kind and the ID: an inline content is not
+			// decoded.
+			var r struct {
+				Kind string `json:"kind"`
+				ID   string `json:"version"`
+			}
 			if err := json.Unmarshal(line, &r); err != nil {
 				// Without this line we cannot be sure of the highest
 				// sequence number; guessing could reuse an ID.
