@@ -50,7 +50,7 @@ func (w *Workspace) loadVersion(p, resolved, id string) (history.Version, []byte
 	if errors.Is(err, history.ErrNoVersion) || errors.Is(err, history.ErrInvalid) {
 		return v, nil, w.unknownVersion(p, resolved, id, err)
 	}
-	if errors.Is(err, history.ErrCorrupt) {
+	if errors.Is(err, history.ErrCorrupt) || errors.Is(err, history.ErrCorruptIndex) {
 		e := newError(CodeUnsafeState, p, err.Error(),
 			"the history was changed or damaged outside editguard; run editguard verify, and restore another version", err)
 		e.Details["version"] = id

@@ -329,16 +329,20 @@ func parseID(id string) (uint64, bool) {
 // record is one index line: a Version, or (Kind "ledger_seq") an annotation
 // that sets LedgerSeq on the earlier version with the same ID. Data holds
 // the content of a version of at most InlineLimit bytes (see Save).
+//
+// Data is kept as the JSON string it is in the line (base64) and decoded
+// only when the content is loaded: listing a file's versions, or loading
+// one, need not decode every other version's content.
 type record struct {
 	Kind string `json:"kind,omitempty"`
 	Version
-	Data []byte `json:"data,omitempty"`
+	Data json.RawMessage `json:"data,omitempty"`
 }
 
 // entry is one version as its index holds it: inline content, if any.
 type entry struct {
 	Version
-	data []byte // nil: the content is an object (or the version is Absent)
+	data json.RawMessage // the content as a JSON string (base64); nil: an object (or Absent)
 }
 
 // line encodes e as an index line, without the newline.
@@ -349,8 +353,26 @@ func (e entry) line() ([]byte, error) {
 // inline reports whether e's content is in its index line, and how many
 // bytes it holds there.
 func (e entry) inline() (bool, int64) {
-	return e.data != nil, int64(len(e.data))
+	if e.data == nil {
+		return false, 0
+	}
+	return true, e.Size
 }
+
+// content decodes e's inline content.
+func (e entry) content() ([]byte, error) {
+	var b []byte
+	if err := json.Unmarshal(e.data, &b); err != nil {
+		return nil, fmt.Errorf("%w: inline content of %s: %v", ErrCorruptIndex, e.ID, err)
+	}
+	if b == nil {
+		b = []byte{}
+	}
+	return b, nil
+}
+
+// emptyContent is the inline form of an empty content.
+var emptyContent = json.RawMessage(`""`)
 
 const kindLedgerSeq = "ledger_seq"
 
@@ -393,7 +415,7 @@ func parseIndex(data []byte, path string) (vs []entry, bad int) {
 				e.data = r.Data
 			case r.Size == 0:
 				// An empty content is held by no object, inline or not.
-				e.data = []byte{}
+				e.data = emptyContent
 			}
 			vs = append(vs, e)
 		case kindLedgerSeq:
@@ -500,8 +522,12 @@ func (s *Store) Load(path, id string) (Version, []byte, error) {
 	if !validSum(v.SHA256) {
 		return fail(v, fmt.Errorf("%w: sha256 %q", ErrCorruptIndex, v.SHA256))
 	}
-	name, data := s.index.Join(indexName(path))+" ("+v.ID+")", e.data
-	if data == nil {
+	name, data := s.index.Join(indexName(path))+" ("+v.ID+")", []byte(nil)
+	if e.data != nil {
+		if data, err = e.content(); err != nil {
+			return fail(v, err)
+		}
+	} else {
 		name, data, err = s.readObject(path, v.SHA256)
 		if err != nil {
 			return fail(v, err)

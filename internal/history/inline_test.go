@@ -99,3 +99,29 @@ func TestInlinePrune(t *testing.T) {
 		t.Errorf("Load(a, %s) after Prune = %q, %v", vs[0].ID, got, err)
 	}
 }
+
+// TestInlineDecodedOnLoad checks that an inline content is decoded only
+// when it is loaded: a damaged one fails its own Load, not the listing of
+// the file's versions or the Load of another.
+func TestInlineDecodedOnLoad(t *testing.T) {
+	s := mustOpenAt(t, filepath.Join(t.TempDir(), "history"), &Options{InlineLimit: 64})
+	v1 := mustSave(t, s, "f", []byte("1234\n"), false)
+	v2 := mustSave(t, s, "f", []byte("5678\n"), false)
+	p := s.indexPath("f")
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(strings.Replace(string(data), "MTIzNAo=", "!!!!", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if vs, err := s.List("f"); err != nil || len(vs) != 2 {
+		t.Fatalf("List(f) = %d versions, %v; want 2", len(vs), err)
+	}
+	if _, got, err := s.Load("f", v2.ID); err != nil || string(got) != "5678\n" {
+		t.Errorf("Load(%s) = %q, %v", v2.ID, got, err)
+	}
+	if _, _, err := s.Load("f", v1.ID); !errors.Is(err, ErrCorruptIndex) {
+		t.Errorf("Load(%s) with damaged base64 = %v, want ErrCorruptIndex", v1.ID, err)
+	}
+}

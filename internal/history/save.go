@@ -99,9 +99,11 @@ func (s *Store) Save(path string, content []byte, absent bool, sum string, meta 
 	e := entry{Version: v}
 	switch {
 	case inline:
-		e.data, added = content, int64(len(content))
-		if e.data == nil {
-			e.data = []byte{}
+		e.data, added = emptyContent, int64(len(content))
+		if len(content) > 0 {
+			if e.data, err = json.Marshal(content); err != nil {
+				return fail(err)
+			}
 		}
 	case !absent:
 		if added, err = s.putObject(objs, sum, content); err != nil {
