@@ -119,28 +119,12 @@ func (s *Session) Publish(ctx context.Context, opts *PublishOptions) (*PublishRe
 // publishLocked is Publish under the workspace's sync lock. It records the
 // remote and branch in a's arguments once they are known.
 func (w *Workspace) publishLocked(ctx context.Context, o *PublishOptions, a *attempt) (*PublishResult, error) {
-	args := map[string]any{"remote": o.Remote, "branch": o.Branch, "session": o.Session}
-	a.rec.Args, _ = json.Marshal(args)
-	repo, err := w.openRepo(ctx)
+	sr, err := w.startSync(ctx, a, map[string]any{"session": o.Session}, o.Remote, o.Branch)
 	if err != nil {
 		return nil, err
 	}
-	remote, branch, err := syncTarget(ctx, repo, o.Remote, o.Branch)
-	if err != nil {
-		return nil, err
-	}
-	args["remote"], args["branch"] = remote, branch
-	a.rec.Args, _ = json.Marshal(args)
-	lock, err := w.lockSync(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer lock.Unlock()
-	st, err := w.loadSync()
-	if err != nil {
-		return nil, err
-	}
-	bs := st.branch(remote, branch)
+	defer sr.lock.Unlock()
+	repo, remote, branch, st, bs := sr.repo, sr.remote, sr.branch, sr.st, sr.bs
 	res := &PublishResult{Remote: remote, Branch: branch, Files: []PublishedFile{}}
 	files, err := w.snapshotUnpublished(ctx, bs, o.Session)
 	if err != nil || len(files) == 0 {

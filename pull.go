@@ -2,7 +2,6 @@ package editguard
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -109,28 +108,12 @@ type upstreamFile struct {
 
 func (s *Session) pullLocked(ctx context.Context, o *PullOptions, a *attempt) (*PullResult, error) {
 	w := s.w
-	args := map[string]any{"remote": o.Remote, "branch": o.Branch, "discard_local": o.DiscardLocal}
-	a.rec.Args, _ = json.Marshal(args)
-	repo, err := w.openRepo(ctx)
+	sr, err := w.startSync(ctx, a, map[string]any{"discard_local": o.DiscardLocal}, o.Remote, o.Branch)
 	if err != nil {
 		return nil, err
 	}
-	remote, branch, err := syncTarget(ctx, repo, o.Remote, o.Branch)
-	if err != nil {
-		return nil, err
-	}
-	args["remote"], args["branch"] = remote, branch
-	a.rec.Args, _ = json.Marshal(args)
-	lock, err := w.lockSync(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer lock.Unlock()
-	st, err := w.loadSync()
-	if err != nil {
-		return nil, err
-	}
-	bs := st.branch(remote, branch)
+	defer sr.lock.Unlock()
+	repo, remote, branch, st, bs := sr.repo, sr.remote, sr.branch, sr.st, sr.bs
 	if bs.Files == nil {
 		bs.Files = map[string]syncedFile{}
 	}

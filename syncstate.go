@@ -328,3 +328,42 @@ func hostname() string {
 		return -1
 	}, h)
 }
+
+// syncRun is what a publish or a pull works with: the repository, the
+// remote branch, the workspace's sync lock (held) and the branch's state.
+type syncRun struct {
+	repo           *gitsync.Repo
+	remote, branch string
+	lock           *filelock.Lock
+	st             *syncState
+	bs             *branchSync
+}
+
+// startSync opens the repository, settles the remote and branch (the
+// defaults filled in), takes the sync lock and loads the state. It records
+// args, with the remote and branch, as a's arguments as soon as they are
+// known, so that a failure is recorded with them.
+func (w *Workspace) startSync(ctx context.Context, a *attempt, args map[string]any, remote, branch string) (*syncRun, error) {
+	args["remote"], args["branch"] = remote, branch
+	a.rec.Args, _ = json.Marshal(args)
+	repo, err := w.openRepo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	remote, branch, err = syncTarget(ctx, repo, remote, branch)
+	if err != nil {
+		return nil, err
+	}
+	args["remote"], args["branch"] = remote, branch
+	a.rec.Args, _ = json.Marshal(args)
+	lock, err := w.lockSync(ctx)
+	if err != nil {
+		return nil, err
+	}
+	st, err := w.loadSync()
+	if err != nil {
+		lock.Unlock()
+		return nil, err
+	}
+	return &syncRun{repo: repo, remote: remote, branch: branch, lock: lock, st: st, bs: st.branch(remote, branch)}, nil
+}
