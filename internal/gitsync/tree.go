@@ -279,10 +279,10 @@ func (r *Repo) DiffPaths(ctx context.Context, from, to string) ([]string, error)
 	return out, nil
 }
 
-// MergeBase returns the best common ancestor of two commits, or "" if they
-// have none.
-func (r *Repo) MergeBase(ctx context.Context, a, b string) (string, error) {
-	out, err := r.run(ctx, nil, "merge-base", a, b)
+// line runs a git command that prints one line, or exits 1 for "none",
+// and returns the line, or "" for none.
+func (r *Repo) line(ctx context.Context, args ...string) (string, error) {
+	out, err := r.run(ctx, nil, args...)
 	var ge *Error
 	if errors.As(err, &ge) && ge.Exit == 1 {
 		return "", nil
@@ -293,31 +293,21 @@ func (r *Repo) MergeBase(ctx context.Context, a, b string) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
+// MergeBase returns the best common ancestor of two commits, or "" if they
+// have none.
+func (r *Repo) MergeBase(ctx context.Context, a, b string) (string, error) {
+	return r.line(ctx, "merge-base", a, b)
+}
+
 // Head returns the commit HEAD names, or "" on an unborn branch.
 func (r *Repo) Head(ctx context.Context) (string, error) {
-	out, err := r.run(ctx, nil, "rev-parse", "-q", "--verify", "HEAD^{commit}")
-	var ge *Error
-	if errors.As(err, &ge) && ge.Exit == 1 {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimSpace(string(out)), nil
+	return r.line(ctx, "rev-parse", "-q", "--verify", "HEAD^{commit}")
 }
 
 // CurrentBranch returns the short name of the branch HEAD is on, or "" when
 // HEAD is detached.
 func (r *Repo) CurrentBranch(ctx context.Context) (string, error) {
-	out, err := r.run(ctx, nil, "symbolic-ref", "-q", "--short", "HEAD")
-	var ge *Error
-	if errors.As(err, &ge) && ge.Exit == 1 {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimSpace(string(out)), nil
+	return r.line(ctx, "symbolic-ref", "-q", "--short", "HEAD")
 }
 
 // IsAncestor reports whether commit a is an ancestor of (or equal to) b.
