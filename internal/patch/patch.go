@@ -156,11 +156,29 @@ func parseCodex(lines []string, start int) ([]FileOp, error) {
 	var ops []FileOp
 	i := start + 1
 	errAt := func(msg string, args ...any) error { return &SyntaxError{i + 1, fmt.Sprintf(msg, args...)} }
+	// The last line ends the patch, spaces around it or not; read only what
+	// comes before it, so that " *** End Patch" there is not taken for a
+	// hunk's context line.
+	last := len(lines) - 1
+	for last > start && strings.TrimSpace(lines[last]) == "" {
+		last--
+	}
+	closed := last > start && strings.TrimSpace(lines[last]) == "*** End Patch"
+	if closed {
+		lines = lines[:last]
+	}
 	for {
 		if i >= len(lines) {
+			if closed {
+				return ops, nil
+			}
 			return nil, errAt(`missing "*** End Patch"`)
 		}
+		// File headers, like the Begin and End Patch lines, may be indented.
 		l := lines[i]
+		if t := strings.TrimLeft(l, " \t"); strings.HasPrefix(t, "*** ") {
+			l = t
+		}
 		switch {
 		case strings.TrimSpace(l) == "*** End Patch":
 			for _, rest := range lines[i+1:] {
@@ -173,7 +191,7 @@ func parseCodex(lines []string, start int) ([]FileOp, error) {
 			op := FileOp{Kind: Add, Path: strings.TrimSpace(strings.TrimPrefix(l, "*** Add File: "))}
 			i++
 			var b strings.Builder
-			for i < len(lines) && !strings.HasPrefix(lines[i], "***") {
+			for i < len(lines) && !strings.HasPrefix(strings.TrimLeft(lines[i], " \t"), "***") {
 				if !strings.HasPrefix(lines[i], "+") {
 					return nil, errAt(`a line of an added file must start with "+"`)
 				}
@@ -249,6 +267,9 @@ func parseCodex(lines []string, start int) ([]FileOp, error) {
 					return nil, errAt(`a hunk line must start with " ", "-" or "+": %q`, l)
 				}
 				i++
+			}
+			if h != nil && len(h.Lines) == 0 {
+				return nil, errAt(`hunk %d of %s has no lines after its "@@"`, len(op.Hunks)+1, op.Path)
 			}
 			flush()
 			if len(op.Hunks) == 0 && op.MoveTo == "" {
