@@ -115,18 +115,14 @@ func (s *Session) Record(ctx context.Context, p, tool string) (*Result, error) {
 	}
 	defer t.close()
 	// What this session's Guard kept of the file: its newest version.
-	vs, err := s.w.hist.List(t.resolved)
+	v, found, err := s.w.hist.Newest(t.resolved, func(v history.Version) bool {
+		return v.Session == s.name && v.Op == guardOp+tool
+	})
 	if err != nil {
 		return nil, ioError(p, err)
 	}
-	var kept *history.Version
-	for i := range vs {
-		if vs[i].Session == s.name && vs[i].Op == guardOp+tool {
-			kept = &vs[i]
-			break
-		}
-	}
-	if kept == nil {
+	kept := &v
+	if !found {
 		return nil, newError(CodeNotRead, p, "no check of this file by the session was found before the change", "", errors.New("no guard version"))
 	}
 	var lock *filelock.Lock

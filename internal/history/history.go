@@ -465,6 +465,61 @@ func (s *Store) List(path string) ([]Version, error) {
 	return vs, nil
 }
 
+// Newest returns path's newest version for which match is true, and
+// whether there is one. It decodes the index from its end and stops at the
+// first match, so finding a version saved a moment ago costs one line,
+// however long the history.
+func (s *Store) Newest(path string, match func(Version) bool) (Version, bool, error) {
+	if err := checkPath(path); err != nil {
+		return Version{}, false, &Error{Op: "newest", Path: path, Err: err}
+	}
+	if s.index == nil {
+		return Version{}, false, nil
+	}
+	data, err := s.index.ReadFile(indexName(path))
+	if errors.Is(err, fs.ErrNotExist) {
+		return Version{}, false, nil
+	}
+	if err != nil {
+		return Version{}, false, &Error{Op: "newest", Path: path, Err: err}
+	}
+	if i := bytes.LastIndexByte(data, '\n'); i >= 0 {
+		data = data[:i+1] // a torn tail is no line
+	} else {
+		data = nil
+	}
+	ledgerSeq := map[string]uint64{} // annotations met (after their versions)
+	for len(data) > 0 {
+		data = data[:len(data)-1]
+		line := data[bytes.LastIndexByte(data, '\n')+1:]
+		data = data[:len(data)-len(line)]
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var r record
+		if err := json.Unmarshal(line, &r); err != nil {
+			return Version{}, false, &Error{Op: "newest", Path: path, Err: fmt.Errorf("%w: an undecodable line in %s", ErrCorruptIndex, s.index.Join(indexName(path)))}
+		}
+		if r.Path != path {
+			continue
+		}
+		switch r.Kind {
+		case kindLedgerSeq:
+			if _, ok := ledgerSeq[r.ID]; !ok {
+				ledgerSeq[r.ID] = r.LedgerSeq
+			}
+		case "":
+			if n, ok := ledgerSeq[r.ID]; ok {
+				r.Version.LedgerSeq = n
+			}
+			if match(r.Version) {
+				return r.Version, true, nil
+			}
+		}
+	}
+	return Version{}, false, nil
+}
+
 // Get returns one version of path. id may be given as "v000042", "v42" or
 // "42". An unknown id gives an error wrapping ErrNoVersion (and fs.ErrNotExist).
 func (s *Store) Get(path, id string) (Version, error) {

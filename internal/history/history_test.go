@@ -325,3 +325,49 @@ func TestOpenDefaults(t *testing.T) {
 		}
 	}
 }
+
+// TestNewest finds the newest matching version from the end of the index,
+// with ledger annotations applied, as List would give it.
+func TestNewest(t *testing.T) {
+	s := openStore(t, nil)
+	save := func(path, content string, m Meta) Version {
+		v, err := s.Save(path, []byte(content), false, sumOf([]byte(content)), m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	a := save("a.go", "one\n", Meta{Op: "hook:Edit", Session: "s1"})
+	save("b.go", "other file\n", Meta{Op: "hook:Edit", Session: "s1"})
+	save("a.go", "two\n", Meta{Op: "hook:Write", Session: "s1"})
+	save("a.go", "three\n", Meta{Op: "hook:Edit", Session: "s2"})
+	if err := s.SetLedgerSeq("a.go", a.ID, 7); err != nil {
+		t.Fatal(err)
+	}
+	list, err := s.List("a.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		op, session string
+		want        int // index in list; -1: none
+	}{
+		{"hook:Edit", "s1", 2}, {"hook:Write", "s1", 1}, {"hook:Edit", "s2", 0}, {"hook:Write", "s2", -1},
+	} {
+		v, ok, err := s.Newest("a.go", func(v Version) bool { return v.Op == tc.op && v.Session == tc.session })
+		switch {
+		case err != nil:
+			t.Fatal(err)
+		case tc.want < 0 && ok:
+			t.Errorf("%s %s: found %+v, want none", tc.op, tc.session, v)
+		case tc.want >= 0 && (!ok || v != list[tc.want]):
+			t.Errorf("%s %s: %+v %v, want %+v", tc.op, tc.session, v, ok, list[tc.want])
+		}
+	}
+	if v, _, _ := s.Newest("a.go", func(v Version) bool { return v.ID == a.ID }); v.LedgerSeq != 7 {
+		t.Errorf("LedgerSeq = %d, want 7 from the annotation", v.LedgerSeq)
+	}
+	if _, ok, err := s.Newest("none.go", func(Version) bool { return true }); ok || err != nil {
+		t.Errorf("a path with no history: %v %v", ok, err)
+	}
+}

@@ -187,6 +187,24 @@ func (d *Dir) ReadFile(name string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	// Read into a buffer of the file's size, not by doubling from 512
+	// bytes: history indexes with inline contents run to hundreds of KiB.
+	if fi, err := f.Stat(); err == nil && fi.Size() > 0 && fi.Size() < 1<<30 {
+		buf := make([]byte, 0, fi.Size()+1) // +1: EOF needs no second buffer
+		for {
+			n, err := f.Read(buf[len(buf):cap(buf)])
+			buf = buf[:len(buf)+n]
+			if err == io.EOF {
+				return buf, nil
+			}
+			if err != nil {
+				return nil, err
+			}
+			if len(buf) == cap(buf) {
+				buf = append(buf, 0)[:len(buf)] // it grew: read on
+			}
+		}
+	}
 	return io.ReadAll(f)
 }
 
