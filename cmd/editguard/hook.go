@@ -18,7 +18,7 @@ import (
 
 var hookCmd = &command{
 	name:    "hook",
-	args:    "[--client claude-code|gemini|codex] [--fail-open] < EVENT",
+	args:    "[--client claude-code|gemini|codex] [--fail-open] < EVENT | hook --serve [--idle D]",
 	summary: "guard an agent's own file tools from its hooks",
 	help: `Hook reads one hook event (JSON) of an agent on standard input and
 answers in that agent's hook protocol, so that the agent's own file tools
@@ -188,8 +188,13 @@ func runHook(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(hookCmd.name)
 	clientName := fs.String("client", "claude-code", "the agent whose hook event this is: "+strings.Join(hookClientNames(), ", "))
 	failOpen := fs.Bool("fail-open", false, "let the tool run when the hook itself fails (default: deny it)")
+	serve := fs.Bool("serve", false, "serve the events editguard-hook hands over, for the workspace at --root")
+	idle := fs.Duration("idle", defaultHookIdle, "with --serve: stop after this long without an event")
 	if _, err := parseCommand(e, hookCmd, fs, args); err != nil {
 		return err
+	}
+	if *serve {
+		return serveHooks(ctx, e, *idle)
 	}
 	c, ok := hookClients[*clientName]
 	if !ok {
