@@ -112,7 +112,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return fail(err.Error())
 	}
 	if sockErr == nil && hookwire.MakeDir(dir) == nil {
-		startServer(prog, o.root)
+		if root, err := hookwire.RealRoot(o.root); err == nil {
+			startServer(prog, root)
+		}
 	}
 	code, err := runEditguard(prog, hookArgs(o, false), event, stdout, stderr)
 	if err != nil {
@@ -287,5 +289,5 @@ func editguardProgram() (string, error) {
 			return p, nil
 		}
 	}
-	return "", errors.New("cannot find the editguard program next to editguard-hook or on PATH; install both (go install ./cmd/...)")
+	return "", errors.New("cannot find the editguard program next to editguard-hook or on PATH; install both (go install ./cmd/editguard ./cmd/editguard-hook)")
 }

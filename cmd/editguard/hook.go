@@ -68,6 +68,23 @@ codex
   once they are trusted (review them with /hooks in codex), or with
   --dangerously-bypass-hook-trust.
 
+A faster start: editguard-hook
+  editguard-hook [--root DIR] [--client C] [--fail-open] takes the same
+  events and gives the same answers, and starts in a fraction of
+  editguard's time: it hands the event over a unix socket to a hook
+  server, "editguard hook --serve", which keeps the workspace open. With
+  no server running it runs "editguard hook" itself (found next to
+  editguard-hook, else on PATH) and starts one, which stops after
+  --idle (10 minutes) without events, or as soon as its program, the
+  root or the state directory is replaced. The socket is in
+  $XDG_RUNTIME_DIR/editguard or $TMPDIR/editguard-UID, a directory that
+  must be the user's own and closed to others (0700), else no server is
+  used; the server also checks that each connection is the user's and
+  names its root. "go install ./cmd/editguard ./cmd/editguard-hook"
+  installs both programs, and init
+  --hooks writes editguard-hook when it is installed next to editguard.
+  "kill $(cat SOCKET.lock)" stops a server.
+
 The tool's own write is not under editguard's lock: a program that writes
 the file between the check and the tool's write is not seen by the check.
 Shell commands are not guarded by any client's hook. If the hook itself

@@ -550,6 +550,48 @@ func TestInitHooks(t *testing.T) {
 
 // TestInitHooksKeepsOtherEditguard: a hook group that runs editguard hook
 // in another way is left as it is, and reported.
+// TestInitHooksFast: with editguard-hook installed next to editguard, init
+// writes it, with the same root and client as editguard hook would get.
+func TestInitHooksFast(t *testing.T) {
+	for _, fast := range []bool{false, true} {
+		old := fastHookInstalled
+		fastHookInstalled = func() bool { return fast }
+		defer func() { fastHookInstalled = old }()
+		want := map[string]string{
+			"claude-code": `editguard --root "$CLAUDE_PROJECT_DIR" hook`,
+			"gemini":      "editguard --root . hook --client gemini",
+			"codex":       "editguard --root . hook --client codex",
+		}
+		if fast {
+			want = map[string]string{
+				"claude-code": `editguard-hook --root "$CLAUDE_PROJECT_DIR"`,
+				"gemini":      "editguard-hook --root . --client gemini",
+				"codex":       "editguard-hook --root . --client codex",
+			}
+		}
+		for client, cmd := range want {
+			root := t.TempDir()
+			runInitJSON(t, root, client, "--hooks")
+			checkHooks(t, root, client)
+			event := "PreToolUse"
+			if client == "gemini" {
+				event = "BeforeTool"
+			}
+			groups := hookGroups(t, root, client, event)
+			if len(groups) != 1 {
+				t.Fatalf("%s: %d %s groups", client, len(groups), event)
+			}
+			hs, _ := get(groups[0], "hooks").([]any)
+			if c, _ := get(hs[0], "command").(string); c != cmd {
+				t.Errorf("fast=%v %s: command %q, want %q", fast, client, c, cmd)
+			}
+			if !isHookCommand(cmd) {
+				t.Errorf("isHookCommand(%q) = false", cmd)
+			}
+		}
+	}
+}
+
 func TestInitHooksKeepsOtherEditguard(t *testing.T) {
 	root := t.TempDir()
 	text := `{"hooks": {"PreToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command": "/opt/bin/editguard --root /src hook --fail-open"}]}]}}`

@@ -39,7 +39,9 @@ var (
 	buildErr  error
 )
 
-// editguardBin builds cmd/editguard once per test binary and returns its path.
+// editguardBin builds cmd/editguard once per test binary and returns its
+// path. cmd/editguard-hook is built next to it, as go install ./cmd/...
+// puts it, so init --hooks configures it.
 func editguardBin(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -51,7 +53,7 @@ func editguardBin(t *testing.T) string {
 		buildBin = filepath.Join(dir, "editguard")
 		// go test puts its own GOROOT/bin first on PATH, so this is the same
 		// toolchain that runs the test.
-		cmd := exec.Command("go", "build", "-o", buildBin, "./cmd/editguard")
+		cmd := exec.Command("go", "build", "-o", dir, "./cmd/editguard", "./cmd/editguard-hook")
 		cmd.Dir = filepath.Join(packageDir(t), "..", "..")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = &buildError{err: err, out: string(out)}

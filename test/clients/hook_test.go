@@ -5,7 +5,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -94,11 +96,39 @@ func TestClaudeCodeHooks(t *testing.T) {
 // initHooks runs "editguard init CLIENT --hooks" on ws.
 func initHooks(t *testing.T, ws, client string) {
 	t.Helper()
+	t.Cleanup(func() {
+		// editguard-hook, which init configured, started a server for ws.
+		if stopHookServers(t, ws) == 0 && !t.Failed() {
+			t.Errorf("no hook server ran for %s: editguard-hook did not hand the events over", ws)
+		}
+	})
 	out, err := exec.Command(editguardBin(t), "--root", ws, "init", client, "--hooks").CombinedOutput()
 	t.Logf("editguard init %s --hooks:\n%s", client, out)
 	if err != nil {
 		t.Fatalf("editguard init %s --hooks: %v", client, err)
 	}
+}
+
+// stopHookServers stops the hook servers editguard-hook started for ws
+// ("editguard --root WS hook --serve"), which would otherwise wait some
+// minutes for more events.
+func stopHookServers(t *testing.T, ws string) int {
+	n := 0
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		args := strings.Split(strings.TrimSuffix(string(data), "\x00"), "\x00")
+		if len(args) == 5 && filepath.Base(args[0]) == "editguard" && args[1] == "--root" && args[2] == ws && args[3] == "hook" && args[4] == "--serve" {
+			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+			t.Logf("stopping hook server %d", pid)
+			syscall.Kill(pid, syscall.SIGTERM)
+			n++
+		}
+	}
+	return n
 }
 
 // hookHistory runs editguard history, log and verify on ws and checks that
