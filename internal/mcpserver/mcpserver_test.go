@@ -15,7 +15,7 @@ import (
 )
 
 // newWorkspace makes a workspace holding files.
-func newWorkspace(t *testing.T, opts *editguard.Options, files map[string]string) *editguard.Workspace {
+func newWorkspace(t testing.TB, opts *editguard.Options, files map[string]string) *editguard.Workspace {
 	t.Helper()
 	dir := t.TempDir()
 	for name, content := range files {
@@ -35,7 +35,7 @@ func newWorkspace(t *testing.T, opts *editguard.Options, files map[string]string
 	return ws
 }
 
-func newServer(t *testing.T, ws *editguard.Workspace, approve string) *mcpserver.Server {
+func newServer(t testing.TB, ws *editguard.Workspace, approve string) *mcpserver.Server {
 	t.Helper()
 	srv, err := mcpserver.New(ws, &mcpserver.Options{Approve: approve})
 	if err != nil {
@@ -46,7 +46,7 @@ func newServer(t *testing.T, ws *editguard.Workspace, approve string) *mcpserver
 
 // connect starts one MCP session of srv over in-memory transports and
 // returns the client's end.
-func connect(t *testing.T, srv *mcpserver.Server, copts *mcp.ClientOptions) *mcp.ClientSession {
+func connect(t testing.TB, srv *mcpserver.Server, copts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
 	ctx := context.Background()
 	ct, st := mcp.NewInMemoryTransports()
