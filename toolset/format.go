@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/editguard/editguard"
@@ -84,9 +85,18 @@ func numberLines(res *editguard.ReadResult, first int) string {
 	b.Grow(len(res.Content) + n*lineNumberWidth + 512)
 	b.WriteString(readHeader(res, first, last))
 	if n > 0 {
+		// As fmt's "%6d\t%s\n", without its cost on every line.
+		var num [20]byte
 		i := first
 		for line := range strings.SplitSeq(text, "\n") {
-			fmt.Fprintf(&b, "%6d\t%s\n", i, line)
+			d := strconv.AppendInt(num[:0], int64(i), 10)
+			for range lineNumberWidth - 1 - len(d) {
+				b.WriteByte(' ')
+			}
+			b.Write(d)
+			b.WriteByte('\t')
+			b.WriteString(line)
+			b.WriteByte('\n')
 			i++
 		}
 	}

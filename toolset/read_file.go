@@ -64,7 +64,15 @@ func (t *Toolset) readFile(ctx context.Context, raw json.RawMessage) (*Output, e
 	if err != nil {
 		return nil, err
 	}
-	return &Output{Structured: res, Text: numberLines(res, max(a.Offset, 1)), Meta: without(res, "content")}, nil
+	return &Output{Structured: res, Text: numberLines(res, max(a.Offset, 1)), Meta: readMeta(res)}, nil
+}
+
+// readMeta is res without its content, which is the bulk of it and would
+// otherwise be encoded and decoded again only to be dropped.
+func readMeta(res *editguard.ReadResult) map[string]any {
+	c := *res
+	c.Content = ""
+	return without(&c, "content")
 }
 
 // readOverhead is kept free of lines in ReadBudget, for the header (with a
