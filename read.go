@@ -169,7 +169,10 @@ func (s *Session) readPart(t *target, p string, o *ReadOptions) (*ReadResult, er
 	var kept *cappedBuffer
 	var r io.Reader = f
 	if st.Size <= seenFileMax {
-		kept = &cappedBuffer{max: seenFileMax}
+		kept = keptBuffers.Get().(*cappedBuffer)
+		defer keptBuffers.Put(kept)
+		kept.reset(seenFileMax)
+		kept.buf.Grow(int(st.Size))
 		r = io.TeeReader(f, kept)
 	}
 	sr, err := streamLines(r, o.Offset, o.Limit, readCaps{bytes: o.MaxBytes, line: o.MaxLineBytes, perLine: o.LineCost})

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/editguard/editguard/internal/textcodec"
@@ -258,6 +259,17 @@ type cappedBuffer struct {
 	buf  bytes.Buffer
 	max  int
 	over bool
+}
+
+// keptBuffers recycles the cappedBuffers that reads keep files in: remember
+// copies what it keeps, and a new buffer for every read of a large file
+// costs more than the read's other work.
+var keptBuffers = sync.Pool{New: func() any { return new(cappedBuffer) }}
+
+// reset empties c and sets its cap, keeping its memory.
+func (c *cappedBuffer) reset(max int) {
+	c.buf.Reset()
+	c.max, c.over = max, false
 }
 
 func (c *cappedBuffer) Write(p []byte) (int, error) {
