@@ -118,6 +118,7 @@ func (s *Server) newMCPServer(agent string) *mcp.Server {
 		SupportedProtocolVersions: protocolVersions,
 		GetSessionID:              func() string { return id },
 	})
+	srv.AddReceivingMiddleware(plainResults)
 	for _, t := range st.tools.Tools() {
 		destructive, openWorld := t.Annotations.Destructive, false
 		tool := &mcp.Tool{
