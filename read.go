@@ -109,7 +109,7 @@ func (s *Session) Read(ctx context.Context, p string, opts *ReadOptions) (*ReadR
 		return nil, err
 	}
 	// The decoded text is UTF-8 with LF: the same selection and caps apply.
-	sel, err := streamLines(strings.NewReader(doc.Text), o.Offset, o.Limit, readCaps{bytes: o.MaxBytes, line: o.MaxLineBytes, perLine: o.LineCost})
+	sel, err := streamLines(strings.NewReader(doc.Text), o.Offset, o.Limit, readCaps{bytes: o.MaxBytes, line: o.MaxLineBytes, perLine: o.LineCost}, int64(len(doc.Text)))
 	if err != nil {
 		return nil, ioError(p, err)
 	}
@@ -175,7 +175,7 @@ func (s *Session) readPart(t *target, p string, o *ReadOptions) (*ReadResult, er
 		kept.buf.Grow(int(st.Size))
 		r = io.TeeReader(f, kept)
 	}
-	sr, err := streamLines(r, o.Offset, o.Limit, readCaps{bytes: o.MaxBytes, line: o.MaxLineBytes, perLine: o.LineCost})
+	sr, err := streamLines(r, o.Offset, o.Limit, readCaps{bytes: o.MaxBytes, line: o.MaxLineBytes, perLine: o.LineCost}, st.Size)
 	if err == errNotPlainText {
 		return nil, err
 	}

@@ -48,8 +48,9 @@ type readCaps struct {
 // mix of LF and CRLF; for anything else (UTF-16, NUL bytes, invalid UTF-8)
 // it returns errNotPlainText and the caller decodes the whole file, which
 // knows how to report or decode it. Without caps, the result equals
-// decoding the whole file and selecting the same lines.
-func streamLines(r io.Reader, offset, limit int, caps readCaps) (*streamed, error) {
+// decoding the whole file and selecting the same lines. size is what r is
+// expected to hold, to allocate the selection once; 0 if unknown.
+func streamLines(r io.Reader, offset, limit int, caps readCaps, size int64) (*streamed, error) {
 	h := sha256.New()
 	v := &utf8Check{}
 	cr := &countingReader{r: r}
@@ -68,8 +69,17 @@ func streamLines(r io.Reader, offset, limit int, caps readCaps) (*streamed, erro
 	if bytes.IndexByte(head, 0) >= 0 {
 		return nil, errNotPlainText
 	}
+	var sel strings.Builder
+	if size > 0 {
+		// The whole selection, or as much as the cap lets through, with
+		// room for the line-cut note of its last line.
+		n := size
+		if caps.bytes > 0 {
+			n = min(n, int64(caps.bytes)+256)
+		}
+		sel.Grow(int(n))
+	}
 	var (
-		sel      strings.Builder
 		line     = 1 // number of the line being read
 		lf, crlf int
 		heldCR   bool  // the previous piece of this line ended in '\r', not yet written

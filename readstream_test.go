@@ -50,7 +50,7 @@ func TestStreamLinesMatchesDecode(t *testing.T) {
 		}
 		raw := []byte(b.String())
 		offset, limit := rng.Intn(8), rng.Intn(6)
-		got, err := streamLines(&chunky{bytes.NewReader(raw), rng}, offset, limit, readCaps{})
+		got, err := streamLines(&chunky{bytes.NewReader(raw), rng}, offset, limit, readCaps{}, 0)
 		doc, derr := textcodec.Decode(raw, "")
 		if err == errNotPlainText {
 			if derr == nil && doc.Format.Encoding == "utf-8" && !bytes.Contains(raw, []byte{0}) {
