@@ -12,7 +12,8 @@ import (
 // four passes over the file's text where one would do, and most of the
 // server's time. plainResults hands the SDK the same result as a plain
 // struct that encoding/json writes in one pass, so that only the JSON-RPC
-// layer checks it again.
+// layer checks it again. The JSON is the same value; its bytes differ only
+// in that <, > and & are no longer escaped as \u003c, \u003e and \u0026.
 
 // wireToolResult is a tool result with text content only, as
 // CallToolResult encodes it.
