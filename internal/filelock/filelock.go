@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
 	"time"
 
@@ -51,15 +52,40 @@ type Options struct {
 
 // Lock is a held lock. Unlock releases it.
 type Lock struct {
-	f     *os.File
-	owned bool // Unlock closes f
+	fd    int
+	name  string   // for errors
+	f     *os.File // the caller's file (Acquire), kept alive while held
+	owned bool     // Unlock closes fd
+	held  bool
 	g     *gate
+	c     *Cache  // the cache fd came from and returns to, if any
+	cf    *cached // fd as the cache knows it
 }
 
 // Acquire takes a lock on the open file or directory f, waiting at most the
 // timeout or until ctx is done. The caller keeps ownership of f, which must
 // stay open while the lock is held.
 func Acquire(ctx context.Context, f *os.File, opts *Options) (*Lock, error) {
+	fd := int(f.Fd())
+	o := options(opts)
+	var key fileKey
+	if !o.Shared {
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return nil, &os.PathError{Op: "fstat", Path: f.Name(), Err: err}
+		}
+		key = fileKey{uint64(st.Dev), st.Ino}
+	}
+	l, err := acquire(ctx, fd, f.Name(), key, o)
+	if err != nil {
+		return nil, err
+	}
+	l.f = f
+	return l, nil
+}
+
+// options returns opts with its defaults applied.
+func options(opts *Options) Options {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -67,30 +93,33 @@ func Acquire(ctx context.Context, f *os.File, opts *Options) (*Lock, error) {
 	if o.Timeout == 0 {
 		o.Timeout = DefaultTimeout
 	}
+	return o
+}
+
+// acquire takes the lock on fd, whose device and inode are key (used only
+// for an exclusive lock): first this process's gate for the file, then the
+// flock.
+func acquire(ctx context.Context, fd int, name string, key fileKey, o Options) (*Lock, error) {
 	var deadline time.Time
 	if o.Timeout > 0 {
 		deadline = time.Now().Add(o.Timeout)
 	}
 	var g *gate
 	if !o.Shared {
-		var st unix.Stat_t
-		if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-			return nil, &os.PathError{Op: "fstat", Path: f.Name(), Err: err}
-		}
 		var err error
-		if g, err = enter(ctx, fileKey{uint64(st.Dev), st.Ino}, deadline); err != nil {
-			return nil, fmt.Errorf("filelock: %s: %w", f.Name(), err)
+		if g, err = enter(ctx, key, deadline); err != nil {
+			return nil, fmt.Errorf("filelock: %s: %w", name, err)
 		}
 	}
 	how := unix.LOCK_EX
 	if o.Shared {
 		how = unix.LOCK_SH
 	}
-	if err := flockWait(ctx, f, how, deadline); err != nil {
+	if err := flockWait(ctx, fd, name, how, deadline); err != nil {
 		g.leave()
 		return nil, err
 	}
-	return &Lock{f: f, g: g}, nil
+	return &Lock{fd: fd, name: name, held: true, g: g}, nil
 }
 
 // AcquireAt opens (creating it, mode 0644, if needed) the lock file at path in
@@ -98,7 +127,27 @@ func Acquire(ctx context.Context, f *os.File, opts *Options) (*Lock, error) {
 // descriptor: Unlock closes it. A symlink or anything but a regular file at
 // path is refused, so a lock can never create or open a file elsewhere.
 func AcquireAt(ctx context.Context, dir *os.File, path string, opts *Options) (*Lock, error) {
-	fd, err := unix.Openat(int(dir.Fd()), path, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0o644)
+	cf, err := openAt(int(dir.Fd()), path)
+	if err != nil {
+		return nil, err
+	}
+	l, err := acquire(ctx, cf.fd, path, cf.key, options(opts))
+	if err != nil {
+		unix.Close(cf.fd)
+		return nil, err
+	}
+	l.owned = true
+	return l, nil
+}
+
+// openAt opens the lock file path in the directory dirfd as AcquireAt does.
+// The descriptor is a bare one, not an *os.File: a lock file is only ever
+// flocked, and an *os.File would cost an fcntl and a poller registration
+// (which fails for a regular file) at every open. O_NONBLOCK keeps a FIFO
+// planted at path from blocking the open; it changes nothing for a regular
+// file.
+func openAt(dirfd int, path string) (*cached, error) {
+	fd, err := unix.Openat(dirfd, path, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0o644)
 	if err != nil {
 		return nil, &os.PathError{Op: "open lock", Path: path, Err: err}
 	}
@@ -110,29 +159,28 @@ func AcquireAt(ctx context.Context, dir *os.File, path string, opts *Options) (*
 		}
 		return nil, &os.PathError{Op: "open lock", Path: path, Err: err}
 	}
-	f := os.NewFile(uintptr(fd), path)
-	l, err := Acquire(ctx, f, opts)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	l.owned = true
-	return l, nil
+	return &cached{fd: fd, name: path, key: fileKey{uint64(st.Dev), st.Ino}}, nil
 }
 
 // Unlock releases the lock. Closing an owned descriptor releases the flock
-// even if the explicit unlock fails, so the lock is never leaked.
+// even if the explicit unlock fails, so the lock is never leaked. A
+// descriptor from a Cache goes back to it if the unlock succeeded, and is
+// closed otherwise.
 func (l *Lock) Unlock() error {
-	if l == nil || l.f == nil {
+	if l == nil || !l.held {
 		return nil
 	}
-	err := unix.Flock(int(l.f.Fd()), unix.LOCK_UN)
-	if l.owned {
-		if cerr := l.f.Close(); err == nil {
-			err = cerr
+	err := unix.Flock(l.fd, unix.LOCK_UN)
+	switch {
+	case l.c != nil && err == nil:
+		l.c.put(l.cf)
+	case l.c != nil || l.owned:
+		if cerr := unix.Close(l.fd); err == nil && cerr != nil {
+			err = &os.PathError{Op: "close", Path: l.name, Err: cerr}
 		}
 	}
-	l.f = nil
+	runtime.KeepAlive(l.f)
+	l.held, l.f = false, nil
 	l.g.leave()
 	return err
 }
@@ -140,8 +188,7 @@ func (l *Lock) Unlock() error {
 // flockWait takes the flock, polling with a growing pause until deadline
 // (zero: forever). A non-blocking attempt comes first, since the lock is
 // usually free.
-func flockWait(ctx context.Context, f *os.File, how int, deadline time.Time) error {
-	fd := int(f.Fd())
+func flockWait(ctx context.Context, fd int, name string, how int, deadline time.Time) error {
 	pause := 50 * time.Microsecond
 	for {
 		err := unix.Flock(fd, how|unix.LOCK_NB)
@@ -152,10 +199,10 @@ func flockWait(ctx context.Context, f *os.File, how int, deadline time.Time) err
 			continue
 		case unix.EWOULDBLOCK:
 		default:
-			return &os.PathError{Op: "flock", Path: f.Name(), Err: err}
+			return &os.PathError{Op: "flock", Path: name, Err: err}
 		}
 		if !deadline.IsZero() && time.Now().After(deadline) {
-			return fmt.Errorf("%w: %s", ErrBusy, f.Name())
+			return fmt.Errorf("%w: %s", ErrBusy, name)
 		}
 		t := time.NewTimer(pause)
 		select {
