@@ -151,6 +151,22 @@ func checkName(name string) error {
 // with other hard links when flag opens it for writing: its bytes would
 // change under another name too.
 func (d *Dir) OpenFile(name string, flag int, perm os.FileMode) (*os.File, error) {
+	f, err := d.Open(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	// O_NONBLOCK only kept a FIFO from blocking the open; clear it, or
+	// os.NewFile would try to add the file to the poller.
+	if err := clearNonblock(f.fd, flag); err != nil {
+		f.Close()
+		return nil, &fs.PathError{Op: "fcntl", Path: f.name, Err: err}
+	}
+	return os.NewFile(uintptr(f.fd), f.name), nil
+}
+
+// Open opens the regular file name in d as OpenFile does, refusing the same
+// entries, but returns it as a bare descriptor (see File).
+func (d *Dir) Open(name string, flag int, perm os.FileMode) (*File, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
@@ -171,41 +187,37 @@ func (d *Dir) OpenFile(name string, flag int, perm os.FileMode) (*os.File, error
 		unix.Close(fd)
 		return nil, d.unsafe(name, "file")
 	}
-	// O_NONBLOCK only kept a FIFO from blocking the open; clear it.
-	if err := unix.SetNonblock(fd, false); err != nil {
-		unix.Close(fd)
-		return nil, &fs.PathError{Op: "fcntl", Path: d.join(name), Err: err}
-	}
-	return os.NewFile(uintptr(fd), d.join(name)), nil
+	return &File{fd: fd, name: d.join(name), size: st.Size, ino: st.Ino}, nil
 }
 
 // ReadFile reads the regular file name. A missing file is an error wrapping
 // fs.ErrNotExist.
 func (d *Dir) ReadFile(name string) ([]byte, error) {
-	f, err := d.OpenFile(name, os.O_RDONLY, 0)
+	f, err := d.Open(name, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	// Read into a buffer of the file's size, not by doubling from 512
 	// bytes: history indexes with inline contents run to hundreds of KiB.
-	if fi, err := f.Stat(); err == nil && fi.Size() > 0 && fi.Size() < 1<<30 {
-		buf := make([]byte, 0, fi.Size()+1) // +1: EOF needs no second buffer
-		for {
-			n, err := f.Read(buf[len(buf):cap(buf)])
-			buf = buf[:len(buf)+n]
-			if err == io.EOF {
-				return buf, nil
-			}
-			if err != nil {
-				return nil, err
-			}
-			if len(buf) == cap(buf) {
-				buf = append(buf, 0)[:len(buf)] // it grew: read on
-			}
+	size := f.size
+	if size <= 0 || size >= 1<<30 {
+		size = 512
+	}
+	buf := make([]byte, 0, size+1) // +1: EOF needs no second buffer
+	for {
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)] // it grew: read on
 		}
 	}
-	return io.ReadAll(f)
 }
 
 // WriteFile replaces (or creates) the file name with data durably and
@@ -247,11 +259,40 @@ func (d *Dir) WriteFileVolatile(name string, data []byte, perm os.FileMode) erro
 // symlink); see package filelock.
 func (d *Dir) Lock(ctx context.Context, name string, opts *filelock.Options) (*filelock.Lock, error) {
 	l, err := filelock.AcquireAt(ctx, d.f, name, opts)
-	if errors.Is(err, unix.ELOOP) || errors.Is(err, filelock.ErrNotRegular) || errors.Is(err, unix.EISDIR) || errors.Is(err, unix.ENXIO) {
-		return nil, d.unsafe(name, "file")
-	}
-	return l, err
+	return l, d.lockError(name, err)
 }
+
+// lockError turns the refusal of a lock path into an *UnsafeError.
+func (d *Dir) lockError(name string, err error) error {
+	if errors.Is(err, unix.ELOOP) || errors.Is(err, filelock.ErrNotRegular) || errors.Is(err, unix.EISDIR) || errors.Is(err, unix.ENXIO) {
+		return d.unsafe(name, "file")
+	}
+	return err
+}
+
+// Locks takes lock files in one directory as Dir.Lock does, keeping up to
+// max of them open between acquisitions (see filelock.Cache), for a caller
+// that takes the same locks at every commit.
+type Locks struct {
+	d *Dir
+	c *filelock.Cache
+}
+
+// Locks returns a Locks for d, which must stay open until the Locks is
+// closed.
+func (d *Dir) Locks(max int) *Locks {
+	return &Locks{d: d, c: filelock.NewCache(d.f, max)}
+}
+
+// Lock takes the lock file name (created if needed, never through a
+// symlink).
+func (l *Locks) Lock(ctx context.Context, name string, opts *filelock.Options) (*filelock.Lock, error) {
+	lk, err := l.c.Acquire(ctx, name, opts)
+	return lk, l.d.lockError(name, err)
+}
+
+// Close closes the lock files kept open.
+func (l *Locks) Close() error { return l.c.Close() }
 
 // Rename renames old to new within d. Neither is followed if a symlink.
 func (d *Dir) Rename(old, new string) error {

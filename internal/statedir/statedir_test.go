@@ -5,10 +5,13 @@ package statedir
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // setup returns a workspace root, its state Dir, and an outside directory
@@ -68,8 +71,14 @@ func TestRefusesSymlinks(t *testing.T) {
 	wantUnsafe(t, "ReadFile(symlink)", err, "symlink")
 	_, err = d.Sub("history/objects", true)
 	wantUnsafe(t, "Sub(symlink)", err, "symlink")
+	_, err = d.Open("ledger.jsonl", os.O_RDONLY, 0)
+	wantUnsafe(t, "Open(symlink)", err, "symlink")
 	_, err = d.Lock(context.Background(), "dangling.lock", nil)
 	wantUnsafe(t, "Lock(dangling symlink)", err, "symlink")
+	locks := d.Locks(2)
+	defer locks.Close()
+	_, err = locks.Lock(context.Background(), "dangling.lock", nil)
+	wantUnsafe(t, "Locks.Lock(dangling symlink)", err, "symlink")
 	checkOutside(t, outside, 1)
 }
 
@@ -91,6 +100,16 @@ func TestRefusesWrongTypesAndHardLinks(t *testing.T) {
 	wantUnsafe(t, "OpenFile(hard link, write)", err, "hard-linked file")
 	_, err = d.OpenFile("fifo", os.O_RDONLY, 0)
 	wantUnsafe(t, "OpenFile(fifo)", err, "special file")
+	_, err = d.Open("index.jsonl", os.O_RDWR|os.O_APPEND, 0)
+	wantUnsafe(t, "Open(hard link, write)", err, "hard-linked file")
+	_, err = d.Open("fifo", os.O_RDWR, 0)
+	wantUnsafe(t, "Open(fifo)", err, "special file")
+	locks := d.Locks(2)
+	defer locks.Close()
+	_, err = locks.Lock(context.Background(), "fifo", nil)
+	wantUnsafe(t, "Locks.Lock(fifo)", err, "special file")
+	_, err = locks.Lock(context.Background(), "ledger.jsonl", nil)
+	wantUnsafe(t, "Locks.Lock(dir)", err, "directory")
 	checkOutside(t, outside, 1)
 }
 
@@ -139,5 +158,78 @@ func TestSubCreates(t *testing.T) {
 	}
 	if _, err := d.Sub("nope", false); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("Sub(missing, no create) = %v, want ErrNotExist", err)
+	}
+}
+
+// TestFiles checks the two ways a state file is opened: File's reads,
+// writes and appends, and OpenFile's *os.File, which is left blocking with
+// its O_APPEND kept.
+func TestFiles(t *testing.T) {
+	root, d, _ := setup(t)
+	f, err := d.Open("a", os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Size() != 0 || f.Name() != ".editguard/a" {
+		t.Errorf("new file: Size %d, Name %q", f.Size(), f.Name())
+	}
+	if _, err := f.Write([]byte("hello ")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write([]byte("world\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if f, err = d.Open("a", os.O_RDWR, 0); err != nil {
+		t.Fatal(err)
+	}
+	if f.Size() != 12 {
+		t.Errorf("Size = %d, want 12", f.Size())
+	}
+	if _, err := f.WriteAt([]byte("J"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 20)
+	if n, err := f.ReadAt(b, 0); err != io.EOF || string(b[:n]) != "Jello world\n" {
+		t.Errorf("ReadAt = %q, %v; want the whole file and io.EOF", b[:n], err)
+	}
+	if err := f.Truncate(5); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := d.ReadFile("a"); err != nil || string(got) != "Jello" {
+		t.Errorf("ReadFile = %q, %v", got, err)
+	}
+	if _, err := d.Open("missing", os.O_RDONLY, 0); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Open(missing) = %v, want ErrNotExist", err)
+	}
+
+	of, err := d.OpenFile("a", os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer of.Close()
+	fl, err := unix.FcntlInt(of.Fd(), unix.F_GETFL, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fl&unix.O_NONBLOCK != 0 || fl&unix.O_APPEND == 0 {
+		t.Errorf("OpenFile's flags %#x: want O_APPEND and not O_NONBLOCK", fl)
+	}
+	if _, err := of.WriteAt([]byte("x"), 0); err == nil {
+		t.Error("WriteAt on a file opened O_APPEND succeeded")
+	}
+	if _, err := of.Write([]byte("!")); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(root, ".editguard", "a")); string(got) != "Jello!" {
+		t.Errorf("file = %q, want %q", got, "Jello!")
 	}
 }
