@@ -145,9 +145,16 @@ func (f *File) Sync() error {
 	}
 }
 
-// Close closes the file.
+// Close closes the file. Closing it again does nothing and returns an
+// error wrapping fs.ErrClosed: the descriptor may by then be another
+// file's.
 func (f *File) Close() error {
-	if err := unix.Close(f.fd); err != nil {
+	if f.fd < 0 {
+		return f.err("close", fs.ErrClosed)
+	}
+	fd := f.fd
+	f.fd = -1
+	if err := unix.Close(fd); err != nil {
 		return f.err("close", err)
 	}
 	return nil
