@@ -116,6 +116,7 @@ type Version struct {
 type Store struct {
 	dir                   *statedir.Dir
 	objects, index, locks *statedir.Dir
+	lockFiles             *statedir.Locks // in locks; nil when readOnly
 	keep                  int
 	inline                int   // InlineLimit; -1: none
 	maxBytes              int64 // < 0: unlimited
@@ -220,6 +221,9 @@ func Open(dir *statedir.Dir, opts *Options) (*Store, error) {
 		}
 		*sub.d = d
 	}
+	// A Save takes the store lock, its file's lock and the total's lock,
+	// and the ledger's SetLedgerSeq the first two again: they stay open.
+	s.lockFiles = s.locks.Locks(4)
 	if err := s.initTotal(); err != nil {
 		s.Close()
 		return nil, &Error{Op: "open", Err: err}
@@ -253,6 +257,9 @@ func Lookup(dir *statedir.Dir) (*Store, error) {
 // Close closes the store's directories (not dir, which the caller owns).
 func (s *Store) Close() error {
 	var err error
+	if s.lockFiles != nil {
+		err = s.lockFiles.Close()
+	}
 	for _, d := range []*statedir.Dir{s.objects, s.index, s.locks} {
 		if d != nil {
 			if cerr := d.Close(); err == nil {
@@ -269,7 +276,7 @@ func (s *Store) lock(name string, shared bool) (func() error, error) {
 	if s.readOnly {
 		return func() error { return nil }, nil
 	}
-	l, err := s.locks.Lock(context.Background(), name, &filelock.Options{Shared: shared, Timeout: -1})
+	l, err := s.lockFiles.Lock(context.Background(), name, &filelock.Options{Shared: shared, Timeout: -1})
 	if err != nil {
 		return nil, err
 	}
@@ -650,7 +657,7 @@ func (s *Store) readObject(path, sum string) (string, []byte, error) {
 
 // firstPath returns the path named by the first complete line of an index.
 func (s *Store) firstPath(name string) (string, error) {
-	f, err := s.index.OpenFile(name, os.O_RDONLY, 0)
+	f, err := s.index.Open(name, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil // replaced under us; its path is in the new one
 	}

@@ -208,7 +208,7 @@ func (s *Store) account(delta int64) {
 		return
 	}
 	defer unlock()
-	f, err := s.dir.OpenFile(totalName, os.O_RDWR, 0)
+	f, err := s.dir.Open(totalName, os.O_RDWR, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		s.overCap.Store(true) // no total yet: Prune makes one
 		return
@@ -217,7 +217,9 @@ func (s *Store) account(delta int64) {
 		return
 	}
 	defer f.Close()
-	buf := make([]byte, 64)
+	// The size it was opened with, so one read takes it all; anything
+	// that does not parse is a total to recompute.
+	buf := make([]byte, min(max(f.Size(), 0), 64))
 	n, _ := f.ReadAt(buf, 0)
 	var total, floor int64
 	if _, err := fmt.Sscanf(string(buf[:n]), "%d %d", &total, &floor); err != nil {

@@ -83,7 +83,9 @@ func (s *Store) Save(path string, content []byte, absent bool, sum string, meta 
 	}
 	defer unlock()
 	// An absent or inline version needs no object directory; a file that
-	// never had content larger than the inline limit gets none.
+	// never had content larger than the inline limit gets none. It is
+	// looked up all the same, so that a symlink or a file planted there
+	// is refused at once.
 	inline := !absent && len(content) <= s.inline
 	objs, err := s.objectDir(path, !absent && !inline)
 	if errors.Is(err, fs.ErrNotExist) && (absent || inline) {
@@ -235,33 +237,38 @@ func (s *Store) syncEntry(dir *statedir.Dir, name string, ino uint64) error {
 }
 
 func sameContent(dir *statedir.Dir, name string, content []byte) bool {
-	f, err := dir.OpenFile(name, os.O_RDONLY, 0)
+	f, err := dir.Open(name, os.O_RDONLY, 0)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
 	got := make([]byte, len(content)+1) // one more, to notice a longer file
-	n, err := io.ReadFull(f, got)
-	return err == io.ErrUnexpectedEOF && n == len(content) && bytes.Equal(got[:n], content)
+	n, err := f.ReadAt(got, 0)
+	return err == io.EOF && n == len(content) && bytes.Equal(got[:n], content)
 }
 
 // append adds one line to path's index. The caller holds the path's lock.
 // line is called with the highest version sequence number in the index (0
 // for none) and returns the JSON to append. A torn last line left by a crash
 // is cut off first. With durable set the index file and its directory are
-// fsynced.
+// fsynced, and a missing index is created; without, a missing index is an
+// error wrapping fs.ErrNotExist.
 func (s *Store) append(path string, line func(last uint64) ([]byte, error), durable bool) error {
 	name := indexName(path)
-	f, err := s.index.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
+	flag := os.O_RDWR | os.O_APPEND
+	if durable {
+		flag |= os.O_CREATE
+	}
+	f, err := s.index.Open(name, flag, 0o644)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	last, good, size, err := scanTail(f)
+	last, good, err := scanTail(f)
 	if err != nil {
 		return err
 	}
-	if good < size {
+	if good < f.Size() {
 		// A crash interrupted an append: drop the partial line, so the
 		// new line starts at a line boundary. We hold the path's lock,
 		// so no one else is appending.
@@ -296,31 +303,26 @@ func (s *Store) append(path string, line func(last uint64) ([]byte, error), dura
 		return err
 	}
 	// The index file may have just been created (by us, or by a Save that
-	// died before reaching this line); make its name durable too.
-	st, err := s.index.Stat(name)
-	if err != nil {
-		return err
-	}
-	return s.syncEntry(s.index, name, st.Ino)
+	// died before reaching this line); make its name durable too. The
+	// name still denotes the file opened: it is replaced only under the
+	// path's lock (trim) or the store lock held exclusively (Prune).
+	return s.syncEntry(s.index, name, f.Ino())
 }
 
 // scanTail reads the end of an index and returns the sequence number of the
 // last version line, the length of the file up to and including its last
-// newline (everything after it is a torn append), and the file's size. It
-// reads backwards in growing chunks, so its cost does not grow with the
+// newline (everything after it is a torn append), as the file was when
+// opened. It reads backwards in growing chunks, so its cost does not grow with the
 // length of the history.
-func scanTail(f *os.File) (last uint64, good, size int64, err error) {
-	fi, err := f.Stat()
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	size = fi.Size()
+func scanTail(f *statedir.File) (last uint64, good int64, err error) {
+	size := f.Size()
 	good = -1
-	for chunk := int64(4096); ; chunk *= 4 {
+	// The first read takes a version with a few KiB inline whole.
+	for chunk := int64(16 << 10); ; chunk *= 4 {
 		off := max(0, size-chunk)
 		buf := make([]byte, size-off)
 		if _, err := f.ReadAt(buf, off); err != nil && err != io.EOF {
-			return 0, 0, 0, err
+			return 0, 0, err
 		}
 		nl := bytes.LastIndexByte(buf, '\n')
 		if nl < 0 && off > 0 {
@@ -350,19 +352,19 @@ func scanTail(f *os.File) (last uint64, good, size int64, err error) {
 			if err := json.Unmarshal(line, &r); err != nil {
 				// Without this line we cannot be sure of the highest
 				// sequence number; guessing could reuse an ID.
-				return 0, 0, 0, fmt.Errorf("%w: %s: undecodable line near the end", ErrCorruptIndex, f.Name())
+				return 0, 0, fmt.Errorf("%w: %s: undecodable line near the end", ErrCorruptIndex, f.Name())
 			}
 			if r.Kind != "" {
 				continue
 			}
 			seq, ok := parseID(r.ID)
 			if !ok {
-				return 0, 0, 0, fmt.Errorf("%w: %s: bad version ID %q", ErrCorruptIndex, f.Name(), r.ID)
+				return 0, 0, fmt.Errorf("%w: %s: bad version ID %q", ErrCorruptIndex, f.Name(), r.ID)
 			}
-			return seq, good, size, nil
+			return seq, good, nil
 		}
 		if off == 0 {
-			return 0, good, size, nil
+			return 0, good, nil
 		}
 	}
 }
@@ -397,11 +399,6 @@ func (s *Store) SetLedgerSeq(path, id string, seq uint64) error {
 		return fail(err)
 	}
 	defer unlock()
-	if st, err := s.index.Stat(indexName(path)); err != nil {
-		return fail(err)
-	} else if !st.Exists {
-		return fail(ErrNoVersion)
-	}
 	err = s.append(path, func(last uint64) ([]byte, error) {
 		if n > last {
 			return nil, ErrNoVersion
@@ -414,6 +411,9 @@ func (s *Store) SetLedgerSeq(path, id string, seq uint64) error {
 		}{kindLedgerSeq, formatID(n), path, seq}
 		return json.Marshal(a)
 	}, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fail(ErrNoVersion) // no index: no version
+	}
 	if err != nil {
 		return fail(err)
 	}
