@@ -1,10 +1,16 @@
 package ledger
 
 import (
-	"os"
-
+	"github.com/editguard/editguard/internal/statedir"
 	"golang.org/x/sys/unix"
 )
 
 // datasync flushes f's data (and the metadata needed to read it back).
-func datasync(f *os.File) error { return unix.Fdatasync(int(f.Fd())) }
+func datasync(f *statedir.File) error {
+	for {
+		err := unix.Fdatasync(f.Fd())
+		if err != unix.EINTR {
+			return err
+		}
+	}
+}

@@ -2,7 +2,7 @@
 
 package ledger
 
-import "os"
+import "github.com/editguard/editguard/internal/statedir"
 
 // datasync flushes f; without fdatasync(2), a full fsync.
-func datasync(f *os.File) error { return f.Sync() }
+func datasync(f *statedir.File) error { return f.Sync() }

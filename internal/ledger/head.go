@@ -84,7 +84,7 @@ func lineHead(line []byte) (head, error) {
 // anything. ok is false when there is no anchor. An anchor that cannot be
 // read is a *VerifyError with ReasonBadHead.
 func readHead(dir *statedir.Dir, name string) (h head, ok bool, err error) {
-	f, err := dir.OpenFile(name+headSuffix, os.O_RDONLY, 0)
+	f, err := dir.Open(name+headSuffix, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return head{}, false, nil
 	}
@@ -92,24 +92,23 @@ func readHead(dir *statedir.Dir, name string) (h head, ok bool, err error) {
 		return head{}, false, err
 	}
 	defer f.Close()
-	h, err = readHeadFrom(f)
+	h, _, err = readSlots(f, f.Name(), f.Size())
 	return h, err == nil, err
 }
 
-func readHeadFrom(f *os.File) (head, error) {
-	h, _, err := readSlots(f)
-	return h, err
-}
-
-// readSlots returns the anchor's newest valid slot and its index.
-func readSlots(f *os.File) (head, int, error) {
-	b := make([]byte, headSize+1)
+// readSlots returns the newest valid slot of the anchor f, named name, of
+// size bytes (as its fstat gives it), and the slot's index.
+func readSlots(f io.ReaderAt, name string, size int64) (head, int, error) {
+	if size != headSize {
+		return head{}, 0, &VerifyError{Reason: ReasonBadHead, Err: fmt.Errorf("%s: %d bytes, want %d", name, size, headSize)}
+	}
+	b := make([]byte, headSize)
 	n, err := f.ReadAt(b, 0)
 	if err != nil && err != io.EOF {
 		return head{}, 0, err
 	}
 	if n != headSize {
-		return head{}, 0, &VerifyError{Reason: ReasonBadHead, Err: fmt.Errorf("%s: %d bytes, want %d", f.Name(), n, headSize)}
+		return head{}, 0, &VerifyError{Reason: ReasonBadHead, Err: fmt.Errorf("%s: %d bytes, want %d", name, n, headSize)}
 	}
 	best, slot, err := head{}, -1, error(nil)
 	for i := range 2 {
@@ -123,7 +122,7 @@ func readSlots(f *os.File) (head, int, error) {
 		}
 	}
 	if slot < 0 {
-		return head{}, 0, &VerifyError{Reason: ReasonBadHead, Err: fmt.Errorf("%s: %w", f.Name(), err)}
+		return head{}, 0, &VerifyError{Reason: ReasonBadHead, Err: fmt.Errorf("%s: %w", name, err)}
 	}
 	return best, slot, nil
 }
@@ -134,15 +133,15 @@ func readSlots(f *os.File) (head, int, error) {
 // the ledger holds with another hash, means records were cut: checkHead
 // returns a *VerifyError with ReasonTruncated, and nothing is appended, so
 // the evidence stays as it is.
-func (l *Ledger) checkHead() (*os.File, int, head, error) {
-	f, err := l.dir.OpenFile(l.name+headSuffix, os.O_RDWR, 0)
+func (l *Ledger) checkHead() (*statedir.File, int, head, error) {
+	f, err := l.dir.Open(l.name+headSuffix, os.O_RDWR, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, head{}, nil
 	}
 	if err != nil {
 		return nil, 0, head{}, err
 	}
-	h, slot, err := readSlots(f)
+	h, slot, err := readSlots(f, f.Name(), f.Size())
 	if err == nil {
 		err = l.matchHead(h)
 	}
@@ -196,7 +195,7 @@ type anchorSync struct {
 // anchor may lag the ledger after a power loss, by the one batch whose
 // reply did not wait for it, as it may when a crash comes between the
 // ledger's fsync and the anchor's write. The next commit, or Close, waits.
-func (l *Ledger) writeHead(f *os.File, newest int, cur, h head) error {
+func (l *Ledger) writeHead(f *statedir.File, newest int, cur, h head) error {
 	b := h.encode()
 	if f == nil {
 		// A new anchor appears whole, through a durable replace, so that
@@ -228,7 +227,7 @@ func (l *Ledger) writeHead(f *os.File, newest int, cur, h head) error {
 
 // hashAt returns the hash of the record with the given seq, reading the
 // complete lines of f that end at end backwards, as far as that record.
-func hashAt(f *os.File, end int64, seq uint64) (hash string, found bool, err error) {
+func hashAt(f io.ReaderAt, end int64, seq uint64) (hash string, found bool, err error) {
 	var b []byte // the bytes [pos, end') of f, ending with a complete line
 	pos := end
 	chunk := int64(4096)

@@ -79,7 +79,6 @@ import (
 
 	"github.com/editguard/editguard/internal/filelock"
 	"github.com/editguard/editguard/internal/statedir"
-	"golang.org/x/sys/unix"
 )
 
 // FileState is what was seen of a file at one moment.
@@ -141,18 +140,19 @@ type Recovery struct {
 // by multiple goroutines, and several processes may append to the same file
 // at once.
 type Ledger struct {
-	dir  *statedir.Dir // the directory holding the ledger; owned by the caller
-	name string        // the ledger's name in dir
-	opts Options
-	hook atomic.Pointer[Hook]
+	dir   *statedir.Dir   // the directory holding the ledger; owned by the caller
+	name  string          // the ledger's name in dir
+	locks *statedir.Locks // keeps the lock file open between commits
+	opts  Options
+	hook  atomic.Pointer[Hook]
 
 	// commitMu serialises commits inside this process. The flock alone does
 	// not: it belongs to the open file description, which all goroutines of
 	// this Ledger share.
 	commitMu sync.Mutex
-	f        *os.File  // guarded by commitMu
-	tail     tailState // guarded by commitMu
-	closed   bool      // guarded by commitMu
+	f        *statedir.File // guarded by commitMu
+	tail     tailState      // guarded by commitMu
+	closed   bool           // guarded by commitMu
 	// anchored is the last anchor write of this Ledger, whose fdatasync
 	// runs after the commit returns; guarded by commitMu.
 	anchored *anchorSync
@@ -187,22 +187,25 @@ type batch struct {
 // directory; Recovered reports what was cut. Complete records are never
 // removed. dir must stay open while the Ledger is in use.
 func Open(dir *statedir.Dir, name string, opts *Options) (*Ledger, error) {
-	l := &Ledger{dir: dir, name: name}
+	l := &Ledger{dir: dir, name: name, locks: dir.Locks(1)}
 	if opts != nil {
 		l.opts = *opts
 	}
 	lk, err := l.lock()
 	if err != nil {
+		l.locks.Close()
 		return nil, err
 	}
 	defer lk.Unlock()
 	f, err := l.openFile()
 	if err != nil {
+		l.locks.Close()
 		return nil, err
 	}
 	l.f = f
 	if err := l.loadTail(); err != nil {
 		l.f.Close()
+		l.locks.Close()
 		return nil, err
 	}
 	return l, nil
@@ -210,13 +213,13 @@ func Open(dir *statedir.Dir, name string, opts *Options) (*Ledger, error) {
 
 // lock takes the cross-process lock.
 func (l *Ledger) lock() (*filelock.Lock, error) {
-	return l.dir.Lock(context.Background(), l.name+".lock", &filelock.Options{Timeout: l.opts.LockTimeout})
+	return l.locks.Lock(context.Background(), l.name+".lock", &filelock.Options{Timeout: l.opts.LockTimeout})
 }
 
 // openFile opens the ledger file for appending, creating it (durably) if it
 // does not exist. The caller holds the lock.
-func (l *Ledger) openFile() (*os.File, error) {
-	f, err := l.dir.OpenFile(l.name, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
+func (l *Ledger) openFile() (*statedir.File, error) {
+	f, err := l.dir.Open(l.name, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
 	if err == nil {
 		// Without this fsync a crash could forget the new directory entry,
 		// and with it every record fsynced into the file.
@@ -229,7 +232,7 @@ func (l *Ledger) openFile() (*os.File, error) {
 	if !errors.Is(err, fs.ErrExist) {
 		return nil, err
 	}
-	return l.dir.OpenFile(l.name, os.O_RDWR|os.O_APPEND, 0)
+	return l.dir.Open(l.name, os.O_RDWR|os.O_APPEND, 0)
 }
 
 // Recovered reports the most recent torn-tail repair done by this Ledger,
@@ -389,15 +392,14 @@ func (l *Ledger) commit(recs []*Record) []error {
 // name now denotes a different file (the ledger was moved or removed),
 // loadTail reopens the name.
 func (l *Ledger) loadTail() error {
-	var st unix.Stat_t
-	if err := unix.Fstat(int(l.f.Fd()), &st); err != nil {
-		return &fs.PathError{Op: "fstat", Path: l.Name(), Err: err}
-	}
+	// The name's lstat: the size of the open file if the name still
+	// denotes it (an open file's inode does not change).
 	cur, err := l.dir.Stat(l.name)
 	if err != nil {
 		return err
 	}
-	if !cur.Exists || cur.Ino != uint64(st.Ino) {
+	size := cur.Size
+	if !cur.Exists || !cur.Regular() || cur.Ino != l.f.Ino() {
 		f, err := l.openFile()
 		if err != nil {
 			return err
@@ -405,11 +407,8 @@ func (l *Ledger) loadTail() error {
 		l.f.Close()
 		l.f = f
 		l.tail.valid = false
-		if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-			return &fs.PathError{Op: "fstat", Path: l.Name(), Err: err}
-		}
+		size = f.Size()
 	}
-	size := st.Size
 	if l.tail.valid && size == l.tail.size {
 		return nil
 	}
@@ -491,7 +490,7 @@ func (l *Ledger) quarantine(off, size int64) (string, error) {
 // lastLine returns the last complete line of f (without its newline) and
 // the offset just past it, reading backwards from size. With no complete
 // line it returns nil and 0.
-func lastLine(f *os.File, size int64) (line []byte, end int64, err error) {
+func lastLine(f io.ReaderAt, size int64) (line []byte, end int64, err error) {
 	var buf []byte // the bytes [pos, size) of the file
 	pos := size
 	end = -1
@@ -535,6 +534,7 @@ func (l *Ledger) Close() error {
 	if a := l.anchored; a != nil {
 		<-a.done
 	}
+	l.locks.Close()
 	return l.f.Close()
 }
 

@@ -405,12 +405,18 @@ func TestAnchorFollowsLedger(t *testing.T) {
 	}
 }
 
-func openHead(t *testing.T, lg testLedger) *os.File {
+// openHead returns the anchor open, its name and size, as readSlots takes
+// them.
+func openHead(t *testing.T, lg testLedger) (*os.File, string, int64) {
 	t.Helper()
 	f, err := os.Open(lg.in(testName + headSuffix))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	return f
+	fi, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, f.Name(), fi.Size()
 }
