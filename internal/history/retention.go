@@ -75,6 +75,7 @@ func (s *Store) trim(path string, objs *statedir.Dir, seq uint64) (int64, error)
 	drop := mine - s.keep
 	dropped := make(map[string]bool) // IDs of this path's dropped versions
 	var buf bytes.Buffer
+	buf.Grow(len(data)) // the kept lines are fewer: no growing and copying
 	refs := make(map[string]bool)
 	var removed int64 // inline contents dropped
 	for _, l := range lines {
