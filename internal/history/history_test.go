@@ -3,10 +3,12 @@ package history
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -369,5 +371,43 @@ func TestNewest(t *testing.T) {
 	}
 	if _, ok, err := s.Newest("none.go", func(Version) bool { return true }); ok || err != nil {
 		t.Errorf("a path with no history: %v %v", ok, err)
+	}
+}
+
+// TestDecodeLine: the light decode of an index line gives what a full
+// decode gives, for every shape Save and SetLedgerSeq write and for lines
+// it must leave to the full decode.
+func TestDecodeLine(t *testing.T) {
+	v := Version{ID: "v000007", Path: `a "quoted" dir/f,"data":"x.go`, SHA256: strings.Repeat("ab", 32), Size: 5, Op: "edit_file", Session: "s"}
+	var lines [][]byte
+	for _, r := range []record{
+		{Version: v, Data: json.RawMessage(`"aGVsbG8="`)},
+		{Version: v},
+		{Kind: kindLedgerSeq, Version: Version{ID: "v000007", Path: "f.go", LedgerSeq: 9}},
+		{Version: Version{ID: "v000008", Path: "e.go", Absent: true}},
+	} {
+		l, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, l)
+	}
+	lines = append(lines,
+		[]byte(`{"version":"v000001","path":"x","data":"a\"b"}`),   // an escape in the data: whole decode
+		[]byte(`{"version":"v000001","path":"x","data":"","z":1}`), // data not last
+		[]byte(`{"version":"v000001","data":"}`),                   // cut short
+		[]byte(`{"version":"v000001","path":"x","data":"QQ=="}`),
+	)
+	for _, l := range lines {
+		var full, light record
+		errFull := json.Unmarshal(l, &full)
+		errLight := decodeLine(l, &light, &light.Data)
+		if (errFull == nil) != (errLight == nil) {
+			t.Errorf("%s: full decode error %v, light %v", l, errFull, errLight)
+			continue
+		}
+		if errFull == nil && (full.Version != light.Version || full.Kind != light.Kind || string(full.Data) != string(light.Data)) {
+			t.Errorf("%s:\nfull  %+v %s\nlight %+v %s", l, full, full.Data, light, light.Data)
+		}
 	}
 }

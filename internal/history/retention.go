@@ -284,7 +284,7 @@ func indexLines(data []byte) (ls []indexLine, bad int) {
 			continue
 		}
 		l := indexLine{raw: line}
-		if err := json.Unmarshal(line, &l); err != nil {
+		if err := decodeLine(line, &l, &l.Data); err != nil {
 			bad++
 			continue
 		}

@@ -349,7 +349,7 @@ func scanTail(f *statedir.File) (last uint64, good int64, err error) {
 				Kind string `json:"kind"`
 				ID   string `json:"version"`
 			}
-			if err := json.Unmarshal(line, &r); err != nil {
+			if err := decodeLine(line, &r, nil); err != nil {
 				// Without this line we cannot be sure of the highest
 				// sequence number; guessing could reuse an ID.
 				return 0, 0, fmt.Errorf("%w: %s: undecodable line near the end", ErrCorruptIndex, f.Name())
