@@ -82,7 +82,7 @@ func (s *Session) Read(ctx context.Context, p string, opts *ReadOptions) (*ReadR
 	// decoded whole, up to MaxFileSize.
 	if isUTF8Name(o.Encoding) {
 		if b, ok := s.baseline(t.resolved); !ok || b.Encoding == "" {
-			res, err := s.readPart(t, p, &o)
+			res, err := s.readPart(ctx, t, p, &o)
 			if err != errNotPlainText {
 				return res, err
 			}
@@ -148,7 +148,7 @@ func (s *Session) Read(ctx context.Context, p string, opts *ReadOptions) (*ReadR
 // streamLines): the whole file is hashed, only the lines asked for are
 // kept, and files of any size can be read this way. It returns
 // errNotPlainText when the file needs the full decode.
-func (s *Session) readPart(t *target, p string, o *ReadOptions) (*ReadResult, error) {
+func (s *Session) readPart(ctx context.Context, t *target, p string, o *ReadOptions) (*ReadResult, error) {
 	if t.dir == nil {
 		return nil, newError(CodeNotFound, p, "file does not exist", "check the path with list_directory", nil)
 	}
@@ -167,17 +167,21 @@ func (s *Session) readPart(t *target, p string, o *ReadOptions) (*ReadResult, er
 	// A file small enough is kept whole as it streams by, for the session
 	// to show what changed since this read (see remember).
 	var kept *cappedBuffer
-	var r io.Reader = f
+	// A read of a file of many GiB takes seconds: it stops when ctx is done.
+	var r io.Reader = ctxReader{ctx, f}
 	if st.Size <= seenFileMax {
 		kept = keptBuffers.Get().(*cappedBuffer)
 		defer keptBuffers.Put(kept)
 		kept.reset(seenFileMax)
 		kept.buf.Grow(int(st.Size))
-		r = io.TeeReader(f, kept)
+		r = io.TeeReader(r, kept)
 	}
 	sr, err := streamLines(r, o.Offset, o.Limit, readCaps{bytes: o.MaxBytes, line: o.MaxLineBytes, perLine: o.LineCost}, st.Size)
 	if err == errNotPlainText {
 		return nil, err
+	}
+	if err != nil && ctx.Err() != nil {
+		return nil, ctx.Err() // stopped by ctxReader
 	}
 	if err != nil {
 		return nil, ioError(p, err)
@@ -242,4 +246,17 @@ func decode(p string, data []byte, enc string) (*textcodec.Doc, error) {
 		return doc, nil
 	}
 	return nil, codecError(p, err)
+}
+
+// ctxReader reads from r until ctx is done, then fails with ctx's error.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
