@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"debug/buildinfo"
 	"fmt"
 	"io"
 	"net/url"
@@ -25,6 +26,7 @@ type config struct {
 	editguard string // editguard binary
 	node      string // node binary
 	fsServer  string // server-filesystem's dist/index.js
+	goPeer    string // mcp-filesystem-server binary; empty: not measured
 	dir       string // parent of the workspace; empty: a new temp dir
 	n         int    // timed calls per server and cell
 	warmup    int    // untimed calls per server and cell
@@ -41,7 +43,11 @@ const (
 // A server is one MCP server under test and how its tools are called.
 type server struct {
 	name string
-	cs   *mcp.ClientSession
+	// version is the server's version for the report's header line.
+	version string
+	// readTool and editTool name the tools called, for the table.
+	readTool, editTool string
+	cs                 *mcp.ClientSession
 	// read returns the call that reads the whole file named rel.
 	read func(rel string) *mcp.CallToolParams
 	// text extracts the file's text from a read result, and whether the
@@ -49,6 +55,9 @@ type server struct {
 	text func(*mcp.CallToolResult) (string, bool, error)
 	// edit returns the call that replaces old by new in rel.
 	edit func(rel, old, new string) *mcp.CallToolParams
+	// edited, when set, checks an edit's result: a server that reports
+	// success when nothing matched says how many replacements it made.
+	edited func(*mcp.CallToolResult) error
 	// editNeedsRead is set when the server refuses an edit of a file the
 	// session has not read in its current state.
 	editNeedsRead bool
@@ -174,8 +183,16 @@ func benchmark(ctx context.Context, cfg *config, stdout, stderr io.Writer) error
 	}
 	defer sf.cs.Close()
 	servers := []*server{eg, sf}
+	if cfg.goPeer != "" {
+		gp, err := startGoPeer(ctx, client, cfg, ws, parent)
+		if err != nil {
+			return err
+		}
+		defer gp.cs.Close()
+		servers = append(servers, gp)
+	}
 
-	// Both servers must return the whole file, or the read times compare
+	// Every server must return the whole file, or the read times compare
 	// different work.
 	for _, size := range cfg.sizes {
 		c := cell{op: "read", file: fmt.Sprintf("bench-%d.txt", size), size: size}
@@ -196,18 +213,16 @@ func benchmark(ctx context.Context, cfg *config, stdout, stderr io.Writer) error
 	}
 
 	loadBefore := loadAverage()
-	results := make([][2][]time.Duration, len(cells))
+	results := make([][][]time.Duration, len(cells))
 	for i, c := range cells {
 		fmt.Fprintf(stderr, "%s %s: %d warm-up + %d timed calls per server\n", c.op, c.file, cfg.warmup, cfg.n)
 		m := &markerState{on: false}
+		results[i] = make([][]time.Duration, len(servers))
 		for k := 0; k < cfg.warmup+cfg.n; k++ {
-			// Alternate which server goes first, so that neither always
-			// finds the page cache or the CPU in the state the other left.
-			order := []int{0, 1}
-			if k%2 == 1 {
-				order = []int{1, 0}
-			}
-			for _, j := range order {
+			// Rotate which server goes first, so that none always finds
+			// the page cache or the CPU in the state another left.
+			for r := range servers {
+				j := (k + r) % len(servers)
 				d, err := once(ctx, servers[j], c, m)
 				if err != nil {
 					return err
@@ -235,7 +250,7 @@ func benchmark(ctx context.Context, cfg *config, stdout, stderr io.Writer) error
 		return err
 	}
 	load := fmt.Sprintf("1-minute load average %s before, %s after", loadBefore, loadAverage())
-	return writeReport(stdout, cfg, disk, load, cells, results)
+	return writeReport(stdout, cfg, disk, load, servers, cells, results)
 }
 
 // markerState tracks which marker the file holds.
@@ -267,7 +282,10 @@ func once(ctx context.Context, s *server, c cell, m *markerState) (time.Duration
 		}
 		old := m.current()
 		m.on = !m.on
-		_, d, err := s.call(ctx, s.edit(c.file, old, m.current()))
+		res, d, err := s.call(ctx, s.edit(c.file, old, m.current()))
+		if err == nil && s.edited != nil {
+			err = s.edited(res)
+		}
 		return d, err
 	}
 	return 0, fmt.Errorf("unknown operation %q", c.op)
@@ -303,8 +321,10 @@ func startEditguard(ctx context.Context, client *mcp.Client, cfg *config, ws, lo
 		return nil, fmt.Errorf("start editguard: %w", err)
 	}
 	return &server{
-		name: "editguard",
-		cs:   cs,
+		name:     "editguard",
+		readTool: "read_file",
+		editTool: "edit_file",
+		cs:       cs,
 		read: func(rel string) *mcp.CallToolParams {
 			// A limit above the file's line count: the whole file, as
 			// server-filesystem returns it.
@@ -343,8 +363,11 @@ func startFilesystem(ctx context.Context, client *mcp.Client, cfg *config, ws, l
 	}
 	abs := func(rel string) string { return filepath.Join(ws, rel) }
 	return &server{
-		name: "server-filesystem",
-		cs:   cs,
+		name:     "server-filesystem",
+		version:  fsServerVersion(cfg.fsServer),
+		readTool: "read_text_file",
+		editTool: "edit_file",
+		cs:       cs,
 		read: func(rel string) *mcp.CallToolParams {
 			return &mcp.CallToolParams{Name: "read_text_file", Arguments: map[string]any{"path": abs(rel)}}
 		},
@@ -356,6 +379,60 @@ func startFilesystem(ctx context.Context, client *mcp.Client, cfg *config, ws, l
 			}}
 		},
 	}, nil
+}
+
+// startGoPeer starts mcp-filesystem-server, the Go filesystem server of
+// github.com/mark3labs/mcp-filesystem-server, allowed the workspace. It
+// reads a text file whole with read_file and replaces the first occurrence
+// of a string with modify_file (all_occurrences false), which writes the
+// file in place without fsync.
+func startGoPeer(ctx context.Context, client *mcp.Client, cfg *config, ws, logDir string) (*server, error) {
+	cmd := exec.Command(cfg.goPeer, ws)
+	cs, err := connect(ctx, client, cmd, filepath.Join(logDir, "mcp-filesystem-server.log"))
+	if err != nil {
+		return nil, fmt.Errorf("start mcp-filesystem-server (%s): %w", cfg.goPeer, err)
+	}
+	abs := func(rel string) string { return filepath.Join(ws, rel) }
+	return &server{
+		name:     "mcp-filesystem-server",
+		version:  goPeerVersion(cfg.goPeer, cs),
+		readTool: "read_file",
+		editTool: "modify_file",
+		cs:       cs,
+		read: func(rel string) *mcp.CallToolParams {
+			return &mcp.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": abs(rel)}}
+		},
+		// A text file comes back as one text content, its whole text; a
+		// file over its inline limit (5 MiB) as a note and a resource
+		// link, which the whole-file check refuses.
+		text: func(res *mcp.CallToolResult) (string, bool, error) { return resultText(res), false, nil },
+		edit: func(rel, old, new string) *mcp.CallToolParams {
+			return &mcp.CallToolParams{Name: "modify_file", Arguments: map[string]any{
+				"path":            abs(rel),
+				"find":            old,
+				"replace":         new,
+				"all_occurrences": false,
+			}}
+		},
+		edited: func(res *mcp.CallToolResult) error {
+			if t := resultText(res); !strings.Contains(t, "Made 1 replacement(s)") {
+				return fmt.Errorf("mcp-filesystem-server modify_file: %s", t)
+			}
+			return nil
+		},
+	}, nil
+}
+
+// goPeerVersion is the module version recorded in the binary (go install
+// records it), else the version the server announces, else "?".
+func goPeerVersion(path string, cs *mcp.ClientSession) string {
+	if bi, err := buildinfo.ReadFile(path); err == nil && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	if r := cs.InitializeResult(); r != nil && r.ServerInfo != nil && r.ServerInfo.Version != "" && r.ServerInfo.Version != "dev" {
+		return r.ServerInfo.Version
+	}
+	return "?"
 }
 
 // connect starts cmd as a stdio MCP server, its stderr going to logPath.

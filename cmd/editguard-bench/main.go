@@ -9,18 +9,33 @@
 // ratio of server-filesystem's time to editguard's (above 1: editguard is
 // faster).
 //
-// The two servers are measured in alternating calls on the same file, so
-// that drift in the machine's speed affects both alike. Every edit changes
+// The servers are measured in alternating calls on the same file, so
+// that drift in the machine's speed affects them alike. Every edit changes
 // the file (a marker is toggled). editguard refuses to edit a file the
 // session has not seen in its current state, so before each of its edits
 // the benchmark reads the file; that read is not timed, because
-// server-filesystem has no such step. The timed editguard edit includes
+// the other servers have no such step. The timed editguard edit includes
 // what makes it safe: the SHA-256 check under the file's lock, the history
 // snapshot, the fsyncs of the atomic replace and the ledger append.
 //
+// With -go-peer, a third server is measured alongside: the Go filesystem
+// server github.com/mark3labs/mcp-filesystem-server, reading with read_file
+// and editing with modify_file (first occurrence only), which writes the
+// file in place without fsync. It is not a dependency of this module;
+// build it apart and pass the binary:
+//
+//	GOBIN=/tmp/peer go install github.com/mark3labs/mcp-filesystem-server@v0.11.1
+//	editguard-bench -editguard /path/to/editguard -go-peer /tmp/peer/mcp-filesystem-server
+//
+// (Where go install cannot reach the module proxy's version list, which it
+// consults for deprecations, `go mod download` the same version and run
+// go build in the directory it reports.) The table then has a median and
+// a p90 column per server and a ratio of each peer to editguard, and the
+// order of the servers rotates on each call round.
+//
 // Usage:
 //
-//	editguard-bench -editguard /path/to/editguard [-n 200] [-warmup 20]
+//	editguard-bench -editguard /path/to/editguard [-go-peer PATH] [-n 200] [-warmup 20]
 //
 // With EDITGUARD_BENCH_CPUPROFILE=FILE, the editguard server is this
 // program re-executed as one (see profile.go) and writes a CPU profile to
@@ -55,7 +70,7 @@ func main() {
 	}
 }
 
-// run parses the flags, prepares the files, starts both servers and prints
+// run parses the flags, prepares the files, starts the servers and prints
 // the table to stdout. Progress goes to stderr.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("editguard-bench", flag.ContinueOnError)
@@ -64,6 +79,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.editguard, "editguard", "", "path to the editguard binary (required)")
 	fs.StringVar(&cfg.node, "node", "node", "node binary that runs server-filesystem")
 	fs.StringVar(&cfg.fsServer, "fs-server", defaultFSServer, "server-filesystem's entry point (dist/index.js)")
+	fs.StringVar(&cfg.goPeer, "go-peer", "", "`PATH` of a mcp-filesystem-server binary to measure as well (empty: not measured); build it with\nGOBIN=/tmp/peer go install github.com/mark3labs/mcp-filesystem-server@v0.11.1")
 	fs.StringVar(&cfg.dir, "dir", "", "directory for the workspace (default: a new temporary directory)")
 	fs.IntVar(&cfg.n, "n", 200, "timed calls per server and cell")
 	fs.IntVar(&cfg.warmup, "warmup", 20, "untimed calls per server and cell before timing")
@@ -91,7 +107,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if cfg.editguard == "" || fs.NArg() != 0 || cfg.n < 1 || cfg.warmup < 0 {
 		fs.Usage()
-		return errors.New("usage: editguard-bench -editguard PATH [-n N] [-warmup N] [-dir DIR]")
+		return errors.New("usage: editguard-bench -editguard PATH [-go-peer PATH] [-n N] [-warmup N] [-dir DIR]")
 	}
 	stopProfile, err := profileClient()
 	if err != nil {

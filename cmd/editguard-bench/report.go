@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -48,30 +49,76 @@ func fsServerVersion(entry string) string {
 	return pkg.Version
 }
 
-// writeReport prints the markdown table. A ratio is server-filesystem's
-// time divided by editguard's: 2.0x means editguard took half as long.
-func writeReport(w io.Writer, cfg *config, disk, load string, cells []cell, results [][2][]time.Duration) error {
+// writeReport prints the header lines and the markdown table.
+func writeReport(w io.Writer, cfg *config, disk, load string, servers []*server, cells []cell, results [][][]time.Duration) error {
 	fmt.Fprintf(w, "Machine: %s; %s\n", machine(cfg), load)
 	fmt.Fprintf(w, "Disk: %s\n", disk)
-	fmt.Fprintf(w, "server-filesystem %s; %d timed calls per server and cell after %d warm-up calls, alternating servers.\n\n",
-		fsServerVersion(cfg.fsServer), cfg.n, cfg.warmup)
-	fmt.Fprintln(w, "| operation | file | editguard median | server-filesystem median | ratio (median) | editguard p90 | server-filesystem p90 | ratio (p90) |")
-	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|")
+	var peers []string
+	for _, s := range servers[1:] {
+		p := s.name + " " + s.version
+		if s.name == "mcp-filesystem-server" {
+			p += " (modify_file writes in place, without fsync)"
+		}
+		peers = append(peers, p)
+	}
+	order := "alternating servers"
+	if len(servers) > 2 {
+		order = "rotating the servers' order"
+	}
+	fmt.Fprintf(w, "%s; %d timed calls per server and cell after %d warm-up calls, %s.\n\n",
+		strings.Join(peers, ", "), cfg.n, cfg.warmup, order)
+	return writeTable(w, servers, cells, results)
+}
+
+// writeTable prints one row per cell: the median of each server, the
+// ratio of each peer's median to editguard's (servers[0]), then the same
+// for the 90th percentile. A ratio is the peer's time divided by
+// editguard's: 2.0x means editguard took half as long. results[i][j] are
+// the times of servers[j] in cells[i].
+func writeTable(w io.Writer, servers []*server, cells []cell, results [][][]time.Duration) error {
+	peers := servers[1:]
+	ratioName := func(s *server, stat string) string {
+		if len(peers) == 1 {
+			return "ratio (" + stat + ")"
+		}
+		return "ratio " + s.name + " (" + stat + ")"
+	}
+	var head []string
+	for _, stat := range []string{"median", "p90"} {
+		for _, s := range servers {
+			head = append(head, s.name+" "+stat)
+		}
+		for _, s := range peers {
+			head = append(head, ratioName(s, stat))
+		}
+	}
+	fmt.Fprintf(w, "| operation | file | %s |\n", strings.Join(head, " | "))
+	fmt.Fprintf(w, "|---|---|%s\n", strings.Repeat("---:|", len(head)))
+	var reads, edits []string
+	for _, s := range servers {
+		reads = append(reads, s.readTool)
+		edits = append(edits, s.editTool)
+	}
 	for i, c := range cells {
-		eg, sf := results[i][0], results[i][1]
-		egMed, sfMed := percentile(eg, 0.5), percentile(sf, 0.5)
-		eg90, sf90 := percentile(eg, 0.9), percentile(sf, 0.9)
-		op, file := "read (read_file / read_text_file)", sizeName(c.size)
+		op, file := "read ("+strings.Join(reads, " / ")+")", sizeName(c.size)
 		switch c.op {
 		case "edit":
-			op = "edit (edit_file / edit_file)"
+			op = "edit (" + strings.Join(edits, " / ") + ")"
 		case "ping":
 			op, file = "ping (protocol round trip, for reference)", "-"
 		}
-		_, err := fmt.Fprintf(w, "| %s | %s | %s | %s | %.2fx | %s | %s | %.2fx |\n",
-			op, file, ms(egMed), ms(sfMed), float64(sfMed)/float64(egMed),
-			ms(eg90), ms(sf90), float64(sf90)/float64(eg90))
-		if err != nil {
+		row := []string{op, file}
+		for _, p := range []float64{0.5, 0.9} {
+			var ts []time.Duration
+			for j := range servers {
+				ts = append(ts, percentile(results[i][j], p))
+				row = append(row, ms(ts[j]))
+			}
+			for j := 1; j < len(servers); j++ {
+				row = append(row, fmt.Sprintf("%.2fx", float64(ts[j])/float64(ts[0])))
+			}
+		}
+		if _, err := fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | ")); err != nil {
 			return err
 		}
 	}
