@@ -143,7 +143,7 @@ func (d *Dir) ReadFile(name string, maxSize int64) (Stat, []byte, string, error)
 		}
 		return Stat{}, nil, "", &StepError{"open target", err}
 	}
-	f := &fdFile{fd: fd}
+	f := &FD{fd: fd}
 	defer f.Close()
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
@@ -164,59 +164,6 @@ func (d *Dir) ReadFile(name string, maxSize int64) (Stat, []byte, string, error)
 		return s, nil, "", &StepError{"read target", err}
 	}
 	return s, data, sum, nil
-}
-
-// fdFile reads a regular file through its bare descriptor. Files a commit
-// opens only to read and hash are not made *os.File: that costs an fcntl
-// and a poller registration (which a regular file refuses) at every open,
-// and buys nothing for a read. The descriptor may be O_NONBLOCK (so that a
-// FIFO cannot block the open), which changes nothing for a regular file.
-type fdFile struct{ fd int }
-
-func (f *fdFile) Read(b []byte) (int, error) {
-	if len(b) == 0 {
-		return 0, nil
-	}
-	for {
-		n, err := unix.Read(f.fd, b)
-		switch {
-		case err == unix.EINTR:
-			continue
-		case err != nil:
-			return 0, err
-		case n == 0:
-			return 0, io.EOF
-		}
-		return n, nil
-	}
-}
-
-func (f *fdFile) ReadAt(b []byte, off int64) (int, error) {
-	n := 0
-	for n < len(b) {
-		m, err := unix.Pread(f.fd, b[n:], off+int64(n))
-		switch {
-		case err == unix.EINTR:
-			continue
-		case err != nil:
-			return n, err
-		case m == 0:
-			return n, io.EOF
-		}
-		n += m
-	}
-	return n, nil
-}
-
-// Close closes the descriptor once; later calls do nothing, since the
-// number may by then be another file's.
-func (f *fdFile) Close() error {
-	if f.fd < 0 {
-		return nil
-	}
-	fd := f.fd
-	f.fd = -1
-	return unix.Close(fd)
 }
 
 // ErrTooLarge reports a file larger than the limit given to ReadFile.
@@ -550,7 +497,7 @@ func (d *Dir) Replace(name string, data []byte, want string, opts Options) (Resu
 // n bytes, and its fstat taken before they were read, so any write after
 // that shows as another size or mtime.
 type verified struct {
-	f  *fdFile
+	f  *FD
 	st unix.Stat_t
 	n  int64
 }
@@ -562,7 +509,7 @@ func (d *Dir) openHash(name string) (*verified, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	v := &verified{f: &fdFile{fd: fd}}
+	v := &verified{f: &FD{fd: fd}}
 	if err := unix.Fstat(fd, &v.st); err != nil {
 		v.f.Close()
 		return nil, "", err
@@ -633,7 +580,7 @@ func (d *Dir) undone(tmp string, data []byte, park *Dir) error {
 	if err != nil {
 		return &StepError{"open undone temp", err}
 	}
-	f := &fdFile{fd: fd}
+	f := &FD{fd: fd}
 	defer f.Close()
 	s := sha256.Sum256(data)
 	if err := d.takeOff(tmp, hex.EncodeToString(s[:]), park); err != nil {

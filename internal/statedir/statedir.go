@@ -157,11 +157,11 @@ func (d *Dir) OpenFile(name string, flag int, perm os.FileMode) (*os.File, error
 	}
 	// O_NONBLOCK only kept a FIFO from blocking the open; clear it, or
 	// os.NewFile would try to add the file to the poller.
-	if err := clearNonblock(f.fd, flag); err != nil {
+	if err := clearNonblock(f.Fd(), flag); err != nil {
 		f.Close()
 		return nil, &fs.PathError{Op: "fcntl", Path: f.name, Err: err}
 	}
-	return os.NewFile(uintptr(f.fd), f.name), nil
+	return os.NewFile(uintptr(f.Fd()), f.name), nil
 }
 
 // Open opens the regular file name in d as OpenFile does, refusing the same
@@ -187,7 +187,7 @@ func (d *Dir) Open(name string, flag int, perm os.FileMode) (*File, error) {
 		unix.Close(fd)
 		return nil, d.unsafe(name, "file")
 	}
-	return &File{fd: fd, name: d.join(name), size: st.Size, ino: st.Ino}, nil
+	return &File{d: atomicfile.NewFD(fd), name: d.join(name), size: st.Size, ino: st.Ino}, nil
 }
 
 // ReadFile reads the regular file name. A missing file is an error wrapping
