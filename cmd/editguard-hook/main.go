@@ -90,9 +90,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		event = nil // editguard hook reports the unreadable event
 	}
-	sock, dir, sockErr := hookwire.Socket(o.root)
+	sock, dir, real, sockErr := hookwire.Socket(o.root)
 	if sockErr == nil {
-		if r, err := ask(sock, dir, o, event); err == nil {
+		if r, err := ask(sock, dir, real, o, event); err == nil {
 			stdout.Write(r.Stdout)
 			stderr.Write(r.Stderr)
 			return r.Code
@@ -112,9 +112,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return fail(err.Error())
 	}
 	if sockErr == nil && hookwire.MakeDir(dir) == nil {
-		if root, err := hookwire.RealRoot(o.root); err == nil {
-			startServer(prog, root)
-		}
+		startServer(prog, real)
 	}
 	code, err := runEditguard(prog, hookArgs(o, false), event, stdout, stderr)
 	if err != nil {
@@ -166,7 +164,7 @@ func runEditguard(prog string, args []string, event []byte, stdout, stderr io.Wr
 // The socket is driven with plain system calls: the net package would
 // make this program link the C library wherever cgo is on, and start
 // slower.
-func ask(sock, dir string, o *options, event []byte) (*hookwire.Response, error) {
+func ask(sock, dir, root string, o *options, event []byte) (*hookwire.Response, error) {
 	if err := hookwire.CheckDir(dir); err != nil {
 		return nil, err
 	}
@@ -187,10 +185,6 @@ func ask(sock, dir string, o *options, event []byte) (*hookwire.Response, error)
 		return nil, err
 	}
 	var req bytes.Buffer
-	root, err := hookwire.RealRoot(o.root)
-	if err != nil {
-		return nil, err
-	}
 	if err := hookwire.WriteRequest(&req, &hookwire.Request{Root: root, Client: o.client, FailOpen: o.failOpen, Event: event}); err != nil {
 		return nil, err
 	}

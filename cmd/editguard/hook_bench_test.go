@@ -134,7 +134,7 @@ func BenchmarkHook(b *testing.B) {
 	}
 	// The first event starts the hook server; wait for it.
 	run(b, event("PostToolUse", "Read"), hook(fast)...)
-	sock, _, err := hookwire.Socket(ws)
+	sock, _, _, err := hookwire.Socket(ws)
 	if err != nil {
 		b.Fatal(err)
 	}

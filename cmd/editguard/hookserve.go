@@ -30,7 +30,7 @@ const defaultHookIdle = 10 * time.Minute
 // root or its state directory is no longer the one opened. A server already
 // running for the root makes it return at once.
 func serveHooks(ctx context.Context, e *env, idle time.Duration) error {
-	sock, dir, err := hookwire.Socket(e.root)
+	sock, dir, real, err := hookwire.Socket(e.root)
 	if err != nil {
 		return err
 	}
@@ -76,10 +76,6 @@ func serveHooks(ctx context.Context, e *env, idle time.Duration) error {
 	defer ln.Close()
 	os.Chmod(sock, 0o600)
 
-	real, err := hookwire.RealRoot(e.root)
-	if err != nil {
-		return err
-	}
 	srv := &hookServer{ws: ws, root: e.root, real: real, same: same}
 	for {
 		ln.SetDeadline(time.Now().Add(idle))

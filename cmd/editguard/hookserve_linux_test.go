@@ -97,7 +97,7 @@ func fastHook(t *testing.T, bin, root string, event map[string]any, env ...strin
 // pid.
 func waitServer(t *testing.T, root string) int {
 	t.Helper()
-	sock, _, err := hookwire.Socket(root)
+	sock, _, _, err := hookwire.Socket(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +272,7 @@ func TestHookServerIdle(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("an idle server did not stop")
 	}
-	sock, _, _ := hookwire.Socket(root)
+	sock, _, _, _ := hookwire.Socket(root)
 	if _, err := os.Lstat(sock); !os.IsNotExist(err) {
 		t.Fatalf("socket left behind: %v", err)
 	}

@@ -53,12 +53,12 @@ func RealRoot(root string) (string, error) {
 	return filepath.EvalSymlinks(abs)
 }
 
-// Socket returns the socket path of the hook server of root, and the
-// directory that holds it.
-func Socket(root string) (sock, dir string, err error) {
-	real, err := RealRoot(root)
+// Socket returns the socket path of the hook server of root, the directory
+// that holds it, and the root's real path (see RealRoot).
+func Socket(root string) (sock, dir, real string, err error) {
+	real, err = RealRoot(root)
 	if err != nil {
-		return "", "", err
+		return "", "", "", err
 	}
 	h := fnv.New128a()
 	h.Write([]byte(real))
@@ -72,10 +72,10 @@ func Socket(root string) (sock, dir string, err error) {
 		// A socket path must fit in sockaddr_un (108 bytes on Linux,
 		// 104 on BSDs).
 		if len(d)+1+len(name) < 100 {
-			return filepath.Join(d, string(name)), d, nil
+			return filepath.Join(d, string(name)), d, real, nil
 		}
 	}
-	return "", "", errors.New("hookwire: no socket directory with a short enough path")
+	return "", "", "", errors.New("hookwire: no socket directory with a short enough path")
 }
 
 func socketDirs() []string {

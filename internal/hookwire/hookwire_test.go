@@ -55,12 +55,15 @@ func TestSocket(t *testing.T) {
 	if err := os.Symlink(root, link); err != nil {
 		t.Fatal(err)
 	}
-	s1, dir, err := Socket(root)
+	s1, dir, real, err := Socket(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s2, _, _ := Socket(link)
-	s3, _, _ := Socket(t.TempDir())
+	s2, _, real2, _ := Socket(link)
+	s3, _, _, _ := Socket(t.TempDir())
+	if want, _ := filepath.EvalSymlinks(root); real != want || real2 != want {
+		t.Errorf("real roots %q %q, want %q", real, real2, want)
+	}
 	if s1 != s2 || s1 == s3 || filepath.Dir(s1) != dir {
 		t.Fatalf("sockets %q %q %q in %q: one root must give one socket, two roots two", s1, s2, s3, dir)
 	}
