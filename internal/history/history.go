@@ -515,32 +515,24 @@ func (s *Store) Newest(path string, match func(Version) bool) (Version, bool, er
 	if s.index == nil {
 		return Version{}, false, nil
 	}
-	data, err := s.index.ReadFile(indexName(path))
+	f, err := s.index.Open(indexName(path), os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Version{}, false, nil
 	}
 	if err != nil {
 		return Version{}, false, &Error{Op: "newest", Path: path, Err: err}
 	}
-	if i := bytes.LastIndexByte(data, '\n'); i >= 0 {
-		data = data[:i+1] // a torn tail is no line
-	} else {
-		data = nil
-	}
+	defer f.Close()
+	var found Version
+	ok := false
 	ledgerSeq := map[string]uint64{} // annotations met (after their versions)
-	for len(data) > 0 {
-		data = data[:len(data)-1]
-		line := data[bytes.LastIndexByte(data, '\n')+1:]
-		data = data[:len(data)-len(line)]
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
+	_, err = backLines(f, func(line []byte) (bool, error) {
 		var r record
 		if err := decodeLine(line, &r, &r.Data); err != nil {
-			return Version{}, false, &Error{Op: "newest", Path: path, Err: fmt.Errorf("%w: an undecodable line in %s", ErrCorruptIndex, s.index.Join(indexName(path)))}
+			return false, fmt.Errorf("%w: an undecodable line in %s", ErrCorruptIndex, s.index.Join(indexName(path)))
 		}
 		if r.Path != path {
-			continue
+			return false, nil
 		}
 		switch r.Kind {
 		case kindLedgerSeq:
@@ -552,9 +544,17 @@ func (s *Store) Newest(path string, match func(Version) bool) (Version, bool, er
 				r.Version.LedgerSeq = n
 			}
 			if match(r.Version) {
-				return r.Version, true, nil
+				found, ok = r.Version, true
+				return true, nil
 			}
 		}
+		return false, nil
+	})
+	if err != nil {
+		return Version{}, false, &Error{Op: "newest", Path: path, Err: err}
+	}
+	if ok {
+		return found, true, nil
 	}
 	return Version{}, false, nil
 }

@@ -5,7 +5,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -409,5 +411,49 @@ func TestDecodeLine(t *testing.T) {
 		if errFull == nil && (full.Version != light.Version || full.Kind != light.Kind || string(full.Data) != string(light.Data)) {
 			t.Errorf("%s:\nfull  %+v %s\nlight %+v %s", l, full, full.Data, light, light.Data)
 		}
+	}
+}
+
+// TestBackLines: every complete line once, the last first, whatever the
+// lines' lengths against the chunks read; a torn tail is no line.
+func TestBackLines(t *testing.T) {
+	s := openStore(t, nil)
+	var want []string
+	var text strings.Builder
+	for i, n := range []int{10, 0, 20000, 5, 70000, 300000, 3, 16 << 10, 1} {
+		if n == 0 {
+			text.WriteString("\n") // blank: skipped
+			continue
+		}
+		l := fmt.Sprintf("%d:%s", i, strings.Repeat("x", n))
+		want = append([]string{l}, want...)
+		text.WriteString(l + "\n")
+	}
+	good := int64(text.Len())
+	text.WriteString("torn tail without its newline")
+	if err := s.index.WriteFile("t", []byte(text.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := s.index.Open("t", os.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var got []string
+	g, err := backLines(f, func(line []byte) (bool, error) {
+		got = append(got, string(line))
+		return false, nil
+	})
+	if err != nil || g != good {
+		t.Fatalf("backLines = %d, %v; want %d", g, err, good)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %d lines, want %d (or in another order)", len(got), len(want))
+	}
+	// Stopping early.
+	n := 0
+	backLines(f, func([]byte) (bool, error) { n++; return n == 2, nil })
+	if n != 2 {
+		t.Fatalf("fn called %d times after asking to stop at 2", n)
 	}
 }

@@ -310,32 +310,70 @@ func (s *Store) append(path string, line func(last uint64) ([]byte, error), dura
 }
 
 // scanTail reads the end of an index and returns the sequence number of the
-// last version line, the length of the file up to and including its last
-// newline (everything after it is a torn append), as the file was when
-// opened. It reads backwards in growing chunks, so its cost does not grow with the
-// length of the history.
+// last version line, and the length of the file up to and including its
+// last newline (everything after it is a torn append), as the file was when
+// opened.
 func scanTail(f *statedir.File) (last uint64, good int64, err error) {
-	size := f.Size()
+	good, err = backLines(f, func(line []byte) (bool, error) {
+		// Only the kind and the ID: an inline content is not decoded.
+		var r struct {
+			Kind string `json:"kind"`
+			ID   string `json:"version"`
+		}
+		if err := decodeLine(line, &r, nil); err != nil {
+			// Without this line we cannot be sure of the highest
+			// sequence number; guessing could reuse an ID.
+			return false, fmt.Errorf("%w: %s: undecodable line near the end", ErrCorruptIndex, f.Name())
+		}
+		if r.Kind != "" {
+			return false, nil
+		}
+		seq, ok := parseID(r.ID)
+		if !ok {
+			return false, fmt.Errorf("%w: %s: bad version ID %q", ErrCorruptIndex, f.Name(), r.ID)
+		}
+		last = seq
+		return true, nil
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	return last, good, nil
+}
+
+// backLines calls fn with each complete, non-blank line of f (without its
+// newline), the last first, until fn returns true or an error, and returns
+// the length of f up to and including its last newline (everything after
+// it is a torn append), as f was when opened. It reads backwards in growing
+// chunks, so a line near the end costs the same however long the file is.
+func backLines(f *statedir.File, fn func(line []byte) (bool, error)) (good int64, err error) {
+	end := f.Size() // the lines from end on were handed to fn, or are a torn tail
 	good = -1
 	// The first read takes a version with a few KiB inline whole.
 	for chunk := int64(16 << 10); ; chunk *= 4 {
-		off := max(0, size-chunk)
-		buf := make([]byte, size-off)
+		off := max(0, end-chunk)
+		buf := make([]byte, end-off)
 		if _, err := f.ReadAt(buf, off); err != nil && err != io.EOF {
-			return 0, 0, err
-		}
-		nl := bytes.LastIndexByte(buf, '\n')
-		if nl < 0 && off > 0 {
-			continue // no line boundary yet: read more
+			return 0, err
 		}
 		if good < 0 {
+			nl := bytes.LastIndexByte(buf, '\n')
+			if nl < 0 && off > 0 {
+				continue // no line boundary yet: read more
+			}
 			good = off + int64(nl) + 1
+			buf, end = buf[:nl+1], good
 		}
-		lines := buf[:nl+1]
+		start := 0
 		if off > 0 {
 			// The first line of the chunk may start before it.
-			lines = lines[bytes.IndexByte(lines, '\n')+1:]
+			i := bytes.IndexByte(buf, '\n')
+			if i < 0 {
+				continue // one line longer than the chunk: read more
+			}
+			start = i + 1
 		}
+		lines := buf[start:]
 		for len(lines) > 0 {
 			lines = lines[:len(lines)-1] // drop the newline
 			line := lines[bytes.LastIndexByte(lines, '\n')+1:]
@@ -343,29 +381,14 @@ func scanTail(f *statedir.File) (last uint64, good int64, err error) {
 			if len(bytes.TrimSpace(line)) == 0 {
 				continue
 			}
-			// Only the kind and the ID: an inline content is not
-			// decoded.
-			var r struct {
-				Kind string `json:"kind"`
-				ID   string `json:"version"`
+			if done, err := fn(line); done || err != nil {
+				return good, err
 			}
-			if err := decodeLine(line, &r, nil); err != nil {
-				// Without this line we cannot be sure of the highest
-				// sequence number; guessing could reuse an ID.
-				return 0, 0, fmt.Errorf("%w: %s: undecodable line near the end", ErrCorruptIndex, f.Name())
-			}
-			if r.Kind != "" {
-				continue
-			}
-			seq, ok := parseID(r.ID)
-			if !ok {
-				return 0, 0, fmt.Errorf("%w: %s: bad version ID %q", ErrCorruptIndex, f.Name(), r.ID)
-			}
-			return seq, good, nil
 		}
 		if off == 0 {
-			return 0, good, nil
+			return good, nil
 		}
+		end = off + int64(start)
 	}
 }
 
