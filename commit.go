@@ -25,8 +25,10 @@ import (
 //  5. write the new bytes to a temporary file and fsync it;
 //  6. swap it in: exchange and verify what was displaced (or rename, or a
 //     no-replace rename for a new file);
-//  7. fsync the directory, remove the displaced file, append to the ledger;
-//  8. unlock, and update the session's baseline.
+//  7. fsync the directory, remove the displaced file, write the ledger
+//     record;
+//  8. update the session's baseline, unlock, and wait for the ledger
+//     record's fsync.
 //
 // Steps 5-7 are package atomicfile's. Once step 6 has put the new bytes in
 // place, the change is reported as committed whatever fails later: the
@@ -115,13 +117,19 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 		t    *target
 	)
 	defer func() {
-		// The ledger record is appended under the lock, and the lock
-		// released before the directory it is held on is closed.
-		res, err = s.w.finish(a, res, err)
+		// The ledger record is written under the lock, so that the
+		// records of one file are in the order of its changes, and after
+		// the directory's fsync, so that it never reaches the disk before
+		// the change it records. Its fsync is waited for after the lock is
+		// released: commits waiting for the lock do not wait for it too,
+		// and concurrent commits share it. The lock is released before the
+		// directory it is held on is closed.
+		rc := s.w.record(a, res, err)
 		lock.Unlock()
 		if t != nil {
 			t.close()
 		}
+		res, err = rc.wait()
 		if err == nil && !res.DryRun {
 			s.w.afterCommit()
 			s.w.sweepParked(false)

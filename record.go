@@ -33,10 +33,30 @@ func ledgerState(fs FileState) *ledger.FileState {
 	return &ledger.FileState{Exists: fs.Exists, SHA256: fs.SHA256, Size: fs.Size, MtimeMS: fs.MtimeMS}
 }
 
-// finish appends the attempt to the ledger with its outcome. A change whose
-// bytes are in place is reported as committed even if the append fails: the
-// result carries a warning, and the displaced content is in history.
+// finish appends the attempt to the ledger with its outcome and waits for
+// the record to be durable: record, then wait. A change whose bytes are in
+// place is reported as committed even if the append fails: the result
+// carries a warning, and the displaced content is in history.
 func (w *Workspace) finish(a *attempt, res *Result, err error) (*Result, error) {
+	return w.record(a, res, err).wait()
+}
+
+// recorded is an attempt whose ledger record is written but perhaps not yet
+// durable.
+type recorded struct {
+	w    *Workspace
+	rec  *ledger.Record
+	res  *Result
+	err  error
+	p    *ledger.Pending
+	lerr error
+}
+
+// record writes the attempt's ledger record with its outcome. The caller
+// holds the commit lock, so records of one file are in the order of its
+// changes; it releases the lock and then calls wait, so that the fsync is
+// not paid under the lock and is shared with concurrent commits.
+func (w *Workspace) record(a *attempt, res *Result, err error) *recorded {
 	r := &a.rec
 	switch {
 	case err != nil:
@@ -63,11 +83,23 @@ func (w *Workspace) finish(a *attempt, res *Result, err error) (*Result, error) 
 		stored.Diff = "" // the diff follows from history and is often large
 		r.Result, _ = json.Marshal(&stored)
 	}
-	lerr := w.led.Append(r)
-	if lerr == nil && r.HistoryVersion != "" {
+	rc := &recorded{w: w, rec: r, res: res, err: err}
+	rc.p, rc.lerr = w.led.Write(r)
+	return rc
+}
+
+// wait returns the attempt's result once its record is durable, with a
+// warning (for a committed change) or a detail (for a failed one) if the
+// record could not be made so.
+func (rc *recorded) wait() (*Result, error) {
+	res, err, lerr := rc.res, rc.err, rc.lerr
+	if lerr == nil {
+		lerr = rc.p.Wait()
+	}
+	if lerr == nil && rc.rec.HistoryVersion != "" {
 		// Links the version to its ledger record; the ledger is the
 		// authority, so a failure here loses nothing.
-		w.hist.SetLedgerSeq(r.Path, r.HistoryVersion, r.Seq)
+		rc.w.hist.SetLedgerSeq(rc.rec.Path, rc.rec.HistoryVersion, rc.rec.Seq)
 	}
 	if lerr != nil {
 		if err == nil {

@@ -209,7 +209,7 @@ func TestSyscallOrder(t *testing.T) {
 		return c.Name == "fsync" && c.Args[0].Path == tw.root
 	})
 	// The lock is released after the directory fsync (and the ledger
-	// append), by LOCK_UN or by closing its descriptor.
+	// record's write), by LOCK_UN or by closing its descriptor.
 	release := find("release of the directory lock", lock+1, func(c crashsim.Syscall) bool {
 		return c.Args[0].FD == lockFD && c.Args[0].Path == tw.root &&
 			(c.Name == "close" || c.Name == "flock" && strings.Contains(c.Args[1].Text, "LOCK_UN"))
@@ -217,12 +217,18 @@ func TestSyscallOrder(t *testing.T) {
 	if release < dirSync {
 		t.Errorf("lock released (call %d) before the directory fsync (call %d)", release, dirSync)
 	}
-	ledgerSync := find("fsync of the ledger", exchange, func(c crashsim.Syscall) bool {
+	// The ledger record is written under the lock, after the directory
+	// fsync (so it cannot reach the disk before the change it records),
+	// and fsynced after the lock is released, before the call returns.
+	ledgerWrite := find("write of the ledger record", dirSync, func(c crashsim.Syscall) bool {
+		return c.Name == "write" && strings.HasSuffix(c.Args[0].Path, "/ledger.jsonl")
+	})
+	if release < ledgerWrite {
+		t.Errorf("lock released (call %d) before the ledger record was written (call %d)", release, ledgerWrite)
+	}
+	find("fsync of the ledger", ledgerWrite, func(c crashsim.Syscall) bool {
 		return c.Name == "fsync" && strings.HasSuffix(c.Args[0].Path, "/ledger.jsonl")
 	})
-	if release < ledgerSync {
-		t.Errorf("lock released (call %d) before the ledger record was fsynced (call %d)", release, ledgerSync)
-	}
 	// History first: its index is fsynced before the exchange.
 	histSync := find("fsync of the history index", lock, func(c crashsim.Syscall) bool {
 		return c.Name == "fsync" && strings.Contains(c.Args[0].Path, "/history/index/")

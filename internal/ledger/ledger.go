@@ -127,6 +127,10 @@ type Options struct {
 	// LockTimeout bounds the wait for another process's append (0 means
 	// filelock.DefaultTimeout); a longer wait fails with filelock.ErrBusy.
 	LockTimeout time.Duration
+	// AnchorEvery is the shortest time between two moves of the head
+	// anchor during a burst of appends (0 means DefaultAnchorEvery; < 0
+	// moves it after every fsync, before Wait returns).
+	AnchorEvery time.Duration
 }
 
 // Recovery describes a torn final line that was cut from the ledger.
@@ -157,8 +161,30 @@ type Ledger struct {
 	// runs after the commit returns; guarded by commitMu.
 	anchored *anchorSync
 
-	mu        sync.Mutex // guards pending and recovered
-	pending   *batch     // the batch new Appends join; nil if none is open
+	// gen counts the records this Ledger has written; guarded by commitMu.
+	gen uint64
+	// retired are ledger files that loadTail replaced after the name came
+	// to denote another file; the next sync fsyncs and closes them, as
+	// records of this Ledger may be waiting in them. Guarded by commitMu.
+	retired []*statedir.File
+	// foreignEnd is where the bytes end that loadTail last found at the
+	// end of the file without this Ledger having written them (or when the
+	// end was not known). A failed fsync cuts back to syncedEnd only if
+	// that is not before foreignEnd. Guarded by commitMu.
+	foreignEnd int64
+
+	// syncMu serialises fsyncs; it is taken before commitMu, never after.
+	syncMu     sync.Mutex
+	synced     uint64 // writes up to this gen are settled: durable, or in failed
+	syncedEnd  int64  // the file's size as of the last good fsync
+	syncedHead head   // the last record as of the last good fsync
+	// anchorAt is when the head anchor last moved, and anchorTimer the
+	// move that is due, if any; both guarded by syncMu.
+	anchorAt    time.Time
+	anchorTimer *time.Timer
+	failed      []syncFailure // guarded by syncMu
+
+	mu        sync.Mutex // guards recovered
 	recovered *Recovery
 }
 
@@ -172,13 +198,6 @@ type tailState struct {
 	size  int64
 	seq   uint64
 	hash  string
-}
-
-// batch is a group of Appends committed with one write and one fsync.
-type batch struct {
-	recs []*Record
-	errs []error
-	done chan struct{}
 }
 
 // Open opens the ledger name in dir for appending, creating it if needed.
@@ -208,6 +227,7 @@ func Open(dir *statedir.Dir, name string, opts *Options) (*Ledger, error) {
 		l.locks.Close()
 		return nil, err
 	}
+	l.syncedEnd = l.tail.size
 	return l, nil
 }
 
@@ -247,7 +267,8 @@ func (l *Ledger) Recovered() *Recovery {
 // messages.
 func (l *Ledger) Name() string { return l.dir.Join(l.name) }
 
-// Append adds r to the ledger. It sets r.Seq, r.Prev and r.Hash, and r.Time
+// Append adds r to the ledger and waits until it is on stable storage: it
+// is Write followed by Wait. It sets r.Seq, r.Prev and r.Hash, and r.Time
 // to the current time if it is zero (a non-zero Time is kept, in UTC).
 //
 // Append returns only after the record is on stable storage: the ledger is
@@ -255,58 +276,44 @@ func (l *Ledger) Name() string { return l.dir.Join(l.name) }
 // its client after Append, so a record that a power failure could still
 // take away would leave an acknowledged change unaccounted for.
 //
-// Concurrent Appends are serialised; with group commit they may share one
-// write and fsync. On error the record is not in the ledger (Append cuts
-// back whatever part of its write reached the file) and r.Seq, r.Prev and
-// r.Hash are cleared. A ledger that its head anchor shows was cut is not
-// appended to: the error is a *VerifyError with ReasonTruncated.
+// On error the record is not in the ledger, except where Wait says
+// otherwise (a failed fsync after another process appended), and r.Seq,
+// r.Prev and r.Hash are cleared. A ledger that its head anchor shows was
+// cut is not appended to: the error is a *VerifyError with ReasonTruncated.
 func (l *Ledger) Append(r *Record) error {
-	if l.opts.DisableGroupCommit {
-		l.commitMu.Lock()
-		defer l.commitMu.Unlock()
-		return l.commit([]*Record{r})[0]
+	p, err := l.Write(r)
+	if err != nil {
+		return err
 	}
-
-	l.mu.Lock()
-	b := l.pending
-	leader := b == nil
-	if leader {
-		b = &batch{done: make(chan struct{})}
-		l.pending = b
-	}
-	i := len(b.recs)
-	b.recs = append(b.recs, r)
-	l.mu.Unlock()
-
-	if !leader {
-		<-b.done
-		return b.errs[i]
-	}
-	// While the previous batch is being written and fsynced, later Appends
-	// join b. Once this goroutine holds commitMu it seals b and commits it.
-	l.commitMu.Lock()
-	l.mu.Lock()
-	l.pending = nil
-	l.mu.Unlock()
-	b.errs = l.commit(b.recs)
-	l.commitMu.Unlock()
-	close(b.done)
-	return b.errs[0]
+	return p.Wait()
 }
 
-// commit writes recs as consecutive records under the cross-process lock,
-// fsyncs them and moves the head anchor to the last. It returns one error
-// per record. The caller holds commitMu.
-func (l *Ledger) commit(recs []*Record) []error {
-	errs := make([]error, len(recs))
-	fail := func(err error) []error {
-		for i, r := range recs {
-			if errs[i] == nil {
-				errs[i] = err
-				r.Seq, r.Prev, r.Hash = 0, "", ""
-			}
-		}
-		return errs
+// Pending is a record that Write put in the ledger file; Wait makes it
+// durable.
+type Pending struct {
+	l   *Ledger
+	r   *Record
+	gen uint64
+}
+
+// Write adds r to the ledger file with one write, under the cross-process
+// lock, and returns without waiting for it to reach stable storage; the
+// record's place in the chain (r.Seq, r.Prev, r.Hash) is fixed. The caller
+// must call Wait before it reports the record's attempt as done.
+//
+// Splitting the append lets a caller write the record while it holds a
+// lock that orders the records (editguard's commit lock), and wait for the
+// fsync after releasing it, so that commits waiting for the same lock do
+// not also wait for this fsync, and concurrent Waits share one.
+//
+// On error the record is not in the ledger (Write cuts back whatever part
+// of its write reached the file) and r.Seq, r.Prev and r.Hash are cleared.
+func (l *Ledger) Write(r *Record) (*Pending, error) {
+	l.commitMu.Lock()
+	defer l.commitMu.Unlock()
+	fail := func(err error) (*Pending, error) {
+		r.Seq, r.Prev, r.Hash = 0, "", ""
+		return nil, err
 	}
 	if l.closed {
 		return fail(fmt.Errorf("ledger: append to %s: %w", l.Name(), os.ErrClosed))
@@ -319,57 +326,34 @@ func (l *Ledger) commit(recs []*Record) []error {
 	if err := l.loadTail(); err != nil {
 		return fail(err)
 	}
-	hf, slot, cur, err := l.checkHead()
+	// The anchor is only checked here: a ledger cut behind it is not
+	// chained onto. Wait moves it.
+	hf, _, _, err := l.checkHead()
 	if err != nil {
 		return fail(err)
 	}
-	anchorKept := false
-	defer func() {
-		if hf != nil && !anchorKept {
-			hf.Close()
-		}
-	}()
-
-	seq, prev := l.tail.seq, l.tail.hash
-	now := time.Now().UTC()
-	var buf []byte
-	n := 0
-	for i, r := range recs {
-		if r.Time.IsZero() {
-			r.Time = now
-		} else {
-			r.Time = r.Time.Round(0).UTC()
-		}
-		r.Seq, r.Prev = seq+1, prev
-		line, err := seal(r)
-		if err != nil {
-			r.Seq, r.Prev, r.Hash = 0, "", ""
-			errs[i] = fmt.Errorf("ledger: encode record: %w", err)
-			continue
-		}
-		buf = append(buf, line...)
-		seq, prev = r.Seq, r.Hash
-		n++
-	}
-	if n == 0 {
-		return errs
+	if hf != nil {
+		hf.Close()
 	}
 
+	if r.Time.IsZero() {
+		r.Time = time.Now().UTC()
+	} else {
+		r.Time = r.Time.Round(0).UTC()
+	}
+	r.Seq, r.Prev = l.tail.seq+1, l.tail.hash
+	line, err := seal(r)
+	if err != nil {
+		return fail(fmt.Errorf("ledger: encode record: %w", err))
+	}
 	start := l.tail.size
 	err = l.fault("write", l.Name())
 	if err == nil {
-		_, err = l.f.Write(buf)
-	}
-	if err == nil {
-		err = l.fault("fsync", l.Name())
-	}
-	if err == nil {
-		// The fsync is what Append promises: see its doc comment.
-		err = l.f.Sync()
+		_, err = l.f.Write(line)
 	}
 	if err != nil {
-		// Cut back what may have reached the file, so that the records we
-		// report as failed are not in the ledger. If even that fails, the
+		// Cut back what may have reached the file, so that the record we
+		// report as failed is not in the ledger. If even that fails, the
 		// next loadTail sees a size it does not know and re-reads the end.
 		l.tail.valid = false
 		if terr := l.f.Truncate(start); terr == nil {
@@ -377,13 +361,176 @@ func (l *Ledger) commit(recs []*Record) []error {
 		}
 		return fail(fmt.Errorf("ledger: append to %s: %w", l.Name(), err))
 	}
-	l.tail.size = start + int64(len(buf))
-	l.tail.seq, l.tail.hash = seq, prev
-	// The records are committed whatever happens to the anchor: an anchor
-	// that failed to move lags the ledger, which Verify accepts, and the
-	// next commit moves it.
-	anchorKept = l.writeHead(hf, slot, cur, head{seq: seq, hash: prev}) == nil && hf != nil
-	return errs
+	l.tail.size = start + int64(len(line))
+	l.tail.seq, l.tail.hash = r.Seq, r.Hash
+	l.gen++
+	return &Pending{l: l, r: r, gen: l.gen}, nil
+}
+
+// Wait returns once the record is on stable storage. Concurrent Waits share
+// one fsync: each fsync covers every record written before it began.
+//
+// If the fsync fails, the records it covered are cut from the ledger when
+// nothing was appended after them (the error then says the record is not
+// in the ledger, and r.Seq, r.Prev and r.Hash are cleared); otherwise they
+// stay, and the error says their durability is unknown.
+func (p *Pending) Wait() error {
+	l := p.l
+	l.syncMu.Lock()
+	defer l.syncMu.Unlock()
+	for {
+		if p.gen <= l.synced {
+			for _, f := range l.failed {
+				if p.gen >= f.lo && p.gen <= f.hi {
+					if f.cut {
+						p.r.Seq, p.r.Prev, p.r.Hash = 0, "", ""
+					}
+					return f.err
+				}
+			}
+			return nil
+		}
+		l.sync(p.gen)
+	}
+}
+
+// syncFailure is a span of writes whose fsync failed.
+type syncFailure struct {
+	lo, hi uint64 // generations
+	cut    bool   // the records were cut from the file
+	err    error
+}
+
+// sync fsyncs the ledger, covering every record written so far, and moves
+// the head anchor to the last of them. The caller holds syncMu; gen is the
+// write the caller waits for, which DisableGroupCommit makes the last one
+// covered.
+func (l *Ledger) sync(gen uint64) {
+	l.commitMu.Lock()
+	upTo, end, h := l.gen, l.tail.size, head{seq: l.tail.seq, hash: l.tail.hash}
+	if l.opts.DisableGroupCommit {
+		upTo = gen
+	}
+	files := append(l.retired, l.f)
+	l.retired = nil
+	l.commitMu.Unlock()
+
+	err := l.fault("fsync", l.Name())
+	for _, f := range files {
+		if err == nil {
+			// The fsync is what Append promises: see its doc comment.
+			err = f.Sync()
+		}
+	}
+	for _, f := range files[:len(files)-1] {
+		f.Close() // replaced by loadTail; only this sync still needed it
+	}
+	if err == nil {
+		l.synced, l.syncedEnd, l.syncedHead = upTo, end, h
+		l.moveAnchor()
+		return
+	}
+	err = fmt.Errorf("ledger: append to %s: %w", l.Name(), err)
+	l.commitMu.Lock()
+	defer l.commitMu.Unlock()
+	fl := syncFailure{lo: l.synced + 1, hi: upTo, err: err}
+	// The records since the last good fsync are cut back if they are all
+	// this Ledger's and the last in the file, so that records reported as
+	// failed are not in the ledger. The cut covers writes after upTo too:
+	// their Waits fail with this error.
+	if !l.closed && l.foreignEnd <= l.syncedEnd && l.tail.valid {
+		if lk, lerr := l.lock(); lerr == nil {
+			cur, serr := l.dir.Stat(l.name)
+			if serr == nil && cur.Exists && cur.Ino == l.f.Ino() && cur.Size == l.tail.size &&
+				l.f.Truncate(l.syncedEnd) == nil && l.f.Sync() == nil {
+				fl.cut, fl.hi = true, l.gen
+				fl.err = fmt.Errorf("%w (the record was cut from the ledger)", err)
+			}
+			lk.Unlock()
+		}
+	}
+	l.tail.valid = false
+	l.failed = append(l.failed, fl)
+	l.synced = fl.hi
+}
+
+// DefaultAnchorEvery is the default Options.AnchorEvery. Each move of the
+// head anchor costs an fdatasync, so a move per append would add a device
+// flush to every commit; instead the anchor follows a burst of appends at
+// most this far behind, and moves at once after a quiet spell.
+const DefaultAnchorEvery = 20 * time.Millisecond
+
+// moveAnchor moves the head anchor to the last durable record, now if it
+// has not moved for anchorEvery, else once anchorEvery has passed since it
+// last did. The caller holds syncMu.
+func (l *Ledger) moveAnchor() {
+	if l.anchorTimer != nil {
+		return // a move is due; it will take the newest head
+	}
+	every := l.opts.AnchorEvery
+	if every == 0 {
+		every = DefaultAnchorEvery
+	}
+	if wait := every - time.Since(l.anchorAt); wait > 0 {
+		l.anchorTimer = time.AfterFunc(wait, func() {
+			l.syncMu.Lock()
+			defer l.syncMu.Unlock()
+			l.anchorTimer = nil
+			l.moveAnchor()
+		})
+		return
+	}
+	l.anchorAt = time.Now()
+	l.commitMu.Lock()
+	defer l.commitMu.Unlock()
+	if !l.anchor(l.syncedHead, every < 0) && !l.closed {
+		// The last move's fdatasync is still running: try again later.
+		l.anchorTimer = time.AfterFunc(every, func() {
+			l.syncMu.Lock()
+			defer l.syncMu.Unlock()
+			l.anchorTimer = nil
+			l.moveAnchor()
+		})
+	}
+}
+
+// anchor moves the head anchor to h, which is on stable storage, unless
+// another process has moved it further. The caller holds commitMu. Unless
+// wait is set, it returns false without moving the anchor while the
+// fdatasync of its last move is still running. A failure to move it is not
+// an error: Verify accepts a lagging anchor.
+func (l *Ledger) anchor(h head, wait bool) bool {
+	if l.closed || h.seq == 0 {
+		return true
+	}
+	if a := l.anchored; a != nil {
+		if wait {
+			<-a.done
+		}
+		select {
+		case <-a.done:
+		default:
+			return false
+		}
+	}
+	lk, err := l.lock()
+	if err != nil {
+		return true
+	}
+	defer lk.Unlock()
+	if l.loadTail() != nil {
+		return true
+	}
+	hf, slot, cur, err := l.checkHead()
+	if err != nil {
+		return true
+	}
+	if (hf != nil && cur.seq >= h.seq) || l.writeHead(hf, slot, cur, h) != nil || hf == nil {
+		if hf != nil {
+			hf.Close()
+		}
+	}
+	return true
 }
 
 // loadTail brings l.tail up to date with the file. The caller holds the
@@ -404,7 +551,9 @@ func (l *Ledger) loadTail() error {
 		if err != nil {
 			return err
 		}
-		l.f.Close()
+		// A sync may still be needed for records of this Ledger in the
+		// old file: it closes it.
+		l.retired = append(l.retired, l.f)
 		l.f = f
 		l.tail.valid = false
 		size = f.Size()
@@ -443,6 +592,7 @@ func (l *Ledger) loadTail() error {
 		t.seq, t.hash = h.seq, h.hash
 	}
 	l.tail = t
+	l.foreignEnd = end
 	return nil
 }
 
@@ -525,14 +675,26 @@ func lastLine(f io.ReaderAt, size int64) (line []byte, end int64, err error) {
 // Close releases the ledger's file. Appends after Close fail with an error
 // wrapping os.ErrClosed. The directory stays open: it belongs to the caller.
 func (l *Ledger) Close() error {
+	l.syncMu.Lock()
+	defer l.syncMu.Unlock()
 	l.commitMu.Lock()
 	defer l.commitMu.Unlock()
 	if l.closed {
 		return fmt.Errorf("ledger: close %s: %w", l.Name(), os.ErrClosed)
 	}
+	// The anchor catches up with what is durable, had a sync left it
+	// behind.
+	if l.anchorTimer != nil {
+		l.anchorTimer.Stop()
+		l.anchorTimer = nil
+	}
+	l.anchor(l.syncedHead, true)
 	l.closed = true
 	if a := l.anchored; a != nil {
 		<-a.done
+	}
+	for _, f := range l.retired {
+		f.Close()
 	}
 	l.locks.Close()
 	return l.f.Close()

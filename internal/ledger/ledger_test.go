@@ -370,7 +370,7 @@ func TestOpenCorruptLastRecord(t *testing.T) {
 // moved: its anchor then shows records missing.
 func TestAppendAfterReplace(t *testing.T) {
 	lg := newTestLedger(t)
-	l := openTest(t, lg, nil)
+	l := openTest(t, lg, &Options{AnchorEvery: -1})
 	if err := l.Append(testRecord(1)); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"testing"
+	"time"
 )
 
 // writeLedger appends n records through a Ledger and returns the file's
@@ -349,11 +350,11 @@ func TestAppendRefusesCutLedger(t *testing.T) {
 }
 
 // TestAnchorFollowsLedger checks that the anchor names the last record after
-// every commit, and that an anchor one batch behind (a crash between the
+// every commit (with AnchorEvery < 0), and that an anchor one batch behind (a crash between the
 // ledger's fsync and the anchor's write) is accepted by Verify and Append.
 func TestAnchorFollowsLedger(t *testing.T) {
 	lg := newTestLedger(t)
-	l := openTest(t, lg, nil)
+	l := openTest(t, lg, &Options{AnchorEvery: -1})
 	var prev []byte
 	for i := range 3 {
 		r := testRecord(i)
@@ -419,4 +420,65 @@ func openHead(t *testing.T, lg testLedger) (*os.File, string, int64) {
 		t.Fatal(err)
 	}
 	return f, f.Name(), fi.Size()
+}
+
+// TestAnchorFollowsBurst checks that during a burst of appends the anchor
+// moves far less often than once per record, is never ahead of the ledger,
+// catches up once the burst is over, and is current after Close.
+func TestAnchorFollowsBurst(t *testing.T) {
+	lg := newTestLedger(t)
+	l, err := Open(lg.dir, testName, &Options{AnchorEvery: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last *Record
+	moves := 0
+	prev := head{}
+	start := time.Now()
+	for i := range 40 {
+		last = testRecord(i)
+		if err := l.Append(last); err != nil {
+			t.Fatal(err)
+		}
+		h, ok, err := readHead(lg.dir, testName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok && h.seq > last.Seq {
+			t.Fatalf("after record %d the anchor names record %d", last.Seq, h.seq)
+		}
+		if ok && h != prev {
+			moves, prev = moves+1, h
+		}
+	}
+	// The first append anchors at once, and then one move per 200 ms.
+	if max := 2 + int(time.Since(start)/(200*time.Millisecond)); moves > max {
+		t.Errorf("the anchor moved %d times in a burst of 40 appends in %v, want at most %d", moves, time.Since(start), max)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		h, ok, err := readHead(lg.dir, testName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok && h == (head{seq: last.Seq, hash: last.Hash}) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the anchor names %+v 10 s after the burst, want record %d", h, last.Seq)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// Close brings the anchor up to date at once.
+	r := testRecord(40)
+	if err := l.Append(r); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if h, ok, err := readHead(lg.dir, testName); err != nil || !ok || h != (head{seq: r.Seq, hash: r.Hash}) {
+		t.Errorf("after Close the anchor is %+v, %v, %v; want record %d", h, ok, err, r.Seq)
+	}
+	mustVerify(t, lg, 41)
 }
