@@ -131,7 +131,12 @@ func (s *Session) Record(ctx context.Context, p, tool string) (*Result, error) {
 			return nil, err
 		}
 	}
-	defer lock.Unlock()
+	locked := true
+	defer func() {
+		if locked {
+			lock.Unlock()
+		}
+	}()
 	obs, err := s.w.observe(t)
 	if err != nil {
 		return nil, err
@@ -157,5 +162,9 @@ func (s *Session) Record(ctx context.Context, p, tool string) (*Result, error) {
 	if err != nil {
 		res.warn("the session could not record the change as read (%v)", err)
 	}
-	return s.w.finish(a, res, nil)
+	// Written under the lock, fsynced after it, as a commit's record is.
+	rc := s.w.record(a, res, nil)
+	lock.Unlock()
+	locked = false
+	return rc.wait()
 }
