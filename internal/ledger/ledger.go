@@ -16,9 +16,11 @@
 // What the chain cannot show by itself is a cut at a record boundary that
 // removes the last records. So a second file beside the ledger, the head
 // anchor (name + ".head"), holds the seq and hash of the last committed
-// record. It is rewritten after every committed batch, once the batch is on
-// stable storage, so it may lag the ledger (a crash between the two leaves
-// it one batch behind, which is fine) but is never ahead of it. Verify
+// record. It is rewritten once records are on stable storage, so it may lag
+// the ledger but is never ahead of it: during a burst of appends it moves
+// at most every Options.AnchorEvery (each move costs an fdatasync) and
+// catches up after, and a crash between an fsync and the anchor's move
+// leaves it behind, which is fine. Close brings it current. Verify
 // reports ReasonTruncated when the ledger ends before the anchored record,
 // when the ledger is missing or empty but the anchor exists, or when the
 // record at the anchored seq has another hash; Append refuses to chain new
@@ -53,7 +55,10 @@
 // by flock(2) on a sidecar lock file (name + ".lock", never deleted; see
 // package filelock). Under the lock an appender re-reads the end of the
 // file, because another process may have appended since. A record is
-// written with a single write and fsynced before Append returns. A process
+// written with a single write (Write) and then fsynced (Wait; Append is
+// both): a caller can write a record under a lock of its own that orders
+// the records and wait for the fsync after releasing it, and concurrent
+// Waits share one fsync. A process
 // killed mid-append can leave a final line without its newline (a torn
 // tail); it was never acknowledged, and the next Open or Append cuts it
 // under the lock, after copying the torn bytes to the quarantine directory
