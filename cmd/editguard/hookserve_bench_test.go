@@ -28,6 +28,7 @@ func BenchmarkHookServed(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	defer w.Close()
 	evt := func(name, tool string) []byte {
 		ev, _ := json.Marshal(map[string]any{"session_id": "s", "cwd": ws, "hook_event_name": name, "tool_name": tool, "tool_input": map[string]any{"file_path": a, "old_string": "x", "new_string": "y"}})
 		return ev

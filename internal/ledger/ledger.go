@@ -187,7 +187,9 @@ type Ledger struct {
 	// move that is due, if any; both guarded by syncMu.
 	anchorAt    time.Time
 	anchorTimer *time.Timer
-	failed      []syncFailure // guarded by syncMu
+	// anchorStopped is set by Close; guarded by syncMu.
+	anchorStopped bool
+	failed        []syncFailure // guarded by syncMu
 
 	mu        sync.Mutex // guards recovered
 	recovered *Recovery
@@ -469,7 +471,7 @@ const DefaultAnchorEvery = 20 * time.Millisecond
 // has not moved for anchorEvery, else once anchorEvery has passed since it
 // last did. The caller holds syncMu.
 func (l *Ledger) moveAnchor() {
-	if l.anchorTimer != nil {
+	if l.anchorTimer != nil || l.anchorStopped {
 		return // a move is due; it will take the newest head
 	}
 	every := l.opts.AnchorEvery
@@ -523,7 +525,9 @@ func (l *Ledger) anchor(h head, wait bool) bool {
 		return true
 	}
 	defer lk.Unlock()
-	if l.loadTail() != nil {
+	// A ledger moved away is not recreated here: the next Write does
+	// that, and anchors the new file once its records are durable.
+	if st, err := l.dir.Stat(l.name); err != nil || !st.Exists || st.Ino != l.f.Ino() || l.loadTail() != nil {
 		return true
 	}
 	hf, slot, cur, err := l.checkHead()
@@ -689,6 +693,7 @@ func (l *Ledger) Close() error {
 	}
 	// The anchor catches up with what is durable, had a sync left it
 	// behind.
+	l.anchorStopped = true
 	if l.anchorTimer != nil {
 		l.anchorTimer.Stop()
 		l.anchorTimer = nil
