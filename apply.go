@@ -402,9 +402,29 @@ func hunkError(p string, err error) error {
 	return newError(CodeInvalidArgument, p, err.Error(), "", err)
 }
 
-// lockTargets takes the commit locks of every target's directory, each once,
-// in (device, inode) order.
+// lockTargets takes the locks of every target (see commitlock.go) and then
+// the commit locks of every target's directory, each once, in (device,
+// inode) order.
 func (w *Workspace) lockTargets(ctx context.Context, files []*txFile) ([]*filelock.Lock, error) {
+	var paths []string
+	for _, f := range files {
+		paths = append(paths, f.t.resolved)
+	}
+	fileLocks, err := w.lockFiles(ctx, paths...)
+	if err != nil {
+		return nil, err
+	}
+	dirLocks, err := w.lockDirs(ctx, files)
+	if err != nil {
+		unlockAll(fileLocks)
+		return nil, err
+	}
+	return append(fileLocks, dirLocks...), nil
+}
+
+// lockDirs takes the commit locks of every target's directory, each once,
+// in (device, inode) order.
+func (w *Workspace) lockDirs(ctx context.Context, files []*txFile) ([]*filelock.Lock, error) {
 	type dirID struct{ dev, ino uint64 }
 	type dir struct {
 		id dirID
@@ -461,7 +481,7 @@ func (w *Workspace) commitTxFile(f *txFile, session string) error {
 		return ioError(f.t.path, err)
 	}
 	pl := &plan{data: f.data, sum: f.sum, remove: f.remove}
-	ar, err := w.commit(f.t, f.obs, pl, tmp, nil)
+	ar, err := w.commit(context.Background(), f.t, f.obs, pl, tmp, nil, true)
 	if err != nil && ar.Strategy == "" {
 		return err
 	}
@@ -597,7 +617,7 @@ func (w *Workspace) undoFile(t *target, jf journalFile, session string) error {
 	if err != nil {
 		return err
 	}
-	_, err = w.commit(t, obs, pl, tmp, nil)
+	_, err = w.commit(context.Background(), t, obs, pl, tmp, nil, true)
 	return err
 }
 

@@ -18,17 +18,19 @@ import (
 // (write, edit, restore), in the order of its steps:
 //
 //  1. resolve the path inside the root (openTarget);
-//  2. lock the target's parent directory (lock);
+//  2. take the target's file lock (lockFiles; see commitlock.go);
 //  3. read and hash the target under the lock, and check the precondition
 //     or the session's baseline (observe, Session.check);
 //  4. save the bytes about to be displaced to history;
 //  5. write the new bytes to a temporary file and fsync it;
-//  6. swap it in: exchange and verify what was displaced (or rename, or a
-//     no-replace rename for a new file);
-//  7. fsync the directory, remove the displaced file, write the ledger
-//     record;
-//  8. update the session's baseline, unlock, and wait for the ledger
-//     record's fsync.
+//  6. take the commit lock of the directory, check that the name still
+//     holds the file observed, swap the new file in: exchange and verify
+//     what was displaced (or rename, or a no-replace rename for a new
+//     file), and release the commit lock;
+//  7. fsync the directory (shared with concurrent commits), remove the
+//     displaced file, write the ledger record;
+//  8. update the session's baseline, release the file's lock, and wait
+//     for the ledger record's fsync.
 //
 // Steps 5-7 are package atomicfile's. Once step 6 has put the new bytes in
 // place, the change is reported as committed whatever fails later: the
@@ -113,19 +115,18 @@ type plan struct {
 func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error) {
 	a := newAttempt(s, c.tool, c.path, c.args, c.pre)
 	var (
-		lock *filelock.Lock
-		t    *target
+		locks []*filelock.Lock // the file's lock (see commitlock.go)
+		t     *target
 	)
 	defer func() {
-		// The ledger record is written under the lock, so that the
+		// The ledger record is written under the file's lock, so that the
 		// records of one file are in the order of its changes, and after
 		// the directory's fsync, so that it never reaches the disk before
 		// the change it records. Its fsync is waited for after the lock is
 		// released: commits waiting for the lock do not wait for it too,
-		// and concurrent commits share it. The lock is released before the
-		// directory it is held on is closed.
+		// and concurrent commits share it.
 		rc := s.w.record(a, res, err)
-		lock.Unlock()
+		unlockAll(locks)
 		if t != nil {
 			t.close()
 		}
@@ -147,12 +148,10 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 	if err := s.w.checkChangeable(t); err != nil {
 		return nil, err
 	}
-	// 2. Lock. A new file whose directory does not exist yet is locked
-	// once its directory is made (before step 4).
-	if t.dir != nil {
-		if lock, err = s.w.lock(ctx, t); err != nil {
-			return nil, err
-		}
+	// 2. Lock the file; the commit lock of its directory is taken for
+	// the swap alone (6).
+	if locks, err = s.w.lockFiles(ctx, t.resolved); err != nil {
+		return nil, err
 	}
 	// 3. Observe and check.
 	obs, err := s.w.observe(t)
@@ -212,8 +211,8 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 	} else if ap := s.getApprover(); ap != nil {
 		// Ask without holding the lock (a person may take minutes), then
 		// check that the file is still what the person approved a change to.
-		lock.Unlock()
-		lock = nil
+		unlockAll(locks)
+		locks = nil
 		ok, err := ap.Approve(ctx, &Preview{Tool: c.tool, Path: c.path, Diff: res.Diff, Created: res.Created, Deleted: pl.remove})
 		if err != nil {
 			a.rec.Approval = "failed"
@@ -224,22 +223,17 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 			return nil, newError(CodeRejected, c.path, "the change was declined", "ask the user what to change instead", nil)
 		}
 		a.rec.Approval = "accepted"
-		if t.dir != nil {
-			if lock, err = s.w.lock(ctx, t); err != nil {
-				return nil, err
-			}
+		if locks, err = s.w.lockFiles(ctx, t.resolved); err != nil {
+			return nil, err
 		}
 		if err := s.w.unchanged(t, obs, "while the change awaited approval"); err != nil {
 			return nil, err
 		}
 	}
 	if t.dir == nil {
-		// The parent directories are created now, durably, and the new
-		// parent locked; the file must still not exist.
+		// The parent directories are created now, durably; the file must
+		// still not exist.
 		if err := s.w.makeParent(t); err != nil {
-			return nil, err
-		}
-		if lock, err = s.w.lock(ctx, t); err != nil {
 			return nil, err
 		}
 		if err := s.w.unchanged(t, obs, "while its directory was created"); err != nil {
@@ -277,7 +271,7 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 		e.Details["step"] = "sweep temp"
 		return nil, e
 	}
-	ar, err := s.w.commit(t, obs, pl, tmp, historyDurable)
+	ar, err := s.w.commit(ctx, t, obs, pl, tmp, historyDurable, false)
 	if herr := historyDurable(); herr == nil {
 		res.BackupVersion = version.ID
 	} else if err == nil {
@@ -413,17 +407,43 @@ func (w *Workspace) makeParent(t *target) error {
 	return nil
 }
 
-// commit replaces, creates or removes the target. The caller holds the lock
-// and has verified obs. An error with a Strategy in the result happened
-// after the new content was put in place.
-func (w *Workspace) commit(t *target, obs *observation, pl *plan, tmp string, ready func() error) (atomicfile.Result, error) {
+// commit replaces, creates or removes the target. The caller holds the
+// file's lock and has verified obs; ready makes what the change displaces
+// durable. The commit lock of the directory is taken once the new content
+// is durable under its temporary name and ready has returned, and released
+// as soon as the swap is made; the directory fsync after it is shared with
+// concurrent commits in the directory. An error with a Strategy in the
+// result happened after the new content was put in place.
+//
+// A caller that already holds the commit lock (a patch holds those of all
+// its directories throughout) passes held, and ready may then be nil.
+func (w *Workspace) commit(ctx context.Context, t *target, obs *observation, pl *plan, tmp string, ready func() error, held bool) (atomicfile.Result, error) {
 	var (
-		r   atomicfile.Result
-		err error
+		r    atomicfile.Result
+		err  error
+		lock *filelock.Lock
 	)
+	defer func() { lock.Unlock() }()
+	opts := atomicfile.Options{Temp: tmp, Park: w.parks.at, Ready: ready,
+		SyncDir: func() error { return w.dirSyncs.sync(t.dir) }}
+	if !held {
+		opts.Ready = func() error {
+			if err := ready(); err != nil {
+				return err
+			}
+			var err error
+			lock, err = w.swapLock(ctx, t, obs)
+			return err
+		}
+		opts.Swapped = func() {
+			lock.Unlock()
+			lock = nil
+		}
+	}
 	switch {
 	case !obs.stat.Exists:
-		r, err = t.dir.Create(t.base, pl.data, atomicfile.Options{Mode: pl.mode, UID: -1, GID: -1, Temp: tmp, Park: w.parks.at, Ready: ready})
+		opts.Mode, opts.UID, opts.GID = pl.mode, -1, -1
+		r, err = t.dir.Create(t.base, pl.data, opts)
 		if errors.Is(err, atomicfile.ErrExist) {
 			now, _ := w.observe(t)
 			if now == nil {
@@ -432,9 +452,10 @@ func (w *Workspace) commit(t *target, obs *observation, pl *plan, tmp string, re
 			return r, stale(t.path, ReasonCreated, now)
 		}
 	case pl.remove:
-		r, err = t.dir.Remove(t.base, obs.sum, atomicfile.Options{Temp: tmp, Park: w.parks.at, Ready: ready})
+		r, err = t.dir.Remove(t.base, obs.sum, opts)
 	default:
-		r, err = t.dir.Replace(t.base, pl.data, obs.sum, atomicfile.Options{Mode: obs.stat.Mode, UID: obs.stat.UID, GID: obs.stat.GID, Temp: tmp, Park: w.parks.at, Ready: ready})
+		opts.Mode, opts.UID, opts.GID = obs.stat.Mode, obs.stat.UID, obs.stat.GID
+		r, err = t.dir.Replace(t.base, pl.data, obs.sum, opts)
 	}
 	if errors.Is(err, atomicfile.ErrRaced) {
 		now, _ := w.observe(t)
@@ -460,7 +481,9 @@ func (w *Workspace) commit(t *target, obs *observation, pl *plan, tmp string, re
 	return r, nil
 }
 
-// lock takes the commit lock of t: an flock on its parent directory. The
+// lock takes the commit lock of t: an flock on its parent directory. A
+// single-file commit holds it around its swap alone (swapLock); moves and
+// patches hold it throughout. The
 // lock's identity is the directory itself, not a name in some workspace's
 // state, so every editguard process changing a file in that directory
 // excludes every other, whichever root it opened: nested workspaces (a

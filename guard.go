@@ -74,10 +74,8 @@ func (s *Session) Guard(ctx context.Context, p, tool string, opts *GuardOptions)
 	if err := s.w.checkChangeable(t); err != nil {
 		return nil, err
 	}
-	if t.dir != nil {
-		if lock, err = s.w.lock(ctx, t); err != nil {
-			return nil, err
-		}
+	if lock, err = s.w.lockFile(ctx, t); err != nil {
+		return nil, err
 	}
 	obs, err := s.w.observe(t)
 	if err != nil {
@@ -125,11 +123,9 @@ func (s *Session) Record(ctx context.Context, p, tool string) (*Result, error) {
 	if !found {
 		return nil, newError(CodeNotRead, p, "no check of this file by the session was found before the change", "", errors.New("no guard version"))
 	}
-	var lock *filelock.Lock
-	if t.dir != nil {
-		if lock, err = s.w.lock(ctx, t); err != nil {
-			return nil, err
-		}
+	lock, err := s.w.lockFile(ctx, t)
+	if err != nil {
+		return nil, err
 	}
 	locked := true
 	defer func() {

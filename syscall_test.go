@@ -159,17 +159,17 @@ func TestSyscallOrder(t *testing.T) {
 		return ""
 	}
 
-	// The commit lock, on the target's directory, is taken before the
-	// target is read.
-	lock := find("flock(LOCK_EX) of the target's directory", 0, func(c crashsim.Syscall) bool {
-		return c.Name == "flock" && c.Args[0].Path == tw.root && strings.Contains(c.Args[1].Text, "LOCK_EX")
+	// The file's lock, a lock file in the state directory, is taken before
+	// the target is read.
+	fileLock := find("flock(LOCK_EX) of the file's lock", 0, func(c crashsim.Syscall) bool {
+		return c.Name == "flock" && strings.Contains(c.Args[0].Path, "/.editguard/locks/file-") && strings.Contains(c.Args[1].Text, "LOCK_EX")
 	})
-	lockFD := calls[lock].Args[0].FD
+	fileLockFD := calls[fileLock].Args[0].FD
 	read := find("open of the target for reading", 0, func(c crashsim.Syscall) bool {
 		return c.Name == "openat" && c.Path == target && strings.Contains(c.Args[2].Text, "O_RDONLY")
 	})
-	if read < lock {
-		t.Errorf("target opened for reading (call %d) before the lock was taken (call %d)", read, lock)
+	if read < fileLock {
+		t.Errorf("target opened for reading (call %d) before the file's lock was taken (call %d)", read, fileLock)
 	}
 	// Never truncated in place.
 	for i, c := range calls {
@@ -179,7 +179,7 @@ func TestSyscallOrder(t *testing.T) {
 	}
 	// The temporary file: O_EXCL, through the directory's descriptor.
 	isTemp := regexp.MustCompile(`^\.a\.txt\.[0-9a-f]{16}\.egtmp$`).MatchString
-	create := find("creation of the temporary file", lock, func(c crashsim.Syscall) bool {
+	create := find("creation of the temporary file", fileLock, func(c crashsim.Syscall) bool {
 		return c.Name == "openat" && isTemp(str(c, 1)) && strings.Contains(c.Args[2].Text, "O_CREAT")
 	})
 	cc := calls[create]
@@ -192,50 +192,61 @@ func TestSyscallOrder(t *testing.T) {
 		t.Errorf("temporary file opened relative to %q (fd %d), want the target's directory descriptor", cc.Args[0].Path, cc.Args[0].FD)
 	}
 	dirFD, tempFD := cc.Args[0].FD, int(cc.Ret)
-	// Its data is fsynced before the exchange, the directory after it.
+	// Its data is fsynced, and the history index too, before the commit
+	// lock on the directory is taken for the swap.
 	sync := find("fsync of the temporary file", create, func(c crashsim.Syscall) bool {
 		return (c.Name == "fsync" || c.Name == "fdatasync") && c.Args[0].FD == tempFD && c.Args[0].Path == temp
 	})
+	histSync := find("fsync of the history index", fileLock, func(c crashsim.Syscall) bool {
+		return c.Name == "fsync" && strings.Contains(c.Args[0].Path, "/history/index/")
+	})
+	lock := find("flock(LOCK_EX) of the target's directory", 0, func(c crashsim.Syscall) bool {
+		return c.Name == "flock" && c.Args[0].Path == tw.root && strings.Contains(c.Args[1].Text, "LOCK_EX")
+	})
+	lockFD := calls[lock].Args[0].FD
+	if lock < sync || lock < histSync {
+		t.Errorf("commit lock taken (call %d) before the temporary file (call %d) and the history index (call %d) were fsynced", lock, sync, histSync)
+	}
+	// Under it, the name is checked to still hold the file observed (an
+	// lstat, which is not traced), and the exchange made.
 	exchange := find("renameat2(RENAME_EXCHANGE) of the temporary file and the target", create, func(c crashsim.Syscall) bool {
 		return c.Name == "renameat2" && str(c, 1) == tempName && str(c, 3) == "a.txt" && strings.Contains(c.Args[4].Text, "RENAME_EXCHANGE")
 	})
-	if sync > exchange {
-		t.Errorf("temporary file fsynced (call %d) after the exchange (call %d)", sync, exchange)
+	if exchange < lock {
+		t.Errorf("exchange (call %d) before the commit lock was taken (call %d)", exchange, lock)
 	}
 	if c := calls[exchange]; c.Args[0].FD != dirFD || c.Args[2].FD != dirFD {
 		t.Errorf("exchange through descriptors %d and %d, want the directory's %d", c.Args[0].FD, c.Args[2].FD, dirFD)
 	}
-	dirSync := find("fsync of the directory after the exchange", exchange, func(c crashsim.Syscall) bool {
-		return c.Name == "fsync" && c.Args[0].Path == tw.root
-	})
-	// The lock is released after the directory fsync (and the ledger
-	// record's write), by LOCK_UN or by closing its descriptor.
+	// The commit lock is released once the exchange is made (and the
+	// displaced file verified), before the directory fsync, by LOCK_UN or
+	// by closing its descriptor.
 	release := find("release of the directory lock", lock+1, func(c crashsim.Syscall) bool {
 		return c.Args[0].FD == lockFD && c.Args[0].Path == tw.root &&
 			(c.Name == "close" || c.Name == "flock" && strings.Contains(c.Args[1].Text, "LOCK_UN"))
 	})
-	if release < dirSync {
-		t.Errorf("lock released (call %d) before the directory fsync (call %d)", release, dirSync)
+	if release < exchange {
+		t.Errorf("commit lock released (call %d) before the exchange (call %d)", release, exchange)
 	}
-	// The ledger record is written under the lock, after the directory
-	// fsync (so it cannot reach the disk before the change it records),
-	// and fsynced after the lock is released, before the call returns.
+	dirSync := find("fsync of the directory after the exchange", exchange, func(c crashsim.Syscall) bool {
+		return c.Name == "fsync" && c.Args[0].Path == tw.root
+	})
+	// The ledger record is written under the file's lock, after the
+	// directory fsync (so it cannot reach the disk before the change it
+	// records), and fsynced after the file's lock is released, before the
+	// call returns.
 	ledgerWrite := find("write of the ledger record", dirSync, func(c crashsim.Syscall) bool {
 		return c.Name == "write" && strings.HasSuffix(c.Args[0].Path, "/ledger.jsonl")
 	})
-	if release < ledgerWrite {
-		t.Errorf("lock released (call %d) before the ledger record was written (call %d)", release, ledgerWrite)
+	fileRelease := find("release of the file's lock", fileLock+1, func(c crashsim.Syscall) bool {
+		return c.Args[0].FD == fileLockFD && (c.Name == "close" || c.Name == "flock" && strings.Contains(c.Args[1].Text, "LOCK_UN"))
+	})
+	if fileRelease < ledgerWrite {
+		t.Errorf("file's lock released (call %d) before the ledger record was written (call %d)", fileRelease, ledgerWrite)
 	}
 	find("fsync of the ledger", ledgerWrite, func(c crashsim.Syscall) bool {
 		return c.Name == "fsync" && strings.HasSuffix(c.Args[0].Path, "/ledger.jsonl")
 	})
-	// History first: its index is fsynced before the exchange.
-	histSync := find("fsync of the history index", lock, func(c crashsim.Syscall) bool {
-		return c.Name == "fsync" && strings.Contains(c.Args[0].Path, "/history/index/")
-	})
-	if histSync > exchange {
-		t.Errorf("history index fsynced (call %d) after the exchange (call %d)", histSync, exchange)
-	}
 }
 
 func dumpCalls(calls []crashsim.Syscall) string {

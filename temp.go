@@ -19,8 +19,10 @@ import (
 // Its name is fixed per workspace and target, ".NAME.<tag>.egtmp", where tag
 // is an HMAC of NAME under a key kept in the state directory
 // (.editguard/key). Two writers can never need the same temporary name at
-// once, because a commit holds the lock on the target's directory, which
-// every editguard process shares. So a file of that name found under the
+// once, because a commit holds the target's file lock (see commitlock.go),
+// which every process of this workspace shares, from before it writes the
+// temporary file until it has removed what the swap left there; only this
+// workspace can compute the name. So a file of that name found under the
 // lock was left by a writer of this workspace that died mid-commit: it is
 // provably ours (no one else can compute the name) and provably dead (its
 // writer would hold the lock). The next commit to the target finds it in one
@@ -61,7 +63,7 @@ func (w *Workspace) tempName(name string) string {
 	return "." + name + "." + tag + ".egtmp"
 }
 
-// sweepTemp prepares t's temporary name under the commit lock: a file left
+// sweepTemp prepares t's temporary name under the file's lock: a file left
 // there by a writer that died is kept in history (unless history already
 // holds its bytes) and removed. It returns the name to use; an entry there
 // that is not a regular file is not ours, is left alone, and a random name

@@ -76,6 +76,11 @@ type Workspace struct {
 	histDir    *statedir.Dir // .editguard/history
 	hist       *history.Store
 	led        *ledger.Ledger
+	// fileLocksDir holds the file locks, kept open in fileLocks, and
+	// dirSyncs shares directory fsyncs (see commitlock.go).
+	fileLocksDir *statedir.Dir
+	fileLocks    *statedir.Locks
+	dirSyncs     dirSyncs
 
 	pruning   sync.Mutex // held by the one background Prune at a time
 	prunes    sync.WaitGroup
@@ -174,6 +179,9 @@ func (w *Workspace) openState() error {
 	if w.sessions, err = w.state.Sub("sessions", true); err != nil {
 		return fail("open sessions", err)
 	}
+	if err := w.openFileLocks(); err != nil {
+		return fail("open locks", err)
+	}
 	if w.histDir, err = w.state.Sub("history", true); err != nil {
 		return fail("open history", err)
 	}
@@ -209,6 +217,7 @@ func (w *Workspace) closeFiles() error {
 	if w.hist != nil {
 		keep(w.hist.Close())
 	}
+	keep(w.closeFileLocks())
 	for _, d := range []*statedir.Dir{w.histDir, w.sessions, w.state} {
 		if d != nil {
 			keep(d.Close())

@@ -238,12 +238,37 @@ type Options struct {
 	// operation as it is, with nothing changed and the temporary file
 	// removed.
 	Ready func() error
+	// Swapped, if set, is called as soon as the name holds the new file
+	// (Replace, Create) or no longer holds the removed one (Remove), and
+	// before the directory fsync: a lock that only the swap needs can be
+	// released there. It is not called when the swap fails or is undone.
+	Swapped func()
+	// SyncDir, if set, replaces the directory fsync after the swap (Dir.Sync)
+	// with one the caller shares among concurrent changes of the directory;
+	// it must return only once every entry change made before it was called
+	// is durable.
+	SyncDir func() error
 	// Volatile (Put only) skips the fsyncs of the file and of the
 	// directory, for state whose loss in a power cut is harmless: after
 	// one, the name may hold the old content, the new, or an empty or
 	// partial file, and the caller must read any of those safely. A
 	// process crash loses nothing.
 	Volatile bool
+}
+
+// swapped calls opts.Swapped, if set.
+func (o *Options) swapped() {
+	if o.Swapped != nil {
+		o.Swapped()
+	}
+}
+
+// syncDir makes d's entries durable, through opts.SyncDir if set.
+func (d *Dir) syncAfterSwap(o *Options) error {
+	if o.SyncDir != nil {
+		return o.SyncDir()
+	}
+	return d.syncDir()
 }
 
 // ready calls opts.Ready, if set.
@@ -471,8 +496,9 @@ func (d *Dir) Replace(name string, data []byte, want string, opts Options) (Resu
 	if err != nil {
 		return Result{}, err
 	}
+	opts.swapped()
 	r := Result{Strategy: strategy}
-	if err := d.syncDir(); err != nil {
+	if err := d.syncAfterSwap(&opts); err != nil {
 		// The new content is in place but its durability is unknown. The
 		// displaced file stays under its temporary name: it is not ours to
 		// remove until the swap is known durable.
@@ -633,7 +659,8 @@ func (d *Dir) Create(name string, data []byte, opts Options) (Result, error) {
 		}
 		return Result{}, &StepError{"rename", err}
 	}
-	if err := d.syncDir(); err != nil {
+	opts.swapped()
+	if err := d.syncAfterSwap(&opts); err != nil {
 		return Result{Strategy: Create}, err
 	}
 	st, err := d.statName(name)
@@ -675,11 +702,12 @@ func (d *Dir) Remove(name string, want string, opts Options) (Result, error) {
 		}
 		return Result{}, ErrRaced
 	}
+	opts.swapped()
 	displaced, err := d.removeVerified(tmp, v, want, opts.Park)
 	if err != nil {
 		return Result{}, err
 	}
-	if err := d.syncDir(); err != nil {
+	if err := d.syncAfterSwap(&opts); err != nil {
 		return Result{Strategy: Delete, Displaced: displaced}, err
 	}
 	return Result{Strategy: Delete, Displaced: displaced}, nil
