@@ -154,7 +154,7 @@ func ioError(p string, err error) *Error {
 		e = newError(CodePermission, p, "permission denied: the file belongs to another user, and a replacement would take it over",
 			"ask the file's owner to make the change, or leave the file as it is", err)
 	case errors.Is(err, filelock.ErrBusy):
-		e = newError(CodeBusy, p, "another commit to this directory held its lock too long: "+err.Error(),
+		e = newError(CodeBusy, p, "another commit to this file or its directory held a lock too long: "+err.Error(),
 			"retry shortly; if it persists, look for a stopped editguard process", err)
 	default:
 		e = newError(CodeIO, p, err.Error(), "", err)
