@@ -105,7 +105,7 @@ func (s *Session) ApplyPatch(ctx context.Context, text string, opts *PatchOption
 		}
 		if err == nil && !res.DryRun {
 			s.w.afterCommit()
-			s.w.sweepParked(false)
+			s.w.sweepParkedSoon()
 		}
 	}()
 	if perr != nil {

@@ -133,7 +133,7 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 		res, err = rc.wait()
 		if err == nil && !res.DryRun {
 			s.w.afterCommit()
-			s.w.sweepParked(false)
+			s.w.sweepParkedSoon()
 		}
 	}()
 	if err := ctx.Err(); err != nil {

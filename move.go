@@ -72,7 +72,7 @@ func (s *Session) Move(ctx context.Context, src, dst string, opts *MoveOptions) 
 		}
 		if err == nil && !res.DryRun {
 			s.w.afterCommit()
-			s.w.sweepParked(false)
+			s.w.sweepParkedSoon()
 		}
 	}()
 	if err := ctx.Err(); err != nil {

@@ -58,6 +58,33 @@ func (w *Workspace) sweepParked(all bool) error {
 		return nil // another goroutine is sweeping
 	}
 	defer p.mu.Unlock()
+	return w.sweepParkedLocked(all)
+}
+
+// sweepParkedSoon starts a sweep of the parked files in the background if
+// one is due, so that the commit after which it is due does not wait for
+// it: under load, hundreds of files are parked between two sweeps. Close
+// waits for it.
+func (w *Workspace) sweepParkedSoon() {
+	p := w.parks
+	if !p.mu.TryLock() {
+		return // another goroutine is sweeping
+	}
+	if time.Since(p.lastSweep) < parkGrace {
+		p.mu.Unlock()
+		return
+	}
+	w.prunes.Add(1)
+	go func() {
+		defer w.prunes.Done()
+		defer p.mu.Unlock()
+		w.sweepParkedLocked(false)
+	}()
+}
+
+// sweepParkedLocked is sweepParked with the sweep's mutex held.
+func (w *Workspace) sweepParkedLocked(all bool) error {
+	p := w.parks
 	now := time.Now()
 	if !all && now.Sub(p.lastSweep) < parkGrace {
 		return nil

@@ -82,8 +82,8 @@ type Workspace struct {
 	fileLocks    *statedir.Locks
 	dirSyncs     dirSyncs
 
-	pruning   sync.Mutex // held by the one background Prune at a time
-	prunes    sync.WaitGroup
+	pruning   sync.Mutex     // held by the one background Prune at a time
+	prunes    sync.WaitGroup // background Prunes and sweeps of parked files
 	recovered *ledger.Recovery
 	// rolledBack lists the patch transactions Open rolled back, and
 	// txProblems those it could not.
