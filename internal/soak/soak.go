@@ -3,8 +3,8 @@
 // and the history, that no guarantee of DESIGN §1 was broken.
 //
 // A run has four kinds of writer, all appending unique marker lines to the
-// same few files by replacing the file's last line "END" with
-// "<marker>\nEND":
+// same few files by replacing the file's last line "END." with
+// "<marker>\nEND.":
 //
 //   - CLI workers: each loops "editguard read --json", then "editguard edit",
 //     every call a fresh editguard process with a persistent --session of its
@@ -220,7 +220,9 @@ func (fs fileSet) all() []string {
 // header is the first line of every file; END its last.
 func header(name string) string { return "soak file " + name }
 
-const endLine = "END"
+// endLine is "END." rather than "END": markers carry session names, which
+// may contain "END" (mcp-4DQENDVF), and the edit's anchor must occur once.
+const endLine = "END."
 
 // complete reports whether content is a whole file: it ends with the END line.
 func complete(content string) bool {
@@ -231,7 +233,7 @@ func complete(content string) bool {
 type guardedClient interface {
 	// read returns the file's text, or a structured refusal, or fails.
 	read(ctx context.Context, file string) (string, *toolError, error)
-	// appendMarker replaces "END" by marker and "END".
+	// appendMarker replaces "END." by marker and "END.".
 	appendMarker(ctx context.Context, file, marker string) (*toolError, error)
 	close() error
 }
