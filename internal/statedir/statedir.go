@@ -26,6 +26,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/editguard/editguard/internal/atomicfile"
 	"github.com/editguard/editguard/internal/filelock"
@@ -341,7 +342,59 @@ func (d *Dir) ReadDir() ([]fs.DirEntry, error) {
 	}
 	f := os.NewFile(uintptr(fd), d.name)
 	defer f.Close()
-	return f.ReadDir(-1)
+	ents, err := f.ReadDir(-1)
+	for i, e := range ents {
+		ents[i] = dirEntry{e, d}
+	}
+	return ents, err
+}
+
+// dirEntry is an entry of a Dir whose Info is an lstat through the Dir's
+// descriptor. An os.File's entries lstat the file's name joined with the
+// entry's, and a Dir's file is named for messages, relative to the
+// workspace root: that lstat would resolve against the working directory.
+type dirEntry struct {
+	fs.DirEntry
+	d *Dir
+}
+
+func (e dirEntry) Info() (fs.FileInfo, error) {
+	var st unix.Stat_t
+	if err := unix.Fstatat(int(e.d.f.Fd()), e.Name(), &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return nil, &fs.PathError{Op: "lstat", Path: e.d.join(e.Name()), Err: err}
+	}
+	return &fileInfo{name: e.Name(), st: st}, nil
+}
+
+// fileInfo is the fs.FileInfo of an lstat.
+type fileInfo struct {
+	name string
+	st   unix.Stat_t
+}
+
+func (fi *fileInfo) Name() string       { return fi.name }
+func (fi *fileInfo) Size() int64        { return fi.st.Size }
+func (fi *fileInfo) IsDir() bool        { return fi.Mode().IsDir() }
+func (fi *fileInfo) Sys() any           { return &fi.st }
+func (fi *fileInfo) ModTime() time.Time { return time.Unix(fi.st.Mtim.Unix()) }
+
+func (fi *fileInfo) Mode() fs.FileMode {
+	m := fs.FileMode(fi.st.Mode & 0o777)
+	switch fi.st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		m |= fs.ModeDir
+	case unix.S_IFLNK:
+		m |= fs.ModeSymlink
+	case unix.S_IFIFO:
+		m |= fs.ModeNamedPipe
+	case unix.S_IFSOCK:
+		m |= fs.ModeSocket
+	case unix.S_IFCHR:
+		m |= fs.ModeDevice | fs.ModeCharDevice
+	case unix.S_IFBLK:
+		m |= fs.ModeDevice
+	}
+	return m
 }
 
 // Join returns the path of name in d relative to the workspace root, for

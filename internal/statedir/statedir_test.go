@@ -233,3 +233,46 @@ func TestFiles(t *testing.T) {
 		t.Errorf("file = %q, want %q", got, "Jello!")
 	}
 }
+
+// TestReadDirInfoThroughDescriptor checks that an entry's Info describes
+// the file in the state directory, not a file of the same relative name
+// under the working directory, which is where an os.File named for
+// messages (".editguard/...") would look.
+func TestReadDirInfoThroughDescriptor(t *testing.T) {
+	_, d, _ := setup(t)
+	sub, err := d.Sub("sub", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	f, err := sub.Open("f", os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("12345"))
+	f.Close()
+	// A decoy of the same relative name where the process runs.
+	cwd := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(cwd, ".editguard", "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cwd, ".editguard", "sub", "f"), make([]byte, 100), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(cwd)
+	ents, err := sub.ReadDir()
+	if err != nil || len(ents) != 1 {
+		t.Fatalf("ReadDir() = %v, %v; want one entry", ents, err)
+	}
+	info, err := ents[0].Info()
+	if err != nil {
+		t.Fatalf("Info() error: %v", err)
+	}
+	if info.Name() != "f" || info.Size() != 5 || !info.Mode().IsRegular() || info.Mode().Perm() != 0o600 || info.ModTime().IsZero() {
+		t.Errorf("Info() = {%s %d %v %v}, want {f 5 -rw------- a time}", info.Name(), info.Size(), info.Mode(), info.ModTime())
+	}
+	t.Chdir(t.TempDir())
+	if _, err := ents[0].Info(); err != nil {
+		t.Errorf("Info() with nothing of that name under the working directory: %v", err)
+	}
+}
