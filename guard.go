@@ -127,12 +127,7 @@ func (s *Session) Record(ctx context.Context, p, tool string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	locked := true
-	defer func() {
-		if locked {
-			lock.Unlock()
-		}
-	}()
+	defer lock.Unlock() // a no-op once released below
 	obs, err := s.w.observe(t)
 	if err != nil {
 		return nil, err
@@ -161,6 +156,5 @@ func (s *Session) Record(ctx context.Context, p, tool string) (*Result, error) {
 	// Written under the lock, fsynced after it, as a commit's record is.
 	rc := s.w.record(a, res, nil)
 	lock.Unlock()
-	locked = false
 	return rc.wait()
 }

@@ -479,26 +479,26 @@ func (l *Ledger) moveAnchor() {
 		every = DefaultAnchorEvery
 	}
 	if wait := every - time.Since(l.anchorAt); wait > 0 {
-		l.anchorTimer = time.AfterFunc(wait, func() {
-			l.syncMu.Lock()
-			defer l.syncMu.Unlock()
-			l.anchorTimer = nil
-			l.moveAnchor()
-		})
+		l.moveAnchorIn(wait)
 		return
 	}
 	l.anchorAt = time.Now()
 	l.commitMu.Lock()
 	defer l.commitMu.Unlock()
 	if !l.anchor(l.syncedHead, every < 0) && !l.closed {
-		// The last move's fdatasync is still running: try again later.
-		l.anchorTimer = time.AfterFunc(every, func() {
-			l.syncMu.Lock()
-			defer l.syncMu.Unlock()
-			l.anchorTimer = nil
-			l.moveAnchor()
-		})
+		l.moveAnchorIn(every) // the last move's fdatasync is still running
 	}
+}
+
+// moveAnchorIn arranges for moveAnchor to run after d. The caller holds
+// syncMu.
+func (l *Ledger) moveAnchorIn(d time.Duration) {
+	l.anchorTimer = time.AfterFunc(d, func() {
+		l.syncMu.Lock()
+		defer l.syncMu.Unlock()
+		l.anchorTimer = nil
+		l.moveAnchor()
+	})
 }
 
 // anchor moves the head anchor to h, which is on stable storage, unless
