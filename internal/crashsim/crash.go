@@ -3,6 +3,7 @@ package crashsim
 import (
 	"crypto/sha256"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 )
@@ -32,116 +33,176 @@ type State struct {
 //     of the directories.
 //
 // It stops at the first error visit returns. States are deduplicated by
-// their content.
+// their content. The number of combinations is the product, over the
+// directories and files with unsynced operations, of the ways each may
+// persist; SampleStates draws from them when that is too many to visit.
 func CrashStates(initial *FS, ops []Op, visit func(State) error) (int, error) {
-	seen := map[[32]byte]bool{}
-	n := 0
+	e := enumerator{initial: initial, visit: visit, seen: map[[32]byte]bool{}}
 	for k := 0; k <= len(ops); k++ {
-		issued := ops[:k]
-		// Pending (unsynced) operations, grouped by directory or inode,
-		// in order.
-		type group struct {
-			idx []int
-		}
-		lastDirSync, lastFileSync := map[string]int{}, map[int]int{}
-		for i, o := range issued {
-			switch o.Kind {
-			case SyncDir:
-				lastDirSync[o.Dir] = i
-			case SyncFile:
-				lastFileSync[o.Ino] = i
-			}
-		}
-		var groups []group
-		dirGroup, inoGroup := map[string]int{}, map[int]int{}
-		for i, o := range issued {
-			switch {
-			case o.entry():
-				if s, ok := lastDirSync[o.Dir]; ok && i < s {
-					continue
-				}
-				g, ok := dirGroup[o.Dir]
-				if !ok {
-					g = len(groups)
-					dirGroup[o.Dir] = g
-					groups = append(groups, group{})
-				}
-				groups[g].idx = append(groups[g].idx, i)
-			case o.data():
-				if s, ok := lastFileSync[o.Ino]; ok && i < s {
-					continue
-				}
-				g, ok := inoGroup[o.Ino]
-				if !ok {
-					g = len(groups)
-					inoGroup[o.Ino] = g
-					groups = append(groups, group{})
-				}
-				groups[g].idx = append(groups[g].idx, i)
-			}
-		}
-		// A choice for a group: how many of its operations persist, and
-		// for a write that is the last of them, how many of its bytes
-		// (-1: all).
-		type choice struct{ keep, part int }
-		options := make([][]choice, len(groups))
-		for g, gr := range groups {
-			for keep := 0; keep <= len(gr.idx); keep++ {
-				options[g] = append(options[g], choice{keep, -1})
-				if keep == 0 {
-					continue
-				}
-				if o := issued[gr.idx[keep-1]]; o.Kind == Write && len(o.Data) > 1 {
-					parts := []int{1, len(o.Data) / 2, len(o.Data) - 1}
-					slices.Sort(parts)
-					for _, p := range slices.Compact(parts) {
-						options[g] = append(options[g], choice{keep, p})
-					}
-				}
-			}
-		}
-		pick := make([]int, len(groups))
+		p := newPrefix(ops[:k])
+		pick := make([]int, len(p.groups))
 		for {
-			// Build the state for this combination.
-			drop := map[int]bool{}
-			cut := map[int]int{}
-			var lost []string
-			for g, gr := range groups {
-				ch := options[g][pick[g]]
-				for j, i := range gr.idx {
-					switch {
-					case j >= ch.keep:
-						drop[i] = true
-						lost = append(lost, issued[i].String())
-					case j == ch.keep-1 && ch.part >= 0:
-						cut[i] = ch.part
-						lost = append(lost, fmt.Sprintf("%s (only %d bytes)", issued[i], ch.part))
-					}
-				}
-			}
-			fs := apply(initial, issued, drop, cut)
-			if sum := fs.sum(); !seen[sum] {
-				seen[sum] = true
-				n++
-				if err := visit(State{FS: fs, After: k, Lost: lost}); err != nil {
-					return n, err
-				}
+			if err := e.try(p, pick); err != nil {
+				return e.n, err
 			}
 			// Next combination.
 			g := 0
-			for ; g < len(groups); g++ {
+			for ; g < len(p.groups); g++ {
 				pick[g]++
-				if pick[g] < len(options[g]) {
+				if pick[g] < len(p.options[g]) {
 					break
 				}
 				pick[g] = 0
 			}
-			if g == len(groups) {
+			if g == len(p.groups) {
 				break
 			}
 		}
 	}
-	return n, nil
+	return e.n, nil
+}
+
+// SampleStates is CrashStates over a sample: for every prefix of ops, the
+// state in which all of its unsynced operations persisted, the state in
+// which none did, and perPrefix combinations drawn with r, each group's
+// way to persist chosen uniformly and independently. It visits each
+// distinct state once and returns how many it visited.
+func SampleStates(initial *FS, ops []Op, perPrefix int, r *rand.Rand, visit func(State) error) (int, error) {
+	e := enumerator{initial: initial, visit: visit, seen: map[[32]byte]bool{}}
+	for k := 0; k <= len(ops); k++ {
+		p := newPrefix(ops[:k])
+		none := make([]int, len(p.groups))
+		all := make([]int, len(p.groups))
+		for g := range all {
+			all[g] = p.all[g]
+		}
+		picks := [][]int{all, none}
+		for range perPrefix {
+			pick := make([]int, len(p.groups))
+			for g := range pick {
+				pick[g] = r.IntN(len(p.options[g]))
+			}
+			picks = append(picks, pick)
+		}
+		for _, pick := range picks {
+			if err := e.try(p, pick); err != nil {
+				return e.n, err
+			}
+		}
+	}
+	return e.n, nil
+}
+
+// prefix holds, for the operations issued before a power cut, the unsynced
+// ones grouped by directory or inode, and each group's ways to persist.
+type prefix struct {
+	issued []Op
+	// groups[g] lists the indexes of a group's unsynced operations, in
+	// order.
+	groups [][]int
+	// options[g] are the group's ways to persist.
+	options [][]choice
+	// all[g] is the option in which all of the group persisted.
+	all []int
+}
+
+// A choice for a group: how many of its operations persist, and for a
+// write that is the last of them, how many of its bytes (-1: all).
+type choice struct{ keep, part int }
+
+func newPrefix(issued []Op) prefix {
+	lastDirSync, lastFileSync := map[string]int{}, map[int]int{}
+	for i, o := range issued {
+		switch o.Kind {
+		case SyncDir:
+			lastDirSync[o.Dir] = i
+		case SyncFile:
+			lastFileSync[o.Ino] = i
+		}
+	}
+	p := prefix{issued: issued}
+	// Groups by key: "dir NAME" or "ino N".
+	index := map[string]int{}
+	add := func(key string, i int) {
+		g, ok := index[key]
+		if !ok {
+			g = len(p.groups)
+			index[key] = g
+			p.groups = append(p.groups, nil)
+		}
+		p.groups[g] = append(p.groups[g], i)
+	}
+	for i, o := range issued {
+		switch {
+		case o.entry():
+			if s, ok := lastDirSync[o.Dir]; ok && i < s {
+				continue
+			}
+			add("dir "+o.Dir, i)
+		case o.data():
+			if s, ok := lastFileSync[o.Ino]; ok && i < s {
+				continue
+			}
+			add(fmt.Sprintf("ino %d", o.Ino), i)
+		}
+	}
+	p.options = make([][]choice, len(p.groups))
+	p.all = make([]int, len(p.groups))
+	for g, idx := range p.groups {
+		for keep := 0; keep <= len(idx); keep++ {
+			if keep == len(idx) {
+				p.all[g] = len(p.options[g])
+			}
+			p.options[g] = append(p.options[g], choice{keep, -1})
+			if keep == 0 {
+				continue
+			}
+			if o := issued[idx[keep-1]]; o.Kind == Write && len(o.Data) > 1 {
+				parts := []int{1, len(o.Data) / 2, len(o.Data) - 1}
+				slices.Sort(parts)
+				for _, part := range slices.Compact(parts) {
+					p.options[g] = append(p.options[g], choice{keep, part})
+				}
+			}
+		}
+	}
+	return p
+}
+
+type enumerator struct {
+	initial *FS
+	visit   func(State) error
+	seen    map[[32]byte]bool
+	n       int
+}
+
+// try builds the state of one combination of p's choices and visits it if
+// it is new.
+func (e *enumerator) try(p prefix, pick []int) error {
+	drop := map[int]bool{}
+	cut := map[int]int{}
+	var lost []string
+	for g, idx := range p.groups {
+		ch := p.options[g][pick[g]]
+		for j, i := range idx {
+			switch {
+			case j >= ch.keep:
+				drop[i] = true
+				lost = append(lost, p.issued[i].String())
+			case j == ch.keep-1 && ch.part >= 0:
+				cut[i] = ch.part
+				lost = append(lost, fmt.Sprintf("%s (only %d bytes)", p.issued[i], ch.part))
+			}
+		}
+	}
+	fs := apply(e.initial, p.issued, drop, cut)
+	sum := fs.sum()
+	if e.seen[sum] {
+		return nil
+	}
+	e.seen[sum] = true
+	e.n++
+	return e.visit(State{FS: fs, After: len(p.issued), Lost: lost})
 }
 
 // apply runs ops over a copy of initial, skipping those in drop and

@@ -1,6 +1,7 @@
 package crashsim
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -123,4 +124,51 @@ func keys(m map[string]bool) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// SampleStates always includes, for every prefix, the states with all and
+// with none of the unsynced operations persisted, and draws the others
+// from the states CrashStates enumerates.
+func TestSampleStates(t *testing.T) {
+	ops := []Op{
+		{Kind: Create, Path: ".a.tmp", Dir: ".", Ino: 2},
+		{Kind: Write, Ino: 2, Data: []byte("new content")},
+		{Kind: Rename, Path: ".a.tmp", To: "a", Dir: "."},
+	}
+	initial := &FS{Dirs: map[string]bool{".": true}, Files: map[string]int{"a": 1}, Data: map[int][]byte{1: []byte("old")}}
+	all := map[[32]byte]bool{}
+	if _, err := CrashStates(initial, ops, func(s State) error {
+		all[s.FS.sum()] = true
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	sample := func(perPrefix int) (map[string]bool, int) {
+		contents := map[string]bool{}
+		n, err := SampleStates(initial, ops, perPrefix, rand.New(rand.NewPCG(1, 2)), func(s State) error {
+			if !all[s.FS.sum()] {
+				t.Errorf("sampled a state CrashStates does not have: %v", s.FS.Files)
+			}
+			b, ok := s.FS.File("a")
+			if !ok {
+				b = []byte("<missing>")
+			}
+			contents[string(b)] = true
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return contents, n
+	}
+	got, n := sample(0)
+	if !got["old"] || !got["new content"] {
+		t.Errorf("extremes only: contents of a over %d states = %v, want old and new content", n, keys(got))
+	}
+	if n >= len(all) {
+		t.Errorf("extremes only visited %d states, want fewer than all %d", n, len(all))
+	}
+	if _, n := sample(200); n != len(all) {
+		t.Errorf("200 draws per prefix visited %d states, want all %d", n, len(all))
+	}
 }
