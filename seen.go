@@ -22,6 +22,9 @@ const (
 	// keeps in .editguard/sessions/NAME.seen/.
 	seenDiskMax   = 16 << 20
 	seenDiskFiles = 64
+	// seenListEvery is how many files a process adds to a persistent
+	// session's store at most between two listings of it.
+	seenListEvery = 16
 )
 
 // seenCache is an in-memory session's store: least recently used content
@@ -99,7 +102,30 @@ func (s *Session) remember(sum string, data []byte) {
 		d.Remove(tmp)
 		return
 	}
-	trimSeen(d)
+	v, _ := s.w.seenTallies.LoadOrStore(s.seenDir(), &seenTally{})
+	t := v.(*seenTally)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.files++
+	t.bytes += int64(len(data))
+	t.added++
+	if !t.listed || t.added >= seenListEvery || t.files > seenDiskFiles || t.bytes > seenDiskMax {
+		t.files, t.bytes = trimSeen(d)
+		t.listed, t.added = true, 0
+	}
+}
+
+// seenTally is what a process knows of a persistent session's store: how
+// many files and bytes it held when last listed, plus what the process has
+// added since. Listing the store costs a stat per file, so a process lists
+// it only when its tally says the store may be over its bounds, and after
+// every seenListEvery files it added, which bounds what other processes
+// writing the same store may add unseen.
+type seenTally struct {
+	mu           sync.Mutex
+	listed       bool
+	files, bytes int64
+	added        int
 }
 
 // recall returns the bytes whose SHA-256 is sum, if the session kept them.
@@ -121,16 +147,19 @@ func (s *Session) recall(sum string) ([]byte, bool) {
 
 func (s *Session) seenDir() string { return strings.TrimSuffix(s.persist, ".json") + ".seen" }
 
-// trimSeen removes the oldest files of a persistent session's store while
-// it holds more than seenDiskFiles files or seenDiskMax bytes, and temp
-// files that a crash left.
+// trimSeen removes temp files that a crash left from a persistent session's
+// store and, if it holds more than seenDiskFiles files or seenDiskMax bytes,
+// its oldest files until it holds three quarters of either at most (so that
+// the next files do not each make it list the store again). It returns the
+// files and bytes left; on an error, the bounds, so that the next file
+// lists the store again.
 func trimSeen(d interface {
 	ReadDir() ([]fs.DirEntry, error)
 	Remove(string) error
-}) {
+}) (nfiles, nbytes int64) {
 	ents, err := d.ReadDir()
 	if err != nil {
-		return
+		return seenDiskFiles, seenDiskMax
 	}
 	type file struct {
 		name  string
@@ -154,10 +183,14 @@ func trimSeen(d interface {
 		files = append(files, file{e.Name(), info.Size(), info.ModTime().UnixNano()})
 		total += info.Size()
 	}
+	if len(files) <= seenDiskFiles && total <= seenDiskMax {
+		return int64(len(files)), total
+	}
 	slices.SortFunc(files, func(a, b file) int { return int(min(max(a.mtime-b.mtime, -1), 1)) })
-	for len(files) > seenDiskFiles || total > seenDiskMax {
+	for len(files) > seenDiskFiles*3/4 || total > seenDiskMax*3/4 {
 		d.Remove(files[0].name)
 		total -= files[0].size
 		files = files[1:]
 	}
+	return int64(len(files)), total
 }

@@ -81,6 +81,9 @@ type Workspace struct {
 	fileLocksDir *statedir.Dir
 	fileLocks    *statedir.Locks
 	dirSyncs     dirSyncs
+	// seenTallies counts, per persistent session store, what this
+	// process added since it last listed the store (see seen.go).
+	seenTallies sync.Map
 
 	pruning   sync.Mutex     // held by the one background Prune at a time
 	prunes    sync.WaitGroup // background Prunes and sweeps of parked files
