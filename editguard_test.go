@@ -153,3 +153,16 @@ func sha256hex(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
 }
+
+// ledgerRecords returns every record of w's ledger, oldest first.
+func ledgerRecords(t *testing.T, w *editguard.Workspace) []*editguard.LedgerRecord {
+	t.Helper()
+	var recs []*editguard.LedgerRecord
+	if err := w.Log(editguard.LogFilter{}, func(r *editguard.LedgerRecord) error {
+		recs = append(recs, r)
+		return nil
+	}); err != nil {
+		t.Fatalf("Log() error = %v", err)
+	}
+	return recs
+}

@@ -219,19 +219,6 @@ func clearHooks() {
 	faultAtomic, faultHistory, faultLedger = nil, nil, nil
 }
 
-// ledgerRecords returns every record of w's ledger, oldest first.
-func ledgerRecords(t *testing.T, w *editguard.Workspace) []*editguard.LedgerRecord {
-	t.Helper()
-	var recs []*editguard.LedgerRecord
-	if err := w.Log(editguard.LogFilter{}, func(r *editguard.LedgerRecord) error {
-		recs = append(recs, r)
-		return nil
-	}); err != nil {
-		t.Fatalf("Log() error = %v", err)
-	}
-	return recs
-}
-
 // checkHistoryRestorable loads every version of every path in the history
 // of the workspace at dir: the history must never name content it cannot
 // give back. It returns the sums of the loaded contents of path.

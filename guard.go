@@ -105,8 +105,28 @@ func (s *Session) Guard(ctx context.Context, p, tool string, opts *GuardOptions)
 // let through: it appends the ledger record of the change (what Guard kept
 // as the content before, what is there now) and moves the session's
 // baseline to the file as it is now. If the file is as Guard found it, the
-// tool changed nothing and nothing is recorded.
+// tool changed nothing and nothing is recorded. It returns once the record
+// is durable.
 func (s *Session) Record(ctx context.Context, p, tool string) (*Result, error) {
+	wait, err := s.RecordNoWait(ctx, p, tool)
+	if err != nil {
+		return nil, err
+	}
+	return wait()
+}
+
+// RecordNoWait is Record without waiting for the ledger record to be
+// durable: it returns once the record is written and the baseline moved,
+// and wait, which makes the record durable (its fsync is shared with
+// concurrent commits) and returns what Record would have.
+//
+// It is for a hook server, which answers the client first and waits after:
+// the change it records is the tool's own write, which the tool does not
+// fsync, so until wait returns a power cut may take the record and the
+// change alike. A crash of the process does not lose the record, which is
+// written. Every other change editguard makes is recorded durably before
+// it is reported.
+func (s *Session) RecordNoWait(ctx context.Context, p, tool string) (wait func() (*Result, error), err error) {
 	t, err := s.w.openTarget(p)
 	if err != nil {
 		return nil, err
@@ -133,7 +153,8 @@ func (s *Session) Record(ctx context.Context, p, tool string) (*Result, error) {
 		return nil, err
 	}
 	if obs.stat.Exists == !kept.Absent && (kept.Absent || obs.sum == kept.SHA256) {
-		return &Result{Path: p, SHA256: obs.sum, SizeBytes: obs.stat.Size}, nil // the tool changed nothing
+		res := &Result{Path: p, SHA256: obs.sum, SizeBytes: obs.stat.Size} // the tool changed nothing
+		return func() (*Result, error) { return res, nil }, nil
 	}
 	a := newAttempt(s, guardOp+tool, p, map[string]any{"path": p}, nil)
 	a.rec.Path = t.resolved
@@ -156,5 +177,5 @@ func (s *Session) Record(ctx context.Context, p, tool string) (*Result, error) {
 	// Written under the lock, fsynced after it, as a commit's record is.
 	rc := s.w.record(a, res, nil)
 	lock.Unlock()
-	return rc.wait()
+	return rc.wait, nil
 }

@@ -53,3 +53,58 @@ func TestSessionName(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordNoWait: the record of the tool's change is in the ledger, and
+// the session's read moved to the new content, before wait is called;
+// wait returns what Record returns.
+func TestRecordNoWait(t *testing.T) {
+	w, dir := newWorkspace(t)
+	writeFile(t, dir, "a.txt", "one\n")
+	s := w.NewSession("hook")
+	if _, err := s.Read(ctx, "a.txt", nil); err != nil {
+		t.Fatal(err)
+	}
+	g, err := s.Guard(ctx, "a.txt", "Edit", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "a.txt", "two\n") // the tool's write
+	before := len(ledgerRecords(t, w))
+	wait, err := s.RecordNoWait(ctx, "a.txt", "Edit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := ledgerRecords(t, w)
+	if len(recs) != before+1 {
+		t.Fatalf("ledger records before wait: %d, want %d", len(recs), before+1)
+	}
+	if r := recs[len(recs)-1]; r.SHA256Before != sha256hex([]byte("one\n")) || r.SHA256After != sha256hex([]byte("two\n")) || r.HistoryVersion != g.Version {
+		t.Errorf("the record = %+v, want one -> two with version %s", r, g.Version)
+	}
+	// The read moved: an edit of the new content needs no read.
+	if _, err := s.Edit(ctx, "a.txt", []editguard.Edit{{OldString: "two", NewString: "three"}}, nil); err != nil {
+		t.Errorf("Edit() after RecordNoWait = %v, want the read moved to the tool's content", err)
+	}
+	res, err := wait()
+	if err != nil || res.BackupVersion != g.Version || res.SHA256 != sha256hex([]byte("two\n")) || len(res.Warnings) != 0 {
+		t.Errorf("wait() = %+v, %v; want the change with version %s and no warning", res, err, g.Version)
+	}
+	if _, err := w.VerifyLedger(); err != nil {
+		t.Errorf("VerifyLedger() = %v", err)
+	}
+
+	// A tool that changed nothing: nothing recorded, wait returns at once.
+	if _, err := s.Guard(ctx, "a.txt", "Edit", nil); err != nil {
+		t.Fatal(err)
+	}
+	before = len(ledgerRecords(t, w))
+	if wait, err = s.RecordNoWait(ctx, "a.txt", "Edit"); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := wait(); err != nil || res.BackupVersion != "" {
+		t.Errorf("wait() for an unchanged file = %+v, %v; want no change", res, err)
+	}
+	if n := len(ledgerRecords(t, w)); n != before {
+		t.Errorf("ledger records after an unchanged file: %d, want %d", n, before)
+	}
+}

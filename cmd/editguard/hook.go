@@ -279,8 +279,12 @@ func runHook(ctx context.Context, e *env, args []string) error {
 				return hookFailure(e, c, true, err, *failOpen)
 			}
 		case hookRecord:
-			if _, err = s.Record(ctx, p, ev.Tool); err != nil && !outside(err) {
+			wait, err := s.RecordNoWait(ctx, p, ev.Tool)
+			if err != nil && !outside(err) {
 				return hookFailure(e, c, false, err, true)
+			}
+			if wait != nil {
+				e.afterAnswer(func() { wait() })
 			}
 		}
 	}

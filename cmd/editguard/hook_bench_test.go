@@ -37,7 +37,9 @@ import (
 //     internal/hookwire). It has no version sub-benchmark.
 //
 // The sub-benchmarks are version (editguard version: start and exit,
-// no workspace), Read (the event after a Read: the read is recorded) and
+// no workspace), Bash (the event before a tool that is not a file tool:
+// nothing to check, so for editguard-hook the round trip to its server),
+// Read (the event after a Read: the read is recorded) and
 // Edit (the event before an Edit: the check and the history snapshot; then
 // the tool's change, not timed; then the event after it: the ledger record
 // and the new read). Each reports the median and 90th percentile of every
@@ -163,6 +165,15 @@ func BenchmarkHook(b *testing.B) {
 					continue
 				}
 				add(p.name+"-", run(b, nil, p.bin, "version"))
+			}
+		}
+		report(b)
+	})
+	b.Run("Bash", func(b *testing.B) {
+		for b.Loop() {
+			add("hello-", run(b, nil, hello))
+			for _, p := range progs {
+				add(p.name+"-", run(b, event("PreToolUse", "Bash"), hook(p)...))
 			}
 		}
 		report(b)

@@ -157,13 +157,21 @@ func (s *hookServer) serve(ctx context.Context, c *net.UnixConn) {
 		return
 	}
 	var stdout, stderr bytes.Buffer
-	e := &env{root: s.root, sessionName: defaultSession, stdin: bytes.NewReader(req.Event), stdout: &stdout, stderr: &stderr, ws: s.ws}
+	var later []func()
+	e := &env{root: s.root, sessionName: defaultSession, stdin: bytes.NewReader(req.Event), stdout: &stdout, stderr: &stderr, ws: s.ws, answered: &later}
 	args := []string{"--client", req.Client}
 	if req.FailOpen {
 		args = append(args, "--fail-open")
 	}
 	code := report(e, runHook(ctx, e, args))
 	hookwire.WriteResponse(c, &hookwire.Response{Code: code, Stdout: stdout.Bytes(), Stderr: stderr.Bytes()})
+	c.Close()
+	// The ledger records of the changes the tools made become durable
+	// here, after the answer; the request still counts as being served,
+	// so the server does not stop before they are.
+	for _, f := range later {
+		f()
+	}
 }
 
 // sameWorkspace returns a function that reports whether this program, the

@@ -89,6 +89,21 @@ type env struct {
 
 	ws   *editguard.Workspace
 	sess *editguard.Session
+
+	// answered, when set, collects work that may wait until the answer
+	// has reached the client (see afterAnswer).
+	answered *[]func()
+}
+
+// afterAnswer runs f once the command's answer has reached its client: at
+// once, unless e collects such work (the hook server runs it after
+// answering).
+func (e *env) afterAnswer(f func()) {
+	if e.answered == nil {
+		f()
+		return
+	}
+	*e.answered = append(*e.answered, f)
 }
 
 // workspace opens the workspace.
