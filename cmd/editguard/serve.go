@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
 	"net"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/editguard/editguard"
 	"github.com/editguard/editguard/internal/mcpserver"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 var serveCmd = &command{
@@ -158,7 +156,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		if isTerminal(e.stdin) {
 			fmt.Fprint(e.stderr, terminalNote)
 		}
-		return srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopCloser{e.stdout}})
+		return srv.Run(ctx, mcpserver.StdioTransport(e.stdin, e.stdout))
 	}
 	if opts.Insecure && opts.TLS == nil && !mcpserver.IsLoopbackAddr(addr) {
 		fmt.Fprintf(e.stderr, "editguard: warning: serving plain HTTP on %s (--insecure): bearer tokens and file contents cross the network unencrypted\n", addr)
@@ -243,8 +241,3 @@ client, not typed at. To add editguard to a client, run in the project:
   editguard init claude-code    (or gemini, codex, cursor)
 or see 'editguard help serve'. Press Ctrl-D or Ctrl-C to stop.
 `
-
-// nopCloser leaves stdout open when the transport closes.
-type nopCloser struct{ io.Writer }
-
-func (nopCloser) Close() error { return nil }
