@@ -161,6 +161,8 @@ func (l *Ledger) matchHead(h head) error {
 			Err: fmt.Errorf("%s ends at record %d, its head anchor names record %d", l.Name(), t.seq, h.seq)}
 	case h.seq == t.seq && h.hash == t.hash:
 		return nil
+	case h == l.matched.h && l.matched.ino == l.f.Ino() && l.matched.size >= 0 && l.matched.size <= t.size:
+		return nil // found before, and the file has only grown since
 	}
 	hash, found, err := hashAt(l.f, t.size, h.seq)
 	if err != nil {
@@ -170,6 +172,7 @@ func (l *Ledger) matchHead(h head) error {
 		return &VerifyError{Seq: h.seq, Reason: ReasonTruncated,
 			Err: fmt.Errorf("record %d of %s is not the one its head anchor names", h.seq, l.Name())}
 	}
+	l.matched.h, l.matched.ino, l.matched.size = h, l.f.Ino(), t.size
 	return nil
 }
 

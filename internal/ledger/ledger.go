@@ -168,6 +168,16 @@ type Ledger struct {
 
 	// gen counts the records this Ledger has written; guarded by commitMu.
 	gen uint64
+	// matched is the head anchor last found in the file, and where the file
+	// ended then: while the file only grows, the anchored record is still
+	// there, and a commit need not look for it again (during a burst the
+	// anchor lags the tail, and looking meant reading and hashing records
+	// under the lock). Guarded by commitMu.
+	matched struct {
+		h    head
+		ino  uint64
+		size int64
+	}
 	// retired are ledger files that loadTail replaced after the name came
 	// to denote another file; the next sync fsyncs and closes them, as
 	// records of this Ledger may be waiting in them. Guarded by commitMu.
@@ -571,6 +581,9 @@ func (l *Ledger) loadTail() error {
 		return nil
 	}
 
+	if l.tail.valid && size > l.tail.size && l.matched.size >= 0 && !l.extends() {
+		l.matched.size = -1 // not the file the anchor was found in
+	}
 	last, end, err := lastLine(l.f, size)
 	if err != nil {
 		return err
@@ -600,9 +613,26 @@ func (l *Ledger) loadTail() error {
 		}
 		t.seq, t.hash = h.seq, h.hash
 	}
+	if !l.tail.valid || size < l.tail.size || end < size || t.seq < l.tail.seq {
+		// Replaced, cut or rewritten: the anchored record must be found
+		// again.
+		l.matched.size = -1
+	}
 	l.tail = t
 	l.foreignEnd = end
 	return nil
+}
+
+// extends reports whether the file still ends, at the size the tail was
+// found at, with the tail's record: whether what others wrote since only
+// followed it. The caller holds commitMu.
+func (l *Ledger) extends() bool {
+	last, end, err := lastLine(l.f, l.tail.size)
+	if err != nil || last == nil || end != l.tail.size {
+		return false
+	}
+	h, err := lineHead(last)
+	return err == nil && h.seq == l.tail.seq && h.hash == l.tail.hash
 }
 
 // quarantine copies the bytes [off, size) of the ledger, a torn final line,

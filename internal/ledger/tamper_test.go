@@ -482,3 +482,46 @@ func TestAnchorFollowsBurst(t *testing.T) {
 	}
 	mustVerify(t, lg, 41)
 }
+
+// TestAnchorFoundOnceStillChecked: during a burst the anchor lags the
+// tail, and a commit that found the anchored record does not look for it
+// again while the file only grows. A file whose content was replaced in
+// place by another, longer ledger (same inode, more records) is still
+// refused: the anchored record is not in it.
+func TestAnchorFoundOnceStillChecked(t *testing.T) {
+	lg := newTestLedger(t)
+	l, err := Open(lg.dir, testName, &Options{AnchorEvery: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for i := range 4 {
+		// The first anchors at once; the others find the anchor behind
+		// the tail.
+		if err := l.Append(testRecord(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other := newTestLedger(t)
+	ol, err := Open(other.dir, testName, &Options{AnchorEvery: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 8 {
+		if err := ol.Append(testRecord(100 + i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ol.Close()
+	foreign, err := os.ReadFile(other.file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lg.file, foreign, 0o600); err != nil { // in place: the inode stays
+		t.Fatal(err)
+	}
+	var ve *VerifyError
+	if err := l.Append(testRecord(4)); !errors.As(err, &ve) || ve.Reason != ReasonTruncated {
+		t.Fatalf("Append() to a ledger replaced in place = %v, want a %s error", err, ReasonTruncated)
+	}
+}
