@@ -32,6 +32,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -541,12 +542,19 @@ func (d *Dir) openHash(name string) (*verified, string, error) {
 		return nil, "", err
 	}
 	h := sha256.New()
-	if v.n, err = io.Copy(h, v.f); err != nil {
+	buf := copyBufs.Get().(*[32 << 10]byte)
+	v.n, err = io.CopyBuffer(h, v.f, buf[:])
+	copyBufs.Put(buf)
+	if err != nil {
 		v.f.Close()
 		return nil, "", err
 	}
 	return v, hex.EncodeToString(h.Sum(nil)), nil
 }
+
+// copyBufs holds the buffers openHash reads through: io.Copy would
+// allocate 32 KiB per commit.
+var copyBufs = sync.Pool{New: func() any { return new([32 << 10]byte) }}
 
 // removeVerified takes name, which v has open and verified to hash to want,
 // off the directory: it parks it in park if given (see Options.Park), else
