@@ -108,3 +108,40 @@ func TestRecordNoWait(t *testing.T) {
 		t.Errorf("ledger records after an unchanged file: %d, want %d", n, before)
 	}
 }
+
+// TestGuardTrimsAfter: Guard leaves the trim of old versions to the
+// background, and Close waits for it: the history is within its bounds
+// once the workspace is closed.
+func TestGuardTrimsAfter(t *testing.T) {
+	dir := t.TempDir()
+	w, err := editguard.Open(dir, &editguard.Options{KeepVersions: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := w.NewSession("hook")
+	writeFile(t, dir, "a.txt", "v0\n")
+	if _, err := s.Read(ctx, "a.txt", nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 12; i++ {
+		if _, err := s.Guard(ctx, "a.txt", "Edit", nil); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, dir, "a.txt", fmt.Sprintf("v%d\n", i)) // the tool's write
+		if _, err := s.Record(ctx, "a.txt", "Edit"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	w, err = editguard.Open(dir, &editguard.Options{KeepVersions: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	vs, err := w.History("a.txt")
+	if err != nil || len(vs) == 0 || len(vs) > 2 {
+		t.Errorf("History() after Close = %d versions, %v; want 1 or 2", len(vs), err)
+	}
+}

@@ -149,6 +149,15 @@ func (w *Workspace) afterCommit() {
 	}()
 }
 
+// background runs f in a goroutine that Close waits for.
+func (w *Workspace) background(f func()) {
+	w.prunes.Add(1)
+	go func() {
+		defer w.prunes.Done()
+		f()
+	}()
+}
+
 // PathDiff returns a unified diff from the file against to the file p (the
 // change that would turn against into p). It changes nothing and records no
 // read.

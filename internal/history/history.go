@@ -95,6 +95,10 @@ type Options struct {
 type Meta struct {
 	Op      string // "write_file", "edit_file", "restore_file", "delete", ...
 	Session string
+	// Later, if set, is handed the trim of the path's old versions that
+	// Save would run before returning (retention: see Options), to run it
+	// after the caller has answered. The trim takes the locks it needs.
+	Later func(trim func())
 }
 
 // Version is one displaced content of one file.

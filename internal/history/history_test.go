@@ -457,3 +457,32 @@ func TestBackLines(t *testing.T) {
 		t.Fatalf("fn called %d times after asking to stop at 2", n)
 	}
 }
+
+// TestSaveLater: with Meta.Later, Save returns before trimming, and hands
+// over the trim, which cuts the file's versions back when it runs.
+func TestSaveLater(t *testing.T) {
+	s := openStore(t, &Options{KeepVersions: 4})
+	var later []func()
+	meta := Meta{Op: "hook:Edit", Session: "s", Later: func(f func()) { later = append(later, f) }}
+	for i := range 12 {
+		if _, err := s.Save("a", []byte(fmt.Sprintf("version %d", i)), false, "", meta); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, err := s.List("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 12 || len(later) == 0 {
+		t.Fatalf("before the trims ran: %d versions and %d trims handed over; want 12 and some", len(list), len(later))
+	}
+	for _, f := range later {
+		f()
+	}
+	if list, err = s.List("a"); err != nil || len(list) > 5 {
+		t.Errorf("after the trims: %d versions, %v; want at most 5 (4 kept, a quarter more allowed)", len(list), err)
+	}
+	if list[0].SHA256 != sumOf([]byte("version 11")) {
+		t.Errorf("the newest version is %s, want version 11's", list[0].SHA256)
+	}
+}

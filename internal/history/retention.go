@@ -38,15 +38,23 @@ import (
 // version with sequence number seq had just been saved.
 type versionCount struct{ seq, versions uint64 }
 
-func (s *Store) trim(path string, objs *statedir.Dir, seq uint64) (int64, error) {
+// mayTrim reports whether the path's index may hold more versions than
+// trim keeps, once the version with sequence number seq is saved; when it
+// says no, trim would read nothing.
+func (s *Store) mayTrim(path string, seq uint64) bool {
 	limit := s.keep + s.keep/4
 	bound := seq
 	if c, ok := s.counted.Load(path); ok && c.(versionCount).seq <= seq {
 		bound = c.(versionCount).versions + seq - c.(versionCount).seq
 	}
-	if bound <= uint64(limit) {
+	return bound > uint64(limit)
+}
+
+func (s *Store) trim(path string, objs *statedir.Dir, seq uint64) (int64, error) {
+	if !s.mayTrim(path, seq) {
 		return 0, nil
 	}
+	limit := s.keep + s.keep/4
 	name := indexName(path)
 	data, err := s.index.ReadFile(name)
 	if err != nil {

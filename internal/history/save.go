@@ -125,9 +125,33 @@ func (s *Store) Save(path string, content []byte, absent bool, sum string, meta 
 	// The version is durable; retention of this file's versions follows.
 	// A failure to trim loses nothing and is retried by the next Save.
 	seq, _ := parseID(v.ID)
+	if meta.Later != nil {
+		s.account(added)
+		if s.mayTrim(path, seq) {
+			meta.Later(func() { s.trimLocked(path, seq) })
+		}
+		return v, nil
+	}
 	removed, _ := s.trim(path, objs, seq)
 	s.account(added - removed)
 	return v, nil
+}
+
+// trimLocked is the trim of a Save whose caller ran it later: under the
+// store's lock (shared) and the path's.
+func (s *Store) trimLocked(path string, seq uint64) {
+	unlockStore, err := s.lock(storeLock, true)
+	if err != nil {
+		return
+	}
+	defer unlockStore()
+	unlock, err := s.lock(fileLock(path), false)
+	if err != nil {
+		return
+	}
+	defer unlock()
+	removed, _ := s.trim(path, nil, seq)
+	s.account(-removed)
 }
 
 // putObject makes <sum> in objs (the file's object directory) hold
