@@ -44,13 +44,23 @@ type drain struct {
 	closed  bool            // the transport closed
 }
 
-// message is what the transport needs of a JSON-RPC message.
+// message is what the transport needs of a JSON-RPC message. Params stay
+// raw: a request whose params are not an object is still a request.
 type message struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
-	Params struct {
+	Params json.RawMessage `json:"params"`
+}
+
+// cancelled returns the id of the request a notifications/cancelled names.
+func (m message) cancelled() (string, bool) {
+	var p struct {
 		RequestID json.RawMessage `json:"requestId"`
-	} `json:"params"`
+	}
+	if json.Unmarshal(m.Params, &p) != nil {
+		return "", false
+	}
+	return idKey(p.RequestID)
 }
 
 // messages decodes one JSON value of the stream: a message or a batch.
@@ -87,7 +97,7 @@ func (d *drain) saw(raw []byte, in bool) {
 		switch {
 		case m.Method == "notifications/cancelled" && in:
 			// A cancelled request gets no answer.
-			if id, ok := idKey(m.Params.RequestID); ok {
+			if id, ok := m.cancelled(); ok {
 				delete(d.pending, id)
 			}
 		case m.Method != "" && hasID && in:

@@ -75,3 +75,17 @@ func TestStdioInputNotJSON(t *testing.T) {
 	ws := newWorkspace(t, nil, nil)
 	runStdio(t, newServer(t, ws, mcpserver.ApproveAuto), lines(pipeInitialize, "this is not json", pipeInitialized))
 }
+
+// TestStdioOddRequests: a request whose params are not an object is
+// answered (with an error) before the server stops, and a cancelled
+// request is not waited for.
+func TestStdioOddRequests(t *testing.T) {
+	ws := newWorkspace(t, nil, nil)
+	out := runStdio(t, newServer(t, ws, mcpserver.ApproveAuto), lines(pipeInitialize, pipeInitialized,
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":[1,2]}`,
+		`{"jsonrpc":"2.0","id":8,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":8}}`))
+	if !strings.Contains(out, `"id":7,`) {
+		t.Errorf("no answer to the request with params [1,2]:\n%s", out)
+	}
+}
