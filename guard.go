@@ -96,7 +96,7 @@ func (s *Session) Guard(ctx context.Context, p, tool string, opts *GuardOptions)
 	}
 	// The trim of old versions that a Save may run waits until after
 	// the answer: the tool is waiting for it.
-	v, err := s.w.hist.Save(t.resolved, obs.data, !obs.stat.Exists, obs.sum, history.Meta{Op: guardOp + tool, Session: s.name, Later: s.w.background})
+	v, err := s.w.hist.Save(t.resolved, obs.data, !obs.stat.Exists, obs.sum, history.Meta{Op: guardOp + tool, Session: s.name, Later: s.w.trimLater})
 	if err != nil {
 		return nil, historyFailed(p, err)
 	}

@@ -3,6 +3,7 @@ package editguard
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/textcodec"
@@ -33,6 +34,7 @@ func (w *Workspace) History(p string) ([]Version, error) {
 	if err != nil {
 		return nil, err
 	}
+	w.trims.wait()
 	vs, err := w.hist.List(resolved)
 	if err != nil {
 		return nil, newError(CodeIO, p, err.Error(), "", err)
@@ -125,6 +127,7 @@ func textOf(data []byte, enc string) string {
 // Prune applies history retention now (KeepVersions per file, then the
 // total size cap, never dropping a file's newest version).
 func (w *Workspace) Prune() error {
+	w.trims.wait()
 	_, err := w.hist.Prune()
 	return err
 }
@@ -149,13 +152,48 @@ func (w *Workspace) afterCommit() {
 	}()
 }
 
-// background runs f in a goroutine that Close waits for.
-func (w *Workspace) background(f func()) {
-	w.prunes.Add(1)
+// trimLater runs a Save's trim of old versions (history.Meta.Later) in a
+// goroutine, so that the hook waiting for a Guard does not wait for it too.
+// History, Prune and Close wait for the trims running.
+func (w *Workspace) trimLater(trim func()) {
+	w.trims.add()
 	go func() {
-		defer w.prunes.Done()
-		f()
+		defer w.trims.done()
+		trim()
 	}()
+}
+
+// running counts background work and lets a caller wait until none runs.
+type running struct {
+	mu   sync.Mutex
+	n    int
+	idle *sync.Cond
+}
+
+func (r *running) add() {
+	r.mu.Lock()
+	r.n++
+	r.mu.Unlock()
+}
+
+func (r *running) done() {
+	r.mu.Lock()
+	if r.n--; r.n == 0 && r.idle != nil {
+		r.idle.Broadcast()
+	}
+	r.mu.Unlock()
+}
+
+// wait returns once no work is running.
+func (r *running) wait() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.idle == nil {
+		r.idle = sync.NewCond(&r.mu)
+	}
+	for r.n > 0 {
+		r.idle.Wait()
+	}
 }
 
 // PathDiff returns a unified diff from the file against to the file p (the

@@ -87,6 +87,7 @@ type Workspace struct {
 
 	pruning   sync.Mutex     // held by the one background Prune at a time
 	prunes    sync.WaitGroup // background Prunes and sweeps of parked files
+	trims     running        // background trims of a file's old versions (see trimLater)
 	recovered *ledger.Recovery
 	// rolledBack lists the patch transactions Open rolled back, and
 	// txProblems those it could not.
@@ -247,8 +248,10 @@ func (w *Workspace) LedgerRecovery() *ledger.Recovery { return w.recovered }
 // Dir returns the workspace's root directory (absolute, symlinks resolved).
 func (w *Workspace) Dir() string { return w.dir }
 
-// Close waits for background history pruning and releases the workspace.
+// Close waits for background history trims and pruning and releases the
+// workspace.
 func (w *Workspace) Close() error {
+	w.trims.wait()
 	w.prunes.Wait()
 	return w.closeFiles()
 }
