@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"sync"
 	"time"
@@ -40,7 +41,6 @@ type drain struct {
 	cond    *sync.Cond
 	pending map[string]bool // ids of the client's requests not yet answered
 	asked   map[string]bool // ids of the server's requests not yet answered
-	ended   bool            // the input ended
 	closed  bool            // the transport closed
 }
 
@@ -129,7 +129,6 @@ func (d *drain) waitAnswered() {
 	defer t.Stop()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.ended = true
 	for len(d.pending) > 0 && len(d.asked) == 0 && !d.closed {
 		d.cond.Wait()
 	}
@@ -154,7 +153,11 @@ func (r *drainReader) Read(p []byte) (int, error) {
 			return 0, io.EOF
 		case err != nil:
 			// Not JSON: the SDK gets the bytes as they came and reports
-			// them as it would have.
+			// them as it would have. A value cut by the end of the input
+			// ends it: the answers to the requests before it come first.
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				r.d.waitAnswered()
+			}
 			r.raw = io.MultiReader(r.dec.Buffered(), r.in)
 		default:
 			r.d.saw(v, true)

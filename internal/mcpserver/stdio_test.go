@@ -89,3 +89,16 @@ func TestStdioOddRequests(t *testing.T) {
 		t.Errorf("no answer to the request with params [1,2]:\n%s", out)
 	}
 }
+
+// TestStdioCutLastRequest: input that ends inside a message still gets the
+// answers to the requests before it.
+func TestStdioCutLastRequest(t *testing.T) {
+	ws := newWorkspace(t, nil, map[string]string{"a.txt": "one\n"})
+	in := lines(pipeInitialize, pipeInitialized,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"a.txt"}}}`) +
+		`{"jsonrpc":"2.0","id":3,"method":"tools/ca`
+	out := runStdio(t, newServer(t, ws, mcpserver.ApproveAuto), in)
+	if !strings.Contains(out, `"id":2,`) {
+		t.Errorf("no answer to the request before the cut one:\n%s", out)
+	}
+}
