@@ -195,7 +195,7 @@ func (s *Session) update(fn func(map[string]Baseline)) error {
 	}
 	fn(m)
 	s.baselines = m
-	data, err := json.MarshalIndent(m, "", "  ")
+	data, err := json.Marshal(m)
 	if err != nil {
 		return err
 	}
