@@ -1,6 +1,7 @@
 package editguard_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -46,5 +47,50 @@ func TestDamagedSessionFileReadsAsEmpty(t *testing.T) {
 	}
 	if _, err := s2.Write(ctx, "a.txt", "two\n", nil); err != nil {
 		t.Fatalf("Write() after reading again: %v", err)
+	}
+}
+
+// TestSessionFileSharedAndFresh: Sessions of one name, in one workspace and
+// in another opened on the same root (as another process would), see each
+// other's reads and each other's BeginTurn at once: a process reuses what it
+// decoded of the session's file only while the file holds the same bytes.
+func TestSessionFileSharedAndFresh(t *testing.T) {
+	w1, dir := newWorkspace(t)
+	w2, err := editguard.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Close()
+	writeFile(t, dir, "a.txt", "one\n")
+	open := func(w *editguard.Workspace) *editguard.Session {
+		t.Helper()
+		s, err := w.OpenSession("shared")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	if _, err := open(w1).Read(ctx, "a.txt", nil); err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range []*editguard.Workspace{w1, w2} {
+		if _, ok, err := open(w).Baseline("a.txt"); !ok || err != nil {
+			t.Errorf("workspace %d: Baseline() = %v, %v; want the read", i+1, ok, err)
+		}
+	}
+	for _, turn := range []*editguard.Workspace{w2, w1} {
+		// A turn begun anywhere forgets the read everywhere.
+		if _, err := open(w1).Read(ctx, "a.txt", nil); err != nil {
+			t.Fatal(err)
+		}
+		open(w2).Baseline("a.txt") // w2 decodes the file with the read
+		if err := open(turn).BeginTurn(); err != nil {
+			t.Fatal(err)
+		}
+		for i, w := range []*editguard.Workspace{w1, w2} {
+			if _, err := open(w).Write(ctx, "a.txt", "two\n", nil); !errors.Is(err, editguard.ErrNotRead) {
+				t.Errorf("workspace %d after BeginTurn: Write() = %v, want NOT_READ", i+1, err)
+			}
+		}
 	}
 }
