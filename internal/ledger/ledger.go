@@ -581,9 +581,6 @@ func (l *Ledger) loadTail() error {
 		return nil
 	}
 
-	if l.tail.valid && size > l.tail.size && l.matched.size >= 0 && !l.extends() {
-		l.matched.size = -1 // not the file the anchor was found in
-	}
 	last, end, err := lastLine(l.f, size)
 	if err != nil {
 		return err
@@ -613,9 +610,9 @@ func (l *Ledger) loadTail() error {
 		}
 		t.seq, t.hash = h.seq, h.hash
 	}
-	if !l.tail.valid || size < l.tail.size || end < size || t.seq < l.tail.seq {
-		// Replaced, cut or rewritten: the anchored record must be found
-		// again.
+	if l.matched.size >= 0 && (!l.tail.valid || size < l.tail.size || end < size || t.seq < l.tail.seq || !l.extends()) {
+		// Replaced, cut, torn, or no longer what was known followed by
+		// what others wrote: the anchored record must be found again.
 		l.matched.size = -1
 	}
 	l.tail = t
