@@ -32,6 +32,19 @@
 // key) is not detected. A copy of the head kept elsewhere, out of reach of
 // whoever can write the state directory, is what proves it against that.
 //
+// # Intents
+//
+// A change may be recorded in two records. The intent (Outcome "pending")
+// is written and made durable before the change is made, and names what the
+// change will leave (SHA256After); the outcome record follows once the
+// change is done or has failed, and names the intent by its seq (Intent).
+// The outcome need not be durable before the change is reported: if power
+// is cut first, the durable intent still accounts for the change, and
+// Unresolved finds intents without an outcome near the end of the ledger so
+// that the caller can append one (Outcome "ok" or "interrupted"), judged
+// from the file itself. Filter, and so editguard's log, shows an intent
+// only while no outcome follows it.
+//
 // # Canonical encoding and the hash
 //
 // Hash is the lowercase hex SHA-256 of the record's canonical encoding: the
@@ -108,7 +121,7 @@ type Record struct {
 	Precondition   json.RawMessage `json:"precondition,omitempty"` // explicit precondition supplied by the caller, verbatim
 	Baseline       *FileState      `json:"baseline,omitempty"`     // the session baseline injected, if any
 	Observed       *FileState      `json:"observed,omitempty"`     // what was on disk at evaluation, under the lock
-	Outcome        string          `json:"outcome"`                // "ok", "error", "dry_run"
+	Outcome        string          `json:"outcome"`                // "ok", "error", "dry_run", "pending", "interrupted"
 	ErrorCode      string          `json:"error_code,omitempty"`   // STALE_FILE, NOT_READ, NO_MATCH, ...
 	ErrorReason    string          `json:"error_reason,omitempty"`
 	SHA256Before   string          `json:"sha256_before,omitempty"`
@@ -117,6 +130,7 @@ type Record struct {
 	HistoryVersion string          `json:"history_version,omitempty"`
 	Approval       string          `json:"approval,omitempty"` // "auto", "accepted", "declined", ...
 	Result         json.RawMessage `json:"result,omitempty"`   // the structured result or error object returned, for replay
+	Intent         uint64          `json:"intent,omitempty"`   // the seq of the intent record this record is the outcome of
 	Prev           string          `json:"prev"`               // Hash of the previous record; "" for the first
 	Hash           string          `json:"hash"`               // see the package documentation
 }

@@ -11,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 
 	"github.com/editguard/editguard/internal/filelock"
 	"github.com/editguard/editguard/internal/statedir"
@@ -88,14 +89,34 @@ func (m Match) Matches(r *Record) bool {
 		(m.Tool == "" || m.Tool == r.Tool)
 }
 
-// Filter is like Scan but calls fn only for the records that m matches.
+// Filter is like Scan but calls fn only for the records that m matches,
+// and not for an intent (Outcome "pending") that an outcome record follows:
+// the outcome repeats what the intent said. An intent that no outcome
+// follows is passed to fn after every other record, in order of seq.
 func Filter(dir *statedir.Dir, name string, m Match, fn func(*Record) error) error {
-	return Scan(dir, name, func(r *Record) error {
+	var open []*Record // intents without an outcome so far, in order of seq
+	err := Scan(dir, name, func(r *Record) error {
+		if r.Intent != 0 {
+			open = slices.DeleteFunc(open, func(p *Record) bool { return p.Seq == r.Intent })
+		}
 		if !m.Matches(r) {
+			return nil
+		}
+		if r.Outcome == OutcomePending {
+			open = append(open, r)
 			return nil
 		}
 		return fn(r)
 	})
+	if err != nil {
+		return err
+	}
+	for _, r := range open {
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Verify checks the whole chain of the ledger name in dir against itself

@@ -68,6 +68,8 @@ func NewReplayer(records []*Record) *Replayer {
 // LoadReplayer verifies the ledger name in dir and returns a Replayer over its
 // records, only those of session if session is not "". A torn final line is
 // not a record and is ignored; any other verification failure is returned.
+// Intents are not calls, and the outcomes recovery appended for intents
+// carry no answer: both are left out.
 func LoadReplayer(dir *statedir.Dir, name, session string) (*Replayer, error) {
 	if _, err := Verify(dir, name); err != nil {
 		var ve *VerifyError
@@ -77,6 +79,11 @@ func LoadReplayer(dir *statedir.Dir, name, session string) (*Replayer, error) {
 	}
 	var recs []*Record
 	err := Filter(dir, name, Match{Session: session}, func(r *Record) error {
+		if r.Outcome == OutcomePending || r.Intent != 0 && r.Result == nil {
+			// An intent whose outcome was never written, and the outcome
+			// recovery appended for one: neither holds a call's answer.
+			return nil
+		}
 		recs = append(recs, r)
 		return nil
 	})
