@@ -32,6 +32,10 @@ type config struct {
 	warmup    int    // untimed calls per server and cell
 	ops       []string
 	sizes     []int
+	// gap is an untimed pause before every call (-lib only): the time an
+	// agent spends between two changes, in which work a call left to run
+	// after its answer (an fsync, a trim) finishes.
+	gap time.Duration
 }
 
 // The markers that every edit toggles, so that each edit changes the file.

@@ -75,6 +75,9 @@ func libBench(ctx context.Context, cfg *config, stdout, stderr io.Writer) error 
 		total := cfg.warmup + cfg.n
 		for i := 1; i <= total; i++ {
 			for c, cell := range cells {
+				if cfg.gap > 0 {
+					time.Sleep(cfg.gap)
+				}
 				start := time.Now()
 				if err := cell.run(i); err != nil {
 					d.Close()

@@ -85,6 +85,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&cfg.warmup, "warmup", 20, "untimed calls per server and cell before timing")
 	ops := fs.String("ops", "ping,read,edit", "operations to measure, comma-separated: ping (the protocol round trip alone, as a floor), read, edit")
 	sizes := fs.String("sizes", "4096,1048576", "file sizes in bytes, comma-separated")
+	fs.DurationVar(&cfg.gap, "gap", 0, "with -lib, an untimed pause before every call of every cell: an agent's time between changes, in which work left to run after an answer finishes (0: back to back)")
 	lib := fs.Bool("lib", false, "measure the library's commit path against a bare durable replace instead of the servers (no -editguard needed)")
 	if err := fs.Parse(args); err != nil {
 		return err
