@@ -21,16 +21,19 @@ import (
 //  2. take the target's file lock (lockFiles; see commitlock.go);
 //  3. read and hash the target under the lock, and check the precondition
 //     or the session's baseline (observe, Session.check);
-//  4. save the bytes about to be displaced to history;
-//  5. write the new bytes to a temporary file and fsync it;
+//  4. write the change's intent to the ledger and save the bytes about to
+//     be displaced to history, each fsynced;
+//  5. write the new bytes to a temporary file and fsync it (4 and 5 run
+//     alongside each other);
 //  6. take the commit lock of the directory, check that the name still
 //     holds the file observed, swap the new file in: exchange and verify
 //     what was displaced (or rename, or a no-replace rename for a new
 //     file), and release the commit lock;
 //  7. fsync the directory (shared with concurrent commits), remove the
-//     displaced file, write the ledger record;
-//  8. update the session's baseline, release the file's lock, and wait
-//     for the ledger record's fsync.
+//     displaced file, write the outcome's ledger record;
+//  8. update the session's baseline and release the file's lock. A
+//     committed change whose intent is durable is reported at once, and
+//     its outcome's fsync runs after; any other attempt waits for it.
 //
 // Steps 5-7 are package atomicfile's. Once step 6 has put the new bytes in
 // place, the change is reported as committed whatever fails later: the
@@ -119,12 +122,12 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 		t     *target
 	)
 	defer func() {
-		// The ledger record is written under the file's lock, so that the
+		// The outcome record is written under the file's lock, so that the
 		// records of one file are in the order of its changes, and after
 		// the directory's fsync, so that it never reaches the disk before
-		// the change it records. Its fsync is waited for after the lock is
-		// released: commits waiting for the lock do not wait for it too,
-		// and concurrent commits share it.
+		// the change it records. Its fsync runs after the lock is released,
+		// shared with concurrent commits; a committed change whose intent
+		// is durable does not wait for it (record.go).
 		rc := s.w.record(a, res, err)
 		unlockAll(locks)
 		if t != nil {
@@ -240,11 +243,16 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 			return nil, err
 		}
 	}
-	// 4. Guarantee 4: what is displaced goes to history, durably, before
+	// 4. The intent: with it durable before the swap, every change that
+	// reaches the disk is in the ledger, and the outcome's fsync need not
+	// come before the reply (record.go, intent.go).
+	//
+	// Guarantee 4: what is displaced goes to history, durably, before
 	// the file changes. The history's writes and fsyncs run while the new
 	// content is written and fsynced under its temporary name (5), and
 	// the swap (6) waits for both: neither fsync orders the other, so
 	// overlapping them takes nothing from either guarantee.
+	s.w.writeIntent(a, res)
 	saved := make(chan error, 1)
 	var version history.Version
 	go func() {
@@ -271,7 +279,14 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 		e.Details["step"] = "sweep temp"
 		return nil, e
 	}
-	ar, err := s.w.commit(ctx, t, obs, pl, tmp, historyDurable, false)
+	ready := func() error {
+		if err := historyDurable(); err != nil {
+			return err
+		}
+		a.intent.durable()
+		return nil
+	}
+	ar, err := s.w.commit(ctx, t, obs, pl, tmp, ready, false)
 	if herr := historyDurable(); herr == nil {
 		res.BackupVersion = version.ID
 	} else if err == nil {

@@ -58,7 +58,8 @@ func TestCommitsInOneDirectoryOverlap(t *testing.T) {
 	if a, b := readFile(t, dir, "a.txt"), readFile(t, dir, "b.txt"); a != "a2\n" || b != "b2\n" {
 		t.Errorf("a.txt = %q, b.txt = %q; want both changed", a, b)
 	}
-	if n, err := w.VerifyLedger(); err != nil || n != 2 {
-		t.Errorf("VerifyLedger() = %d, %v; want 2, nil", n, err)
+	// Each change is an intent and its outcome.
+	if n, err := w.VerifyLedger(); err != nil || n != 4 {
+		t.Errorf("VerifyLedger() = %d, %v; want 4, nil", n, err)
 	}
 }

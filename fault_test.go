@@ -33,9 +33,10 @@ type fault struct {
 	// when the directory fsync after the swap fails; the next commit to the
 	// target removes it).
 	leaksTemp bool
-	// ledgerFails: the ledger append itself fails, so no record is written
-	// and the error must say so.
-	ledgerFails bool
+	// outcomeLost: the write of the attempt's outcome record fails, so
+	// the ledger holds only the change's intent, and an error must say so.
+	// The next Open appends the outcome, judged from the file.
+	outcomeLost bool
 	// large: the displaced content is over the history's inline limit, so
 	// it is saved as an object file.
 	large bool
@@ -94,10 +95,16 @@ func onHistory(err error, op, where string) func(*int) {
 	}
 }
 
-func onLedger(err error, op string) func(*int) {
+// onLedger fails the nth ledger step op of the write (1: the intent's,
+// 2: the outcome's).
+func onLedger(err error, op string, nth int) func(*int) {
 	return func(fired *int) {
+		seen := 0
 		faultLedger = func(o, name string) error {
-			if *fired == 0 && o == op {
+			if o != op {
+				return nil
+			}
+			if seen++; *fired == 0 && seen == nth {
 				*fired++
 				return err
 			}
@@ -175,12 +182,15 @@ func faults() []fault {
 		fault{name: "history index write/ENOSPC", step: "history", install: onHistory(unix.ENOSPC, "write", "/index/")},
 		fault{name: "history index fsync/EIO", step: "history", install: onHistory(unix.EIO, "fsync", "/index/")},
 		fault{name: "history index dir fsync/EIO", step: "history", install: onHistory(unix.EIO, "fsync dir", "/index")},
-		fault{name: "ledger write/EIO", step: "ledger append", committed: true, ledgerFails: true, warning: "appending it to the ledger failed", install: onLedger(unix.EIO, "write")},
-		fault{name: "ledger fsync/EIO", step: "ledger append", committed: true, ledgerFails: true, warning: "appending it to the ledger failed", install: onLedger(unix.EIO, "fsync")},
+		// Without its intent the change goes on, and its outcome record is
+		// made durable before the change is reported.
+		fault{name: "ledger intent write/EIO", committed: true, install: onLedger(unix.EIO, "write", 1)},
+		fault{name: "ledger intent fsync/EIO", committed: true, install: onLedger(unix.EIO, "fsync", 1)},
+		fault{name: "ledger write/EIO", step: "ledger append", committed: true, outcomeLost: true, warning: "appending it to the ledger failed", install: onLedger(unix.EIO, "write", 2)},
 		// The commit fails and so does the ledger append recording that.
-		fault{name: "exchange/EXDEV and ledger write/EIO", step: "exchange", ledgerFails: true, install: func(fired *int) {
+		fault{name: "exchange/EXDEV and ledger write/EIO", step: "exchange", outcomeLost: true, install: func(fired *int) {
 			onAtomic(unix.EXDEV, exchange)(fired)
-			onLedger(unix.EIO, "write")(new(int))
+			onLedger(unix.EIO, "write", 2)(new(int))
 		}},
 		// A new file commits with a no-replace rename.
 		fault{name: "new file rename/EACCES", step: "rename", newFile: true, install: onAtomic(unix.EACCES, func(c *atomicfile.Call) bool {
@@ -321,7 +331,10 @@ func TestFaultAtEveryStep(t *testing.T) {
 				if err != nil || res == nil || res.SHA256 != sha256hex([]byte(newContent)) {
 					t.Fatalf("Write() = %+v, %v; want the committed change's result", res, err)
 				}
-				if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, f.warning) }) {
+				if f.warning == "" && len(res.Warnings) > 0 {
+					t.Errorf("Warnings = %q, want none", res.Warnings)
+				}
+				if f.warning != "" && !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, f.warning) }) {
 					t.Errorf("Warnings = %q, want one saying %q", res.Warnings, f.warning)
 				}
 			case !errors.As(err, &e) || e.Code != wantCode:
@@ -330,8 +343,8 @@ func TestFaultAtEveryStep(t *testing.T) {
 				t.Errorf("Details[step] = %v, want %q (error: %v)", e.Details["step"], f.step, err)
 			}
 			switch {
-			case f.ledgerFails && f.committed:
-			case f.ledgerFails:
+			case f.outcomeLost && f.committed:
+			case f.outcomeLost:
 				if _, ok := e.Details["ledger_error"]; !ok {
 					t.Errorf("Details = %v, want ledger_error: the attempt is missing from the ledger", e.Details)
 				}
@@ -369,12 +382,33 @@ func TestFaultAtEveryStep(t *testing.T) {
 
 			// The ledger tells the truth.
 			after := ledgerRecords(t, w)
-			if n, err := w.VerifyLedger(); err != nil || n != len(after) {
-				t.Errorf("VerifyLedger() = %d, %v; want %d, nil", n, err, len(after))
+			if n, err := w.VerifyLedger(); err != nil || n < len(after) {
+				t.Errorf("VerifyLedger() = %d, %v; want at least %d, nil", n, err, len(after))
 			}
-			if f.ledgerFails {
-				if len(after) != len(before) {
-					t.Errorf("ledger has %d records, want %d: a failed append must leave no record", len(after), len(before))
+			if f.outcomeLost {
+				// The intent is all the ledger holds, until the next Open
+				// judges the outcome from the file.
+				if len(after) != len(before)+1 {
+					t.Fatalf("ledger has %d records, want %d: the intent", len(after), len(before)+1)
+				}
+				if r := after[len(after)-1]; r.Outcome != "pending" || r.SHA256After != sha256hex([]byte(newContent)) {
+					t.Errorf("ledger record = {outcome %q, sha256_after %.8s}, want the write's intent", r.Outcome, r.SHA256After)
+				}
+				clearHooks()
+				w2, err := editguard.Open(dir, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				recs := ledgerRecords(t, w2)
+				w2.Close()
+				r := recs[len(recs)-1]
+				switch {
+				case len(recs) != len(before)+1 || r.Intent == 0:
+					t.Errorf("after Open, the ledger has %d records, the last %+v; want %d, the intent's outcome", len(recs), r, len(before)+1)
+				case f.committed && (r.Outcome != "ok" || r.SHA256After != sha256hex([]byte(newContent)) || r.HistoryVersion == ""):
+					t.Errorf("outcome after Open = %+v, want ok with the new content and the displaced version", r)
+				case !f.committed && (r.Outcome != "interrupted" || r.ErrorReason != "not_applied"):
+					t.Errorf("outcome after Open = %+v, want interrupted, not_applied", r)
 				}
 			} else {
 				if len(after) != len(before)+1 {

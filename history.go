@@ -35,6 +35,7 @@ func (w *Workspace) History(p string) ([]Version, error) {
 		return nil, err
 	}
 	w.trims.wait()
+	w.finals.wait() // which link versions to their ledger records
 	vs, err := w.hist.List(resolved)
 	if err != nil {
 		return nil, newError(CodeIO, p, err.Error(), "", err)

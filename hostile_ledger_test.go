@@ -111,7 +111,7 @@ func TestVerifyDirReadsOnly(t *testing.T) {
 		reason string
 		n      int
 	}{
-		{"torn tail", func(t *testing.T, l []byte) []byte { return append(l, `{"seq":5,"ti`...) }, "torn tail", 4},
+		{"torn tail", func(t *testing.T, l []byte) []byte { return append(l, `{"seq":9,"ti`...) }, "torn tail", 8}, // four writes, each an intent and its outcome
 		{"last two records cut", func(t *testing.T, l []byte) []byte {
 			lines := bytes.SplitAfter(l, []byte("\n"))
 			return bytes.Join(lines[:2], nil)

@@ -16,6 +16,51 @@ type LedgerRecovery = ledger.Recovery
 // attempt collects what the ledger records about one mutation attempt.
 type attempt struct {
 	rec ledger.Record
+	// intent is the record written before the change was made, if any
+	// (see writeIntent).
+	intent *intent
+}
+
+// intent is a change's first ledger record, written and fsynced before the
+// change is made (see the ledger package, Intents). With it durable, the
+// outcome record need not be durable before the change is reported: the
+// commit waits for one fsync stage fewer.
+type intent struct {
+	rec  ledger.Record
+	done chan struct{} // closed when err is set
+	err  error         // writing or fsyncing the intent failed
+}
+
+// writeIntent writes the intent of the change a describes, whose result
+// will be res, and starts its fsync, which runs alongside the history's
+// and the temporary file's. The caller holds the file's lock, so the
+// intent is in the order of the file's changes.
+func (w *Workspace) writeIntent(a *attempt, res *Result) {
+	in := &intent{rec: a.rec, done: make(chan struct{})}
+	in.rec.Outcome = ledger.OutcomePending
+	in.rec.SHA256After = res.SHA256
+	a.intent = in
+	p, err := w.led.Write(&in.rec)
+	if err != nil {
+		in.err = err
+		close(in.done)
+		return
+	}
+	go func() {
+		defer close(in.done)
+		in.err = p.Wait()
+	}()
+}
+
+// durable waits for the intent's fsync and reports whether the intent is
+// on stable storage; if it is not, the outcome record is made durable
+// before the change is reported, as without an intent.
+func (in *intent) durable() bool {
+	if in == nil {
+		return false
+	}
+	<-in.done
+	return in.err == nil
 }
 
 func newAttempt(s *Session, tool, path string, args any, pre *Precondition) *attempt {
@@ -50,6 +95,7 @@ type recorded struct {
 	err  error
 	p    *ledger.Pending
 	lerr error
+	lazy bool // the record's fsync is not waited for: its intent is durable
 }
 
 // record writes the attempt's ledger record with its outcome. The caller
@@ -83,7 +129,16 @@ func (w *Workspace) record(a *attempt, res *Result, err error) *recorded {
 		stored.Diff = "" // the diff follows from history and is often large
 		r.Result, _ = json.Marshal(&stored)
 	}
+	if a.intent != nil {
+		// Seq is cleared if the intent's write failed or was cut.
+		r.Intent = a.intent.rec.Seq
+	}
 	rc := &recorded{w: w, rec: r, res: res, err: err}
+	// A committed change whose intent is durable is reported without
+	// waiting for its outcome's fsync (see wait). A failed attempt waits:
+	// its error says that nothing changed, and the intent alone would
+	// leave that to be judged from the file.
+	rc.lazy = err == nil && r.Outcome == "ok" && a.intent.durable() && r.Intent != 0
 	rc.p, rc.lerr = w.led.Write(r)
 	return rc
 }
@@ -93,6 +148,20 @@ func (w *Workspace) record(a *attempt, res *Result, err error) *recorded {
 // record could not be made so.
 func (rc *recorded) wait() (*Result, error) {
 	res, err, lerr := rc.res, rc.err, rc.lerr
+	if lerr == nil && rc.lazy {
+		// The fsync runs in the background and is shared with the
+		// records of other commits; Close waits for it. Should power be
+		// cut first, the durable intent accounts for the change, and the
+		// next Open appends its outcome (resolveIntents).
+		rc.w.finals.add()
+		go func() {
+			defer rc.w.finals.done()
+			if rc.p.Wait() == nil && rc.rec.HistoryVersion != "" {
+				rc.w.hist.SetLedgerSeq(rc.rec.Path, rc.rec.HistoryVersion, rc.rec.Seq)
+			}
+		}()
+		return res, nil
+	}
 	if lerr == nil {
 		lerr = rc.p.Wait()
 	}

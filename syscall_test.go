@@ -207,6 +207,18 @@ func TestSyscallOrder(t *testing.T) {
 	if lock < sync || lock < histSync {
 		t.Errorf("commit lock taken (call %d) before the temporary file (call %d) and the history index (call %d) were fsynced", lock, sync, histSync)
 	}
+	// So is the change's intent, written to the ledger under the file's
+	// lock: with it durable, the ledger accounts for the change whatever
+	// the swap leaves.
+	intentWrite := find("write of the ledger intent", fileLock, func(c crashsim.Syscall) bool {
+		return c.Name == "write" && strings.HasSuffix(c.Args[0].Path, "/ledger.jsonl") && strings.Contains(string(c.Args[1].Str), `"outcome":"pending"`)
+	})
+	intentSync := find("fsync of the ledger intent", intentWrite, func(c crashsim.Syscall) bool {
+		return c.Name == "fsync" && strings.HasSuffix(c.Args[0].Path, "/ledger.jsonl")
+	})
+	if lock < intentSync {
+		t.Errorf("commit lock taken (call %d) before the ledger intent was fsynced (call %d)", lock, intentSync)
+	}
 	// Under it, the name is checked to still hold the file observed (an
 	// lstat, which is not traced), and the exchange made.
 	exchange := find("renameat2(RENAME_EXCHANGE) of the temporary file and the target", create, func(c crashsim.Syscall) bool {
@@ -231,12 +243,11 @@ func TestSyscallOrder(t *testing.T) {
 	dirSync := find("fsync of the directory after the exchange", exchange, func(c crashsim.Syscall) bool {
 		return c.Name == "fsync" && c.Args[0].Path == tw.root
 	})
-	// The ledger record is written under the file's lock, after the
+	// The outcome record is written under the file's lock, after the
 	// directory fsync (so it cannot reach the disk before the change it
-	// records), and fsynced after the file's lock is released, before the
-	// call returns.
+	// records). Its fsync is not waited for: the intent is durable.
 	ledgerWrite := find("write of the ledger record", dirSync, func(c crashsim.Syscall) bool {
-		return c.Name == "write" && strings.HasSuffix(c.Args[0].Path, "/ledger.jsonl")
+		return c.Name == "write" && strings.HasSuffix(c.Args[0].Path, "/ledger.jsonl") && strings.Contains(string(c.Args[1].Str), `"outcome":"ok"`)
 	})
 	fileRelease := find("release of the file's lock", fileLock+1, func(c crashsim.Syscall) bool {
 		return c.Args[0].FD == fileLockFD && (c.Name == "close" || c.Name == "flock" && strings.Contains(c.Args[1].Text, "LOCK_UN"))
@@ -244,9 +255,6 @@ func TestSyscallOrder(t *testing.T) {
 	if fileRelease < ledgerWrite {
 		t.Errorf("file's lock released (call %d) before the ledger record was written (call %d)", fileRelease, ledgerWrite)
 	}
-	find("fsync of the ledger", ledgerWrite, func(c crashsim.Syscall) bool {
-		return c.Name == "fsync" && strings.HasSuffix(c.Args[0].Path, "/ledger.jsonl")
-	})
 }
 
 func dumpCalls(calls []crashsim.Syscall) string {

@@ -91,6 +91,7 @@ type Workspace struct {
 	pruning   sync.Mutex     // held by the one background Prune at a time
 	prunes    sync.WaitGroup // background Prunes and sweeps of parked files
 	trims     running        // background trims of a file's old versions (see trimLater)
+	finals    running        // background fsyncs of outcome records whose intent is durable
 	recovered *ledger.Recovery
 	// rolledBack lists the patch transactions Open rolled back, and
 	// txProblems those it could not.
@@ -199,6 +200,8 @@ func (w *Workspace) openState() error {
 		return fail("open ledger", err)
 	}
 	w.recovered = w.led.Recovered()
+	// Intents a power cut or a killed writer left without an outcome.
+	w.resolveIntents()
 	// A patch transaction a crash interrupted is rolled back, so that its
 	// files are all as they were before it.
 	if w.rolledBack, err = w.recoverTransactions(); err != nil {
@@ -251,9 +254,10 @@ func (w *Workspace) LedgerRecovery() *ledger.Recovery { return w.recovered }
 // Dir returns the workspace's root directory (absolute, symlinks resolved).
 func (w *Workspace) Dir() string { return w.dir }
 
-// Close waits for background history trims and pruning and releases the
-// workspace.
+// Close waits for background history trims, pruning and ledger fsyncs and
+// releases the workspace.
 func (w *Workspace) Close() error {
+	w.finals.wait()
 	w.trims.wait()
 	w.prunes.Wait()
 	return w.closeFiles()

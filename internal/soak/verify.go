@@ -319,6 +319,9 @@ func checkWorkspace(rep *Report, root string, attempts []attempt) error {
 		ok      int
 		refused map[string]int
 		unknown bool // an attempt failed, so its record may say either
+		// interrupted counts the intents whose outcome Open recorded as
+		// not made.
+		interrupted int
 	}
 	told := make(map[string]*tally)
 	for _, a := range attempts {
@@ -364,6 +367,10 @@ func checkWorkspace(rep *Report, root string, attempts []attempt) error {
 			if r.ErrorCode == "STALE_FILE" && r.Baseline != nil && r.Observed != nil && r.Baseline.SHA256 == r.Observed.SHA256 {
 				rep.CaughtAtExchange++
 			}
+		case "interrupted":
+			// The outcome Open appended for an intent whose server was
+			// killed before it wrote one: the change was not made.
+			t.interrupted++
 		default:
 			rep.violate("ledger record %d: outcome %q", r.Seq, r.Outcome)
 		}
@@ -387,6 +394,9 @@ func checkWorkspace(rep *Report, root string, attempts []attempt) error {
 		}
 		if got.ok != want.ok {
 			rep.violate("session %s: ledger has %d ok records, the client was told of %d commits", name, got.ok, want.ok)
+		}
+		if got.interrupted != 0 {
+			rep.violate("session %s: ledger has %d interrupted changes, the client was told how each attempt ended", name, got.interrupted)
 		}
 		for _, code := range keys(union(got.refused, want.refused)) {
 			if got.refused[code] != want.refused[code] {

@@ -1,0 +1,98 @@
+package editguard
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/editguard/editguard/internal/ledger"
+)
+
+// A change's intent is in the ledger, durably, before the change is made,
+// and its outcome record follows without waiting for its own fsync (see
+// writeIntent). A power cut can therefore leave an intent without an
+// outcome; so can a writer killed between the two. Open looks for such
+// intents near the end of the ledger and appends their outcomes, judged
+// from the file: "ok" if it holds what the intent said the change would
+// leave, "interrupted" if not (reason "not_applied" if it holds what the
+// change would have displaced, "unknown" if neither).
+
+// intentLockWait is how long Open waits for the file lock of an intent's
+// file: a writer that holds it is alive and will record the outcome itself.
+const intentLockWait = time.Millisecond
+
+// resolveIntents appends an outcome for each intent near the end of the
+// ledger that has none and whose writer is gone. It is best effort: an
+// intent it cannot resolve now stays in the ledger, still naming the
+// change, for the next Open.
+func (w *Workspace) resolveIntents() {
+	open, err := w.led.Unresolved(0)
+	if err != nil {
+		return
+	}
+	for _, in := range open {
+		w.resolveIntent(in)
+	}
+}
+
+func (w *Workspace) resolveIntent(in *LedgerRecord) {
+	t, err := w.openTarget(in.Path)
+	if err != nil {
+		return
+	}
+	defer t.close()
+	ctx, cancel := context.WithTimeout(context.Background(), intentLockWait)
+	defer cancel()
+	locks, err := w.lockFiles(ctx, t.resolved)
+	if err != nil {
+		return // its writer is at work
+	}
+	defer unlockAll(locks)
+	// Under the lock the writer, if it finished, has written the outcome.
+	open, err := w.led.Unresolved(0)
+	if err != nil || !slices.ContainsFunc(open, func(r *LedgerRecord) bool { return r.Seq == in.Seq }) {
+		return
+	}
+	obs, err := w.observe(t)
+	if err != nil {
+		return
+	}
+	r := &LedgerRecord{
+		Session: in.Session, Tool: in.Tool, Path: in.Path, Observed: ledgerState(obs.state()),
+		SHA256Before: in.SHA256Before, Strategy: "recovered", Intent: in.Seq,
+	}
+	var applied bool
+	if in.SHA256After == "" {
+		applied = !obs.stat.Exists // a removal
+	} else {
+		applied = obs.stat.Exists && obs.sum == in.SHA256After
+	}
+	switch {
+	case applied:
+		r.Outcome, r.SHA256After = "ok", in.SHA256After
+		r.HistoryVersion = w.displacedVersion(in)
+	case in.Observed != nil && in.Observed.Exists == obs.stat.Exists && (!obs.stat.Exists || in.Observed.SHA256 == obs.sum):
+		r.Outcome, r.ErrorReason = ledger.OutcomeInterrupted, "not_applied"
+	default:
+		r.Outcome, r.ErrorReason = ledger.OutcomeInterrupted, "unknown"
+	}
+	w.led.Append(r)
+}
+
+// displacedVersion returns the newest history version of in's file that
+// holds what in's change displaced, saved by in's session: the commit made
+// it durable before the change, so a change that was made has one.
+func (w *Workspace) displacedVersion(in *LedgerRecord) string {
+	vs, err := w.hist.List(in.Path)
+	if err != nil || in.Observed == nil {
+		return ""
+	}
+	for i := len(vs) - 1; i >= 0; i-- {
+		v := vs[i]
+		same := v.Absent == !in.Observed.Exists && (v.Absent || v.SHA256 == in.SHA256Before)
+		if same && v.Session == in.Session && v.Op == in.Tool && !v.Time.Before(in.Time.Add(-time.Minute)) {
+			return v.ID
+		}
+	}
+	return ""
+}
