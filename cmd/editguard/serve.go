@@ -142,6 +142,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer ws.Close()
+	serverGC(os.Getenv)
 	srv, err := mcpserver.New(ws, &mcpserver.Options{
 		Approve: approve,
 		Version: version(),
