@@ -157,44 +157,66 @@ func (w *Workspace) afterCommit() {
 // goroutine, so that the hook waiting for a Guard does not wait for it too.
 // History, Prune and Close wait for the trims running.
 func (w *Workspace) trimLater(trim func()) {
-	w.trims.add()
+	ticket := w.trims.add()
 	go func() {
-		defer w.trims.done()
+		defer w.trims.done(ticket)
 		trim()
 	}()
 }
 
-// running counts background work and lets a caller wait until none runs.
+// running counts background work and lets a caller wait for the work
+// running when it asks, not for work started after: under a steady stream
+// of commits there may never be a moment when none runs.
 type running struct {
-	mu   sync.Mutex
-	n    int
-	idle *sync.Cond
+	mu      sync.Mutex
+	last    uint64              // the last ticket handed out
+	pending map[uint64]struct{} // tickets of the work running
+	changed *sync.Cond
 }
 
-func (r *running) add() {
+// add counts one piece of work; done, with the ticket add returns, ends it.
+func (r *running) add() uint64 {
 	r.mu.Lock()
-	r.n++
-	r.mu.Unlock()
+	defer r.mu.Unlock()
+	if r.pending == nil {
+		r.pending = map[uint64]struct{}{}
+	}
+	r.last++
+	r.pending[r.last] = struct{}{}
+	return r.last
 }
 
-func (r *running) done() {
+func (r *running) done(ticket uint64) {
 	r.mu.Lock()
-	if r.n--; r.n == 0 && r.idle != nil {
-		r.idle.Broadcast()
+	delete(r.pending, ticket)
+	if r.changed != nil {
+		r.changed.Broadcast()
 	}
 	r.mu.Unlock()
 }
 
-// wait returns once no work is running.
+// wait returns once the work running when it was called has ended.
 func (r *running) wait() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.idle == nil {
-		r.idle = sync.NewCond(&r.mu)
+	if r.changed == nil {
+		r.changed = sync.NewCond(&r.mu)
 	}
-	for r.n > 0 {
-		r.idle.Wait()
+	upTo := r.last
+	for r.before(upTo) {
+		r.changed.Wait()
 	}
+}
+
+// before reports whether work with a ticket up to t is running. The
+// caller holds mu.
+func (r *running) before(t uint64) bool {
+	for k := range r.pending {
+		if k <= t {
+			return true
+		}
+	}
+	return false
 }
 
 // PathDiff returns a unified diff from the file against to the file p (the

@@ -153,9 +153,9 @@ func (rc *recorded) wait() (*Result, error) {
 		// records of other commits; Close waits for it. Should power be
 		// cut first, the durable intent accounts for the change, and the
 		// next Open appends its outcome (resolveIntents).
-		rc.w.finals.add()
+		ticket := rc.w.finals.add()
 		go func() {
-			defer rc.w.finals.done()
+			defer rc.w.finals.done(ticket)
 			if rc.p.Wait() == nil && rc.rec.HistoryVersion != "" {
 				rc.w.hist.SetLedgerSeq(rc.rec.Path, rc.rec.HistoryVersion, rc.rec.Seq)
 			}
