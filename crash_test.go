@@ -161,6 +161,11 @@ func TestKill9DuringWrite(t *testing.T) {
 			t.Fatalf("after kill %d: %v", i, err)
 		}
 		seen[v] = true
+		// A version a killed worker put in place is in the ledger: its
+		// intent was written before the swap.
+		if v != 0 && !ledgerNames(t, dir, sha256hex(data)) {
+			t.Fatalf("after kill %d: big.txt holds version %d, which no ledger record names", i, v)
+		}
 		if m, _ := filepath.Glob(filepath.Join(dir, ".big.txt.*.egtmp")); len(m) > 0 {
 			tempsSeen++
 		}
@@ -176,6 +181,16 @@ func TestKill9DuringWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
+	// Every killed worker's intent has its outcome now: the next worker's
+	// Open, or this one, appended it.
+	outcomes := map[string]int{}
+	for _, r := range ledgerRecords(t, w) {
+		outcomes[r.Outcome+"/"+r.Strategy+r.ErrorReason]++
+		if r.Outcome == "pending" {
+			t.Errorf("ledger record %d: an intent without an outcome after Open", r.Seq)
+		}
+	}
+	t.Logf("ledger outcomes: %v", outcomes)
 	s := w.NewSession("after")
 	if _, err := s.Read(ctx, "big.txt", nil); err != nil {
 		t.Fatal(err)
@@ -187,4 +202,15 @@ func TestKill9DuringWrite(t *testing.T) {
 		t.Errorf("big.txt = %q, want %q", got, "small\n")
 	}
 	assertNoTemp(t, dir)
+}
+
+// ledgerNames reports whether a line of the workspace's ledger names sum as
+// what a change leaves, read from the file as it is.
+func ledgerNames(t *testing.T, dir, sum string) bool {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, editguard.StateDir, "ledger.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.Contains(data, []byte(`"sha256_after":"`+sum+`"`))
 }
