@@ -54,7 +54,12 @@ func streamLines(r io.Reader, offset, limit int, caps readCaps, size int64) (*st
 	h := sha256.New()
 	v := &utf8Check{}
 	cr := &countingReader{r: r}
-	br := bufio.NewReaderSize(io.TeeReader(cr, io.MultiWriter(h, v)), 64<<10)
+	// A small file needs no 64 KiB buffer; the first 8 KiB are peeked at.
+	bufSize := 64 << 10
+	if size > 0 && size < int64(bufSize) {
+		bufSize = max(int(size)+1, 8<<10)
+	}
+	br := bufio.NewReaderSize(io.TeeReader(cr, io.MultiWriter(h, v)), bufSize)
 	first := max(offset, 1)
 	out := &streamed{}
 	head, _ := br.Peek(8 << 10)

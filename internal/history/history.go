@@ -122,9 +122,10 @@ type Store struct {
 	objects, index, locks *statedir.Dir
 	lockFiles             *statedir.Locks // in locks; nil when readOnly
 	keep                  int
-	inline                int   // InlineLimit; -1: none
-	maxBytes              int64 // < 0: unlimited
-	readOnly              bool  // opened by Lookup: no locks, no writes
+	inline                int                      // InlineLimit; -1: none
+	maxBytes              int64                    // < 0: unlimited
+	readOnly              bool                     // opened by Lookup: no locks, no writes
+	spareTrim             atomic.Pointer[trimBufs] // buffers kept between trims
 	hook                  atomic.Pointer[Hook]
 
 	// durable maps the names (objects and index files, as Dir.Join gives

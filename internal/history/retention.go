@@ -56,10 +56,16 @@ func (s *Store) trim(path string, objs *statedir.Dir, seq uint64) (int64, error)
 	}
 	limit := s.keep + s.keep/4
 	name := indexName(path)
-	data, err := s.index.ReadFile(name)
+	// The index is read and rewritten through buffers kept between trims:
+	// with inline contents it runs to hundreds of KiB, and fresh buffers
+	// that size cost more in page faults and zeroing than the copy does.
+	bufs := s.trimBufs()
+	defer s.trimDone(bufs)
+	data, err := s.index.ReadFileInto(name, bufs.in)
 	if err != nil {
 		return 0, err
 	}
+	bufs.in = data[:0]
 	if bytes.Count(data, []byte("\n")) <= limit {
 		return 0, nil // annotations count too: an upper bound on versions
 	}
@@ -82,7 +88,8 @@ func (s *Store) trim(path string, objs *statedir.Dir, seq uint64) (int64, error)
 	}
 	drop := mine - s.keep
 	dropped := make(map[string]bool) // IDs of this path's dropped versions
-	var buf bytes.Buffer
+	buf := &bufs.out
+	buf.Reset()
 	buf.Grow(len(data)) // the kept lines are fewer: no growing and copying
 	refs := make(map[string]bool)
 	var removed int64 // inline contents dropped
@@ -277,6 +284,33 @@ type indexLine struct {
 	Data   json.RawMessage `json:"data"` // not decoded: nil unless inline
 	raw    []byte
 }
+
+// trimBufs are the buffers of one trim: the index read, and the index
+// written.
+type trimBufs struct {
+	in  []byte
+	out bytes.Buffer
+}
+
+// trimBufs returns the store's trim buffers, or new ones while another
+// trim has them. Unlike a sync.Pool's, they survive garbage collections,
+// which under a stream of commits come between any two trims.
+func (s *Store) trimBufs() *trimBufs {
+	if b := s.spareTrim.Swap(nil); b != nil {
+		return b
+	}
+	return new(trimBufs)
+}
+
+// trimDone gives back buffers trimBufs returned.
+func (s *Store) trimDone(b *trimBufs) {
+	if cap(b.in) <= maxKeptTrimBuffer && b.out.Cap() <= maxKeptTrimBuffer {
+		s.spareTrim.Store(b)
+	}
+}
+
+// maxKeptTrimBuffer bounds the buffers a Store keeps between trims.
+const maxKeptTrimBuffer = 8 << 20
 
 // indexLines splits an index into its complete lines (a torn last line is
 // left out, as parseIndex leaves it) and counts those that do not decode.

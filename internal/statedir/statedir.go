@@ -194,6 +194,13 @@ func (d *Dir) Open(name string, flag int, perm os.FileMode) (*File, error) {
 // ReadFile reads the regular file name. A missing file is an error wrapping
 // fs.ErrNotExist.
 func (d *Dir) ReadFile(name string) ([]byte, error) {
+	return d.ReadFileInto(name, nil)
+}
+
+// ReadFileInto is ReadFile reading into buf's array when it is large
+// enough, so that a caller reading large files again and again can reuse
+// one buffer.
+func (d *Dir) ReadFileInto(name string, buf []byte) ([]byte, error) {
 	f, err := d.Open(name, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
@@ -205,7 +212,10 @@ func (d *Dir) ReadFile(name string) ([]byte, error) {
 	if size <= 0 || size >= 1<<30 {
 		size = 512
 	}
-	buf := make([]byte, 0, size+1) // +1: EOF needs no second buffer
+	if int64(cap(buf)) < size+1 {
+		buf = make([]byte, 0, size+1) // +1: EOF needs no second buffer
+	}
+	buf = buf[:0]
 	for {
 		n, err := f.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]

@@ -3,6 +3,7 @@
 package statedir
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -274,5 +275,31 @@ func TestReadDirInfoThroughDescriptor(t *testing.T) {
 	t.Chdir(t.TempDir())
 	if _, err := ents[0].Info(); err != nil {
 		t.Errorf("Info() with nothing of that name under the working directory: %v", err)
+	}
+}
+
+// TestReadFileInto checks that ReadFileInto reads into the buffer it is
+// given when that is large enough, and into a new one when it is not.
+func TestReadFileInto(t *testing.T) {
+	_, d, _ := setup(t)
+	want := bytes.Repeat([]byte("0123456789abcdef"), 4096) // 64 KiB
+	if err := d.WriteFile("big", want, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	small := make([]byte, 0, 100)
+	got, err := d.ReadFileInto("big", small)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("ReadFileInto(small buffer) = %d bytes, %v; want the file's %d", len(got), err, len(want))
+	}
+	if cap(got) == cap(small) {
+		t.Errorf("ReadFileInto read 64 KiB into a 100-byte buffer")
+	}
+	large := make([]byte, 5, 1<<20)
+	got, err = d.ReadFileInto("big", large)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("ReadFileInto(large buffer) = %d bytes, %v; want the file's %d", len(got), err, len(want))
+	}
+	if &got[0] != &large[:1][0] {
+		t.Errorf("ReadFileInto did not reuse a buffer large enough")
 	}
 }
