@@ -12,6 +12,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/editguard/editguard/internal/statedir"
@@ -365,6 +366,11 @@ func scanTail(f *statedir.File) (last uint64, good int64, err error) {
 	return last, good, nil
 }
 
+// tailChunk is the size of backLines' first read.
+const tailChunk = 16 << 10
+
+var tailBuffers = sync.Pool{New: func() any { b := make([]byte, tailChunk); return &b }}
+
 // backLines calls fn with each complete, non-blank line of f (without its
 // newline), the last first, until fn returns true or an error, and returns
 // the length of f up to and including its last newline (everything after
@@ -373,10 +379,18 @@ func scanTail(f *statedir.File) (last uint64, good int64, err error) {
 func backLines(f *statedir.File, fn func(line []byte) (bool, error)) (good int64, err error) {
 	end := f.Size() // the lines from end on were handed to fn, or are a torn tail
 	good = -1
-	// The first read takes a version with a few KiB inline whole.
-	for chunk := int64(16 << 10); ; chunk *= 4 {
+	// The first read takes a version with a few KiB inline whole, into a
+	// buffer that commits share (fn keeps no line after backLines returns).
+	first := tailBuffers.Get().(*[]byte)
+	defer tailBuffers.Put(first)
+	for chunk := int64(tailChunk); ; chunk *= 4 {
 		off := max(0, end-chunk)
-		buf := make([]byte, end-off)
+		var buf []byte
+		if chunk == tailChunk {
+			buf = (*first)[:end-off]
+		} else {
+			buf = make([]byte, end-off)
+		}
 		if _, err := f.ReadAt(buf, off); err != nil && err != io.EOF {
 			return 0, err
 		}
