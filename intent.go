@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/ledger"
 )
 
@@ -83,16 +84,15 @@ func (w *Workspace) resolveIntent(in *LedgerRecord) {
 // holds what in's change displaced, saved by in's session: the commit made
 // it durable before the change, so a change that was made has one.
 func (w *Workspace) displacedVersion(in *LedgerRecord) string {
-	vs, err := w.hist.List(in.Path)
-	if err != nil || in.Observed == nil {
+	if in.Observed == nil {
 		return ""
 	}
-	for i := len(vs) - 1; i >= 0; i-- {
-		v := vs[i]
+	v, ok, err := w.hist.Newest(in.Path, func(v history.Version) bool {
 		same := v.Absent == !in.Observed.Exists && (v.Absent || v.SHA256 == in.SHA256Before)
-		if same && v.Session == in.Session && v.Op == in.Tool && !v.Time.Before(in.Time.Add(-time.Minute)) {
-			return v.ID
-		}
+		return same && v.Session == in.Session && v.Op == in.Tool && !v.Time.Before(in.Time.Add(-time.Minute))
+	})
+	if err != nil || !ok {
+		return ""
 	}
-	return ""
+	return v.ID
 }

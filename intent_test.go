@@ -69,6 +69,13 @@ func TestIntentOfGoneWriterResolved(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// made.txt goes to other content and back first, so that an older
+	// version holds the same bytes as the one its last change displaces.
+	for _, c := range []string{"mid\n", "old\n"} {
+		if _, err := s.Write(ctx, "made.txt", c, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// made.txt: the change is made, its outcome record is not written.
 	var writes atomic.Int32
 	editguard.SetFaults(w, nil, nil, func(op, name string) error {
@@ -98,7 +105,8 @@ func TestIntentOfGoneWriterResolved(t *testing.T) {
 	}
 	editguard.SetFaults(w, nil, nil, nil)
 	recs := ledgerRecords(t, w)
-	if len(recs) != 2 || recs[0].Outcome != "pending" || recs[1].Outcome != "pending" {
+	recs = recs[len(recs)-2:] // after made.txt's two earlier writes
+	if recs[0].Outcome != "pending" || recs[1].Outcome != "pending" {
 		t.Fatalf("ledger before Open = %s; want two intents without outcome", describe(recs))
 	}
 	w.Close()
@@ -109,14 +117,17 @@ func TestIntentOfGoneWriterResolved(t *testing.T) {
 	}
 	defer w2.Close()
 	recs = ledgerRecords(t, w2)
-	if len(recs) != 2 {
-		t.Fatalf("ledger after Open = %s; want the two outcomes", describe(recs))
+	if len(recs) != 4 {
+		t.Fatalf("ledger after Open = %s; want the two earlier writes and the two outcomes", describe(recs))
 	}
+	recs = recs[2:]
 	byPath := map[string]*editguard.LedgerRecord{recs[0].Path: recs[0], recs[1].Path: recs[1]}
 	if r := byPath["made.txt"]; r == nil || r.Outcome != "ok" || r.Strategy != "recovered" || r.SHA256After != sha256hex([]byte("new\n")) || r.HistoryVersion == "" {
 		t.Errorf("made.txt's outcome = %s; want ok, recovered, the new content and the displaced version", describe([]*editguard.LedgerRecord{r}))
 	} else if data, err := editguard.VersionContent(w2, "made.txt", r.HistoryVersion); err != nil || string(data) != "old\n" {
 		t.Errorf("version %s = %q, %v; want the displaced content", r.HistoryVersion, data, err)
+	} else if vs, err := w2.History("made.txt"); err != nil || len(vs) == 0 || vs[0].ID != r.HistoryVersion {
+		t.Errorf("outcome names version %s, want the newest, the one the change displaced (%v, %v)", r.HistoryVersion, vs, err)
 	}
 	if r := byPath["not.txt"]; r == nil || r.Outcome != "interrupted" || r.ErrorReason != "not_applied" {
 		t.Errorf("not.txt's outcome = %s; want interrupted, not_applied", describe([]*editguard.LedgerRecord{r}))
@@ -129,7 +140,7 @@ func TestIntentOfGoneWriterResolved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(ledgerRecords(t, w3)); n != 2 {
+	if n := len(ledgerRecords(t, w3)); n != 4 {
 		t.Errorf("a later Open changed the ledger to %d records", n)
 	}
 	w3.Close()

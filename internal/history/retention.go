@@ -59,7 +59,7 @@ func (s *Store) trim(path string, objs *statedir.Dir, seq uint64) (int64, error)
 	// The index is read and rewritten through buffers kept between trims:
 	// with inline contents it runs to hundreds of KiB, and fresh buffers
 	// that size cost more in page faults and zeroing than the copy does.
-	bufs := s.trimBufs()
+	bufs := s.takeTrimBufs()
 	defer s.trimDone(bufs)
 	data, err := s.index.ReadFileInto(name, bufs.in)
 	if err != nil {
@@ -292,17 +292,17 @@ type trimBufs struct {
 	out bytes.Buffer
 }
 
-// trimBufs returns the store's trim buffers, or new ones while another
+// takeTrimBufs returns the store's trim buffers, or new ones while another
 // trim has them. Unlike a sync.Pool's, they survive garbage collections,
 // which under a stream of commits come between any two trims.
-func (s *Store) trimBufs() *trimBufs {
+func (s *Store) takeTrimBufs() *trimBufs {
 	if b := s.spareTrim.Swap(nil); b != nil {
 		return b
 	}
 	return new(trimBufs)
 }
 
-// trimDone gives back buffers trimBufs returned.
+// trimDone gives back buffers takeTrimBufs returned.
 func (s *Store) trimDone(b *trimBufs) {
 	if cap(b.in) <= maxKeptTrimBuffer && b.out.Cap() <= maxKeptTrimBuffer {
 		s.spareTrim.Store(b)
