@@ -239,6 +239,13 @@ func enter(ctx context.Context, k fileKey, deadline time.Time) (*gate, error) {
 	}
 	g.refs++
 	gates.mu.Unlock()
+	// A free gate is taken whatever the deadline, as flockWait takes a
+	// free flock: a select with ctx already done would pick at random.
+	select {
+	case g.ch <- struct{}{}:
+		return g, nil
+	default:
+	}
 	var timeout <-chan time.Time
 	if !deadline.IsZero() {
 		t := time.NewTimer(time.Until(deadline))

@@ -139,6 +139,23 @@ func TestCanceled(t *testing.T) {
 	}
 }
 
+// TestFreeLockTakenPastDeadline checks that a free lock is taken even when
+// the caller's context is already done: a caller that only tries (a short
+// deadline) must not lose a free lock to the moment its deadline passed.
+func TestFreeLockTakenPastDeadline(t *testing.T) {
+	dir := t.TempDir()
+	f := openDir(t, dir)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for i := 0; i < 200; i++ {
+		l, err := Acquire(ctx, f, nil)
+		if err != nil {
+			t.Fatalf("attempt %d: Acquire of a free lock with a done context = %v", i, err)
+		}
+		l.Unlock()
+	}
+}
+
 // TestAcquireAtRefusesSymlink checks that a lock path that is a symlink, even
 // a dangling one, is refused and creates nothing where it points.
 func TestAcquireAtRefusesSymlink(t *testing.T) {
