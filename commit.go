@@ -120,6 +120,7 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 	var (
 		locks []*filelock.Lock // the file's lock (see commitlock.go)
 		t     *target
+		lazy  bool // history saves the displaced bytes lazily (4)
 	)
 	defer func() {
 		// The outcome record is written under the file's lock, so that the
@@ -134,6 +135,9 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 			t.close()
 		}
 		res, err = rc.wait()
+		if lazy {
+			s.w.lazySaved()
+		}
 		if err == nil && !res.DryRun {
 			s.w.afterCommit()
 			s.w.sweepParkedSoon()
@@ -252,12 +256,17 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 	// content is written and fsynced under its temporary name (5), and
 	// the swap (6) waits for both: neither fsync orders the other, so
 	// overlapping them takes nothing from either guarantee.
-	s.w.writeIntent(a, res)
+	//
+	// When the intent carries the displaced bytes, the history's index
+	// line for them is not fsynced (lazy): the intent's fsync makes the
+	// bytes durable, and the line is made durable later (histsync.go).
+	lazy = s.w.writeIntent(a, res, obs)
 	saved := make(chan error, 1)
 	var version history.Version
 	go func() {
 		var err error
-		version, err = s.w.hist.Save(t.resolved, obs.data, !obs.stat.Exists, obs.sum, history.Meta{Op: c.tool, Session: s.name})
+		version, err = s.w.hist.Save(t.resolved, obs.data, !obs.stat.Exists, obs.sum,
+			history.Meta{Op: c.tool, Session: s.name, Intent: a.intent.seq, Lazy: lazy})
 		saved <- err
 	}()
 	var histErr error
@@ -283,7 +292,14 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 		if err := historyDurable(); err != nil {
 			return err
 		}
-		a.intent.durable()
+		if !a.intent.durable() && lazy {
+			// The intent is not durable, so neither are the bytes it
+			// carries: the line must be.
+			if err := s.w.hist.SyncIndex(t.resolved); err != nil {
+				histErr = historyFailed(c.path, err)
+				return histErr
+			}
+		}
 		return nil
 	}
 	ar, err := s.w.commit(ctx, t, obs, pl, tmp, ready, false)

@@ -40,6 +40,9 @@ type fault struct {
 	// large: the displaced content is over the history's inline limit, so
 	// it is saved as an object file.
 	large bool
+	// medium: the old content is larger than an intent carries but small
+	// enough to be kept in its history index line, durably.
+	medium bool
 	// newFile: the fault is injected while creating the file.
 	newFile bool
 	// warning: for a committed change, what its warning must say.
@@ -180,8 +183,15 @@ func faults() []fault {
 		fault{name: "history object rename/EIO", step: "history", large: true, install: onHistory(unix.EIO, "rename", "/objects/")},
 		fault{name: "history objects dir fsync/EIO", step: "history", large: true, install: onHistory(unix.EIO, "fsync dir", "/objects/")},
 		fault{name: "history index write/ENOSPC", step: "history", install: onHistory(unix.ENOSPC, "write", "/index/")},
-		fault{name: "history index fsync/EIO", step: "history", install: onHistory(unix.EIO, "fsync", "/index/")},
-		fault{name: "history index dir fsync/EIO", step: "history", install: onHistory(unix.EIO, "fsync dir", "/index")},
+		fault{name: "history index fsync/EIO", step: "history", medium: true, install: onHistory(unix.EIO, "fsync", "/index/")},
+		fault{name: "history index dir fsync/EIO", step: "history", medium: true, install: onHistory(unix.EIO, "fsync dir", "/index")},
+		// A small old content is carried by the intent, and its index
+		// line is fsynced before the change only if the intent's fsync
+		// failed.
+		fault{name: "ledger intent fsync/EIO and history index fsync/EIO", step: "history", install: func(fired *int) {
+			onLedger(unix.EIO, "fsync", 1)(new(int))
+			onHistory(unix.EIO, "fsync", "/index/")(fired)
+		}},
 		// Without its intent the change goes on, and its outcome record is
 		// made durable before the change is reported.
 		fault{name: "ledger intent write/EIO", committed: true, install: onLedger(unix.EIO, "write", 1)},
@@ -197,7 +207,10 @@ func faults() []fault {
 			return c.Op == "renameat2" && c.Flags&unix.RENAME_NOREPLACE != 0
 		})},
 		fault{name: "new file create temp/ENOSPC", step: "create temp", newFile: true, install: onAtomic(unix.ENOSPC, isTempCreate)},
-		fault{name: "new file history index fsync/EIO", step: "history", newFile: true, install: onHistory(unix.EIO, "fsync", "/index/")},
+		fault{name: "new file history index fsync/EIO", step: "history", newFile: true, install: func(fired *int) {
+			onLedger(unix.EIO, "fsync", 1)(new(int))
+			onHistory(unix.EIO, "fsync", "/index/")(fired)
+		}},
 	)
 	return fs
 }
@@ -299,8 +312,11 @@ func TestFaultAtEveryStep(t *testing.T) {
 	for _, f := range faults() {
 		t.Run(f.name, func(t *testing.T) {
 			oldContent := "old line\n"
-			if f.large {
+			switch {
+			case f.large:
 				oldContent = strings.Repeat("old line\n", 5000)
+			case f.medium:
+				oldContent = strings.Repeat("old line\n", 2500)
 			}
 			t.Cleanup(clearHooks)
 			w, dir := newWorkspace(t)

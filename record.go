@@ -27,6 +27,7 @@ type attempt struct {
 // commit waits for one fsync stage fewer.
 type intent struct {
 	rec  ledger.Record
+	seq  uint64        // rec.Seq as written (a failed fsync may clear rec.Seq)
 	done chan struct{} // closed when err is set
 	err  error         // writing or fsyncing the intent failed
 }
@@ -34,22 +35,31 @@ type intent struct {
 // writeIntent writes the intent of the change a describes, whose result
 // will be res, and starts its fsync, which runs alongside the history's
 // and the temporary file's. The caller holds the file's lock, so the
-// intent is in the order of the file's changes.
-func (w *Workspace) writeIntent(a *attempt, res *Result) {
+// intent is in the order of the file's changes. When the content the
+// change displaces (obs) is small, the intent carries it, and writeIntent
+// returns true: the history may then save it lazily (histsync.go).
+func (w *Workspace) writeIntent(a *attempt, res *Result, obs *observation) (carries bool) {
 	in := &intent{rec: a.rec, done: make(chan struct{})}
 	in.rec.Outcome = ledger.OutcomePending
 	in.rec.SHA256After = res.SHA256
+	if obs.stat.Exists && len(obs.data) > 0 && len(obs.data) <= carryLimit {
+		in.rec.Displaced = obs.data
+	}
 	a.intent = in
 	p, err := w.led.Write(&in.rec)
 	if err != nil {
 		in.err = err
 		close(in.done)
-		return
+		return false
 	}
+	in.seq = in.rec.Seq
+	_, carries = carried(&in.rec)
+	carries = carries && w.hsync.marked.Load()
 	go func() {
 		defer close(in.done)
 		in.err = p.Wait()
 	}()
+	return carries
 }
 
 // durable waits for the intent's fsync and reports whether the intent is
@@ -130,7 +140,9 @@ func (w *Workspace) record(a *attempt, res *Result, err error) *recorded {
 		r.Result, _ = json.Marshal(&stored)
 	}
 	if a.intent != nil {
-		// Seq is cleared if the intent's write failed or was cut.
+		// Seq is cleared if the intent's write failed or was cut, which
+		// durable waits to know.
+		a.intent.durable()
 		r.Intent = a.intent.rec.Seq
 	}
 	rc := &recorded{w: w, rec: r, res: res, err: err}

@@ -4,6 +4,7 @@ package editguard_test
 
 import (
 	"bytes"
+	"encoding/base64"
 	"fmt"
 	"os"
 	"os/exec"
@@ -192,27 +193,32 @@ func TestSyscallOrder(t *testing.T) {
 		t.Errorf("temporary file opened relative to %q (fd %d), want the target's directory descriptor", cc.Args[0].Path, cc.Args[0].FD)
 	}
 	dirFD, tempFD := cc.Args[0].FD, int(cc.Ret)
-	// Its data is fsynced, and the history index too, before the commit
-	// lock on the directory is taken for the swap.
+	// Its data is fsynced before the commit lock on the directory is
+	// taken for the swap; the history index line for the old content is
+	// written by then (not fsynced: the intent carries the old content).
 	sync := find("fsync of the temporary file", create, func(c crashsim.Syscall) bool {
 		return (c.Name == "fsync" || c.Name == "fdatasync") && c.Args[0].FD == tempFD && c.Args[0].Path == temp
 	})
-	histSync := find("fsync of the history index", fileLock, func(c crashsim.Syscall) bool {
-		return c.Name == "fsync" && strings.Contains(c.Args[0].Path, "/history/index/")
+	histWrite := find("write of the history index line", fileLock, func(c crashsim.Syscall) bool {
+		return c.Name == "write" && strings.Contains(c.Args[0].Path, "/history/index/")
 	})
 	lock := find("flock(LOCK_EX) of the target's directory", 0, func(c crashsim.Syscall) bool {
 		return c.Name == "flock" && c.Args[0].Path == tw.root && strings.Contains(c.Args[1].Text, "LOCK_EX")
 	})
 	lockFD := calls[lock].Args[0].FD
-	if lock < sync || lock < histSync {
-		t.Errorf("commit lock taken (call %d) before the temporary file (call %d) and the history index (call %d) were fsynced", lock, sync, histSync)
+	if lock < sync || lock < histWrite {
+		t.Errorf("commit lock taken (call %d) before the temporary file was fsynced (call %d) and the history index line written (call %d)", lock, sync, histWrite)
 	}
 	// So is the change's intent, written to the ledger under the file's
-	// lock: with it durable, the ledger accounts for the change whatever
-	// the swap leaves.
+	// lock, with the old content in it: with it durable, the ledger
+	// accounts for the change whatever the swap leaves, and the displaced
+	// bytes survive a power cut that takes the history's line.
 	intentWrite := find("write of the ledger intent", fileLock, func(c crashsim.Syscall) bool {
 		return c.Name == "write" && strings.HasSuffix(c.Args[0].Path, "/ledger.jsonl") && strings.Contains(string(c.Args[1].Str), `"outcome":"pending"`)
 	})
+	if want := `"displaced":"` + base64.StdEncoding.EncodeToString([]byte(tracedOld)) + `"`; !strings.Contains(string(calls[intentWrite].Args[1].Str), want) {
+		t.Errorf("the intent does not carry the old content: %s", calls[intentWrite].Args[1].Str)
+	}
 	intentSync := find("fsync of the ledger intent", intentWrite, func(c crashsim.Syscall) bool {
 		return c.Name == "fsync" && strings.HasSuffix(c.Args[0].Path, "/ledger.jsonl")
 	})

@@ -92,6 +92,7 @@ type Workspace struct {
 	prunes    sync.WaitGroup // background Prunes and sweeps of parked files
 	trims     running        // background trims of a file's old versions (see trimLater)
 	finals    running        // background fsyncs of outcome records whose intent is durable
+	hsync     histSync       // the background catchUp of lazily saved versions (histsync.go)
 	recovered *ledger.Recovery
 	// rolledBack lists the patch transactions Open rolled back, and
 	// txProblems those it could not.
@@ -200,7 +201,10 @@ func (w *Workspace) openState() error {
 		return fail("open ledger", err)
 	}
 	w.recovered = w.led.Recovered()
-	// Intents a power cut or a killed writer left without an outcome.
+	// Versions a power cut may have taken from history, whose intents
+	// hold their bytes; then intents a power cut or a killed writer left
+	// without an outcome.
+	w.catchUp()
 	w.resolveIntents()
 	// A patch transaction a crash interrupted is rolled back, so that its
 	// files are all as they were before it.
@@ -260,6 +264,8 @@ func (w *Workspace) Close() error {
 	w.finals.wait()
 	w.trims.wait()
 	w.prunes.Wait()
+	w.stopCatchUp()
+	w.catchUp()
 	return w.closeFiles()
 }
 

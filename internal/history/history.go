@@ -99,6 +99,16 @@ type Meta struct {
 	// Save would run before returning (retention: see Options), to run it
 	// after the caller has answered. The trim takes the locks it needs.
 	Later func(trim func())
+	// Intent is the seq of the ledger record that announced the change
+	// displacing this content, if any; the version records it, so that
+	// the ledger's records can be matched with their versions (HasIntent).
+	Intent uint64
+	// Lazy lets Save append the version's index line without fsyncing it,
+	// when the content is inline (or Absent): the caller holds the
+	// content durably elsewhere (the intent) and makes the line durable
+	// later (SyncIndex), or re-saves the content after a crash. Content
+	// kept in an object file is made durable as always.
+	Lazy bool
 }
 
 // Version is one displaced content of one file.
@@ -112,6 +122,7 @@ type Version struct {
 	Op        string    `json:"op"`
 	Session   string    `json:"session,omitempty"`
 	LedgerSeq uint64    `json:"ledger_seq,omitempty"`
+	Intent    uint64    `json:"intent,omitempty"` // Meta.Intent
 }
 
 // Store is a history directory, and every file in it, reached through

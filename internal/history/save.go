@@ -61,7 +61,7 @@ func (s *Store) Save(path string, content []byte, absent bool, sum string, meta 
 	if err := checkPath(path); err != nil {
 		return fail(err)
 	}
-	v := Version{Path: path, Absent: absent, Op: meta.Op, Session: meta.Session}
+	v := Version{Path: path, Absent: absent, Op: meta.Op, Session: meta.Session, Intent: meta.Intent}
 	if !absent {
 		if sum == "" {
 			h := sha256.Sum256(content)
@@ -118,7 +118,7 @@ func (s *Store) Save(path string, content []byte, absent bool, sum string, meta 
 		// in the same order by time as by ID.
 		e.ID, e.Time = formatID(last+1), time.Now().UTC()
 		return e.line()
-	}, true)
+	}, true, !(meta.Lazy && (absent || inline)))
 	v = e.Version
 	if err != nil {
 		return fail(err)
@@ -275,13 +275,13 @@ func sameContent(dir *statedir.Dir, name string, content []byte) bool {
 // append adds one line to path's index. The caller holds the path's lock.
 // line is called with the highest version sequence number in the index (0
 // for none) and returns the JSON to append. A torn last line left by a crash
-// is cut off first. With durable set the index file and its directory are
-// fsynced, and a missing index is created; without, a missing index is an
-// error wrapping fs.ErrNotExist.
-func (s *Store) append(path string, line func(last uint64) ([]byte, error), durable bool) error {
+// is cut off first. With create set a missing index is created; without, a
+// missing index is an error wrapping fs.ErrNotExist. With durable set the
+// index file and its directory are fsynced.
+func (s *Store) append(path string, line func(last uint64) ([]byte, error), create, durable bool) error {
 	name := indexName(path)
 	flag := os.O_RDWR | os.O_APPEND
-	if durable {
+	if create {
 		flag |= os.O_CREATE
 	}
 	f, err := s.index.Open(name, flag, 0o644)
@@ -471,7 +471,7 @@ func (s *Store) SetLedgerSeq(path, id string, seq uint64) error {
 			LedgerSeq uint64 `json:"ledger_seq"`
 		}{kindLedgerSeq, formatID(n), path, seq}
 		return json.Marshal(a)
-	}, false)
+	}, false, false)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fail(ErrNoVersion) // no index: no version
 	}
@@ -503,4 +503,44 @@ func (s *Store) fault(op, name string) error {
 		return (*h)(op, name)
 	}
 	return nil
+}
+
+// SyncIndex makes path's index durable: the file, and its name in the
+// index directory. It is how the caller of a lazy Save (Meta.Lazy) makes
+// the version's line durable. A path without an index has nothing to sync.
+func (s *Store) SyncIndex(path string) error {
+	fail := func(err error) error { return &Error{Op: "sync", Path: path, Err: err} }
+	if err := checkPath(path); err != nil {
+		return fail(err)
+	}
+	if s.index == nil {
+		return nil
+	}
+	name := indexName(path)
+	f, err := s.index.Open(name, os.O_RDONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fail(err)
+	}
+	defer f.Close()
+	if err := s.fault("fsync", s.index.Join(name)); err != nil {
+		return fail(err)
+	}
+	if err := f.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := s.syncEntry(s.index, name, f.Ino()); err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// HasIntent reports whether path has a version saved for the ledger
+// record intent (Meta.Intent) that holds the content whose SHA-256 is sum
+// ("" for an absent file).
+func (s *Store) HasIntent(path string, intent uint64, sum string) (bool, error) {
+	_, ok, err := s.Newest(path, func(v Version) bool { return v.Intent == intent && v.SHA256 == sum })
+	return ok, err
 }

@@ -159,3 +159,119 @@ func intentOf(line []byte) (uint64, bool) {
 	v, err := strconv.ParseUint(string(before[i:]), 10, 64)
 	return v, err == nil
 }
+
+// SinceLimit is how much of the ledger's end Since reads at most. A
+// ledger is untrusted input and may be of any size; the records Since is
+// for are written shortly before they are asked for.
+const SinceLimit = 64 << 20
+
+// Position names a record: its seq and hash.
+type Position struct {
+	Seq  uint64
+	Hash string
+}
+
+// Since returns the records of changes written after the record at from:
+// the intents, and the outcomes that name an intent, in order of seq; and
+// the position of the ledger's last record. If no record at from has from's
+// hash (the ledger was cut or replaced since from was taken, or from is
+// zero), it returns those of the ledger's last SinceLimit bytes and
+// anchored false. Since writes nothing; the records are not verified
+// (Verify does that), and a line that does not decode is skipped.
+func (l *Ledger) Since(from Position) (recs []*Record, last Position, anchored bool, err error) {
+	l.commitMu.Lock()
+	if l.closed {
+		l.commitMu.Unlock()
+		return nil, Position{}, false, fmt.Errorf("ledger: read %s: %w", l.Name(), os.ErrClosed)
+	}
+	lk, err := l.lock()
+	if err != nil {
+		l.commitMu.Unlock()
+		return nil, Position{}, false, err
+	}
+	err = l.loadTail()
+	size := l.tail.size
+	f := l.f
+	last = Position{Seq: l.tail.seq, Hash: l.tail.hash}
+	lk.Unlock()
+	l.commitMu.Unlock()
+	if err != nil {
+		return nil, Position{}, false, err
+	}
+	if last.Seq == from.Seq && last.Hash == from.Hash {
+		return nil, last, true, nil
+	}
+	// Read back from the end in growing windows until the window begins
+	// at or before from's record. The bytes up to size are complete
+	// records: appends only add whole lines after them.
+	for window := int64(DefaultUnresolvedWindow); ; window *= 4 {
+		n := min(size, window)
+		if from.Seq == 0 || window >= SinceLimit {
+			n = min(size, SinceLimit)
+		}
+		buf := make([]byte, n)
+		if _, err := f.ReadAt(buf, size-n); err != nil && err != io.EOF {
+			return nil, Position{}, false, err
+		}
+		if n < size {
+			i := bytes.IndexByte(buf, '\n')
+			if i < 0 && n < SinceLimit {
+				continue
+			}
+			buf = buf[i+1:]
+			if first, ok := seqOf(buf); (!ok || first > from.Seq) && n < SinceLimit {
+				continue
+			}
+		}
+		recs, anchored = changesAfter(buf, from)
+		if anchored || n == size || n == SinceLimit {
+			return recs, last, anchored, nil
+		}
+		// from's seq is in the window with another hash: the ledger is
+		// not the one from was taken in.
+		window = SinceLimit
+	}
+}
+
+// changesAfter returns the intents and outcomes in buf (whole lines) after
+// the record at from, and whether it found that record; if it did not, those
+// of all of buf.
+func changesAfter(buf []byte, from Position) (recs []*Record, anchored bool) {
+	for len(buf) > 0 {
+		i := bytes.IndexByte(buf, '\n')
+		if i < 0 {
+			break
+		}
+		line := buf[:i]
+		buf = buf[i+1:]
+		n, ok := seqOf(line)
+		if !ok {
+			continue
+		}
+		if !anchored && n == from.Seq && from.Seq != 0 && lineHash(line) == from.Hash {
+			anchored, recs = true, recs[:0]
+			continue
+		}
+		_, isOutcome := intentOf(line)
+		if !isOutcome && !bytes.Contains(line, pendingField) {
+			continue
+		}
+		r := new(Record)
+		if json.Unmarshal(line, r) != nil {
+			continue
+		}
+		if r.Outcome == OutcomePending || r.Intent != 0 {
+			recs = append(recs, r)
+		}
+	}
+	return recs, anchored
+}
+
+// lineHash reads the hash at the end of a canonical line.
+func lineHash(line []byte) string {
+	n := len(line) - 64 - 2
+	if n < len(hashField) || !bytes.Equal(line[n-len(hashField):n], hashField) {
+		return ""
+	}
+	return string(line[n : n+64])
+}

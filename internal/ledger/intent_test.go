@@ -115,3 +115,69 @@ func BenchmarkUnresolved(b *testing.B) {
 		}
 	}
 }
+
+// TestSince checks that Since returns the intents and outcomes after a
+// record, reading back past its first window when the ledger is long, and
+// all of them when the record named is not in the ledger.
+func TestSince(t *testing.T) {
+	lg := newTestLedger(t)
+	l := openTest(t, lg, nil)
+	defer l.Close()
+	var all []*Record
+	big := json.RawMessage(`"` + strings.Repeat("x", 4000) + `"`)
+	for i := range 200 { // 200 records of 4 KB: three windows' worth
+		r := &Record{Tool: "write_file", Path: fmt.Sprintf("f%d", i), Outcome: "ok", Args: big}
+		switch i % 3 {
+		case 0:
+			r.Outcome, r.Displaced = OutcomePending, []byte("old bytes")
+		case 1:
+			r.Intent = all[len(all)-1].Seq
+		}
+		if err := l.Append(r); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, r)
+	}
+	changes := func(after uint64) []uint64 {
+		var out []uint64
+		for _, r := range all {
+			if r.Seq > after && (r.Outcome == OutcomePending || r.Intent != 0) {
+				out = append(out, r.Seq)
+			}
+		}
+		return out
+	}
+	seqs := func(rs []*Record) []uint64 {
+		var out []uint64
+		for _, r := range rs {
+			out = append(out, r.Seq)
+		}
+		return out
+	}
+	tail := Position{Seq: all[199].Seq, Hash: all[199].Hash}
+	for _, c := range []struct {
+		name     string
+		from     Position
+		anchored bool
+		after    uint64
+	}{
+		{"from the start", Position{}, false, 0},
+		{"from a record in the last window", Position{Seq: all[190].Seq, Hash: all[190].Hash}, true, all[190].Seq},
+		{"from a record windows back", Position{Seq: all[3].Seq, Hash: all[3].Hash}, true, all[3].Seq},
+		{"from the tail", tail, true, tail.Seq},
+		{"from a record with another hash", Position{Seq: all[150].Seq, Hash: all[149].Hash}, false, 0},
+		{"from past the end", Position{Seq: 500, Hash: all[0].Hash}, false, 0},
+	} {
+		recs, last, anchored, err := l.Since(c.from)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if last != tail || anchored != c.anchored || !slices.Equal(seqs(recs), changes(c.after)) {
+			t.Errorf("%s: Since = %v, %v, anchored %v; want %v, %v, %v", c.name, seqs(recs), last, anchored, changes(c.after), tail, c.anchored)
+		}
+	}
+	recs, _, _, _ := l.Since(Position{Seq: all[196].Seq, Hash: all[196].Hash})
+	if len(recs) != 2 || string(recs[0].Displaced) != "old bytes" || recs[1].Intent != recs[0].Seq {
+		t.Errorf("Since after 196 = %+v; want the intent with its bytes, then its outcome", recs)
+	}
+}

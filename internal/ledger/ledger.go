@@ -128,11 +128,12 @@ type Record struct {
 	SHA256After    string          `json:"sha256_after,omitempty"`
 	Strategy       string          `json:"strategy,omitempty"` // "exchange", "rename", "create", "delete"
 	HistoryVersion string          `json:"history_version,omitempty"`
-	Approval       string          `json:"approval,omitempty"` // "auto", "accepted", "declined", ...
-	Result         json.RawMessage `json:"result,omitempty"`   // the structured result or error object returned, for replay
-	Intent         uint64          `json:"intent,omitempty"`   // the seq of the intent record this record is the outcome of
-	Prev           string          `json:"prev"`               // Hash of the previous record; "" for the first
-	Hash           string          `json:"hash"`               // see the package documentation
+	Approval       string          `json:"approval,omitempty"`  // "auto", "accepted", "declined", ...
+	Result         json.RawMessage `json:"result,omitempty"`    // the structured result or error object returned, for replay
+	Displaced      []byte          `json:"displaced,omitempty"` // an intent's copy of the content its change displaces, when small (base64)
+	Intent         uint64          `json:"intent,omitempty"`    // the seq of the intent record this record is the outcome of
+	Prev           string          `json:"prev"`                // Hash of the previous record; "" for the first
+	Hash           string          `json:"hash"`                // see the package documentation
 }
 
 // Options configure a Ledger. A nil *Options means the zero value.

@@ -1,0 +1,204 @@
+package editguard
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/editguard/editguard/internal/history"
+	"github.com/editguard/editguard/internal/ledger"
+)
+
+// What a change displaces must be durable before the change is made
+// (guarantee 4). For a small file that costs an fsync of the file's history
+// index, on top of the intent's fsync in the ledger and the new content's:
+// three device flushes at once where a bare replace has one. Instead, the
+// intent of a change that displaces at most carryLimit bytes carries those
+// bytes itself, and its history version is saved lazily: the index line is
+// written, not fsynced, before the change. The intent's fsync makes the
+// displaced bytes durable; the index lines are made durable later, many at
+// a time, by catchUp.
+//
+// The history's mark (history.Store.Synced) names a ledger record such that
+// every intent up to it has its version durable in history. catchUp moves
+// it: for each intent after it, it fsyncs the index holding the intent's
+// version, or, if the version is not there and the change may have been
+// made (a power cut took the line, or the writer died before writing it),
+// saves the intent's bytes to history again, durably. It stops at an
+// intent whose writer is still at work (it holds the file's lock). Open
+// runs it before resolving intents, so that the version a recovered
+// outcome names is there; the workspace runs it catchUpDelay after a lazy
+// change, and Close runs it last.
+
+// carryLimit is the largest displaced content an intent carries. It is
+// below the history's inline limit, so that the version is an index line.
+const carryLimit = 16 << 10
+
+// catchUpDelay is how long after a lazy change the background catchUp
+// runs: the changes of a burst share its fsyncs.
+const catchUpDelay = 100 * time.Millisecond
+
+// histSync schedules catchUp.
+type histSync struct {
+	mu     sync.Mutex
+	timer  *time.Timer // the catchUp due, if any
+	closed bool
+	wg     sync.WaitGroup // the catchUp due or running in the background
+	run    sync.Mutex     // one catchUp at a time in this process
+	// marked is set once the history's mark is known to exist: only
+	// then may a version be saved lazily.
+	marked atomic.Bool
+}
+
+// lazySaved schedules a catchUp after a change whose version was saved
+// lazily.
+func (w *Workspace) lazySaved() {
+	h := &w.hsync
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.timer != nil || h.closed {
+		return
+	}
+	h.wg.Add(1)
+	h.timer = time.AfterFunc(catchUpDelay, func() {
+		defer h.wg.Done()
+		h.mu.Lock()
+		h.timer = nil
+		h.mu.Unlock()
+		w.catchUp()
+	})
+}
+
+// stopCatchUp cancels the background catchUp due and waits for one
+// running; Close then runs the last one itself.
+func (w *Workspace) stopCatchUp() {
+	h := &w.hsync
+	h.mu.Lock()
+	h.closed = true
+	if h.timer != nil && h.timer.Stop() {
+		h.timer = nil
+		h.wg.Done()
+	}
+	h.mu.Unlock()
+	h.wg.Wait()
+}
+
+// carried returns the content that the intent in says its change
+// displaces, if the intent holds it (see writeIntent). A change that
+// creates a file or displaces an empty one saves its version durably, as
+// one that displaces more than carryLimit bytes does.
+func carried(in *ledger.Record) (content []byte, ok bool) {
+	if in.Observed == nil || !in.Observed.Exists || len(in.Displaced) == 0 {
+		return nil, false
+	}
+	return in.Displaced, true
+}
+
+// catchUp moves the history's mark as far as it can (see above). It is
+// best effort: what it cannot do now, a later run does, and until then the
+// intents hold the bytes.
+func (w *Workspace) catchUp() {
+	w.hsync.run.Lock()
+	defer w.hsync.run.Unlock()
+	unlock, err := w.hist.LockSynced()
+	if err != nil {
+		return
+	}
+	defer unlock()
+	seq, hash, exists, _ := w.hist.Synced()
+	recs, last, anchored, err := w.led.Since(ledger.Position{Seq: seq, Hash: hash})
+	if err != nil {
+		return
+	}
+	if !exists && !w.hsync.marked.Load() {
+		// No version was ever saved lazily here (the mark is created,
+		// durably, before the first one is): the mark starts at the
+		// ledger's end.
+		if w.hist.SetSynced(last.Seq, last.Hash) == nil {
+			w.hsync.marked.Store(true)
+		}
+		return
+	}
+	w.hsync.marked.Store(true)
+	if anchored && last.Seq == seq {
+		return
+	}
+	outcomes := map[uint64]*ledger.Record{}
+	for _, r := range recs {
+		if r.Intent != 0 {
+			outcomes[r.Intent] = r
+		}
+	}
+	dirty := map[string]bool{}
+	upTo := last
+	for _, in := range recs {
+		if in.Outcome != ledger.OutcomePending {
+			continue
+		}
+		kept, sync := w.versionKept(in, outcomes[in.Seq])
+		if !kept {
+			upTo = ledger.Position{Seq: in.Seq - 1, Hash: in.Prev}
+			break
+		}
+		if sync {
+			dirty[in.Path] = true
+		}
+	}
+	for p := range dirty {
+		if w.hist.SyncIndex(p) != nil {
+			return
+		}
+	}
+	if upTo.Seq != seq || upTo.Hash != hash {
+		w.hist.SetSynced(upTo.Seq, upTo.Hash)
+	}
+}
+
+// versionKept reports whether the version of what the intent in's change
+// displaced is in history, making it so if it can; sync says that its
+// index may need an fsync. out is the intent's outcome record, if any.
+func (w *Workspace) versionKept(in, out *ledger.Record) (kept, sync bool) {
+	content, ok := carried(in)
+	if !ok {
+		return true, false // its version was saved durably, if at all
+	}
+	// The content too: an intent whose fsync failed is cut from the
+	// ledger, and its seq given to a later record.
+	sum := in.SHA256Before
+	has, err := w.hist.HasIntent(in.Path, in.Seq, sum)
+	switch {
+	case err != nil:
+		// A damaged index: saving to it fails too, and verify reports
+		// it. Waiting for it would hold the mark back for good.
+		return true, false
+	case has:
+		return true, true
+	}
+	if out == nil {
+		// Its writer may be at work: it holds the file's lock from
+		// before the intent until after the outcome.
+		ctx, cancel := context.WithTimeout(context.Background(), intentLockWait)
+		defer cancel()
+		locks, err := w.lockFiles(ctx, in.Path)
+		if err != nil {
+			return false, false
+		}
+		defer unlockAll(locks)
+		if has, err := w.hist.HasIntent(in.Path, in.Seq, sum); err != nil || has {
+			return true, has
+		}
+	} else if out.Outcome == "error" || out.Outcome == "dry_run" {
+		return true, false // nothing was changed
+	}
+	// The change may have been made, and its version is not in history:
+	// a power cut took the line, or the writer died before writing it.
+	// The ledger is read, not trusted: bytes that are not what the
+	// intent says it displaced are not saved as a version of the file.
+	if sha256Hex(content) != sum {
+		return true, false
+	}
+	_, err = w.hist.Save(in.Path, content, false, sum,
+		history.Meta{Op: in.Tool, Session: in.Session, Intent: in.Seq})
+	return err == nil, false
+}
