@@ -37,7 +37,7 @@ const carryLimit = 16 << 10
 
 // catchUpDelay is how long after a lazy change the background catchUp
 // runs: the changes of a burst share its fsyncs.
-const catchUpDelay = 100 * time.Millisecond
+const catchUpDelay = time.Second
 
 // histSync schedules catchUp.
 type histSync struct {
