@@ -6,11 +6,13 @@ import "runtime/debug"
 // baselines, the contents it remembers) and every call allocates its
 // request, its result and their JSON, so at the runtime's default (a
 // collection each time the heap doubles) collections run often and take a
-// fifth of the server's CPU under load. serve lets the heap grow to five
+// fifth of the server's CPU under load. serve lets the heap grow to three
 // times what is live before collecting, and caps that growth with a soft
-// limit, so that a large file in flight does not multiply the peak.
+// limit, so that a large file in flight does not multiply the peak. Five
+// times (GOGC=400) committed no more under load, and made a lone 4 KiB
+// read over stdio take 1.2 ms instead of 0.75 ms on the machine measured.
 const (
-	serverGCPercent   = 400
+	serverGCPercent   = 200
 	serverMemoryLimit = 1 << 30
 )
 

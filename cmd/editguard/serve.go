@@ -77,8 +77,8 @@ file_info and file_history.
 --deny GLOB (repeatable) protects more paths from changes, in addition to
 .git/**; "**" matches any number of path elements.
 
-The server's Go garbage collector runs when its heap is five times what is
-live (GOGC=400), with a soft memory limit of 1 GiB (GOMEMLIMIT); set either
+The server's Go garbage collector runs when its heap is three times what is
+live (GOGC=200), with a soft memory limit of 1 GiB (GOMEMLIMIT); set either
 variable to choose otherwise.`,
 }
 
