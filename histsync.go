@@ -49,12 +49,16 @@ type histSync struct {
 	// marked is set once the history's mark is known to exist: only
 	// then may a version be saved lazily.
 	marked atomic.Bool
+	// lazy is set once this process saved a version lazily: Close then
+	// runs a last catchUp.
+	lazy atomic.Bool
 }
 
 // lazySaved schedules a catchUp after a change whose version was saved
 // lazily.
 func (w *Workspace) lazySaved() {
 	h := &w.hsync
+	h.lazy.Store(true)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.timer != nil || h.closed {
@@ -66,7 +70,7 @@ func (w *Workspace) lazySaved() {
 		h.mu.Lock()
 		h.timer = nil
 		h.mu.Unlock()
-		w.catchUp()
+		w.catchUp(false)
 	})
 }
 
@@ -97,11 +101,20 @@ func carried(in *ledger.Record) (content []byte, ok bool) {
 
 // catchUp moves the history's mark as far as it can (see above). It is
 // best effort: what it cannot do now, a later run does, and until then the
-// intents hold the bytes.
-func (w *Workspace) catchUp() {
+// intents hold the bytes. At Open (atOpen) it only saves again the versions
+// a power cut may have taken: the indexes it finds whole are the business
+// of the catch-up of the process that wrote them, or of the next one to
+// save lazily, so an Open pays for no fsync and leaves the mark alone.
+func (w *Workspace) catchUp(atOpen bool) {
 	w.hsync.run.Lock()
 	defer w.hsync.run.Unlock()
-	unlock, err := w.hist.LockSynced()
+	// At Open, a catch-up running in another process does what this one
+	// would, and Open does not wait for its fsyncs.
+	wait := time.Duration(0)
+	if atOpen {
+		wait = intentLockWait
+	}
+	unlock, err := w.hist.LockSynced(wait)
 	if err != nil {
 		return
 	}
@@ -125,18 +138,26 @@ func (w *Workspace) catchUp() {
 		return
 	}
 	outcomes := map[uint64]*ledger.Record{}
+	first := map[string]uint64{} // the first intent of each file
 	for _, r := range recs {
 		if r.Intent != 0 {
 			outcomes[r.Intent] = r
 		}
+		if _, ok := first[r.Path]; !ok && r.Outcome == ledger.OutcomePending {
+			first[r.Path] = r.Seq
+		}
 	}
+	saved := map[string]map[uint64]string{} // the versions of each file's intents
 	dirty := map[string]bool{}
 	upTo := last
 	for _, in := range recs {
 		if in.Outcome != ledger.OutcomePending {
 			continue
 		}
-		kept, sync := w.versionKept(in, outcomes[in.Seq])
+		if _, ok := saved[in.Path]; !ok {
+			saved[in.Path], _ = w.hist.Intents(in.Path, first[in.Path])
+		}
+		kept, sync := w.versionKept(in, outcomes[in.Seq], saved[in.Path])
 		if !kept {
 			upTo = ledger.Position{Seq: in.Seq - 1, Hash: in.Prev}
 			break
@@ -144,6 +165,9 @@ func (w *Workspace) catchUp() {
 		if sync {
 			dirty[in.Path] = true
 		}
+	}
+	if atOpen {
+		return
 	}
 	for p := range dirty {
 		if w.hist.SyncIndex(p) != nil {
@@ -158,7 +182,7 @@ func (w *Workspace) catchUp() {
 // versionKept reports whether the version of what the intent in's change
 // displaced is in history, making it so if it can; sync says that its
 // index may need an fsync. out is the intent's outcome record, if any.
-func (w *Workspace) versionKept(in, out *ledger.Record) (kept, sync bool) {
+func (w *Workspace) versionKept(in, out *ledger.Record, saved map[uint64]string) (kept, sync bool) {
 	content, ok := carried(in)
 	if !ok {
 		return true, false // its version was saved durably, if at all
@@ -166,13 +190,12 @@ func (w *Workspace) versionKept(in, out *ledger.Record) (kept, sync bool) {
 	// The content too: an intent whose fsync failed is cut from the
 	// ledger, and its seq given to a later record.
 	sum := in.SHA256Before
-	has, err := w.hist.HasIntent(in.Path, in.Seq, sum)
-	switch {
-	case err != nil:
+	if saved == nil {
 		// A damaged index: saving to it fails too, and verify reports
 		// it. Waiting for it would hold the mark back for good.
 		return true, false
-	case has:
+	}
+	if s, ok := saved[in.Seq]; ok && s == sum {
 		return true, true
 	}
 	if out == nil {
@@ -198,7 +221,7 @@ func (w *Workspace) versionKept(in, out *ledger.Record) (kept, sync bool) {
 	if sha256Hex(content) != sum {
 		return true, false
 	}
-	_, err = w.hist.Save(in.Path, content, false, sum,
+	_, err := w.hist.Save(in.Path, content, false, sum,
 		history.Meta{Op: in.Tool, Session: in.Session, Intent: in.Seq})
 	return err == nil, false
 }

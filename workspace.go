@@ -204,7 +204,7 @@ func (w *Workspace) openState() error {
 	// Versions a power cut may have taken from history, whose intents
 	// hold their bytes; then intents a power cut or a killed writer left
 	// without an outcome.
-	w.catchUp()
+	w.catchUp(true)
 	w.resolveIntents()
 	// A patch transaction a crash interrupted is rolled back, so that its
 	// files are all as they were before it.
@@ -265,7 +265,9 @@ func (w *Workspace) Close() error {
 	w.trims.wait()
 	w.prunes.Wait()
 	w.stopCatchUp()
-	w.catchUp()
+	if w.hsync.lazy.Load() {
+		w.catchUp(false)
+	}
 	return w.closeFiles()
 }
 

@@ -62,13 +62,16 @@ func runSoak(t *testing.T, c soak.Config) *soak.Report {
 }
 
 // TestSoak is the short variant of "editguard-soak -mode soak": CLI
-// processes, MCP sessions and an unguarded writer on six files (with fewer,
-// the MCP sessions, which need no process start, leave the CLI workers
-// almost no window between their read and their edit).
+// processes, MCP sessions and an unguarded writer on twelve files. The MCP
+// sessions need no process start; with fewer files they leave the CLI
+// workers, whose read and edit are two processes some 200 ms apart, almost
+// no window in which a file stays unchanged (on six files, 1 to 4 of some
+// 90 CLI edits committed, and none on a busy machine; on twelve, 5 to 11
+// with a spinning process beside it).
 func TestSoak(t *testing.T) {
 	rep := runSoak(t, soak.Config{
 		Mode: soak.ModeSoak, Duration: 12 * time.Second,
-		CLIWorkers: 3, MCPSessions: 3, Files: 6,
+		CLIWorkers: 3, MCPSessions: 3, Files: 12,
 		UnguardedPause: 20 * time.Millisecond, UnguardedThink: 5 * time.Millisecond,
 	})
 	// A run that exercised nothing proves nothing: both kinds of client

@@ -544,3 +544,27 @@ func (s *Store) HasIntent(path string, intent uint64, sum string) (bool, error) 
 	_, ok, err := s.Newest(path, func(v Version) bool { return v.Intent == intent && v.SHA256 == sum })
 	return ok, err
 }
+
+// Intents returns, for each version of path saved for a ledger intent
+// (Meta.Intent) numbered from on, the intent's seq and the version's
+// SHA-256. It reads the index back from its end, and stops after
+// olderRun versions of older intents in a row: versions are in the order
+// of their intents, except one saved again after a crash, out of turn.
+func (s *Store) Intents(path string, from uint64) (map[uint64]string, error) {
+	const olderRun = 8
+	out := map[uint64]string{}
+	older := 0
+	_, _, err := s.Newest(path, func(v Version) bool {
+		switch {
+		case v.Intent == 0:
+		case v.Intent < from:
+			older++
+			return older >= olderRun
+		default:
+			older = 0
+			out[v.Intent] = v.SHA256
+		}
+		return false
+	})
+	return out, err
+}

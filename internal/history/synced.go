@@ -3,8 +3,12 @@
 package history
 
 import (
+	"context"
+	"time"
+
 	"errors"
 	"fmt"
+	"github.com/editguard/editguard/internal/filelock"
 	"hash/crc32"
 	"io/fs"
 	"os"
@@ -28,8 +32,21 @@ const (
 )
 
 // LockSynced takes the lock under which the mark is read, checked against
-// the ledger and moved; it returns the unlock.
-func (s *Store) LockSynced() (func() error, error) { return s.lock(syncedLock, false) }
+// the ledger and moved, waiting at most wait (0: without limit); it returns
+// the unlock.
+func (s *Store) LockSynced(wait time.Duration) (func() error, error) {
+	if s.readOnly {
+		return nil, fmt.Errorf("%w: the store is read-only", ErrInvalid)
+	}
+	if wait == 0 {
+		wait = -1
+	}
+	l, err := s.lockFiles.Lock(context.Background(), syncedLock, &filelock.Options{Timeout: wait})
+	if err != nil {
+		return nil, err
+	}
+	return l.Unlock, nil
+}
 
 // Synced returns the mark; exists is false if there is none, ok false if
 // it is damaged.
