@@ -26,10 +26,10 @@ import (
 // version, or, if the version is not there and the change may have been
 // made (a power cut took the line, or the writer died before writing it),
 // saves the intent's bytes to history again, durably. It stops at an
-// intent whose writer is still at work (it holds the file's lock). Open
-// runs it before resolving intents, so that the version a recovered
-// outcome names is there; the workspace runs it catchUpDelay after a lazy
-// change, and Close runs it last.
+// intent whose writer is still at work (it holds the file's lock). The
+// workspace runs it catchUpDelay after a lazy change, and Close runs it
+// last if there was one. Open runs its saves alone, before resolving
+// intents, so that the version a recovered outcome names is there.
 
 // carryLimit is the largest displaced content an intent carries. It is
 // below the history's inline limit, so that the version is an index line.
