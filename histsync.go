@@ -175,7 +175,13 @@ func (w *Workspace) catchUp(atOpen bool) {
 		}
 	}
 	if upTo.Seq != seq || upTo.Hash != hash {
-		w.hist.SetSynced(upTo.Seq, upTo.Hash)
+		if w.hist.SetSynced(upTo.Seq, upTo.Hash) != nil {
+			// A mark that cannot be written (a planted entry in its
+			// place, a full disk) would make every catch-up read the
+			// ledger from further back: versions are saved durably
+			// from now on.
+			w.hsync.marked.Store(false)
+		}
 	}
 }
 

@@ -241,3 +241,53 @@ func TestCatchUpLeavesLiveWriter(t *testing.T) {
 		t.Errorf("after Close the history's mark is at %d, want %d", got, want)
 	}
 }
+
+// TestPlantedMark plants a symlink to a file outside the root where the
+// history's mark goes: nothing outside changes, every version is kept, and
+// the workspace goes on without the mark.
+func TestPlantedMark(t *testing.T) {
+	dir := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "outside.txt")
+	if err := os.WriteFile(outside, []byte("outside\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, editguard.StateDir, "history"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, editguard.StateDir, "history", "synced")); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "a.txt", "v0\n")
+	for round := range 2 {
+		w, err := editguard.Open(dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := w.NewSession("agent")
+		if _, err := s.Read(ctx, "a.txt", nil); err != nil {
+			t.Fatal(err)
+		}
+		for i := 1; i <= 3; i++ {
+			if _, err := s.Write(ctx, "a.txt", fmt.Sprintf("v%d-%d\n", round, i), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b, _ := os.ReadFile(outside); string(b) != "outside\n" {
+		t.Errorf("the file outside the root holds %q", b)
+	}
+	w, err := editguard.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if vs, err := w.History("a.txt"); err != nil || len(vs) != 6 {
+		t.Errorf("History = %d versions, %v; want 6", len(vs), err)
+	}
+	if _, err := w.VerifyLedger(); err != nil {
+		t.Errorf("Verify: %v", err)
+	}
+}
