@@ -119,7 +119,7 @@ func (w *Workspace) catchUp(atOpen bool) {
 		return
 	}
 	defer unlock()
-	seq, hash, exists, _ := w.hist.Synced()
+	seq, hash, exists, ok := w.hist.Synced()
 	recs, last, anchored, err := w.led.Since(ledger.Position{Seq: seq, Hash: hash})
 	if err != nil {
 		return
@@ -133,7 +133,12 @@ func (w *Workspace) catchUp(atOpen bool) {
 		}
 		return
 	}
-	w.hsync.marked.Store(true)
+	if ok {
+		w.hsync.marked.Store(true)
+	} else {
+		// A damaged mark is rewritten below, even at Open.
+		atOpen = false
+	}
 	if anchored && last.Seq == seq {
 		return
 	}
@@ -174,14 +179,11 @@ func (w *Workspace) catchUp(atOpen bool) {
 			return
 		}
 	}
-	if upTo.Seq != seq || upTo.Hash != hash {
-		if w.hist.SetSynced(upTo.Seq, upTo.Hash) != nil {
-			// A mark that cannot be written (a planted entry in its
-			// place, a full disk) would make every catch-up read the
-			// ledger from further back: versions are saved durably
-			// from now on.
-			w.hsync.marked.Store(false)
-		}
+	if upTo.Seq != seq || upTo.Hash != hash || !ok {
+		// A mark that cannot be written (a planted entry in its place,
+		// a full disk) would make every catch-up read the ledger from
+		// further back: versions are then saved durably.
+		w.hsync.marked.Store(w.hist.SetSynced(upTo.Seq, upTo.Hash) == nil)
 	}
 }
 

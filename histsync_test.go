@@ -291,3 +291,46 @@ func TestPlantedMark(t *testing.T) {
 		t.Errorf("Verify: %v", err)
 	}
 }
+
+// TestDamagedMarkRewritten damages the history's mark, as a torn write
+// would: Open reads the ledger's end, rewrites the mark, and changes go on
+// being saved lazily.
+func TestDamagedMarkRewritten(t *testing.T) {
+	w, dir := newWorkspace(t)
+	writeFile(t, dir, "a.txt", "v0\n")
+	s := w.NewSession("agent")
+	if _, err := s.Read(ctx, "a.txt", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Write(ctx, "a.txt", "v1\n", nil); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	mark := filepath.Join(dir, editguard.StateDir, "history", "synced")
+	if err := os.WriteFile(mark, []byte("00000000000000000002 torn"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w2, err := editguard.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := rawLedger(t, dir)
+	if got, want := syncedMark(t, dir), recs[len(recs)-1].Seq; got != want {
+		t.Errorf("after Open the mark is at %d, want %d", got, want)
+	}
+	s2 := w2.NewSession("agent")
+	if _, err := s2.Read(ctx, "a.txt", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s2.Write(ctx, "a.txt", "v2\n", nil); err != nil {
+		t.Fatal(err)
+	}
+	w2.Close()
+	recs = rawLedger(t, dir)
+	if got := indexIntents(t, dir, "a.txt"); len(got) != 2 || got[1] != recs[len(recs)-2].Seq || string(recs[len(recs)-2].Displaced) != "v1\n" {
+		t.Errorf("versions name intents %v; want the second change's intent %d, carrying v1", got, recs[len(recs)-2].Seq)
+	}
+	if got, want := syncedMark(t, dir), recs[len(recs)-1].Seq; got != want {
+		t.Errorf("after Close the mark is at %d, want %d", got, want)
+	}
+}
