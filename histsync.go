@@ -216,8 +216,10 @@ func (w *Workspace) versionKept(in, out *ledger.Record, saved map[uint64]string)
 			return false, false
 		}
 		defer unlockAll(locks)
-		if has, err := w.hist.HasIntent(in.Path, in.Seq, sum); err != nil || has {
-			return true, has
+		// Under the lock, the writer may have finished meanwhile.
+		now, err := w.hist.Intents(in.Path, in.Seq)
+		if err != nil || now[in.Seq] == sum {
+			return true, err == nil
 		}
 	} else if out.Outcome == "error" || out.Outcome == "dry_run" {
 		return true, false // nothing was changed

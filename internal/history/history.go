@@ -101,7 +101,7 @@ type Meta struct {
 	Later func(trim func())
 	// Intent is the seq of the ledger record that announced the change
 	// displacing this content, if any; the version records it, so that
-	// the ledger's records can be matched with their versions (HasIntent).
+	// the ledger's records can be matched with their versions (Intents).
 	Intent uint64
 	// Lazy lets Save append the version's index line without fsyncing it,
 	// when the content is inline (or Absent): the caller holds the

@@ -537,14 +537,6 @@ func (s *Store) SyncIndex(path string) error {
 	return nil
 }
 
-// HasIntent reports whether path has a version saved for the ledger
-// record intent (Meta.Intent) that holds the content whose SHA-256 is sum
-// ("" for an absent file).
-func (s *Store) HasIntent(path string, intent uint64, sum string) (bool, error) {
-	_, ok, err := s.Newest(path, func(v Version) bool { return v.Intent == intent && v.SHA256 == sum })
-	return ok, err
-}
-
 // Intents returns, for each version of path saved for a ledger intent
 // (Meta.Intent) numbered from on, the intent's seq and the version's
 // SHA-256. It reads the index back from its end, and stops after

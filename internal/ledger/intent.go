@@ -45,27 +45,7 @@ func (l *Ledger) Unresolved(window int64) ([]*Record, error) {
 	if window <= 0 {
 		window = DefaultUnresolvedWindow
 	}
-	l.commitMu.Lock()
-	defer l.commitMu.Unlock()
-	if l.closed {
-		return nil, fmt.Errorf("ledger: read %s: %w", l.Name(), os.ErrClosed)
-	}
-	// Under the lock, so that no append is half written, and with the
-	// tail brought up to date: another process may have appended.
-	lk, err := l.lock()
-	if err != nil {
-		return nil, err
-	}
-	err = l.loadTail()
-	size := l.tail.size
-	buf := make([]byte, min(size, window))
-	if err == nil {
-		_, err = l.f.ReadAt(buf, size-int64(len(buf)))
-		if err == io.EOF {
-			err = nil
-		}
-	}
-	lk.Unlock()
+	buf, size, _, err := l.readTail(window)
 	if err != nil {
 		return nil, err
 	}
@@ -179,22 +159,7 @@ type Position struct {
 // anchored false. Since writes nothing; the records are not verified
 // (Verify does that), and a line that does not decode is skipped.
 func (l *Ledger) Since(from Position) (recs []*Record, last Position, anchored bool, err error) {
-	l.commitMu.Lock()
-	if l.closed {
-		l.commitMu.Unlock()
-		return nil, Position{}, false, fmt.Errorf("ledger: read %s: %w", l.Name(), os.ErrClosed)
-	}
-	lk, err := l.lock()
-	if err != nil {
-		l.commitMu.Unlock()
-		return nil, Position{}, false, err
-	}
-	err = l.loadTail()
-	size := l.tail.size
-	f := l.f
-	last = Position{Seq: l.tail.seq, Hash: l.tail.hash}
-	lk.Unlock()
-	l.commitMu.Unlock()
+	_, _, last, err = l.readTail(0)
 	if err != nil {
 		return nil, Position{}, false, err
 	}
@@ -205,14 +170,15 @@ func (l *Ledger) Since(from Position) (recs []*Record, last Position, anchored b
 	// at or before from's record. The bytes up to size are complete
 	// records: appends only add whole lines after them.
 	for window := int64(DefaultUnresolvedWindow); ; window *= 4 {
-		n := min(size, window)
-		if from.Seq == 0 || window >= SinceLimit {
-			n = min(size, SinceLimit)
+		if from.Seq == 0 || window > SinceLimit {
+			window = SinceLimit
 		}
-		buf := make([]byte, n)
-		if _, err := f.ReadAt(buf, size-n); err != nil && err != io.EOF {
+		buf, size, end, err := l.readTail(window)
+		if err != nil {
 			return nil, Position{}, false, err
 		}
+		last = end
+		n := int64(len(buf))
 		if n < size {
 			i := bytes.IndexByte(buf, '\n')
 			if i < 0 && n < SinceLimit {
@@ -229,7 +195,7 @@ func (l *Ledger) Since(from Position) (recs []*Record, last Position, anchored b
 		}
 		// from's seq is in the window with another hash: the ledger is
 		// not the one from was taken in.
-		window = SinceLimit
+		window = SinceLimit / 4
 	}
 }
 
@@ -274,4 +240,30 @@ func lineHash(line []byte) string {
 		return ""
 	}
 	return string(line[n : n+64])
+}
+
+// readTail returns the ledger's last window bytes (0: none), as far as its
+// last complete record, with the ledger's size then and the position of its
+// last record. It reads under the lock, so that no append is half written,
+// with the tail brought up to date: another process may have appended.
+func (l *Ledger) readTail(window int64) (buf []byte, size int64, last Position, err error) {
+	l.commitMu.Lock()
+	defer l.commitMu.Unlock()
+	if l.closed {
+		return nil, 0, Position{}, fmt.Errorf("ledger: read %s: %w", l.Name(), os.ErrClosed)
+	}
+	lk, err := l.lock()
+	if err != nil {
+		return nil, 0, Position{}, err
+	}
+	defer lk.Unlock()
+	if err := l.loadTail(); err != nil {
+		return nil, 0, Position{}, err
+	}
+	size = l.tail.size
+	buf = make([]byte, min(size, window))
+	if _, err := l.f.ReadAt(buf, size-int64(len(buf))); err != nil && err != io.EOF {
+		return nil, 0, Position{}, err
+	}
+	return buf, size, Position{Seq: l.tail.seq, Hash: l.tail.hash}, nil
 }
