@@ -30,8 +30,29 @@ export function tempWorkspace(t) {
   const parent = fs.mkdtempSync(path.join(os.tmpdir(), 'editguard-interop-'));
   const root = path.join(parent, 'ws');
   fs.mkdirSync(root);
-  t.after(() => fs.rmSync(parent, { recursive: true, force: true }));
+  const stops = [];
+  servers.set(root, stops);
+  // The servers on the root stop first: one still running writes its
+  // state on the way out, under a directory being removed.
+  t.after(async () => {
+    for (const stop of stops) await stop();
+    servers.delete(root);
+    fs.rmSync(parent, { recursive: true, force: true });
+  });
   return { parent, root };
+}
+
+/** The ways to stop the servers started on each temporary workspace. */
+const servers = new Map();
+
+/**
+ * Runs stop when the test ends: before its workspace is removed if root is
+ * one of tempWorkspace's, else as a hook of its own.
+ */
+function atEnd(t, root, stop) {
+  const stops = servers.get(root);
+  if (stops) stops.push(stop);
+  t.after(stop);
 }
 
 /**
@@ -94,7 +115,7 @@ export async function stdioClient(t, root, { name = 'interop', approve, elicit }
     throw new Error(`connect to ${editguardBin()} ${args.join(' ')}: ${err.message}\nserver stderr:\n${stderr}`);
   }
   client.serverStderr = () => stderr;
-  t.after(() => client.close());
+  atEnd(t, root, () => client.close()); // close waits for the server to exit
   return client;
 }
 
@@ -123,11 +144,11 @@ export async function httpServer(t, root, { approve } = {}) {
   proc.stdout.on('data', (b) => { output += b; });
   proc.stderr.on('data', (b) => { output += b; });
   const exited = new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
-  t.after(async () => {
+  atEnd(t, root, async () => {
     if (proc.exitCode === null && proc.signalCode === null) {
       proc.kill('SIGTERM');
-      await exited;
     }
+    await exited;
   });
 
   const deadline = Date.now() + 10_000;
