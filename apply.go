@@ -86,7 +86,7 @@ func (s *Session) ApplyPatch(ctx context.Context, text string, opts *PatchOption
 		o = *opts
 	}
 	ops, perr := patch.Parse(text)
-	a := newAttempt(s, "apply_patch", "", map[string]any{"patch_sha256": sha256Hex([]byte(text)), "patch_bytes": len(text), "dry_run": o.DryRun}, nil)
+	a := newAttempt(s, "apply_patch", "", map[string]any{"patch_sha256": sha256String(text), "patch_bytes": len(text), "dry_run": o.DryRun}, nil)
 	var (
 		files []*txFile
 		locks []*filelock.Lock

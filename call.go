@@ -37,7 +37,7 @@ type (
 )
 
 func writeArgs(p, content string, o *WriteOptions) *writeCall {
-	c := &writeCall{Path: p, ContentSHA256: sha256Hex([]byte(content)), ContentBytes: len(content), WriteOptions: *o}
+	c := &writeCall{Path: p, ContentSHA256: sha256String(content), ContentBytes: len(content), WriteOptions: *o}
 	c.Precondition = nonEmpty(c.Precondition)
 	return c
 }

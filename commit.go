@@ -486,6 +486,7 @@ func (w *Workspace) commit(ctx context.Context, t *target, obs *observation, pl 
 		r, err = t.dir.Remove(t.base, obs.sum, opts)
 	default:
 		opts.Mode, opts.UID, opts.GID = obs.stat.Mode, obs.stat.UID, obs.stat.GID
+		opts.Expect = obs.data // the bytes that hashed to obs.sum
 		r, err = t.dir.Replace(t.base, pl.data, obs.sum, opts)
 	}
 	if errors.Is(err, atomicfile.ErrRaced) {

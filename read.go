@@ -240,8 +240,11 @@ func explicitEncoding(asked string, doc *textcodec.Doc) string {
 }
 
 // decode turns file bytes into text, mapping codec failures to §5 errors.
+//
+// data is an observation's bytes, which nothing changes once read: the
+// document's text may share them.
 func decode(p string, data []byte, enc string) (*textcodec.Doc, error) {
-	doc, err := textcodec.Decode(data, enc)
+	doc, err := textcodec.DecodeOwned(data, enc)
 	if err == nil {
 		return doc, nil
 	}

@@ -84,14 +84,23 @@ func (s *Session) Write(ctx context.Context, p, content string, opts *WriteOptio
 			} else if err := checkWritePlaceholders(p, doc.Text, content, obs.stat.Exists, o.AllowPlaceholders); err != nil {
 				return nil, err
 			}
+			pl := &plan{oldText: doc.Text, newText: newText, encoding: doc.Format.Encoding}
+			if doc.EncodesAsIs(newText, o.LineEnding) {
+				// Plain UTF-8 with LF: the bytes are the text's own,
+				// used without a copy (nothing writes to a plan's data),
+				// and the content's hash is in the ledger's arguments.
+				pl.data = stringBytes(newText)
+				if !appending {
+					pl.sum = args.ContentSHA256
+				}
+				return pl, nil
+			}
 			data, err := doc.Encode(newText, o.LineEnding)
 			if err != nil {
 				return nil, codecError(p, err)
 			}
-			pl := &plan{data: data, oldText: doc.Text, newText: newText, encoding: doc.Format.Encoding}
+			pl.data = data
 			if !appending && string(data) == content {
-				// Plain UTF-8 with LF: the bytes are the content, whose
-				// hash the ledger's arguments already hold.
 				pl.sum = args.ContentSHA256
 			}
 			return pl, nil

@@ -92,6 +92,60 @@ func TestReplaceDetectsUnlockedWriter(t *testing.T) {
 	}
 }
 
+// TestReplaceComparesExpected is TestReplaceDetectsUnlockedWriter with
+// Options.Expect: the displaced file is compared with the expected bytes,
+// not hashed, and any other bytes undo the exchange, whatever their length.
+func TestReplaceComparesExpected(t *testing.T) {
+	big := []byte(strings.Repeat("0123456789abcdef", 10_000)) // several read buffers
+	for _, tc := range []struct {
+		name        string
+		old, theirs []byte
+	}{
+		{"unchanged", []byte("old"), nil},
+		{"unchanged large", big, nil},
+		{"empty", []byte{}, nil},
+		{"same length", []byte("old"), []byte("odd")},
+		{"longer", []byte("old"), []byte("older")},
+		{"shorter", []byte("old"), []byte("ol")},
+		{"emptied", []byte("old"), []byte{}},
+		{"last byte of a large file", big, append(big[:len(big)-1:len(big)-1], 'X')},
+		{"a large file grown", big, append(big[:len(big):len(big)], 'X')},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, dir := openDir(t)
+			p := filepath.Join(dir, "a.txt")
+			os.WriteFile(p, tc.old, 0o644)
+			if tc.theirs != nil {
+				first := true
+				d.SetHook(func(c *Call) error {
+					if c.Op == "renameat2" && first {
+						first = false
+						os.WriteFile(p, tc.theirs, 0o644)
+					}
+					return nil
+				})
+			}
+			res, err := d.Replace("a.txt", []byte("ours"), sum(tc.old), Options{Mode: 0o644, UID: -1, GID: -1, Expect: tc.old})
+			got, _ := os.ReadFile(p)
+			if tc.theirs == nil {
+				if err != nil || res.Strategy != Exchange || string(got) != "ours" {
+					t.Fatalf("Replace() = %+v, %v; content %q, want an exchange to %q", res, err, got, "ours")
+				}
+			} else {
+				if !errors.Is(err, ErrRaced) {
+					t.Fatalf("Replace() error = %v, want ErrRaced", err)
+				}
+				if string(got) != string(tc.theirs) {
+					t.Errorf("content = %.20q, want %.20q", got, tc.theirs)
+				}
+			}
+			if names := listDir(t, dir); len(names) != 1 {
+				t.Errorf("dir = %v, want only a.txt", names)
+			}
+		})
+	}
+}
+
 func TestCreateRefusesExisting(t *testing.T) {
 	d, dir := openDir(t)
 	if _, err := d.Create("n.txt", []byte("one"), Options{Mode: 0o644, UID: -1, GID: -1}); err != nil {

@@ -25,13 +25,13 @@ var noExchange atomic.Bool
 // the exchange is undone: the target gets back what the other writer wrote,
 // and our new file, with anything written into it meanwhile, is removed
 // (see undone).
-func (d *Dir) swap(tmp, name, want string, data []byte, park *Dir) (string, *verified, error) {
+func (d *Dir) swap(tmp, name, want string, expect, data []byte, park *Dir) (string, *verified, error) {
 	if !noExchange.Load() {
 		err := sys.renameat2(d.hook, d.fd, tmp, d.fd, name, unix.RENAME_EXCHANGE)
 		switch err {
 		case nil:
-			v, got, herr := d.openHash(tmp)
-			if herr == nil && got == want {
+			v, ok, herr := d.openVerify(tmp, want, expect)
+			if ok {
 				return Exchange, v, nil
 			}
 			if v != nil {

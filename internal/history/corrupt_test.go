@@ -41,6 +41,28 @@ func TestLoadCorruptObject(t *testing.T) {
 	}
 }
 
+// TestLargeDamagedObjectRepaired: Save compares an existing object with
+// the content a piece at a time; a byte changed past the first pieces
+// still makes it replace the object.
+func TestLargeDamagedObjectRepaired(t *testing.T) {
+	s := openStore(t, nil)
+	content := bytes.Repeat([]byte("precious work\n"), 20_000) // 280 KB
+	v := mustSave(t, s, "a", content, false)
+	name := s.objectPath("a", v.SHA256)
+	damaged := bytes.Clone(content)
+	damaged[len(damaged)-2] = 'K'
+	if err := os.Chmod(name, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name, damaged, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustSave(t, s, "a", content, false)
+	if _, data, err := s.Load("a", v.ID); err != nil || !bytes.Equal(data, content) {
+		t.Fatalf("Load after re-saving the content: %d bytes, %v; want the content back", len(data), err)
+	}
+}
+
 func TestSaveWrongSumKeepsExistingObject(t *testing.T) {
 	s := openStore(t, nil)
 	good := []byte("good")

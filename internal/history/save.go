@@ -267,10 +267,27 @@ func sameContent(dir *statedir.Dir, name string, content []byte) bool {
 		return false
 	}
 	defer f.Close()
-	got := make([]byte, len(content)+1) // one more, to notice a longer file
-	n, err := f.ReadAt(got, 0)
-	return err == io.EOF && n == len(content) && bytes.Equal(got[:n], content)
+	// Compared a piece at a time: a buffer the size of the content would
+	// be allocated, faulted in and zeroed for every Save of a large file.
+	buf := compareBufs.Get().(*[64 << 10]byte)
+	defer compareBufs.Put(buf)
+	for off := 0; ; {
+		n, err := f.ReadAt(buf[:], int64(off))
+		if n > len(content)-off || !bytes.Equal(buf[:n], content[off:off+n]) {
+			return false
+		}
+		off += n
+		if err == io.EOF {
+			return off == len(content)
+		}
+		if err != nil {
+			return false
+		}
+	}
 }
+
+// compareBufs holds sameContent's buffers.
+var compareBufs = sync.Pool{New: func() any { return new([64 << 10]byte) }}
 
 // append adds one line to path's index. The caller holds the path's lock.
 // line is called with the highest version sequence number in the index (0

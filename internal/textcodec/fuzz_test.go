@@ -167,3 +167,42 @@ func widthUTF16(r rune) int {
 	}
 	return 2
 }
+
+// encodeLineEndings are the line_ending values FuzzEncodesAsIs tries.
+var encodeLineEndings = []string{"", LF, CRLF, "LF", "bogus"}
+
+// FuzzEncodesAsIs checks that a text EncodesAsIs accepts is exactly what
+// Encode writes, and that DecodeOwned reads what Decode reads.
+func FuzzEncodesAsIs(f *testing.F) {
+	f.Add([]byte("a\nb\n"), 0, 0, "c\nd\n")
+	f.Add([]byte("a\r\nb\r\n"), 0, 0, "c\nd\n")
+	f.Add([]byte("a\r\nb\n"), 0, 1, "c\nd")
+	f.Add([]byte("\xef\xbb\xbfa\n"), 0, 0, "a\n")
+	f.Add([]byte("no break"), 0, 2, "x")
+	f.Add([]byte("a\nb"), 2, 0, "é\n")
+	f.Fuzz(func(t *testing.T, raw []byte, enc, le int, text string) {
+		name := roundTripEncodings[uint(enc)%uint(len(roundTripEncodings))]
+		lineEnding := encodeLineEndings[uint(le)%uint(len(encodeLineEndings))]
+		d, err := Decode(raw, name)
+		owned, oerr := DecodeOwned(bytes.Clone(raw), name)
+		if (err == nil) != (oerr == nil) {
+			t.Fatalf("Decode error %v, DecodeOwned error %v", err, oerr)
+		}
+		if err != nil {
+			return
+		}
+		if owned.Text != d.Text || owned.Format != d.Format {
+			t.Fatalf("DecodeOwned(%q) = %q %+v, Decode = %q %+v", raw, owned.Text, owned.Format, d.Text, d.Format)
+		}
+		if !d.EncodesAsIs(text, lineEnding) {
+			return
+		}
+		got, err := d.Encode(text, lineEnding)
+		if err != nil {
+			t.Fatalf("EncodesAsIs(%q, %q) over %q, but Encode fails: %v", text, lineEnding, raw, err)
+		}
+		if string(got) != text {
+			t.Fatalf("EncodesAsIs(%q, %q) over %q, but Encode = %q", text, lineEnding, raw, got)
+		}
+	})
+}

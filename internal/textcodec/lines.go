@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"sort"
 	"strings"
+	"unsafe"
 
 	"github.com/editguard/editguard/internal/udiff"
 )
@@ -14,16 +15,23 @@ import (
 // indexes of the line breaks whose style is not that one.
 //
 // A uniform file is converted in one pass with no per-line bookkeeping; only
-// a file that mixes styles records its minority breaks.
-func splitLines(u []byte) (text, style string, dominantCRLF bool, exceptions []int) {
+// a file that mixes styles records its minority breaks. With share set, u
+// never changes afterwards, and text shares its memory where it can.
+func splitLines(u []byte, share bool) (text, style string, dominantCRLF bool, exceptions []int) {
 	nl := bytes.Count(u, []byte{'\n'})
 	crlf := bytes.Count(u, []byte("\r\n"))
 	lf := nl - crlf
+	asIs := func() string {
+		if share && len(u) > 0 {
+			return unsafe.String(&u[0], len(u))
+		}
+		return string(u)
+	}
 	switch {
 	case nl == 0:
-		return string(u), None, false, nil
+		return asIs(), None, false, nil
 	case crlf == 0:
-		return string(u), LF, false, nil
+		return asIs(), LF, false, nil
 	case lf == 0:
 		style, dominantCRLF = CRLF, true
 	default:

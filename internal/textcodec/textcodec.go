@@ -143,6 +143,17 @@ const binaryScan = 8 << 10
 // the encodings in which they would decode); an *UnknownEncodingError for an
 // encoding name it does not know.
 func Decode(raw []byte, encoding string) (*Doc, error) {
+	return decode(raw, encoding, false)
+}
+
+// DecodeOwned is Decode for a caller that never changes raw afterwards:
+// the Doc's text may then share raw's memory instead of copying it, which
+// for a large file saves an allocation of its size.
+func DecodeOwned(raw []byte, encoding string) (*Doc, error) {
+	return decode(raw, encoding, true)
+}
+
+func decode(raw []byte, encoding string, owned bool) (*Doc, error) {
 	cs, bomLen, err := detect(raw, encoding)
 	if err != nil {
 		return nil, err
@@ -165,7 +176,7 @@ func Decode(raw []byte, encoding string) (*Doc, error) {
 		return nil, err
 	}
 	d := &Doc{Format: Format{Encoding: cs.name, BOM: bomLen > 0}, decoded: true}
-	d.Text, d.Format.LineEnding, d.dominantCRLF, d.exceptions = splitLines(u)
+	d.Text, d.Format.LineEnding, d.dominantCRLF, d.exceptions = splitLines(u, owned)
 	d.orig = d.Text
 	return d, nil
 }
@@ -244,6 +255,29 @@ func (d *Doc) Encode(text string, lineEnding string) ([]byte, error) {
 	dst := make([]byte, 0, len(bom)+len(text)+extraCap(d, text, lineEnding))
 	dst = append(dst, bom...)
 	return d.appendLines(dst, text, lineEnding)
+}
+
+// EncodesAsIs reports whether Encode(text, lineEnding) would return text's
+// own bytes, unchanged: UTF-8 without a byte order mark, valid, and no line
+// break to convert. A caller can then use them without Encode's copy.
+func (d *Doc) EncodesAsIs(text, lineEnding string) bool {
+	if d.Format.BOM || !strings.EqualFold(d.Format.Encoding, "utf-8") {
+		return false
+	}
+	switch {
+	case lineEnding == "":
+		if d.Format.LineEnding != None && (len(d.exceptions) > 0 || d.dominant()) {
+			return false
+		}
+	case strings.EqualFold(lineEnding, LF):
+	case strings.EqualFold(lineEnding, CRLF):
+		if strings.Contains(text, "\n") {
+			return false
+		}
+	default:
+		return false
+	}
+	return !strings.Contains(text, "\r\n") && utf8.ValidString(text)
 }
 
 // extraCap estimates how many bytes line endings add, so that the output
