@@ -111,6 +111,9 @@ type plan struct {
 	// mode is the permission bits of a file the change creates (0: 0666
 	// less the umask); an existing file keeps its own.
 	mode os.FileMode
+	// frozen says that nothing writes to data, now or later, so the
+	// session may keep it without a copy.
+	frozen bool
 }
 
 // mutate runs the commit protocol for c and records the attempt in the
@@ -161,7 +164,8 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 		return nil, err
 	}
 	// 3. Observe and check.
-	obs, err := s.w.observe(t)
+	sum, expect := s.expected(t.resolved)
+	obs, err := s.w.observeExpecting(t, sum, expect)
 	if err != nil {
 		return nil, err
 	}
@@ -342,7 +346,7 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 			FullRead: true, CapturedAt: time.Now(), Encoding: encodingToRemember(enc, pl.encoding),
 		})
 		if err == nil {
-			s.remember(res.SHA256, pl.data)
+			s.rememberFrozen(res.SHA256, pl.data, pl.frozen)
 		}
 	}
 	if err != nil {

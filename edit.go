@@ -49,11 +49,11 @@ func (s *Session) Edit(ctx context.Context, p string, edits []Edit, opts *EditOp
 				if err != nil {
 					return nil, err
 				}
-				data, err := doc.Encode(edits[0].NewString, "")
+				data, _, err := encodeText(doc, edits[0].NewString, "")
 				if err != nil {
 					return nil, codecError(p, err)
 				}
-				return &plan{data: data, newText: edits[0].NewString, encoding: doc.Format.Encoding}, nil
+				return &plan{data: data, frozen: true, newText: edits[0].NewString, encoding: doc.Format.Encoding}, nil
 			}
 			if !obs.stat.Exists {
 				return nil, newError(CodeNotFound, p, "file does not exist", "to create a file, use write_file or an empty old_string", nil)
@@ -75,11 +75,11 @@ func (s *Session) Edit(ctx context.Context, p string, edits []Edit, opts *EditOp
 			if err != nil {
 				return nil, editError(p, err)
 			}
-			data, err := doc.Encode(r.Text, "")
+			data, _, err := encodeText(doc, r.Text, "")
 			if err != nil {
 				return nil, codecError(p, err)
 			}
-			return &plan{data: data, oldText: doc.Text, newText: r.Text, encoding: doc.Format.Encoding,
+			return &plan{data: data, frozen: true, oldText: doc.Text, newText: r.Text, encoding: doc.Format.Encoding,
 				replacements: r.Replacements, matchedWith: r.MatchedWith}, nil
 		},
 	})

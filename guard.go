@@ -168,7 +168,7 @@ func (s *Session) RecordNoWait(ctx context.Context, p, tool string) (wait func()
 		err = s.setBaseline(t.lexical, Baseline{Path: t.resolved, SHA256: obs.sum, Size: obs.stat.Size, MtimeMS: obs.mtimeMS(),
 			FullRead: true, CapturedAt: time.Now()})
 		if err == nil {
-			s.remember(obs.sum, obs.data)
+			s.rememberFrozen(obs.sum, obs.data, true) // an observation is never written to
 		}
 	} else {
 		err = s.dropBaseline(t.resolved)

@@ -10,7 +10,9 @@ import (
 )
 
 // observation is what was on disk at one moment: the stat and bytes of one
-// open descriptor, so they describe the same file.
+// open descriptor, so they describe the same file. Nothing writes to data
+// once it is read: the decoded text, the session's remembered bytes and
+// the intent share it without a copy.
 type observation struct {
 	stat atomicfile.Stat
 	data []byte
@@ -80,10 +82,16 @@ func (t *target) openDir(w *Workspace) error {
 
 // observe reads the target under whatever lock the caller holds.
 func (w *Workspace) observe(t *target) (*observation, error) {
+	return w.observeExpecting(t, "", nil)
+}
+
+// observeExpecting is observe for a caller that expects the file to hold
+// expect, whose SHA-256 is sum: equal bytes are not hashed again.
+func (w *Workspace) observeExpecting(t *target, sum string, expect []byte) (*observation, error) {
 	if t.dir == nil {
 		return &observation{}, nil
 	}
-	st, data, sum, err := t.dir.ReadFile(t.base, w.opts.MaxFileSize)
+	st, data, sum, err := t.dir.ReadFileExpect(t.base, w.opts.MaxFileSize, sum, expect)
 	if errors.Is(err, atomicfile.ErrTooLarge) {
 		e := newError(CodeTooLarge, t.path, "file is larger than the limit", "", err)
 		e.Details["size_bytes"] = st.Size

@@ -139,7 +139,7 @@ func (s *Session) Read(ctx context.Context, p string, opts *ReadOptions) (*ReadR
 		FullRead: full, CapturedAt: time.Now(), Encoding: explicitEncoding(o.Encoding, doc),
 	})
 	if err == nil {
-		s.remember(obs.sum, obs.data)
+		s.rememberFrozen(obs.sum, obs.data, true) // an observation is never written to
 	}
 	return res, err
 }

@@ -41,7 +41,7 @@ type seenEntry struct {
 	data []byte
 }
 
-func (c *seenCache) put(sum string, data []byte) {
+func (c *seenCache) put(sum string, data []byte, frozen bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.byKey == nil {
@@ -51,7 +51,10 @@ func (c *seenCache) put(sum string, data []byte) {
 		c.order.MoveToFront(e)
 		return
 	}
-	c.byKey[sum] = c.order.PushFront(seenEntry{sum, slices.Clone(data)})
+	if !frozen {
+		data = slices.Clone(data)
+	}
+	c.byKey[sum] = c.order.PushFront(seenEntry{sum, data})
 	c.total += len(data)
 	for c.total > seenMemoryMax {
 		e := c.order.Back()
@@ -76,11 +79,17 @@ func (c *seenCache) get(sum string) ([]byte, bool) {
 // written, whose SHA-256 is sum. Files over seenFileMax are not kept.
 // Failures are ignored: the cache only saves the agent a read.
 func (s *Session) remember(sum string, data []byte) {
+	s.rememberFrozen(sum, data, false)
+}
+
+// rememberFrozen is remember; with frozen set, nothing ever writes to
+// data, and an in-memory session keeps it without a copy.
+func (s *Session) rememberFrozen(sum string, data []byte, frozen bool) {
 	if len(data) > seenFileMax || !isHexSHA256(sum) {
 		return
 	}
 	if s.persist == "" {
-		s.seen.put(sum, data)
+		s.seen.put(sum, data, frozen)
 		return
 	}
 	d, err := s.w.sessions.Sub(s.seenDir(), true)
@@ -126,6 +135,26 @@ type seenTally struct {
 	listed       bool
 	files, bytes int64
 	added        int
+}
+
+// expected returns the SHA-256 of what the session last saw of the file at
+// resolved and, if an in-memory session still holds them, those bytes: a
+// change reads the file and compares instead of hashing it. A persistent
+// session's store is on disk, where other programs may change it, so its
+// bytes would have to be hashed anyway and none are returned.
+func (s *Session) expected(resolved string) (string, []byte) {
+	if s.persist != "" {
+		return "", nil
+	}
+	b, ok := s.baseline(resolved)
+	if !ok {
+		return "", nil
+	}
+	data, ok := s.seen.get(b.SHA256)
+	if !ok {
+		return "", nil
+	}
+	return b.SHA256, data
 }
 
 // recall returns the bytes whose SHA-256 is sum, if the session kept them.

@@ -70,7 +70,7 @@ func (s *Session) staleChanges(t *target, b *Baseline, obs *observation, wholeFi
 		e.RecoveryHint = fmt.Sprintf("call read_file on %s, then redo the change on top of what it holds now", t.path)
 		return
 	}
-	s.remember(obs.sum, obs.data)
+	s.rememberFrozen(obs.sum, obs.data, true) // an observation is never written to
 	e.Details["baseline_updated"] = true
 	e.Message = "file changed since your last read; the changes are shown"
 	e.RecoveryHint = "look at the changes, then redo your edit on top of the file as it is now (your read now covers them, so edit_file needs no new read)"

@@ -84,28 +84,30 @@ func (s *Session) Write(ctx context.Context, p, content string, opts *WriteOptio
 			} else if err := checkWritePlaceholders(p, doc.Text, content, obs.stat.Exists, o.AllowPlaceholders); err != nil {
 				return nil, err
 			}
-			pl := &plan{oldText: doc.Text, newText: newText, encoding: doc.Format.Encoding}
-			if doc.EncodesAsIs(newText, o.LineEnding) {
-				// Plain UTF-8 with LF: the bytes are the text's own,
-				// used without a copy (nothing writes to a plan's data),
-				// and the content's hash is in the ledger's arguments.
-				pl.data = stringBytes(newText)
-				if !appending {
-					pl.sum = args.ContentSHA256
-				}
-				return pl, nil
-			}
-			data, err := doc.Encode(newText, o.LineEnding)
+			data, asIs, err := encodeText(doc, newText, o.LineEnding)
 			if err != nil {
 				return nil, codecError(p, err)
 			}
-			pl.data = data
-			if !appending && string(data) == content {
+			pl := &plan{data: data, frozen: true, oldText: doc.Text, newText: newText, encoding: doc.Format.Encoding}
+			if !appending && (asIs || string(data) == content) {
+				// The bytes are the content, whose hash the ledger's
+				// arguments already hold.
 				pl.sum = args.ContentSHA256
 			}
 			return pl, nil
 		},
 	})
+}
+
+// encodeText returns text as doc's file holds it. Where that is the text's
+// own bytes (plain UTF-8 with LF), they are returned without a copy, and
+// asIs is set: the caller must never write to them.
+func encodeText(doc *textcodec.Doc, text, lineEnding string) (data []byte, asIs bool, err error) {
+	if doc.EncodesAsIs(text, lineEnding) {
+		return stringBytes(text), true, nil
+	}
+	data, err = doc.Encode(text, lineEnding)
+	return data, false, err
 }
 
 func firstNonEmpty(a, b string) string {

@@ -134,6 +134,14 @@ func statFrom(st *unix.Stat_t) Stat {
 // symlink, device) the lstat with nil data. maxSize > 0 limits the bytes
 // read: a larger file returns its Stat and ErrTooLarge.
 func (d *Dir) ReadFile(name string, maxSize int64) (Stat, []byte, string, error) {
+	return d.ReadFileExpect(name, maxSize, "", nil)
+}
+
+// ReadFileExpect is ReadFile for a caller that expects the file to hold
+// expect, whose SHA-256 (hex) is sum: bytes equal to expect are given that
+// sum without being hashed. The caller guarantees that expect hashes to
+// sum; any other content is hashed as ReadFile does.
+func (d *Dir) ReadFileExpect(name string, maxSize int64, sum string, expect []byte) (Stat, []byte, string, error) {
 	fd, err := sys.openat(d.hook, d.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		if err == unix.ENOENT {
@@ -157,7 +165,11 @@ func (d *Dir) ReadFile(name string, maxSize int64) (Stat, []byte, string, error)
 	if maxSize > 0 && s.Size > maxSize {
 		return s, nil, "", ErrTooLarge
 	}
-	data, sum, err := readAllHash(f, s.Size, maxSize)
+	data, err := readAll(f, s.Size, maxSize)
+	if err == nil && (sum == "" || expect == nil || !bytes.Equal(data, expect)) {
+		h := sha256.Sum256(data)
+		sum = hex.EncodeToString(h[:])
+	}
 	if err == ErrTooLarge {
 		return s, nil, "", ErrTooLarge // it grew past the limit while read
 	}
@@ -185,6 +197,16 @@ func (d *Dir) lstat(name string) (Stat, []byte, string, error) {
 // maxSize > 0 it stops past maxSize bytes and returns ErrTooLarge: a file
 // that grows while it is read cannot take more memory than the limit.
 func readAllHash(r io.Reader, size, maxSize int64) ([]byte, string, error) {
+	buf, err := readAll(r, size, maxSize)
+	if err != nil {
+		return nil, "", err
+	}
+	sum := sha256.Sum256(buf)
+	return buf, hex.EncodeToString(sum[:]), nil
+}
+
+// readAll reads r to EOF, as readAllHash without the hash.
+func readAll(r io.Reader, size, maxSize int64) ([]byte, error) {
 	if maxSize > 0 {
 		r = io.LimitReader(r, maxSize+1)
 		size = min(size, maxSize)
@@ -200,14 +222,13 @@ func readAllHash(r io.Reader, size, maxSize int64) ([]byte, string, error) {
 			break
 		}
 		if err != nil {
-			return nil, "", err
+			return nil, err
 		}
 	}
 	if maxSize > 0 && int64(len(buf)) > maxSize {
-		return nil, "", ErrTooLarge
+		return nil, ErrTooLarge
 	}
-	sum := sha256.Sum256(buf)
-	return buf, hex.EncodeToString(sum[:]), nil
+	return buf, nil
 }
 
 // Options describe the file to be written.

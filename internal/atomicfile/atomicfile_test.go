@@ -288,3 +288,27 @@ func TestReadAllHashStopsAtLimit(t *testing.T) {
 		t.Fatalf("readAllHash(10 bytes, limit 10) = %q, %v", data, err)
 	}
 }
+
+// TestReadFileExpect: bytes equal to the expected ones take the caller's
+// sum without a hash (shown with a sum no content has), and any other
+// bytes, of the same length or not, are hashed.
+func TestReadFileExpect(t *testing.T) {
+	d, dir := openDir(t)
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("hello"), 0o644)
+	const given = "given"
+	for _, tc := range []struct {
+		expect []byte
+		want   string
+	}{
+		{[]byte("hello"), given},
+		{[]byte("hellO"), sum([]byte("hello"))},
+		{[]byte("hello!"), sum([]byte("hello"))},
+		{[]byte("hell"), sum([]byte("hello"))},
+		{nil, sum([]byte("hello"))},
+	} {
+		_, data, got, err := d.ReadFileExpect("a.txt", 0, given, tc.expect)
+		if err != nil || string(data) != "hello" || got != tc.want {
+			t.Errorf("ReadFileExpect(expect %q) = %q, %q, %v; want %q", tc.expect, data, got, err, tc.want)
+		}
+	}
+}

@@ -62,15 +62,21 @@ func CheckPlaceholders(text string, edits []Edit) error {
 // a large file costs those lines, not the file.
 func DetectPlaceholders(oldText, newText string) []Placeholder {
 	var out []Placeholder
-	lines := strings.Split(newText, "\n")
-	first, last := changedLines(oldText, newText, len(lines))
+	// The changed lines are found by their offsets: splitting a large file
+	// into lines would cost more than looking at the few that changed.
+	first, last, pos := changedLines(oldText, newText, strings.Count(newText, "\n")+1)
 	for i := first; i < last; i++ {
-		l := lines[i]
+		start, l := pos, newText[pos:]
+		if end := strings.IndexByte(l, '\n'); end >= 0 {
+			l, pos = l[:end], pos+end+1
+		} else {
+			pos = len(newText)
+		}
 		t := strings.TrimSpace(l)
 		// The pattern test first: it looks at one line, while the
 		// search of the old text is linear in the file, and doing it for
 		// every line made a large write quadratic.
-		if t == "" || !isPlaceholder(t, lines[:i], l) || strings.Contains(oldText, t) {
+		if t == "" || !isPlaceholderAfter(t, func() (string, bool) { return lastNonBlank(newText[:start]) }, l) || strings.Contains(oldText, t) {
 			continue
 		}
 		out = append(out, Placeholder{Line: i + 1, Text: t})
@@ -78,10 +84,24 @@ func DetectPlaceholders(oldText, newText string) []Placeholder {
 	return out
 }
 
+// lastNonBlank returns the last line of text (whole lines, each ending in
+// a newline) that is not blank, with trailing blanks trimmed.
+func lastNonBlank(text string) (string, bool) {
+	for len(text) > 0 {
+		text = text[:len(text)-1] // the newline that ends the line
+		j := strings.LastIndexByte(text, '\n') + 1
+		if p := strings.TrimRight(text[j:], " \t"); strings.TrimSpace(p) != "" {
+			return p, true
+		}
+		text = text[:j]
+	}
+	return "", false
+}
+
 // changedLines returns the range [first, last) of newText's lines (it has
 // n) that are not in the prefix or suffix of whole lines newText shares
-// with oldText.
-func changedLines(oldText, newText string, n int) (first, last int) {
+// with oldText, and the offset in newText where line first starts.
+func changedLines(oldText, newText string, n int) (first, last, start int) {
 	p := udiff.CommonPrefix(oldText, newText)
 	p = strings.LastIndexByte(newText[:p], '\n') + 1 // back to a line start
 	first = strings.Count(newText[:p], "\n")
@@ -93,7 +113,7 @@ func changedLines(oldText, newText string, n int) (first, last int) {
 		sfx = 0
 	}
 	last = n - strings.Count(newText[len(newText)-sfx:], "\n")
-	return first, max(last, first)
+	return first, max(last, first), p
 }
 
 // commentForms strip the comment syntax of common languages.
@@ -134,18 +154,15 @@ type placeholderRE struct {
 	ellipsisOnly, omission, strongOmission, nonWord *regexp.Regexp
 }
 
-// isPlaceholder reports whether the trimmed line t is a placeholder. before
-// are the preceding lines; raw is t untrimmed.
-func isPlaceholder(t string, before []string, raw string) bool {
+// isPlaceholderAfter reports whether the trimmed line t is a placeholder.
+// prev gives the last preceding line that is not blank (trailing blanks
+// trimmed), and is called only when needed; raw is t untrimmed.
+func isPlaceholderAfter(t string, prev func() (string, bool), raw string) bool {
 	// The Contains tests are a cheap guard for the regular expression,
 	// which needs one of them; most lines of code fail it at once.
 	if (strings.Contains(t, "...") || strings.Contains(t, "…")) && placeholderREs().ellipsisOnly.MatchString(t) {
 		// Python's "..." as the body of a def or class is real code.
-		for k := len(before) - 1; k >= 0; k-- {
-			p := strings.TrimRight(before[k], " \t")
-			if strings.TrimSpace(p) == "" {
-				continue
-			}
+		if p, ok := prev(); ok {
 			return !(strings.HasSuffix(p, ":") && indent(raw) > indent(p))
 		}
 		return true

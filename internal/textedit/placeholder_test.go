@@ -123,7 +123,7 @@ func BenchmarkDetectPlaceholders1MiB(b *testing.B) {
 // against looking at every line, on random edits of a file that holds
 // placeholders and placeholder-like lines of its own.
 func TestDetectPlaceholdersOnlyChanged(t *testing.T) {
-	pool := []string{"x := 1", "// ... rest of code", "...", "func f() {", "}", "// existing code unchanged", "", "    ...", "def g():", "y = 2"}
+	pool := []string{"x := 1", "// ... rest of code", "...", "func f() {", "}", "// existing code unchanged", "", " \t", "    ...", "def g():", "y = 2"}
 	rng := rand.New(rand.NewPCG(1, 2))
 	every := func(oldText, newText string) []Placeholder {
 		var out []Placeholder
@@ -158,4 +158,17 @@ func TestDetectPlaceholdersOnlyChanged(t *testing.T) {
 			t.Fatalf("old %q new %q: got %v, want %v", oldText, newText, got, want)
 		}
 	}
+}
+
+// isPlaceholder is isPlaceholderAfter given every preceding line, as
+// DetectPlaceholders once split the whole text to look them up.
+func isPlaceholder(t string, before []string, raw string) bool {
+	return isPlaceholderAfter(t, func() (string, bool) {
+		for k := len(before) - 1; k >= 0; k-- {
+			if p := strings.TrimRight(before[k], " \t"); strings.TrimSpace(p) != "" {
+				return p, true
+			}
+		}
+		return "", false
+	}, raw)
 }
