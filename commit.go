@@ -114,6 +114,10 @@ type plan struct {
 	// frozen says that nothing writes to data, now or later, so the
 	// session may keep it without a copy.
 	frozen bool
+	// held is the file being replaced, when it is held under a lease
+	// (held.go), and unhold gives the lease up early.
+	held   *atomicfile.Held
+	unhold func()
 }
 
 // mutate runs the commit protocol for c and records the attempt in the
@@ -265,12 +269,16 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 	// line for them is not fsynced (lazy): the intent's fsync makes the
 	// bytes durable, and the line is made durable later (histsync.go).
 	lazy = s.w.writeIntent(a, res, obs)
+	meta := history.Meta{Op: c.tool, Session: s.name, Intent: a.intent.seq, Lazy: lazy}
+	// A large file being replaced is linked into history instead of
+	// copied, when it can be held (held.go).
+	held, linked := s.w.hold(t, obs, pl, &meta, a.intent), false
+	meta.Linked = func() { linked = true }
 	saved := make(chan error, 1)
 	var version history.Version
 	go func() {
 		var err error
-		version, err = s.w.hist.Save(t.resolved, obs.data, !obs.stat.Exists, obs.sum,
-			history.Meta{Op: c.tool, Session: s.name, Intent: a.intent.seq, Lazy: lazy})
+		version, err = s.w.hist.Save(t.resolved, obs.data, !obs.stat.Exists, obs.sum, meta)
 		saved <- err
 	}()
 	var histErr error
@@ -306,12 +314,18 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 		}
 		return nil
 	}
+	if held != nil {
+		pl.unhold = func() { s.w.unhold(t, obs, held, linked) }
+	}
 	ar, err := s.w.commit(ctx, t, obs, pl, tmp, ready, false)
 	if herr := historyDurable(); herr == nil {
 		res.BackupVersion = version.ID
 	} else if err == nil {
 		// commit calls historyDurable before it changes anything.
 		err = herr
+	}
+	if derr := s.w.settleHeld(t, obs, held, linked); derr != nil && (err == nil || ar.Strategy != "") {
+		res.warn("history's version of the displaced content may change with the file: %v", derr)
 	}
 	if err != nil {
 		var re *atomicfile.RaceError
@@ -467,7 +481,7 @@ func (w *Workspace) commit(ctx context.Context, t *target, obs *observation, pl 
 				return err
 			}
 			var err error
-			lock, err = w.swapLock(ctx, t, obs)
+			lock, err = w.swapLockHeld(ctx, t, obs, pl)
 			return err
 		}
 		opts.Swapped = func() {
@@ -491,6 +505,7 @@ func (w *Workspace) commit(ctx context.Context, t *target, obs *observation, pl 
 	default:
 		opts.Mode, opts.UID, opts.GID = obs.stat.Mode, obs.stat.UID, obs.stat.GID
 		opts.Expect = obs.data // the bytes that hashed to obs.sum
+		opts.Held = pl.held
 		r, err = t.dir.Replace(t.base, pl.data, obs.sum, opts)
 	}
 	if errors.Is(err, atomicfile.ErrRaced) {

@@ -124,7 +124,7 @@ func TestKill9DuringWrite(t *testing.T) {
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	deadline := time.Now().Add(20 * time.Second)
 	seen := map[int]bool{}
-	next, tempsSeen, done := 1, 0, 0
+	next, tempsSeen, linkedSeen, done := 1, 0, 0, 0
 	// Calibrate: how long one write takes here (the race detector makes it
 	// several times slower), so that kills spread over whole writes.
 	start := func(first int) *exec.Cmd {
@@ -169,12 +169,15 @@ func TestKill9DuringWrite(t *testing.T) {
 		if m, _ := filepath.Glob(filepath.Join(dir, ".big.txt.*.egtmp")); len(m) > 0 {
 			tempsSeen++
 		}
+		if len(sharedObjects(dir)) > 0 {
+			linkedSeen++ // killed between the link into history and the swap
+		}
 		next += 1000 // versions of each worker are distinct
 	}
 	if len(seen) < 3 {
 		t.Errorf("only versions %v were ever seen: the kills did not hit running writes", seen)
 	}
-	t.Logf("%d kills; %d distinct whole versions seen after them; a temporary file was left %d times", done, len(seen), tempsSeen)
+	t.Logf("%d kills; %d distinct whole versions seen after them; a temporary file was left %d times, a history object linked to the file %d times", done, len(seen), tempsSeen, linkedSeen)
 
 	w, err := editguard.Open(dir, &editguard.Options{KeepVersions: 2})
 	if err != nil {
@@ -202,6 +205,12 @@ func TestKill9DuringWrite(t *testing.T) {
 		t.Errorf("big.txt = %q, want %q", got, "small\n")
 	}
 	assertNoTemp(t, dir)
+	// Every object a killed worker linked into history was detached by
+	// the next Open, and every version left loads.
+	for _, e := range sharedObjects(dir) {
+		t.Errorf("history object %s", e)
+	}
+	checkHistoryRestorable(t, dir, "big.txt")
 }
 
 // ledgerNames reports whether a line of the workspace's ledger names sum as

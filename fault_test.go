@@ -4,10 +4,12 @@ package editguard_test
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -43,6 +45,9 @@ type fault struct {
 	// medium: the old content is larger than an intent carries but small
 	// enough to be kept in its history index line, durably.
 	medium bool
+	// huge: the old content is large enough to be linked into history
+	// under a lease rather than copied (held.go).
+	huge bool
 	// newFile: the fault is injected while creating the file.
 	newFile bool
 	// warning: for a committed change, what its warning must say.
@@ -72,9 +77,14 @@ func isDirFD(fd int) bool {
 }
 
 // onAtomic fails the first system call of the swap that match selects.
+// The calls may come from two goroutines at once: a held file is linked
+// into history while the new content is written.
 func onAtomic(err error, match func(c *atomicfile.Call) bool) func(*int) {
 	return func(fired *int) {
+		var mu sync.Mutex
 		faultAtomic = func(c *atomicfile.Call) error {
+			mu.Lock()
+			defer mu.Unlock()
 			if *fired == 0 && match(c) {
 				*fired++
 				return err
@@ -207,6 +217,20 @@ func faults() []fault {
 			return c.Op == "renameat2" && c.Flags&unix.RENAME_NOREPLACE != 0
 		})},
 		fault{name: "new file create temp/ENOSPC", step: "create temp", newFile: true, install: onAtomic(unix.ENOSPC, isTempCreate)},
+		// A large old content is linked into history under a lease. A
+		// failed link falls back to a copy; a change that does not swap,
+		// or leaves the old file a second name, makes the object a copy.
+		fault{name: "held: exchange/EBUSY", step: "exchange", huge: true, install: onAtomic(unix.EBUSY, exchange)},
+		fault{name: "held: fsync dir/EIO", step: "fsync dir", huge: true, committed: true, leaksTemp: true, warning: "fsync dir",
+			install: onAtomic(unix.EIO, func(c *atomicfile.Call) bool {
+				return c.Op == "fsync" && isDirFD(c.FD) && !strings.Contains(fdPath(c.FD), "/"+editguard.StateDir)
+			})},
+		fault{name: "held: link/EIO", huge: true, committed: true, install: onAtomic(unix.EIO, func(c *atomicfile.Call) bool { return c.Op == "linkat" })},
+		fault{name: "held: history link/EIO", huge: true, committed: true, install: onHistory(unix.EIO, "link", "/objects/")},
+		fault{name: "held: history object rename/EIO", huge: true, committed: true, install: onHistory(unix.EIO, "rename", "/objects/")},
+		fault{name: "held: history objects dir fsync/EIO", huge: true, committed: true, install: onHistory(unix.EIO, "fsync dir", "/objects/")},
+		fault{name: "held: ledger intent fsync/EIO", huge: true, committed: true, install: onLedger(unix.EIO, "fsync", 1)},
+		fault{name: "held: ledger write/EIO", step: "ledger append", huge: true, committed: true, outcomeLost: true, warning: "appending it to the ledger failed", install: onLedger(unix.EIO, "write", 2)},
 		fault{name: "new file history index fsync/EIO", step: "history", newFile: true, install: func(fired *int) {
 			onLedger(unix.EIO, "fsync", 1)(new(int))
 			onHistory(unix.EIO, "fsync", "/index/")(fired)
@@ -287,7 +311,51 @@ func checkHistoryRestorable(t *testing.T, dir, path string) map[string]bool {
 			}
 		}
 	}
+	checkNoSharedObjects(t, dir)
 	return sums
+}
+
+// checkNoSharedObjects fails if a history object is also a file of the
+// workspace: an object linked into history (held.go) must be history's
+// alone, or a program changing the file would change the version.
+func checkNoSharedObjects(t *testing.T, dir string) {
+	t.Helper()
+	for _, e := range sharedObjects(dir) {
+		t.Errorf("history object %s", e)
+	}
+}
+
+// sharedObjects lists the history objects that are also files of the
+// workspace.
+func sharedObjects(dir string) []string {
+	type key struct{ dev, ino uint64 }
+	inodes := func(root string, skip string) map[key]string {
+		m := map[key]string{}
+		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if d.IsDir() && skip != "" && p == skip {
+				return filepath.SkipDir
+			}
+			if d.Type().IsRegular() {
+				var st unix.Stat_t
+				if unix.Stat(p, &st) == nil {
+					m[key{uint64(st.Dev), st.Ino}] = p
+				}
+			}
+			return nil
+		})
+		return m
+	}
+	objects := inodes(filepath.Join(dir, editguard.StateDir, "history", "objects"), "")
+	var shared []string
+	for k, p := range inodes(dir, filepath.Join(dir, editguard.StateDir)) {
+		if o, ok := objects[k]; ok {
+			shared = append(shared, o+" is the workspace's file "+p)
+		}
+	}
+	return shared
 }
 
 func dirNames(t *testing.T, dir string) []string {
@@ -313,6 +381,8 @@ func TestFaultAtEveryStep(t *testing.T) {
 		t.Run(f.name, func(t *testing.T) {
 			oldContent := "old line\n"
 			switch {
+			case f.huge:
+				oldContent = strings.Repeat("old line\n", 16000)
 			case f.large:
 				oldContent = strings.Repeat("old line\n", 5000)
 			case f.medium:

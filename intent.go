@@ -58,6 +58,12 @@ func (w *Workspace) resolveIntent(in *LedgerRecord) {
 	if err != nil {
 		return
 	}
+	if in.Observed != nil && in.Observed.Size >= linkMin && obs.stat.Exists {
+		// The change may have linked the file into history and been cut
+		// off before its swap: the object must not stay a name of the
+		// file (held.go).
+		w.hist.Detach(t.resolved, obs.stat.Ino, in.SHA256Before, obs.sum, obs.data)
+	}
 	r := &LedgerRecord{
 		Session: in.Session, Tool: in.Tool, Path: in.Path, Observed: ledgerState(obs.state()),
 		SHA256Before: in.SHA256Before, Strategy: "recovered", Intent: in.Seq,

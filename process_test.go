@@ -54,6 +54,8 @@ func TestWorkerProcess(t *testing.T) {
 		err = moveWorker(dir) // runs until killed
 	case "apply":
 		err = applyWorker(dir) // runs until killed
+	case "heldcrash":
+		err = heldCrashWorker(dir) // kills itself
 	default:
 		err = fmt.Errorf("unknown job %q", job)
 	}

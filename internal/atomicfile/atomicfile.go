@@ -276,6 +276,11 @@ type Options struct {
 	// equal bytes prove what an equal hash proves, at a fraction of the
 	// CPU, and that time is spent under the caller's commit lock.
 	Expect []byte
+	// Held (Replace only), if set, is the target held under a lease
+	// (Dir.Hold). The file an exchange displaces must be it, and while
+	// the lease holds its bytes are the ones Hold compared; it is then
+	// unlinked rather than parked, since no program can have it open.
+	Held *Held
 	// Volatile (Put only) skips the fsyncs of the file and of the
 	// directory, for state whose loss in a power cut is harmless: after
 	// one, the name may hold the old content, the new, or an empty or
@@ -520,7 +525,7 @@ func (d *Dir) Replace(name string, data []byte, want string, opts Options) (Resu
 		sys.unlinkat(d.hook, d.fd, tmp, 0)
 		return Result{}, err
 	}
-	strategy, old, err := d.swap(tmp, name, want, opts.Expect, data, opts.Park)
+	strategy, old, err := d.swap(tmp, name, want, opts.Expect, opts.Held, data, opts.Park)
 	if err != nil {
 		return Result{}, err
 	}
@@ -538,7 +543,11 @@ func (d *Dir) Replace(name string, data []byte, want string, opts Options) (Resu
 	// The displaced file (exchange) is removed after the directory fsync, so
 	// a crash in between leaves an extra temp file, never a missing target.
 	if old != nil {
-		r.Displaced, err = d.removeVerified(tmp, old, want, opts.Park)
+		park := opts.Park
+		if opts.Held != nil && opts.Held.Intact() {
+			park = nil // no one has it open, and no one can open it
+		}
+		r.Displaced, err = d.removeVerified(tmp, old, want, park)
 		if err != nil {
 			return r, err
 		}
@@ -597,22 +606,31 @@ func (d *Dir) openVerify(name, want string, expect []byte) (*verified, bool, err
 		v.f.Close()
 		return nil, false, err
 	}
+	same, err := equalContent(v.f, expect)
+	if err != nil {
+		v.f.Close()
+		return nil, false, err
+	}
+	v.n = int64(len(expect))
+	return v, same, nil
+}
+
+// equalContent reports whether f holds exactly expect, reading it from
+// its start a piece at a time.
+func equalContent(f *FD, expect []byte) (bool, error) {
 	buf := copyBufs.Get().(*[32 << 10]byte)
 	defer copyBufs.Put(buf)
-	rest := expect
-	for {
-		n, err := v.f.Read(buf[:])
-		if n > len(rest) || !bytes.Equal(buf[:n], rest[:n]) {
-			return v, false, nil // longer, or other bytes
+	for off := 0; ; {
+		n, err := f.ReadAt(buf[:], int64(off))
+		if n > len(expect)-off || !bytes.Equal(buf[:n], expect[off:off+n]) {
+			return false, nil // longer, or other bytes
 		}
-		rest = rest[n:]
-		v.n += int64(n)
+		off += n
 		if err == io.EOF {
-			return v, len(rest) == 0, nil
+			return off == len(expect), nil
 		}
 		if err != nil {
-			v.f.Close()
-			return nil, false, err
+			return false, err
 		}
 	}
 }

@@ -25,12 +25,19 @@ var noExchange atomic.Bool
 // the exchange is undone: the target gets back what the other writer wrote,
 // and our new file, with anything written into it meanwhile, is removed
 // (see undone).
-func (d *Dir) swap(tmp, name, want string, expect, data []byte, park *Dir) (string, *verified, error) {
+func (d *Dir) swap(tmp, name, want string, expect []byte, held *Held, data []byte, park *Dir) (string, *verified, error) {
 	if !noExchange.Load() {
 		err := sys.renameat2(d.hook, d.fd, tmp, d.fd, name, unix.RENAME_EXCHANGE)
 		switch err {
 		case nil:
-			v, ok, herr := d.openVerify(tmp, want, expect)
+			var v *verified
+			var ok bool
+			var herr error
+			if held != nil {
+				v, ok, herr = d.verifyHeld(tmp, held, expect)
+			} else {
+				v, ok, herr = d.openVerify(tmp, want, expect)
+			}
 			if ok {
 				return Exchange, v, nil
 			}

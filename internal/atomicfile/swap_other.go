@@ -18,7 +18,7 @@ func renameat2(olddirfd int, oldpath string, newdirfd int, newpath string, flags
 // swap puts tmp in place of name with rename(2). Without an exchange the
 // displaced bytes cannot be checked after the swap; the caller's lock still
 // serialises all cooperating writers.
-func (d *Dir) swap(tmp, name, want string, expect, data []byte, park *Dir) (string, *verified, error) {
+func (d *Dir) swap(tmp, name, want string, expect []byte, held *Held, data []byte, park *Dir) (string, *verified, error) {
 	if err := sys.renameat(d.hook, d.fd, tmp, d.fd, name); err != nil {
 		sys.unlinkat(d.hook, d.fd, tmp, 0)
 		return "", nil, &StepError{"rename", err}

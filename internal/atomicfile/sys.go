@@ -15,6 +15,7 @@ var sys = struct {
 	unlinkat  func(h Hook, dirfd int, path string, flags int) error
 	renameat  func(h Hook, olddirfd int, oldpath string, newdirfd int, newpath string) error
 	renameat2 func(h Hook, olddirfd int, oldpath string, newdirfd int, newpath string, flags uint) error
+	linkat    func(h Hook, olddirfd int, oldpath string, newdirfd int, newpath string) error
 }{
 	openat: func(h Hook, dirfd int, path string, flags int, mode uint32) (int, error) {
 		if err := call(h, &Call{Op: "openat", FD: dirfd, Name: path, Flags: flags}); err != nil {
@@ -59,6 +60,12 @@ var sys = struct {
 		}
 		return renameat2(olddirfd, oldpath, newdirfd, newpath, flags)
 	},
+	linkat: func(h Hook, olddirfd int, oldpath string, newdirfd int, newpath string) error {
+		if err := call(h, &Call{Op: "linkat", FD: olddirfd, Name: oldpath, To: newpath}); err != nil {
+			return err
+		}
+		return unix.Linkat(olddirfd, oldpath, newdirfd, newpath, 0)
+	},
 }
 
 // Hook, when set on a Dir (SetHook), is called before each system call the
@@ -70,7 +77,7 @@ type Hook func(*Call) error
 
 // Call is one system call as Hook sees it.
 type Call struct {
-	Op    string // "openat", "write", "fchmod", "fsync", "unlinkat", "renameat", "renameat2"
+	Op    string // "openat", "write", "fchmod", "fsync", "unlinkat", "renameat", "renameat2", "linkat"
 	FD    int    // the descriptor acted on; for calls with a path, the directory's
 	Name  string // the path, for calls with one (a rename's old name)
 	To    string // a rename's new name

@@ -109,6 +109,16 @@ type Meta struct {
 	// later (SyncIndex), or re-saves the content after a crash. Content
 	// kept in an object file is made durable as always.
 	Lazy bool
+	// Link, if set, lets Save make a missing object (content over the
+	// inline limit) by linking the file that holds content instead of
+	// writing a copy: Link(dirfd, name) must give exactly that file the
+	// name in the directory dirfd and make its bytes durable, or fail and
+	// add no name, in which case Save writes the copy. The caller
+	// guarantees that no program can change the file while it may, and
+	// detaches the object (Detach) if that cannot last.
+	Link func(dirfd int, name string) error
+	// Linked, if set, is called when Save has linked the object.
+	Linked func()
 }
 
 // Version is one displaced content of one file.

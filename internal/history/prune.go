@@ -374,6 +374,6 @@ func (s *Store) migrate(key, sum string) (bool, error) {
 		return false, err
 	}
 	defer d.Close()
-	_, err = s.putObject(d, sum, data)
+	_, err = s.putObject(d, sum, data, &Meta{})
 	return err == nil, err
 }

@@ -4,6 +4,7 @@ package history
 
 import (
 	"bytes"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -15,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/editguard/editguard/internal/atomicfile"
 	"github.com/editguard/editguard/internal/statedir"
 )
 
@@ -109,7 +111,7 @@ func (s *Store) Save(path string, content []byte, absent bool, sum string, meta 
 			}
 		}
 	case !absent:
-		if added, err = s.putObject(objs, sum, content); err != nil {
+		if added, err = s.putObject(objs, sum, content, &meta); err != nil {
 			return fail(err)
 		}
 	}
@@ -138,6 +140,62 @@ func (s *Store) Save(path string, content []byte, absent bool, sum string, meta 
 	return v, nil
 }
 
+// Detach makes sure that the object linked in path's history (the
+// object of that hash) is not the file with inode ino: a file a Save
+// linked (Meta.Link) that someone else may now change. If it is, and the
+// file still holds content (whose SHA-256 is sum, and sum is linked), the
+// object is replaced by a copy of content, durably; if the file holds other
+// bytes by now, the object's name is removed, since what it should hold is
+// gone. Any other object is left alone.
+func (s *Store) Detach(path string, ino uint64, linked, sum string, content []byte) error {
+	fail := func(err error) error { return &Error{Op: "detach", Path: path, Err: err} }
+	if err := checkPath(path); err != nil {
+		return fail(err)
+	}
+	if !validSum(linked) {
+		return fail(fmt.Errorf("%w: sha256 %q is not 64 lowercase hex digits", ErrInvalid, linked))
+	}
+	unlockStore, err := s.lock(storeLock, true)
+	if err != nil {
+		return fail(err)
+	}
+	defer unlockStore()
+	unlock, err := s.lock(fileLock(path), false)
+	if err != nil {
+		return fail(err)
+	}
+	defer unlock()
+	objs, err := s.objectDir(path, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fail(err)
+	}
+	defer objs.Close()
+	st, err := objs.Stat(linked)
+	if err != nil {
+		return fail(err)
+	}
+	if !st.Exists || st.Ino != ino {
+		return nil
+	}
+	if sum == linked {
+		if _, err := s.copyObject(objs, linked, content, st); err != nil {
+			return fail(err)
+		}
+		return nil
+	}
+	if err := objs.Remove(linked); err != nil {
+		return fail(err)
+	}
+	s.account(-st.Size)
+	if err := objs.Sync(); err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
 // trimLocked is the trim of a Save whose caller ran it later: under the
 // store's lock (shared) and the path's.
 func (s *Store) trimLocked(path string, seq uint64) {
@@ -159,10 +217,15 @@ func (s *Store) trimLocked(path string, seq uint64) {
 // content, durably. It returns the bytes it added to the store (0 when the
 // object was already there). The caller holds the file's lock, so no one
 // else writes objs meanwhile.
-func (s *Store) putObject(objs *statedir.Dir, sum string, content []byte) (int64, error) {
+func (s *Store) putObject(objs *statedir.Dir, sum string, content []byte, meta *Meta) (int64, error) {
 	st, err := objs.Stat(sum)
 	if err != nil {
 		return 0, err
+	}
+	if !st.Exists && meta.Link != nil {
+		if added, ok := s.linkObject(objs, sum, content, meta); ok {
+			return added, nil
+		}
 	}
 	if st.Exists {
 		if st.Regular() && st.Size == int64(len(content)) &&
@@ -182,6 +245,44 @@ func (s *Store) putObject(objs *statedir.Dir, sum string, content []byte) (int64
 			return 0, fmt.Errorf("%w: sha256 %s was given for content whose sha256 is %s", ErrInvalid, sum, hex.EncodeToString(h[:]))
 		}
 	}
+	return s.copyObject(objs, sum, content, st)
+}
+
+// linkObject makes <sum> in objs the file meta.Link links, durably. It
+// reports false, having added no name, if the link fails: the caller
+// writes a copy instead.
+func (s *Store) linkObject(objs *statedir.Dir, sum string, content []byte, meta *Meta) (int64, bool) {
+	var r [8]byte
+	rand.Read(r[:])
+	tmp := ".tmp-" + hex.EncodeToString(r[:])
+	if s.fault("link", objs.Join(tmp)) != nil || meta.Link(int(objs.File().Fd()), tmp) != nil {
+		return 0, false
+	}
+	// Renamed, as a copy is, so that the object's name only ever names
+	// durable bytes; the link's fsync made them so.
+	if s.fault("rename", objs.Join(tmp)) != nil || objs.Rename(tmp, sum) != nil {
+		objs.Remove(tmp)
+		return 0, false
+	}
+	nst, err := objs.Stat(sum)
+	if err == nil {
+		err = s.syncEntry(objs, sum, nst.Ino)
+	}
+	if err != nil {
+		// Not durably named: no version may name it, and it must not stay
+		// a name of a file someone else may change.
+		objs.Remove(sum)
+		return 0, false
+	}
+	if meta.Linked != nil {
+		meta.Linked()
+	}
+	return int64(len(content)), true
+}
+
+// copyObject writes content as the object <sum> in objs, replacing what
+// st says is there, durably.
+func (s *Store) copyObject(objs *statedir.Dir, sum string, content []byte, st atomicfile.Stat) (int64, error) {
 	// Write a temp file next to the object (O_EXCL, random name), so the
 	// object's name only ever points to complete, fsynced bytes.
 	if err := s.fault("create", objs.Name()); err != nil {

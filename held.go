@@ -1,0 +1,113 @@
+package editguard
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/editguard/editguard/internal/atomicfile"
+	"github.com/editguard/editguard/internal/filelock"
+	"github.com/editguard/editguard/internal/history"
+)
+
+// A change that replaces a large file would copy the file's bytes into
+// history before the swap: as many bytes written and fsynced again as the
+// new content, for bytes that are on the disk already. Instead, the file is
+// held under a write lease (atomicfile.Hold) and linked into history as
+// the version's object:
+//
+//   - when the lease is taken, no other program has the file open, and
+//     until it is released every open of the file waits; under it the
+//     file is checked to be the one observed, with one name, holding the
+//     bytes observed;
+//   - the link is made once the change's intent is durable (so Open can
+//     find a link a crash left behind), and the file's fsync makes its
+//     bytes durable, as a copy's would be, before the object is named;
+//   - the swap checks that the file it displaced is the held one, whose
+//     bytes could not change, and unlinks it from the directory rather
+//     than parking it, since no one can have it open;
+//   - at the end the object stays a link only if the file is history's
+//     alone: the lease held throughout, and the object is its one name.
+//     Otherwise (a failed swap leaves it the target's file, a broken lease
+//     lets others open it) the object is replaced by a copy (Detach).
+//
+// A file that cannot be held (another program has it open, another file
+// system, no leases) is copied, as before. A crash between the link and
+// the swap leaves the object a second name of the target's file; Open
+// detaches it when it resolves the change's intent (resolveIntent).
+
+// linkMin is the smallest displaced content that is linked rather than
+// copied: below it the copy costs less than holding the file.
+const linkMin = 128 << 10
+
+// heldLockWait is how long a change that holds its file waits for the
+// directory's commit lock before it gives the lease up: the lock is held
+// only for a swap, and a swap of another workspace's commit of the same
+// file verifies what it displaced by opening it, which waits for the lease.
+const heldLockWait = 50 * time.Millisecond
+
+var errIntentNotDurable = errors.New("the change's intent is not durable")
+
+// hold holds the file a change replaces, if it is large enough to be
+// worth linking into history and can be held, and sets meta to link it.
+func (w *Workspace) hold(t *target, obs *observation, pl *plan, meta *history.Meta, in *intent) *atomicfile.Held {
+	if !obs.stat.Exists || pl.remove || len(obs.data) < linkMin || t.dir == nil {
+		return nil
+	}
+	h := t.dir.Hold(t.base, obs.stat.Ino, obs.data)
+	if h == nil {
+		return nil
+	}
+	pl.held = h
+	meta.Link = func(dirfd int, name string) error {
+		if !in.durable() {
+			return errIntentNotDurable
+		}
+		return h.Link(dirfd, name)
+	}
+	return h
+}
+
+// swapLockHeld is swapLock for a change that may hold its file: it waits
+// heldLockWait at most with the lease held, then gives the lease up
+// (pl.unhold) and waits as swapLock does.
+func (w *Workspace) swapLockHeld(ctx context.Context, t *target, obs *observation, pl *plan) (*filelock.Lock, error) {
+	if pl.held == nil || pl.unhold == nil {
+		return w.swapLock(ctx, t, obs)
+	}
+	sctx, cancel := context.WithTimeout(ctx, heldLockWait)
+	l, err := w.swapLock(sctx, t, obs)
+	cancel()
+	if err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
+		return l, err
+	}
+	pl.unhold()
+	return w.swapLock(ctx, t, obs)
+}
+
+// unhold gives up the lease on h before the swap: the object linked from
+// it, if any, becomes a copy first, since others may open the file now.
+func (w *Workspace) unhold(t *target, obs *observation, h *atomicfile.Held, linked bool) {
+	if linked {
+		w.hist.Detach(t.resolved, h.Ino(), obs.sum, obs.sum, obs.data)
+	}
+	h.Release()
+}
+
+// settleHeld ends the hold on h once the change is over: a linked object
+// stays a link only if the file is now history's alone, and is made
+// read-only, as every object is; otherwise it becomes a copy.
+func (w *Workspace) settleHeld(t *target, obs *observation, h *atomicfile.Held, linked bool) error {
+	if h == nil {
+		return nil
+	}
+	defer h.Close()
+	if !linked {
+		return nil
+	}
+	if h.Alone() {
+		h.Chmod(0o444)
+		return nil
+	}
+	return w.hist.Detach(t.resolved, h.Ino(), obs.sum, obs.sum, obs.data)
+}

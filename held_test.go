@@ -1,0 +1,267 @@
+//go:build linux
+
+package editguard_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/editguard/editguard"
+	"github.com/editguard/editguard/internal/atomicfile"
+	"github.com/editguard/editguard/internal/filelock"
+)
+
+// A large file being replaced is linked into history under a lease instead
+// of copied (held.go). These tests find the version's object by its hash
+// and compare inodes: a linked object is the old file itself.
+
+const heldSize = 300 << 10
+
+func heldContent(tag string) string {
+	return strings.Repeat(tag+" line of a large file\n", heldSize/(len(tag)+22))
+}
+
+func inode(t *testing.T, p string) (ino, nlink uint64, mode uint32) {
+	t.Helper()
+	var st unix.Stat_t
+	if err := unix.Stat(p, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Ino, uint64(st.Nlink), st.Mode & 0o777
+}
+
+// objectOf returns the path of the history object holding content.
+func objectOf(t *testing.T, dir, content string) string {
+	t.Helper()
+	m, _ := filepath.Glob(filepath.Join(dir, editguard.StateDir, "history", "objects", "*", sha256hex([]byte(content))))
+	if len(m) != 1 {
+		t.Fatalf("history objects for the old content: %v, want one", m)
+	}
+	return m[0]
+}
+
+// heldWrite makes a.txt hold old, reads it in a new session, runs during
+// (if set) and then writes new over it. It returns the old file's inode.
+func heldWrite(t *testing.T, old, new string, during func(dir string) func()) (dir string, oldIno uint64) {
+	t.Helper()
+	w, dir := newWorkspace(t)
+	writeFile(t, dir, "a.txt", old)
+	oldIno, _, _ = inode(t, filepath.Join(dir, "a.txt"))
+	s := w.NewSession("held")
+	if _, err := s.Read(ctx, "a.txt", nil); err != nil {
+		t.Fatal(err)
+	}
+	if during != nil {
+		defer during(dir)()
+	}
+	res, err := s.Write(ctx, "a.txt", new, nil)
+	if err != nil || len(res.Warnings) > 0 {
+		t.Fatalf("Write() = %+v, %v", res, err)
+	}
+	if got := readFile(t, dir, "a.txt"); got != new {
+		t.Fatalf("a.txt holds %d bytes, want the new %d", len(got), len(new))
+	}
+	sums := checkHistoryRestorable(t, dir, "a.txt")
+	if !sums[sha256hex([]byte(old))] {
+		t.Fatal("the old content is not in history")
+	}
+	return dir, oldIno
+}
+
+func TestLargeFileLinkedIntoHistory(t *testing.T) {
+	old, new := heldContent("old"), heldContent("new")
+	dir, oldIno := heldWrite(t, old, new, nil)
+	ino, nlink, mode := inode(t, objectOf(t, dir, old))
+	if ino != oldIno || nlink != 1 || mode != 0o444 {
+		t.Errorf("object: inode %d, %d names, mode %o; want the old file's inode %d, one name, 0444", ino, nlink, mode, oldIno)
+	}
+	// Nothing was parked: no program could have the old file open.
+	if ents, _ := os.ReadDir(filepath.Join(dir, editguard.StateDir, "displaced")); len(ents) > 0 {
+		t.Errorf("parked files %v, want none", ents)
+	}
+	assertNoTemp(t, dir)
+}
+
+// A file another program has open cannot be leased: it is copied, and the
+// other program's descriptor still reads the old bytes.
+func TestOpenFileCopiedIntoHistory(t *testing.T) {
+	old, new := heldContent("old"), heldContent("new")
+	var f *os.File
+	dir, oldIno := heldWrite(t, old, new, func(dir string) func() {
+		var err error
+		if f, err = os.Open(filepath.Join(dir, "a.txt")); err != nil {
+			t.Fatal(err)
+		}
+		return func() { f.Close() }
+	})
+	if ino, _, _ := inode(t, objectOf(t, dir, old)); ino == oldIno {
+		t.Errorf("object is the old file, which another program had open; want a copy")
+	}
+	if b, err := os.ReadFile(objectOf(t, dir, old)); err != nil || string(b) != old {
+		t.Errorf("object holds %d bytes, %v; want the old content", len(b), err)
+	}
+}
+
+// A file with a second name is copied: the other name stays its own.
+func TestHardLinkedFileCopiedIntoHistory(t *testing.T) {
+	old, new := heldContent("old"), heldContent("new")
+	dir, oldIno := heldWrite(t, old, new, func(dir string) func() {
+		if err := os.Link(filepath.Join(dir, "a.txt"), filepath.Join(dir, "b.txt")); err != nil {
+			t.Fatal(err)
+		}
+		return func() {}
+	})
+	if ino, _, _ := inode(t, objectOf(t, dir, old)); ino == oldIno {
+		t.Errorf("object is the old file, which has another name; want a copy")
+	}
+	if got := readFile(t, dir, "b.txt"); got != old {
+		t.Errorf("b.txt changed with a.txt")
+	}
+}
+
+// A change that holds its file does not wait long for the directory's
+// commit lock with the lease held (another process's swap may be waiting
+// to open the file): it gives the lease up, makes the object a copy, and
+// commits once the lock is free.
+func TestHeldFileGivenUpWhileCommitLockWaits(t *testing.T) {
+	old, new := heldContent("old"), heldContent("new")
+	dir, oldIno := heldWrite(t, old, new, func(dir string) func() {
+		d, err := os.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := filelock.Acquire(context.Background(), d, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			time.Sleep(300 * time.Millisecond)
+			l.Unlock()
+			d.Close()
+		}()
+		return func() {}
+	})
+	if ino, _, _ := inode(t, objectOf(t, dir, old)); ino == oldIno {
+		t.Errorf("object is the old file, whose lease was given up; want a copy")
+	}
+}
+
+// heldCrashWorker replaces a.txt with new content and kills itself with
+// SIGKILL when the swap is about to be made: after the old file has been
+// linked into history, before it has left the target's name.
+func heldCrashWorker(dir string) error {
+	w, err := editguard.Open(dir, nil)
+	if err != nil {
+		return err
+	}
+	s := w.NewSession("crash")
+	if _, err := s.Read(ctx, "a.txt", nil); err != nil {
+		return err
+	}
+	editguard.SetFaults(w, func(c *atomicfile.Call) error {
+		if c.Op == "renameat2" && c.Flags&unix.RENAME_EXCHANGE != 0 {
+			unix.Kill(os.Getpid(), unix.SIGKILL)
+		}
+		return nil
+	}, nil, nil)
+	_, err = s.Write(ctx, "a.txt", heldContent("new"), nil)
+	return fmt.Errorf("the write returned (%v) instead of being killed", err)
+}
+
+// A process killed between the link and the swap leaves the history's
+// object a second name of the target's file; the next Open, resolving the
+// change's intent, makes the object a copy.
+func TestOpenDetachesObjectLinkedBeforeACrash(t *testing.T) {
+	old := heldContent("old")
+	w, dir := newWorkspace(t)
+	writeFile(t, dir, "a.txt", old)
+	w.Close()
+	cmd := startWorker(t, "heldcrash", dir, "", filepath.Join(t.TempDir(), "out"))
+	err := cmd.Wait()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
+		t.Fatalf("worker ended without being killed: %v\n%s", err, cmd.Stdout)
+	}
+	oldIno, _, _ := inode(t, filepath.Join(dir, "a.txt"))
+	if ino, _, _ := inode(t, objectOf(t, dir, old)); ino != oldIno {
+		t.Fatalf("after the kill the object is not the target's file: nothing to detach, the test proves nothing")
+	}
+
+	w, err = editguard.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if got := readFile(t, dir, "a.txt"); got != old {
+		t.Fatalf("a.txt changed")
+	}
+	checkNoSharedObjects(t, dir)
+	if sums := checkHistoryRestorable(t, dir, "a.txt"); !sums[sha256hex([]byte(old))] {
+		t.Errorf("the old content is not in history")
+	}
+	recs := ledgerRecords(t, w)
+	if r := recs[len(recs)-1]; r.Outcome != "interrupted" || r.ErrorReason != "not_applied" {
+		t.Errorf("last ledger record = %+v, want the intent's outcome: interrupted, not_applied", r)
+	}
+	// A program changing the file now does not change the version.
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("changed in place\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	checkHistoryRestorable(t, dir, "a.txt")
+}
+
+// If the file is changed in place between the crash and the next Open, the
+// object's bytes are no longer the version's: Open removes the object's
+// name (the version then fails to load, as a damaged one would) rather
+// than leave history a name of the file.
+func TestOpenUnlinksObjectOfAFileChangedAfterACrash(t *testing.T) {
+	old := heldContent("old")
+	w, dir := newWorkspace(t)
+	writeFile(t, dir, "a.txt", old)
+	w.Close()
+	cmd := startWorker(t, "heldcrash", dir, "", filepath.Join(t.TempDir(), "out"))
+	cmd.Wait()
+	obj := objectOf(t, dir, old)
+	f, err := os.OpenFile(filepath.Join(dir, "a.txt"), os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("changed in place\n")
+	f.Close()
+	if b, _ := os.ReadFile(obj); string(b) != "changed in place\n" {
+		t.Fatalf("the object did not change with the file: the test proves nothing")
+	}
+	w, err = editguard.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := os.Lstat(obj); !os.IsNotExist(err) {
+		t.Errorf("object %s still there (%v), want it removed", obj, err)
+	}
+	checkNoSharedObjects(t, dir)
+	s := w.NewSession("after")
+	vs, err := w.History("a.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, v := range vs {
+		if v.SHA256 == sha256hex([]byte(old)) {
+			found = true
+			if _, err := s.Restore(ctx, "a.txt", v.ID, nil); err == nil {
+				t.Errorf("restoring the version whose bytes were lost succeeded")
+			}
+		}
+	}
+	if !found {
+		t.Errorf("history lists no version of the old content: %+v", vs)
+	}
+}

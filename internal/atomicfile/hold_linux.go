@@ -1,0 +1,145 @@
+package atomicfile
+
+import (
+	"errors"
+
+	"golang.org/x/sys/unix"
+)
+
+// Held is a file frozen by a write lease (fcntl F_SETLEASE, F_WRLCK): when
+// the lease was taken no other open file description of the file existed,
+// in any process, and until it is released every open of the file and
+// every truncate(2) of it waits. So while the lease holds, no one can
+// change the file's bytes, and once its only name is one the caller owns,
+// no one can open it to change them later. Renames and links do not wait:
+// the file's names may change. The kernel breaks a lease that an opener
+// has waited lease-break-time for (45 s by default); Intact says whether it
+// still holds.
+type Held struct {
+	d        *Dir
+	name     string
+	fd       FD
+	st       unix.Stat_t
+	released bool
+}
+
+// Hold opens name, leases it, and checks under the lease that it is the
+// file the caller read: a regular file with inode ino, no other name, and
+// bytes equal to expect. It returns nil if any of that fails, or if the
+// lease cannot be had: another process has the file open, or the file
+// system or the caller's rights refuse leases.
+func (d *Dir) Hold(name string, ino uint64, expect []byte) *Held {
+	fd, err := sys.openat(d.hook, d.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil
+	}
+	h := &Held{d: d, name: name, fd: FD{fd: fd}}
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETLEASE, unix.F_WRLCK); err != nil {
+		h.fd.Close()
+		return nil
+	}
+	if unix.Fstat(fd, &h.st) != nil || h.st.Mode&unix.S_IFMT != unix.S_IFREG || h.st.Ino != ino || h.st.Nlink != 1 ||
+		h.st.Size != int64(len(expect)) {
+		h.Close()
+		return nil
+	}
+	if same, err := equalContent(&h.fd, expect); err != nil || !same {
+		h.Close()
+		return nil
+	}
+	return h
+}
+
+// Ino is the held file's inode number.
+func (h *Held) Ino() uint64 { return h.st.Ino }
+
+// Intact reports whether the lease still holds: nothing has opened or
+// changed the file since Hold.
+func (h *Held) Intact() bool {
+	if h.released {
+		return false
+	}
+	t, err := unix.FcntlInt(uintptr(h.fd.fd), unix.F_GETLEASE, 0)
+	return err == nil && t == unix.F_WRLCK
+}
+
+// Alone reports whether the lease still holds and the file has one name.
+func (h *Held) Alone() bool {
+	var st unix.Stat_t
+	return h.Intact() && unix.Fstat(h.fd.fd, &st) == nil && st.Nlink == 1
+}
+
+// Link gives the held file the name newname in the directory dirfd and
+// makes its bytes durable; the caller makes the name durable. It fails,
+// adding no name, if the held file's name no longer names it.
+func (h *Held) Link(dirfd int, newname string) error {
+	if err := sys.linkat(h.d.hook, h.d.fd, h.name, dirfd, newname); err != nil {
+		return err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(dirfd, newname, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Dev != h.st.Dev || st.Ino != h.st.Ino {
+		unix.Unlinkat(dirfd, newname, 0)
+		if err == nil {
+			err = errors.New("atomicfile: the held file's name names another file")
+		}
+		return err
+	}
+	if err := sys.fsync(h.d.hook, h.fd.fd); err != nil {
+		unix.Unlinkat(dirfd, newname, 0)
+		return err
+	}
+	return nil
+}
+
+// Chmod sets the held file's permission bits.
+func (h *Held) Chmod(mode uint32) error { return unix.Fchmod(h.fd.fd, mode) }
+
+// Release gives the lease up; the file stays open.
+func (h *Held) Release() {
+	if h != nil && !h.released {
+		unix.FcntlInt(uintptr(h.fd.fd), unix.F_SETLEASE, unix.F_UNLCK)
+		h.released = true
+	}
+}
+
+// Close releases the lease and closes the file. A nil Held does nothing.
+func (h *Held) Close() {
+	if h != nil {
+		h.Release()
+		h.fd.Close()
+	}
+}
+
+// verifyHeld is openVerify for a Replace whose target is held: the file
+// at name must be the held one, and while the lease is intact its bytes
+// are the ones Hold compared; after a break they are compared again,
+// through the held descriptor (opening the file by name would wait for
+// this very lease).
+func (d *Dir) verifyHeld(name string, h *Held, expect []byte) (*verified, bool, error) {
+	var st unix.Stat_t
+	if err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return nil, false, err
+	}
+	if st.Dev != h.st.Dev || st.Ino != h.st.Ino {
+		return nil, false, nil
+	}
+	fd, err := unix.FcntlInt(uintptr(h.fd.fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, false, err
+	}
+	v := &verified{f: &FD{fd: fd}}
+	if err := unix.Fstat(fd, &v.st); err != nil {
+		v.f.Close()
+		return nil, false, err
+	}
+	v.n = v.st.Size
+	if h.Intact() {
+		return v, true, nil
+	}
+	same, err := equalContent(v.f, expect)
+	if err != nil {
+		v.f.Close()
+		return nil, false, err
+	}
+	return v, same, nil
+}
