@@ -89,7 +89,7 @@ func (w *Workspace) swapLockHeld(ctx context.Context, t *target, obs *observatio
 // it, if any, becomes a copy first, since others may open the file now.
 func (w *Workspace) unhold(t *target, obs *observation, h *atomicfile.Held, linked bool) {
 	if linked {
-		w.hist.Detach(t.resolved, h.Ino(), obs.sum, obs.sum, obs.data)
+		w.hist.Detach(t.resolved, h.Dev(), h.Ino(), obs.sum, obs.sum, obs.data)
 	}
 	h.Release()
 }
@@ -109,5 +109,5 @@ func (w *Workspace) settleHeld(t *target, obs *observation, h *atomicfile.Held, 
 		h.Chmod(0o444)
 		return nil
 	}
-	return w.hist.Detach(t.resolved, h.Ino(), obs.sum, obs.sum, obs.data)
+	return w.hist.Detach(t.resolved, h.Dev(), h.Ino(), obs.sum, obs.sum, obs.data)
 }

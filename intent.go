@@ -62,7 +62,7 @@ func (w *Workspace) resolveIntent(in *LedgerRecord) {
 		// The change may have linked the file into history and been cut
 		// off before its swap: the object must not stay a name of the
 		// file (held.go).
-		w.hist.Detach(t.resolved, obs.stat.Ino, in.SHA256Before, obs.sum, obs.data)
+		w.hist.Detach(t.resolved, obs.stat.Dev, obs.stat.Ino, in.SHA256Before, obs.sum, obs.data)
 	}
 	r := &LedgerRecord{
 		Session: in.Session, Tool: in.Tool, Path: in.Path, Observed: ledgerState(obs.state()),

@@ -86,6 +86,7 @@ type Stat struct {
 	Mode    os.FileMode // type and permission bits
 	Size    int64
 	MtimeNS int64
+	Dev     uint64
 	Ino     uint64
 	Nlink   uint64
 	UID     int
@@ -120,6 +121,7 @@ func statFrom(st *unix.Stat_t) Stat {
 		Mode:    mode,
 		Size:    st.Size,
 		MtimeNS: st.Mtim.Nano(),
+		Dev:     uint64(st.Dev),
 		Ino:     st.Ino,
 		Nlink:   uint64(st.Nlink),
 		UID:     int(st.Uid),

@@ -50,7 +50,10 @@ func (d *Dir) Hold(name string, ino uint64, expect []byte) *Held {
 	return h
 }
 
-// Ino is the held file's inode number.
+// Dev and Ino are the held file's device and inode numbers.
+func (h *Held) Dev() uint64 { return uint64(h.st.Dev) }
+
+// Ino: see Dev.
 func (h *Held) Ino() uint64 { return h.st.Ino }
 
 // Intact reports whether the lease still holds: nothing has opened or

@@ -13,6 +13,9 @@ type Held struct{}
 // Hold returns nil: there is no lease to take here.
 func (d *Dir) Hold(name string, ino uint64, expect []byte) *Held { return nil }
 
+// Dev is 0.
+func (h *Held) Dev() uint64 { return 0 }
+
 // Ino is 0.
 func (h *Held) Ino() uint64 { return 0 }
 

@@ -141,13 +141,14 @@ func (s *Store) Save(path string, content []byte, absent bool, sum string, meta 
 }
 
 // Detach makes sure that the object linked in path's history (the
-// object of that hash) is not the file with inode ino: a file a Save
+// object of that hash) is not the file with device dev and inode ino: a
+// file a Save
 // linked (Meta.Link) that someone else may now change. If it is, and the
 // file still holds content (whose SHA-256 is sum, and sum is linked), the
 // object is replaced by a copy of content, durably; if the file holds other
 // bytes by now, the object's name is removed, since what it should hold is
 // gone. Any other object is left alone.
-func (s *Store) Detach(path string, ino uint64, linked, sum string, content []byte) error {
+func (s *Store) Detach(path string, dev, ino uint64, linked, sum string, content []byte) error {
 	fail := func(err error) error { return &Error{Op: "detach", Path: path, Err: err} }
 	if err := checkPath(path); err != nil {
 		return fail(err)
@@ -177,7 +178,7 @@ func (s *Store) Detach(path string, ino uint64, linked, sum string, content []by
 	if err != nil {
 		return fail(err)
 	}
-	if !st.Exists || st.Ino != ino {
+	if !st.Exists || st.Dev != dev || st.Ino != ino {
 		return nil
 	}
 	if sum == linked {
