@@ -61,8 +61,11 @@ func (w *Workspace) resolveIntent(in *LedgerRecord) {
 	if in.Observed != nil && in.Observed.Size >= linkMin && obs.stat.Exists {
 		// The change may have linked the file into history and been cut
 		// off before its swap: the object must not stay a name of the
-		// file (held.go).
+		// file (held.go). Cut off after it, the change may have left the
+		// file it displaced under its temporary name, which is also the
+		// linked object; sweeping it keeps the object history's alone.
 		w.hist.Detach(t.resolved, obs.stat.Dev, obs.stat.Ino, in.SHA256Before, obs.sum, obs.data)
+		w.sweepTemp(t, in.Session)
 	}
 	r := &LedgerRecord{
 		Session: in.Session, Tool: in.Tool, Path: in.Path, Observed: ledgerState(obs.state()),

@@ -35,7 +35,13 @@ import (
 //  6. A guarded write after recovery succeeds, removes any temporary file
 //     left beside the target, and keeps the ledger verifiable.
 func TestPowerLoss(t *testing.T) {
-	tw := traceWrite(t)
+	powerLoss(t, traceWrite(t), tracedOld, tracedNew, nil)
+}
+
+// powerLoss checks every crash state of the traced write tw of tracedNew
+// over tracedOld, as TestPowerLoss says; check, if set, sees the write's
+// operations first.
+func powerLoss(t *testing.T, tw *tracedWrite, tracedOld, tracedNew string, check func([]crashsim.Op)) {
 	ops, err := crashsim.Replay(tw.calls[:tw.end], tw.root, tw.initial)
 	if err != nil {
 		t.Fatal(err)
@@ -48,6 +54,9 @@ func TestPowerLoss(t *testing.T) {
 	}
 	start := crashsim.Apply(tw.initial, ops[:first])
 	ops = ops[first:]
+	if check != nil {
+		check(ops)
+	}
 
 	// The records Log shows: intents are hidden once their outcome follows.
 	before := 0
@@ -97,9 +106,12 @@ func TestPowerLoss(t *testing.T) {
 		case string(got) == tracedOld:
 			olds++
 		default:
-			fail("target = %q, want the old or the new content", got)
+			fail("target = %.80q (%d bytes), want the old or the new content", got, len(got))
 		}
 		// 3, 4.
+		if sh := sharedObjects(dir); len(sh) > 0 {
+			fail("after Open, a history object is a file of the workspace: %v", sh)
+		}
 		sums := checkHistoryRestorable(t, dir, "a.txt")
 		if isNew && !sums[oldSum] {
 			fail("target has the new content but the history lacks the old")

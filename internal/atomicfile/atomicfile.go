@@ -546,12 +546,23 @@ func (d *Dir) Replace(name string, data []byte, want string, opts Options) (Resu
 	// a crash in between leaves an extra temp file, never a missing target.
 	if old != nil {
 		park := opts.Park
-		if opts.Held != nil && opts.Held.Intact() {
+		held := opts.Held != nil && opts.Held.Intact()
+		if held {
 			park = nil // no one has it open, and no one can open it
 		}
 		r.Displaced, err = d.removeVerified(tmp, old, want, park)
 		if err != nil {
 			return r, err
+		}
+		if held {
+			// The held file may be history's object too (a link): its
+			// temporary name's removal is made durable before the caller
+			// records the change, so that no crash leaves a name of the
+			// object in the directory without the intent that lets Open
+			// find and remove it.
+			if err := d.syncAfterSwap(&opts); err != nil {
+				return r, err
+			}
 		}
 	}
 	r.Stat, err = d.statName(name)

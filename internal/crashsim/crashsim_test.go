@@ -1,7 +1,10 @@
 package crashsim
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -170,5 +173,54 @@ func TestSampleStates(t *testing.T) {
 	}
 	if _, n := sample(200); n != len(all) {
 		t.Errorf("200 draws per prefix visited %d states, want all %d", n, len(all))
+	}
+}
+
+// A link is a new name for the same inode: it persists with its
+// directory's fsync, independently of the old name, and a materialized
+// state makes the two names one file.
+func TestLink(t *testing.T) {
+	log := `7 linkat(5<\x2f\x72>, "\x61", 6<\x2f\x72\x2f\x68>, "\x6f", 0) = 0
+7 fsync(6<\x2f\x72\x2f\x68>) = 0
+7 unlinkat(5<\x2f\x72>, "\x61", 0) = 0
+`
+	calls, err := ParseStrace(strings.NewReader(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	initial := &FS{Dirs: map[string]bool{".": true, "h": true}, Files: map[string]int{"a": 1}, Data: map[int][]byte{1: []byte("old")}}
+	ops, err := Replay(calls, "/r", initial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ops) != 3 || ops[0].Kind != Create || ops[0].Path != "h/o" || ops[0].Ino != 1 || ops[0].Dir != "h" {
+		t.Fatalf("ops = %v, want a create of h/o naming inode 1, its directory's fsync, the unlink", ops)
+	}
+	seen := map[string]bool{}
+	CrashStates(initial, ops, func(st State) error {
+		_, a := st.FS.File("a")
+		o, ho := st.FS.File("h/o")
+		if ho && string(o) != "old" {
+			t.Errorf("h/o = %q, want the linked file's bytes", o)
+		}
+		seen[fmt.Sprint(a, ho)] = true
+		if a && ho {
+			dir := t.TempDir()
+			if err := st.FS.Materialize(dir); err != nil {
+				t.Fatal(err)
+			}
+			fa, _ := os.Stat(filepath.Join(dir, "a"))
+			fo, _ := os.Stat(filepath.Join(dir, "h", "o"))
+			if !os.SameFile(fa, fo) {
+				t.Errorf("materialized a and h/o are two files, want one with two names")
+			}
+		}
+		return nil
+	})
+	// Before the fsync: a alone, or both; after it: both, or h/o alone.
+	for _, want := range []string{"true false", "true true", "false true"} {
+		if !seen[want] {
+			t.Errorf("states (a exists, h/o exists) = %v, want %q among them", seen, want)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -14,7 +15,7 @@ type Kind int
 // Operations. Entry operations change a directory (Dir names it); data
 // operations change a file's bytes (Ino names it); syncs are barriers.
 const (
-	Create   Kind = iota // Path appears, naming the new empty file Ino
+	Create   Kind = iota // Path appears, naming the file Ino (new and empty, or an existing one: a link)
 	Mkdir                // Path appears as an empty directory
 	Rename               // Path's file moves to To, replacing what To named
 	Exchange             // Path and To swap files
@@ -110,16 +111,31 @@ func Snapshot(root string) (*FS, error) {
 }
 
 // Materialize writes the tree into dir, which must exist and be empty.
+// Paths that name one inode are hard links of one file.
 func (f *FS) Materialize(dir string) error {
 	for d := range f.Dirs {
 		if err := os.MkdirAll(filepath.Join(dir, filepath.FromSlash(d)), 0o755); err != nil {
 			return err
 		}
 	}
-	for p, ino := range f.Files {
-		if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(p)), f.Data[ino], 0o644); err != nil {
+	paths := make([]string, 0, len(f.Files))
+	for p := range f.Files {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	made := map[int]string{}
+	for _, p := range paths {
+		ino, full := f.Files[p], filepath.Join(dir, filepath.FromSlash(p))
+		if first, ok := made[ino]; ok {
+			if err := os.Link(first, full); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := os.WriteFile(full, f.Data[ino], 0o644); err != nil {
 			return err
 		}
+		made[ino] = full
 	}
 	return nil
 }
@@ -304,7 +320,27 @@ func Replay(calls []Syscall, root string, initial *FS) ([]Op, error) {
 				delete(cur.Files, from)
 				ops = append(ops, Op{Kind: Rename, Path: from, To: to, Dir: parent(to), Call: i})
 			}
-		case "linkat", "symlinkat", "renameat_noreplace", "fallocate", "pwritev", "writev":
+		case "linkat":
+			// A new name for an existing file: an entry change of the new
+			// name's directory, naming the same inode (its data is shared).
+			from, ok1 := at(c.Args[0], c.Args[1].Str)
+			to, ok2 := at(c.Args[2], c.Args[3].Str)
+			if !ok1 || !ok2 {
+				if ok1 || ok2 {
+					return nil, fmt.Errorf("call %d: link across the root's boundary", i)
+				}
+				continue
+			}
+			if len(c.Args) > 4 && strings.Contains(c.Args[4].Text, "AT_") {
+				return nil, fmt.Errorf("call %d: linkat with flags %s is not modelled", i, c.Args[4].Text)
+			}
+			ino, ok := cur.Files[from]
+			if !ok {
+				return nil, fmt.Errorf("call %d: link of %s, unknown to the model", i, from)
+			}
+			cur.Files[to] = ino
+			ops = append(ops, Op{Kind: Create, Path: to, Dir: parent(to), Ino: ino, Call: i})
+		case "symlinkat", "renameat_noreplace", "fallocate", "pwritev", "writev":
 			if len(c.Args) > 0 {
 				if _, ok := rel(c.Args[0].Path); ok {
 					return nil, fmt.Errorf("call %d: %s is not modelled", i, c.Name)

@@ -140,14 +140,14 @@ func (s *Store) Save(path string, content []byte, absent bool, sum string, meta 
 	return v, nil
 }
 
-// Detach makes sure that the object linked in path's history (the
-// object of that hash) is not the file with device dev and inode ino: a
-// file a Save
-// linked (Meta.Link) that someone else may now change. If it is, and the
-// file still holds content (whose SHA-256 is sum, and sum is linked), the
-// object is replaced by a copy of content, durably; if the file holds other
-// bytes by now, the object's name is removed, since what it should hold is
-// gone. Any other object is left alone.
+// Detach makes sure that no entry of path's object directory is the file
+// with device dev and inode ino: a file a Save linked (Meta.Link) that
+// someone else may now change. The object named linked, if it is that
+// file and the file still holds content (whose SHA-256 is sum, and sum is
+// linked), is replaced by a copy of content, durably; any other such entry
+// (the object, when the file holds other bytes by now, or a temporary name
+// a crash left) is removed, since what it should hold is gone or it names
+// nothing. Entries that are other files are left alone.
 func (s *Store) Detach(path string, dev, ino uint64, linked, sum string, content []byte) error {
 	fail := func(err error) error { return &Error{Op: "detach", Path: path, Err: err} }
 	if err := checkPath(path); err != nil {
@@ -174,25 +174,37 @@ func (s *Store) Detach(path string, dev, ino uint64, linked, sum string, content
 		return fail(err)
 	}
 	defer objs.Close()
-	st, err := objs.Stat(linked)
+	ents, err := objs.ReadDir()
 	if err != nil {
 		return fail(err)
 	}
-	if !st.Exists || st.Dev != dev || st.Ino != ino {
-		return nil
-	}
-	if sum == linked {
-		if _, err := s.copyObject(objs, linked, content, st); err != nil {
+	removed := false
+	for _, e := range ents {
+		st, err := objs.Stat(e.Name())
+		if err != nil {
 			return fail(err)
 		}
-		return nil
+		if !st.Exists || st.Dev != dev || st.Ino != ino {
+			continue
+		}
+		if e.Name() == linked && sum == linked {
+			if _, err := s.copyObject(objs, linked, content, st); err != nil {
+				return fail(err)
+			}
+			continue
+		}
+		if err := objs.Remove(e.Name()); err != nil {
+			return fail(err)
+		}
+		if validSum(e.Name()) {
+			s.account(-st.Size)
+		}
+		removed = true
 	}
-	if err := objs.Remove(linked); err != nil {
-		return fail(err)
-	}
-	s.account(-st.Size)
-	if err := objs.Sync(); err != nil {
-		return fail(err)
+	if removed {
+		if err := objs.Sync(); err != nil {
+			return fail(err)
+		}
 	}
 	return nil
 }
