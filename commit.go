@@ -274,6 +274,17 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 	// copied, when it can be held (held.go).
 	held, linked := s.w.hold(t, obs, pl, &meta, a.intent), false
 	meta.Linked = func() { linked = true }
+	settled := false
+	settle := func() error {
+		if settled {
+			return nil
+		}
+		settled = true
+		return s.w.settleHeld(t, obs, held, linked)
+	}
+	// Registered before the wait for the Save below, so it runs after it:
+	// no return leaves the file held or its object linked to it.
+	defer settle()
 	saved := make(chan error, 1)
 	var version history.Version
 	go func() {
@@ -324,7 +335,7 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 		// commit calls historyDurable before it changes anything.
 		err = herr
 	}
-	if derr := s.w.settleHeld(t, obs, held, linked); derr != nil && (err == nil || ar.Strategy != "") {
+	if derr := settle(); derr != nil && (err == nil || ar.Strategy != "") {
 		res.warn("history's version of the displaced content may change with the file: %v", derr)
 	}
 	if err != nil {

@@ -438,6 +438,14 @@ func TestFaultAtEveryStep(t *testing.T) {
 				t.Errorf("Write() result = %+v, want nil for a change that was not made", res)
 			}
 
+			// The file is not left held: an open that would wait for a
+			// lease fails at once with O_NONBLOCK.
+			if fd, err := unix.Open(filepath.Join(dir, "a.txt"), unix.O_RDONLY|unix.O_NONBLOCK, 0); err == unix.EWOULDBLOCK {
+				t.Errorf("a.txt is still held under a lease after the write returned")
+			} else if err == nil {
+				unix.Close(fd)
+			}
+
 			// Nothing lost, nothing torn.
 			got, rerr := os.ReadFile(filepath.Join(dir, "a.txt"))
 			switch {
