@@ -390,6 +390,9 @@ func TestFaultAtEveryStep(t *testing.T) {
 			}
 			t.Cleanup(clearHooks)
 			w, dir := newWorkspace(t)
+			if f.huge {
+				needLeases(t, dir)
+			}
 			s := w.NewSession("fault")
 			if !f.newFile {
 				writeFile(t, dir, "a.txt", oldContent)
