@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -349,4 +350,49 @@ func needLeases(t *testing.T, dir string) {
 		t.Skipf("no file leases here (%v): large files are copied into history, not linked", err)
 	}
 	unix.FcntlInt(uintptr(fd), unix.F_SETLEASE, unix.F_UNLCK)
+}
+
+// A read by another session while a change holds the file waits for the
+// hold to end and succeeds (its open would fail at once otherwise); the
+// change still commits, and its history object is not the file others
+// may now have open.
+func TestReadDuringHeldCommit(t *testing.T) {
+	old, new := heldContent("old"), heldContent("new")
+	w, dir := newWorkspace(t)
+	needLeases(t, dir)
+	writeFile(t, dir, "a.txt", old)
+	a, b := w.NewSession("a"), w.NewSession("b")
+	if _, err := a.Read(ctx, "a.txt", nil); err != nil {
+		t.Fatal(err)
+	}
+	held := make(chan struct{})
+	var once sync.Once
+	editguard.SetFaults(w, func(c *atomicfile.Call) error {
+		if c.Op == "renameat2" && c.Flags&unix.RENAME_EXCHANGE != 0 {
+			once.Do(func() {
+				close(held)
+				time.Sleep(30 * time.Millisecond)
+			})
+		}
+		return nil
+	}, nil, nil)
+	done := make(chan error, 1)
+	go func() {
+		_, err := a.Write(ctx, "a.txt", new, nil)
+		done <- err
+	}()
+	<-held
+	res, err := b.Read(ctx, "a.txt", nil)
+	if err != nil {
+		t.Fatalf("Read() while the file was held: %v", err)
+	}
+	if res.Content != old && res.Content != new {
+		t.Errorf("Read() gave %d bytes, neither the old nor the new content", len(res.Content))
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Write() = %v", err)
+	}
+	if sums := checkHistoryRestorable(t, dir, "a.txt"); !sums[sha256hex([]byte(old))] {
+		t.Errorf("the old content is not in history")
+	}
 }

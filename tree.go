@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/editguard/editguard/internal/atomicfile"
 )
 
 // Looking at the tree: the read-only operations the tools need besides
@@ -93,7 +95,7 @@ func (w *Workspace) Open(p string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := w.root.OpenFile(resolved, os.O_RDONLY|oNonblock, 0)
+	f, err := atomicfile.WaitLeased(func() (*os.File, error) { return w.root.OpenFile(resolved, os.O_RDONLY|oNonblock, 0) })
 	if err != nil {
 		return nil, w.treeError(p, err)
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+
+	"github.com/editguard/editguard/internal/atomicfile"
 	"golang.org/x/sys/unix"
 )
 
@@ -168,7 +170,7 @@ func walkDir(ctx context.Context, fd int, dir string, ps []gitignore.Pattern, fn
 // reading, without following a symlink or blocking on a FIFO swapped in,
 // and returns its descriptor and size.
 func openFileAt(dirfd int, name string) (int, int64, error) {
-	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	fd, err := atomicfile.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return -1, 0, err
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func sum(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
@@ -310,5 +311,40 @@ func TestReadFileExpect(t *testing.T) {
 		if err != nil || string(data) != "hello" || got != tc.want {
 			t.Errorf("ReadFileExpect(expect %q) = %q, %q, %v; want %q", tc.expect, data, got, err, tc.want)
 		}
+	}
+}
+
+// TestReadWaitsForHeldFile: a read of a file another change holds under a
+// lease waits until it is released instead of failing (the open uses
+// O_NONBLOCK, with which a lease makes it fail with EAGAIN at once).
+func TestReadWaitsForHeldFile(t *testing.T) {
+	d, dir := openDir(t)
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("held"), 0o644)
+	var st syscall.Stat_t
+	syscall.Stat(filepath.Join(dir, "a.txt"), &st)
+	h := d.Hold("a.txt", st.Ino, []byte("held"))
+	if h == nil {
+		t.Skip("no file leases here")
+	}
+	released := make(chan struct{})
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		close(released)
+		h.Close()
+	}()
+	f, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d2 := NewDir(f)
+	_, data, _, err := d2.ReadFile("a.txt", 0)
+	select {
+	case <-released:
+	default:
+		t.Errorf("the read returned before the hold was released")
+	}
+	if err != nil || string(data) != "held" {
+		t.Errorf("ReadFile() = %q, %v; want the file once released", data, err)
 	}
 }

@@ -21,7 +21,7 @@ var sys = struct {
 		if err := call(h, &Call{Op: "openat", FD: dirfd, Name: path, Flags: flags}); err != nil {
 			return -1, err
 		}
-		return unix.Openat(dirfd, path, flags, mode)
+		return Openat(dirfd, path, flags, mode)
 	},
 	write: func(h Hook, fd int, p []byte) (int, error) {
 		c := &Call{Op: "write", FD: fd, Data: p}

@@ -171,7 +171,7 @@ func (d *Dir) Open(name string, flag int, perm os.FileMode) (*File, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
-	fd, err := unix.Openat(int(d.f.Fd()), name, flag|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, uint32(perm.Perm()))
+	fd, err := atomicfile.Openat(int(d.f.Fd()), name, flag|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, uint32(perm.Perm()))
 	if err != nil {
 		if err == unix.ELOOP || err == unix.EISDIR || err == unix.ENXIO || err == unix.ENOTDIR {
 			return nil, d.unsafe(name, "file")
