@@ -519,6 +519,11 @@ func (w *Workspace) commit(ctx context.Context, t *target, obs *observation, pl 
 		opts.Held = pl.held
 		r, err = t.dir.Replace(t.base, pl.data, obs.sum, opts)
 	}
+	if err != nil && pl.held != nil {
+		// What follows may open the target, which may still be the held
+		// file: an open of it would wait for this very lease.
+		pl.held.Release()
+	}
 	if errors.Is(err, atomicfile.ErrRaced) {
 		now, _ := w.observe(t)
 		if now == nil {
