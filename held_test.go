@@ -5,6 +5,7 @@ package editguard_test
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -394,5 +395,68 @@ func TestReadDuringHeldCommit(t *testing.T) {
 	}
 	if sums := checkHistoryRestorable(t, dir, "a.txt"); !sums[sha256hex([]byte(old))] {
 		t.Errorf("the old content is not in history")
+	}
+}
+
+// A program that opens the file to write it in place while a change holds
+// it waits, and its open then gets the file the change displaced: its
+// bytes must land in a file editguard keeps (the parked one), not in the
+// history's object, which stays the old content.
+func TestInPlaceWriterDuringHeldCommit(t *testing.T) {
+	old, new := heldContent("old"), heldContent("new")
+	w, dir := newWorkspace(t)
+	needLeases(t, dir)
+	writeFile(t, dir, "a.txt", old)
+	s := w.NewSession("a")
+	if _, err := s.Read(ctx, "a.txt", nil); err != nil {
+		t.Fatal(err)
+	}
+	held := make(chan struct{})
+	var once sync.Once
+	editguard.SetFaults(w, func(c *atomicfile.Call) error {
+		if c.Op == "renameat2" && c.Flags&unix.RENAME_EXCHANGE != 0 {
+			once.Do(func() {
+				close(held)
+				time.Sleep(30 * time.Millisecond)
+			})
+		}
+		return nil
+	}, nil, nil)
+	wrote := make(chan error, 1)
+	go func() {
+		<-held
+		f, err := os.OpenFile(filepath.Join(dir, "a.txt"), os.O_WRONLY|os.O_TRUNC, 0)
+		if err == nil {
+			_, err = f.WriteString("mine\n")
+			f.Close()
+		}
+		wrote <- err
+	}()
+	if _, err := s.Write(ctx, "a.txt", new, nil); err != nil {
+		t.Fatalf("Write() = %v", err)
+	}
+	if err := <-wrote; err != nil {
+		t.Fatal(err)
+	}
+	if sums := checkHistoryRestorable(t, dir, "a.txt"); !sums[sha256hex([]byte(old))] {
+		t.Errorf("the old content is not in history")
+	}
+	// The writer's bytes are in the file it opened: the target, if its
+	// open came after the swap, or else the displaced file, parked.
+	if got := readFile(t, dir, "a.txt"); got == "mine\n" {
+		t.Logf("the writer's open came after the swap")
+		return
+	}
+	found := false
+	filepath.WalkDir(filepath.Join(dir, editguard.StateDir), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() && !strings.Contains(p, "/history/") {
+			if b, _ := os.ReadFile(p); string(b) == "mine\n" {
+				found = true
+			}
+		}
+		return nil
+	})
+	if !found {
+		t.Errorf("the in-place writer's bytes are neither in a.txt nor in a file editguard kept")
 	}
 }
