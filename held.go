@@ -25,16 +25,25 @@ import (
 //     bytes durable, as a copy's would be, before the object is named;
 //   - the swap checks that the file it displaced is the held one, whose
 //     bytes could not change, and unlinks it from the directory rather
-//     than parking it, since no one can have it open;
+//     than parking it, since no one can have it open; that removal is
+//     made durable before the change's outcome is recorded;
 //   - at the end the object stays a link only if the file is history's
 //     alone: the lease held throughout, and the object is its one name.
 //     Otherwise (a failed swap leaves it the target's file, a broken lease
 //     lets others open it) the object is replaced by a copy (Detach).
 //
+// Another program's open of the file during the hold waits, and breaks
+// the lease: the displaced file is then parked as any other (the opener,
+// which resolved the name before the swap, gets it), and the object
+// becomes a copy. editguard's own opens, made with O_NONBLOCK, fail with
+// EAGAIN instead of waiting, and retry (atomicfile.WaitLeased).
+//
 // A file that cannot be held (another program has it open, another file
 // system, no leases) is copied, as before. A crash between the link and
-// the swap leaves the object a second name of the target's file; Open
-// detaches it when it resolves the change's intent (resolveIntent).
+// the swap leaves the object a second name of the target's file, and one
+// after the swap may leave the displaced file under its temporary name;
+// Open detaches the one and sweeps the other when it resolves the
+// change's intent (resolveIntent).
 
 // linkMin is the smallest displaced content that is linked rather than
 // copied: below it the copy costs less than holding the file.
