@@ -77,6 +77,11 @@ type Config struct {
 	// opening and saving; the longer, the more guarded commits it
 	// overwrites.
 	UnguardedThink time.Duration
+	// Pad is how many bytes of padding lines each file starts with, after
+	// its header line: with 128 KiB or more, every change of a file
+	// replaces a file large enough for editguard to hold and link into
+	// history instead of copying it.
+	Pad int
 	// Progress, if not nil, receives a line every ProgressEvery.
 	Progress      io.Writer
 	ProgressEvery time.Duration
@@ -219,6 +224,19 @@ func (fs fileSet) all() []string {
 
 // header is the first line of every file; END its last.
 func header(name string) string { return "soak file " + name }
+
+// padPrefix starts every padding line; no marker does (markers start with
+// their worker's name).
+const padPrefix = "pad "
+
+// padding returns lines of padding of at least n bytes in all.
+func padding(n int) string {
+	var b strings.Builder
+	for i := 0; b.Len() < n; i++ {
+		fmt.Fprintf(&b, "%s%06d %s\n", padPrefix, i, strings.Repeat("x", 89))
+	}
+	return b.String()
+}
 
 // endLine is "END." rather than "END": markers carry session names, which
 // may contain "END" (mcp-4DQENDVF), and the edit's anchor must occur once.
@@ -377,7 +395,7 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return nil, err
 		}
-		if err := os.WriteFile(p, []byte(header(f)+"\n"+endLine+"\n"), 0o644); err != nil {
+		if err := os.WriteFile(p, []byte(header(f)+"\n"+padding(c.Pad)+endLine+"\n"), 0o644); err != nil {
 			return nil, err
 		}
 	}

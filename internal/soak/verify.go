@@ -205,6 +205,8 @@ func checkMarkers(rep *Report, ev *events, final map[string]string, allowed map[
 		}
 		for _, l := range lines[1 : len(lines)-2] {
 			switch {
+			case strings.HasPrefix(l, padPrefix):
+				// The padding the file started with (Config.Pad).
 			case present[f][l]:
 				rep.violate("final %s: line %q appears twice", f, l)
 			case known[l] == "":
