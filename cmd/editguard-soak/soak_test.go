@@ -90,6 +90,20 @@ func TestSoak(t *testing.T) {
 	}
 }
 
+// TestSoakLargeFiles is TestSoak on files of 200 KB: every change replaces
+// a file editguard holds under a lease and links into history, while the
+// unguarded writer's in-place writes wait for the holds and break them.
+func TestSoakLargeFiles(t *testing.T) {
+	rep := runSoak(t, soak.Config{
+		Mode: soak.ModeSoak, Duration: 8 * time.Second,
+		CLIWorkers: 2, MCPSessions: 3, Files: 4, Pad: 200_000,
+		UnguardedPause: 20 * time.Millisecond, UnguardedThink: 5 * time.Millisecond,
+	})
+	if rep.Committed["mcp"] == 0 || rep.UnguardedWrites == 0 {
+		t.Errorf("commits by kind = %v, unguarded writes %d: want both", rep.Committed, rep.UnguardedWrites)
+	}
+}
+
 func TestRunUsage(t *testing.T) {
 	tests := []struct {
 		args []string
