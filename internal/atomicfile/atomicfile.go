@@ -195,19 +195,9 @@ func (d *Dir) lstat(name string) (Stat, []byte, string, error) {
 	return statFrom(&st), nil, "", nil
 }
 
-// readAllHash reads r to EOF, hashing as it goes. size is a hint. With
-// maxSize > 0 it stops past maxSize bytes and returns ErrTooLarge: a file
-// that grows while it is read cannot take more memory than the limit.
-func readAllHash(r io.Reader, size, maxSize int64) ([]byte, string, error) {
-	buf, err := readAll(r, size, maxSize)
-	if err != nil {
-		return nil, "", err
-	}
-	sum := sha256.Sum256(buf)
-	return buf, hex.EncodeToString(sum[:]), nil
-}
-
-// readAll reads r to EOF, as readAllHash without the hash.
+// readAll reads r to EOF. size is a hint. With maxSize > 0 it stops past
+// maxSize bytes and returns ErrTooLarge: a file that grows while it is
+// read cannot take more memory than the limit.
 func readAll(r io.Reader, size, maxSize int64) ([]byte, error) {
 	if maxSize > 0 {
 		r = io.LimitReader(r, maxSize+1)
