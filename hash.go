@@ -14,7 +14,7 @@ func sha256Hex(b []byte) string {
 // sha256String is sha256Hex of a string's bytes, without copying them:
 // []byte(s) would copy a whole file's content only to hash it.
 func sha256String(s string) string {
-	return sha256Hex(unsafe.Slice(unsafe.StringData(s), len(s)))
+	return sha256Hex(stringBytes(s))
 }
 
 // stringBytes returns s's bytes without copying them. The caller must never

@@ -81,7 +81,7 @@ func (w *Workspace) hold(t *target, obs *observation, pl *plan, meta *history.Me
 // heldLockWait at most with the lease held, then gives the lease up
 // (pl.unhold) and waits as swapLock does.
 func (w *Workspace) swapLockHeld(ctx context.Context, t *target, obs *observation, pl *plan) (*filelock.Lock, error) {
-	if pl.held == nil || pl.unhold == nil {
+	if pl.unhold == nil {
 		return w.swapLock(ctx, t, obs)
 	}
 	sctx, cancel := context.WithTimeout(ctx, heldLockWait)

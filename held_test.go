@@ -281,22 +281,7 @@ func TestTracedHeldWriteChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("run by TestPowerLossHeld under strace")
 	}
-	w, err := editguard.Open(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := w.NewSession("traced")
-	if _, err := s.Read(ctx, "a.txt", nil); err != nil {
-		t.Fatal(err)
-	}
-	os.Stderr.WriteString(traceBegin)
-	if _, err := s.Write(ctx, "a.txt", heldContent("new"), nil); err != nil {
-		t.Fatal(err)
-	}
-	os.Stderr.WriteString(traceEnd)
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	tracedWriteOf(t, dir, heldContent("new"))
 }
 
 // TestPowerLossHeld is TestPowerLoss for a write whose old file is linked
@@ -366,17 +351,7 @@ func TestReadDuringHeldCommit(t *testing.T) {
 	if _, err := a.Read(ctx, "a.txt", nil); err != nil {
 		t.Fatal(err)
 	}
-	held := make(chan struct{})
-	var once sync.Once
-	editguard.SetFaults(w, func(c *atomicfile.Call) error {
-		if c.Op == "renameat2" && c.Flags&unix.RENAME_EXCHANGE != 0 {
-			once.Do(func() {
-				close(held)
-				time.Sleep(30 * time.Millisecond)
-			})
-		}
-		return nil
-	}, nil, nil)
+	held := pauseAtExchange(w)
 	done := make(chan error, 1)
 	go func() {
 		_, err := a.Write(ctx, "a.txt", new, nil)
@@ -411,17 +386,7 @@ func TestInPlaceWriterDuringHeldCommit(t *testing.T) {
 	if _, err := s.Read(ctx, "a.txt", nil); err != nil {
 		t.Fatal(err)
 	}
-	held := make(chan struct{})
-	var once sync.Once
-	editguard.SetFaults(w, func(c *atomicfile.Call) error {
-		if c.Op == "renameat2" && c.Flags&unix.RENAME_EXCHANGE != 0 {
-			once.Do(func() {
-				close(held)
-				time.Sleep(30 * time.Millisecond)
-			})
-		}
-		return nil
-	}, nil, nil)
+	held := pauseAtExchange(w)
 	wrote := make(chan error, 1)
 	go func() {
 		<-held
@@ -459,4 +424,21 @@ func TestInPlaceWriterDuringHeldCommit(t *testing.T) {
 	if !found {
 		t.Errorf("the in-place writer's bytes are neither in a.txt nor in a file editguard kept")
 	}
+}
+
+// pauseAtExchange makes w's next exchange pause for 30 ms, with the file
+// held, and returns a channel closed when the pause begins.
+func pauseAtExchange(w *editguard.Workspace) <-chan struct{} {
+	held := make(chan struct{})
+	var once sync.Once
+	editguard.SetFaults(w, func(c *atomicfile.Call) error {
+		if c.Op == "renameat2" && c.Flags&unix.RENAME_EXCHANGE != 0 {
+			once.Do(func() {
+				close(held)
+				time.Sleep(30 * time.Millisecond)
+			})
+		}
+		return nil
+	}, nil, nil)
+	return held
 }

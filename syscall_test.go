@@ -34,6 +34,12 @@ func TestTracedWriteChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("run by the syscall-order and power-loss tests under strace")
 	}
+	tracedWriteOf(t, dir, tracedNew)
+}
+
+// tracedWriteOf is the traced child's body: it reads a.txt in dir and
+// writes content over it between the markers the tracer looks for.
+func tracedWriteOf(t *testing.T, dir, content string) {
 	w, err := editguard.Open(dir, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +49,7 @@ func TestTracedWriteChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Stderr.WriteString(traceBegin)
-	if _, err := s.Write(ctx, "a.txt", tracedNew, nil); err != nil {
+	if _, err := s.Write(ctx, "a.txt", content, nil); err != nil {
 		t.Fatal(err)
 	}
 	os.Stderr.WriteString(traceEnd)

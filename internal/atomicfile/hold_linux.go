@@ -130,19 +130,5 @@ func (d *Dir) verifyHeld(name string, h *Held, expect []byte) (*verified, bool, 
 	if err != nil {
 		return nil, false, err
 	}
-	v := &verified{f: &FD{fd: fd}}
-	if err := unix.Fstat(fd, &v.st); err != nil {
-		v.f.Close()
-		return nil, false, err
-	}
-	v.n = v.st.Size
-	if h.Intact() {
-		return v, true, nil
-	}
-	same, err := equalContent(v.f, expect)
-	if err != nil {
-		v.f.Close()
-		return nil, false, err
-	}
-	return v, same, nil
+	return verifyFD(fd, expect, h.Intact())
 }

@@ -177,6 +177,16 @@ func Replay(calls []Syscall, root string, initial *FS) ([]Op, error) {
 		return rel(filepath.Join(a.Path, n))
 	}
 	parent := func(p string) string { return filepath.ToSlash(filepath.Dir(p)) }
+	// pair resolves the two paths of a rename or link call: inside says
+	// both are under root; one inside and one out is an error.
+	pair := func(i int, c Syscall, verb string) (from, to string, inside bool, err error) {
+		from, ok1 := at(c.Args[0], c.Args[1].Str)
+		to, ok2 := at(c.Args[2], c.Args[3].Str)
+		if ok1 != ok2 {
+			return "", "", false, fmt.Errorf("call %d: %s across the root's boundary", i, verb)
+		}
+		return from, to, ok1, nil
+	}
 	var ops []Op
 	for i, c := range calls {
 		if c.Ret < 0 {
@@ -282,12 +292,11 @@ func Replay(calls []Syscall, root string, initial *FS) ([]Op, error) {
 				ops = append(ops, Op{Kind: Unlink, Path: p, Dir: parent(p), Call: i})
 			}
 		case "renameat", "renameat2":
-			from, ok1 := at(c.Args[0], c.Args[1].Str)
-			to, ok2 := at(c.Args[2], c.Args[3].Str)
-			if !ok1 || !ok2 {
-				if ok1 || ok2 {
-					return nil, fmt.Errorf("call %d: rename across the root's boundary", i)
-				}
+			from, to, inside, err := pair(i, c, "rename")
+			if err != nil {
+				return nil, err
+			}
+			if !inside {
 				continue
 			}
 			if cur.Dirs[from] {
@@ -323,12 +332,11 @@ func Replay(calls []Syscall, root string, initial *FS) ([]Op, error) {
 		case "linkat":
 			// A new name for an existing file: an entry change of the new
 			// name's directory, naming the same inode (its data is shared).
-			from, ok1 := at(c.Args[0], c.Args[1].Str)
-			to, ok2 := at(c.Args[2], c.Args[3].Str)
-			if !ok1 || !ok2 {
-				if ok1 || ok2 {
-					return nil, fmt.Errorf("call %d: link across the root's boundary", i)
-				}
+			from, to, inside, err := pair(i, c, "link")
+			if err != nil {
+				return nil, err
+			}
+			if !inside {
 				continue
 			}
 			if len(c.Args) > 4 && strings.Contains(c.Args[4].Text, "AT_") {

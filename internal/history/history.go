@@ -311,6 +311,23 @@ func (s *Store) lock(name string, shared bool) (func() error, error) {
 
 const storeLock = "store.lock"
 
+// lockPath takes the store's lock shared (so that no Prune rewrites an
+// index or removes an object meanwhile) and path's lock exclusively (so
+// that appends, trims and object changes of one file are serialised), and
+// returns the function that releases both.
+func (s *Store) lockPath(path string) (func(), error) {
+	unlockStore, err := s.lock(storeLock, true)
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := s.lock(fileLock(path), false)
+	if err != nil {
+		unlockStore()
+		return nil, err
+	}
+	return func() { unlock(); unlockStore() }, nil
+}
+
 func pathKey(path string) string {
 	h := sha256.Sum256([]byte(path))
 	return hex.EncodeToString(h[:])[:32]
@@ -621,12 +638,7 @@ func (s *Store) Load(path, id string) (Version, []byte, error) {
 	if err := checkPath(path); err != nil {
 		return fail(Version{}, err)
 	}
-	unlockStore, err := s.lock(storeLock, true)
-	if err != nil {
-		return fail(Version{}, err)
-	}
-	defer unlockStore()
-	unlock, err := s.lock(fileLock(path), false)
+	unlock, err := s.lockPath(path)
 	if err != nil {
 		return fail(Version{}, err)
 	}

@@ -75,12 +75,7 @@ func (s *Store) Save(path string, content []byte, absent bool, sum string, meta 
 		v.SHA256, v.Size = sum, int64(len(content))
 	}
 
-	unlockStore, err := s.lock(storeLock, true)
-	if err != nil {
-		return fail(err)
-	}
-	defer unlockStore()
-	unlock, err := s.lock(fileLock(path), false)
+	unlock, err := s.lockPath(path)
 	if err != nil {
 		return fail(err)
 	}
@@ -156,12 +151,7 @@ func (s *Store) Detach(path string, dev, ino uint64, linked, sum string, content
 	if !validSum(linked) {
 		return fail(fmt.Errorf("%w: sha256 %q is not 64 lowercase hex digits", ErrInvalid, linked))
 	}
-	unlockStore, err := s.lock(storeLock, true)
-	if err != nil {
-		return fail(err)
-	}
-	defer unlockStore()
-	unlock, err := s.lock(fileLock(path), false)
+	unlock, err := s.lockPath(path)
 	if err != nil {
 		return fail(err)
 	}
@@ -212,12 +202,7 @@ func (s *Store) Detach(path string, dev, ino uint64, linked, sum string, content
 // trimLocked is the trim of a Save whose caller ran it later: under the
 // store's lock (shared) and the path's.
 func (s *Store) trimLocked(path string, seq uint64) {
-	unlockStore, err := s.lock(storeLock, true)
-	if err != nil {
-		return
-	}
-	defer unlockStore()
-	unlock, err := s.lock(fileLock(path), false)
+	unlock, err := s.lockPath(path)
 	if err != nil {
 		return
 	}
@@ -578,15 +563,9 @@ func (s *Store) SetLedgerSeq(path, id string, seq uint64) error {
 	if err := checkPath(path); err != nil {
 		return fail(err)
 	}
-	// Shared store lock: Prune must not rewrite the index between our
-	// check that the version exists and our append.
-	unlockStore, err := s.lock(storeLock, true)
-	if err != nil {
-		return fail(err)
-	}
-	defer unlockStore()
-	// The path's lock: appends and trims of one index are serialised.
-	unlock, err := s.lock(fileLock(path), false)
+	// Prune must not rewrite the index between our check that the version
+	// exists and our append.
+	unlock, err := s.lockPath(path)
 	if err != nil {
 		return fail(err)
 	}
