@@ -101,6 +101,10 @@ type change struct {
 
 // plan is the outcome of build.
 type plan struct {
+	// pass is the change's passage through the gate (gate.go), and
+	// arrive, if set, is called before the new content's fsync.
+	pass             *gatePass
+	arrive           func()
 	data             []byte
 	sum              string // SHA-256 of data, if already known
 	remove           bool
@@ -127,7 +131,8 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 	var (
 		locks []*filelock.Lock // the file's lock (see commitlock.go)
 		t     *target
-		lazy  bool // history saves the displaced bytes lazily (4)
+		lazy  bool      // history saves the displaced bytes lazily (4)
+		pass  *gatePass // through the gate (gate.go), once the file is locked
 	)
 	defer func() {
 		// The outcome record is written under the file's lock, so that the
@@ -141,6 +146,10 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 		if t != nil {
 			t.close()
 		}
+		// A refusal's record, which is waited for, joins a batch's
+		// ledger fsync.
+		pass.arrive()
+		pass.leave()
 		res, err = rc.wait()
 		if lazy {
 			s.w.lazySaved()
@@ -167,6 +176,7 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 	if locks, err = s.w.lockFiles(ctx, t.resolved); err != nil {
 		return nil, err
 	}
+	pass = s.w.gate.enter()
 	// 3. Observe and check.
 	sum, expect := s.expected(t.resolved)
 	obs, err := s.w.observeExpecting(t, sum, expect)
@@ -226,6 +236,8 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 	} else if ap := s.getApprover(); ap != nil {
 		// Ask without holding the lock (a person may take minutes), then
 		// check that the file is still what the person approved a change to.
+		pass.leave()
+		pass = nil
 		unlockAll(locks)
 		locks = nil
 		ok, err := ap.Approve(ctx, &Preview{Tool: c.tool, Path: c.path, Diff: res.Diff, Created: res.Created, Deleted: pl.remove})
@@ -241,6 +253,7 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 		if locks, err = s.w.lockFiles(ctx, t.resolved); err != nil {
 			return nil, err
 		}
+		pass = s.w.gate.enter()
 		if err := s.w.unchanged(t, obs, "while the change awaited approval"); err != nil {
 			return nil, err
 		}
@@ -311,7 +324,15 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 		e.Details["step"] = "sweep temp"
 		return nil, e
 	}
+	// The intent's fsync starts when the change passes the gate, just
+	// before the new content's: a batch's intents share one.
+	pl.pass = pass
+	pl.arrive = func() {
+		pass.arrive()
+		a.intent.begin()
+	}
 	ready := func() error {
+		pl.arrive() // a removal has no new content to fsync
 		if err := historyDurable(); err != nil {
 			return err
 		}
@@ -484,8 +505,22 @@ func (w *Workspace) commit(ctx context.Context, t *target, obs *observation, pl 
 		lock *filelock.Lock
 	)
 	defer func() { lock.Unlock() }()
-	opts := atomicfile.Options{Temp: tmp, Park: w.parks.at, Ready: ready,
-		SyncDir: func() error { return w.dirSyncs.sync(t.dir) }}
+	var swap uint64 // the swap's place among this process's (dirSyncs)
+	opts := atomicfile.Options{Temp: tmp, Park: w.parks.at, Ready: ready, BeforeSync: pl.arrive,
+		Swapped: func() {
+			swap = w.dirSyncs.swapped()
+			pl.pass.swapped()
+		},
+		SyncDir: func() error {
+			// The directory's fsync covers the swaps of the change's
+			// batch that are done by the time it starts.
+			pl.pass.awaitSwaps()
+			// A second call (after a held file's removal) covers a
+			// change made after the swap.
+			n := swap
+			swap = 0
+			return w.dirSyncs.sync(t.dir, n)
+		}}
 	if !held {
 		opts.Ready = func() error {
 			if err := ready(); err != nil {
@@ -495,9 +530,11 @@ func (w *Workspace) commit(ctx context.Context, t *target, obs *observation, pl 
 			lock, err = w.swapLockHeld(ctx, t, obs, pl)
 			return err
 		}
+		swapped := opts.Swapped
 		opts.Swapped = func() {
 			lock.Unlock()
 			lock = nil
+			swapped()
 		}
 	}
 	switch {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -126,32 +127,49 @@ func (w *Workspace) swapLock(ctx context.Context, t *target, obs *observation) (
 }
 
 // dirSyncs shares directory fsyncs among the commits of one process: a
-// commit that needs its directory's entries durable joins the next fsync
-// of that directory to start, which covers every entry change made before
-// it starts.
+// commit that needs its directory's entries durable waits for an fsync of
+// that directory that started after its swap, joining the next one to
+// start if none has.
 type dirSyncs struct {
 	mu sync.Mutex
 	m  map[dirKey]*dirSync
+	// swaps numbers the swaps of this process: a round of fsync covers
+	// every swap numbered before it started, in its directory.
+	swaps atomic.Uint64
 }
 
 type dirKey struct{ dev, ino uint64 }
 
-// dirSync is the state of one directory: the fsync running, if any, and
-// the one that will start after it, which new callers join.
+// dirSync is the state of one directory: the fsync running, if any, the
+// one that will start after it, which new callers join, and the last one
+// that succeeded.
 type dirSync struct {
 	refs    int
 	running *syncRound
 	next    *syncRound
+	last    *syncRound
 }
+
+// dirSyncsKept is how many directories dirSyncs remembers the last fsync
+// of while no caller uses them.
+const dirSyncsKept = 64
 
 type syncRound struct {
-	done chan struct{}
-	err  error
+	done   chan struct{}
+	err    error
+	covers uint64 // the last swap made before the fsync started
 }
 
-// sync makes the entries of d durable, sharing the
-// fsync with concurrent callers for the same directory.
-func (s *dirSyncs) sync(d *atomicfile.Dir) error {
+// swapped numbers a swap just made (its rename returned), for sync.
+func (s *dirSyncs) swapped() uint64 { return s.swaps.Add(1) }
+
+// sync makes the entries of d durable, sharing the fsync with concurrent
+// callers for the same directory. swap is the number swapped gave the
+// caller's swap, or 0 to cover every change made before the call.
+func (s *dirSyncs) sync(d *atomicfile.Dir, swap uint64) error {
+	if swap == 0 {
+		swap = s.swapped()
+	}
 	var st unix.Stat_t
 	if err := unix.Fstat(d.Fd(), &st); err != nil {
 		return d.Sync()
@@ -163,17 +181,33 @@ func (s *dirSyncs) sync(d *atomicfile.Dir) error {
 	}
 	ds := s.m[k]
 	if ds == nil {
+		if len(s.m) >= dirSyncsKept {
+			for k, ds := range s.m {
+				if ds.refs == 0 {
+					delete(s.m, k)
+				}
+			}
+		}
 		ds = &dirSync{}
 		s.m[k] = ds
+	}
+	if last := ds.last; last != nil && last.covers >= swap {
+		// A round that started after the caller's swap has succeeded.
+		s.mu.Unlock()
+		return nil
 	}
 	ds.refs++
 	defer func() {
 		s.mu.Lock()
-		if ds.refs--; ds.refs == 0 {
-			delete(s.m, k)
-		}
+		ds.refs--
 		s.mu.Unlock()
 	}()
+	if cur := ds.running; cur != nil && cur.covers >= swap {
+		// The running fsync started after the caller's swap.
+		s.mu.Unlock()
+		<-cur.done
+		return cur.err
+	}
 	if r := ds.next; r != nil {
 		// A round is waiting to start: it starts after this call, so it
 		// covers this caller's changes.
@@ -191,10 +225,14 @@ func (s *dirSyncs) sync(d *atomicfile.Dir) error {
 		s.mu.Lock()
 	}
 	ds.running, ds.next = r, nil
+	r.covers = s.swaps.Load()
 	s.mu.Unlock()
 	r.err = d.Sync()
 	s.mu.Lock()
 	ds.running = nil
+	if r.err == nil {
+		ds.last = r
+	}
 	s.mu.Unlock()
 	close(r.done)
 	return r.err

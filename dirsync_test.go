@@ -1,7 +1,10 @@
 package editguard
 
 import (
+	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -40,14 +43,14 @@ func TestDirSyncsShare(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		errs <- s.sync(d)
+		errs <- s.sync(d, 0)
 	}()
 	<-started
 	for range n - 1 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs <- s.sync(d)
+			errs <- s.sync(d, 0)
 		}()
 	}
 	// Wait until all seven have joined the round after the running one.
@@ -77,7 +80,145 @@ func TestDirSyncsShare(t *testing.T) {
 	if got := fsyncs.Load(); got != 2 {
 		t.Errorf("%d fsyncs for %d callers, want 2: the one running and one shared by the rest", got, n)
 	}
-	if len(s.m) != 0 {
-		t.Errorf("%d directories still tracked after every caller returned", len(s.m))
+	for _, ds := range s.m {
+		if ds.refs != 0 || ds.running != nil || ds.next != nil {
+			t.Errorf("after every caller returned: refs %d, running %v, next %v", ds.refs, ds.running, ds.next)
+		}
 	}
+}
+
+// TestDirSyncsCoverSwaps checks the numbering of swaps: a swap numbered
+// before a successful fsync started needs no other, one numbered after
+// needs its own, and a failed fsync covers nothing.
+func TestDirSyncsCoverSwaps(t *testing.T) {
+	f, err := os.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d := atomicfile.NewDir(f)
+	var (
+		fsyncs atomic.Int32
+		fail   atomic.Bool
+	)
+	d.SetHook(func(c *atomicfile.Call) error {
+		if c.Op == "fsync" {
+			fsyncs.Add(1)
+			if fail.Load() {
+				return errors.New("injected")
+			}
+		}
+		return nil
+	})
+	var s dirSyncs
+	a, b := s.swapped(), s.swapped()
+	if err := s.sync(d, a); err != nil || fsyncs.Load() != 1 {
+		t.Fatalf("first sync: %v, %d fsyncs", err, fsyncs.Load())
+	}
+	if err := s.sync(d, b); err != nil || fsyncs.Load() != 1 {
+		t.Errorf("a swap made before the fsync started: %v, %d fsyncs, want none more", err, fsyncs.Load())
+	}
+	c := s.swapped()
+	if err := s.sync(d, c); err != nil || fsyncs.Load() != 2 {
+		t.Errorf("a swap made after it: %v, %d fsyncs, want a second", err, fsyncs.Load())
+	}
+	if err := s.sync(d, 0); err != nil || fsyncs.Load() != 3 {
+		t.Errorf("no swap number: %v, %d fsyncs, want a third", err, fsyncs.Load())
+	}
+	fail.Store(true)
+	e, g := s.swapped(), s.swapped()
+	if err := s.sync(d, e); err == nil {
+		t.Error("a failed fsync reported no error")
+	}
+	fail.Store(false)
+	if err := s.sync(d, g); err != nil || fsyncs.Load() != 5 {
+		t.Errorf("after a failed fsync: %v, %d fsyncs, want a fifth: a failed one covers nothing", err, fsyncs.Load())
+	}
+}
+
+// TestDirSyncsConcurrentSwaps runs many callers that each rename a file in
+// the directory and then sync it, and checks from the order of events that
+// an fsync started between each caller's rename and its return (that the
+// caller waits for that fsync to end is TestDirSyncsShare's).
+func TestDirSyncsConcurrentSwaps(t *testing.T) {
+	dir := t.TempDir()
+	f, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d := atomicfile.NewDir(f)
+	var (
+		mu     sync.Mutex
+		clock  int
+		starts []int // event times of fsync starts
+	)
+	tick := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		clock++
+		return clock
+	}
+	d.SetHook(func(c *atomicfile.Call) error {
+		if c.Op == "fsync" {
+			mu.Lock()
+			clock++
+			starts = append(starts, clock)
+			mu.Unlock()
+		}
+		return nil
+	})
+	var s dirSyncs
+	const callers, rounds = 8, 40
+	type span struct{ renamed, returned int }
+	var (
+		wg    sync.WaitGroup
+		spans = make(chan span, callers*rounds)
+	)
+	for i := range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range rounds {
+				name := fmt.Sprintf("f%d-%d", i, j)
+				if err := os.WriteFile(filepath.Join(dir, name+".tmp"), nil, 0o644); err != nil {
+					t.Error(err)
+					return
+				}
+				if err := os.Rename(filepath.Join(dir, name+".tmp"), filepath.Join(dir, name)); err != nil {
+					t.Error(err)
+					return
+				}
+				sp := span{renamed: tick()}
+				if err := s.sync(d, s.swapped()); err != nil {
+					t.Error(err)
+					return
+				}
+				sp.returned = tick()
+				spans <- sp
+			}
+		}()
+	}
+	wg.Wait()
+	close(spans)
+	n := 0
+	for sp := range spans {
+		n++
+		ok := false
+		mu.Lock()
+		for _, st := range starts {
+			if st > sp.renamed && st < sp.returned {
+				ok = true
+				break
+			}
+		}
+		mu.Unlock()
+		if !ok {
+			t.Errorf("a caller renamed at %d and returned at %d with no fsync started in between", sp.renamed, sp.returned)
+		}
+	}
+	if n != callers*rounds {
+		t.Fatalf("%d syncs returned, want %d", n, callers*rounds)
+	}
+	t.Logf("%d fsyncs for %d syncs", len(starts), n)
 }

@@ -3,6 +3,7 @@ package editguard
 import (
 	"encoding/json"
 	"errors"
+	"sync"
 
 	"github.com/editguard/editguard/internal/ledger"
 )
@@ -26,10 +27,28 @@ type attempt struct {
 // outcome record need not be durable before the change is reported: the
 // commit waits for one fsync stage fewer.
 type intent struct {
-	rec  ledger.Record
-	seq  uint64        // rec.Seq as written (a failed fsync may clear rec.Seq)
-	done chan struct{} // closed when err is set
-	err  error         // writing or fsyncing the intent failed
+	rec   ledger.Record
+	seq   uint64        // rec.Seq as written (a failed fsync may clear rec.Seq)
+	done  chan struct{} // closed when err is set
+	err   error         // writing or fsyncing the intent failed
+	p     *ledger.Pending
+	start sync.Once
+}
+
+// begin starts the intent's fsync.
+func (in *intent) begin() {
+	if in == nil {
+		return
+	}
+	in.start.Do(func() {
+		if in.p == nil {
+			return
+		}
+		go func() {
+			defer close(in.done)
+			in.err = in.p.Wait()
+		}()
+	})
 }
 
 // writeIntent writes the intent of the change a describes, whose result
@@ -55,10 +74,7 @@ func (w *Workspace) writeIntent(a *attempt, res *Result, obs *observation) (carr
 	in.seq = in.rec.Seq
 	_, carries = carried(&in.rec)
 	carries = carries && w.hsync.marked.Load()
-	go func() {
-		defer close(in.done)
-		in.err = p.Wait()
-	}()
+	in.p = p
 	return carries
 }
 
@@ -69,6 +85,7 @@ func (in *intent) durable() bool {
 	if in == nil {
 		return false
 	}
+	in.begin()
 	<-in.done
 	return in.err == nil
 }

@@ -81,6 +81,7 @@ type Workspace struct {
 	fileLocksDir *statedir.Dir
 	fileLocks    *statedir.Locks
 	dirSyncs     dirSyncs
+	gate         commitGate
 	// seenTallies counts, per persistent session store, what this
 	// process added since it last listed the store (see seen.go).
 	seenTallies sync.Map

@@ -279,6 +279,8 @@ type Options struct {
 	// partial file, and the caller must read any of those safely. A
 	// process crash loses nothing.
 	Volatile bool
+	// BeforeSync, if set, is called before the temporary file's fsync.
+	BeforeSync func()
 }
 
 // swapped calls opts.Swapped, if set.
@@ -430,6 +432,9 @@ func (d *Dir) writeTemp(name string, data []byte, opts Options) (string, error) 
 	// data does, and a crash would leave an empty or partial file under the
 	// target's name.
 	if !opts.Volatile {
+		if opts.BeforeSync != nil {
+			opts.BeforeSync()
+		}
 		if err := sys.fsync(d.hook, fd); err != nil {
 			return fail("fsync", err)
 		}
