@@ -152,7 +152,7 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 		pass.leave()
 		res, err = rc.wait()
 		if lazy {
-			s.w.lazySaved()
+			s.w.lazySaved(len(a.intent.rec.Displaced))
 		}
 		if err == nil && !res.DryRun {
 			s.w.afterCommit()

@@ -35,6 +35,7 @@ func (w *Workspace) History(p string) ([]Version, error) {
 		return nil, err
 	}
 	w.trims.wait()
+	w.finalsDue.ring()
 	w.finals.wait() // which link versions to their ledger records
 	vs, err := w.hist.List(resolved)
 	if err != nil {

@@ -36,8 +36,14 @@ import (
 const carryLimit = 16 << 10
 
 // catchUpDelay is how long after a lazy change the background catchUp
-// runs: the changes of a burst share its fsyncs.
-const catchUpDelay = time.Second
+// runs: the changes of a burst share its fsyncs, one per file changed, so
+// a longer delay saves fsyncs under load. What it costs is the ledger that
+// a catch-up (or an Open after a crash) reads: catchUpBytes of carried
+// content since the last one start the catch-up sooner.
+const (
+	catchUpDelay = 10 * time.Second
+	catchUpBytes = 16 << 20
+)
 
 // histSync schedules catchUp.
 type histSync struct {
@@ -52,20 +58,39 @@ type histSync struct {
 	// lazy is set once this process saved a version lazily: Close then
 	// runs a last catchUp.
 	lazy atomic.Bool
+	// carried counts the bytes saved lazily since the catchUp due was
+	// scheduled; dueBytes, if set, replaces catchUpBytes (tests).
+	carried  int
+	dueBytes int
 }
 
-// lazySaved schedules a catchUp after a change whose version was saved
-// lazily.
-func (w *Workspace) lazySaved() {
+// lazySaved schedules a catchUp after a change whose version, n bytes,
+// was saved lazily.
+func (w *Workspace) lazySaved(n int) {
 	h := &w.hsync
 	h.lazy.Store(true)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.timer != nil || h.closed {
+	if h.closed {
 		return
 	}
+	due := h.dueBytes
+	if due == 0 {
+		due = catchUpBytes
+	}
+	if h.timer != nil {
+		if h.carried += n; h.carried >= due {
+			h.timer.Reset(0)
+		}
+		return
+	}
+	h.carried = n
+	delay := catchUpDelay
+	if n >= due {
+		delay = 0
+	}
 	h.wg.Add(1)
-	h.timer = time.AfterFunc(catchUpDelay, func() {
+	h.timer = time.AfterFunc(delay, func() {
 		defer h.wg.Done()
 		h.mu.Lock()
 		h.timer = nil

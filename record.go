@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/editguard/editguard/internal/ledger"
 )
@@ -172,19 +173,63 @@ func (w *Workspace) record(a *attempt, res *Result, err error) *recorded {
 	return rc
 }
 
+// outcomeSyncDelay is how long a committed change's outcome record waits
+// before its own fsync: under load, a later change's intent fsync makes it
+// durable first, and then the wait costs nothing.
+const outcomeSyncDelay = 100 * time.Millisecond
+
+// alarm cuts short, at once, every sleep on a bell it handed out.
+type alarm struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+// bell returns the channel the next ring closes.
+func (a *alarm) bell() <-chan struct{} {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.ch == nil {
+		a.ch = make(chan struct{})
+	}
+	return a.ch
+}
+
+// ring ends the sleeps on every bell handed out so far.
+func (a *alarm) ring() {
+	a.mu.Lock()
+	if a.ch != nil {
+		close(a.ch)
+		a.ch = nil
+	}
+	a.mu.Unlock()
+}
+
+// sleep returns after d, or once bell is closed.
+func sleep(d time.Duration, bell <-chan struct{}) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-bell:
+	}
+}
+
 // wait returns the attempt's result once its record is durable, with a
 // warning (for a committed change) or a detail (for a failed one) if the
 // record could not be made so.
 func (rc *recorded) wait() (*Result, error) {
 	res, err, lerr := rc.res, rc.err, rc.lerr
 	if lerr == nil && rc.lazy {
-		// The fsync runs in the background and is shared with the
-		// records of other commits; Close waits for it. Should power be
-		// cut first, the durable intent accounts for the change, and the
-		// next Open appends its outcome (resolveIntents).
+		// The fsync runs in the background, after outcomeSyncDelay,
+		// so that a later commit's intent fsync usually covers it;
+		// Close and History hurry it. Should power be cut first, the
+		// durable intent accounts for the change, and the next Open
+		// appends its outcome (resolveIntents).
 		ticket := rc.w.finals.add()
+		bell := rc.w.finalsDue.bell()
 		go func() {
 			defer rc.w.finals.done(ticket)
+			sleep(outcomeSyncDelay, bell)
 			if rc.p.Wait() == nil && rc.rec.HistoryVersion != "" {
 				rc.w.hist.SetLedgerSeq(rc.rec.Path, rc.rec.HistoryVersion, rc.rec.Seq)
 			}

@@ -93,6 +93,7 @@ type Workspace struct {
 	prunes    sync.WaitGroup // background Prunes and sweeps of parked files
 	trims     running        // background trims of a file's old versions (see trimLater)
 	finals    running        // background fsyncs of outcome records whose intent is durable
+	finalsDue alarm          // rung to hurry them (see recorded.wait)
 	hsync     histSync       // the background catchUp of lazily saved versions (histsync.go)
 	recovered *ledger.Recovery
 	// rolledBack lists the patch transactions Open rolled back, and
@@ -262,6 +263,7 @@ func (w *Workspace) Dir() string { return w.dir }
 // Close waits for background history trims, pruning and ledger fsyncs and
 // releases the workspace.
 func (w *Workspace) Close() error {
+	w.finalsDue.ring()
 	w.finals.wait()
 	w.trims.wait()
 	w.prunes.Wait()

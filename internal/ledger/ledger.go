@@ -490,7 +490,7 @@ func (l *Ledger) sync(gen uint64) {
 // head anchor costs an fdatasync, so a move per append would add a device
 // flush to every commit; instead the anchor follows a burst of appends at
 // most this far behind, and moves at once after a quiet spell.
-const DefaultAnchorEvery = 20 * time.Millisecond
+const DefaultAnchorEvery = 100 * time.Millisecond
 
 // moveAnchor moves the head anchor to the last durable record, now if it
 // has not moved for anchorEvery, else once anchorEvery has passed since it
