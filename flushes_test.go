@@ -81,3 +81,44 @@ func TestCatchUpSoonerAfterManyBytes(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestCatchUpLeavesTrimmedVersionsOut checks that the catch-up does not
+// save again the versions that retention cut from a file's index before
+// the catch-up ran: they were not lost, and saving them again would cost
+// an fsync each and bring back versions retention removed.
+func TestCatchUpLeavesTrimmedVersionsOut(t *testing.T) {
+	const keep = 4
+	w, err := Open(t.TempDir(), &Options{KeepVersions: keep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := w.NewSession("agent")
+	for i := range 30 {
+		if _, err := s.Write(t.Context(), "a.txt", fmt.Sprintf("version %d\n", i), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.trims.wait()
+	var saves atomic.Int64
+	SetFaults(w, nil, func(op, name string) error {
+		if op == "fsync" {
+			saves.Add(1)
+		}
+		return nil
+	}, nil)
+	w.catchUp(false)
+	vs, err := w.History("a.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vs) > keep+keep/4 {
+		t.Errorf("%d versions after the catch-up, want at most %d", len(vs), keep+keep/4)
+	}
+	// One fsync of the index, none to save trimmed versions again.
+	if n := saves.Load(); n > 1 {
+		t.Errorf("the catch-up made %d history fsyncs, want at most 1", n)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -199,10 +199,12 @@ func (w *Workspace) catchUp(atOpen bool) {
 	if atOpen {
 		return
 	}
+	paths := make([]string, 0, len(dirty))
 	for p := range dirty {
-		if w.hist.SyncIndex(p) != nil {
-			return
-		}
+		paths = append(paths, p)
+	}
+	if w.hist.SyncIndexes(paths) != nil {
+		return
 	}
 	if upTo.Seq != seq || upTo.Hash != hash || !ok {
 		// A mark that cannot be written (a planted entry in its place,
@@ -230,6 +232,15 @@ func (w *Workspace) versionKept(in, out *ledger.Record, saved map[uint64]string)
 	}
 	if s, ok := saved[in.Seq]; ok && s == sum {
 		return true, true
+	}
+	for later := range saved {
+		if later > in.Seq {
+			// A later change's version is in the index, and lines are
+			// appended in the order of the file's changes: this one's
+			// line was not lost but cut by retention (a trim rewrites
+			// the index durably), and is not to be saved again.
+			return true, false
+		}
 	}
 	if out == nil {
 		// Its writer may be at work: it holds the file's lock from

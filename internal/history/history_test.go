@@ -486,3 +486,43 @@ func TestSaveLater(t *testing.T) {
 		t.Errorf("the newest version is %s, want version 11's", list[0].SHA256)
 	}
 }
+
+// TestSyncIndexesOneDirectoryFsync checks that SyncIndexes fsyncs each
+// index and the index directory once for all the names it has not made
+// durable yet, and not again for names already durable.
+func TestSyncIndexesOneDirectoryFsync(t *testing.T) {
+	s := openStore(t, nil)
+	paths := []string{"a.txt", "b.txt", "c.txt"}
+	for _, p := range paths {
+		content := []byte("content of " + p)
+		if _, err := s.Save(p, content, false, sumOf(content), Meta{Op: "write_file", Lazy: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// As after a trim, which rewrites an index under a new inode: the
+	// names are not known durable.
+	s.durable.Clear()
+	var files, dirs int
+	s.SetHook(func(op, name string) error {
+		switch op {
+		case "fsync":
+			files++
+		case "fsync dir":
+			dirs++
+		}
+		return nil
+	})
+	if err := s.SyncIndexes(append(paths, "never-saved.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if files != 3 || dirs != 1 {
+		t.Errorf("first sync: %d index fsyncs and %d directory fsyncs, want 3 and 1", files, dirs)
+	}
+	files, dirs = 0, 0
+	if err := s.SyncIndexes(paths); err != nil {
+		t.Fatal(err)
+	}
+	if files != 3 || dirs != 0 {
+		t.Errorf("second sync: %d index fsyncs and %d directory fsyncs, want 3 and 0", files, dirs)
+	}
+}

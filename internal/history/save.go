@@ -618,31 +618,54 @@ func (s *Store) fault(op, name string) error {
 // SyncIndex makes path's index durable: the file, and its name in the
 // index directory. It is how the caller of a lazy Save (Meta.Lazy) makes
 // the version's line durable. A path without an index has nothing to sync.
-func (s *Store) SyncIndex(path string) error {
-	fail := func(err error) error { return &Error{Op: "sync", Path: path, Err: err} }
-	if err := checkPath(path); err != nil {
-		return fail(err)
+func (s *Store) SyncIndex(path string) error { return s.SyncIndexes([]string{path}) }
+
+// SyncIndexes is SyncIndex for several paths: each index file is fsynced,
+// and then the index directory once, if any of their names needs it.
+func (s *Store) SyncIndexes(paths []string) error {
+	type entry struct {
+		name string
+		ino  uint64
 	}
-	if s.index == nil {
+	var names []entry
+	for _, path := range paths {
+		fail := func(err error) error { return &Error{Op: "sync", Path: path, Err: err} }
+		if err := checkPath(path); err != nil {
+			return fail(err)
+		}
+		if s.index == nil {
+			return nil
+		}
+		name := indexName(path)
+		f, err := s.index.Open(name, os.O_RDONLY, 0)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fail(err)
+		}
+		err = s.fault("fsync", s.index.Join(name))
+		if err == nil {
+			err = f.Sync()
+		}
+		ino := f.Ino()
+		f.Close()
+		if err != nil {
+			return fail(err)
+		}
+		if v, ok := s.durable.Load(s.index.Join(name)); !ok || v != ino {
+			names = append(names, entry{name, ino})
+		}
+	}
+	if len(names) == 0 {
 		return nil
 	}
-	name := indexName(path)
-	f, err := s.index.Open(name, os.O_RDONLY, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+	// One fsync of the directory makes every name in it durable.
+	if err := s.syncEntry(s.index, names[0].name, names[0].ino); err != nil {
+		return &Error{Op: "sync", Path: paths[0], Err: err}
 	}
-	if err != nil {
-		return fail(err)
-	}
-	defer f.Close()
-	if err := s.fault("fsync", s.index.Join(name)); err != nil {
-		return fail(err)
-	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := s.syncEntry(s.index, name, f.Ino()); err != nil {
-		return fail(err)
+	for _, e := range names[1:] {
+		s.durable.Store(s.index.Join(e.name), e.ino)
 	}
 	return nil
 }
