@@ -33,8 +33,14 @@ import (
 // gate changes when fsyncs start, not what they cover or what they
 // guarantee.
 
-// gateWait is how long a batch collects commits once commits overlap.
-const gateWait = 10 * time.Millisecond
+// gateWait is how long a batch collects commits once commits overlap, and
+// swapWait how long a batch's first directory fsync waits for the batch's
+// other swaps: a commit slowed by the scheduler of a busy machine may need
+// more than gateWait to get there.
+const (
+	gateWait = 10 * time.Millisecond
+	swapWait = 40 * time.Millisecond
+)
 
 // gate groups the commits of one Workspace (see above).
 type commitGate struct {
@@ -181,7 +187,7 @@ func (g *commitGate) swappedLocked(p *gatePass) {
 	}
 }
 
-// awaitSwaps waits, at most gateWait, until every commit of the caller's
+// awaitSwaps waits, at most swapWait, until every commit of the caller's
 // batch has swapped or given up, so that one directory fsync covers them.
 // The caller's own swap is done.
 func (p *gatePass) awaitSwaps() {
@@ -198,7 +204,7 @@ func (p *gatePass) awaitSwaps() {
 	}
 	done := b.swapsDone
 	g.mu.Unlock()
-	t := time.NewTimer(g.waitFor())
+	t := time.NewTimer(g.waitFor() * (swapWait / gateWait))
 	defer t.Stop()
 	select {
 	case <-done:
