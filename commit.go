@@ -282,6 +282,11 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 	// line for them is not fsynced (lazy): the intent's fsync makes the
 	// bytes durable, and the line is made durable later (histsync.go).
 	lazy = s.w.writeIntent(a, res, obs)
+	if s.w.gate.quiet() {
+		// No batch to share its fsync with: it starts now, alongside the
+		// writing of the new content.
+		a.intent.begin()
+	}
 	meta := history.Meta{Op: c.tool, Session: s.name, Intent: a.intent.seq, Lazy: lazy}
 	// A large file being replaced is linked into history instead of
 	// copied, when it can be held (held.go).

@@ -90,6 +90,14 @@ func (g *commitGate) enter() *gatePass {
 	return &gatePass{g: g}
 }
 
+// quiet reports whether a commit in progress, the only one, would go
+// through the gate at once.
+func (g *commitGate) quiet() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.forming == nil && g.active <= 1 && g.lastN <= 1
+}
+
 // arrive waits at the gate until the commit's batch opens. It is called
 // once the commit's intent and new content are written, before their
 // fsyncs; later calls return at once.
