@@ -25,6 +25,13 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if r.Mode == ModeSoak {
 		row("  caught at exchange", r.CaughtAtExchange, "STALE_FILE found by verifying the displaced file after the exchange")
 	}
+	if r.FlushesKnown {
+		per := "no commits"
+		if n := r.CommittedTotal(); n > 0 {
+			per = fmt.Sprintf("%.2f per commit", float64(r.DeviceFlushes)/float64(n))
+		}
+		row("device flushes", r.DeviceFlushes, per+"; the whole machine's, from the writers' start to the server's exit")
+	}
 	row("failed calls", r.Failed, "transport or process failures; must be 0")
 	if r.Mode == ModeSoak {
 		row("unguarded writes", r.UnguardedWrites, "os.ReadFile + os.WriteFile, no lock")

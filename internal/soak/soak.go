@@ -433,6 +433,7 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		workers = append(workers, worker{cl, cl.ledgerName(), "mcp"})
 	}
 
+	flushes0, flushesKnown := deviceFlushes("/sys", root)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for i, w := range workers {
@@ -457,10 +458,13 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 			rec.addError("server: %v", err)
 		}
 	}
+	flushes1, ok := deviceFlushes("/sys", root)
+	flushesKnown = flushesKnown && ok && flushes1 >= flushes0
 	rep, err := verify(&c, rec, files)
 	if err != nil {
 		return nil, err
 	}
+	rep.DeviceFlushes, rep.FlushesKnown = flushes1-flushes0, flushesKnown
 	rep.Elapsed = elapsed
 	rep.ServerLog = serverLog
 	return rep, nil

@@ -66,6 +66,12 @@ type Report struct {
 	LeakedTemps      int
 	Escapes          int
 
+	// DeviceFlushes counts the flush requests the workspace's block
+	// device completed from the writers' start to the server's exit (the
+	// whole machine's, Linux only), if FlushesKnown.
+	DeviceFlushes int64
+	FlushesKnown  bool
+
 	Latency    []Latency
 	Violations []string
 	ServerLog  string // the server's standard error (warnings), if any
