@@ -18,7 +18,7 @@ func deviceFlushes(sys, dir string) (int64, bool) {
 	if err := unix.Stat(dir, &st); err != nil {
 		return 0, false
 	}
-	dev := filepath.Join(sys, "dev", "block", strconv.FormatUint(uint64(unix.Major(st.Dev)), 10)+":"+strconv.FormatUint(uint64(unix.Minor(st.Dev)), 10))
+	dev := filepath.Join(sys, "dev", "block", strconv.FormatUint(uint64(unix.Major(uint64(st.Dev))), 10)+":"+strconv.FormatUint(uint64(unix.Minor(uint64(st.Dev))), 10))
 	if _, err := os.Stat(filepath.Join(dev, "partition")); err == nil {
 		// The link names the partition's directory, inside its disk's.
 		real, err := filepath.EvalSymlinks(dev)

@@ -46,7 +46,7 @@ func TestDeviceFlushesPartition(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(disk, "stat"), stat(700), 0o644)
 	os.WriteFile(filepath.Join(part, "stat"), stat(3), 0o644)
-	link := filepath.Join(sys, "dev", "block", strconv.FormatUint(uint64(unix.Major(st.Dev)), 10)+":"+strconv.FormatUint(uint64(unix.Minor(st.Dev)), 10))
+	link := filepath.Join(sys, "dev", "block", strconv.FormatUint(uint64(unix.Major(uint64(st.Dev))), 10)+":"+strconv.FormatUint(uint64(unix.Minor(uint64(st.Dev))), 10))
 	os.MkdirAll(filepath.Dir(link), 0o755)
 	if err := os.Symlink(part, link); err != nil {
 		t.Fatal(err)
