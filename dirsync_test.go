@@ -13,17 +13,25 @@ import (
 	"github.com/editguard/editguard/internal/atomicfile"
 )
 
+// tempDir opens a new temporary directory as an atomicfile.Dir, closed
+// when the test ends, and returns it with its path.
+func tempDir(t *testing.T) (*atomicfile.Dir, string) {
+	t.Helper()
+	dir := t.TempDir()
+	f, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return atomicfile.NewDir(f), dir
+}
+
 // TestDirSyncsShare checks that concurrent directory fsyncs of one
 // directory share: while one runs, every caller that arrives joins the
 // next, so eight callers cost two fsyncs, and each returns only after an
 // fsync that began after it called.
 func TestDirSyncsShare(t *testing.T) {
-	f, err := os.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	d := atomicfile.NewDir(f)
+	d, _ := tempDir(t)
 	var (
 		fsyncs  atomic.Int32
 		release = make(chan struct{})
@@ -91,12 +99,7 @@ func TestDirSyncsShare(t *testing.T) {
 // before a successful fsync started needs no other, one numbered after
 // needs its own, and a failed fsync covers nothing.
 func TestDirSyncsCoverSwaps(t *testing.T) {
-	f, err := os.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	d := atomicfile.NewDir(f)
+	d, _ := tempDir(t)
 	var (
 		fsyncs atomic.Int32
 		fail   atomic.Bool
@@ -141,13 +144,7 @@ func TestDirSyncsCoverSwaps(t *testing.T) {
 // an fsync started between each caller's rename and its return (that the
 // caller waits for that fsync to end is TestDirSyncsShare's).
 func TestDirSyncsConcurrentSwaps(t *testing.T) {
-	dir := t.TempDir()
-	f, err := os.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	d := atomicfile.NewDir(f)
+	d, dir := tempDir(t)
 	var (
 		mu     sync.Mutex
 		clock  int

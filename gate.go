@@ -99,7 +99,13 @@ func (g *commitGate) enter() *gatePass {
 func (g *commitGate) quiet() bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.forming == nil && g.active <= 1 && g.lastN <= 1
+	return g.aloneLocked(g.active - 1)
+}
+
+// aloneLocked reports whether an arrival with others other commits still
+// in progress goes through the gate at once. The caller holds g.mu.
+func (g *commitGate) aloneLocked(others int) bool {
+	return g.forming == nil && others <= 0 && g.lastN <= 1
 }
 
 // arrive waits at the gate until the commit's batch opens. It is called
@@ -113,14 +119,14 @@ func (p *gatePass) arrive() {
 	g := p.g
 	g.mu.Lock()
 	g.active--
+	if g.aloneLocked(g.active) {
+		// Alone: through at once.
+		g.lastN = 1
+		g.mu.Unlock()
+		return
+	}
 	b := g.forming
 	if b == nil {
-		if g.active == 0 && g.lastN <= 1 {
-			// Alone: through at once.
-			g.lastN = 1
-			g.mu.Unlock()
-			return
-		}
 		b = &gateBatch{g: g, open: make(chan struct{}), early: g.lastN <= 1}
 		g.forming = b
 		b.timer = time.AfterFunc(g.waitFor(), func() {

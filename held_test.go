@@ -180,11 +180,13 @@ func heldCrashWorker(dir string) error {
 	return fmt.Errorf("the write returned (%v) instead of being killed", err)
 }
 
-// A process killed between the link and the swap leaves the history's
-// object a second name of the target's file; the next Open, resolving the
-// change's intent, makes the object a copy.
-func TestOpenDetachesObjectLinkedBeforeACrash(t *testing.T) {
-	old := heldContent("old")
+// crashAtHeldSwap writes a large a.txt in a new workspace and runs
+// heldCrashWorker on it, which is killed between the link of the old file
+// into history and the swap. It returns the workspace's directory and the
+// old content.
+func crashAtHeldSwap(t *testing.T) (dir, old string) {
+	t.Helper()
+	old = heldContent("old")
 	w, dir := newWorkspace(t)
 	needLeases(t, dir)
 	writeFile(t, dir, "a.txt", old)
@@ -194,12 +196,20 @@ func TestOpenDetachesObjectLinkedBeforeACrash(t *testing.T) {
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
 		t.Fatalf("worker ended without being killed: %v\n%s", err, cmd.Stdout)
 	}
+	return dir, old
+}
+
+// A process killed between the link and the swap leaves the history's
+// object a second name of the target's file; the next Open, resolving the
+// change's intent, makes the object a copy.
+func TestOpenDetachesObjectLinkedBeforeACrash(t *testing.T) {
+	dir, old := crashAtHeldSwap(t)
 	oldIno, _, _ := inode(t, filepath.Join(dir, "a.txt"))
 	if ino, _, _ := inode(t, objectOf(t, dir, old)); ino != oldIno {
 		t.Fatalf("after the kill the object is not the target's file: nothing to detach, the test proves nothing")
 	}
 
-	w, err = editguard.Open(dir, nil)
+	w, err := editguard.Open(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,13 +237,7 @@ func TestOpenDetachesObjectLinkedBeforeACrash(t *testing.T) {
 // name (the version then fails to load, as a damaged one would) rather
 // than leave history a name of the file.
 func TestOpenUnlinksObjectOfAFileChangedAfterACrash(t *testing.T) {
-	old := heldContent("old")
-	w, dir := newWorkspace(t)
-	needLeases(t, dir)
-	writeFile(t, dir, "a.txt", old)
-	w.Close()
-	cmd := startWorker(t, "heldcrash", dir, "", filepath.Join(t.TempDir(), "out"))
-	cmd.Wait()
+	dir, old := crashAtHeldSwap(t)
 	obj := objectOf(t, dir, old)
 	f, err := os.OpenFile(filepath.Join(dir, "a.txt"), os.O_WRONLY|os.O_TRUNC, 0)
 	if err != nil {
@@ -244,7 +248,7 @@ func TestOpenUnlinksObjectOfAFileChangedAfterACrash(t *testing.T) {
 	if b, _ := os.ReadFile(obj); string(b) != "changed in place\n" {
 		t.Fatalf("the object did not change with the file: the test proves nothing")
 	}
-	w, err = editguard.Open(dir, nil)
+	w, err := editguard.Open(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
