@@ -3,6 +3,7 @@
 package atomicfile
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -311,6 +312,25 @@ func TestReadFileExpect(t *testing.T) {
 		if err != nil || string(data) != "hello" || got != tc.want {
 			t.Errorf("ReadFileExpect(expect %q) = %q, %q, %v; want %q", tc.expect, data, got, err, tc.want)
 		}
+	}
+}
+
+// TestReadFileExpectLarge: a file of many read buffers that holds the
+// expected bytes is returned as the caller's slice itself (no new
+// memory); one that differs only in its last byte is read and hashed.
+func TestReadFileExpectLarge(t *testing.T) {
+	d, dir := openDir(t)
+	content := bytes.Repeat([]byte("0123456789abcdef"), 20000) // 320,000 bytes
+	os.WriteFile(filepath.Join(dir, "big.txt"), content, 0o644)
+	expect := bytes.Clone(content)
+	_, data, got, err := d.ReadFileExpect("big.txt", 0, "given", expect)
+	if err != nil || got != "given" || len(data) != len(expect) || &data[0] != &expect[0] {
+		t.Fatalf("ReadFileExpect(same bytes) = %d bytes, sum %q, %v; want the expected slice itself", len(data), got, err)
+	}
+	expect[len(expect)-1] = 'X'
+	_, data, got, err = d.ReadFileExpect("big.txt", 0, "given", expect)
+	if err != nil || got != sum(content) || !bytes.Equal(data, content) || &data[0] == &expect[0] {
+		t.Fatalf("ReadFileExpect(last byte differs) = %d bytes, sum %q, %v; want the file's bytes and their hash", len(data), got, err)
 	}
 }
 
