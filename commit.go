@@ -520,8 +520,8 @@ func (w *Workspace) commit(ctx context.Context, t *target, obs *observation, pl 
 			// The directory's fsync covers the swaps of the change's
 			// batch that are done by the time it starts.
 			pl.pass.awaitSwaps()
-			// A second call (after a held file's removal) covers a
-			// change made after the swap.
+			// A second call, were there one, would be for a change
+			// made after the swap: it gets an fsync of its own.
 			n := swap
 			swap = 0
 			return w.dirSyncs.sync(t.dir, n)

@@ -20,9 +20,11 @@ import (
 //     until it is released every open of the file waits; under it the
 //     file is checked to be the one observed, with one name, holding the
 //     bytes observed;
-//   - the link is made once the change's intent is durable (so Open can
-//     find a link a crash left behind), and the file's fsync makes its
-//     bytes durable, as a copy's would be, before the object is named;
+//   - the file's fsync makes its bytes durable, as a copy's would be,
+//     before it is linked; it starts as soon as the file is held, beside
+//     the intent's fsync and the new content's write, since under the
+//     lease the bytes cannot change. The link is made once the change's
+//     intent is durable (so Open can find a link a crash left behind);
 //   - the swap checks that the file it displaced is the held one, whose
 //     bytes could not change, and unlinks it from the directory rather
 //     than parking it, since no one can have it open; that removal is
@@ -67,6 +69,7 @@ func (w *Workspace) hold(t *target, obs *observation, pl *plan, meta *history.Me
 	if h == nil {
 		return nil
 	}
+	h.StartSync()
 	pl.held = h
 	meta.Link = func(dirfd int, name string) error {
 		if !in.durable() {

@@ -265,7 +265,9 @@ type Options struct {
 	// Swapped, if set, is called as soon as the name holds the new file
 	// (Replace, Create) or no longer holds the removed one (Remove), and
 	// before the directory fsync: a lock that only the swap needs can be
-	// released there. It is not called when the swap fails or is undone.
+	// released there. A Replace that displaces a held file calls it once
+	// that file's name is removed too. It is not called when the swap
+	// fails or is undone.
 	Swapped func()
 	// SyncDir, if set, replaces the directory fsync after the swap (Dir.Sync)
 	// with one the caller shares among concurrent changes of the directory;
@@ -536,8 +538,11 @@ func (d *Dir) Replace(name string, data []byte, want string, opts Options) (Resu
 	if err != nil {
 		return Result{}, err
 	}
-	opts.swapped()
 	r := Result{Strategy: strategy}
+	if old != nil && opts.Held != nil && opts.Held.Intact() {
+		return d.removeHeld(name, tmp, old, want, &opts, r)
+	}
+	opts.swapped()
 	if err := d.syncAfterSwap(&opts); err != nil {
 		// The new content is in place but its durability is unknown. The
 		// displaced file stays under its temporary name: it is not ours to
@@ -550,25 +555,37 @@ func (d *Dir) Replace(name string, data []byte, want string, opts Options) (Resu
 	// The displaced file (exchange) is removed after the directory fsync, so
 	// a crash in between leaves an extra temp file, never a missing target.
 	if old != nil {
-		park := opts.Park
-		held := opts.Held != nil && opts.Held.Intact()
-		if held {
-			park = nil // no one has it open, and no one can open it
-		}
-		r.Displaced, err = d.removeVerified(tmp, old, want, park)
+		r.Displaced, err = d.removeVerified(tmp, old, want, opts.Park)
 		if err != nil {
 			return r, err
 		}
-		if held {
-			// The held file may be history's object too (a link): its
-			// temporary name's removal is made durable before the caller
-			// records the change, so that no crash leaves a name of the
-			// object in the directory without the intent that lets Open
-			// find and remove it.
-			if err := d.syncAfterSwap(&opts); err != nil {
-				return r, err
-			}
-		}
+	}
+	r.Stat, err = d.statName(name)
+	return r, err
+}
+
+// removeHeld ends a Replace whose displaced file old is the held one, with
+// its lease intact: no one has it open and no one can open it, so it is
+// unlinked, not parked, and at once: the one directory fsync after the
+// removal makes the exchange and the removal durable together. The held
+// file may be history's object too (a link), and the removal is durable
+// before the caller records the change, so no crash leaves a name of the
+// object in the directory without the intent that lets Open find and
+// remove it. A crash before the fsync leaves the exchange undone, or done
+// with the file still under its temporary name (the directory's changes
+// reach the disk in their order): the change's intent is then unresolved,
+// and Open resolves it.
+func (d *Dir) removeHeld(name, tmp string, old *verified, want string, opts *Options, r Result) (Result, error) {
+	var err error
+	r.Displaced, err = d.removeVerified(tmp, old, want, nil)
+	// The fsync must begin after the removal: it is what numbers as the
+	// swap for a shared directory fsync (Options.Swapped).
+	opts.swapped()
+	if serr := d.syncAfterSwap(opts); err == nil {
+		err = serr
+	}
+	if err != nil {
+		return r, err
 	}
 	r.Stat, err = d.statName(name)
 	return r, err

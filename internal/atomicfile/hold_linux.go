@@ -21,6 +21,10 @@ type Held struct {
 	fd       FD
 	st       unix.Stat_t
 	released bool
+	// synced is closed once the fsync StartSync began has returned, with
+	// its error in syncErr.
+	synced  chan struct{}
+	syncErr error
 }
 
 // Hold opens name, leases it, and checks under the lease that it is the
@@ -72,10 +76,32 @@ func (h *Held) Alone() bool {
 	return h.Intact() && unix.Fstat(h.fd.fd, &st) == nil && st.Nlink == 1
 }
 
-// Link gives the held file the name newname in the directory dirfd and
-// makes its bytes durable; the caller makes the name durable. It fails,
-// adding no name, if the held file's name no longer names it.
+// StartSync starts making the held file's bytes durable, in the
+// background: under the lease they cannot change meanwhile, so the fsync
+// need not wait for anything Link waits for, and its device flush can
+// share one with the caller's other fsyncs. Link waits for it; calling it
+// again does nothing.
+func (h *Held) StartSync() {
+	if h.synced != nil {
+		return
+	}
+	h.synced = make(chan struct{})
+	go func() {
+		defer close(h.synced)
+		h.syncErr = sys.fsync(h.d.hook, h.fd.fd)
+	}()
+}
+
+// Link makes the held file's bytes durable (StartSync), then gives the
+// file the name newname in the directory dirfd; the caller makes the name
+// durable. It fails, adding no name, if the fsync fails or the held
+// file's name no longer names it.
 func (h *Held) Link(dirfd int, newname string) error {
+	h.StartSync()
+	<-h.synced
+	if h.syncErr != nil {
+		return h.syncErr
+	}
 	if err := sys.linkat(h.d.hook, h.d.fd, h.name, dirfd, newname); err != nil {
 		return err
 	}
@@ -85,10 +111,6 @@ func (h *Held) Link(dirfd int, newname string) error {
 		if err == nil {
 			err = errors.New("atomicfile: the held file's name names another file")
 		}
-		return err
-	}
-	if err := sys.fsync(h.d.hook, h.fd.fd); err != nil {
-		unix.Unlinkat(dirfd, newname, 0)
 		return err
 	}
 	return nil
@@ -109,6 +131,9 @@ func (h *Held) Release() {
 func (h *Held) Close() {
 	if h != nil {
 		h.Release()
+		if h.synced != nil {
+			<-h.synced // the descriptor is the fsync's
+		}
 		h.fd.Close()
 	}
 }

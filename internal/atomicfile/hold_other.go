@@ -28,6 +28,9 @@ func (h *Held) Alone() bool { return false }
 // Link fails.
 func (h *Held) Link(dirfd int, newname string) error { return errNoHold }
 
+// StartSync does nothing.
+func (h *Held) StartSync() {}
+
 // Chmod fails.
 func (h *Held) Chmod(mode uint32) error { return errNoHold }
 

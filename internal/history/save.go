@@ -257,7 +257,8 @@ func (s *Store) linkObject(objs *statedir.Dir, sum string, content []byte, meta 
 		return 0, false
 	}
 	// Renamed, as a copy is, so that the object's name only ever names
-	// durable bytes; the link's fsync made them so.
+	// durable bytes of the file Link checked it links (Link made the
+	// bytes durable before the link).
 	if s.fault("rename", objs.Join(tmp)) != nil || objs.Rename(tmp, sum) != nil {
 		objs.Remove(tmp)
 		return 0, false
