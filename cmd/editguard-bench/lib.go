@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/editguard/editguard"
+	"github.com/editguard/editguard/internal/soak"
 )
 
 // libBench measures the library's commit path against the bare durable
@@ -18,7 +19,11 @@ import (
 // same disk and the same load. Every call writes content the file never
 // held before ("distinct contents"), so the history stores a new object
 // each time. It prints, per size, the median and p99 of each cell and the
-// ratio of the medians to bare.
+// ratio of the medians to bare. Then, where the workspace's block device
+// reports its flushes (Linux sysfs), it runs each cell alone, n calls in a
+// fresh workspace that is closed at the end, and prints the device
+// flushes per call: a count the disk's speed does not blur, and that
+// includes what a call leaves to run after its answer.
 func libBench(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	parent := cfg.dir
 	if parent == "" {
@@ -31,50 +36,11 @@ func libBench(ctx context.Context, cfg *config, stdout, stderr io.Writer) error 
 	}
 	fmt.Fprintf(stdout, "| size | cell | median | p99 | median / bare |\n|---|---|---|---|---|\n")
 	for _, size := range cfg.sizes {
-		dir, err := os.MkdirTemp(parent, "lib-")
+		l, err := openLib(ctx, parent, size)
 		if err != nil {
 			return err
 		}
-		w, err := editguard.Open(dir, nil)
-		if err != nil {
-			return err
-		}
-		s := w.NewSession("bench")
-		d, err := os.Open(dir)
-		if err != nil {
-			w.Close()
-			return err
-		}
-		base := distinctText(size, 0)
-		for _, name := range []string{"bare.txt", "write.txt", "edit.txt"} {
-			if _, err := s.Write(ctx, name, base, nil); err != nil {
-				return err
-			}
-		}
-		// Each call's content is made before its clock starts: making 1 MiB
-		// of text costs about as much as the bare replace itself.
-		var next string
-		cells := []struct {
-			name string
-			prep func(i int)
-			run  func(i int) error
-		}{
-			{"bare durable replace", func(i int) { next = distinctText(size, i) }, func(i int) error {
-				return bareReplace(d, dir, "bare.txt", []byte(next))
-			}},
-			{"guarded write_file", func(i int) { next = distinctText(size, i) }, func(i int) error {
-				_, err := s.Write(ctx, "write.txt", next, nil)
-				return err
-			}},
-			{"guarded edit_file", func(i int) {}, func(i int) error {
-				old := fmt.Sprintf("version %08d\n", i-1)
-				if i == 1 {
-					old = fmt.Sprintf("version %08d\n", 0)
-				}
-				_, err := s.Edit(ctx, "edit.txt", []editguard.Edit{{OldString: old, NewString: fmt.Sprintf("version %08d\n", i)}}, nil)
-				return err
-			}},
-		}
+		cells := l.cells()
 		times := make([][]time.Duration, len(cells))
 		total := cfg.warmup + cfg.n
 		for i := 1; i <= total; i++ {
@@ -85,8 +51,7 @@ func libBench(ctx context.Context, cfg *config, stdout, stderr io.Writer) error 
 				cell.prep(i)
 				start := time.Now()
 				if err := cell.run(i); err != nil {
-					d.Close()
-					w.Close()
+					l.close()
 					return fmt.Errorf("%s, %d bytes, call %d: %w", cell.name, size, i, err)
 				}
 				if i > cfg.warmup {
@@ -94,8 +59,7 @@ func libBench(ctx context.Context, cfg *config, stdout, stderr io.Writer) error 
 				}
 			}
 		}
-		d.Close()
-		if err := w.Close(); err != nil {
+		if err := l.close(); err != nil {
 			return err
 		}
 		bare := median(times[0])
@@ -105,7 +69,118 @@ func libBench(ctx context.Context, cfg *config, stdout, stderr io.Writer) error 
 		}
 		fmt.Fprintf(stderr, "lib: %s done\n", sizeName(size))
 	}
+	if _, ok := soak.DeviceFlushes("/sys", parent); !ok {
+		fmt.Fprintf(stderr, "lib: the device's flushes are not readable here; no flush counts\n")
+		return nil
+	}
+	fmt.Fprintf(stdout, "\n| size | cell | device flushes per call |\n|---|---|---|\n")
+	for _, size := range cfg.sizes {
+		for c := range 3 {
+			name, perCall, err := libFlushes(ctx, parent, size, c, cfg)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "| %s | %s | %.2f |\n", sizeName(size), name, perCall)
+		}
+	}
 	return nil
+}
+
+// libFlushes runs cell c alone, cfg.n calls after cfg.warmup, in a fresh
+// workspace, and returns the device flushes per call from the first timed
+// call to the workspace's Close.
+func libFlushes(ctx context.Context, parent string, size, c int, cfg *config) (string, float64, error) {
+	l, err := openLib(ctx, parent, size)
+	if err != nil {
+		return "", 0, err
+	}
+	cell := l.cells()[c]
+	var before int64
+	for i := 1; i <= cfg.warmup+cfg.n; i++ {
+		if i == cfg.warmup+1 {
+			before, _ = soak.DeviceFlushes("/sys", parent)
+		}
+		cell.prep(i)
+		if err := cell.run(i); err != nil {
+			l.close()
+			return "", 0, fmt.Errorf("%s, %d bytes, call %d: %w", cell.name, size, i, err)
+		}
+	}
+	if err := l.close(); err != nil {
+		return "", 0, err
+	}
+	after, _ := soak.DeviceFlushes("/sys", parent)
+	return cell.name, float64(after-before) / float64(cfg.n), nil
+}
+
+// libFiles is a workspace with the three files the cells change.
+type libFiles struct {
+	ctx  context.Context
+	size int
+	dir  string
+	w    *editguard.Workspace
+	s    *editguard.Session
+	d    *os.File
+	next string // the content of the call about to run
+}
+
+// libCell is one cell: prep makes call i's content, untimed (making 1 MiB
+// of text costs about as much as the bare replace itself), and run makes
+// the call.
+type libCell struct {
+	name string
+	prep func(i int)
+	run  func(i int) error
+}
+
+func openLib(ctx context.Context, parent string, size int) (*libFiles, error) {
+	dir, err := os.MkdirTemp(parent, "lib-")
+	if err != nil {
+		return nil, err
+	}
+	w, err := editguard.Open(dir, nil)
+	if err != nil {
+		return nil, err
+	}
+	l := &libFiles{ctx: ctx, size: size, dir: dir, w: w, s: w.NewSession("bench")}
+	if l.d, err = os.Open(dir); err != nil {
+		w.Close()
+		return nil, err
+	}
+	base := distinctText(size, 0)
+	for _, name := range []string{"bare.txt", "write.txt", "edit.txt"} {
+		if _, err := l.s.Write(ctx, name, base, nil); err != nil {
+			l.close()
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+func (l *libFiles) close() error {
+	l.d.Close()
+	return l.w.Close()
+}
+
+func (l *libFiles) cells() []libCell {
+	ctx, size := l.ctx, l.size
+	return []libCell{
+		{"bare durable replace", func(i int) { l.next = distinctText(size, i) }, func(i int) error {
+			return bareReplace(l.d, l.dir, "bare.txt", []byte(l.next))
+		}},
+		{"guarded write_file", func(i int) { l.next = distinctText(size, i) }, func(i int) error {
+			_, err := l.s.Write(ctx, "write.txt", l.next, nil)
+			return err
+		}},
+		{"guarded edit_file", func(i int) {}, func(i int) error {
+			old := fmt.Sprintf("version %08d\n", i-1)
+			if i == 1 {
+				old = fmt.Sprintf("version %08d\n", 0)
+			}
+			_, err := l.s.Edit(ctx, "edit.txt", []editguard.Edit{{OldString: old, NewString: fmt.Sprintf("version %08d\n", i)}}, nil)
+			return err
+		}},
+	}
 }
 
 // distinctText is size bytes of text whose first line names version i.

@@ -9,11 +9,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// deviceFlushes returns the number of flush requests the block device
+// DeviceFlushes returns the number of flush requests the block device
 // holding dir has completed since boot, as Linux counts them in the
 // 16th field of its stat file in sysfs (under sys, normally "/sys"), and
 // whether it could be read. A partition's flushes are counted on its disk.
-func deviceFlushes(sys, dir string) (int64, bool) {
+func DeviceFlushes(sys, dir string) (int64, bool) {
 	var st unix.Stat_t
 	if err := unix.Stat(dir, &st); err != nil {
 		return 0, false

@@ -52,11 +52,11 @@ func TestDeviceFlushesPartition(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(part, "partition"), []byte("1\n"), 0o644)
-	if n, ok := deviceFlushes(sys, dir); n != 700 || !ok {
+	if n, ok := DeviceFlushes(sys, dir); n != 700 || !ok {
 		t.Errorf("partition: %d, %v; want its disk's 700", n, ok)
 	}
 	os.Remove(filepath.Join(part, "partition"))
-	if n, ok := deviceFlushes(sys, dir); n != 3 || !ok {
+	if n, ok := DeviceFlushes(sys, dir); n != 3 || !ok {
 		t.Errorf("whole device: %d, %v; want 3", n, ok)
 	}
 }

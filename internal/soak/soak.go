@@ -433,7 +433,7 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 		workers = append(workers, worker{cl, cl.ledgerName(), "mcp"})
 	}
 
-	flushes0, flushesKnown := deviceFlushes("/sys", root)
+	flushes0, flushesKnown := DeviceFlushes("/sys", root)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for i, w := range workers {
@@ -458,7 +458,7 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 			rec.addError("server: %v", err)
 		}
 	}
-	flushes1, ok := deviceFlushes("/sys", root)
+	flushes1, ok := DeviceFlushes("/sys", root)
 	flushesKnown = flushesKnown && ok && flushes1 >= flushes0
 	rep, err := verify(&c, rec, files)
 	if err != nil {
