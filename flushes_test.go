@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -120,5 +121,91 @@ func TestCatchUpLeavesTrimmedVersionsOut(t *testing.T) {
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestLargeVersionLinesLazy checks that a change displacing content over
+// the history's inline limit (copied into an object, or linked when the
+// file can be held) saves its version's index line without an fsync: its
+// intent names the object, which is durable before the change. The
+// catch-up at Close makes the lines durable, and every version loads.
+func TestLargeVersionLinesLazy(t *testing.T) {
+	w, err := Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := w.NewSession("agent")
+	sizes := map[string]int{"copied.txt": 64 << 10, "linked.txt": 2 * linkMin}
+	contents := map[string][]string{}
+	for name, size := range sizes {
+		for i := range 3 {
+			c := strings.Repeat(fmt.Sprintf("%s version %d\n", name, i), size/20)
+			contents[name] = append(contents[name], c)
+		}
+		if _, err := s.Write(t.Context(), name, contents[name][0], nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var indexSyncs atomic.Int64
+	SetFaults(w, nil, func(op, name string) error {
+		if op == "fsync" && strings.Contains(name, "/index/") {
+			indexSyncs.Add(1)
+		}
+		return nil
+	}, nil)
+	for name := range sizes {
+		for _, c := range contents[name][1:] {
+			if _, err := s.Write(t.Context(), name, c, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if n := indexSyncs.Load(); n != 0 {
+		t.Errorf("%d index fsyncs for 4 changes of large files, want none before the catch-up", n)
+	}
+	recs, _, _, err := w.led.Since(ledger.Position{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	objects := 0
+	for _, r := range recs {
+		if r.Outcome == ledger.OutcomePending && r.SHA256Before != "" {
+			if !r.DisplacedObject || len(r.Displaced) != 0 {
+				t.Errorf("intent %d of %s: displaced_object %v, %d bytes carried; want the object named, no bytes", r.Seq, r.Path, r.DisplacedObject, len(r.Displaced))
+			}
+			objects++
+		}
+	}
+	if objects != 4 {
+		t.Errorf("%d intents name an object, want 4", objects)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := indexSyncs.Load(); n < 1 {
+		t.Errorf("Close made %d index fsyncs, want the catch-up's", n)
+	}
+	w, err = Open(w.Dir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for name := range sizes {
+		vs, err := w.History(name)
+		// The file's creation, and the two contents displaced.
+		if err != nil || len(vs) != 3 {
+			t.Fatalf("History(%s) = %d versions, %v; want 3", name, len(vs), err)
+		}
+		held := map[string]bool{}
+		for _, v := range vs {
+			_, got, err := w.hist.Load(name, v.ID)
+			if err != nil {
+				t.Errorf("%s version %s: %v", name, v.ID, err)
+			}
+			held[string(got)] = true
+		}
+		if !held[contents[name][0]] || !held[contents[name][1]] {
+			t.Errorf("%s: the versions do not hold the two displaced contents", name)
+		}
 	}
 }

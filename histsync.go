@@ -18,18 +18,22 @@ import (
 // bytes itself, and its history version is saved lazily: the index line is
 // written, not fsynced, before the change. The intent's fsync makes the
 // displaced bytes durable; the index lines are made durable later, many at
-// a time, by catchUp.
+// a time, by catchUp. A larger displaced content is saved as an object,
+// made durable before the change as always, and its intent says so
+// (DisplacedObject): its line is lazy too, and catchUp finds the object
+// by the intent's SHA256Before.
 //
 // The history's mark (history.Store.Synced) names a ledger record such that
 // every intent up to it has its version durable in history. catchUp moves
 // it: for each intent after it, it fsyncs the index holding the intent's
 // version, or, if the version is not there and the change may have been
 // made (a power cut took the line, or the writer died before writing it),
-// saves the intent's bytes to history again, durably. It stops at an
-// intent whose writer is still at work (it holds the file's lock). The
-// workspace runs it catchUpDelay after a lazy change, and Close runs it
-// last if there was one. Open runs its saves alone, before resolving
-// intents, so that the version a recovered outcome names is there.
+// saves the intent's bytes (or its object's) to history again, durably.
+// It stops at an intent whose writer is still at work (it holds the
+// file's lock). The workspace runs it catchUpDelay after a lazy change,
+// and Close runs it last if there was one. Open runs its saves alone,
+// before resolving intents, so that the version a recovered outcome names
+// is there.
 
 // carryLimit is the largest displaced content an intent carries. It is
 // below the history's inline limit, so that the version is an index line.
@@ -219,7 +223,8 @@ func (w *Workspace) catchUp(atOpen bool) {
 // index may need an fsync. out is the intent's outcome record, if any.
 func (w *Workspace) versionKept(in, out *ledger.Record, saved map[uint64]string) (kept, sync bool) {
 	content, ok := carried(in)
-	if !ok {
+	object := !ok && in.DisplacedObject && in.Observed != nil && in.Observed.Exists
+	if !ok && !object {
 		return true, false // its version was saved durably, if at all
 	}
 	// The content too: an intent whose fsync failed is cut from the
@@ -264,6 +269,14 @@ func (w *Workspace) versionKept(in, out *ledger.Record, saved map[uint64]string)
 	// a power cut took the line, or the writer died before writing it.
 	// The ledger is read, not trusted: bytes that are not what the
 	// intent says it displaced are not saved as a version of the file.
+	if object {
+		// The object was durable before the change was made: if it is
+		// not there (or not whole), the change was not made.
+		var err error
+		if content, err = w.hist.LoadObject(in.Path, sum); err != nil {
+			return true, false
+		}
+	}
 	if sha256Hex(content) != sum {
 		return true, false
 	}

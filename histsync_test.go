@@ -187,6 +187,81 @@ func TestLostVersionLineResaved(t *testing.T) {
 	}
 }
 
+// TestLostObjectLineResaved is TestLostVersionLineResaved for a content
+// over the inline limit, whose version is an object the intent names: Open
+// finds the object and saves the version again; an intent whose object is
+// gone (its change was not made) is passed over.
+func TestLostObjectLineResaved(t *testing.T) {
+	for _, size := range []int{64 << 10, 1 << 20} { // copied; linked
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			w, dir := newWorkspace(t)
+			old := strings.Repeat("old line\n", size/9)
+			writeFile(t, dir, "a.txt", old)
+			s := w.NewSession("agent")
+			if _, err := s.Read(ctx, "a.txt", nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Write(ctx, "a.txt", "new\n", nil); err != nil {
+				t.Fatal(err)
+			}
+			w.Close()
+			var in *ledger.Record
+			for _, r := range rawLedger(t, dir) {
+				if r.Outcome == ledger.OutcomePending {
+					in = r
+				}
+			}
+			if in == nil || !in.DisplacedObject {
+				t.Fatalf("intent %+v, want one that names its object", in)
+			}
+			if err := os.WriteFile(historyIndex(dir, "a.txt"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			setSyncedMark(t, dir, in.Seq-1, in.Prev)
+			w2, err := editguard.Open(dir, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			vs, err := w2.History("a.txt")
+			w2.Close()
+			if err != nil || len(vs) != 1 {
+				t.Fatalf("History = %+v, %v; want the version saved again", vs, err)
+			}
+			w3, err := editguard.Open(dir, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := editguard.VersionContent(w3, "a.txt", vs[0].ID)
+			w3.Close()
+			if err != nil || string(got) != old {
+				t.Errorf("version %s holds %d bytes (%v), want the %d displaced", vs[0].ID, len(got), err, len(old))
+			}
+			if got := indexIntents(t, dir, "a.txt"); len(got) != 1 || got[0] != in.Seq {
+				t.Errorf("versions name intents %v, want [%d]", got, in.Seq)
+			}
+			// Without its object, the intent's version is not saved.
+			objs, err := filepath.Glob(filepath.Join(dir, editguard.StateDir, "history", "objects", "*", in.SHA256Before))
+			if err != nil || len(objs) != 1 {
+				t.Fatalf("objects %v, %v; want the version's", objs, err)
+			}
+			os.Remove(objs[0])
+			if err := os.WriteFile(historyIndex(dir, "a.txt"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			setSyncedMark(t, dir, in.Seq-1, in.Prev)
+			w4, err := editguard.Open(dir, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			vs, err = w4.History("a.txt")
+			w4.Close()
+			if err != nil || len(vs) != 0 {
+				t.Errorf("History without the object = %+v, %v; want no version", vs, err)
+			}
+		})
+	}
+}
+
 // TestCatchUpLeavesLiveWriter opens a second workspace while a change has
 // written its intent but not yet its version: the second Open must neither
 // save the version itself nor move the mark past the intent.

@@ -56,15 +56,22 @@ func (in *intent) begin() {
 // will be res, and starts its fsync, which runs alongside the history's
 // and the temporary file's. The caller holds the file's lock, so the
 // intent is in the order of the file's changes. When the content the
-// change displaces (obs) is small, the intent carries it, and writeIntent
-// returns true: the history may then save it lazily (histsync.go).
-func (w *Workspace) writeIntent(a *attempt, res *Result, obs *observation) (carries bool) {
+// change displaces (obs) is small, the intent carries it; when it is
+// large, it names the history object that will hold it. Either way
+// writeIntent returns true: the history may then save the version's line
+// lazily (histsync.go).
+func (w *Workspace) writeIntent(a *attempt, res *Result, obs *observation) (lazy bool) {
 	in := &intent{rec: a.rec, done: make(chan struct{})}
 	in.rec.Outcome = ledger.OutcomePending
 	in.rec.SHA256After = res.SHA256
 	if obs.stat.Exists && len(obs.data) > 0 && len(obs.data) <= carryLimit {
 		in.rec.Displaced = obs.data
 	}
+	// Content over the history's inline limit goes to an object, made
+	// durable before the change: the intent names it, and the version's
+	// line can be lazy as a carried one's.
+	marked := w.hsync.marked.Load()
+	in.rec.DisplacedObject = marked && obs.stat.Exists && len(obs.data) > max(carryLimit, w.hist.InlineLimit())
 	a.intent = in
 	p, err := w.led.Write(&in.rec)
 	if err != nil {
@@ -73,10 +80,9 @@ func (w *Workspace) writeIntent(a *attempt, res *Result, obs *observation) (carr
 		return false
 	}
 	in.seq = in.rec.Seq
-	_, carries = carried(&in.rec)
-	carries = carries && w.hsync.marked.Load()
+	_, carries := carried(&in.rec)
 	in.p = p
-	return carries
+	return marked && (carries || in.rec.DisplacedObject)
 }
 
 // durable waits for the intent's fsync and reports whether the intent is

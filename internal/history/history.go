@@ -103,11 +103,12 @@ type Meta struct {
 	// displacing this content, if any; the version records it, so that
 	// the ledger's records can be matched with their versions (Intents).
 	Intent uint64
-	// Lazy lets Save append the version's index line without fsyncing it,
-	// when the content is inline (or Absent): the caller holds the
-	// content durably elsewhere (the intent) and makes the line durable
-	// later (SyncIndex), or re-saves the content after a crash. Content
-	// kept in an object file is made durable as always.
+	// Lazy lets Save append the version's index line without fsyncing it:
+	// the caller holds the content durably elsewhere (inline or Absent
+	// content in the intent), or records durably elsewhere that the
+	// content's object holds it (the intent names the object), and makes
+	// the line durable later (SyncIndex), or saves the version again after
+	// a crash. Content kept in an object file is made durable as always.
 	Lazy bool
 	// Link, if set, lets Save make a missing object (content over the
 	// inline limit) by linking the file that holds content instead of
@@ -669,6 +670,36 @@ func (s *Store) Load(path, id string) (Version, []byte, error) {
 		return fail(v, &CorruptObjectError{Object: name, Want: v.SHA256, Got: hex.EncodeToString(h[:])})
 	}
 	return v, data, nil
+}
+
+// InlineLimit is the largest content Save keeps in an index line; larger
+// content goes to an object (-1: every content does).
+func (s *Store) InlineLimit() int { return s.inline }
+
+// LoadObject returns path's object whose content has the SHA-256 sum,
+// hashed and compared with sum (a mismatch is a *CorruptObjectError); an
+// object that is not there is an error matching fs.ErrNotExist.
+func (s *Store) LoadObject(path, sum string) ([]byte, error) {
+	fail := func(err error) ([]byte, error) { return nil, &Error{Op: "load object", Path: path, Err: err} }
+	if err := checkPath(path); err != nil {
+		return fail(err)
+	}
+	if !validSum(sum) {
+		return fail(fmt.Errorf("%w: sha256 %q is not 64 lowercase hex digits", ErrInvalid, sum))
+	}
+	unlock, err := s.lockPath(path)
+	if err != nil {
+		return fail(err)
+	}
+	defer unlock()
+	name, data, err := s.readObject(path, sum)
+	if err != nil {
+		return fail(err)
+	}
+	if h := sha256.Sum256(data); hex.EncodeToString(h[:]) != sum {
+		return fail(&CorruptObjectError{Object: name, Want: sum, Got: hex.EncodeToString(h[:])})
+	}
+	return data, nil
 }
 
 // Paths returns the paths that have history, sorted.

@@ -115,7 +115,7 @@ func (s *Store) Save(path string, content []byte, absent bool, sum string, meta 
 		// in the same order by time as by ID.
 		e.ID, e.Time = formatID(last+1), time.Now().UTC()
 		return e.line()
-	}, true, !(meta.Lazy && (absent || inline)))
+	}, true, !meta.Lazy)
 	v = e.Version
 	if err != nil {
 		return fail(err)

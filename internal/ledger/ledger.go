@@ -131,9 +131,13 @@ type Record struct {
 	Approval       string          `json:"approval,omitempty"`  // "auto", "accepted", "declined", ...
 	Result         json.RawMessage `json:"result,omitempty"`    // the structured result or error object returned, for replay
 	Displaced      []byte          `json:"displaced,omitempty"` // an intent's copy of the content its change displaces, when small (base64)
-	Intent         uint64          `json:"intent,omitempty"`    // the seq of the intent record this record is the outcome of
-	Prev           string          `json:"prev"`                // Hash of the previous record; "" for the first
-	Hash           string          `json:"hash"`                // see the package documentation
+	// DisplacedObject marks an intent whose change keeps what it displaces
+	// (SHA256Before) as a history object, durable before the change, with
+	// the version's index line made durable later.
+	DisplacedObject bool   `json:"displaced_object,omitempty"`
+	Intent          uint64 `json:"intent,omitempty"` // the seq of the intent record this record is the outcome of
+	Prev            string `json:"prev"`             // Hash of the previous record; "" for the first
+	Hash            string `json:"hash"`             // see the package documentation
 }
 
 // Options configure a Ledger. A nil *Options means the zero value.
