@@ -9,7 +9,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"errors"
+	"fmt"
 	"io"
 	"math/big"
 	"net"
@@ -238,23 +238,16 @@ func TestRemoteLimits(t *testing.T) {
 		hs := httptest.NewServer(newServer(t, ws, mcpserver.ApproveAuto).Handler(&mcpserver.HTTPOptions{Tokens: tokens, MaxInFlight: 1, Rate: -1}))
 		t.Cleanup(hs.Close)
 		url := hs.URL + mcpserver.Endpoint
-		// Alice's first request stays in flight while its body trickles.
-		pr, pw := io.Pipe()
-		req, err := http.NewRequest("POST", url, pr)
+		// Alice's first request stays in flight while its body trickles:
+		// written by hand on its own connection, so that its headers and
+		// the body's first chunk are surely sent.
+		conn, err := net.Dial("tcp", hs.Listener.Addr().String())
 		if err != nil {
 			t.Fatal(err)
 		}
-		req.Header.Set("Authorization", "Bearer "+alice)
-		req.Header.Set("Content-Type", "application/json")
-		held := make(chan error, 1)
-		go func() {
-			resp, err := http.DefaultClient.Do(req)
-			if err == nil {
-				resp.Body.Close()
-			}
-			held <- err
-		}()
-		pw.Write([]byte(`{"jsonrpc":`))
+		first := `{"jsonrpc":`
+		fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n",
+			mcpserver.Endpoint, hs.Listener.Addr(), alice, len(first), first)
 		// Until the server has it, alice's next requests may pass.
 		var resp *http.Response
 		for deadline := time.Now().Add(10 * time.Second); ; {
@@ -269,8 +262,7 @@ func TestRemoteLimits(t *testing.T) {
 		if resp := post(t, url, "", "Bearer "+bob, initialize); resp.StatusCode != http.StatusOK {
 			t.Errorf("bob's request while alice's is in flight = %d, want 200", resp.StatusCode)
 		}
-		pw.CloseWithError(errors.New("client gives up"))
-		<-held
+		conn.Close() // the client gives up
 		// The client gives up before the server's handler has seen the
 		// broken body and returned: alice is admitted once it has.
 		for deadline := time.Now().Add(10 * time.Second); ; {
