@@ -146,7 +146,19 @@ func TestHeldFileGivenUpWhileCommitLockWaits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		ino, _, _ := inode(t, filepath.Join(dir, "a.txt"))
 		go func() {
+			// The lock is held for 300 ms from the moment the old file
+			// is linked into history, which comes before the change asks
+			// for the lock, however slow the fsyncs before it are.
+			object := filepath.Join(dir, editguard.StateDir, "history", "objects", "*", sha256hex([]byte(old)))
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+				m, _ := filepath.Glob(object)
+				var st unix.Stat_t
+				if len(m) == 1 && unix.Stat(m[0], &st) == nil && st.Ino == ino {
+					break
+				}
+			}
 			time.Sleep(300 * time.Millisecond)
 			l.Unlock()
 			d.Close()
