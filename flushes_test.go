@@ -209,3 +209,65 @@ func TestLargeVersionLinesLazy(t *testing.T) {
 		}
 	}
 }
+
+// TestCreationVersionsLazy checks that a change creating a file, or
+// displacing an empty one, saves its version's index line without an
+// fsync: the intent says the file did not exist, or was empty. The
+// catch-up at Close makes the lines durable.
+func TestCreationVersionsLazy(t *testing.T) {
+	w, err := Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := w.NewSession("agent")
+	var indexSyncs atomic.Int64
+	SetFaults(w, nil, func(op, name string) error {
+		if op == "fsync" && strings.Contains(name, "/index") {
+			indexSyncs.Add(1)
+		}
+		return nil
+	}, nil)
+	for _, name := range []string{"a.txt", "sub/b.txt", "empty.txt"} {
+		content := "new\n"
+		if name == "empty.txt" {
+			content = ""
+		}
+		if _, err := s.Write(t.Context(), name, content, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Write(t.Context(), "empty.txt", "filled\n", nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := indexSyncs.Load(); n != 0 {
+		t.Errorf("%d index fsyncs for 3 creations and a write over an empty file, want none before the catch-up", n)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := indexSyncs.Load(); n < 1 {
+		t.Errorf("Close made %d index fsyncs, want the catch-up's", n)
+	}
+	w, err = Open(w.Dir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for name, want := range map[string]int{"a.txt": 1, "sub/b.txt": 1, "empty.txt": 2} {
+		vs, err := w.History(name)
+		if err != nil || len(vs) != want {
+			t.Fatalf("History(%s) = %+v, %v; want %d versions", name, vs, err, want)
+		}
+		if !vs[len(vs)-1].Absent && !vs[0].Absent {
+			t.Errorf("History(%s) = %+v; want the creation's absent version", name, vs)
+		}
+	}
+	vs, _ := w.History("empty.txt")
+	for _, v := range vs {
+		if !v.Absent {
+			if _, got, err := w.hist.Load("empty.txt", v.ID); err != nil || len(got) != 0 {
+				t.Errorf("empty.txt version %s = %q, %v; want the empty content", v.ID, got, err)
+			}
+		}
+	}
+}

@@ -15,8 +15,9 @@ import (
 // index, on top of the intent's fsync in the ledger and the new content's:
 // three device flushes at once where a bare replace has one. Instead, the
 // intent of a change that displaces at most carryLimit bytes carries those
-// bytes itself, and its history version is saved lazily: the index line is
-// written, not fsynced, before the change. The intent's fsync makes the
+// bytes itself (an empty file's none, and a change that creates the file
+// says so in its observed state), and its history version is saved
+// lazily: the index line is written, not fsynced, before the change. The intent's fsync makes the
 // displaced bytes durable; the index lines are made durable later, many at
 // a time, by catchUp. A larger displaced content is saved as an object,
 // made durable before the change as always, and its intent says so
@@ -117,16 +118,26 @@ func (w *Workspace) stopCatchUp() {
 	h.wg.Wait()
 }
 
-// carried returns the content that the intent in says its change
-// displaces, if the intent holds it (see writeIntent). A change that
-// creates a file or displaces an empty one saves its version durably, as
-// one that displaces more than carryLimit bytes does.
-func carried(in *ledger.Record) (content []byte, ok bool) {
-	if in.Observed == nil || !in.Observed.Exists || len(in.Displaced) == 0 {
-		return nil, false
+// carried returns what the intent in says its change displaces, if the
+// intent holds all of it (see writeIntent): the bytes it carries (1 B to
+// carryLimit), no bytes for an empty file, or absent for a change that
+// creates the file.
+func carried(in *ledger.Record) (content []byte, absent, ok bool) {
+	switch {
+	case in.Observed == nil:
+		return nil, false, false
+	case !in.Observed.Exists:
+		return nil, true, true
+	case len(in.Displaced) > 0:
+		return in.Displaced, false, true
+	case in.Observed.Size == 0 && in.SHA256Before == emptySHA256:
+		return []byte{}, false, true
 	}
-	return in.Displaced, true
+	return nil, false, false
 }
+
+// emptySHA256 is the SHA-256 of no bytes.
+const emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
 // catchUp moves the history's mark as far as it can (see above). It is
 // best effort: what it cannot do now, a later run does, and until then the
@@ -222,7 +233,7 @@ func (w *Workspace) catchUp(atOpen bool) {
 // displaced is in history, making it so if it can; sync says that its
 // index may need an fsync. out is the intent's outcome record, if any.
 func (w *Workspace) versionKept(in, out *ledger.Record, saved map[uint64]string) (kept, sync bool) {
-	content, ok := carried(in)
+	content, absent, ok := carried(in)
 	object := !ok && in.DisplacedObject && in.Observed != nil && in.Observed.Exists
 	if !ok && !object {
 		return true, false // its version was saved durably, if at all
@@ -259,7 +270,7 @@ func (w *Workspace) versionKept(in, out *ledger.Record, saved map[uint64]string)
 		defer unlockAll(locks)
 		// Under the lock, the writer may have finished meanwhile.
 		now, err := w.hist.Intents(in.Path, in.Seq)
-		if err != nil || now[in.Seq] == sum {
+		if s, ok := now[in.Seq]; err != nil || ok && s == sum {
 			return true, err == nil
 		}
 	} else if out.Outcome == "error" || out.Outcome == "dry_run" {
@@ -269,6 +280,11 @@ func (w *Workspace) versionKept(in, out *ledger.Record, saved map[uint64]string)
 	// a power cut took the line, or the writer died before writing it.
 	// The ledger is read, not trusted: bytes that are not what the
 	// intent says it displaced are not saved as a version of the file.
+	if absent {
+		_, err := w.hist.Save(in.Path, nil, true, "",
+			history.Meta{Op: in.Tool, Session: in.Session, Intent: in.Seq})
+		return err == nil, false
+	}
 	if object {
 		// The object was durable before the change was made: if it is
 		// not there (or not whole), the change was not made.

@@ -262,6 +262,43 @@ func TestLostObjectLineResaved(t *testing.T) {
 	}
 }
 
+// TestLostCreationLineResaved is TestLostVersionLineResaved for a change
+// that created the file: its intent says the file did not exist, and Open
+// saves the absent version again.
+func TestLostCreationLineResaved(t *testing.T) {
+	w, dir := newWorkspace(t)
+	s := w.NewSession("agent")
+	if _, err := s.Write(ctx, "a.txt", "new\n", nil); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	var in *ledger.Record
+	for _, r := range rawLedger(t, dir) {
+		if r.Outcome == ledger.OutcomePending {
+			in = r
+		}
+	}
+	if in == nil || in.Observed == nil || in.Observed.Exists {
+		t.Fatalf("intent %+v, want one that observed no file", in)
+	}
+	if err := os.WriteFile(historyIndex(dir, "a.txt"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	setSyncedMark(t, dir, in.Seq-1, in.Prev)
+	w2, err := editguard.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs, err := w2.History("a.txt")
+	w2.Close()
+	if err != nil || len(vs) != 1 || !vs[0].Absent {
+		t.Fatalf("History = %+v, %v; want the absent version saved again", vs, err)
+	}
+	if got := indexIntents(t, dir, "a.txt"); len(got) != 1 || got[0] != in.Seq {
+		t.Errorf("versions name intents %v, want [%d]", got, in.Seq)
+	}
+}
+
 // TestCatchUpLeavesLiveWriter opens a second workspace while a change has
 // written its intent but not yet its version: the second Open must neither
 // save the version itself nor move the mark past the intent.

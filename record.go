@@ -80,7 +80,7 @@ func (w *Workspace) writeIntent(a *attempt, res *Result, obs *observation) (lazy
 		return false
 	}
 	in.seq = in.rec.Seq
-	_, carries := carried(&in.rec)
+	_, _, carries := carried(&in.rec)
 	in.p = p
 	return marked && (carries || in.rec.DisplacedObject)
 }
