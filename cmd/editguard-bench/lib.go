@@ -75,7 +75,7 @@ func libBench(ctx context.Context, cfg *config, stdout, stderr io.Writer) error 
 	}
 	fmt.Fprintf(stdout, "\n| size | cell | device flushes per call |\n|---|---|---|\n")
 	for _, size := range cfg.sizes {
-		for c := range 3 {
+		for c := range len((&libFiles{}).cells()) {
 			name, perCall, err := libFlushes(ctx, parent, size, c, cfg)
 			if err != nil {
 				return err
@@ -113,7 +113,8 @@ func libFlushes(ctx context.Context, parent string, size, c int, cfg *config) (s
 	return cell.name, float64(after-before) / float64(cfg.n), nil
 }
 
-// libFiles is a workspace with the three files the cells change.
+// libFiles is a workspace with the three files the cells change, and a
+// directory for the files the creating cell makes.
 type libFiles struct {
 	ctx  context.Context
 	size int
@@ -147,6 +148,10 @@ func openLib(ctx context.Context, parent string, size int) (*libFiles, error) {
 		w.Close()
 		return nil, err
 	}
+	if err := os.Mkdir(filepath.Join(dir, "new"), 0o755); err != nil {
+		l.close()
+		return nil, err
+	}
 	base := distinctText(size, 0)
 	for _, name := range []string{"bare.txt", "write.txt", "edit.txt"} {
 		if _, err := l.s.Write(ctx, name, base, nil); err != nil {
@@ -170,6 +175,10 @@ func (l *libFiles) cells() []libCell {
 		}},
 		{"guarded write_file", func(i int) { l.next = distinctText(size, i) }, func(i int) error {
 			_, err := l.s.Write(ctx, "write.txt", l.next, nil)
+			return err
+		}},
+		{"guarded write_file, new file", func(i int) { l.next = distinctText(size, i) }, func(i int) error {
+			_, err := l.s.Write(ctx, fmt.Sprintf("new/%06d.txt", i), l.next, nil)
 			return err
 		}},
 		{"guarded edit_file", func(i int) {}, func(i int) error {
