@@ -69,7 +69,9 @@ func Unified(oldName, oldText, newName, newText string) string {
 	var out strings.Builder
 	out.Grow(size)
 	fmt.Fprintf(&out, "--- %s\n+++ %s\n", oldName, newName)
-	if len(midA) > maxMatchLines || len(midB) > maxMatchLines {
+	// One side empty (a file created or deleted): every line is added or
+	// removed, in one hunk, with nothing to match.
+	if len(midA) == 0 || len(midB) == 0 || len(midA) > maxMatchLines || len(midB) > maxMatchLines {
 		fmt.Fprintf(&out, "@@ -%s +%s @@\n", hunkRange(lo, len(midA)), hunkRange(lo, len(midB)))
 		for _, l := range midA {
 			writeLine(&out, '-', l)

@@ -5,6 +5,8 @@ import (
 	"math/rand"
 	"strings"
 	"testing"
+
+	"github.com/rogpeppe/go-internal/diff"
 )
 
 // apply applies a unified diff produced by Unified to old, so tests can
@@ -132,4 +134,45 @@ func BenchmarkUnifiedEditOf1MiB(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		Unified("a", old, "b", nw)
 	}
+}
+
+// TestUnifiedCreationMatchesLineMatcher checks that the diff of a text
+// from or to nothing, written as one hunk without the line matcher, is
+// byte for byte what the line matcher gives, and applies back.
+func TestUnifiedCreationMatchesLineMatcher(t *testing.T) {
+	for _, text := range []string{"a\n", "a", "a\nb\n", "a\nb", "\n", "\n\n", strings.Repeat("line\n", 50), strings.Repeat("x\n", 9) + "last"} {
+		for _, dir := range []string{"create", "delete"} {
+			old, new := "", text
+			if dir == "delete" {
+				old, new = text, ""
+			}
+			got := Unified("a/f", old, "b/f", new)
+			want := "--- a/f\n+++ b/f\n" + matcherBody(old, new)
+			if got != want {
+				t.Errorf("%s %q:\n got %q\nwant %q", dir, text, got, want)
+			}
+			if back := apply(t, old, got); back != new {
+				t.Errorf("%s %q: applies back to %q", dir, text, back)
+			}
+		}
+	}
+}
+
+// matcherBody is the hunks the line matcher gives for old to new, as
+// Unified writes them when it uses the matcher.
+func matcherBody(old, new string) string {
+	d := diff.Diff("a", []byte(old), "b", []byte(new))
+	var out strings.Builder
+	for _, line := range strings.SplitAfter(string(d), "\n") {
+		if line == "" || strings.HasPrefix(line, "diff ") || strings.HasPrefix(line, "--- ") || strings.HasPrefix(line, "+++ ") {
+			continue
+		}
+		var oa, ob, na, nb int
+		if n, _ := fmt.Sscanf(line, "@@ -%d,%d +%d,%d @@", &oa, &ob, &na, &nb); n == 4 {
+			fmt.Fprintf(&out, "@@ -%s +%s @@\n", shift(oa, ob, 0), shift(na, nb, 0))
+			continue
+		}
+		out.WriteString(line)
+	}
+	return out.String()
 }
