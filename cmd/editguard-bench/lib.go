@@ -177,7 +177,13 @@ func (l *libFiles) cells() []libCell {
 			_, err := l.s.Write(ctx, "write.txt", l.next, nil)
 			return err
 		}},
-		{"guarded write_file, new file", func(i int) { l.next = distinctText(size, i) }, func(i int) error {
+		// The file the last call created is removed untimed, so that the
+		// disk holds one of them, not a growing heap of dirty pages that
+		// the kernel writes back under the other cells.
+		{"guarded write_file, new file", func(i int) {
+			os.Remove(filepath.Join(l.dir, "new", fmt.Sprintf("%06d.txt", i-1)))
+			l.next = distinctText(size, i)
+		}, func(i int) error {
 			_, err := l.s.Write(ctx, fmt.Sprintf("new/%06d.txt", i), l.next, nil)
 			return err
 		}},
