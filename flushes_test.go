@@ -146,13 +146,7 @@ func TestLargeVersionLinesLazy(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var indexSyncs atomic.Int64
-	SetFaults(w, nil, func(op, name string) error {
-		if op == "fsync" && strings.Contains(name, "/index/") {
-			indexSyncs.Add(1)
-		}
-		return nil
-	}, nil)
+	indexSyncs := countIndexSyncs(w)
 	for name := range sizes {
 		for _, c := range contents[name][1:] {
 			if _, err := s.Write(t.Context(), name, c, nil); err != nil {
@@ -179,17 +173,7 @@ func TestLargeVersionLinesLazy(t *testing.T) {
 	if objects != 4 {
 		t.Errorf("%d intents name an object, want 4", objects)
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if n := indexSyncs.Load(); n < 1 {
-		t.Errorf("Close made %d index fsyncs, want the catch-up's", n)
-	}
-	w, err = Open(w.Dir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w = closeCaughtUp(t, w, indexSyncs)
 	for name := range sizes {
 		vs, err := w.History(name)
 		// The file's creation, and the two contents displaced.
@@ -220,13 +204,7 @@ func TestCreationVersionsLazy(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := w.NewSession("agent")
-	var indexSyncs atomic.Int64
-	SetFaults(w, nil, func(op, name string) error {
-		if op == "fsync" && strings.Contains(name, "/index") {
-			indexSyncs.Add(1)
-		}
-		return nil
-	}, nil)
+	indexSyncs := countIndexSyncs(w)
 	for _, name := range []string{"a.txt", "sub/b.txt", "empty.txt"} {
 		content := "new\n"
 		if name == "empty.txt" {
@@ -242,17 +220,7 @@ func TestCreationVersionsLazy(t *testing.T) {
 	if n := indexSyncs.Load(); n != 0 {
 		t.Errorf("%d index fsyncs for 3 creations and a write over an empty file, want none before the catch-up", n)
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if n := indexSyncs.Load(); n < 1 {
-		t.Errorf("Close made %d index fsyncs, want the catch-up's", n)
-	}
-	w, err = Open(w.Dir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w = closeCaughtUp(t, w, indexSyncs)
 	for name, want := range map[string]int{"a.txt": 1, "sub/b.txt": 1, "empty.txt": 2} {
 		vs, err := w.History(name)
 		if err != nil || len(vs) != want {
@@ -270,4 +238,36 @@ func TestCreationVersionsLazy(t *testing.T) {
 			}
 		}
 	}
+}
+
+// countIndexSyncs counts the fsyncs of w's history indexes and of their
+// directory from now on.
+func countIndexSyncs(w *Workspace) *atomic.Int64 {
+	var n atomic.Int64
+	SetFaults(w, nil, func(op, name string) error {
+		if op == "fsync" && strings.Contains(name, "/index") {
+			n.Add(1)
+		}
+		return nil
+	}, nil)
+	return &n
+}
+
+// closeCaughtUp closes w, checks that its last catch-up fsynced an index
+// (counted by syncs), and opens the workspace again, to be closed when the
+// test ends.
+func closeCaughtUp(t *testing.T, w *Workspace, syncs *atomic.Int64) *Workspace {
+	t.Helper()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := syncs.Load(); n < 1 {
+		t.Errorf("Close made %d index fsyncs, want the catch-up's", n)
+	}
+	w, err := Open(w.Dir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w
 }

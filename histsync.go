@@ -17,9 +17,9 @@ import (
 // intent of a change that displaces at most carryLimit bytes carries those
 // bytes itself (an empty file's none, and a change that creates the file
 // says so in its observed state), and its history version is saved
-// lazily: the index line is written, not fsynced, before the change. The intent's fsync makes the
-// displaced bytes durable; the index lines are made durable later, many at
-// a time, by catchUp. A larger displaced content is saved as an object,
+// lazily: the index line is written, not fsynced, before the change. The
+// intent's fsync makes the displaced bytes durable; the index lines are
+// made durable later, many at a time, by catchUp. A larger displaced content is saved as an object,
 // made durable before the change as always, and its intent says so
 // (DisplacedObject): its line is lazy too, and catchUp finds the object
 // by the intent's SHA256Before.

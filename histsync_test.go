@@ -90,6 +90,28 @@ func setSyncedMark(t *testing.T, dir string, seq uint64, hash string) {
 	}
 }
 
+// lastIntent returns the ledger's last intent record, or nil.
+func lastIntent(t *testing.T, dir string) *ledger.Record {
+	t.Helper()
+	var in *ledger.Record
+	for _, r := range rawLedger(t, dir) {
+		if r.Outcome == ledger.OutcomePending {
+			in = r
+		}
+	}
+	return in
+}
+
+// loseVersionLines leaves p's history as a power cut may after the
+// change of intent in: p's index lines gone, the mark just before in.
+func loseVersionLines(t *testing.T, dir, p string, in *ledger.Record) {
+	t.Helper()
+	if err := os.WriteFile(historyIndex(dir, p), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	setSyncedMark(t, dir, in.Seq-1, in.Prev)
+}
+
 // TestLazyVersionsCaughtUp checks that small changes carry what they
 // displace in their intents, that each version names its intent, and that
 // the history's mark reaches the ledger's end once the workspace closes.
@@ -143,20 +165,12 @@ func TestLostVersionLineResaved(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Close()
-	var in *ledger.Record
-	for _, r := range rawLedger(t, dir) {
-		if r.Outcome == ledger.OutcomePending {
-			in = r
-		}
-	}
+	in := lastIntent(t, dir)
 	if in == nil {
 		t.Fatal("no intent in the ledger")
 	}
 	// The index held one line, the version of "old\n".
-	if err := os.WriteFile(historyIndex(dir, "a.txt"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	setSyncedMark(t, dir, in.Seq-1, in.Prev)
+	loseVersionLines(t, dir, "a.txt", in)
 	w2, err := editguard.Open(dir, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -205,19 +219,11 @@ func TestLostObjectLineResaved(t *testing.T) {
 				t.Fatal(err)
 			}
 			w.Close()
-			var in *ledger.Record
-			for _, r := range rawLedger(t, dir) {
-				if r.Outcome == ledger.OutcomePending {
-					in = r
-				}
-			}
+			in := lastIntent(t, dir)
 			if in == nil || !in.DisplacedObject {
 				t.Fatalf("intent %+v, want one that names its object", in)
 			}
-			if err := os.WriteFile(historyIndex(dir, "a.txt"), nil, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			setSyncedMark(t, dir, in.Seq-1, in.Prev)
+			loseVersionLines(t, dir, "a.txt", in)
 			w2, err := editguard.Open(dir, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -245,10 +251,7 @@ func TestLostObjectLineResaved(t *testing.T) {
 				t.Fatalf("objects %v, %v; want the version's", objs, err)
 			}
 			os.Remove(objs[0])
-			if err := os.WriteFile(historyIndex(dir, "a.txt"), nil, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			setSyncedMark(t, dir, in.Seq-1, in.Prev)
+			loseVersionLines(t, dir, "a.txt", in)
 			w4, err := editguard.Open(dir, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -272,19 +275,11 @@ func TestLostCreationLineResaved(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Close()
-	var in *ledger.Record
-	for _, r := range rawLedger(t, dir) {
-		if r.Outcome == ledger.OutcomePending {
-			in = r
-		}
-	}
+	in := lastIntent(t, dir)
 	if in == nil || in.Observed == nil || in.Observed.Exists {
 		t.Fatalf("intent %+v, want one that observed no file", in)
 	}
-	if err := os.WriteFile(historyIndex(dir, "a.txt"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	setSyncedMark(t, dir, in.Seq-1, in.Prev)
+	loseVersionLines(t, dir, "a.txt", in)
 	w2, err := editguard.Open(dir, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -335,12 +330,7 @@ func TestCatchUpLeavesLiveWriter(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	var in *ledger.Record
-	for _, r := range rawLedger(t, dir) {
-		if r.Outcome == ledger.OutcomePending {
-			in = r
-		}
-	}
+	in := lastIntent(t, dir)
 	if in == nil || mark >= in.Seq {
 		t.Fatalf("while the writer was at work the mark moved to %d, past its intent %+v", mark, in)
 	}

@@ -666,10 +666,19 @@ func (s *Store) Load(path, id string) (Version, []byte, error) {
 			return fail(v, err)
 		}
 	}
-	if h := sha256.Sum256(data); hex.EncodeToString(h[:]) != v.SHA256 {
-		return fail(v, &CorruptObjectError{Object: name, Want: v.SHA256, Got: hex.EncodeToString(h[:])})
+	if err := checkContent(name, data, v.SHA256); err != nil {
+		return fail(v, err)
 	}
 	return v, data, nil
+}
+
+// checkContent returns a *CorruptObjectError for name if data does not
+// hash to sum.
+func checkContent(name string, data []byte, sum string) error {
+	if h := sha256.Sum256(data); hex.EncodeToString(h[:]) != sum {
+		return &CorruptObjectError{Object: name, Want: sum, Got: hex.EncodeToString(h[:])}
+	}
+	return nil
 }
 
 // InlineLimit is the largest content Save keeps in an index line; larger
@@ -693,11 +702,11 @@ func (s *Store) LoadObject(path, sum string) ([]byte, error) {
 	}
 	defer unlock()
 	name, data, err := s.readObject(path, sum)
+	if err == nil {
+		err = checkContent(name, data, sum)
+	}
 	if err != nil {
 		return fail(err)
-	}
-	if h := sha256.Sum256(data); hex.EncodeToString(h[:]) != sum {
-		return fail(&CorruptObjectError{Object: name, Want: sum, Got: hex.EncodeToString(h[:])})
 	}
 	return data, nil
 }
