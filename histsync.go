@@ -287,13 +287,13 @@ func (w *Workspace) versionKept(in, out *ledger.Record, saved map[uint64]string)
 	}
 	if object {
 		// The object was durable before the change was made: if it is
-		// not there (or not whole), the change was not made.
+		// not there (or not whole), the change was not made. LoadObject
+		// checks its hash.
 		var err error
 		if content, err = w.hist.LoadObject(in.Path, sum); err != nil {
 			return true, false
 		}
-	}
-	if sha256Hex(content) != sum {
+	} else if sha256Hex(content) != sum {
 		return true, false
 	}
 	_, err := w.hist.Save(in.Path, content, false, sum,
