@@ -2,6 +2,7 @@ package editguard
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"github.com/editguard/editguard/internal/atomicfile"
 	"github.com/editguard/editguard/internal/filelock"
 	"github.com/editguard/editguard/internal/history"
+	"github.com/editguard/editguard/internal/ledger"
 	"github.com/editguard/editguard/internal/patch"
 	"golang.org/x/sys/unix"
 )
@@ -75,10 +77,12 @@ type txFile struct {
 //
 // Then every displaced content goes to history, a journal of the
 // transaction is made durable in .editguard/tx/, each file is replaced
-// (exchange and verify, as a single change), and the journal is removed,
-// durably: that removal is the commit. If the process dies before it, the
-// next Open of the workspace rolls every file back to what it held; if a
-// step fails, this call does so at once. A reader that takes no lock may see
+// (exchange and verify, as a single change), the transaction's ledger
+// records are made durable (one per name), and the journal is removed. If
+// the process dies before the first record is written, the next Open of the
+// workspace rolls every file back to what it held; if it dies after, the
+// next Open completes the records. If a step fails, this call rolls back at
+// once. A reader that takes no lock may see
 // some files changed and others not while the transaction runs.
 func (s *Session) ApplyPatch(ctx context.Context, text string, opts *PatchOptions) (res *PatchResult, err error) {
 	var o PatchOptions
@@ -140,6 +144,18 @@ func (s *Session) ApplyPatch(ctx context.Context, text string, opts *PatchOption
 	}
 	for _, op := range ops {
 		pf := PatchFile{Path: op.Path, Op: op.Kind.String()}
+		// A symlink is a name: deleting or moving it must not act on
+		// the file it points to.
+		if op.Kind == patch.Delete || op.MoveTo != "" {
+			if err := s.w.checkNotLink(op.Path); err != nil {
+				return nil, err
+			}
+		}
+		if op.MoveTo != "" {
+			if err := s.w.checkNotLink(op.MoveTo); err != nil {
+				return nil, err
+			}
+		}
 		t, err := open(op.Path)
 		if err != nil {
 			return nil, err
@@ -214,17 +230,18 @@ func (s *Session) ApplyPatch(ctx context.Context, text string, opts *PatchOption
 			return nil, err
 		}
 	}
-	if err := s.commitTx("apply_patch", files, res); err != nil {
+	if err := s.commitTx(a, "apply_patch", files, res); err != nil {
 		return nil, err
 	}
 	return res, nil
 }
 
 // commitTx commits a checked transaction: what each name holds goes to
-// history first, then the journal, the files one by one, and the journal's
-// removal (the commit); a failing step rolls back at once. The baselines
+// history first, then the journal, the files one by one, the records (the
+// commit) and the journal's removal; a failing step before the records
+// rolls back at once. The baselines
 // follow the files. The caller holds every file's lock.
-func (s *Session) commitTx(op string, files []*txFile, res *PatchResult) error {
+func (s *Session) commitTx(a *attempt, op string, files []*txFile, res *PatchResult) error {
 	// What each name holds goes to history first.
 	for _, f := range files {
 		v, err := s.w.hist.Save(f.t.resolved, f.obs.data, !f.obs.stat.Exists, f.obs.sum, history.Meta{Op: op, Session: s.name})
@@ -236,7 +253,7 @@ func (s *Session) commitTx(op string, files []*txFile, res *PatchResult) error {
 			res.Files[f.out].BackupVersion = v.ID
 		}
 	}
-	j := journalFor(res.TxID, files)
+	j := journalFor(res.TxID, op, s.name, files)
 	if err := s.w.writeJournal(j); err != nil {
 		e := ioError("", err)
 		e.Message = "writing the transaction's journal failed; nothing was changed: " + e.Message
@@ -260,9 +277,12 @@ func (s *Session) commitTx(op string, files []*txFile, res *PatchResult) error {
 			return ee
 		}
 	}
-	// The commit point.
+	// The commit point: the records, durable before the journal goes, so
+	// that a transaction without its journal has its records. A process
+	// killed between the two is rolled forward at the next Open.
+	s.w.txRecords(a, files, res)
 	if err := s.w.removeJournal(j.ID); err != nil {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("the files are changed, but removing the transaction's journal failed (%v): the next open of the workspace will undo the patch", err))
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the files are changed and recorded, but removing the transaction's journal failed (%v): the next open of the workspace finishes it", err))
 	}
 	for _, f := range files {
 		var err error
@@ -296,6 +316,9 @@ func (s *Session) planPatch(ops []patch.FileOp, files []*txFile, res *PatchResul
 		f.obs = obs
 		pf := &res.Files[f.out]
 		if op.Kind == patch.Add {
+			if obs.stat.Exists && !obs.stat.Regular() {
+				return notAFile(f.t.path, obs)
+			}
 			if obs.stat.Exists {
 				e := stale(f.t.path, ReasonCreated, obs)
 				e.Message = "the patch adds this file, but it exists"
@@ -494,13 +517,24 @@ func (w *Workspace) commitTxFile(f *txFile, session string) error {
 
 // A journal is the durable record of a transaction in progress, in
 // .editguard/tx/<id>.json: each name, what it held (and the history version
-// that keeps it) and what the transaction puts there. It exists from just
-// before the first file is replaced until just after the last one is; a
-// journal found at Open belongs to a transaction that did not commit, and is
-// rolled back.
+// that keeps it) and what the transaction puts there, the position of the
+// ledger's end when it was written, and a MAC under the workspace key (see
+// trust.go). It exists from just before the first file is replaced until
+// just after the transaction's ledger records are durable. A journal found
+// at Open belongs to a transaction that did not finish: if its records
+// follow the journal's ledger position, every file was in place before the
+// first was written, and the transaction is rolled forward (a record still
+// missing is appended, marked recovered); if none does, it is rolled back.
+// Recovery acts only on a journal whose MAC verifies and whose files are each
+// at their before or after state; anything else is kept and reported.
 type journal struct {
-	ID    string        `json:"tx"`
-	Files []journalFile `json:"files"`
+	ID         string        `json:"tx"`
+	Op         string        `json:"op"` // apply_patch or undo_patch
+	Session    string        `json:"session"`
+	LedgerSeq  uint64        `json:"ledger_seq"`
+	LedgerHash string        `json:"ledger_hash"`
+	Files      []journalFile `json:"files"`
+	MAC        string        `json:"mac,omitempty"`
 }
 
 type journalFile struct {
@@ -514,8 +548,8 @@ type journalFile struct {
 
 const journalDir = "tx"
 
-func journalFor(id string, files []*txFile) *journal {
-	j := &journal{ID: id}
+func journalFor(id, op, session string, files []*txFile) *journal {
+	j := &journal{ID: id, Op: op, Session: session}
 	for _, f := range files {
 		j.Files = append(j.Files, journalFile{
 			Path: f.t.resolved, BeforeExists: f.obs.stat.Exists, BeforeSHA256: f.obs.sum, Version: f.version,
@@ -525,12 +559,30 @@ func journalFor(id string, files []*txFile) *journal {
 	return j
 }
 
+// journalMAC returns the MAC of j without its MAC field.
+func (w *Workspace) journalMAC(j *journal) string {
+	c := *j
+	c.MAC = ""
+	b, _ := json.Marshal(&c)
+	return w.mac("journal", b)
+}
+
+// strategy is what the ledger records of j's transaction name as their
+// strategy.
+func (j *journal) strategy() string { return "transaction " + j.ID }
+
 // journalLock is held while a journal is written, so that recovery, which
 // takes it too, can tell a temporary file a writer died with from one being
 // written.
 const journalLock = "journal.lock"
 
 func (w *Workspace) writeJournal(j *journal) error {
+	last, err := w.led.Last()
+	if err != nil {
+		return err
+	}
+	j.LedgerSeq, j.LedgerHash = last.Seq, last.Hash
+	j.MAC = w.journalMAC(j)
 	d, err := w.state.Sub(journalDir, true)
 	if err != nil {
 		return err
@@ -550,7 +602,7 @@ func (w *Workspace) writeJournal(j *journal) error {
 }
 
 // removeJournal deletes a journal durably: for a transaction whose files
-// are all in place, this is its commit.
+// are all in place and whose records are durable, this ends it.
 func (w *Workspace) removeJournal(id string) error {
 	d, err := w.state.Sub(journalDir, false)
 	if err != nil {
@@ -565,8 +617,9 @@ func (w *Workspace) removeJournal(id string) error {
 
 // rollBack puts every file of j back to what it held before, if it holds
 // what the transaction put there (a file that holds something else was
-// changed by someone else since, and is left as it is). The caller holds
-// the files' locks. What the rollback takes away goes to history first.
+// not reached by the transaction, or was changed by someone else since, and
+// is left as it is). The caller holds the files' locks. What the rollback
+// takes away goes to history first.
 func (w *Workspace) rollBack(j *journal, session string) error {
 	var errs []error
 	for _, jf := range j.Files {
@@ -575,7 +628,7 @@ func (w *Workspace) rollBack(j *journal, session string) error {
 			errs = append(errs, err)
 			continue
 		}
-		err = w.undoFile(t, jf, session)
+		_, _, err = w.undoFile(t, jf, session, "apply_patch_undone")
 		t.close()
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", jf.Path, err))
@@ -584,46 +637,57 @@ func (w *Workspace) rollBack(j *journal, session string) error {
 	return errors.Join(errs...)
 }
 
-func (w *Workspace) undoFile(t *target, jf journalFile, session string) error {
-	obs, err := w.observe(t)
+// undoFile puts jf's file back to its before state if it is at its after
+// state, and returns what it displaced and the history version that keeps
+// it; obs is nil if the file was not at its after state (it is left
+// alone).
+func (w *Workspace) undoFile(t *target, jf journalFile, session, op string) (obs *observation, version string, err error) {
+	obs, err = w.observe(t)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
-	atAfter := obs.stat.Exists == jf.AfterExists && (!jf.AfterExists || obs.sum == jf.AfterSHA256)
-	if !atAfter {
-		return nil // untouched by the transaction, or changed by someone since
+	if !atState(obs, jf.AfterExists, jf.AfterSHA256) {
+		return nil, "", nil
 	}
 	var pl *plan
 	if jf.BeforeExists {
 		_, data, err := w.hist.Load(jf.Path, jf.Version)
 		if err != nil {
-			return err
+			return nil, "", err
 		}
 		pl = &plan{data: data, sum: jf.BeforeSHA256}
 	} else {
 		pl = &plan{remove: true}
 	}
-	if obs.stat.Exists {
-		if _, err := w.hist.Save(t.resolved, obs.data, false, obs.sum, history.Meta{Op: "apply_patch_undone", Session: session}); err != nil {
-			return err
-		}
+	v, err := w.hist.Save(t.resolved, obs.data, !obs.stat.Exists, obs.sum, history.Meta{Op: op, Session: session})
+	if err != nil {
+		return nil, "", err
 	}
 	if t.dir == nil {
 		if err := w.makeParent(t); err != nil {
-			return err
+			return nil, "", err
 		}
 	}
 	tmp, err := w.sweepTemp(t, session)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
-	_, err = w.commit(context.Background(), t, obs, pl, tmp, nil, true)
-	return err
+	if _, err = w.commit(context.Background(), t, obs, pl, tmp, nil, true); err != nil {
+		return nil, "", err
+	}
+	return obs, v.ID, nil
 }
 
-// recoverTransactions rolls back the transactions whose journals a crash
-// left in .editguard/tx/, under the locks of their files' directories, and
-// removes the journals. It runs at Open; it returns the ids rolled back.
+// atState reports whether obs is a file that exists (or not) with sum.
+func atState(obs *observation, exists bool, sum string) bool {
+	return obs.stat.Exists == exists && (!exists || (obs.stat.Regular() && obs.sum == sum))
+}
+
+// recoverTransactions finishes the transactions whose journals a crash left
+// in .editguard/tx/, under the locks of their files, rolling each forward
+// or back (see journal), and removes their journals. It runs at Open; it
+// returns the ids rolled back. A journal it cannot act on safely is kept
+// and described in TransactionProblems.
 func (w *Workspace) recoverTransactions() ([]string, error) {
 	d, err := w.state.Sub(journalDir, false)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -655,6 +719,10 @@ func (w *Workspace) recoverTransactions() ([]string, error) {
 		if !ok || strings.HasPrefix(id, ".") {
 			continue
 		}
+		entry := StateDir + "/" + journalDir + "/" + e.Name()
+		unsafe := func(why string) {
+			w.txProblems = append(w.txProblems, fmt.Sprintf("UNSAFE_STATE: %s %s; nothing it names was touched and it is kept: look at it and the files it names, then remove it", entry, why))
+		}
 		dd, err := w.state.Sub(journalDir, false)
 		if err != nil {
 			return done, err
@@ -662,32 +730,45 @@ func (w *Workspace) recoverTransactions() ([]string, error) {
 		data, err := dd.ReadFile(e.Name())
 		dd.Close()
 		if err != nil {
-			return done, err
+			unsafe("cannot be read (" + err.Error() + ")")
+			continue
 		}
 		var j journal
-		if err := json.Unmarshal(data, &j); err != nil || j.ID != id {
-			// A journal is written whole and durably before any file
-			// changes: an unreadable one never had its files changed.
-			w.removeJournal(id)
+		switch {
+		case json.Unmarshal(data, &j) != nil || j.ID != id:
+			// A journal is written whole and durably, under a
+			// temporary name first: one that does not parse was
+			// damaged after it was written.
+			unsafe("does not parse as a transaction journal (damaged or truncated)")
+			continue
+		case j.MAC == "" || !hmac.Equal([]byte(j.MAC), []byte(w.journalMAC(&j))):
+			unsafe("was not written by editguard in this workspace (its MAC does not verify)")
 			continue
 		}
 		rolled, err := w.recoverOne(e.Name(), &j)
-		if err != nil {
+		var ue *unsafeJournal
+		switch {
+		case errors.As(err, &ue):
+			unsafe(ue.why)
+		case err != nil:
 			// Kept for the next Open; the workspace stays usable.
-			w.txProblems = append(w.txProblems, fmt.Sprintf("transaction %s was interrupted and could not be rolled back yet: %v", id, err))
-			continue
-		}
-		if rolled {
+			w.txProblems = append(w.txProblems, fmt.Sprintf("transaction %s was interrupted and could not be finished yet: %v", id, err))
+		case rolled:
 			done = append(done, id)
 		}
 	}
 	return done, nil
 }
 
-// recoverOne rolls back the transaction of the journal name, unless it
-// turns out to be still running (it commits, and removes its journal,
-// while we wait for its locks).
-func (w *Workspace) recoverOne(name string, j *journal) (bool, error) {
+// unsafeJournal is why recoverOne would not act on an authentic journal.
+type unsafeJournal struct{ why string }
+
+func (e *unsafeJournal) Error() string { return e.why }
+
+// recoverOne finishes the transaction of the journal name (see journal),
+// unless it turns out to be still running (it finishes, and removes its
+// journal, while we wait for its locks). rolled reports a rollback.
+func (w *Workspace) recoverOne(name string, j *journal) (rolled bool, err error) {
 	var files []*txFile
 	defer func() {
 		for _, f := range files {
@@ -695,11 +776,19 @@ func (w *Workspace) recoverOne(name string, j *journal) (bool, error) {
 		}
 	}()
 	for _, jf := range j.Files {
+		// The same resolution and policy as a tool's change: inside the
+		// root, through no symlink, never a protected path.
 		t, err := w.openTarget(jf.Path)
 		if err != nil {
-			return false, err
+			return false, &unsafeJournal{fmt.Sprintf("names %q, which a change may not reach (%v)", jf.Path, err)}
 		}
 		files = append(files, &txFile{t: t})
+		if t.resolved != jf.Path {
+			return false, &unsafeJournal{fmt.Sprintf("names %q, which now leads through a symbolic link", jf.Path)}
+		}
+		if err := w.checkChangeable(t); err != nil {
+			return false, &unsafeJournal{fmt.Sprintf("names %q, which policy protects from changes", jf.Path)}
+		}
 	}
 	// A transaction still running holds these locks until its journal is
 	// gone: once they are ours, a journal still there is one whose
@@ -723,17 +812,79 @@ func (w *Workspace) recoverOne(name string, j *journal) (bool, error) {
 		return false, err
 	}
 	if !st.Exists {
-		return false, nil // it committed while we waited
+		return false, nil // it finished while we waited
 	}
-	if err := w.rollBack(j, "recovery"); err != nil {
+	recs, _, err := w.led.WithStrategy(ledger.Position{Seq: j.LedgerSeq, Hash: j.LedgerHash}, j.strategy())
+	if err != nil {
 		return false, err
 	}
+	if len(recs) > 0 {
+		return false, w.rollForward(j, recs)
+	}
+	for i, jf := range j.Files {
+		obs, err := w.observe(files[i].t)
+		if err != nil {
+			return false, err
+		}
+		if !atState(obs, jf.BeforeExists, jf.BeforeSHA256) && !atState(obs, jf.AfterExists, jf.AfterSHA256) {
+			return false, &unsafeJournal{fmt.Sprintf("names %q, which holds neither what the transaction found there nor what it put there (changed since the crash?)", jf.Path)}
+		}
+	}
+	for i, jf := range j.Files {
+		obs, v, err := w.undoFile(files[i].t, jf, "recovery", "recover")
+		if err != nil {
+			return false, err
+		}
+		if obs == nil {
+			continue // the transaction had not reached it
+		}
+		after := jf.BeforeSHA256
+		if !jf.BeforeExists {
+			after = ""
+		}
+		w.led.Append(&LedgerRecord{Session: "recovery", Tool: "recover", Path: jf.Path, Args: recoverArgs(j),
+			Observed: ledgerState(obs.state()), SHA256Before: obs.sum, SHA256After: after, Outcome: "ok",
+			Strategy: "rollback " + j.strategy(), HistoryVersion: v, Recovered: true})
+	}
+	w.led.Append(&LedgerRecord{Session: j.Session, Tool: j.Op, Path: j.Files[0].Path, Args: recoverArgs(j),
+		Outcome: ledger.OutcomeInterrupted, ErrorReason: "rolled_back", Strategy: j.strategy(), Recovered: true})
 	return true, w.removeJournal(j.ID)
 }
 
-// finishPatch appends the transaction's ledger records: one for each name
-// it changed (so that each history version is checked against the hash
-// chain like any other), or one for a refusal or a dry run.
+func recoverArgs(j *journal) json.RawMessage {
+	b, _ := json.Marshal(map[string]any{"tx": j.ID, "files": len(j.Files)})
+	return b
+}
+
+// rollForward finishes a transaction whose records were being written when
+// its process died: every file is in place, and each file without a record
+// gets one, marked recovered.
+func (w *Workspace) rollForward(j *journal, recs []*LedgerRecord) error {
+	have := map[string]bool{}
+	for _, r := range recs {
+		have[r.Path] = true
+	}
+	for _, jf := range j.Files {
+		if have[jf.Path] {
+			continue
+		}
+		after := jf.AfterSHA256
+		if !jf.AfterExists {
+			after = ""
+		}
+		r := &LedgerRecord{Session: j.Session, Tool: j.Op, Path: jf.Path, Args: recoverArgs(j),
+			Observed:     &ledger.FileState{Exists: jf.BeforeExists, SHA256: jf.BeforeSHA256},
+			SHA256Before: jf.BeforeSHA256, SHA256After: after, Outcome: "ok", Strategy: j.strategy(),
+			HistoryVersion: jf.Version, Recovered: true}
+		if err := w.led.Append(r); err != nil {
+			return err
+		}
+	}
+	return w.removeJournal(j.ID)
+}
+
+// finishPatch appends the ledger record of a refused or dry-run patch; a
+// committed one has its records already (see txRecords).
 func (w *Workspace) finishPatch(a *attempt, files []*txFile, res *PatchResult, err error) (*PatchResult, error) {
 	if err != nil || res == nil || res.DryRun {
 		var r *Result
@@ -748,8 +899,16 @@ func (w *Workspace) finishPatch(a *attempt, files []*txFile, res *PatchResult, e
 		}
 		return res, err
 	}
+	return res, nil
+}
+
+// txRecords appends the transaction's ledger records, one for each name it
+// changed (so that each history version is checked against the hash chain
+// like any other), and waits until they are durable: one fsync for all.
+func (w *Workspace) txRecords(a *attempt, files []*txFile, res *PatchResult) {
+	var written []*recorded
 	for _, f := range files {
-		rec := *a
+		rec := &attempt{rec: a.rec}
 		rec.rec.Path = f.t.resolved
 		rec.rec.Observed = ledgerState(f.obs.state())
 		rec.rec.SHA256Before = f.obs.sum
@@ -758,12 +917,12 @@ func (w *Workspace) finishPatch(a *attempt, files []*txFile, res *PatchResult, e
 		}
 		r := &Result{Path: f.t.path, SHA256: f.sum, SizeBytes: int64(len(f.data)), Created: !f.obs.stat.Exists, Deleted: f.remove,
 			BackupVersion: f.version, Strategy: "transaction " + res.TxID}
-		if _, ferr := w.finish(&rec, r, nil); ferr != nil {
-			return res, nil
-		}
-		for _, warn := range r.Warnings {
-			res.Warnings = append(res.Warnings, warn)
+		written = append(written, w.record(rec, r, nil))
+	}
+	for _, rc := range written {
+		r, _ := rc.wait()
+		if r != nil {
+			res.Warnings = append(res.Warnings, r.Warnings...)
 		}
 	}
-	return res, nil
 }

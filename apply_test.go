@@ -526,7 +526,8 @@ func TestRecoverJournal(t *testing.T) {
 	}
 	w.Close()
 	writeJournal := func(id string, files []map[string]any) {
-		data, _ := json.Marshal(map[string]any{"tx": id, "files": files})
+		data, _ := json.Marshal(map[string]any{"tx": id, "op": "apply_patch", "session": "s", "files": files})
+		data = editguard.SealJournal(w, data)
 		if err := os.WriteFile(filepath.Join(dir, ".editguard", "tx", id+".json"), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -556,5 +557,49 @@ func TestRecoverJournal(t *testing.T) {
 	}
 	if j := journals(t, dir); len(j) != 1 || j[0] != "odd.json" {
 		t.Errorf("journals = %v, want odd.json kept", j)
+	}
+}
+
+// TestApplyPatchAddOntoDirectory: adding a file where a directory is, named
+// with or without a trailing slash, is NOT_A_FILE, and nothing changes.
+func TestApplyPatchAddOntoDirectory(t *testing.T) {
+	_, dir, s := applyWorkspace(t)
+	before := tree(t, dir)
+	for _, name := range []string{"src/", "src"} {
+		_, err := s.ApplyPatch(context.Background(), "*** Begin Patch\n*** Add File: "+name+"\n+x\n*** End Patch\n", nil)
+		var e *editguard.Error
+		if !errors.As(err, &e) || e.Code != editguard.CodeNotAFile {
+			t.Errorf("Add File: %s onto a directory: error = %v, want NOT_A_FILE", name, err)
+		}
+	}
+	if got := tree(t, dir); fmt.Sprint(got) != fmt.Sprint(before) {
+		t.Errorf("the tree changed:\n%q\nwant\n%q", got, before)
+	}
+}
+
+// TestApplyPatchSymlinkIsAName: a patch that deletes or moves a symlink is
+// NOT_A_FILE; the file the link points to and the link stay as they were.
+func TestApplyPatchSymlinkIsAName(t *testing.T) {
+	_, dir, s := applyWorkspace(t)
+	if err := os.Symlink("b.txt", filepath.Join(dir, "link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	before := tree(t, dir)
+	for _, p := range []string{
+		"*** Begin Patch\n*** Delete File: link.txt\n*** End Patch\n",
+		"*** Begin Patch\n*** Update File: link.txt\n*** Move to: moved.txt\n@@\n-beta\n+beta\n*** End Patch\n",
+		"*** Begin Patch\n*** Update File: old.txt\n*** Move to: link.txt\n@@\n-old\n+old\n*** End Patch\n",
+	} {
+		_, err := s.ApplyPatch(context.Background(), p, nil)
+		var e *editguard.Error
+		if !errors.As(err, &e) || e.Code != editguard.CodeNotAFile {
+			t.Errorf("patch %q: error = %v, want NOT_A_FILE", p, err)
+		}
+	}
+	if got := tree(t, dir); fmt.Sprint(got) != fmt.Sprint(before) {
+		t.Errorf("the tree changed:\n%q\nwant\n%q", got, before)
+	}
+	if l, err := os.Readlink(filepath.Join(dir, "link.txt")); err != nil || l != "b.txt" {
+		t.Errorf("link.txt = %q, %v", l, err)
 	}
 }

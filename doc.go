@@ -32,8 +32,10 @@
 // # Trust
 //
 // Repository content is untrusted, including any .editguard directory it
-// ships: editguard reaches its state without following symlinks and refuses
-// (UNSAFE_STATE) entries it did not make. Paths are resolved inside the root;
+// ships: editguard reaches its state without following symlinks, refuses
+// (UNSAFE_STATE) entries it did not make, and acts only on state
+// authenticated with a per-user key kept outside every workspace (a state
+// directory without its owner stamp is refused whole; see trust.go). Paths are resolved inside the root;
 // symlinks that leave it are refused, and nothing outside the root is ever
 // changed. See SECURITY.md.
 //

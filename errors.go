@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/editguard/editguard/internal/atomicfile"
 	"github.com/editguard/editguard/internal/filelock"
@@ -65,6 +67,9 @@ type Error struct {
 
 func (e *Error) Error() string {
 	if p, ok := e.Details["path"]; ok {
+		if s, ok := p.(string); ok {
+			p = shortPath(s)
+		}
 		return fmt.Sprintf("%s: %s: %s", e.Code, p, e.Message)
 	}
 	return fmt.Sprintf("%s: %s", e.Code, e.Message)
@@ -79,9 +84,16 @@ func (e *Error) Is(target error) bool {
 	return ok && t.Code == e.Code && t.Message == "" && t.Details == nil
 }
 
-// MarshalJSON encodes the §5 error object.
+// MarshalJSON encodes the §5 error object. A details.path set longer than
+// maxErrPath after the error was built is encoded cut, as newError cuts it.
 func (e *Error) MarshalJSON() ([]byte, error) {
 	type plain Error
+	if p, ok := e.Details["path"].(string); ok && len(p) > maxErrPath {
+		c := *e
+		c.Details = maps.Clone(e.Details)
+		c.Details["path"] = shortPath(p)
+		e = &c
+	}
 	return json.Marshal((*plain)(e))
 }
 
@@ -119,12 +131,51 @@ func IsConflict(err error) bool {
 	return ok && (e.Code == CodeNotRead || e.Code == CodeStaleFile)
 }
 
+// Bounds on what an error repeats of its caller's input: a path longer than
+// maxErrPath bytes is carried as its first maxErrPath bytes and its length
+// (see shortPath), and a message or hint longer than maxErrText bytes is cut
+// the same way.
+const (
+	maxErrPath = 200
+	maxErrText = 2048
+)
+
+// newError builds an *Error. It is where every error of the package is
+// made, so it bounds what the error repeats: the path in details.path and
+// every copy of it in msg and hint is shortPath(path), and msg and hint are
+// each cut to maxErrText bytes.
 func newError(code Code, path, msg, hint string, cause error) *Error {
-	e := &Error{Code: code, Message: msg, RecoveryHint: hint, Err: cause, Details: map[string]any{}}
+	if len(path) > maxErrPath {
+		short := shortPath(path)
+		msg = strings.ReplaceAll(msg, path, short)
+		hint = strings.ReplaceAll(hint, path, short)
+		path = short
+	}
+	e := &Error{Code: code, Message: cutText(msg, maxErrText), RecoveryHint: cutText(hint, maxErrText), Err: cause, Details: map[string]any{}}
 	if path != "" {
 		e.Details["path"] = path
 	}
 	return e
+}
+
+// shortPath returns p if it is at most maxErrPath bytes long, else its
+// first maxErrPath bytes or fewer, cut where a UTF-8 sequence starts,
+// followed by "…(N bytes)", N being p's length: the form in which errors
+// and messages repeat a caller's path.
+func shortPath(p string) string { return cutText(p, maxErrPath) }
+
+// cutText returns s if it is at most n bytes long, else its first n bytes
+// or fewer, cut where a UTF-8 sequence starts, followed by "…(N bytes)", N
+// being s's length.
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + fmt.Sprintf("…(%d bytes)", len(s))
 }
 
 // ioError turns a failure of the file system into a §5 error whose code says

@@ -1,6 +1,8 @@
 package editguard
 
 import (
+	"encoding/json"
+
 	"github.com/editguard/editguard/internal/atomicfile"
 	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/ledger"
@@ -26,4 +28,19 @@ func SetFaults(w *Workspace, commit atomicfile.Hook, hist history.Hook, led ledg
 	w.commitHook = commit
 	w.hist.SetHook(hist)
 	w.led.SetHook(led)
+}
+
+// SealJournal returns the transaction journal data with the MAC that w
+// gives its journals.
+func SealJournal(w *Workspace, data []byte) []byte {
+	var j journal
+	if err := json.Unmarshal(data, &j); err != nil {
+		panic(err)
+	}
+	j.MAC = w.journalMAC(&j)
+	b, err := json.Marshal(&j)
+	if err != nil {
+		panic(err)
+	}
+	return b
 }

@@ -196,8 +196,8 @@ func (w *Workspace) catchUp(atOpen bool) {
 	dirty := map[string]bool{}
 	upTo := last
 	for _, in := range recs {
-		if in.Outcome != ledger.OutcomePending {
-			continue
+		if in.Outcome != ledger.OutcomePending || !w.sealed(in) {
+			continue // not an intent, or not one this workspace wrote
 		}
 		if _, ok := saved[in.Path]; !ok {
 			saved[in.Path], _ = w.hist.Intents(in.Path, first[in.Path])

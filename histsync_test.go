@@ -353,9 +353,14 @@ func TestPlantedMark(t *testing.T) {
 	if err := os.WriteFile(outside, []byte("outside\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll(filepath.Join(dir, editguard.StateDir, "history"), 0o755); err != nil {
+	// Planted in editguard's own state directory: a foreign one is
+	// refused whole at Open (TestClonedStateIsNeverActedUpon).
+	if w, err := editguard.Open(dir, nil); err != nil {
 		t.Fatal(err)
+	} else {
+		w.Close()
 	}
+	os.Remove(filepath.Join(dir, editguard.StateDir, "history", "synced"))
 	if err := os.Symlink(outside, filepath.Join(dir, editguard.StateDir, "history", "synced")); err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,10 @@ package editguard
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"slices"
 	"time"
 
@@ -32,8 +36,36 @@ func (w *Workspace) resolveIntents() {
 		return
 	}
 	for _, in := range open {
+		if !w.sealed(in) {
+			w.warnings = append(w.warnings, fmt.Sprintf("ledger record %d is an intent that editguard did not write (its seal does not verify): recovery left %s alone", in.Seq, in.Path))
+			continue
+		}
 		w.resolveIntent(in)
 	}
+}
+
+// intentSeal is the MAC, under the workspace key, of what recovery reads
+// from the intent r: its file, the contents it names and the bytes it
+// carries.
+func (w *Workspace) intentSeal(r *LedgerRecord) string {
+	return w.mac("intent", sealFields(r))
+}
+
+// sealed reports whether the intent r was written by this workspace: only
+// then does recovery act on it.
+func (w *Workspace) sealed(r *LedgerRecord) bool {
+	return r.Seal != "" && w.macValid(r.Seal, "intent", sealFields(r))
+}
+
+func sealFields(r *LedgerRecord) []byte {
+	var obs string
+	if r.Observed != nil {
+		obs = fmt.Sprintf("%t %s %d", r.Observed.Exists, r.Observed.SHA256, r.Observed.Size)
+	}
+	carried := sha256.Sum256(r.Displaced)
+	b, _ := json.Marshal([]string{r.Tool, r.Session, r.Path, r.SHA256Before, r.SHA256After, obs,
+		hex.EncodeToString(carried[:]), fmt.Sprint(r.DisplacedObject), r.Strategy})
+	return b
 }
 
 func (w *Workspace) resolveIntent(in *LedgerRecord) {
@@ -69,7 +101,7 @@ func (w *Workspace) resolveIntent(in *LedgerRecord) {
 	}
 	r := &LedgerRecord{
 		Session: in.Session, Tool: in.Tool, Path: in.Path, Observed: ledgerState(obs.state()),
-		SHA256Before: in.SHA256Before, Strategy: "recovered", Intent: in.Seq,
+		SHA256Before: in.SHA256Before, Strategy: "recovered", Intent: in.Seq, Recovered: true,
 	}
 	var applied bool
 	if in.SHA256After == "" {
@@ -79,7 +111,9 @@ func (w *Workspace) resolveIntent(in *LedgerRecord) {
 	}
 	switch {
 	case applied:
-		r.Outcome, r.SHA256After = "ok", in.SHA256After
+		// What the change displaced is what its intent observed; the
+		// file now holds what it left.
+		r.Outcome, r.SHA256After, r.Observed = "ok", in.SHA256After, in.Observed
 		r.HistoryVersion = w.displacedVersion(in)
 	case in.Observed != nil && in.Observed.Exists == obs.stat.Exists && (!obs.stat.Exists || in.Observed.SHA256 == obs.sum):
 		r.Outcome, r.ErrorReason = ledger.OutcomeInterrupted, "not_applied"

@@ -69,8 +69,10 @@ func (w *Workspace) VerifyLedger() (int, error) {
 // a torn final line (after saving it to the quarantine), creates the state
 // directory and writes its files; VerifyDir does none of that, so what it
 // reports is the ledger as it was found. A workspace without a state
-// directory or ledger has no records. An entry of the state directory that
-// is a symlink or of the wrong type fails with UNSAFE_STATE. Once the ledger
+// directory or ledger has no records. A state directory that editguard
+// did not write for this user on this machine (see trust.go), or an entry
+// of it that is a symlink or of the wrong type, fails with UNSAFE_STATE:
+// its chain would only say that whoever wrote it chained it. Once the ledger
 // verifies, every history version is checked against the ledger record of
 // the commit that saved it and against its object's hash (UNSAFE_STATE
 // names the first that does not verify).
@@ -92,6 +94,9 @@ func VerifyDir(dir string) (int, error) {
 		return 0, stateError("open state directory", err)
 	}
 	defer state.Close()
+	if err := checkOwner(state); err != nil {
+		return 0, err
+	}
 	n, err := ledger.Verify(state, ledgerName)
 	if err != nil {
 		return n, readError("verify ledger", err)

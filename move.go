@@ -32,7 +32,10 @@ type MoveOptions struct {
 // whole under exactly one of the two names. The source's history records
 // the content that left it, the destination's what it displaced (or that
 // it did not exist), so restore_file can undo either side; the session's
-// baseline follows the file. Moves across file systems are refused.
+// baseline follows the file. Moves across file systems are refused, and so
+// is a source or destination whose last element is a symbolic link
+// (NOT_A_FILE): Move neither renames a link nor follows one at the end of
+// either path.
 func (s *Session) Move(ctx context.Context, src, dst string, opts *MoveOptions) (res *Result, err error) {
 	var o MoveOptions
 	if opts != nil {
@@ -76,6 +79,14 @@ func (s *Session) Move(ctx context.Context, src, dst string, opts *MoveOptions) 
 		}
 	}()
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// Either name being a symlink is refused before it is resolved, which
+	// would follow the link.
+	if err := s.w.checkNotLink(src); err != nil {
+		return nil, err
+	}
+	if err := s.w.checkNotLink(dst); err != nil {
 		return nil, err
 	}
 	if ts, err = s.w.openTarget(src); err != nil {
@@ -171,6 +182,16 @@ func (s *Session) Move(ctx context.Context, src, dst string, opts *MoveOptions) 
 	dstRec.rec.SHA256Before = obsD.sum
 	dstRec.rec.Approval = a.rec.Approval
 
+	// The intents of both names, durable before the move: a process
+	// killed after it and before the outcome records is accounted for
+	// by the next Open (resolveIntents), as a single change is.
+	s.w.savedIntent(a, "")
+	s.w.savedIntent(dstRec, obsS.sum)
+	if !dstRec.intent.durable() {
+		ierr := dstRec.intent.err
+		srcRes, dstRec = nil, nil
+		return nil, ioError(src, ierr)
+	}
 	want := ""
 	if obsD.stat.Exists {
 		want = obsD.sum
@@ -239,7 +260,7 @@ func (s *Session) checkMove(ts, td *target, o *MoveOptions, a *attempt) (obsS, o
 	if !o.Overwrite {
 		e := stale(td.path, ReasonCreated, obsD)
 		e.Message = "the destination exists"
-		e.RecoveryHint = fmt.Sprintf("choose another destination, or read %s in full and move again with overwrite", td.path)
+		e.RecoveryHint = fmt.Sprintf("choose another destination, or read %s in full and move again with overwrite", shortPath(td.path))
 		return nil, nil, nil, e
 	}
 	if _, err := s.check(td, nil, obsD, true); err != nil {

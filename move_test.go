@@ -183,7 +183,8 @@ func moveWorker(dir string) error {
 
 // TestKill9DuringMove kills a process that moves a file back and forth
 // between two directories with SIGKILL at random moments. After every kill
-// the content must be whole under exactly one of the two names.
+// the content must be whole under exactly one of the two names, and the
+// ledger, once the next Open has recovered, must say it is there.
 func TestKill9DuringMove(t *testing.T) {
 	kills := 120
 	if testing.Short() {
@@ -227,6 +228,24 @@ func TestKill9DuringMove(t *testing.T) {
 			t.Fatalf("after kill %d: the content is under %v, want exactly one name", i, found)
 		}
 		where[found[0]]++
+		// The ledger accounts for every move made, the one killed
+		// before its records included: after the next Open, its last
+		// recorded destination is where the file is.
+		w, err := editguard.Open(dir, nil)
+		if err != nil {
+			t.Fatalf("after kill %d: Open: %v", i, err)
+		}
+		last := "x/f.txt"
+		w.Log(editguard.LogFilter{Tool: "move_file"}, func(r *editguard.LedgerRecord) error {
+			if r.Outcome == "ok" && r.SHA256After != "" {
+				last = r.Path
+			}
+			return nil
+		})
+		w.Close()
+		if last != found[0] {
+			t.Fatalf("after kill %d: the file is at %s, but the ledger's last move took it to %s", i, found[0], last)
+		}
 	}
 	if len(where) < 2 {
 		t.Errorf("the content was only ever found at %v: the kills did not land on moves", where)

@@ -35,10 +35,14 @@ func TestNonRootCannotWriteMore(t *testing.T) {
 	os.Chown(filepath.Join(dir, "ro.txt"), nobody, nobody)
 	os.Chmod(filepath.Join(dir, "ro.txt"), 0o444)
 
+	// nobody's own directory for editguard's key (its HOME does not exist).
+	keys := filepath.Join(base, "nobody-state")
+	os.Mkdir(keys, 0o700)
+	os.Chown(keys, nobody, nobody)
 	run := func(args ...string) (string, error) {
 		cmd := exec.Command(bin, append([]string{"--root", dir}, args...)...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
-		cmd.Env = []string{"HOME=/nonexistent", "PATH=/usr/bin:/bin"}
+		cmd.Env = []string{"HOME=/nonexistent", "PATH=/usr/bin:/bin", "EDITGUARD_STATE_HOME=" + keys}
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}

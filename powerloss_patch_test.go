@@ -8,13 +8,17 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/editguard/editguard"
 	"github.com/editguard/editguard/internal/crashsim"
 )
 
-const tracedPatchEnv = "EDITGUARD_TRACED_PATCH_DIR"
+const (
+	tracedPatchEnv = "EDITGUARD_TRACED_PATCH_DIR"
+	tracedUndoEnv  = "EDITGUARD_TRACED_UNDO" // set: the child applies the patch, then undoes it under the trace
+)
 
 // The patch TestPowerLossPatch cuts the power in: two updates, an add and a
 // delete.
@@ -54,11 +58,23 @@ func TestTracedPatchChild(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	os.Stderr.WriteString(traceBegin)
-	if _, err := s.ApplyPatch(ctx, tracedPatch, nil); err != nil {
-		t.Fatal(err)
+	if os.Getenv(tracedUndoEnv) == "" {
+		os.Stderr.WriteString(traceBegin)
+		if _, err := s.ApplyPatch(ctx, tracedPatch, nil); err != nil {
+			t.Fatal(err)
+		}
+		os.Stderr.WriteString(traceEnd)
+	} else {
+		res, err := s.ApplyPatch(ctx, tracedPatch, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.Stderr.WriteString(traceBegin)
+		if _, err := s.UndoPatch(ctx, res.TxID, nil); err != nil {
+			t.Fatal(err)
+		}
+		os.Stderr.WriteString(traceEnd)
 	}
-	os.Stderr.WriteString(traceEnd)
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -67,10 +83,23 @@ func TestTracedPatchChild(t *testing.T) {
 // TestPowerLossPatch cuts the power, in simulation, at every point of a
 // multi-file patch and in every way the disk may have lost or reordered
 // its unsynced part, and checks each state after the recovery Open does:
-// the files are all as before or all as after the patch, the ledger
-// verifies, no journal is left, and a patch after recovery succeeds.
-func TestPowerLossPatch(t *testing.T) {
+// the files are all as before or all as after the patch, the ledger holds
+// exactly one record of the patch per file if they are after it and none
+// if they are before, the ledger verifies, no journal is left, and a patch
+// after recovery succeeds. The states with every write persisted are
+// those a kill -9 after each system call leaves.
+func TestPowerLossPatch(t *testing.T) { powerLossPatch(t, false) }
+
+// TestPowerLossUndo is TestPowerLossPatch for the undo of the patch: the
+// files end all as the patch left them, with no undo record, or all as
+// before it, with one undo record per file.
+func TestPowerLossUndo(t *testing.T) { powerLossPatch(t, true) }
+
+func powerLossPatch(t *testing.T, undo bool) {
 	strace := needStrace(t)
+	if undo {
+		t.Setenv(tracedUndoEnv, "1")
+	}
 	w, dir := newWorkspace(t)
 	s := w.NewSession("setup")
 	for name, content := range patchBefore {
@@ -142,6 +171,27 @@ func TestPowerLossPatch(t *testing.T) {
 		if _, err := w.VerifyLedger(); err != nil {
 			fail("VerifyLedger() error = %v", err)
 		}
+		// One record per file changed, by the operation whose state the
+		// files are in; none by the other.
+		counts := map[string]int{}
+		w.Log(editguard.LogFilter{}, func(r *editguard.LedgerRecord) error {
+			if r.Outcome == "ok" && strings.HasPrefix(r.Strategy, "transaction ") {
+				counts[r.Tool]++
+			}
+			return nil
+		})
+		wantApply, wantUndo := 0, 0
+		switch done := fmt.Sprint(got) == fmt.Sprint(patchAfter); {
+		case !undo && done:
+			wantApply = 4
+		case undo && done:
+			wantApply = 4
+		case undo:
+			wantApply, wantUndo = 4, 4
+		}
+		if counts["apply_patch"] != wantApply || counts["undo_patch"] != wantUndo {
+			fail("ledger holds %d apply_patch and %d undo_patch records for files %q; want %d and %d", counts["apply_patch"], counts["undo_patch"], got, wantApply, wantUndo)
+		}
 		if j := journals(t, dir); len(j) != 0 {
 			fail("journals left after Open: %v", j)
 		}
@@ -158,6 +208,9 @@ func TestPowerLossPatch(t *testing.T) {
 			if _, err := s.ApplyPatch(ctx, tracedPatch, nil); err != nil {
 				fail("the patch after recovery: %v", err)
 			}
+		}
+		if p := w.TransactionProblems(); len(p) != 0 {
+			fail("TransactionProblems() = %q", p)
 		}
 		return nil
 	})

@@ -72,6 +72,7 @@ func (w *Workspace) writeIntent(a *attempt, res *Result, obs *observation) (lazy
 	// line can be lazy as a carried one's.
 	marked := w.hsync.marked.Load()
 	in.rec.DisplacedObject = marked && obs.stat.Exists && len(obs.data) > max(carryLimit, w.hist.InlineLimit())
+	in.rec.Seal = w.intentSeal(&in.rec)
 	a.intent = in
 	p, err := w.led.Write(&in.rec)
 	if err != nil {
@@ -83,6 +84,26 @@ func (w *Workspace) writeIntent(a *attempt, res *Result, obs *observation) (lazy
 	_, _, carries := carried(&in.rec)
 	in.p = p
 	return marked && (carries || in.rec.DisplacedObject)
+}
+
+// savedIntent writes the intent of the change a describes, which will
+// leave after (a SHA-256, or "" for a removal), for a change whose
+// displaced content is already durable in history: the intent carries no
+// bytes. It starts the intent's fsync; durable waits for it.
+func (w *Workspace) savedIntent(a *attempt, after string) {
+	in := &intent{rec: a.rec, done: make(chan struct{})}
+	in.rec.Outcome = ledger.OutcomePending
+	in.rec.SHA256After = after
+	in.rec.Seal = w.intentSeal(&in.rec)
+	a.intent = in
+	p, err := w.led.Write(&in.rec)
+	if err != nil {
+		in.err = err
+		close(in.done)
+		return
+	}
+	in.seq, in.p = in.rec.Seq, p
+	in.begin()
 }
 
 // durable waits for the intent's fsync and reports whether the intent is

@@ -27,6 +27,16 @@ func newSandboxFixture(t testing.TB) *sandboxFixture {
 		t.Fatal(err)
 	}
 	fx := &sandboxFixture{base: base, root: filepath.Join(base, "root"), outside: filepath.Join(base, "outside")}
+	// The state directory is editguard's own (stamped), with decoys put
+	// in it after: a foreign one would be refused at Open.
+	if err := os.MkdirAll(fx.root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if w, err := editguard.Open(fx.root, nil); err != nil {
+		t.Fatal(err)
+	} else {
+		w.Close()
+	}
 	files := map[string]string{
 		"outside/secret.txt":         "secret\n",
 		"outside/dir/x.txt":          "x\n",

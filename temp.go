@@ -2,12 +2,9 @@ package editguard
 
 import (
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
-	"io/fs"
 	"os"
 
 	"github.com/editguard/editguard/internal/history"
@@ -17,8 +14,8 @@ import (
 //
 // A commit writes its new content to a temporary file next to the target.
 // Its name is fixed per workspace and target, ".NAME.<tag>.egtmp", where tag
-// is an HMAC of NAME under a key kept in the state directory
-// (.editguard/key). Two writers can never need the same temporary name at
+// is an HMAC of NAME under the workspace's key for temporary names, derived
+// from the user's key (see trust.go), which no repository can know. Two writers can never need the same temporary name at
 // once, because a commit holds the target's file lock (see commitlock.go),
 // which every process of this workspace shares, from before it writes the
 // temporary file until it has removed what the swap left there; only this
@@ -29,27 +26,6 @@ import (
 // lookup, keeps its bytes in history unless history already has them, and
 // removes it. Anything else that looks like a temporary file, a user's file
 // or another workspace's leftover, is never touched.
-
-const keyFile = "key"
-
-// loadKey reads the workspace's temp-name key, creating it on first use.
-func (w *Workspace) loadKey() error {
-	k, err := w.state.ReadFile(keyFile)
-	if errors.Is(err, fs.ErrNotExist) {
-		k = make([]byte, 32)
-		rand.Read(k)
-		if err := w.state.WriteFile(keyFile, k, 0o600); err != nil {
-			return err
-		}
-	} else if err != nil {
-		return err
-	}
-	if len(k) < 16 {
-		return fmt.Errorf("%s is too short to be editguard's key; remove it", w.state.Join(keyFile))
-	}
-	w.key = k
-	return nil
-}
 
 // tempName is the temporary name this workspace uses for target name.
 func (w *Workspace) tempName(name string) string {

@@ -135,7 +135,7 @@ func (w *Workspace) resolveParent(p string) (dir, base string, err error) {
 		return "", "", err
 	}
 	for _, e := range append(splitPath(dir), base) {
-		if strings.EqualFold(e, StateDir) {
+		if isStateName(e) {
 			return "", "", newError(CodeProtectedPath, p, "editguard's state directories are off limits to the tools", "", nil)
 		}
 	}

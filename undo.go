@@ -131,7 +131,7 @@ func (s *Session) UndoPatch(ctx context.Context, txid string, opts *UndoOptions)
 			return nil, err
 		}
 	}
-	if err := s.commitTx("undo_patch", files, res); err != nil {
+	if err := s.commitTx(a, "undo_patch", files, res); err != nil {
 		return nil, err
 	}
 	return res, nil

@@ -50,6 +50,12 @@ type Options struct {
 	// LockTimeout bounds the wait for a lock held by another commit
 	// (default DefaultLockTimeout); a longer wait fails with BUSY.
 	LockTimeout time.Duration
+	// SetAsideUntrusted makes Open move a state directory that editguard
+	// did not write for this user on this machine (one that came with the
+	// repository) into .editguard/untrusted-<time>/ and start afresh;
+	// without it, Open refuses such a directory with UNSAFE_STATE. Either
+	// way nothing in it is acted upon (see trust.go).
+	SetAsideUntrusted bool
 }
 
 // DefaultDeny protects every git repository's internals from writes: the
@@ -67,7 +73,10 @@ type Workspace struct {
 	opts     Options
 	state    *statedir.Dir // .editguard, reached without following symlinks
 	sessions *statedir.Dir // .editguard/sessions
+	ukey     []byte        // the user's key (see trust.go)
+	wkey     []byte        // the workspace key, from the user's key and the owner stamp
 	key      []byte        // names temporary files (see temp.go)
+	warnings []string      // see StateWarnings
 	parks    *parks        // files taken off their names (see park.go)
 
 	// commitHook is set only by tests (export_record_test.go), to inject
@@ -103,8 +112,11 @@ type Workspace struct {
 }
 
 // TransactionProblems describes the interrupted patch transactions Open
-// could not roll back (their journals are kept, and the next Open tries
-// again): until then their files may be partly changed.
+// could not finish: journals it could not act on safely (UNSAFE_STATE: not
+// MACed by this workspace, damaged, naming a path a change may not reach,
+// or a file changed since the crash), kept for a person, and journals whose
+// recovery failed, which the next Open tries again. Until then their files
+// may be partly changed.
 func (w *Workspace) TransactionProblems() []string { return slices.Clone(w.txProblems) }
 
 // RolledBack returns the ids of the patch transactions that Open found
@@ -122,7 +134,10 @@ const stateIgnore = "# editguard's history, ledger and sessions: local state, ne
 // The state directory is untrusted like the rest of the repository: if it,
 // or anything in it that editguard uses, is a symlink or an entry of the
 // wrong type, Open (or the operation that meets it) fails with
-// UNSAFE_STATE naming the entry, and follows nothing.
+// UNSAFE_STATE naming the entry, and follows nothing. A state directory
+// that editguard did not write for this user on this machine is refused
+// with UNSAFE_STATE (ErrForeignState) before anything in it is read, or set
+// aside (Options.SetAsideUntrusted); see trust.go.
 func Open(dir string, opts *Options) (*Workspace, error) {
 	var o Options
 	if opts != nil {
@@ -174,15 +189,15 @@ func (w *Workspace) openState() error {
 	if w.state, err = statedir.Open(w.rootDir, "", StateDir); err != nil {
 		return fail("open state directory", err)
 	}
+	if err := w.trust(); err != nil {
+		return err
+	}
 	if st, err := w.state.Stat(".gitignore"); err != nil {
 		return fail("open state directory", err)
 	} else if !st.Exists {
 		if err := w.state.WriteFile(".gitignore", []byte(stateIgnore), 0o644); err != nil {
 			return fail("write .editguard/.gitignore", err)
 		}
-	}
-	if err := w.loadKey(); err != nil {
-		return fail("open key", err)
 	}
 	if err := w.openParks(); err != nil {
 		return fail("open .editguard/displaced", err)
@@ -287,6 +302,11 @@ func (w *Workspace) resolve(p string) (string, error) {
 	if strings.IndexByte(p, 0) >= 0 {
 		return "", newError(CodeInvalidArgument, p, "path contains a NUL byte", "", nil)
 	}
+	if len(p) > maxPathLen {
+		// Resolving costs a look at the disk per element: a path of
+		// tens of thousands of elements would take minutes.
+		return "", newError(CodeInvalidArgument, p, fmt.Sprintf("path is %d bytes long; at most %d are accepted", len(p), maxPathLen), "", nil)
+	}
 	if !utf8.ValidString(p) {
 		// Tools speak JSON, whose strings are Unicode: such a name could
 		// only arrive mangled. Refused rather than guessed at.
@@ -370,11 +390,25 @@ func (w *Workspace) resolve(p string) (string, error) {
 		// Any .editguard, at any depth: this workspace's state, or that of
 		// a workspace nested in it. Compared without case, for file
 		// systems that ignore it.
-		if strings.EqualFold(e, StateDir) {
+		if isStateName(e) {
 			return "", newError(CodeProtectedPath, p, "editguard's state directories are off limits to the tools", "", nil)
 		}
 	}
 	return res, nil
+}
+
+// maxPathLen is the longest path resolve accepts, Linux's PATH_MAX.
+const maxPathLen = 4096
+
+// isStateName reports whether a path element names a .editguard directory
+// on some file system: in any case, with trailing dots or spaces (dropped on
+// Windows-style file systems), or as its 8.3 short name EDITGU~1 to ~9.
+func isStateName(e string) bool {
+	e = strings.TrimRight(e, ". ")
+	if strings.EqualFold(e, StateDir) {
+		return true
+	}
+	return len(e) == 8 && strings.EqualFold(e[:7], "editgu~") && '1' <= e[7] && e[7] <= '9'
 }
 
 // lexical cleans p into a slash-separated path relative to the root without
@@ -424,42 +458,4 @@ func outsideRoot(p string) *Error {
 
 func isEscape(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "path escapes from parent")
-}
-
-// denied reports whether resolved matches a Deny pattern.
-func (w *Workspace) denied(resolved string) (string, bool) {
-	for _, pat := range w.opts.Deny {
-		if globMatch(pat, resolved) {
-			return pat, true
-		}
-	}
-	return "", false
-}
-
-// globMatch matches a slash-separated path against a pattern in which "**"
-// matches zero or more whole path elements and other elements follow
-// path.Match.
-func globMatch(pattern, name string) bool {
-	return matchElems(splitPath(pattern), splitPath(name))
-}
-
-func matchElems(pat, name []string) bool {
-	for len(pat) > 0 {
-		if pat[0] == "**" {
-			for i := 0; i <= len(name); i++ {
-				if matchElems(pat[1:], name[i:]) {
-					return true
-				}
-			}
-			return false
-		}
-		if len(name) == 0 {
-			return false
-		}
-		if ok, _ := path.Match(pat[0], name[0]); !ok {
-			return false
-		}
-		pat, name = pat[1:], name[1:]
-	}
-	return len(name) == 0
 }

@@ -124,6 +124,9 @@ func (e *env) workspace() (*editguard.Workspace, error) {
 	for _, p := range ws.TransactionProblems() {
 		fmt.Fprintf(e.stderr, "editguard: warning: %s\n", p)
 	}
+	for _, w := range ws.StateWarnings() {
+		fmt.Fprintf(e.stderr, "editguard: warning: %s\n", w)
+	}
 	e.ws = ws
 	return ws, nil
 }

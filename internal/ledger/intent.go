@@ -159,6 +159,35 @@ type Position struct {
 // anchored false. Since writes nothing; the records are not verified
 // (Verify does that), and a line that does not decode is skipped.
 func (l *Ledger) Since(from Position) (recs []*Record, last Position, anchored bool, err error) {
+	return l.after(from, func(line []byte) bool {
+		_, isOutcome := intentOf(line)
+		return isOutcome || bytes.Contains(line, pendingField)
+	}, func(r *Record) bool { return r.Outcome == OutcomePending || r.Intent != 0 })
+}
+
+// Last returns the position of the ledger's last record.
+func (l *Ledger) Last() (Position, error) {
+	_, _, last, err := l.readTail(0)
+	return last, err
+}
+
+// WithStrategy returns the records written after the record at from whose
+// strategy is strategy, read as Since reads (anchored says whether from's
+// record was found). Only lines holding the strategy's JSON are decoded.
+func (l *Ledger) WithStrategy(from Position, strategy string) (recs []*Record, anchored bool, err error) {
+	field, err := json.Marshal(strategy)
+	if err != nil {
+		return nil, false, err
+	}
+	field = append([]byte(`"strategy":`), field...)
+	recs, _, anchored, err = l.after(from, func(line []byte) bool { return bytes.Contains(line, field) },
+		func(r *Record) bool { return r.Strategy == strategy })
+	return recs, anchored, err
+}
+
+// after returns the records after the record at from whose line passes
+// line and whose record passes keep (see Since).
+func (l *Ledger) after(from Position, line func([]byte) bool, keep func(*Record) bool) (recs []*Record, last Position, anchored bool, err error) {
 	_, _, last, err = l.readTail(0)
 	if err != nil {
 		return nil, Position{}, false, err
@@ -189,7 +218,7 @@ func (l *Ledger) Since(from Position) (recs []*Record, last Position, anchored b
 				continue
 			}
 		}
-		recs, anchored = changesAfter(buf, from)
+		recs, anchored = changesAfter(buf, from, line, keep)
 		if anchored || n == size || n == SinceLimit {
 			return recs, last, anchored, nil
 		}
@@ -199,10 +228,10 @@ func (l *Ledger) Since(from Position) (recs []*Record, last Position, anchored b
 	}
 }
 
-// changesAfter returns the intents and outcomes in buf (whole lines) after
-// the record at from, and whether it found that record; if it did not, those
-// of all of buf.
-func changesAfter(buf []byte, from Position) (recs []*Record, anchored bool) {
+// changesAfter returns the records in buf (whole lines) after the record
+// at from that pass match (on their line) and keep, and whether it found
+// that record; if it did not, those of all of buf.
+func changesAfter(buf []byte, from Position, match func([]byte) bool, keep func(*Record) bool) (recs []*Record, anchored bool) {
 	for len(buf) > 0 {
 		i := bytes.IndexByte(buf, '\n')
 		if i < 0 {
@@ -218,15 +247,14 @@ func changesAfter(buf []byte, from Position) (recs []*Record, anchored bool) {
 			anchored, recs = true, recs[:0]
 			continue
 		}
-		_, isOutcome := intentOf(line)
-		if !isOutcome && !bytes.Contains(line, pendingField) {
+		if !match(line) {
 			continue
 		}
 		r := new(Record)
 		if json.Unmarshal(line, r) != nil {
 			continue
 		}
-		if r.Outcome == OutcomePending || r.Intent != 0 {
+		if keep(r) {
 			recs = append(recs, r)
 		}
 	}

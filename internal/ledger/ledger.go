@@ -134,10 +134,16 @@ type Record struct {
 	// DisplacedObject marks an intent whose change keeps what it displaces
 	// (SHA256Before) as a history object, durable before the change, with
 	// the version's index line made durable later.
-	DisplacedObject bool   `json:"displaced_object,omitempty"`
-	Intent          uint64 `json:"intent,omitempty"` // the seq of the intent record this record is the outcome of
-	Prev            string `json:"prev"`             // Hash of the previous record; "" for the first
-	Hash            string `json:"hash"`             // see the package documentation
+	DisplacedObject bool `json:"displaced_object,omitempty"`
+	// Seal authenticates an intent: a MAC, under a key the ledger does
+	// not know, of what recovery acts on (see editguard's trust.go).
+	Seal string `json:"seal,omitempty"`
+	// Recovered marks an outcome appended by recovery for an intent or a
+	// transaction whose writer stopped before recording it.
+	Recovered bool   `json:"recovered,omitempty"`
+	Intent    uint64 `json:"intent,omitempty"` // the seq of the intent record this record is the outcome of
+	Prev      string `json:"prev"`             // Hash of the previous record; "" for the first
+	Hash      string `json:"hash"`             // see the package documentation
 }
 
 // Options configure a Ledger. A nil *Options means the zero value.

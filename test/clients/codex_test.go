@@ -124,6 +124,7 @@ func runCodex(t *testing.T, workspace string, script []Step, opts codexOptions) 
 	cmd.Dir = workspace
 	cmd.Env = []string{
 		"HOME=" + home,
+		keyHomeEnv(),
 		"CODEX_HOME=" + codexHome,
 		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
 		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),

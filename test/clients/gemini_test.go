@@ -100,6 +100,7 @@ func runGemini(t *testing.T, workspace string, script []Step, opts geminiOptions
 	}
 	env := []string{
 		"HOME=" + home,
+		keyHomeEnv(),
 		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
 		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
 		"XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"),

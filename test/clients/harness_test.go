@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/editguard/editguard"
+	"github.com/editguard/editguard/internal/userkey"
 	"github.com/editguard/editguard/toolset"
 )
 
@@ -307,6 +308,7 @@ func persistedOutput(content string) string {
 func claudeEnv(home, baseURL string) []string {
 	env := []string{
 		"HOME=" + home,
+		keyHomeEnv(),
 		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
 		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
 		"XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"),
@@ -324,6 +326,18 @@ func claudeEnv(home, baseURL string) []string {
 		"CLAUDE_CODE_DISABLE_TERMINAL_TITLE=1",
 	}
 	return env
+}
+
+// keyHomeEnv points the editguard processes a client starts at this test
+// process's key: the client runs with a HOME of its own, and a workspace
+// the test set up (or "editguard init" opened) would otherwise be another
+// user's state to them, refused as foreign.
+func keyHomeEnv() string {
+	d, err := userkey.Dir()
+	if err != nil {
+		panic(err)
+	}
+	return "EDITGUARD_STATE_HOME=" + d
 }
 
 // dumpRun logs a run for a failure report.

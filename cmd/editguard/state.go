@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/editguard/editguard"
+)
+
+var stateCmd = &command{
+	name:    "state",
+	args:    "[--set-aside] [--json]",
+	summary: "check that .editguard is editguard's own; set aside one that is not",
+	help: `State checks the workspace's state directory (.editguard): editguard acts
+only on state it wrote for this user on this machine, which it proves with
+a key kept outside every workspace (~/.local/state/editguard/key, or
+$XDG_STATE_HOME/editguard, or $EDITGUARD_STATE_HOME). A .editguard that
+came with a repository (committed with "git add -f", or in an archive) is
+refused by every command with UNSAFE_STATE, and nothing in it is acted upon.
+
+With --set-aside, such a directory is moved, whole and untouched, into
+.editguard/untrusted-<time>/, and editguard starts afresh. Nothing is
+deleted: look at it, and remove it when done.
+
+It also lists what recovery at open found and could not act on (a journal
+it cannot verify, a file that holds neither what a transaction found nor
+what it put there), which stays until a person removes it.`,
+}
+
+func init() {
+	stateCmd.run = runState
+	register(stateCmd)
+}
+
+func runState(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(stateCmd.name)
+	setAside := fs.Bool("set-aside", false, "move a state directory editguard did not write into .editguard/untrusted-<time>/")
+	jsonOut := fs.Bool("json", false, "print the result as JSON")
+	pos, err := parseCommand(e, stateCmd, fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		return usagef(stateCmd.name, "state takes no arguments, got %q", pos)
+	}
+	if err := checkRoot(e.root); err != nil {
+		return err
+	}
+	ws, err := editguard.Open(e.root, &editguard.Options{SetAsideUntrusted: *setAside})
+	if err != nil {
+		return err
+	}
+	defer ws.Close()
+	res := map[string]any{"status": "ok", "trusted": true, "warnings": ws.StateWarnings(), "problems": ws.TransactionProblems(), "rolled_back": ws.RolledBack()}
+	if *jsonOut {
+		return json.NewEncoder(e.stdout).Encode(res)
+	}
+	for _, w := range ws.StateWarnings() {
+		fmt.Fprintln(e.stdout, w)
+	}
+	for _, p := range ws.TransactionProblems() {
+		fmt.Fprintln(e.stdout, p)
+	}
+	if len(ws.StateWarnings()) == 0 && len(ws.TransactionProblems()) == 0 {
+		fmt.Fprintln(e.stdout, "state ok: .editguard is editguard's own, and recovery has nothing left to do")
+	}
+	return nil
+}
