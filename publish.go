@@ -334,6 +334,30 @@ func (w *Workspace) checkUpstream(ctx context.Context, repo *gitsync.Repo, bs *b
 	if err != nil {
 		return nil, nil, gitError(err)
 	}
+	// A blob of the branch larger than the file size limit was not read
+	// (see openRepo): nothing is published over content editguard cannot
+	// compare with the changes' base.
+	var large []map[string]any
+	for _, f := range files {
+		gp := gitPath(repo, f.u.path)
+		if b := contents[gp]; b.TooLarge {
+			d := tooLargeBlob(f.u.path, &largeBlob{entries[gp].OID, b}, w.opts.MaxFileSize, "nothing was published", "").Details
+			large = append(large, d)
+		}
+	}
+	if len(large) > 0 {
+		e := newError(CodeTooLarge, "", fmt.Sprintf("the branch holds %s larger than the file size limit of %d bytes, where this publish changes them: they were not read, and nothing was published", count(len(large), "file"), w.opts.MaxFileSize),
+			"resolve these files with git, or open the workspace with a larger file size limit and publish again", nil)
+		e.Details["side"] = "upstream"
+		e.Details["remote"], e.Details["branch"], e.Details["head"] = remote, branch, head
+		e.Details["limit_bytes"] = w.opts.MaxFileSize
+		e.Details["files"] = large
+		if len(large) == 1 {
+			e.Details["path"] = large[0]["path"]
+			e.Details["size_bytes"] = large[0]["size_bytes"]
+		}
+		return nil, nil, e
+	}
 	// A file the branch does not have, whose changes started from content
 	// that exists here: if the branch never had it as far as this host
 	// knows, that content was made here (outside editguard) and publishing
@@ -363,7 +387,7 @@ func (w *Workspace) checkUpstream(ctx context.Context, repo *gitsync.Repo, bs *b
 		case found && !entry.Regular():
 			reason = ReasonTypeChanged // a directory, symlink or submodule upstream
 		case found:
-			up = syncedFile{Exists: true, SHA256: sha256Hex(contents[gp])}
+			up = syncedFile{Exists: true, SHA256: sha256Hex(contents[gp].Data)}
 		default:
 			if parent := fileAbove(entries, gp); parent != "" {
 				reason = ReasonTypeChanged // a parent directory is a file upstream
@@ -406,7 +430,7 @@ func (w *Workspace) checkUpstream(ctx context.Context, repo *gitsync.Repo, bs *b
 					reason = ReasonModified
 				}
 			}
-			stale = append(stale, w.upstreamChange(f, reason, base, up, contents[gp]))
+			stale = append(stale, w.upstreamChange(f, reason, base, up, contents[gp].Data))
 		}
 		report = append(report, pf)
 	}

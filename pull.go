@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/editguard/editguard/internal/gitsync"
 	"github.com/editguard/editguard/internal/ledger"
@@ -39,7 +40,11 @@ type PullConflict struct {
 	// Reason is "changed_both" (changed here and upstream), or why the
 	// file could not be brought up to date: "unsupported" (a symlink or
 	// submodule upstream, or a local path through a symlink), or the code
-	// of the error the guarded write failed with (details in Error).
+	// of the error that kept it (details in Error): PROTECTED_PATH for a
+	// path pull never writes (inside .git or .editguard at any depth and
+	// in any case, or matching the workspace's Deny patterns), TOO_LARGE
+	// for upstream content larger than the file size limit (it is not
+	// even read), or the code the guarded write failed with.
 	Reason         string `json:"reason"`
 	LocalSHA256    string `json:"local_sha256,omitempty"`
 	BaseSHA256     string `json:"base_sha256,omitempty"`
@@ -77,7 +82,13 @@ type PullResult struct {
 //
 // Content is never merged inside a file, and no local change is lost: it
 // stays, or it is in history. A file that is already the same here and
-// upstream is no conflict. Git's HEAD, index and branches are not touched;
+// upstream is no conflict. Two kinds of file are never written, even with
+// DiscardLocal, and are reported as conflicts instead: a path the
+// workspace protects (PROTECTED_PATH: inside a .git or .editguard
+// directory at any depth, in any case, or matching the Deny patterns), and
+// one whose upstream content is larger than the file size limit
+// (TOO_LARGE: its size is checked before anything is read, and it is not
+// read at all, by editguard or by git). Git's HEAD, index and branches are not touched;
 // the branch is fetched into editguard's own ref.
 //
 // Each file written is a ledger record of tool "pull", and so is the pull
@@ -104,7 +115,24 @@ type upstreamFile struct {
 	supported bool   // absent, or a regular file
 	exec      bool   // executable
 	data      []byte // the content, for a regular file
+	// tooLarge describes a regular file whose content is larger than the
+	// file size limit: it was not read (data is nil, and SHA256 a
+	// stand-in naming the blob).
+	tooLarge *largeBlob
 }
+
+// largeBlob is a blob that was not read because it is larger than the file
+// size limit.
+type largeBlob struct {
+	oid string
+	gitsync.Blob
+}
+
+// pullBatchBytes bounds the content a pull reads at once: files are read
+// in batches whose blobs, upstream's and the base's, add up to at most
+// this, or one file alone (each at most the file size limit; larger ones
+// are not read at all).
+const pullBatchBytes = 32 << 20
 
 func (s *Session) pullLocked(ctx context.Context, o *PullOptions, a *attempt) (*PullResult, error) {
 	w := s.w
@@ -162,32 +190,49 @@ func (s *Session) pullLocked(ctx context.Context, o *PullOptions, a *attempt) (*
 	// reads must not come to cover it (its next change to such a file is
 	// STALE_FILE, as for every other session's).
 	writer := w.NewSession(s.name)
-	// Removals first, so that a file upstream put where a directory was
-	// (or the other way round) finds its place free.
 	for len(paths) > 0 {
-		n := min(len(paths), 256) // bounds the content held at once
+		n := min(len(paths), 256) // bounds the tree entries looked at at once
 		chunk := paths[:n]
 		paths = paths[n:]
-		before, err := w.filesAt(ctx, repo, base, chunk)
+		beforeEntries, err := w.entriesAt(ctx, repo, base, chunk)
 		if err != nil {
 			return nil, err
 		}
-		after, err := w.filesAt(ctx, repo, head, chunk)
+		afterEntries, err := w.entriesAt(ctx, repo, head, chunk)
 		if err != nil {
 			return nil, err
 		}
-		sort.SliceStable(chunk, func(i, j int) bool { return !after[chunk[i]].Exists && after[chunk[j]].Exists })
-		for _, p := range chunk {
-			b := before[p].syncedFile
-			if f, ok := bs.Files[p]; ok {
-				b = f
-			} else if !before[p].supported {
-				b = syncedFile{Exists: true, SHA256: "(not a regular file)"}
+		// Removals first, so that a file upstream put where a directory
+		// was (or the other way round) finds its place free.
+		sort.SliceStable(chunk, func(i, j int) bool {
+			_, iExists := afterEntries[chunk[i]]
+			_, jExists := afterEntries[chunk[j]]
+			return !iExists && jExists
+		})
+		for len(chunk) > 0 {
+			k := pullBatch(chunk, beforeEntries, afterEntries, w.opts.MaxFileSize)
+			part := chunk[:k]
+			chunk = chunk[k:]
+			before, err := w.filesAt(ctx, repo, beforeEntries, part)
+			if err != nil {
+				return nil, err
 			}
-			if keep := writer.pullFile(ctx, p, b, after[p], o.DiscardLocal, remote, branch, head, res); keep {
-				bs.Files[p] = b
-			} else {
-				delete(bs.Files, p)
+			after, err := w.filesAt(ctx, repo, afterEntries, part)
+			if err != nil {
+				return nil, err
+			}
+			for _, p := range part {
+				b := before[p].syncedFile
+				if f, ok := bs.Files[p]; ok {
+					b = f
+				} else if !before[p].supported {
+					b = syncedFile{Exists: true, SHA256: "(not a regular file)"}
+				}
+				if keep := writer.pullFile(ctx, p, b, after[p], o.DiscardLocal, remote, branch, head, res); keep {
+					bs.Files[p] = b
+				} else {
+					delete(bs.Files, p)
+				}
 			}
 		}
 	}
@@ -198,12 +243,11 @@ func (s *Session) pullLocked(ctx context.Context, o *PullOptions, a *attempt) (*
 	return res, nil
 }
 
-// filesAt reads the files at paths (relative to the workspace) in commit.
-func (w *Workspace) filesAt(ctx context.Context, repo *gitsync.Repo, commit string, paths []string) (map[string]upstreamFile, error) {
-	out := map[string]upstreamFile{}
-	for _, p := range paths {
-		out[p] = upstreamFile{supported: true}
-	}
+// entriesAt lists the tree entries of paths (relative to the workspace) in
+// commit, keyed by those paths; a path commit does not have is absent. No
+// content is read.
+func (w *Workspace) entriesAt(ctx context.Context, repo *gitsync.Repo, commit string, paths []string) (map[string]gitsync.Entry, error) {
+	out := map[string]gitsync.Entry{}
 	if commit == "" {
 		return out, nil
 	}
@@ -215,24 +259,68 @@ func (w *Workspace) filesAt(ctx context.Context, repo *gitsync.Repo, commit stri
 	if err != nil {
 		return nil, gitError(err)
 	}
+	for i, p := range paths {
+		if e, ok := entries[gps[i]]; ok {
+			out[p] = e
+		}
+	}
+	return out, nil
+}
+
+// pullBatch returns how many of paths to read at once: as many as fit in
+// pullBatchBytes of content, base and upstream together, and at least one.
+func pullBatch(paths []string, before, after map[string]gitsync.Entry, limit int64) int {
+	var sum int64
+	for i, p := range paths {
+		sum += readCost(before[p], limit) + readCost(after[p], limit)
+		if i > 0 && sum > pullBatchBytes {
+			return i
+		}
+	}
+	return len(paths)
+}
+
+// readCost is what reading e's content holds: its size, for a regular file
+// within the limit; nothing for anything else (a larger file is not read).
+func readCost(e gitsync.Entry, limit int64) int64 {
+	if !e.Regular() || e.Size > limit {
+		return 0
+	}
+	return max(e.Size, 0)
+}
+
+// filesAt reads the files at paths (relative to the workspace), whose
+// entries in a commit are entries (see entriesAt). A regular file's content
+// is read if it is within the file size limit; a larger one is not read
+// (the repository is told the limit, see openRepo), only its size known.
+func (w *Workspace) filesAt(ctx context.Context, repo *gitsync.Repo, entries map[string]gitsync.Entry, paths []string) (map[string]upstreamFile, error) {
 	blobs := map[string]string{}
-	for _, gp := range gps {
-		if e, ok := entries[gp]; ok && e.Regular() {
-			blobs[gp] = e.OID
+	for _, p := range paths {
+		if e, ok := entries[p]; ok && e.Regular() {
+			blobs[gitPath(repo, p)] = e.OID
 		}
 	}
 	contents, err := repo.ReadBlobs(ctx, blobs)
 	if err != nil {
 		return nil, gitError(err)
 	}
-	for i, p := range paths {
-		e, ok := entries[gps[i]]
+	out := map[string]upstreamFile{}
+	for _, p := range paths {
+		e, ok := entries[p]
 		switch {
 		case !ok:
+			out[p] = upstreamFile{supported: true}
 		case e.Regular():
-			data := contents[gps[i]]
-			out[p] = upstreamFile{syncedFile: syncedFile{Exists: true, SHA256: sha256Hex(data)}, supported: true,
-				exec: e.Mode == gitsync.ModeExecutable, data: data}
+			f := upstreamFile{syncedFile: syncedFile{Exists: true}, supported: true, exec: e.Mode == gitsync.ModeExecutable}
+			if b := contents[gitPath(repo, p)]; b.TooLarge {
+				// Its SHA-256 is unknown; this stand-in equals no
+				// content's, so the file is never taken for one read
+				// here.
+				f.SHA256, f.tooLarge = "(larger than the file size limit: git blob "+e.OID+")", &largeBlob{e.OID, b}
+			} else {
+				f.SHA256, f.data = sha256Hex(b.Data), b.Data
+			}
+			out[p] = f
 		default:
 			out[p] = upstreamFile{syncedFile: syncedFile{Exists: true, SHA256: e.OID}}
 		}
@@ -245,17 +333,32 @@ func (w *Workspace) filesAt(ctx context.Context, repo *gitsync.Repo, commit stri
 func (s *Session) pullFile(ctx context.Context, p string, b syncedFile, up upstreamFile, discard bool, remote, branch, head string, res *PullResult) (keep bool) {
 	w := s.w
 	// A conflict keeps the file's base, so that the next pull compares
-	// with it again; one pull cannot bring about is reported once.
+	// with it again; one pull cannot bring about (an unsupported file, a
+	// protected path) is reported once: its base moves on with the pull.
 	conflict := func(reason string, local syncedFile, err error) bool {
 		c := PullConflict{Path: p, Reason: reason, LocalSHA256: local.SHA256, LocalExists: local.Exists,
 			BaseSHA256: b.SHA256, UpstreamSHA256: up.SHA256, UpstreamExists: up.Exists}
+		if up.tooLarge != nil {
+			c.UpstreamSHA256 = "" // not read; the error names the blob
+		}
 		errors.As(err, &c.Error)
 		res.Conflicts = append(res.Conflicts, c)
-		return reason != "unsupported"
+		return reason != "unsupported" && reason != string(CodeProtectedPath)
+	}
+	// A protected path is refused before anything is looked at here, so
+	// that no comparison can make it anything else than protected.
+	if err := w.pullProtection(p, ""); err != nil {
+		return conflict(string(CodeProtectedPath), syncedFile{}, err)
 	}
 	t, err := w.openTarget(p)
 	if err != nil {
 		return conflict(codeOf(err), syncedFile{}, err)
+	}
+	if t.resolved != p {
+		if err := w.pullProtection(p, t.resolved); err != nil {
+			t.close()
+			return conflict(string(CodeProtectedPath), syncedFile{}, err)
+		}
 	}
 	obs, err := w.observe(t)
 	t.close()
@@ -264,6 +367,9 @@ func (s *Session) pullFile(ctx context.Context, p string, b syncedFile, up upstr
 	}
 	local := syncedFile{Exists: obs.stat.Exists, SHA256: obs.sum}
 	switch {
+	case up.tooLarge != nil:
+		return conflict(string(CodeTooLarge), local, tooLargeBlob(p, up.tooLarge, w.opts.MaxFileSize, "the file was left as it is",
+			"bring the file in with git, or open the workspace with a larger file size limit and pull again"))
 	case t.resolved != p || obs.stat.Exists && !obs.stat.Regular():
 		return conflict("unsupported", local, nil) // a symlink or a directory here
 	case !up.supported:
@@ -310,6 +416,83 @@ func (s *Session) pullFile(ctx context.Context, p string, b syncedFile, up upstr
 		res.Warnings = append(res.Warnings, p+": "+warn)
 	}
 	return false
+}
+
+// pullProtection returns the PROTECTED_PATH error of a path pull must
+// never write, p as the branch names it and resolved where it leads here
+// ("" if not known yet): one with an element that names, or on some file system would name, a
+// .git or .editguard directory (see internalPathElem), at any depth, or one
+// that the workspace's Deny patterns match. Deny patterns compare exactly,
+// so a tree entry .GIT/config, which a file system that ignores case
+// writes to .git/config, is caught by the first test.
+func (w *Workspace) pullProtection(p, resolved string) *Error {
+	for _, name := range []string{p, resolved} {
+		if name == "" {
+			continue
+		}
+		for _, elem := range splitPath(name) {
+			if internalPathElem(elem) {
+				e := newError(CodeProtectedPath, p, fmt.Sprintf("the branch changes a path inside a git repository's internals or editguard's state (%q): pull never writes there", elem),
+					"nothing was written; if the branch should not carry this path, remove it from the branch with git", nil)
+				e.Details["element"] = elem
+				return e
+			}
+		}
+		if pat, ok := w.denied(name); ok {
+			e := newError(CodeProtectedPath, p, "path is protected from changes by policy: pull never writes it", "nothing was written", nil)
+			e.Details["pattern"] = pat
+			return e
+		}
+	}
+	return nil
+}
+
+// internalPathElem reports whether a path element names, or on some file
+// system could name, a .git or .editguard directory. It is compared without
+// case, without the code points HFS+ ignores, without what follows a colon
+// (an NTFS stream: ".git::$INDEX_ALLOCATION"), without trailing dots and
+// spaces (which Windows drops), and GIT~1 to GIT~9 (.git's NTFS short
+// names) count too: git itself refuses to check out such names for the
+// same reason.
+func internalPathElem(elem string) bool {
+	e := strings.Map(func(r rune) rune {
+		if hfsIgnores(r) {
+			return -1
+		}
+		return r
+	}, elem)
+	if i := strings.IndexByte(e, ':'); i >= 0 {
+		e = e[:i]
+	}
+	e = strings.TrimRight(e, ". ")
+	if len(e) == 5 && strings.EqualFold(e[:4], "git~") && '1' <= e[4] && e[4] <= '9' {
+		return true
+	}
+	return strings.EqualFold(e, ".git") || strings.EqualFold(e, StateDir)
+}
+
+// hfsIgnores reports whether HFS+ ignores r in names (the code points
+// git's is_hfs_dotgit skips).
+func hfsIgnores(r rune) bool {
+	return r >= 0x200c && r <= 0x200f || r >= 0x202a && r <= 0x202e || r >= 0x206a && r <= 0x206f || r == 0xfeff
+}
+
+// tooLargeBlob is the TOO_LARGE error of the branch's blob b at p, larger
+// than limit and not read, saying what became of the file (outcome).
+func tooLargeBlob(p string, b *largeBlob, limit int64, outcome, hint string) *Error {
+	what := fmt.Sprintf("%d bytes", b.Size)
+	if b.AtLeast {
+		what = fmt.Sprintf("more than %d bytes once converted for checkout", limit)
+	}
+	e := newError(CodeTooLarge, p, fmt.Sprintf("the branch's content of %s is %s, larger than the file size limit of %d bytes: it was not read, and %s", p, what, limit, outcome), hint, nil)
+	e.Details["side"] = "upstream"
+	e.Details["size_bytes"] = b.Size
+	e.Details["limit_bytes"] = limit
+	e.Details["blob"] = b.oid
+	if b.AtLeast {
+		e.Details["size_at_least"] = true
+	}
+	return e
 }
 
 func codeOf(err error) string {

@@ -217,6 +217,9 @@ func (w *Workspace) openRepo(ctx context.Context) (*gitsync.Repo, error) {
 	if err != nil {
 		return nil, gitError(err)
 	}
+	// No blob larger than a file editguard may write is read, nor held
+	// whole by git (see gitsync.Repo.SetMaxBlobSize).
+	r.SetMaxBlobSize(w.opts.MaxFileSize)
 	return r, nil
 }
 

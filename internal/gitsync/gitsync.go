@@ -9,9 +9,11 @@
 // It runs the real git binary, never a shell: every command is an argument
 // list, in an environment of its own (no GIT_DIR or GIT_INDEX_FILE of the
 // caller leaks in, LC_ALL=C so messages can be told apart, no terminal
-// prompts), in a new session without a controlling terminal (so ssh cannot
-// stop to ask for a passphrase either), and under a context: when the
-// context ends, the whole process group is killed.
+// prompts), with settings on its command line that override the
+// repository's (no core.fsmonitor program, and blobs over the limit
+// streamed; see globalArgs), in a new session without a controlling
+// terminal (so ssh cannot stop to ask for a passphrase either), and under
+// a context: when the context ends, the whole process group is killed.
 //
 // Nothing here decides what may be published or pulled; that is the
 // editguard package's job. This package only knows git.
@@ -22,10 +24,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -74,6 +78,8 @@ type Repo struct {
 	dir    string // the directory git runs in: the working tree's top
 	prefix string // the directory Open was given, relative to the top, with a trailing slash ("" at the top)
 	env    []string
+	// maxBlob is the largest content ReadBlobs reads; 0 means no limit.
+	maxBlob int64
 }
 
 // Open finds the git working tree that contains dir. It fails with an error
@@ -107,6 +113,14 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 	}
 	return r, nil
 }
+
+// SetMaxBlobSize sets the largest content ReadBlobs reads (see there), and
+// makes every git command Repo runs stream blobs larger than n instead of
+// holding them whole in memory (core.bigFileThreshold, where n is below
+// git's default): a fetch of a branch holding a huge blob then costs git
+// little memory, and ReadBlobs never reads such a blob. n <= 0 removes the
+// limit. Call it before the Repo is used.
+func (r *Repo) SetMaxBlobSize(n int64) { r.maxBlob = max(n, 0) }
 
 // Top returns the working tree's top directory.
 func (r *Repo) Top() string { return r.dir }
@@ -159,6 +173,31 @@ func cleanEnv(environ []string) []string {
 	)
 }
 
+// gitBigFileDefault is git's default core.bigFileThreshold.
+const gitBigFileDefault = 512 << 20
+
+// globalArgs come before every command's own arguments. Settings given on
+// the command line override the repository's configuration:
+//
+//   - core.fsmonitor is emptied: it names a program that git runs whenever
+//     it reads an index (check-attr, diff-tree, read-tree, update-index and
+//     write-tree all do). None of the commands here needs it, and a
+//     configuration written by anyone but the person (an upstream tree
+//     entry .git/config written by a careless tool) must not make a pull
+//     or a publish run a program. An empty value turns it off in every git
+//     version (before 2.36 it was a path, "" meaning none; since, it is a
+//     boolean or a path, "" meaning false).
+//   - core.bigFileThreshold is lowered to the blob limit (see
+//     SetMaxBlobSize), so that git streams larger blobs (fetch's
+//     unpack-objects and index-pack, cat-file) instead of loading them.
+func (r *Repo) globalArgs() []string {
+	args := []string{"-c", "core.fsmonitor="}
+	if r.maxBlob > 0 && r.maxBlob < gitBigFileDefault {
+		args = append(args, "-c", "core.bigFileThreshold="+strconv.FormatInt(r.maxBlob, 10))
+	}
+	return args
+}
+
 // run runs git with args in the working tree and returns its standard
 // output. stdin, if not nil, is its standard input.
 func (r *Repo) run(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
@@ -167,21 +206,74 @@ func (r *Repo) run(ctx context.Context, stdin []byte, args ...string) ([]byte, e
 
 // runEnv is run with extra environment variables and a timeout.
 func (r *Repo) runEnv(ctx context.Context, timeout time.Duration, extra []string, stdin []byte, args ...string) ([]byte, error) {
+	var stdout bytes.Buffer
+	err := r.execute(ctx, timeout, extra, stdin, &stdout, nil, args...)
+	return stdout.Bytes(), err
+}
+
+// errEnough is returned by a stream's reader that has read all it wants
+// before the end of git's output: git is stopped, and that is no failure.
+var errEnough = errors.New("gitsync: enough output read")
+
+// stream runs git with args in the working tree and hands its standard
+// output to read as it comes, so that nothing but what read keeps is held.
+// If read returns an error, git is killed and the error returned; errEnough
+// kills git too, and stream returns nil. Once read returns nil, the rest of
+// the output is discarded.
+func (r *Repo) stream(ctx context.Context, stdin []byte, read func(io.Reader) error, args ...string) error {
+	return r.execute(ctx, LocalTimeout, nil, stdin, nil, read, args...)
+}
+
+// maxStderr bounds what is kept of a command's standard error (a remote
+// can make git print without end).
+const maxStderr = 1 << 20
+
+// execute runs git with args: its standard output goes to stdout, or, when
+// read is not nil, through a pipe to read (see stream).
+func (r *Repo) execute(ctx context.Context, timeout time.Duration, extra []string, stdin []byte, stdout io.Writer, read func(io.Reader) error, args ...string) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, r.git, args...)
+	cmd := exec.CommandContext(ctx, r.git, append(r.globalArgs(), args...)...)
 	cmd.Dir = r.dir
 	cmd.Env = append(append([]string(nil), r.env...), extra...)
 	detach(cmd)
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	stderr := &headBuffer{max: maxStderr}
+	cmd.Stderr = stderr
 	// Output pipes held open by a grandchild (an ssh or a credential
 	// helper) must not keep Wait from returning once git is gone.
 	cmd.WaitDelay = 5 * time.Second
-	err := cmd.Run()
+	var err error
+	killed := false // by this function, not by the caller's context or the timeout
+	if read == nil {
+		cmd.Stdout = stdout
+		err = cmd.Run()
+	} else {
+		pipe, perr := cmd.StdoutPipe()
+		if perr != nil {
+			return perr
+		}
+		if err = cmd.Start(); err == nil {
+			rerr := read(pipe)
+			if rerr == nil {
+				_, rerr = io.Copy(io.Discard, pipe)
+			}
+			if rerr != nil && ctx.Err() == nil {
+				killed = true
+				cancel() // kills git's process group (see detach)
+			}
+			err = cmd.Wait()
+			if errors.Is(rerr, errEnough) {
+				return nil
+			}
+			if rerr != nil {
+				// Reported with what git said, if it failed first.
+				err = rerr
+			}
+		}
+	}
 	if errors.Is(err, exec.ErrWaitDelay) {
 		// git exited with status 0; a helper it left running (an ssh
 		// connection master) still holds the output pipes.
@@ -193,7 +285,7 @@ func (r *Repo) runEnv(ctx context.Context, timeout time.Duration, extra []string
 		if errors.As(err, &ee) && ee.Exited() {
 			e.Exit = ee.ExitCode()
 		}
-		if ctx.Err() != nil {
+		if ctx.Err() != nil && !killed {
 			e.Err = fmt.Errorf("%w (after %v)", ctx.Err(), timeout)
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) && e.Stderr == "" {
 				e.Stderr = fmt.Sprintf("timed out after %v", timeout)
@@ -201,9 +293,22 @@ func (r *Repo) runEnv(ctx context.Context, timeout time.Duration, extra []string
 		}
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
 			// The binary LookPath found is gone.
-			return stdout.Bytes(), fmt.Errorf("%w: %v", ErrGitNotFound, err)
+			return fmt.Errorf("%w: %v", ErrGitNotFound, err)
 		}
-		return stdout.Bytes(), e
+		return e
 	}
-	return stdout.Bytes(), nil
+	return nil
+}
+
+// headBuffer keeps the first max bytes written to it.
+type headBuffer struct {
+	bytes.Buffer
+	max int
+}
+
+func (b *headBuffer) Write(p []byte) (int, error) {
+	if room := b.max - b.Len(); room > 0 {
+		b.Buffer.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
 }

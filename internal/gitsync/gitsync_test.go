@@ -206,8 +206,8 @@ func TestReadBlobsAppliesCheckoutConversion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(got["x.crlf"]) != "a\r\nb\r\n" || string(got["plain.txt"]) != "a\nb\n" {
-		t.Fatalf("ReadBlobs = %q", got)
+	if string(got["x.crlf"].Data) != "a\r\nb\r\n" || string(got["plain.txt"].Data) != "a\nb\n" {
+		t.Fatalf("ReadBlobs = %+v", got)
 	}
 	// And the way back: the working tree's bytes hash to the blob.
 	oid, _ := r.HashObject(ctx, "x.crlf", []byte("a\r\nb\r\n"))

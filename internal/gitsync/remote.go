@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -71,8 +72,26 @@ func trackingRef(remote, branch string) string {
 // Fetch fetches branch from remote and returns the commit at its head.
 func (r *Repo) Fetch(ctx context.Context, remote, branch string) (string, error) {
 	ref := trackingRef(remote, branch)
-	_, err := r.runEnv(ctx, RemoteTimeout, nil, nil, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
-		"--no-recurse-submodules", "--", remote, "+refs/heads/"+branch+":"+ref)
+	args := []string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules"}
+	if r.maxBlob > 0 && r.maxBlob < gitBigFileDefault {
+		// An upstream on this machine (a path, file://) is served by an
+		// upload-pack that git runs here, as a descendant of this process,
+		// and that reads the upstream's configuration only: the blob limit
+		// given to this fetch does not reach it. It is given its own, so
+		// that it sends a huge blob as it streams it, rather than loading it
+		// whole (a loose one) or with others like it (to look for deltas).
+		// git runs that command line with sh, as every local upload-pack;
+		// the only word not written here, git's path, is quoted.
+		url, err := r.line(ctx, "ls-remote", "--get-url", "--", remote)
+		if err != nil {
+			return "", remoteError("fetch", remote, branch, err)
+		}
+		if localURL(url) {
+			args = append(args, "--upload-pack="+shellQuote(r.git)+" -c core.bigFileThreshold="+strconv.FormatInt(r.maxBlob, 10)+" upload-pack")
+		}
+	}
+	args = append(args, "--", remote, "+refs/heads/"+branch+":"+ref)
+	_, err := r.runEnv(ctx, RemoteTimeout, nil, nil, args...)
 	if err != nil {
 		return "", remoteError("fetch", remote, branch, err)
 	}
@@ -81,6 +100,27 @@ func (r *Repo) Fetch(ctx context.Context, remote, branch string) (string, error)
 		return "", err
 	}
 	return strings.TrimSpace(string(out)), nil
+}
+
+// localURL reports whether git reaches url on this machine, running the
+// upstream's upload-pack itself: a file:// URL or a path. As for git, a
+// scheme ("https://", "ext::") or a colon before the first slash (an scp-like
+// "host:path") is a remote.
+func localURL(url string) bool {
+	if strings.HasPrefix(url, "file://") {
+		return true
+	}
+	if strings.Contains(url, "://") {
+		return false
+	}
+	colon, slash := strings.IndexByte(url, ':'), strings.IndexByte(url, '/')
+	return colon < 0 || slash >= 0 && slash < colon
+}
+
+// shellQuote quotes s as one word for sh, which git runs a local
+// upload-pack command with.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // Push moves remote's branch from expect to commit, which must be a

@@ -27,11 +27,12 @@ const (
 	ModeTree       = "040000"
 )
 
-// Entry is one entry of a tree, as git ls-tree lists it.
+// Entry is one entry of a tree, as git ls-tree -l lists it.
 type Entry struct {
 	Mode string // ModeFile, ModeExecutable, ModeSymlink, ModeSubmodule, ModeTree
 	Type string // "blob", "tree" or "commit"
 	OID  string
+	Size int64 // the blob's size in the repository (before any checkout conversion); -1 for a tree or commit
 }
 
 // Regular reports whether e is a regular file (executable or not).
@@ -58,7 +59,7 @@ func (r *Repo) Entries(ctx context.Context, commit string, paths []string) (map[
 	sort.Strings(specs)
 	for len(specs) > 0 {
 		n := min(len(specs), 500)
-		args := append([]string{"ls-tree", "-r", "-t", "-z", "--full-tree", commit, "--"}, specs[:n]...)
+		args := append([]string{"ls-tree", "-r", "-t", "-l", "-z", "--full-tree", commit, "--"}, specs[:n]...)
 		specs = specs[n:]
 		data, err := r.run(ctx, nil, args...)
 		if err != nil {
@@ -68,15 +69,34 @@ func (r *Repo) Entries(ctx context.Context, commit string, paths []string) (map[
 			if len(rec) == 0 {
 				continue
 			}
+			// mode SP type SP object SP size (padded; "-" if not a blob) TAB name
 			meta, name, ok := bytes.Cut(rec, []byte{'\t'})
 			f := strings.Fields(string(meta))
-			if !ok || len(f) != 3 {
+			if !ok || len(f) != 4 {
 				return nil, fmt.Errorf("git ls-tree: unexpected output %q", rec)
 			}
-			out[string(name)] = Entry{Mode: f[0], Type: f[1], OID: f[2]}
+			size := int64(-1)
+			if f[3] != "-" {
+				if size, err = strconv.ParseInt(f[3], 10, 64); err != nil || size < 0 {
+					return nil, fmt.Errorf("git ls-tree: unexpected output %q", rec)
+				}
+			}
+			out[string(name)] = Entry{Mode: f[0], Type: f[1], OID: f[2], Size: size}
 		}
 	}
 	return out, nil
+}
+
+// Blob is a blob's content as a checkout would write it, or, if that is
+// larger than the limit (see SetMaxBlobSize), the fact and a size.
+type Blob struct {
+	Data []byte
+	// Size is len(Data), or for a blob TooLarge, the blob's size in the
+	// repository; but if AtLeast is set, a lower bound of the converted
+	// content's size (the limit plus one): the conversion was stopped.
+	Size     int64
+	TooLarge bool
+	AtLeast  bool
 }
 
 // ReadBlobs returns the content of blobs as a checkout would write them to
@@ -84,37 +104,54 @@ func (r *Repo) Entries(ctx context.Context, commit string, paths []string) (map[
 // filters of the path's attributes (in the working tree) applied. want maps
 // each path (relative to the top) to its blob id.
 //
-// Blobs of paths without any conversion are read in one batch; each of the
-// others takes a git cat-file --filters of its own (git's batch mode misreports
-// the size of converted content).
-func (r *Repo) ReadBlobs(ctx context.Context, want map[string]string) (map[string][]byte, error) {
-	out := map[string][]byte{}
+// Sizes come first, from git cat-file --batch-check, which reads no
+// content: a blob larger than the limit is not read at all (its Blob is
+// TooLarge), so that a huge blob costs neither this process nor git any
+// memory. The other blobs of paths without any conversion are read in one
+// batch, each into a buffer of its size as git streams them; each of the
+// others takes a git cat-file --filters of its own (git's batch mode
+// misreports the size of converted content), read up to the limit: a
+// conversion that makes the content larger than the limit is stopped and
+// the Blob is TooLarge. The caller bounds what is held at once by what it
+// asks for in one call.
+func (r *Repo) ReadBlobs(ctx context.Context, want map[string]string) (map[string]Blob, error) {
+	out := map[string]Blob{}
 	if len(want) == 0 {
 		return out, nil
 	}
 	paths := make([]string, 0, len(want))
-	for p := range want {
+	for p, oid := range want {
 		if strings.ContainsAny(p, "\n\x00") {
 			return nil, fmt.Errorf("gitsync: cannot name the path %q", p)
+		}
+		if !isOID(oid) {
+			return nil, fmt.Errorf("gitsync: %s: bad object id %q", p, oid)
 		}
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
+	sizes, err := r.blobSizes(ctx, paths, want)
+	if err != nil {
+		return nil, err
+	}
 	converted, err := r.converted(ctx, paths)
 	if err != nil {
 		return nil, err
 	}
 	var plain []string
 	for _, p := range paths {
-		if !converted[p] {
+		switch {
+		case r.maxBlob > 0 && sizes[p] > r.maxBlob:
+			out[p] = Blob{Size: sizes[p], TooLarge: true}
+		case converted[p]:
+			b, err := r.readConverted(ctx, p, want[p])
+			if err != nil {
+				return nil, err
+			}
+			out[p] = b
+		default:
 			plain = append(plain, p)
-			continue
 		}
-		data, err := r.run(ctx, nil, "cat-file", "--filters", "--path="+p, want[p])
-		if err != nil {
-			return nil, err
-		}
-		out[p] = data
 	}
 	if len(plain) == 0 {
 		return out, nil
@@ -123,31 +160,109 @@ func (r *Repo) ReadBlobs(ctx context.Context, want map[string]string) (map[strin
 	for _, p := range plain {
 		fmt.Fprintf(&in, "%s\n", want[p])
 	}
-	data, err := r.run(ctx, in.Bytes(), "cat-file", "--batch")
+	err = r.stream(ctx, in.Bytes(), func(stdout io.Reader) error {
+		br := bufio.NewReaderSize(stdout, 64<<10)
+		for _, p := range plain {
+			size, err := batchHeader(br, p)
+			if err != nil {
+				return err
+			}
+			if size != sizes[p] {
+				return fmt.Errorf("git cat-file: %s: %d bytes, where --batch-check said %d", p, size, sizes[p])
+			}
+			body := make([]byte, size)
+			if _, err := io.ReadFull(br, body); err != nil {
+				return fmt.Errorf("git cat-file: output ends early")
+			}
+			if nl, err := br.ReadByte(); err != nil || nl != '\n' {
+				return fmt.Errorf("git cat-file: output ends early")
+			}
+			out[p] = Blob{Data: body, Size: size}
+		}
+		return nil
+	}, "cat-file", "--batch")
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// blobSizes returns the size of each path's blob (want[path]), as stored,
+// without reading any content.
+func (r *Repo) blobSizes(ctx context.Context, paths []string, want map[string]string) (map[string]int64, error) {
+	var in bytes.Buffer
+	for _, p := range paths {
+		fmt.Fprintf(&in, "%s\n", want[p])
+	}
+	data, err := r.run(ctx, in.Bytes(), "cat-file", "--batch-check")
 	if err != nil {
 		return nil, err
 	}
 	br := bufio.NewReader(bytes.NewReader(data))
-	for _, p := range plain {
-		head, err := br.ReadString('\n')
-		if err != nil {
-			return nil, fmt.Errorf("git cat-file: output ends early")
+	out := make(map[string]int64, len(paths))
+	for _, p := range paths {
+		if out[p], err = batchHeader(br, p); err != nil {
+			return nil, err
 		}
-		f := strings.Fields(head)
-		if len(f) != 3 || f[1] != "blob" {
-			return nil, fmt.Errorf("git cat-file: %s: %s", p, strings.TrimSpace(head))
-		}
-		size, err := strconv.ParseInt(f[2], 10, 64)
-		if err != nil || size < 0 {
-			return nil, fmt.Errorf("git cat-file: unexpected output %q", head)
-		}
-		body := make([]byte, size+1)
-		if _, err := io.ReadFull(br, body); err != nil {
-			return nil, fmt.Errorf("git cat-file: output ends early")
-		}
-		out[p] = body[:size]
 	}
 	return out, nil
+}
+
+// batchHeader reads the line git cat-file --batch or --batch-check prints
+// for the blob of path p: "<oid> blob <size>", and returns the size.
+func batchHeader(br *bufio.Reader, p string) (int64, error) {
+	head, err := br.ReadString('\n')
+	if err != nil {
+		return 0, fmt.Errorf("git cat-file: output ends early")
+	}
+	f := strings.Fields(head)
+	if len(f) != 3 || f[1] != "blob" {
+		return 0, fmt.Errorf("git cat-file: %s: %s", p, strings.TrimSpace(head))
+	}
+	size, err := strconv.ParseInt(f[2], 10, 64)
+	if err != nil || size < 0 {
+		return 0, fmt.Errorf("git cat-file: unexpected output %q", head)
+	}
+	return size, nil
+}
+
+// readConverted reads the blob oid converted for the path p, as git
+// cat-file --filters writes it, up to the limit: more is not read, git is
+// stopped and the Blob is TooLarge.
+func (r *Repo) readConverted(ctx context.Context, p, oid string) (Blob, error) {
+	var b Blob
+	err := r.stream(ctx, nil, func(stdout io.Reader) error {
+		if r.maxBlob <= 0 {
+			data, err := io.ReadAll(stdout)
+			b = Blob{Data: data, Size: int64(len(data))}
+			return err
+		}
+		data, err := io.ReadAll(io.LimitReader(stdout, r.maxBlob+1))
+		if err != nil {
+			return err
+		}
+		if int64(len(data)) > r.maxBlob {
+			b = Blob{Size: int64(len(data)), TooLarge: true, AtLeast: true}
+			return errEnough
+		}
+		b = Blob{Data: data, Size: int64(len(data))}
+		return nil
+	}, "cat-file", "--filters", "--path="+p, oid)
+	return b, err
+}
+
+// isOID reports whether s is a full object id (SHA-1 or SHA-256), lower
+// case hex: what may be written on a line of git cat-file --batch's input.
+func isOID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // conversionAttrs are the attributes that make a checkout write other bytes
