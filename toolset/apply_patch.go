@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/editguard/editguard"
 	"github.com/editguard/editguard/internal/udiff"
@@ -46,7 +47,7 @@ const applyPatchDescription = `Change several files at once, entirely or not at 
 +new line
 *** End Patch
 
-Each hunk must match exactly one place in its file (give context lines, or an @@ line naming the function or class); lines match exactly, or else ignoring trailing whitespace, curly quotes or line-number prefixes (reported). You must have read every existing file the patch changes (a partial read is enough, except to delete); a file changed since your read fails with STALE_FILE. Adding or moving onto an existing path is refused. Any refusal changes nothing and names the file and hunk. Files keep their encoding and line endings. Everything replaced is kept in history, and undo_patch with the transaction id the result names undoes the whole patch. The result is text: one line per file, then the diffs, cut after about 4,000 characters.`
+Each hunk must match exactly one place in its file (give context lines, or an @@ line naming the function or class); lines match exactly, or else ignoring trailing whitespace, curly quotes or line-number prefixes (reported). You must have read every existing file the patch changes (a partial read is enough, except to delete); a file changed since your read fails with STALE_FILE. Adding or moving onto an existing path is refused. Any refusal changes nothing and names the file and hunk. Files keep their encoding and line endings. Everything replaced is kept in history, and undo_patch with the transaction id the result names undoes the whole patch. The result is text: one line per file (after about 4,000 characters of them, the others are counted), then the diffs, cut after about 4,000 characters.`
 
 func (t *Toolset) applyPatch(ctx context.Context, raw json.RawMessage) (*Output, error) {
 	var a struct {
@@ -63,59 +64,193 @@ func (t *Toolset) applyPatch(ctx context.Context, raw json.RawMessage) (*Output,
 	if err != nil {
 		return nil, err
 	}
-	meta := *res
-	meta.Files = nil
-	for _, f := range res.Files {
+	text, meta := patchSummary(res, "")
+	return &Output{Structured: res, Text: text, Meta: meta}, nil
+}
+
+// patchMeta is a patch's result without the diffs, listing the files and
+// warnings that its text lists; FilesOmitted and WarningsOmitted count the
+// others (Output.Structured has them all).
+type patchMeta struct {
+	editguard.PatchResult
+	FilesTotal      int `json:"files_total,omitempty"`
+	FilesOmitted    int `json:"files_omitted,omitempty"`
+	WarningsOmitted int `json:"warnings_omitted,omitempty"`
+}
+
+// Limits of a patch's text besides DiffBudget.
+const (
+	// maxRelaxedHunks is how many of a file's hunks that matched only
+	// after relaxing its line names; the others are counted.
+	maxRelaxedHunks = 5
+	// warningBudget is about the most characters of warnings listed.
+	warningBudget = 2000
+)
+
+// patchSummary renders a patch (undone "") or the undoing of transaction
+// undone for a model, and returns its meta: a line per file within
+// ListBudget, then how many more files there are, of each kind, and where
+// to see them; the warnings within warningBudget; then the diffs within
+// DiffBudget. When the files do not all fit, those whose hunks matched
+// only after relaxing are listed before any other, and when the diffs do
+// not, theirs come first.
+func patchSummary(res *editguard.PatchResult, undone string) (string, *patchMeta) {
+	var b strings.Builder
+	switch {
+	case res.DryRun && undone != "":
+		fmt.Fprintf(&b, "Dry run, nothing was written. Undoing transaction %s would change:\n", undone)
+	case res.DryRun:
+		b.WriteString("Dry run, nothing was written. The patch would change:\n")
+	case undone != "":
+		fmt.Fprintf(&b, "Undid transaction %s on %d files (transaction %s):\n", undone, len(res.Files), res.TxID)
+	default:
+		fmt.Fprintf(&b, "Applied the patch to %d files (transaction %s):\n", len(res.Files), res.TxID)
+	}
+
+	lines := make([]string, len(res.Files))
+	relaxed := make([]bool, len(res.Files))
+	total := 0
+	for i, f := range res.Files {
+		lines[i], relaxed[i] = patchFileLine(f)
+		total += len(lines[i])
+	}
+	shown := make([]bool, len(res.Files))
+	if total <= ListBudget {
+		for i := range shown {
+			shown[i] = true
+		}
+	} else {
+		used := 0
+		for _, first := range []bool{true, false} {
+			for i := range lines {
+				if relaxed[i] == first && !shown[i] && used+len(lines[i]) <= ListBudget {
+					shown[i] = true
+					used += len(lines[i])
+				}
+			}
+		}
+	}
+	meta := &patchMeta{PatchResult: editguard.PatchResult{TxID: res.TxID, DryRun: res.DryRun}}
+	omitted := map[string]int{}
+	for i, f := range res.Files {
+		if !shown[i] {
+			omitted[f.Op]++
+			continue
+		}
+		b.WriteString(lines[i])
 		f.Diff = ""
 		meta.Files = append(meta.Files, f)
 	}
-	return &Output{Structured: res, Text: patchText(res), Meta: &meta}, nil
-}
-
-// patchText summarises a patch for a model: a line per file, then the
-// diffs within DiffBudget.
-func patchText(res *editguard.PatchResult) string {
-	var b, diffs strings.Builder
-	if res.DryRun {
-		b.WriteString("Dry run, nothing was written. The patch would change:\n")
-	} else {
-		fmt.Fprintf(&b, "Applied the patch to %d files (transaction %s):\n", len(res.Files), res.TxID)
-	}
-	for _, f := range res.Files {
-		stats := udiff.Count(f.Diff)
-		switch f.Op {
-		case "add":
-			fmt.Fprintf(&b, "- added %s (%s)", f.Path, stats)
-		case "delete":
-			fmt.Fprintf(&b, "- deleted %s (-%d lines)", f.Path, stats.Removed)
-		case "move":
-			fmt.Fprintf(&b, "- moved %s to %s (%s)", f.Path, f.MovedTo, stats)
-		case "undo":
-			fmt.Fprintf(&b, "- put back %s (%s)", f.Path, stats)
-		default:
-			fmt.Fprintf(&b, "- updated %s (%s)", f.Path, stats)
-		}
-		if f.BackupVersion != "" {
-			fmt.Fprintf(&b, "; history %s", f.BackupVersion)
-		}
-		var relaxed []string
-		for i, m := range f.Matched {
-			if m != "exact" {
-				relaxed = append(relaxed, fmt.Sprintf("hunk %d: %s", i+1, m))
+	if n := len(res.Files) - len(meta.Files); n > 0 {
+		meta.FilesTotal, meta.FilesOmitted = len(res.Files), n
+		var kinds []string
+		for _, op := range []string{"update", "add", "delete", "move", "undo"} {
+			if c := omitted[op]; c > 0 {
+				kinds = append(kinds, fmt.Sprintf("%d %s", c, opWords[op]))
 			}
 		}
-		if len(relaxed) > 0 {
-			fmt.Fprintf(&b, "; matched only after relaxing (%s), check the diff", strings.Join(relaxed, ", "))
+		fmt.Fprintf(&b, "... and %d more files, not listed here (%s).", n, strings.Join(kinds, ", "))
+		if !res.DryRun {
+			tool := "apply_patch"
+			if undone != "" {
+				tool = "undo_patch"
+			}
+			fmt.Fprintf(&b, " file_history on a path shows its version from this transaction; `editguard log --tool %s --json` lists every file (the records with \"strategy\": \"transaction %s\").", tool, res.TxID)
 		}
 		b.WriteString("\n")
-		diffs.WriteString(f.Diff)
 	}
-	for _, w := range res.Warnings {
-		fmt.Fprintf(&b, "Warning: %s\n", w)
+
+	used := 0
+	for i, w := range res.Warnings {
+		line := "Warning: " + w + "\n"
+		if used+len(line) > warningBudget && i > 0 {
+			meta.WarningsOmitted = len(res.Warnings) - i
+			fmt.Fprintf(&b, "... and %d more warnings.\n", meta.WarningsOmitted)
+			break
+		}
+		if len(line) > warningBudget {
+			line = "Warning: " + cutText(w, warningBudget) + "\n"
+		}
+		b.WriteString(line)
+		meta.Warnings = append(meta.Warnings, w)
+		used += len(line)
+	}
+
+	// When the diffs are cut, those of the files to check come first.
+	size := 0
+	for _, f := range res.Files {
+		size += len(f.Diff)
+	}
+	var diffs strings.Builder
+	for i, f := range res.Files {
+		if relaxed[i] && size > DiffBudget {
+			diffs.WriteString(f.Diff)
+		}
+	}
+	for i, f := range res.Files {
+		if !relaxed[i] || size <= DiffBudget {
+			diffs.WriteString(f.Diff)
+		}
 	}
 	if diffs.Len() > 0 {
 		d, _ := udiff.Bound(diffs.String(), DiffBudget)
 		b.WriteString("\n" + d)
 	}
-	return b.String()
+	return b.String(), meta
+}
+
+// opWords name the kinds of change of a patch's files, as counted.
+var opWords = map[string]string{"update": "updated", "add": "added", "delete": "deleted", "move": "moved", "undo": "put back"}
+
+// patchFileLine is the line of one file of a patch, and whether some of
+// its hunks matched only after relaxing.
+func patchFileLine(f editguard.PatchFile) (string, bool) {
+	var b strings.Builder
+	stats := udiff.Count(f.Diff)
+	switch f.Op {
+	case "add":
+		fmt.Fprintf(&b, "- added %s (%s)", f.Path, stats)
+	case "delete":
+		fmt.Fprintf(&b, "- deleted %s (-%d lines)", f.Path, stats.Removed)
+	case "move":
+		fmt.Fprintf(&b, "- moved %s to %s (%s)", f.Path, f.MovedTo, stats)
+	case "undo":
+		fmt.Fprintf(&b, "- put back %s (%s)", f.Path, stats)
+	default:
+		fmt.Fprintf(&b, "- updated %s (%s)", f.Path, stats)
+	}
+	if f.BackupVersion != "" {
+		fmt.Fprintf(&b, "; history %s", f.BackupVersion)
+	}
+	var relaxed []string
+	n := 0
+	for i, m := range f.Matched {
+		if m == "exact" {
+			continue
+		}
+		if n++; n <= maxRelaxedHunks {
+			relaxed = append(relaxed, fmt.Sprintf("hunk %d: %s", i+1, m))
+		}
+	}
+	if n > maxRelaxedHunks {
+		relaxed = append(relaxed, fmt.Sprintf("%d more hunks", n-maxRelaxedHunks))
+	}
+	if len(relaxed) > 0 {
+		fmt.Fprintf(&b, "; matched only after relaxing (%s), check the diff", strings.Join(relaxed, ", "))
+	}
+	b.WriteString("\n")
+	return b.String(), n > 0
+}
+
+// cutText returns s cut to at most about max bytes, at a character
+// boundary, with a note of how much was left out.
+func cutText(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	i := max
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return fmt.Sprintf("%s [cut: %d more bytes]", s[:i], len(s)-i)
 }

@@ -25,6 +25,10 @@ const (
 	// shows the model; a longer diff is cut after whole hunks, with a note
 	// of what was left out. The person approving a change sees all of it.
 	DiffBudget = 4000
+	// ListBudget is about the most characters of the lines that list
+	// files in a result of several files (apply_patch, undo_patch); the
+	// files after them are counted, with a note of where to see them.
+	ListBudget = 4000
 	// lineNumberWidth is what numberLines adds to each line: six columns
 	// and a TAB.
 	lineNumberWidth = 7

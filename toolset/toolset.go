@@ -24,6 +24,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/editguard/editguard"
 )
@@ -93,7 +94,9 @@ type Output struct {
 	// read_file, a summary and the diff for changes.
 	Text string
 	// Meta is Structured without the file content or diff, for the tools
-	// whose Structured the model is not shown; nil for the others.
+	// whose Structured the model is not shown; nil for the others. For
+	// apply_patch and undo_patch it lists the files and warnings that Text
+	// lists, and counts the others (files_omitted, warnings_omitted).
 	Meta any
 }
 
@@ -140,16 +143,39 @@ func New(s *editguard.Session, opts *Options) *Toolset {
 	if opts != nil {
 		o = *opts
 	}
-	t := &Toolset{s: s, ws: s.Workspace(), byKey: map[string]handler{}}
-	for _, d := range defs {
-		if o.ReadOnly && !d.annotations.ReadOnly {
-			continue
-		}
-		t.tools = append(t.tools, Tool{Name: d.name, Title: d.title, Description: d.description,
-			InputSchema: json.RawMessage(d.input), OutputSchema: rawJSON(d.output), Annotations: d.annotations})
-		t.byKey[d.name] = d.run
+	c := catalogueFor(o.ReadOnly)
+	return &Toolset{s: s, ws: s.Workspace(), tools: c.tools, byKey: c.byKey}
+}
+
+// catalogue is the tools of one kind of toolset (all, or the read-only
+// ones), built once and shared, unchanged, by every Toolset of that kind:
+// a server makes a Toolset for every session, and copies of the schemas
+// would be most of a session's memory.
+type catalogue struct {
+	once  sync.Once
+	tools []Tool
+	byKey map[string]handler
+}
+
+var catalogues [2]catalogue // indexed by ReadOnly: 0 all, 1 read-only
+
+func catalogueFor(readOnly bool) *catalogue {
+	c := &catalogues[0]
+	if readOnly {
+		c = &catalogues[1]
 	}
-	return t
+	c.once.Do(func() {
+		c.byKey = map[string]handler{}
+		for _, d := range defs {
+			if readOnly && !d.annotations.ReadOnly {
+				continue
+			}
+			c.tools = append(c.tools, Tool{Name: d.name, Title: d.title, Description: d.description,
+				InputSchema: json.RawMessage(d.input), OutputSchema: rawJSON(d.output), Annotations: d.annotations})
+			c.byKey[d.name] = d.run
+		}
+	})
+	return c
 }
 
 // rawJSON returns s as a json.RawMessage, nil for "".

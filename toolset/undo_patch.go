@@ -3,7 +3,6 @@ package toolset
 import (
 	"context"
 	"encoding/json"
-	"strings"
 
 	"github.com/editguard/editguard"
 )
@@ -43,6 +42,6 @@ func (t *Toolset) undoPatch(ctx context.Context, raw json.RawMessage) (*Output, 
 	if err != nil {
 		return nil, err
 	}
-	text := strings.Replace(patchText(res), "Applied the patch to", "Undid transaction "+*a.Tx+" on", 1)
-	return &Output{Structured: res, Text: text}, nil
+	text, meta := patchSummary(res, *a.Tx)
+	return &Output{Structured: res, Text: text, Meta: meta}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/editguard/editguard"
 	"github.com/editguard/editguard/internal/mcpserver"
@@ -18,7 +19,7 @@ import (
 
 var serveCmd = &command{
 	name:    "serve",
-	args:    "[--http ADDR [--tokens FILE] [--tls-cert FILE --tls-key FILE] [--insecure] [--max-inflight N] [--rate N] [--burst N]] [--approve auto|ask|read-only] [--deny GLOB]... [--token TOKEN]",
+	args:    "[--http ADDR [--tokens FILE] [--tls-cert FILE --tls-key FILE] [--insecure] [--max-inflight N] [--rate N] [--burst N] [--max-sessions N] [--max-sessions-per-token N] [--session-timeout D]] [--approve auto|ask|read-only] [--deny GLOB]... [--token TOKEN]",
 	summary: "serve the file tools to MCP clients (stdio, or streamable HTTP)",
 	help: `Serve offers read_file, write_file, edit_file, list_directory, file_info,
 file_history, restore_file and begin_turn to MCP clients. Each MCP session
@@ -65,9 +66,17 @@ instead of a tokens file; it is for loopback addresses only.
 
 The HTTP server allows 10 s for the TLS handshake and request headers
 (at most 64 KiB), 60 s for a request body of at most the file size limit
-plus 4 MiB, closes connections idle for 2 minutes and sessions idle for an
-hour. Cross-origin browser requests get 403, and so does a Host header
-that is not loopback on a loopback address (DNS rebinding).
+plus 4 MiB, and closes connections idle for 2 minutes. Cross-origin browser
+requests get 403, and so does a Host header that is not loopback on a
+loopback address (DNS rebinding).
+
+An MCP session that has had no request for --session-timeout (default 10m)
+is closed and its reads are forgotten (the agent reads again). At most
+--max-sessions sessions are open at once (default 1024), at most
+--max-sessions-per-token of them with one token (default 64); a request
+that would open one more gets a JSON-RPC error naming the limit (429 for
+the token's, 503 for the server's) and should close sessions it no longer
+uses (DELETE) or wait. 0 means no limit.
 
 --approve ask puts the diff of every change to the person at the client
 (MCP elicitation) and writes only what they accept; a client that cannot ask
@@ -94,7 +103,7 @@ func (g *globList) String() string     { return strings.Join(*g, ",") }
 func (g *globList) Set(s string) error { *g = append(*g, s); return nil }
 
 // httpFlags are the flags that apply only with --http.
-var httpFlags = []string{"token", "tokens", "tls-cert", "tls-key", "insecure", "max-inflight", "rate", "burst"}
+var httpFlags = []string{"token", "tokens", "tls-cert", "tls-key", "insecure", "max-inflight", "rate", "burst", "max-sessions", "max-sessions-per-token", "session-timeout"}
 
 func runServe(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(serveCmd.name)
@@ -113,6 +122,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	fs.IntVar(&h.maxInFlight, "max-inflight", mcpserver.DefaultMaxInFlight, "requests of one token handled at once, at most `N` (0: no limit)")
 	fs.Float64Var(&h.rate, "rate", mcpserver.DefaultRate, "requests per second of one token, at most `N` (0: no limit)")
 	fs.IntVar(&h.burst, "burst", 0, "largest burst of requests of one token, `N` requests (default twice --rate)")
+	fs.IntVar(&h.maxSessions, "max-sessions", mcpserver.DefaultMaxSessions, "MCP sessions open at once, at most `N` (0: no limit)")
+	fs.IntVar(&h.maxSessionsPerToken, "max-sessions-per-token", mcpserver.DefaultMaxSessionsPerToken, "MCP sessions open at once with one token, at most `N` (0: no limit)")
+	fs.DurationVar(&h.sessionTimeout, "session-timeout", mcpserver.DefaultSessionTimeout, "close MCP sessions without a request for `D` (0: never)")
 	fs.StringVar(&h.token, "token", "", "one bearer `TOKEN` required from HTTP clients on loopback (default $EDITGUARD_TOKEN)")
 	pos, err := parseCommand(e, serveCmd, fs, args)
 	if err != nil {
@@ -187,6 +199,8 @@ type httpFlagValues struct {
 	insecure                                 bool
 	maxInFlight, burst                       int
 	rate                                     float64
+	maxSessions, maxSessionsPerToken         int
+	sessionTimeout                           time.Duration
 }
 
 // options checks the flags of serve --http, loads the tokens file and the
@@ -202,8 +216,11 @@ func (h *httpFlagValues) options(fs *flag.FlagSet) (*mcpserver.HTTPOptions, erro
 	if h.maxInFlight < 0 || h.rate < 0 || h.burst < 0 || math.IsNaN(h.rate) || math.IsInf(h.rate, 0) {
 		return nil, usagef(serveCmd.name, "--max-inflight, --rate and --burst take a number of 0 or more")
 	}
+	if h.maxSessions < 0 || h.maxSessionsPerToken < 0 || h.sessionTimeout < 0 {
+		return nil, usagef(serveCmd.name, "--max-sessions, --max-sessions-per-token and --session-timeout take 0 or more")
+	}
 	if h.tokensFile == "" && h.token == "" {
-		for _, name := range []string{"max-inflight", "rate", "burst"} {
+		for _, name := range []string{"max-inflight", "rate", "burst", "max-sessions-per-token"} {
 			if flagWasSet(fs, name) {
 				return nil, usagef(serveCmd.name, "--%s is a limit per token; it needs --tokens FILE (or --token)", name)
 			}
@@ -215,6 +232,16 @@ func (h *httpFlagValues) options(fs *flag.FlagSet) (*mcpserver.HTTPOptions, erro
 	}
 	if h.rate == 0 {
 		o.Rate = -1
+	}
+	o.MaxSessions, o.MaxSessionsPerToken, o.SessionTimeout = h.maxSessions, h.maxSessionsPerToken, h.sessionTimeout
+	if h.maxSessions == 0 {
+		o.MaxSessions = -1
+	}
+	if h.maxSessionsPerToken == 0 {
+		o.MaxSessionsPerToken = -1
+	}
+	if h.sessionTimeout == 0 {
+		o.SessionTimeout = -1
 	}
 	if !mcpserver.IsLoopbackAddr(h.addr) && h.token != "" {
 		return nil, usagef(serveCmd.name, "--token (or EDITGUARD_TOKEN) is for loopback addresses; on %s give each agent a token with --tokens FILE", h.addr)

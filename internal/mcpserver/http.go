@@ -62,9 +62,21 @@ type HTTPOptions struct {
 	// 4 MiB, so that a write of a file at the limit fits and nothing
 	// larger is buffered.
 	MaxFileSize int64
-	// SessionTimeout closes sessions idle for that long, with their read
-	// baselines (default 1 hour; negative: never).
+	// SessionTimeout closes sessions that have had no request for that
+	// long, and forgets their read baselines (default
+	// DefaultSessionTimeout; negative: never). A request in progress keeps
+	// its session open; a session's event stream (GET) does not.
 	SessionTimeout time.Duration
+	// MaxSessions bounds the sessions open at once (default
+	// DefaultMaxSessions; negative: no bound), and MaxSessionsPerToken
+	// those opened with one token (default DefaultMaxSessionsPerToken;
+	// negative: no bound; without tokens only MaxSessions applies). A
+	// request that would open one more gets a JSON-RPC error naming the
+	// limit, with 429 (the token's) or 503 (the server's) and Retry-After.
+	// A session's place is free again once it is closed (DELETE) or has
+	// expired (SessionTimeout).
+	MaxSessions         int
+	MaxSessionsPerToken int
 	// BodyTimeout bounds the time to receive a request body (default 60
 	// s): a client that trickles its body is cut off with 408, and holds
 	// no memory or slot longer than that.
@@ -152,20 +164,20 @@ func (s *Server) Handler(opts *HTTPOptions) http.Handler {
 	}
 	switch {
 	case o.SessionTimeout == 0:
-		o.SessionTimeout = time.Hour
+		o.SessionTimeout = DefaultSessionTimeout
 	case o.SessionTimeout < 0:
 		o.SessionTimeout = 0
 	}
-	// The SDK asks getServer for a server on every request, also for
-	// requests of an existing session, where only the protocol versions of
-	// the answer matter; a new session is only made without a session id.
+	if o.MaxSessions == 0 {
+		o.MaxSessions = DefaultMaxSessions
+	}
+	if o.MaxSessionsPerToken == 0 {
+		o.MaxSessionsPerToken = DefaultMaxSessionsPerToken
+	}
+	// The SDK asks getServer for a server on every request; sessionGate
+	// makes the one of a new session (see serverFor).
 	probe := s.NewMCPServer()
-	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
-		if r.Header.Get("Mcp-Session-Id") != "" {
-			return probe
-		}
-		return s.newMCPServer(agentFrom(r.Context()))
-	}, &mcp.StreamableHTTPOptions{
+	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server { return serverFor(r, probe) }, &mcp.StreamableHTTPOptions{
 		Logger:              s.opts.Logger,
 		SessionTimeout:      o.SessionTimeout,
 		MaxRequestBodyBytes: o.MaxFileSize + requestOverhead,
@@ -186,7 +198,7 @@ func (s *Server) Handler(opts *HTTPOptions) http.Handler {
 		o.Burst = int(math.Ceil(2 * o.Rate))
 	}
 	mux := http.NewServeMux()
-	mux.Handle(Endpoint, http.NewCrossOriginProtection().Handler(limitBodies(&o, o.MaxFileSize+requestOverhead, h)))
+	mux.Handle(Endpoint, http.NewCrossOriginProtection().Handler(limitBodies(&o, o.MaxFileSize+requestOverhead, newSessionGate(s, &o, h))))
 	tokens := o.Tokens
 	if tokens == nil && o.Token != "" {
 		tokens = singleToken(o.Token)
@@ -234,6 +246,7 @@ func requireToken(t *Tokens, o *HTTPOptions, next http.Handler) http.Handler {
 		}
 		defer release()
 		ctx := context.WithValue(r.Context(), tokenIndex{}, i)
+		ctx = context.WithValue(ctx, tokenKey{}, i)
 		ctx = context.WithValue(ctx, agentKey{}, t.entries[i].agent)
 		bind.ServeHTTP(w, r.WithContext(ctx))
 	})

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 
 	"github.com/editguard/editguard"
 	"github.com/editguard/editguard/toolset"
@@ -58,6 +59,16 @@ type Options struct {
 type Server struct {
 	ws   *editguard.Workspace
 	opts Options
+
+	toolsOnce sync.Once
+	tools     []mcpTool // the catalogue, shared by every session's server
+}
+
+// mcpTool is one tool as every session's MCP server offers it.
+type mcpTool struct {
+	tool       *mcp.Tool // not changed by the SDK, so shared
+	structured bool      // its result is structuredContent
+	asks       bool      // a call asks the person at the client
 }
 
 // New returns a Server for ws. It fails on an unknown approval mode.
@@ -119,27 +130,39 @@ func (s *Server) newMCPServer(agent string) *mcp.Server {
 		GetSessionID:              func() string { return id },
 	})
 	srv.AddReceivingMiddleware(plainResults)
-	for _, t := range st.tools.Tools() {
-		destructive, openWorld := t.Annotations.Destructive, false
-		tool := &mcp.Tool{
-			Name:        t.Name,
-			Title:       t.Title,
-			Description: t.Description,
-			InputSchema: t.InputSchema,
-			Annotations: &mcp.ToolAnnotations{
-				ReadOnlyHint:    t.Annotations.ReadOnly,
-				DestructiveHint: &destructive,
-				IdempotentHint:  t.Annotations.Idempotent,
-				OpenWorldHint:   &openWorld,
-				Title:           t.Title,
-			},
-		}
-		if t.OutputSchema != nil {
-			tool.OutputSchema = t.OutputSchema
-		}
-		srv.AddTool(tool, st.handler(t.Name, t.OutputSchema != nil, !t.Annotations.ReadOnly && s.opts.Approve == ApproveAsk))
+	for _, t := range s.catalogue(st.tools) {
+		srv.AddTool(t.tool, st.handler(t.tool.Name, t.structured, t.asks))
 	}
 	return srv
+}
+
+// catalogue returns the MCP tools, made once from those of ts (every
+// session's toolset offers the same).
+func (s *Server) catalogue(ts *toolset.Toolset) []mcpTool {
+	s.toolsOnce.Do(func() {
+		for _, t := range ts.Tools() {
+			destructive, openWorld := t.Annotations.Destructive, false
+			tool := &mcp.Tool{
+				Name:        t.Name,
+				Title:       t.Title,
+				Description: t.Description,
+				InputSchema: t.InputSchema,
+				Annotations: &mcp.ToolAnnotations{
+					ReadOnlyHint:    t.Annotations.ReadOnly,
+					DestructiveHint: &destructive,
+					IdempotentHint:  t.Annotations.Idempotent,
+					OpenWorldHint:   &openWorld,
+					Title:           t.Title,
+				},
+			}
+			if t.OutputSchema != nil {
+				tool.OutputSchema = t.OutputSchema
+			}
+			s.tools = append(s.tools, mcpTool{tool: tool, structured: t.OutputSchema != nil,
+				asks: !t.Annotations.ReadOnly && s.opts.Approve == ApproveAsk})
+		}
+	})
+	return s.tools
 }
 
 // session is the state of one MCP session.
