@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -336,4 +337,44 @@ func readBytes(t *testing.T, dir, p string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestTrackedStateIsReported: a state directory that git's index lists is
+// reported at every Open, and named in the refusal of a foreign one.
+func TestTrackedStateIsReported(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	w, dir := newWorkspace(t)
+	s := w.NewSession("s")
+	if _, err := s.Write(ctx, "a.txt", "a\n", nil); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "core.fsmonitor=", "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("init", "-q")
+	git("add", "a.txt")
+	w, err := editguard.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if warn := w.StateWarnings(); len(warn) != 0 {
+		t.Errorf("StateWarnings() = %q before .editguard is tracked", warn)
+	}
+	w.Close()
+	git("add", "-f", ".editguard/ledger.jsonl")
+	w, err = editguard.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if warn := strings.Join(w.StateWarnings(), "\n"); !strings.Contains(warn, "git tracks files under .editguard/") {
+		t.Errorf("StateWarnings() = %q, want the tracked state reported", warn)
+	}
+	w.Close()
 }
