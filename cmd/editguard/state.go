@@ -14,8 +14,8 @@ var stateCmd = &command{
 	summary: "check that .editguard is editguard's own; set aside one that is not",
 	help: `State checks the workspace's state directory (.editguard): editguard acts
 only on state it wrote for this user on this machine, which it proves with
-a key kept outside every workspace (~/.local/state/editguard/key, or
-$XDG_STATE_HOME/editguard, or $EDITGUARD_STATE_HOME). A .editguard that
+a key kept outside every workspace (~/.local/state/editguard/key, or in
+$EDITGUARD_STATE_HOME). A .editguard that
 came with a repository (committed with "git add -f", or in an archive) is
 refused by every command with UNSAFE_STATE, and nothing in it is acted upon.
 

@@ -10,8 +10,13 @@
 // own state directory:
 //
 //	$EDITGUARD_STATE_HOME/key, else
-//	$XDG_STATE_HOME/editguard/key, else
 //	$HOME/.local/state/editguard/key
+//
+// XDG_STATE_HOME is not consulted on purpose: agent clients start MCP
+// servers and hooks with an environment of their own choosing (Codex passes
+// a few variables, HOME among them), and a location that depends on a
+// variable one of them drops would give one user two keys, and each half of
+// their tools the other's state as foreign.
 //
 // The directory is made 0700 and the key file 0600; both must belong to the
 // user and be reachable without a symlink in their last element, and the
@@ -46,12 +51,9 @@ func Dir() (string, error) {
 	if d := os.Getenv("EDITGUARD_STATE_HOME"); d != "" {
 		return filepath.Abs(d)
 	}
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
-		return filepath.Join(d, "editguard"), nil
-	}
 	home, err := os.UserHomeDir()
 	if err != nil {
-		return "", fmt.Errorf("no directory for editguard's key: set HOME, XDG_STATE_HOME or EDITGUARD_STATE_HOME: %w", err)
+		return "", fmt.Errorf("no directory for editguard's key: set HOME or EDITGUARD_STATE_HOME: %w", err)
 	}
 	return filepath.Join(home, ".local", "state", "editguard"), nil
 }

@@ -87,6 +87,7 @@ func runCodex(t *testing.T, workspace string, script []Step, opts codexOptions) 
 	server := startFakeCodex(t, "editguard", script)
 
 	home := t.TempDir()
+	shareKey(t, home)
 	codexHome := filepath.Join(home, ".codex")
 	if err := os.MkdirAll(codexHome, 0o700); err != nil {
 		t.Fatal(err)

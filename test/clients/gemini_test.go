@@ -66,6 +66,7 @@ func runGemini(t *testing.T, workspace string, script []Step, opts geminiOptions
 	model := startFakeGemini(t, "editguard", script)
 
 	home := t.TempDir()
+	shareKey(t, home)
 	settings := map[string]any{
 		"security": map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}},
 		"privacy":  map[string]any{"usageStatisticsEnabled": false},

@@ -218,6 +218,7 @@ func runClaudeFull(t *testing.T, workspace string, script []Step) *ClientRun {
 	model := startFakeModel(t, "editguard", script)
 
 	home := t.TempDir()
+	shareKey(t, home)
 	cfg := map[string]any{"mcpServers": map[string]any{
 		"editguard": map[string]any{
 			"type":    "stdio",
@@ -326,6 +327,26 @@ func claudeEnv(home, baseURL string) []string {
 		"CLAUDE_CODE_DISABLE_TERMINAL_TITLE=1",
 	}
 	return env
+}
+
+// shareKey gives a client's HOME this test process's editguard key, for
+// the editguard processes a client starts with an environment of its own
+// choosing (Codex passes MCP servers a few variables, HOME among them):
+// the workspace the test set up, or "editguard init" opened, is then theirs
+// too, as it is for a user whose client runs with their own HOME.
+func shareKey(t *testing.T, home string) {
+	t.Helper()
+	key, err := userkey.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(home, ".local", "state", "editguard")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "key"), key, 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // keyHomeEnv points the editguard processes a client starts at this test

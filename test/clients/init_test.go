@@ -49,6 +49,7 @@ func runClaudeProject(t *testing.T, workspace string, trusted bool, script []Ste
 func claudeHome(t *testing.T, workspace string, trusted bool) string {
 	t.Helper()
 	home := t.TempDir()
+	shareKey(t, home)
 	if trusted {
 		cfg, _ := json.Marshal(map[string]any{"projects": map[string]any{workspace: map[string]any{"hasTrustDialogAccepted": true}}})
 		if err := os.MkdirAll(filepath.Join(home, ".claude"), 0o700); err != nil {
