@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/editguard/editguard"
@@ -51,7 +52,7 @@ func runLog(ctx context.Context, e *env, args []string) error {
 		return w.Log(f, func(r *editguard.LedgerRecord) error { return enc.Encode(r) })
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SEQ\tTIME\tSESSION\tTOOL\tPATH\tOUTCOME\tAFTER\tVERSION")
+	fmt.Fprintln(tw, "SEQ\tTIME\tSESSION\tTOOL\tPATH\tOUTCOME\tAFTER\tVERSION\tCOMMAND")
 	err = w.Log(f, func(r *editguard.LedgerRecord) error {
 		outcome := r.Outcome
 		if r.ErrorCode != "" {
@@ -61,12 +62,28 @@ func runLog(ctx context.Context, e *env, args []string) error {
 			}
 		}
 		after := r.SHA256After[:min(12, len(r.SHA256After))]
-		_, err := fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Seq, r.Time.Format("2006-01-02 15:04:05"),
-			r.Session, r.Tool, r.Path, outcome, after, r.HistoryVersion)
+		_, err := fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Seq, r.Time.Format("2006-01-02 15:04:05"),
+			r.Session, r.Tool, r.Path, outcome, after, r.HistoryVersion, commandOf(r))
 		return err
 	})
 	if ferr := tw.Flush(); err == nil {
 		err = ferr
 	}
 	return err
+}
+
+// commandOf returns the shell command a record of a command's change names
+// (see editguard exec), on one line and cut to 60 characters, or "".
+func commandOf(r *editguard.LedgerRecord) string {
+	var a struct {
+		Command string `json:"command"`
+	}
+	if len(r.Args) == 0 || json.Unmarshal(r.Args, &a) != nil || a.Command == "" {
+		return ""
+	}
+	c := strings.Join(strings.Fields(a.Command), " ")
+	if len(c) > 60 {
+		c = strings.ToValidUTF8(c[:57], "") + "..."
+	}
+	return c
 }

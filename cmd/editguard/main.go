@@ -40,6 +40,9 @@ const (
 	exitUsage    = 2 // the command line could not be understood
 	exitConflict = 3 // NOT_READ or STALE_FILE: read the file again, then redo the change
 	exitRejected = 4 // the person at the terminal declined the change
+	// exitOverwrote ends an exec whose command succeeded but replaced or
+	// deleted another writer's change (kept in history).
+	exitOverwrote = 5
 )
 
 // defaultSession is the session name used without --session: one per user
@@ -458,7 +461,8 @@ Commands:
 	}
 	fmt.Fprint(w, `
 Exit codes: 0 ok, 1 error, 2 usage, 3 conflict (NOT_READ, STALE_FILE:
-read the file again, then redo the change), 4 declined at the prompt.
+read the file again, then redo the change), 4 declined at the prompt,
+5 (exec) the command overwrote someone else's change, kept in history.
 With --json, results and failures ({"error": {...}}) are JSON on stdout.
 
 Run 'editguard help <command>' for details of one command.

@@ -185,6 +185,16 @@ func (l *Ledger) WithStrategy(from Position, strategy string) (recs []*Record, a
 	return recs, anchored, err
 }
 
+// OKAfter returns the records of changes made (outcome "ok") written after
+// the record at from, read as Since reads (anchored says whether from's
+// record was found). Only lines holding an ok outcome are decoded.
+func (l *Ledger) OKAfter(from Position) (recs []*Record, anchored bool, err error) {
+	field := []byte(`"outcome":"ok"`)
+	recs, _, anchored, err = l.after(from, func(line []byte) bool { return bytes.Contains(line, field) },
+		func(r *Record) bool { return r.Outcome == "ok" })
+	return recs, anchored, err
+}
+
 // after returns the records after the record at from whose line passes
 // line and whose record passes keep (see Since).
 func (l *Ledger) after(from Position, line func([]byte) bool, keep func(*Record) bool) (recs []*Record, last Position, anchored bool, err error) {
