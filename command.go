@@ -107,6 +107,11 @@ type CommandOptions struct {
 	// Tool names the ledger records of the command's changes: the client's
 	// shell tool (Bash, run_shell_command, shell) or, by default, "exec".
 	Tool string
+	// ID names the command, for ResumeCommand in another process (a
+	// client's hook after its tool); by default a random one. It is 1 to
+	// 64 of a-z, 0-9 and '-'. A command of that id still in progress is
+	// ended first (recorded), as its after-hook never came.
+	ID string
 }
 
 // A Command is a command between two checkpoints (see BeginCommand).
@@ -164,9 +169,20 @@ func (r *CommandResult) Overwrites() []CommandChange {
 // checkpoint store. End, after the command, records what it changed.
 func (s *Session) BeginCommand(ctx context.Context, command string, opts *CommandOptions) (*Command, error) {
 	w := s.w
-	tool := "exec"
+	tool, id := "exec", strings.ToLower(rand.Text()[:12])
 	if opts != nil && opts.Tool != "" {
 		tool = opts.Tool
+	}
+	if opts != nil && opts.ID != "" {
+		if !validCommandID(opts.ID) {
+			return nil, newError(CodeInvalidArgument, "", fmt.Sprintf("bad command id %q: use 1 to 64 of a-z, 0-9 and '-'", cutText(opts.ID, 80)), "", nil)
+		}
+		id = opts.ID
+		if old, err := s.ResumeCommand(id); err == nil {
+			if _, err := old.End(ctx); err != nil {
+				return nil, err
+			}
+		}
 	}
 	cp, err := w.openCheckpoints()
 	if err != nil {
@@ -186,7 +202,7 @@ func (s *Session) BeginCommand(ctx context.Context, command string, opts *Comman
 	if err != nil {
 		return nil, readError("read ledger", err)
 	}
-	act := &activeCommand{ID: strings.ToLower(rand.Text()[:12]), Session: s.name, Tool: tool, Command: cutText(command, maxCommandText),
+	act := &activeCommand{ID: id, Session: s.name, Tool: tool, Command: cutText(command, maxCommandText),
 		PID: os.Getpid(), Started: time.Now().UTC(), Ledger: pos, Before: before, NotCheck: notChecked}
 	data, err := json.Marshal(act)
 	if err != nil {
@@ -209,8 +225,8 @@ func (s *Session) ResumeCommand(id string) (*Command, error) {
 		return nil, stateError("open checkpoints", err)
 	}
 	defer cp.close()
-	if strings.ContainsAny(id, "/.") || id == "" {
-		return nil, newError(CodeInvalidArgument, "", "bad command id", "", nil)
+	if !validCommandID(id) {
+		return nil, newError(CodeInvalidArgument, "", fmt.Sprintf("bad command id %q", cutText(id, 80)), "", nil)
 	}
 	data, err := cp.active.ReadFile(id + ".json")
 	if errors.Is(err, fs.ErrNotExist) {
@@ -508,6 +524,18 @@ func (cp *checkpoints) collect(keep *cpManifest) {
 			cp.objects.Remove(o.Name())
 		}
 	}
+}
+
+func validCommandID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for _, c := range id {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 func validSHA256(s string) bool {
