@@ -87,7 +87,12 @@ A faster start: editguard-hook
 
 The tool's own write is not under editguard's lock: a program that writes
 the file between the check and the tool's write is not seen by the check.
-Shell commands are not guarded by any client's hook. If the hook itself
+Shell tools (Claude Code's Bash, Gemini CLI's run_shell_command) run
+between two checkpoints, as "editguard exec" runs a command: every file a
+command created, changed or deleted is recorded with the command and kept
+in history, and when it overwrote a change someone else made since the
+session's read, the answer after the tool tells the model which files and
+how to restore the other writer's version. If the hook itself
 fails before a change, the tool is denied unless --fail-open is given.
 Files outside the root are not editguard's to guard and are let through.`,
 }
@@ -107,6 +112,7 @@ type hookEvent struct {
 	Cwd       string          `json:"cwd"`
 	Input     json.RawMessage `json:"tool_input"`
 	Response  json.RawMessage `json:"tool_response"`
+	ToolUseID string          `json:"tool_use_id"`
 }
 
 // hookStep is what the hook does with a file.
@@ -224,6 +230,11 @@ func runHook(ctx context.Context, e *env, args []string) error {
 	}
 	if err == nil && ev.SessionID == "" {
 		err = errors.New("the event has no session_id")
+	}
+	if err == nil {
+		if command, ok := shellCommand(*clientName, &ev); ok {
+			return hookShell(ctx, e, c, &ev, command, *failOpen)
+		}
 	}
 	var files []hookFile
 	if err == nil {

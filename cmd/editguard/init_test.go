@@ -474,11 +474,11 @@ func checkHooks(t *testing.T, root, client string) {
 	t.Helper()
 	switch client {
 	case "claude-code":
-		checkHook(t, root, client, "PreToolUse", []string{"Write", "Edit", "MultiEdit", "NotebookEdit"}, []string{"Read", "Bash"})
-		checkHook(t, root, client, "PostToolUse", []string{"Read", "Write", "Edit", "MultiEdit", "NotebookEdit"}, []string{"Bash"})
+		checkHook(t, root, client, "PreToolUse", []string{"Write", "Edit", "MultiEdit", "NotebookEdit", "Bash"}, []string{"Read", "WebFetch"})
+		checkHook(t, root, client, "PostToolUse", []string{"Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "Bash"}, []string{"WebFetch"})
 	case "gemini":
-		checkHook(t, root, client, "BeforeTool", []string{"write_file", "replace"}, []string{"read_file", "mcp_editguard_write_file", "run_shell_command"})
-		checkHook(t, root, client, "AfterTool", []string{"read_file", "write_file", "replace"}, []string{"mcp_editguard_read_file", "read_many_files"})
+		checkHook(t, root, client, "BeforeTool", []string{"write_file", "replace", "run_shell_command"}, []string{"read_file", "mcp_editguard_write_file"})
+		checkHook(t, root, client, "AfterTool", []string{"read_file", "write_file", "replace", "run_shell_command"}, []string{"mcp_editguard_read_file", "read_many_files"})
 	case "codex":
 		checkHook(t, root, client, "PreToolUse", []string{"apply_patch"}, []string{"Bash", "mcp__editguard__apply_patch"})
 		checkHook(t, root, client, "PostToolUse", []string{"apply_patch"}, []string{"Bash"})

@@ -57,16 +57,17 @@ var fastHookInstalled = func() bool {
 
 var (
 	// Claude Code's Read needs only the hook after it.
+	// Bash runs between two checkpoints (hookshell.go).
 	claudeHooks = []initHook{
-		{"PreToolUse", "Write|Edit|MultiEdit|NotebookEdit"},
-		{"PostToolUse", "Read|Write|Edit|MultiEdit|NotebookEdit"},
+		{"PreToolUse", "Write|Edit|MultiEdit|NotebookEdit|Bash"},
+		{"PostToolUse", "Read|Write|Edit|MultiEdit|NotebookEdit|Bash"},
 	}
 	// Gemini CLI matches the expression anywhere in the tool's name, and
 	// an MCP tool's name is mcp_SERVER_TOOL: anchored, it matches only
 	// the built-in tools.
 	geminiHooks = []initHook{
-		{"BeforeTool", "^(write_file|replace)$"},
-		{"AfterTool", "^(read_file|write_file|replace)$"},
+		{"BeforeTool", "^(write_file|replace|run_shell_command)$"},
+		{"AfterTool", "^(read_file|write_file|replace|run_shell_command)$"},
 	}
 	codexHooks = []initHook{
 		{"PreToolUse", "^apply_patch$"},
@@ -101,7 +102,7 @@ var initHookClients = map[string]initClient{
 		},
 		notes: []string{
 			"Claude Code reads hooks when it starts: start it again in this project to use them.",
-			"Bash can still change files; only Claude Code's Read, Write, Edit, MultiEdit and NotebookEdit are guarded.",
+			"Bash runs between two checkpoints: every file a command changes is recorded and kept, and the model is told when a command overwrote someone else's change.",
 		},
 	},
 	"gemini": {

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/editguard/editguard"
+)
+
+// Shell tools under the hooks.
+//
+// A client's shell tool (Claude Code's Bash, Gemini CLI's
+// run_shell_command, Codex's shell) runs between two checkpoints of the
+// workspace (editguard.Session.BeginCommand): the hook before the tool
+// makes every covered file's content recoverable, the hook after it records
+// each file the command created, changed or deleted, as "editguard exec"
+// does. A command cannot be refused before it runs (what it will touch is
+// unknown), so the check comes after: when the command replaced or deleted
+// a file whose content was not what the session last read or wrote,
+// the answer after the tool tells the model which files, and that history
+// keeps the other writer's version (additionalContext, appended to the
+// tool's result).
+//
+// The two hooks run in separate processes; they find each other's
+// checkpoint by an id made from the session and the client's id of the
+// tool call (tool_use_id), or, for a client that sends none, the command's
+// text.
+
+// shellTools are, per client, the tools whose input's "command" is a shell
+// command.
+var shellTools = map[string][]string{
+	"claude-code": {"Bash"},
+	"gemini":      {"run_shell_command"},
+	"codex":       {"Bash", "shell", "exec_command", "local_shell", "shell_command"},
+}
+
+// shellCommand returns the shell command of a shell tool's event, and
+// whether the event is one.
+func shellCommand(client string, ev *hookEvent) (string, bool) {
+	if !slices.Contains(shellTools[client], ev.Tool) {
+		return "", false
+	}
+	var in struct {
+		Command json.RawMessage `json:"command"`
+		Cmd     json.RawMessage `json:"cmd"`
+	}
+	if unmarshalInput(ev.Input, &in) != nil {
+		return "", false
+	}
+	raw := in.Command
+	if len(raw) == 0 {
+		raw = in.Cmd
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil && s != "" {
+		return s, true
+	}
+	var argv []string
+	if json.Unmarshal(raw, &argv) == nil && len(argv) > 0 {
+		return shellLine(argv), true
+	}
+	return "", false
+}
+
+// commandID names the checkpoint of one shell tool call.
+func commandID(session string, ev *hookEvent, command string) string {
+	key := "tool\x00" + ev.ToolUseID
+	if ev.ToolUseID == "" {
+		key = "command\x00" + command
+	}
+	sum := sha256.Sum256([]byte(session + "\x00" + key))
+	return "h-" + hex.EncodeToString(sum[:12])
+}
+
+// hookShell handles the events before and after a shell tool.
+func hookShell(ctx context.Context, e *env, c *hookClient, ev *hookEvent, command string, failOpen bool) error {
+	before := ev.Event == c.before
+	w, err := e.workspace()
+	if err != nil {
+		return hookFailure(e, c, before, err, failOpen)
+	}
+	name := hookSessionName(c.prefix, ev.SessionID, ev.AgentID)
+	s, err := w.OpenSession(name)
+	if err != nil {
+		return hookFailure(e, c, before, err, failOpen)
+	}
+	id := commandID(name, ev, command)
+	if before {
+		if _, err := s.BeginCommand(ctx, command, &editguard.CommandOptions{Tool: ev.Tool, ID: id}); err != nil {
+			return hookFailure(e, c, true, fmt.Errorf("checkpointing the workspace before the command: %w", err), failOpen)
+		}
+		return nil
+	}
+	cmd, err := s.ResumeCommand(id)
+	var ge *editguard.Error
+	if errors.As(err, &ge) && ge.Code == editguard.CodeNotFound {
+		return nil // no checkpoint before it: nothing to compare with
+	}
+	if err != nil {
+		return hookFailure(e, c, false, err, true)
+	}
+	res, err := cmd.End(ctx)
+	if err != nil {
+		return hookFailure(e, c, false, err, true)
+	}
+	if text := shellNotice(res); text != "" {
+		return json.NewEncoder(e.stdout).Encode(map[string]any{"hookSpecificOutput": map[string]any{
+			"hookEventName":     ev.Event,
+			"additionalContext": text,
+		}})
+	}
+	return nil
+}
+
+// shellNotice is what the model is told after a command: the files it
+// replaced or deleted over someone else's change, or "" if none.
+func shellNotice(res *editguard.CommandResult) string {
+	ow := res.Overwrites()
+	if len(ow) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("editguard: this command overwrote changes someone else made since you last read these files (their versions are kept):\n")
+	for i, c := range ow {
+		if i == 20 {
+			fmt.Fprintf(&b, "... and %d more: editguard log lists them\n", len(ow)-i)
+			break
+		}
+		verb := "replaced"
+		if c.Op == "deleted" {
+			verb = "deleted"
+		}
+		fmt.Fprintf(&b, "- %s %s; their version is history %s: editguard restore %s %s\n", verb, c.Path, c.BackupVersion, shellQuote(c.Path), c.BackupVersion)
+	}
+	b.WriteString("Read the files again; if their change should stay, restore it and redo yours on top of it.")
+	return b.String()
+}
