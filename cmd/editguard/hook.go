@@ -87,7 +87,8 @@ A faster start: editguard-hook
 
 The tool's own write is not under editguard's lock: a program that writes
 the file between the check and the tool's write is not seen by the check.
-Shell tools (Claude Code's Bash, Gemini CLI's run_shell_command) run
+Shell tools (Claude Code's Bash, Gemini CLI's run_shell_command, Codex's
+exec_command, whose events Codex names Bash) run
 between two checkpoints, as "editguard exec" runs a command: every file a
 command created, changed or deleted is recorded with the command and kept
 in history, and when it overwrote a change someone else made since the

@@ -16,7 +16,7 @@ import (
 // Shell tools under the hooks.
 //
 // A client's shell tool (Claude Code's Bash, Gemini CLI's
-// run_shell_command, Codex's shell) runs between two checkpoints of the
+// run_shell_command, Codex's exec_command) runs between two checkpoints of the
 // workspace (editguard.Session.BeginCommand): the hook before the tool
 // makes every covered file's content recoverable, the hook after it records
 // each file the command created, changed or deleted, as "editguard exec"
@@ -37,7 +37,7 @@ import (
 var shellTools = map[string][]string{
 	"claude-code": {"Bash"},
 	"gemini":      {"run_shell_command"},
-	"codex":       {"Bash", "shell", "exec_command", "local_shell", "shell_command"},
+	"codex":       {"Bash"}, // exec_command's events, as Codex 0.169 names them
 }
 
 // shellCommand returns the shell command of a shell tool's event, and

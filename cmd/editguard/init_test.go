@@ -480,8 +480,8 @@ func checkHooks(t *testing.T, root, client string) {
 		checkHook(t, root, client, "BeforeTool", []string{"write_file", "replace", "run_shell_command"}, []string{"read_file", "mcp_editguard_write_file"})
 		checkHook(t, root, client, "AfterTool", []string{"read_file", "write_file", "replace", "run_shell_command"}, []string{"mcp_editguard_read_file", "read_many_files"})
 	case "codex":
-		checkHook(t, root, client, "PreToolUse", []string{"apply_patch"}, []string{"Bash", "mcp__editguard__apply_patch"})
-		checkHook(t, root, client, "PostToolUse", []string{"apply_patch"}, []string{"Bash"})
+		checkHook(t, root, client, "PreToolUse", []string{"apply_patch", "Bash"}, []string{"mcp__editguard__apply_patch", "write_stdin"})
+		checkHook(t, root, client, "PostToolUse", []string{"apply_patch", "Bash"}, []string{"write_stdin"})
 	}
 }
 

@@ -69,9 +69,10 @@ var (
 		{"BeforeTool", "^(write_file|replace|run_shell_command)$"},
 		{"AfterTool", "^(read_file|write_file|replace|run_shell_command)$"},
 	}
+	// Codex names exec_command's events Bash.
 	codexHooks = []initHook{
-		{"PreToolUse", "^apply_patch$"},
-		{"PostToolUse", "^apply_patch$"},
+		{"PreToolUse", "^(apply_patch|Bash)$"},
+		{"PostToolUse", "^(apply_patch|Bash)$"},
 	}
 )
 

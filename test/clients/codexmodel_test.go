@@ -63,6 +63,7 @@ type responsesItem struct {
 	Namespace string          `json:"namespace"`
 	CallID    string          `json:"call_id"`
 	Output    json.RawMessage `json:"output"`
+	Content   json.RawMessage `json:"content"` // of a message
 }
 
 func (m *fakeCodex) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -194,11 +195,24 @@ func (m *fakeCodex) collect(req responsesRequest) int {
 	counts := map[string]int{}
 	outputs := map[string]json.RawMessage{}
 	raws := map[string]json.RawMessage{}
+	along := map[string]string{}
+	last := "" // the call of the last call or output item
 	for _, raw := range req.Input {
 		var it responsesItem
-		if json.Unmarshal(raw, &it) != nil || !strings.HasPrefix(it.CallID, codexCallPrefix) {
+		if json.Unmarshal(raw, &it) != nil {
 			continue
 		}
+		if it.Type == "message" && last != "" {
+			// A message between a call and the next one: Codex puts a
+			// hook's additionalContext between the call and its output.
+			for _, p := range codexOutputParts(it.Content) {
+				along[last] += p
+			}
+		}
+		if !strings.HasPrefix(it.CallID, codexCallPrefix) {
+			continue
+		}
+		last = it.CallID
 		switch it.Type {
 		case "function_call", "custom_tool_call":
 			name := it.Name
@@ -226,6 +240,7 @@ func (m *fakeCodex) collect(req responsesRequest) int {
 			Parts:   parts,
 			Raw:     raws[id],
 			Count:   counts[id],
+			Along:   along[id],
 		})
 	}
 	return len(calls)

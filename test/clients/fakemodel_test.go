@@ -45,6 +45,9 @@ type ToolResult struct {
 	// Parts are the text parts of the result in order, where the client
 	// sends more than one.
 	Parts []string
+	// Along is the text the client sent after the result in the same
+	// message (Claude Code puts a hook's additionalContext there).
+	Along string
 	// Count is how many tool_result blocks answered this step's call; a
 	// well-behaved client sends exactly one.
 	Count int
@@ -374,11 +377,19 @@ func (m *fakeModel) collect(req messagesRequest) int {
 	counts := map[string]int{}
 	results := map[string]contentBlock{}
 	raws := map[string]json.RawMessage{}
+	along := map[string]string{}
 	for _, msg := range req.Messages {
+		last := "" // the last tool_result of ours in this message
 		for _, raw := range blocks(msg.Content) {
 			var c contentBlock
 			if json.Unmarshal(raw, &c) != nil {
 				continue
+			}
+			if msg.Role == "user" && c.Type == "text" && last != "" {
+				along[last] += c.Text
+			}
+			if msg.Role == "user" && c.Type == "tool_result" && strings.HasPrefix(c.ToolUseID, toolUsePrefix) {
+				last = c.ToolUseID
 			}
 			switch {
 			case msg.Role == "assistant" && c.Type == "tool_use" && strings.HasPrefix(c.ID, toolUsePrefix):
@@ -403,6 +414,7 @@ func (m *fakeModel) collect(req messagesRequest) int {
 			IsError: c.IsError,
 			Raw:     raws[id],
 			Count:   counts[id],
+			Along:   along[id],
 		})
 	}
 	return len(calls)

@@ -385,6 +385,9 @@ func logRun(t *testing.T, run *ClientRun) {
 	}
 	for _, r := range run.Results {
 		t.Logf("step %d %s: error=%v count=%d len=%d first 300: %q", r.Step, r.Tool, r.IsError, r.Count, len(r.Content), truncate(r.Content, 300))
+		if r.Along != "" {
+			t.Logf("step %d along with the result: %q", r.Step, truncate(r.Along, 600))
+		}
 		for i, p := range r.Parts {
 			t.Logf("step %d part %d: len=%d first 300: %q", r.Step, i, len(p), truncate(p, 300))
 		}
