@@ -93,7 +93,10 @@ between two checkpoints, as "editguard exec" runs a command: every file a
 command created, changed or deleted is recorded with the command and kept
 in history, and when it overwrote a change someone else made since the
 session's read, the answer after the tool tells the model which files and
-how to restore the other writer's version. If the hook itself
+how to restore the other writer's version. A simple read command (cat,
+less, more or nl of named files: a full read; head, tail, sed -n 'X,Yp',
+grep or wc: a partial one; no pipes, redirections or expansions) counts
+as a read of its files. If the hook itself
 fails before a change, the tool is denied unless --fail-open is given.
 Files outside the root are not editguard's to guard and are let through.`,
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -108,6 +109,26 @@ func hookShell(ctx context.Context, e *env, c *hookClient, ev *hookEvent, comman
 	res, err := cmd.End(ctx)
 	if err != nil {
 		return hookFailure(e, c, false, err, true)
+	}
+	// A simple read command (cat f, head -n 20 f) is a read of its files,
+	// as the client's read tool would be. A file the command changed has
+	// its baseline from End already.
+	changed := map[string]bool{}
+	for _, ch := range res.Changes {
+		changed[ch.Path] = true
+	}
+	for _, r := range shellReads(command) {
+		p := r.path
+		if !filepath.IsAbs(p) && ev.Cwd != "" {
+			p = filepath.Join(ev.Cwd, p)
+		}
+		if rel, err := filepath.Rel(w.Dir(), p); err == nil && filepath.IsLocal(rel) && !changed[filepath.ToSlash(rel)] {
+			opts := &editguard.ReadOptions{}
+			if !r.full {
+				opts.Limit = 1 // a part of the file: a partial read
+			}
+			s.Read(ctx, filepath.ToSlash(rel), opts)
+		}
 	}
 	if text := shellNotice(res); text != "" {
 		return json.NewEncoder(e.stdout).Encode(map[string]any{"hookSpecificOutput": map[string]any{
