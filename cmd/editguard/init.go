@@ -37,7 +37,8 @@ through editguard's:
                the old settings format)
   codex        .codex/config.toml: [mcp_servers.editguard] with
                default_tools_approval_mode "approve" (its tools run
-               without asking)
+               without asking), and the hooks below for Codex's own
+               apply_patch and exec_command, which cannot be turned off
   cursor       .cursor/mcp.json: mcpServers.editguard
 
 With --hooks, init leaves the client's own file tools on and guards
@@ -45,14 +46,16 @@ them with "editguard hook" instead (see "editguard help hook"); it adds
 the hooks, not the MCP server:
 
   claude-code  .claude/settings.json: hooks.PreToolUse for Write, Edit,
-               MultiEdit, NotebookEdit and hooks.PostToolUse for those and
-               Read, running editguard --root "$CLAUDE_PROJECT_DIR" hook
-  gemini       .gemini/settings.json: hooks.BeforeTool for write_file and
-               replace and hooks.AfterTool for those and read_file,
-               running editguard --root . hook --client gemini
+               MultiEdit, NotebookEdit, Bash and hooks.PostToolUse for
+               those and Read, running
+               editguard --root "$CLAUDE_PROJECT_DIR" hook
+  gemini       .gemini/settings.json: hooks.BeforeTool for write_file,
+               replace and run_shell_command and hooks.AfterTool for
+               those and read_file, running
+               editguard --root . hook --client gemini
   codex        .codex/config.toml: [[hooks.PreToolUse]] and
-               [[hooks.PostToolUse]] for apply_patch, running
-               editguard --root . hook --client codex
+               [[hooks.PostToolUse]] for apply_patch and Bash (Codex's
+               exec_command), running editguard --root . hook --client codex
 
 A hook group that already runs editguard hook is left as it is; other
 hooks stay as they are. Deny rules or exclusions that turn the guarded
@@ -200,11 +203,19 @@ var initClients = map[string]initClient{
 	},
 	"codex": {
 		files: []initSpec{
-			{filepath.Join(".codex", "config.toml"), editCodex},
+			// Codex offers its own apply_patch and exec_command first, and
+			// they cannot be turned off: their hooks guard them too.
+			{filepath.Join(".codex", "config.toml"), func(f *initFile, text string) (string, error) {
+				out, err := editCodex(f, text)
+				if err != nil {
+					return "", err
+				}
+				return editCodexHooks(f, out)
+			}},
 		},
 		notes: []string{
 			"Codex reads .codex/config.toml only in a trusted project; otherwise put the same [mcp_servers.editguard] table in ~/.codex/config.toml, with the project's absolute path after --root.",
-			"Codex's own apply_patch tool cannot be turned off in its configuration: ask for the editguard tools in AGENTS.md. With the OpenAI models it knows, Codex offers MCP tools behind its tool_search tool, so the model finds editguard's tools by searching for them.",
+			"Codex's own apply_patch and exec_command cannot be turned off in its configuration, so init adds editguard's hooks for them too (Codex runs them once they are trusted: review them with /hooks). With the OpenAI models it knows, Codex offers MCP tools behind its tool_search tool, so the model finds editguard's tools by searching for them.",
 		},
 	},
 	"cursor": {
