@@ -22,6 +22,7 @@ func TestReplayerCoversSession(t *testing.T) {
 		"Guard":           "records another program's change (hooks), which has no result to replay",
 		"Record":          "records another program's change (hooks), like Guard",
 		"RecordNoWait":    "Record, answering before the fsync",
+		"BeginCommand":    "records what a shell command changed after it ran, like Record: no call to replay",
 		"Rewind":          "one change per file, chosen from the ledger as it stands when it runs",
 		"Publish":         "talks to a git remote, whose answers a replay cannot give",
 		"Pull":            "takes its changes from a git remote, like Publish",
