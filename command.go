@@ -434,7 +434,7 @@ func (cp *checkpoints) scan(ctx context.Context, w *Workspace, prev *cpManifest)
 		if err := unix.Fstatat(f.dirfd, path.Base(f.Path), &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 			return true // gone, or no longer a file
 		}
-		e := cpEntry{Size: st.Size, MtimeNS: st.Mtim.Nano(), CtimeNS: st.Ctim.Nano(), Ino: st.Ino, Mode: st.Mode}
+		e := cpEntry{Size: st.Size, MtimeNS: st.Mtim.Nano(), CtimeNS: st.Ctim.Nano(), Ino: st.Ino, Mode: uint32(st.Mode)}
 		if prev != nil {
 			if p, ok := prev.Files[f.Path]; ok && p.sameStat(e) && p.MtimeNS < prev.StartNS-racyWindow && p.CtimeNS < prev.StartNS-racyWindow {
 				e.SHA256 = p.SHA256
@@ -476,7 +476,7 @@ func (cp *checkpoints) scan(ctx context.Context, w *Workspace, prev *cpManifest)
 	if stored > 0 {
 		// One flush for every object stored: what the command may
 		// displace is durable before it runs.
-		if err := unix.Syncfs(int(cp.objects.File().Fd())); err != nil {
+		if err := syncFS(int(cp.objects.File().Fd())); err != nil {
 			return nil, nil, stateError("sync the checkpoint", err)
 		}
 	}
