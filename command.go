@@ -3,6 +3,7 @@
 package editguard
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -38,25 +39,90 @@ import (
 //     whose stat did not change since the last checkpoint from being read
 //     again; a file whose mtime or ctime is within racyWindow of the scan
 //     that cached it is read again regardless (git's racy-timestamp rule:
-//     a change in the same clock tick leaves the stat as it was).
+//     a change in the same clock tick leaves the stat as it was). Symbolic
+//     links, directories, FIFOs, sockets and devices are never opened or
+//     followed; a regular file over MaxFileSize is never read, only named
+//     as not checked.
 //   - End checkpoints again and compares: each file the command created,
 //     changed or deleted gets its displaced content (or "did not exist")
 //     saved in history and a ledger record (tool: the client's shell tool,
 //     or "exec"; the command, cut; sha256 before and after; the history
 //     version), as a tool's change does, and the session's baseline moves
 //     to the file's new content. So log, history, restore and rewind treat
-//     them like any other change.
+//     them like any other change. Only content counts: a change of mode
+//     alone (chmod +x) is not a change, as history keeps contents, not
+//     modes. A covered file replaced by a symbolic link, a directory or a
+//     special file is deleted (its content is displaced; the result says
+//     what took its place); a file still there but no longer covered (grown
+//     past MaxFileSize, or now ignored) is changed to a content not checked.
+//     When the ignore rules changed (a .gitignore, .git/info/exclude), a
+//     file that appears unchanged since before the first checkpoint was
+//     there all along, ignored: it is not a change; one that appears
+//     changed is recorded as created, with a note that it may have been
+//     there, ignored.
 //   - A file the command replaced or deleted whose content before it was
 //     not what this session last read or wrote (another writer's change) is
 //     reported (Overwrote): the other writer's version is the one history
 //     keeps as BackupVersion.
-//   - A change another editguard tool made while the command ran is in the
-//     ledger already: it is named (ChangedBy), not recorded twice.
+//   - A change another editguard tool or command recorded while the command
+//     ran is in the ledger already: it is named (ChangedBy), not recorded
+//     twice. End follows each file from its content at the first checkpoint
+//     through the ledger's records of it to its content now, and records
+//     only the steps no record accounts for.
 //
 // Checkpoints take a lock (.editguard/checkpoints/lock) for their scan, so
 // commands may overlap in time; each keeps its first checkpoint in
 // .editguard/checkpoints/active/<id>.json until it ends, and the store keeps
 // every object an active command or the last checkpoint names.
+//
+// Overlapping commands. Nothing tells which process changed a file, so when
+// two commands are in progress at once a change made while both ran cannot
+// be attributed. End splits its command's time at the first checkpoint of
+// every command that began meanwhile (those checkpoints are still in
+// active/): a change between two checkpoints while no other command was in
+// progress is the command's; one made while another was is recorded once,
+// by whichever command ends first, with ConcurrentWith naming the others,
+// and the later one names that record (ChangedBy) and the same uncertainty.
+// Every content a checkpoint saw is kept; a content that no checkpoint saw
+// (another tool's write that the command then overwrote before it ended)
+// cannot be, and the result says so (Note, Totals.NotInHistory).
+//
+// Commands whose end never comes. A command belongs to the process that
+// began it, unless it was begun with an ID (its end is expected from
+// another process, as a client's hook after its shell tool). BeginCommand,
+// under the checkpoint lock, ends every command in progress whose process
+// is gone (on this host) or that is older than its MaxAge (default
+// DefaultCommandMaxAge): its changes up to this checkpoint are recorded,
+// under its own session and tool, with strategy "command_unended" and the
+// result's Unended set (Command.Recovered returns them), and its active
+// record is removed. Baselines are not moved for such a command: its
+// session never saw its result and must read the files again. A process
+// killed during End leaves the record too: the records End wrote before
+// are this command's own and cover their steps, so the next BeginCommand
+// records only the rest (history may get a version twice).
+//
+// The command runs as the same user as editguard and can reach the
+// checkpoint store. An object is read only up to MaxFileSize and used only
+// if its content hashes to its name; an active record or the stat cache
+// only up to maxStateFile; a link in place of a directory of the store is
+// refused (UNSAFE_STATE). What the command removed from the store is
+// missing from history, and the result says so.
+//
+// Many files. Every change is recorded, however many: a command that
+// creates or deletes 100,000 files gets 100,000 ledger records and history
+// versions, as nothing else would let rewind and restore undo it. History
+// lines are written without an fsync each and made durable with one
+// syncfs per recordBatch changes, before the ledger records naming them;
+// the session's baselines are loaded and saved once. What grows with the
+// count is bounded elsewhere: the result lists at most maxListedChanges
+// changes (the overwrites and odd ones first) and counts all of them in
+// Totals; a session gets at most maxNewBaselines baselines it did not have
+// (a file without one must be read before it is changed, which is safe);
+// warnings are cut at maxWarnings. The rest is linear: End's heap holds
+// the two checkpoints and the steps, about a kilobyte a file; a ledger
+// record is about a kilobyte with the command's text. A command recording
+// more than ledger.SinceLimit of records leaves a command overlapping it
+// unable to read the whole ledger since it began, which its result says.
 
 const (
 	checkpointDir = "checkpoints"
@@ -67,7 +133,38 @@ const (
 	maxCommandText = 1000
 	// maxNotChecked is how many uncovered files a result names.
 	maxNotChecked = 20
+	// maxListedChanges is how many changes a CommandResult lists: at most
+	// about 60 KB of JSON (paths up to their limit aside), however many
+	// files the command touched. Totals counts them all; the ledger holds
+	// every one.
+	maxListedChanges = 200
+	// maxNewBaselines is how many files a command adds to its session's
+	// baselines (files the session had no baseline for).
+	maxNewBaselines = 1000
+	// maxWarnings is how many warnings a CommandResult keeps.
+	maxWarnings = 20
+	// recordBatch is how many changes End saves to history before one
+	// syncfs makes them durable and their ledger records are written.
+	recordBatch = 1000
 )
+
+// DefaultCommandMaxAge is how long a command may stay in progress before
+// the next BeginCommand ends it as unended, unless CommandOptions.MaxAge
+// says otherwise.
+const DefaultCommandMaxAge = 24 * time.Hour
+
+// Strategies of the ledger records of a command's changes.
+const (
+	strategyCommand = "command"
+	// strategyUnended: the command's end was not seen; a later
+	// BeginCommand recorded what it had changed by then.
+	strategyUnended = "command_unended"
+)
+
+// unchecked is, in a file's state at a checkpoint, a regular file that the
+// checkpoint did not read (over MaxFileSize, unreadable, or ignored). The
+// other states are "" (no regular file) and the content's SHA-256.
+const unchecked = "?"
 
 // cpEntry is a covered file as a checkpoint found it.
 type cpEntry struct {
@@ -87,19 +184,90 @@ func (e cpEntry) sameStat(o cpEntry) bool {
 type cpManifest struct {
 	StartNS int64              `json:"start_ns"`
 	Files   map[string]cpEntry `json:"files"`
+	// Unchecked are the regular files the scan met but did not read, in
+	// path order.
+	Unchecked []string `json:"unchecked,omitempty"`
+	// Exclude is the SHA-256 of .git/info/exclude, "" if there is none:
+	// with the .gitignore files among Files, what decided the coverage.
+	Exclude string `json:"exclude,omitempty"`
+}
+
+// state is p's state at the checkpoint (see unchecked).
+func (m *cpManifest) state(p string) string {
+	if e, ok := m.Files[p]; ok {
+		return e.SHA256
+	}
+	if _, ok := slices.BinarySearch(m.Unchecked, p); ok {
+		return unchecked
+	}
+	return ""
 }
 
 // activeCommand is what .editguard/checkpoints/active/<id>.json holds.
 type activeCommand struct {
-	ID       string          `json:"id"`
-	Session  string          `json:"session"`
-	Tool     string          `json:"tool"`
-	Command  string          `json:"command"`
-	PID      int             `json:"pid"`
-	Started  time.Time       `json:"started"`
+	ID      string `json:"id"`
+	Session string `json:"session"`
+	Tool    string `json:"tool"`
+	Command string `json:"command"`
+	PID     int    `json:"pid"`
+	Host    string `json:"host,omitempty"`
+	// Owned says the command ends with process PID (on Host): once that
+	// is gone, its end will not come.
+	Owned    bool      `json:"owned,omitempty"`
+	Started  time.Time `json:"started"`
+	Deadline time.Time `json:"deadline,omitzero"`
+	// Ledger is the ledger's last record before the first checkpoint's
+	// scan, Scanned the last after it: a record between the two may
+	// describe a change made before or after the scan read its file.
 	Ledger   ledger.Position `json:"ledger"`
+	Scanned  ledger.Position `json:"scanned"`
 	Before   *cpManifest     `json:"before"`
 	NotCheck []string        `json:"not_checked,omitempty"`
+}
+
+// activeHead is an active record without its checkpoint's files.
+type activeHead struct {
+	ID       string    `json:"id"`
+	Session  string    `json:"session"`
+	Tool     string    `json:"tool"`
+	PID      int       `json:"pid"`
+	Host     string    `json:"host"`
+	Owned    bool      `json:"owned"`
+	Started  time.Time `json:"started"`
+	Deadline time.Time `json:"deadline"`
+	Before   *struct {
+		StartNS int64 `json:"start_ns"`
+	} `json:"before"`
+}
+
+func (h *activeHead) name() string { return commandName(h.Session, h.Tool, h.ID) }
+
+// commandName is how results and records name a command.
+func commandName(session, tool, id string) string {
+	if session == "" {
+		return fmt.Sprintf("%s (command %s)", tool, id)
+	}
+	return fmt.Sprintf("%s %s (command %s)", session, tool, id)
+}
+
+// commandArgs are the Args of a command's ledger record.
+type commandArgs struct {
+	Command string `json:"command"`
+	ID      string `json:"id"`
+	// Started is when the command's first checkpoint began.
+	Started time.Time `json:"started,omitzero"`
+	// From and To are when the scans of the two checkpoints between which
+	// the change was made began: a command's records are written when it
+	// ends, and tell when their changes were made only this way.
+	From time.Time `json:"from,omitzero"`
+	To   time.Time `json:"to,omitzero"`
+	// ConcurrentWith names the other commands in progress while the
+	// change was made.
+	ConcurrentWith []string `json:"concurrent_with,omitempty"`
+	Unended        bool     `json:"unended,omitempty"`
+	// Unchecked says which side of the change was not read ("before" or
+	// "after"); its sha256 in the record is then "".
+	Unchecked string `json:"unchecked,omitempty"`
 }
 
 // CommandOptions control BeginCommand.
@@ -110,23 +278,37 @@ type CommandOptions struct {
 	// ID names the command, for ResumeCommand in another process (a
 	// client's hook after its tool); by default a random one. It is 1 to
 	// 64 of a-z, 0-9 and '-'. A command of that id still in progress is
-	// ended first (recorded), as its after-hook never came.
+	// ended first (recorded as unended), as its after-hook never came. A
+	// command begun with an ID does not end with the process that began
+	// it: only MaxAge bounds it.
 	ID string
+	// MaxAge is how long the command may stay in progress before a later
+	// BeginCommand ends it as unended; 0 means DefaultCommandMaxAge.
+	MaxAge time.Duration
 }
 
 // A Command is a command between two checkpoints (see BeginCommand).
 type Command struct {
-	s   *Session
-	act *activeCommand
+	s         *Session
+	act       *activeCommand
+	recovered []*CommandResult
 }
 
 // ID is the command's id, which names its checkpoint until it ends.
 func (c *Command) ID() string { return c.act.ID }
 
-// CommandChange is one file a command created, changed or deleted.
+// Recovered returns what BeginCommand recorded of the commands in progress
+// whose end it found would never come (see the section comment).
+func (c *Command) Recovered() []*CommandResult { return c.recovered }
+
+// CommandChange is one file a command created, changed or deleted. A file
+// changed in steps (another writer's change in between, or a checkpoint of
+// another command) has one CommandChange per step.
 type CommandChange struct {
-	Path         string `json:"path"`
-	Op           string `json:"op"` // created, changed, deleted
+	Path string `json:"path"`
+	Op   string `json:"op"` // created, changed, deleted
+	// SHA256Before and SHA256After are the contents; "" for a side that
+	// did not exist or was not checked (Note says which).
 	SHA256Before string `json:"sha256_before,omitempty"`
 	SHA256After  string `json:"sha256_after,omitempty"`
 	// BackupVersion is the history version of what the command displaced
@@ -137,23 +319,72 @@ type CommandChange struct {
 	// replaced or deleted another writer's change, which BackupVersion
 	// keeps.
 	Overwrote bool `json:"overwrote,omitempty"`
-	// ChangedBy names the ledger record of another tool's change that made
-	// this same change while the command ran; it is not recorded again.
+	// ChangedBy names the ledger records of another tool's or command's
+	// change that made this same change while the command ran; it is not
+	// recorded again.
 	ChangedBy string `json:"changed_by,omitempty"`
+	// ConcurrentWith names the other commands in progress while this
+	// change was made: any of them may have made it, so its attribution is
+	// uncertain.
+	ConcurrentWith []string `json:"concurrent_with,omitempty"`
+	// Note says what is out of the ordinary: a side not checked, what
+	// took a deleted file's place, a displaced content history lacks.
+	Note string `json:"note,omitempty"`
+	// NotInHistory is set when what the change displaced is not in
+	// history: no checkpoint saw it.
+	NotInHistory bool `json:"not_in_history,omitempty"`
+}
+
+// CommandTotals counts a command's changes, listed or not.
+type CommandTotals struct {
+	Created int `json:"created"`
+	Changed int `json:"changed"`
+	Deleted int `json:"deleted"`
+	// Recorded is how many this End recorded in the ledger; ChangedBy how
+	// many were recorded already.
+	Recorded  int `json:"recorded"`
+	ChangedBy int `json:"changed_by"`
+	// Concurrent is how many were made while another command was in
+	// progress (attribution uncertain).
+	Concurrent   int `json:"concurrent"`
+	Overwrote    int `json:"overwrote"`
+	NotInHistory int `json:"not_in_history"`
 }
 
 // CommandResult is what a command changed, as End found it.
 type CommandResult struct {
-	ID      string          `json:"id"`
-	Command string          `json:"command"`
-	Changes []CommandChange `json:"changes"`
+	ID      string `json:"id"`
+	Session string `json:"session"`
+	Command string `json:"command"`
+	// Unended says the command's end was never seen: its process died or
+	// it outlived its MaxAge, and a later BeginCommand recorded what it had
+	// changed by then.
+	Unended bool `json:"unended,omitempty"`
+	// Changes lists at most maxListedChanges changes in path order: every
+	// overwrite and odd change first, then the others. Totals counts them
+	// all and Unlisted those left out; the ledger has every one.
+	Changes  []CommandChange `json:"changes"`
+	Totals   CommandTotals   `json:"totals"`
+	Unlisted int             `json:"unlisted,omitempty"`
 	// NotChecked says what the checkpoints did not cover.
 	NotChecked []string `json:"not_checked,omitempty"`
 	Warnings   []string `json:"warnings,omitempty"`
+
+	warned int
 }
 
-// Overwrites returns the changes that replaced or deleted another writer's
-// change.
+func (r *CommandResult) warn(format string, args ...any) {
+	r.warned++
+	switch {
+	case r.warned < maxWarnings:
+		r.Warnings = append(r.Warnings, fmt.Sprintf(format, args...))
+	case r.warned == maxWarnings:
+		r.Warnings = append(r.Warnings, "more warnings left out")
+	}
+}
+
+// Overwrites returns the listed changes that replaced or deleted another
+// writer's change (Totals.Overwrote counts them all).
 func (r *CommandResult) Overwrites() []CommandChange {
 	var out []CommandChange
 	for _, c := range r.Changes {
@@ -167,9 +398,11 @@ func (r *CommandResult) Overwrites() []CommandChange {
 // BeginCommand checkpoints the workspace before the command text runs: when
 // it returns, the content of every covered file is durable in the
 // checkpoint store. End, after the command, records what it changed.
+// Commands in progress whose end will not come are ended first (see
+// Command.Recovered).
 func (s *Session) BeginCommand(ctx context.Context, command string, opts *CommandOptions) (*Command, error) {
 	w := s.w
-	tool, id := "exec", strings.ToLower(rand.Text()[:12])
+	tool, id, owned, maxAge := "exec", strings.ToLower(rand.Text()[:12]), true, DefaultCommandMaxAge
 	if opts != nil && opts.Tool != "" {
 		tool = opts.Tool
 	}
@@ -177,12 +410,10 @@ func (s *Session) BeginCommand(ctx context.Context, command string, opts *Comman
 		if !validCommandID(opts.ID) {
 			return nil, newError(CodeInvalidArgument, "", fmt.Sprintf("bad command id %q: use 1 to 64 of a-z, 0-9 and '-'", cutText(opts.ID, 80)), "", nil)
 		}
-		id = opts.ID
-		if old, err := s.ResumeCommand(id); err == nil {
-			if _, err := old.End(ctx); err != nil {
-				return nil, err
-			}
-		}
+		id, owned = opts.ID, false
+	}
+	if opts != nil && opts.MaxAge > 0 {
+		maxAge = opts.MaxAge
 	}
 	cp, err := w.openCheckpoints()
 	if err != nil {
@@ -194,16 +425,24 @@ func (s *Session) BeginCommand(ctx context.Context, command string, opts *Comman
 		return nil, ioError("", err)
 	}
 	defer lk.Unlock()
-	before, notChecked, err := cp.scan(ctx, w, cp.loadCache())
-	if err != nil {
-		return nil, err
-	}
 	pos, err := w.led.Last()
 	if err != nil {
 		return nil, readError("read ledger", err)
 	}
+	before, notChecked, err := cp.scan(ctx, w, cp.loadCache())
+	if err != nil {
+		return nil, err
+	}
+	recovered := w.recoverCommands(cp, id, before, pos, notChecked)
+	scanned, err := w.led.Last()
+	if err != nil {
+		return nil, readError("read ledger", err)
+	}
+	host, _ := os.Hostname()
+	now := time.Now().UTC()
 	act := &activeCommand{ID: id, Session: s.name, Tool: tool, Command: cutText(command, maxCommandText),
-		PID: os.Getpid(), Started: time.Now().UTC(), Ledger: pos, Before: before, NotCheck: notChecked}
+		PID: os.Getpid(), Host: host, Owned: owned, Started: now, Deadline: now.Add(maxAge),
+		Ledger: pos, Scanned: scanned, Before: before, NotCheck: notChecked}
 	data, err := json.Marshal(act)
 	if err != nil {
 		return nil, err
@@ -214,7 +453,54 @@ func (s *Session) BeginCommand(ctx context.Context, command string, opts *Comman
 		return nil, stateError("write checkpoint", err)
 	}
 	cp.saveCache(before)
-	return &Command{s: s, act: act}, nil
+	if len(recovered) > 0 {
+		cp.collect(before)
+		w.afterCommit()
+	}
+	return &Command{s: s, act: act, recovered: recovered}, nil
+}
+
+// recoverCommands ends, against the checkpoint cur just taken (pos being
+// the ledger's last record before its scan), every command in progress
+// whose end will not come: one of the id about to begin, one whose owning
+// process is gone, one past its deadline. The caller holds the lock.
+func (w *Workspace) recoverCommands(cp *checkpoints, id string, cur *cpManifest, pos ledger.Position, notChecked []string) []*CommandResult {
+	heads, err := cp.activeHeads()
+	if err != nil {
+		return nil // unreadable: nothing is ended
+	}
+	host, _ := os.Hostname()
+	now := time.Now()
+	var out []*CommandResult
+	for _, h := range heads {
+		deadline := h.Deadline
+		if deadline.IsZero() {
+			deadline = h.Started.Add(DefaultCommandMaxAge)
+		}
+		if h.ID != id && now.Before(deadline) && !(h.Owned && h.Host == host && !processAlive(h.PID)) {
+			continue
+		}
+		act, err := cp.readActive(h.ID)
+		if err != nil {
+			continue // unreadable: left for a person (collect keeps its objects)
+		}
+		res := w.finishCommand(cp, w.NewSession(act.Session), act, cur, pos, notChecked, true)
+		if err := cp.active.Remove(act.ID + ".json"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			res.warn("removing the command's checkpoint failed: %v", err)
+		}
+		out = append(out, res)
+	}
+	return out
+}
+
+// processAlive reports whether process pid exists (a process of another
+// user counts; a zombie too).
+func processAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := unix.Kill(pid, 0)
+	return err == nil || errors.Is(err, unix.EPERM)
 }
 
 // ResumeCommand returns the command id began (in this process or another,
@@ -228,7 +514,38 @@ func (s *Session) ResumeCommand(id string) (*Command, error) {
 	if !validCommandID(id) {
 		return nil, newError(CodeInvalidArgument, "", fmt.Sprintf("bad command id %q", cutText(id, 80)), "", nil)
 	}
-	data, err := cp.active.ReadFile(id + ".json")
+	act, err := cp.readActive(id)
+	if err != nil {
+		return nil, err
+	}
+	return &Command{s: s, act: act}, nil
+}
+
+// maxStateFile bounds what End and BeginCommand read of a file in the
+// checkpoint store other than an object (an active record, the stat
+// cache): about 1.5 million files' entries. The command runs as the same
+// user and could put a huge file there.
+const maxStateFile = 256 << 20
+
+// readBounded reads the regular file name in d, failing past max bytes.
+func readBounded(d *statedir.Dir, name string, buf []byte, max int64) ([]byte, error) {
+	f, err := d.Open(name, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if f.Size() > max {
+		return nil, fmt.Errorf("%s: larger than %d bytes", name, max)
+	}
+	if int64(cap(buf)) < f.Size()+1 {
+		buf = make([]byte, 0, f.Size()+1)
+	}
+	return readFDInto(buf[:0], f.Fd(), max)
+}
+
+// readActive reads the active record of command id.
+func (cp *checkpoints) readActive(id string) (*activeCommand, error) {
+	data, err := readBounded(cp.active, id+".json", nil, maxStateFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, newError(CodeNotFound, "", fmt.Sprintf("no command %s is in progress", id), "", nil)
 	}
@@ -236,10 +553,39 @@ func (s *Session) ResumeCommand(id string) (*Command, error) {
 		return nil, stateError("read checkpoint", err)
 	}
 	var act activeCommand
-	if err := json.Unmarshal(data, &act); err != nil || act.Before == nil {
+	if err := json.Unmarshal(data, &act); err != nil || act.Before == nil || act.ID != id {
 		return nil, newError(CodeUnsafeState, "", fmt.Sprintf("%s/%s/active/%s.json does not parse", StateDir, checkpointDir, id), "remove it", err)
 	}
-	return &Command{s: s, act: &act}, nil
+	if act.Scanned.Seq == 0 {
+		act.Scanned = act.Ledger
+	}
+	return &act, nil
+}
+
+// activeHeads reads the heads of the active records, oldest first.
+func (cp *checkpoints) activeHeads() ([]*activeHead, error) {
+	ents, err := cp.active.ReadDir()
+	if err != nil {
+		return nil, err
+	}
+	var out []*activeHead
+	for _, e := range ents {
+		name, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || !validCommandID(name) {
+			continue
+		}
+		data, err := readBounded(cp.active, e.Name(), nil, maxStateFile)
+		if err != nil {
+			continue
+		}
+		var h activeHead
+		if json.Unmarshal(data, &h) != nil || h.Before == nil || h.ID != name {
+			continue
+		}
+		out = append(out, &h)
+	}
+	slices.SortFunc(out, func(a, b *activeHead) int { return cmp.Compare(a.Before.StartNS, b.Before.StartNS) })
+	return out, nil
 }
 
 // End checkpoints the workspace after the command and records each file it
@@ -257,100 +603,644 @@ func (c *Command) End(ctx context.Context) (*CommandResult, error) {
 		return nil, ioError("", err)
 	}
 	defer lk.Unlock()
-	if st, err := cp.active.Stat(c.act.ID + ".json"); err != nil || !st.Exists {
-		return nil, newError(CodeNotFound, "", fmt.Sprintf("command %s has ended already", c.act.ID), "", nil)
+	// The record must still be this command's: a later BeginCommand may
+	// have ended it (unended) and another of the same id begun.
+	cur, err := cp.readActive(c.act.ID)
+	var ee *Error
+	if err != nil && (!errors.As(err, &ee) || ee.Code != CodeNotFound) {
+		return nil, err
 	}
-	after, notChecked, err := cp.scan(ctx, w, cp.loadCache())
+	if err != nil || !cur.Started.Equal(c.act.Started) || cur.Before.StartNS != c.act.Before.StartNS {
+		return nil, newError(CodeNotFound, "", fmt.Sprintf("command %s has ended already", c.act.ID),
+			"a command ends once; a later BeginCommand ends one whose process is gone or whose MaxAge passed", nil)
+	}
+	pos, err := w.led.Last()
+	if err != nil {
+		return nil, readError("read ledger", err)
+	}
+	after, notChecked, err := cp.scan(ctx, w, c.act.Before)
 	if err != nil {
 		return nil, err
 	}
-	res := &CommandResult{ID: c.act.ID, Command: c.act.Command, Changes: []CommandChange{}}
-	res.NotChecked = mergeNotChecked(c.act.NotCheck, notChecked)
-	before := c.act.Before
-	for p, a := range after.Files {
-		b, ok := before.Files[p]
-		switch {
-		case !ok:
-			res.Changes = append(res.Changes, CommandChange{Path: p, Op: "created", SHA256After: a.SHA256})
-		case a.SHA256 != b.SHA256:
-			res.Changes = append(res.Changes, CommandChange{Path: p, Op: "changed", SHA256Before: b.SHA256, SHA256After: a.SHA256})
-		}
-	}
-	for p, b := range before.Files {
-		if _, ok := after.Files[p]; !ok {
-			res.Changes = append(res.Changes, CommandChange{Path: p, Op: "deleted", SHA256Before: b.SHA256})
-		}
-	}
-	slices.SortFunc(res.Changes, func(x, y CommandChange) int { return strings.Compare(x.Path, y.Path) })
-
-	// Changes another tool made while the command ran are in the ledger.
-	others := map[string]*LedgerRecord{}
-	if recs, _, err := w.led.OKAfter(c.act.Ledger); err == nil {
-		for _, r := range recs {
-			others[r.Path+"\x00"+r.SHA256After] = r
-		}
-	}
-	args, _ := json.Marshal(map[string]string{"command": c.act.Command, "id": c.act.ID})
-	var written []*recorded
-	for i := range res.Changes {
-		ch := &res.Changes[i]
-		if r, ok := others[ch.Path+"\x00"+ch.SHA256After]; ok {
-			ch.ChangedBy = fmt.Sprintf("%s %s (ledger record %d)", r.Session, r.Tool, r.Seq)
-			continue
-		}
-		var data []byte
-		if ch.Op != "created" {
-			if data, err = cp.objects.ReadFile(ch.SHA256Before); err != nil {
-				res.Warnings = append(res.Warnings, fmt.Sprintf("%s: the checkpoint lost what the command displaced (%v)", ch.Path, err))
-				continue
-			}
-		}
-		v, err := w.hist.Save(ch.Path, data, ch.Op == "created", ch.SHA256Before, history.Meta{Op: c.act.Tool, Session: s.name})
-		if err != nil {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: saving what the command displaced to history failed: %v", ch.Path, err))
-			continue
-		}
-		ch.BackupVersion = v.ID
-		if bl, ok := s.baseline(ch.Path); ok && ch.Op != "created" && bl.SHA256 != ch.SHA256Before {
-			ch.Overwrote = true
-		}
-		a := newAttempt(s, c.act.Tool, ch.Path, nil, nil)
-		a.rec.Args = args
-		a.rec.Observed = &ledger.FileState{Exists: ch.Op != "created", SHA256: ch.SHA256Before}
-		if ch.Op != "created" {
-			a.rec.Observed.Size = before.Files[ch.Path].Size
-		}
-		a.rec.SHA256Before = ch.SHA256Before
-		r := &Result{Path: ch.Path, SHA256: ch.SHA256After, Created: ch.Op == "created", Deleted: ch.Op == "deleted",
-			BackupVersion: v.ID, Strategy: "command"}
-		if ch.Op != "deleted" {
-			r.SizeBytes = after.Files[ch.Path].Size
-		}
-		written = append(written, w.record(a, r, nil))
-		// The session's baseline follows the file.
-		if ch.Op == "deleted" {
-			err = s.dropBaseline(ch.Path)
-		} else {
-			e := after.Files[ch.Path]
-			err = s.setBaseline("", Baseline{Path: ch.Path, SHA256: e.SHA256, Size: e.Size, MtimeMS: e.MtimeNS / 1e6, FullRead: true, CapturedAt: time.Now()})
-		}
-		if err != nil {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("the session could not record %s as read (%v): read it before changing it again", ch.Path, err))
-		}
-	}
-	for _, rc := range written {
-		if r, _ := rc.wait(); r != nil {
-			res.Warnings = append(res.Warnings, r.Warnings...)
-		}
-	}
+	res := w.finishCommand(cp, s, c.act, after, pos, notChecked, false)
 	cp.saveCache(after)
 	if err := cp.active.Remove(c.act.ID + ".json"); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("removing the command's checkpoint failed: %v", err))
+		res.warn("removing the command's checkpoint failed: %v", err)
 	}
 	cp.collect(after)
 	w.afterCommit()
 	return res, nil
 }
+
+// cpPoint is one checkpoint in a command's time: its first, one of another
+// command that began meanwhile, or its last.
+type cpPoint struct {
+	m       *cpManifest
+	ledger  uint64 // the ledger's last seq before its scan
+	scanned uint64 // after it; 0: none yet (the last checkpoint)
+}
+
+// otherCommand is a command in progress at some time during another's.
+type otherCommand struct {
+	name       string
+	start, end int64 // its time, as Unix ns; end 0: in progress
+}
+
+// ledgerStep is a record of a change of one file, as a step from one state
+// to another (see unchecked).
+type ledgerStep struct {
+	seq           uint64
+	before, after string
+	session       string
+	name          string // how ChangedBy names it
+	command       string // the other command that recorded it, if any
+	own           bool   // recorded by this command (an End cut short)
+	other         bool   // recorded by another session
+	// from and to bound when a command's recorded change was made (Unix
+	// ns); 0 for another tool's, made when it was recorded.
+	from, to int64
+}
+
+// step is one change of a file End found: rec nil for one no record
+// accounts for, which End records.
+type step struct {
+	path       string
+	from, to   string
+	fromSize   int64
+	toSize     int64
+	rec        *ledgerStep
+	concurrent []string
+	note       string
+	byOther    bool // from is what another writer's record left
+	first      bool // from is the file's state at the command's first checkpoint
+	last       bool // to is the file's state now
+	// between: when the scans of the checkpoints around the step began.
+	between [2]int64
+}
+
+// finishCommand records what act's command changed up to the checkpoint
+// after (pos: the ledger's last record before its scan), as s, and returns
+// the result. unended says the command's end was not seen. The caller holds
+// the checkpoint lock and removes act's record.
+func (w *Workspace) finishCommand(cp *checkpoints, s *Session, act *activeCommand, after *cpManifest, pos ledger.Position, notChecked []string, unended bool) *CommandResult {
+	res := &CommandResult{ID: act.ID, Session: act.Session, Command: act.Command, Unended: unended, Changes: []CommandChange{}}
+	res.NotChecked = mergeNotChecked(act.NotCheck, notChecked)
+
+	// The checkpoints in the command's time: its first, those of the
+	// commands that began since (still in progress), the one just taken.
+	var mids []string
+	var others []otherCommand
+	heads, _ := cp.activeHeads()
+	for _, h := range heads {
+		if h.ID == act.ID {
+			continue
+		}
+		others = append(others, otherCommand{name: h.name(), start: h.Before.StartNS})
+		if h.Before.StartNS > act.Before.StartNS && h.Before.StartNS < after.StartNS {
+			mids = append(mids, h.ID)
+		}
+	}
+
+	// The records of changes since the first checkpoint, by file; those
+	// of other commands also tell when those commands ran.
+	recs, anchored, err := w.led.OKAfter(act.Ledger)
+	switch {
+	case err != nil:
+		res.warn("reading the ledger since the command began failed (%v): a change another tool recorded meanwhile may be recorded again here", err)
+	case !anchored:
+		res.warn("the ledger grew by more than %d MiB since the command began: a change another tool recorded meanwhile may be recorded again here", ledger.SinceLimit>>20)
+	}
+	byPath := map[string][]*ledgerStep{}
+	ended := map[string]*otherCommand{}
+	for _, r := range recs {
+		ls := &ledgerStep{seq: r.Seq, before: r.SHA256Before, after: r.SHA256After, session: r.Session,
+			name: fmt.Sprintf("%s %s (ledger record %d)", r.Session, r.Tool, r.Seq), other: r.Session != s.name}
+		if r.Strategy == strategyCommand || r.Strategy == strategyUnended {
+			var a commandArgs
+			if json.Unmarshal(r.Args, &a) == nil {
+				switch a.Unchecked {
+				case "before":
+					ls.before = unchecked
+				case "after":
+					ls.after = unchecked
+				}
+				if !a.From.IsZero() && !a.To.IsZero() {
+					ls.from, ls.to = a.From.UnixNano(), a.To.UnixNano()
+				}
+				if a.ID == act.ID {
+					ls.own, ls.other = true, false
+				} else {
+					ls.command = commandName(r.Session, r.Tool, a.ID)
+					oc := ended[ls.command]
+					if oc == nil {
+						oc = &otherCommand{name: ls.command}
+						if !a.Started.IsZero() {
+							oc.start = a.Started.UnixNano()
+						}
+						ended[ls.command] = oc
+					}
+					// It ran until its last checkpoint began.
+					end := r.Time
+					if !a.To.IsZero() {
+						end = a.To
+					}
+					oc.end = max(oc.end, end.UnixNano())
+				}
+			}
+		}
+		byPath[r.Path] = append(byPath[r.Path], ls)
+	}
+	for _, oc := range ended {
+		if !slices.ContainsFunc(others, func(o otherCommand) bool { return o.name == oc.name }) {
+			others = append(others, *oc)
+		}
+	}
+	recs = nil
+
+	// The steps, checkpoint to checkpoint. Only two checkpoints' files are
+	// in memory at a time besides the first.
+	var steps []step
+	a := &cpPoint{m: act.Before, ledger: act.Ledger.Seq, scanned: act.Scanned.Seq}
+	for first := true; ; first = false {
+		b := &cpPoint{m: after, ledger: pos.Seq}
+		for b.m == after && len(mids) > 0 {
+			mid, err := cp.readActive(mids[0])
+			mids = mids[1:]
+			if err == nil { // else it ended meanwhile: its records tell its changes
+				b = &cpPoint{m: mid.Before, ledger: mid.Ledger.Seq, scanned: mid.Scanned.Seq}
+			}
+		}
+		var concurrent []string
+		for _, o := range others {
+			if o.start < b.m.StartNS && (o.end == 0 || o.end > a.m.StartNS) {
+				concurrent = append(concurrent, o.name)
+			}
+		}
+		slices.Sort(concurrent)
+		steps = w.pairSteps(steps, a, b, first, b.m == after, byPath, concurrent)
+		if b.m == after {
+			break
+		}
+		a = b
+	}
+	slices.SortStableFunc(steps, func(x, y step) int { return strings.Compare(x.path, y.path) })
+	w.recordSteps(cp, s, act, steps, res, unended)
+	return res
+}
+
+// pairSteps appends the steps of the files between checkpoints a and b
+// (a the command's first if first, b the last if last) to steps.
+func (w *Workspace) pairSteps(steps []step, a, b *cpPoint, first, last bool, byPath map[string][]*ledgerStep, concurrent []string) []step {
+	// The files that differ, and those with records in the pair's range.
+	paths := map[string]bool{}
+	for p, e := range b.m.Files {
+		if a.m.state(p) != e.SHA256 {
+			paths[p] = true
+		}
+	}
+	for p := range a.m.Files {
+		if b.m.state(p) != a.m.Files[p].SHA256 {
+			paths[p] = true
+		}
+	}
+	for _, p := range a.m.Unchecked {
+		if b.m.state(p) != unchecked {
+			paths[p] = true
+		}
+	}
+	for _, p := range b.m.Unchecked {
+		if a.m.state(p) != unchecked {
+			paths[p] = true
+		}
+	}
+	for p, rs := range byPath {
+		if !paths[p] && slices.ContainsFunc(rs, func(r *ledgerStep) bool { return inRange(r, a, b) }) {
+			paths[p] = true
+		}
+	}
+	// Files appearing may have been there all along, ignored, if the
+	// ignore rules changed.
+	rulesChanged := a.m.Exclude != b.m.Exclude
+	for p := range paths {
+		if path.Base(p) == ".gitignore" {
+			rulesChanged = true
+		}
+	}
+	var root *os.File
+	defer func() {
+		if root != nil {
+			root.Close()
+		}
+	}()
+	sorted := slices.Sorted(func(yield func(string) bool) {
+		for p := range paths {
+			if !yield(p) {
+				return
+			}
+		}
+	})
+	for _, p := range sorted {
+		x, y := a.m.state(p), b.m.state(p)
+		note := ""
+		if last && x != "" && y == "" {
+			// Gone from the walk: see what is there now.
+			if root == nil {
+				root, _ = w.root.OpenFile(".", os.O_RDONLY|oDirectory, 0)
+			}
+			if root != nil {
+				var regular bool
+				regular, note = kindAt(root, p)
+				if regular {
+					y, note = unchecked, "still there but no longer covered (ignored or unreadable): its new content was not checked"
+				}
+			}
+		}
+		if x == "" && y != "" && y != unchecked && rulesChanged {
+			if e := b.m.Files[p]; e.CtimeNS < a.m.StartNS-racyWindow {
+				continue // there, unchanged, all along: ignored before
+			}
+			note = "the ignore rules changed: it may have been there before, ignored and not checked"
+		}
+		var rs []*ledgerStep
+		for _, r := range byPath[p] {
+			if inRange(r, a, b) {
+				rs = append(rs, r)
+			}
+		}
+		n := len(steps)
+		steps = chainSteps(steps, p, x, y, rs, a, b)
+		for i := n; i < len(steps); i++ {
+			st := &steps[i]
+			st.between = [2]int64{a.m.StartNS, b.m.StartNS}
+			st.first, st.last = first && i == n && st.from == x, last && i == len(steps)-1
+			if e, ok := a.m.Files[p]; ok && st.from == e.SHA256 {
+				st.fromSize = e.Size
+			}
+			if e, ok := b.m.Files[p]; ok && st.to == e.SHA256 {
+				st.toSize = e.Size
+			}
+			if st.rec == nil {
+				st.concurrent = concurrent
+				if st.to == y {
+					st.note = note
+				}
+			} else if st.rec.command != "" {
+				st.concurrent = append(slices.Clone(concurrent), st.rec.command)
+				slices.Sort(st.concurrent)
+				st.concurrent = slices.Compact(st.concurrent)
+			}
+		}
+	}
+	return steps
+}
+
+// inRange reports whether the record r may describe a change between
+// checkpoints a and b. A tool's record is written when its change is made:
+// it follows a's scan's start and precedes b's scan's end. A command's is
+// written when it ends: its checkpoints' time overlaps a to b. (Scans take
+// the lock: one whose start precedes a's start has ended before it.)
+func inRange(r *ledgerStep, a, b *cpPoint) bool {
+	if r.to != 0 {
+		return r.to > a.m.StartNS && r.from < b.m.StartNS
+	}
+	return r.seq > a.ledger && (b.scanned == 0 || r.seq <= b.scanned)
+}
+
+// seenBy reports whether a's scan may have seen r's change already, and
+// unseenBy whether b's may not have seen it yet.
+func seenBy(r *ledgerStep, a *cpPoint) bool {
+	if r.to != 0 {
+		return r.from < a.m.StartNS
+	}
+	return r.seq <= a.scanned
+}
+
+func unseenBy(r *ledgerStep, b *cpPoint) bool {
+	if r.to != 0 {
+		return r.to > b.m.StartNS
+	}
+	return b.scanned == 0 || r.seq > b.ledger
+}
+
+// chainSteps appends the steps that take path p from x (its state at a) to
+// y (at b), given rs, the records of p in the pair's range: each record is
+// a step, and each gap between them (a state a record did not start from)
+// is a step no record accounts for. Records that a's scan may have seen
+// already, or b's scan not yet, are dropped first.
+func chainSteps(steps []step, p, x, y string, rs []*ledgerStep, a, b *cpPoint) []step {
+	// A record a's scan may have seen that left x was seen by it.
+	cut := -1
+	for i, r := range rs {
+		if seenBy(r, a) && r.after == x {
+			cut = i
+		}
+	}
+	rs = rs[cut+1:]
+	// A record b's scan may not have seen that starts from y was not.
+	for i, r := range rs {
+		if unseenBy(r, b) && r.before == y {
+			rs = rs[:i]
+			break
+		}
+	}
+	cur, byOther := x, false
+	for _, r := range rs {
+		if r.before != cur && !(cur == unchecked && r.before == unchecked) {
+			steps = append(steps, step{path: p, from: cur, to: r.before, byOther: byOther})
+		}
+		steps = append(steps, step{path: p, from: r.before, to: r.after, rec: r})
+		cur, byOther = r.after, r.other
+	}
+	if cur != y && !(cur == unchecked && y == unchecked) {
+		steps = append(steps, step{path: p, from: cur, to: y, byOther: byOther})
+	}
+	return steps
+}
+
+// kindAt looks at p under the root open as root, following no symbolic
+// link, and reports whether a regular file is there, or else what is
+// ("" for nothing).
+func kindAt(root *os.File, p string) (regular bool, what string) {
+	parts := strings.Split(p, "/")
+	fd := int(root.Fd())
+	for _, part := range parts[:len(parts)-1] {
+		sub, err := unix.Openat(fd, part, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+		if fd != int(root.Fd()) {
+			unix.Close(fd)
+		}
+		if err != nil {
+			if errors.Is(err, unix.ENOENT) {
+				return false, ""
+			}
+			return false, "a directory above it was replaced by something else"
+		}
+		fd = sub
+	}
+	var st unix.Stat_t
+	err := unix.Fstatat(fd, parts[len(parts)-1], &st, unix.AT_SYMLINK_NOFOLLOW)
+	if fd != int(root.Fd()) {
+		unix.Close(fd)
+	}
+	if err != nil {
+		return false, ""
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		return true, ""
+	case unix.S_IFLNK:
+		return false, "replaced by a symbolic link"
+	case unix.S_IFDIR:
+		return false, "replaced by a directory"
+	default:
+		return false, "replaced by a special file"
+	}
+}
+
+// recordSteps records the steps no record accounts for, in batches, and
+// fills in res.
+func (w *Workspace) recordSteps(cp *checkpoints, s *Session, act *activeCommand, steps []step, res *CommandResult, unended bool) {
+	strategy := strategyCommand
+	if unended {
+		strategy = strategyUnended
+	}
+	// The session's baselines, read once: whether the command overwrote
+	// another writer's change.
+	bases := map[string]string{}
+	if !unended {
+		s.view(func(m map[string]Baseline) {
+			for _, st := range steps {
+				if b, ok := m[st.path]; ok && st.first && st.rec == nil {
+					bases[st.path] = b.SHA256
+				}
+			}
+		})
+	}
+	// follow: the files whose baselines move to the command's result.
+	follow := map[string]step{}
+	// The changes listed, by their index in steps.
+	type listed struct {
+		i  int
+		ch CommandChange
+	}
+	var important, plain []listed
+	var buf []byte
+	for lo := 0; lo < len(steps); lo += recordBatch {
+		batch := steps[lo:min(lo+recordBatch, len(steps))]
+		changes := make([]CommandChange, len(batch))
+		var saves []int // the steps whose displaced content history keeps
+		for i := range batch {
+			st := &batch[i]
+			ch := &changes[i]
+			*ch = CommandChange{Path: st.path, Op: "changed", ConcurrentWith: st.concurrent, Note: st.note}
+			switch {
+			case st.from == "":
+				ch.Op = "created"
+			case st.to == "":
+				ch.Op = "deleted"
+			}
+			if st.from != unchecked {
+				ch.SHA256Before = st.from
+			}
+			if st.to != unchecked {
+				ch.SHA256After = st.to
+			}
+			if st.rec != nil {
+				ch.ChangedBy = st.rec.name
+				continue
+			}
+			switch {
+			case st.from == unchecked:
+				ch.Note = joinNote(ch.Note, "its content before was not checked (over the size limit, unreadable or ignored): history does not hold it")
+				ch.NotInHistory = true
+			case st.to == unchecked && ch.Note == "":
+				ch.Note = "its new content is over the size limit or unreadable and was not checked"
+			}
+			if bl, ok := bases[st.path]; ok && st.first && st.from != "" && bl != st.from {
+				ch.Overwrote = true
+			}
+			if st.byOther && st.from != "" {
+				ch.Overwrote = true
+			}
+			if st.from != unchecked {
+				saves = append(saves, i)
+			}
+		}
+		// What each step displaced goes to history.
+		for _, i := range saves {
+			st, ch := &batch[i], &changes[i]
+			var data []byte
+			if st.from != "" {
+				if data, buf = w.displaced(cp, st.path, st.from, buf); data == nil {
+					ch.NotInHistory = true
+					ch.Note = joinNote(ch.Note, "no checkpoint saw the content it displaced (another writer's, replaced before the command ended): history does not hold it")
+					res.warn("%s: the content %s it displaced was never checkpointed and is not in history", st.path, shortSum(st.from))
+					continue
+				}
+			}
+			v, err := w.hist.Save(st.path, data, st.from == "", st.from, history.Meta{Op: act.Tool, Session: s.name, Lazy: true})
+			if err != nil {
+				ch.NotInHistory = true
+				res.warn("%s: saving what the command displaced to history failed: %v", st.path, err)
+				continue
+			}
+			ch.BackupVersion = v.ID
+		}
+		if len(saves) > 0 {
+			// The history lines above were written without an fsync:
+			// one flush makes them all durable before the records
+			// naming them are written.
+			if err := syncFS(int(w.histDir.File().Fd())); err != nil {
+				res.warn("flushing history failed: %v", err)
+			}
+		}
+		var written []*recorded
+		for i := range batch {
+			st, ch := &batch[i], &changes[i]
+			if st.rec == nil {
+				args := commandArgs{Command: act.Command, ID: act.ID, Started: time.Unix(0, act.Before.StartNS).UTC(),
+					From: time.Unix(0, st.between[0]).UTC(), To: time.Unix(0, st.between[1]).UTC(),
+					ConcurrentWith: st.concurrent, Unended: unended}
+				switch {
+				case st.from == unchecked:
+					args.Unchecked = "before"
+				case st.to == unchecked:
+					args.Unchecked = "after"
+				}
+				a := newAttempt(s, act.Tool, st.path, nil, nil)
+				a.rec.Args, _ = json.Marshal(&args)
+				a.rec.Observed = &ledger.FileState{Exists: st.from != "", SHA256: ch.SHA256Before, Size: st.fromSize}
+				a.rec.SHA256Before = ch.SHA256Before
+				r := &Result{Path: st.path, SHA256: ch.SHA256After, SizeBytes: st.toSize, Created: st.from == "", Deleted: st.to == "",
+					BackupVersion: ch.BackupVersion, Strategy: strategy}
+				written = append(written, w.record(a, r, nil))
+				if !unended {
+					if st.last {
+						follow[st.path] = *st
+					} else {
+						delete(follow, st.path)
+					}
+				}
+			} else if !unended {
+				delete(follow, st.path)
+			}
+			res.count(ch, st.rec == nil)
+			if ch.Overwrote || ch.Note != "" || len(ch.ConcurrentWith) > 0 || ch.NotInHistory {
+				if len(important) < maxListedChanges {
+					important = append(important, listed{lo + i, *ch})
+				}
+			} else if len(plain) < maxListedChanges {
+				plain = append(plain, listed{lo + i, *ch})
+			}
+		}
+		// One fsync covers the batch's records; each is then linked to
+		// its history version.
+		for _, rc := range written {
+			if r, _ := rc.wait(); r != nil {
+				for _, wn := range r.Warnings {
+					res.warn("%s", wn)
+				}
+			}
+		}
+	}
+	all := append(important, plain[:min(len(plain), maxListedChanges-len(important))]...)
+	slices.SortFunc(all, func(x, y listed) int { return cmp.Compare(x.i, y.i) })
+	for _, l := range all {
+		res.Changes = append(res.Changes, l.ch)
+	}
+	res.Unlisted = res.Totals.Created + res.Totals.Changed + res.Totals.Deleted - len(all)
+	if len(follow) > 0 {
+		w.followBaselines(s, follow, res)
+	}
+}
+
+func (res *CommandResult) count(ch *CommandChange, recorded bool) {
+	t := &res.Totals
+	switch ch.Op {
+	case "created":
+		t.Created++
+	case "deleted":
+		t.Deleted++
+	default:
+		t.Changed++
+	}
+	if recorded {
+		t.Recorded++
+	} else {
+		t.ChangedBy++
+	}
+	if len(ch.ConcurrentWith) > 0 {
+		t.Concurrent++
+	}
+	if ch.Overwrote {
+		t.Overwrote++
+	}
+	if ch.NotInHistory {
+		t.NotInHistory++
+	}
+}
+
+// displaced returns the content whose SHA-256 is sum, from the checkpoint
+// store or else p's history, checked against sum; nil if neither has it.
+func (w *Workspace) displaced(cp *checkpoints, p, sum string, buf []byte) ([]byte, []byte) {
+	if !validSHA256(sum) {
+		return nil, buf
+	}
+	// The command could reach the store: an object is read only up to
+	// the size a checkpoint stores.
+	if data, err := readBounded(cp.objects, sum, buf, w.opts.MaxFileSize); err == nil {
+		if sha256Hex(data) == sum {
+			return data, data
+		}
+		buf = data
+	}
+	if data, err := w.hist.LoadObject(p, sum); err == nil {
+		return data, buf
+	}
+	return nil, buf
+}
+
+// followBaselines moves s's baselines to the command's results, in one
+// update: at most maxNewBaselines files s had none for get one.
+func (w *Workspace) followBaselines(s *Session, follow map[string]step, res *CommandResult) {
+	now, added, skipped := time.Now(), 0, 0
+	err := s.update(func(m map[string]Baseline) {
+		for _, p := range slices.Sorted(func(yield func(string) bool) {
+			for p := range follow {
+				if !yield(p) {
+					return
+				}
+			}
+		}) {
+			st := follow[p]
+			_, had := m[p]
+			switch {
+			case st.to == "" || st.to == unchecked:
+				delete(m, p)
+			case had || added < maxNewBaselines:
+				if !had {
+					added++
+				}
+				m[p] = Baseline{Path: p, SHA256: st.to, Size: st.toSize, FullRead: true, CapturedAt: now}
+			default:
+				skipped++
+			}
+		}
+	})
+	if err != nil {
+		res.warn("the session could not record the command's files as read (%v): read them before changing them again", err)
+	} else if skipped > 0 {
+		res.warn("%d files the command created or changed are not recorded as read by the session (at most %d are): read them before changing them", skipped, maxNewBaselines)
+	}
+}
+
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+func shortSum(s string) string { return s[:min(12, len(s))] }
 
 func mergeNotChecked(a, b []string) []string {
 	var out []string
@@ -399,7 +1289,7 @@ func (cp *checkpoints) lock(ctx context.Context, w *Workspace) (*filelock.Lock, 
 const cacheFile = "cache.json"
 
 func (cp *checkpoints) loadCache() *cpManifest {
-	data, err := cp.dir.ReadFile(cacheFile)
+	data, err := readBounded(cp.dir, cacheFile, nil, maxStateFile)
 	if err != nil {
 		return nil
 	}
@@ -425,7 +1315,6 @@ func (cp *checkpoints) saveCache(m *cpManifest) {
 func (cp *checkpoints) scan(ctx context.Context, w *Workspace, prev *cpManifest) (*cpManifest, []string, error) {
 	m := &cpManifest{StartNS: time.Now().UnixNano(), Files: map[string]cpEntry{}}
 	notChecked := []string{"files a .gitignore ignores, symbolic links and special files are not checked"}
-	var tooBig []string
 	stored := 0
 	var buf []byte
 	var ferr error
@@ -443,17 +1332,21 @@ func (cp *checkpoints) scan(ctx context.Context, w *Workspace, prev *cpManifest)
 			}
 		}
 		if st.Size > w.opts.MaxFileSize {
-			tooBig = append(tooBig, f.Path)
+			m.Unchecked = append(m.Unchecked, f.Path)
 			return true
 		}
 		rf, err := f.Open()
-		if err != nil {
+		if errors.Is(err, unix.ENOENT) {
 			return true // gone since the stat
+		}
+		if err != nil {
+			m.Unchecked = append(m.Unchecked, f.Path)
+			return true
 		}
 		buf, err = rf.ReadAll(buf, w.opts.MaxFileSize)
 		rf.Close()
 		if err != nil {
-			tooBig = append(tooBig, f.Path)
+			m.Unchecked = append(m.Unchecked, f.Path)
 			return true
 		}
 		e.SHA256 = sha256Hex(buf)
@@ -480,14 +1373,40 @@ func (cp *checkpoints) scan(ctx context.Context, w *Workspace, prev *cpManifest)
 			return nil, nil, stateError("sync the checkpoint", err)
 		}
 	}
-	if len(tooBig) > 0 {
-		msg := fmt.Sprintf("%d files over %d bytes are not checked", len(tooBig), w.opts.MaxFileSize)
-		if len(tooBig) > maxNotChecked {
-			tooBig = append(tooBig[:maxNotChecked], "...")
+	slices.Sort(m.Unchecked)
+	if len(m.Unchecked) > 0 {
+		msg := fmt.Sprintf("%d files over %d bytes or unreadable are not checked", len(m.Unchecked), w.opts.MaxFileSize)
+		names := m.Unchecked
+		if len(names) > maxNotChecked {
+			names = append(slices.Clone(names[:maxNotChecked]), "...")
 		}
-		notChecked = append(notChecked, msg+": "+strings.Join(tooBig, ", "))
+		notChecked = append(notChecked, msg+": "+strings.Join(names, ", "))
 	}
+	m.Exclude = w.excludeSum()
 	return m, notChecked, nil
+}
+
+// excludeSum is the SHA-256 of .git/info/exclude, "" if it is not a
+// regular file of at most maxIgnoreBytes.
+func (w *Workspace) excludeSum() string {
+	f, err := w.root.OpenFile(".git/info", os.O_RDONLY|oDirectory, 0)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	fd, size, err := openFileAt(int(f.Fd()), "exclude")
+	if err != nil {
+		return ""
+	}
+	defer unix.Close(fd)
+	if size > maxIgnoreBytes {
+		return ""
+	}
+	data, err := readFDInto(make([]byte, 0, size+512), fd, maxIgnoreBytes)
+	if err != nil {
+		return ""
+	}
+	return sha256Hex(data)
 }
 
 // collect removes the stored contents that neither keep (the checkpoint
@@ -503,9 +1422,9 @@ func (cp *checkpoints) collect(keep *cpManifest) {
 		return
 	}
 	for _, e := range ents {
-		data, err := cp.active.ReadFile(e.Name())
+		data, err := readBounded(cp.active, e.Name(), nil, maxStateFile)
 		if err != nil {
-			continue
+			return // unreadable: keep everything
 		}
 		var act activeCommand
 		if json.Unmarshal(data, &act) != nil || act.Before == nil {

@@ -116,13 +116,7 @@ func runExec(ctx context.Context, e *env, args []string) error {
 }
 
 func printCommandResult(e *env, res *editguard.CommandResult) {
-	n := 0
-	for _, c := range res.Changes {
-		if c.ChangedBy == "" {
-			n++
-		}
-	}
-	if n > 0 {
+	if n := res.Totals.Recorded; n > 0 {
 		fmt.Fprintf(e.stderr, "editguard: recorded %d file(s) the command changed:", n)
 		shown := 0
 		for _, c := range res.Changes {
@@ -130,17 +124,27 @@ func printCommandResult(e *env, res *editguard.CommandResult) {
 				continue
 			}
 			if shown == 20 {
-				fmt.Fprintf(e.stderr, " ... (editguard log --tool exec lists all)")
 				break
 			}
 			fmt.Fprintf(e.stderr, " %s %s;", c.Op, c.Path)
 			shown++
 		}
+		if shown < n {
+			fmt.Fprintf(e.stderr, " ... and %d more (editguard log lists them all)", n-shown)
+		}
 		fmt.Fprintln(e.stderr)
 	}
+	if n := res.Totals.Concurrent; n > 0 {
+		fmt.Fprintf(e.stderr, "editguard: %d of them were made while another command was running: which command made them is uncertain\n", n)
+	}
 	for _, c := range res.Overwrites() {
+		verb := map[string]string{"changed": "replaced", "deleted": "deleted"}[c.Op]
+		if c.NotInHistory {
+			fmt.Fprintf(e.stderr, "editguard: warning: the command %s %s, which someone else had changed since this session read it; their version was not seen by a checkpoint and is not in history\n", verb, c.Path)
+			continue
+		}
 		fmt.Fprintf(e.stderr, "editguard: warning: the command %s %s, which someone else had changed since this session read it; their version is kept: editguard restore %s %s\n",
-			map[string]string{"changed": "replaced", "deleted": "deleted"}[c.Op], c.Path, shellQuote(c.Path), c.BackupVersion)
+			verb, c.Path, shellQuote(c.Path), c.BackupVersion)
 	}
 	for _, w := range res.Warnings {
 		fmt.Fprintf(e.stderr, "editguard: warning: %s\n", w)

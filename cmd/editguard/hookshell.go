@@ -157,6 +157,10 @@ func shellNotice(res *editguard.CommandResult) string {
 		if c.Op == "deleted" {
 			verb = "deleted"
 		}
+		if c.NotInHistory {
+			fmt.Fprintf(&b, "- %s %s; their version was made while the command ran and is not in history\n", verb, c.Path)
+			continue
+		}
 		fmt.Fprintf(&b, "- %s %s; their version is history %s: editguard restore %s %s\n", verb, c.Path, c.BackupVersion, shellQuote(c.Path), c.BackupVersion)
 	}
 	b.WriteString("Read the files again; if their change should stay, restore it and redo yours on top of it.")
