@@ -87,6 +87,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	sizes := fs.String("sizes", "4096,1048576", "file sizes in bytes, comma-separated")
 	fs.DurationVar(&cfg.gap, "gap", 0, "with -lib, an untimed pause before every call of every cell: an agent's time between changes, in which work left to run after an answer finishes (0: back to back)")
 	lib := fs.Bool("lib", false, "measure the library's commit path against a bare durable replace instead of the servers (no -editguard needed)")
+	checkpoint := fs.Bool("checkpoint", false, "measure the checkpoints around a shell command (BeginCommand and End) on trees of -files files, against git status, a copy and a stat walk, instead of the servers (no -editguard needed)")
+	files := fs.String("files", "2000,5000,20000", "with -checkpoint, the trees' sizes in files, comma-separated")
+	rounds := fs.Int("rounds", 7, "with -checkpoint, timed rounds per tree and section, after one warm-up round")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -102,6 +105,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("bad size %q in -sizes (want bytes, at least 1024)", sz)
 		}
 		cfg.sizes = append(cfg.sizes, n)
+	}
+	if *checkpoint && fs.NArg() == 0 {
+		n, err := parseCheckpointFiles(*files)
+		if err != nil {
+			return err
+		}
+		return checkpointBench(ctx, &checkpointConfig{dir: cfg.dir, files: n, rounds: *rounds}, stdout, stderr)
 	}
 	if *lib && fs.NArg() == 0 && cfg.n >= 1 && cfg.warmup >= 0 {
 		return libBench(ctx, &cfg, stdout, stderr)
