@@ -415,16 +415,11 @@ func (s *Session) BeginCommand(ctx context.Context, command string, opts *Comman
 	if opts != nil && opts.MaxAge > 0 {
 		maxAge = opts.MaxAge
 	}
-	cp, err := w.openCheckpoints()
+	cp, unlock, err := w.lockCheckpoints(ctx)
 	if err != nil {
-		return nil, stateError("open checkpoints", err)
+		return nil, err
 	}
-	defer cp.close()
-	lk, err := cp.lock(ctx, w)
-	if err != nil {
-		return nil, ioError("", err)
-	}
-	defer lk.Unlock()
+	defer unlock()
 	pos, err := w.led.Last()
 	if err != nil {
 		return nil, readError("read ledger", err)
@@ -593,16 +588,11 @@ func (cp *checkpoints) activeHeads() ([]*activeHead, error) {
 // once; End on an ended command fails with NOT_FOUND.
 func (c *Command) End(ctx context.Context) (*CommandResult, error) {
 	s, w := c.s, c.s.w
-	cp, err := w.openCheckpoints()
+	cp, unlock, err := w.lockCheckpoints(ctx)
 	if err != nil {
-		return nil, stateError("open checkpoints", err)
+		return nil, err
 	}
-	defer cp.close()
-	lk, err := cp.lock(ctx, w)
-	if err != nil {
-		return nil, ioError("", err)
-	}
-	defer lk.Unlock()
+	defer unlock()
 	// The record must still be this command's: a later BeginCommand may
 	// have ended it (unended) and another of the same id begun.
 	cur, err := cp.readActive(c.act.ID)
@@ -1279,6 +1269,20 @@ func (cp *checkpoints) close() {
 			d.Close()
 		}
 	}
+}
+
+// lockCheckpoints opens the checkpoint store and takes its lock; unlock
+// releases both.
+func (w *Workspace) lockCheckpoints(ctx context.Context) (cp *checkpoints, unlock func(), err error) {
+	if cp, err = w.openCheckpoints(); err != nil {
+		return nil, nil, stateError("open checkpoints", err)
+	}
+	lk, err := cp.lock(ctx, w)
+	if err != nil {
+		cp.close()
+		return nil, nil, ioError("", err)
+	}
+	return cp, func() { lk.Unlock(); cp.close() }, nil
 }
 
 func (cp *checkpoints) lock(ctx context.Context, w *Workspace) (*filelock.Lock, error) {
