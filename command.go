@@ -1320,6 +1320,7 @@ func (cp *checkpoints) scan(ctx context.Context, w *Workspace, prev *cpManifest)
 	m := &cpManifest{StartNS: time.Now().UnixNano(), Files: map[string]cpEntry{}}
 	notChecked := []string{"files a .gitignore ignores, symbolic links and special files are not checked"}
 	stored := 0
+	var synced map[string]bool // the objects prev names, flushed by the scan that made it
 	var buf []byte
 	var ferr error
 	err := w.Walk(ctx, ".", func(f *WalkFile) bool {
@@ -1359,6 +1360,10 @@ func (cp *checkpoints) scan(ctx context.Context, w *Workspace, prev *cpManifest)
 				ferr = stateError("store "+f.Path+" in the checkpoint", err)
 				return false
 			}
+			stored++
+		} else if !syncedObject(prev, &synced, e.SHA256) {
+			// Present, but perhaps written by a scan that stopped
+			// before its flush: flushed again.
 			stored++
 		}
 		m.Files[f.Path] = e
@@ -1447,6 +1452,21 @@ func (cp *checkpoints) collect(keep *cpManifest) {
 			cp.objects.Remove(o.Name())
 		}
 	}
+}
+
+// syncedObject reports whether prev, a checkpoint whose scan flushed the
+// store, names the object sum. The set is built on first use.
+func syncedObject(prev *cpManifest, set *map[string]bool, sum string) bool {
+	if prev == nil {
+		return false
+	}
+	if *set == nil {
+		*set = make(map[string]bool, len(prev.Files))
+		for _, e := range prev.Files {
+			(*set)[e.SHA256] = true
+		}
+	}
+	return (*set)[sum]
 }
 
 func validCommandID(id string) bool {

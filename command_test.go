@@ -238,3 +238,35 @@ func TestCommandIncrementalCheckpoint(t *testing.T) {
 		t.Errorf("the checkpoint store holds %d objects after the commands, want the current content alone", len(objs))
 	}
 }
+
+// TestRewindKeepsAFileWhoseContentWasNotKept: a command shrinks a file that
+// was over the size limit, so its content before was never checkpointed; a
+// rewind of the session must refuse that file, not delete it.
+func TestRewindKeepsAFileWhoseContentWasNotKept(t *testing.T) {
+	dir := t.TempDir()
+	w, err := editguard.Open(dir, &editguard.Options{MaxFileSize: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	writeFile(t, dir, "big.txt", strings.Repeat("x", 2700))
+	s := w.NewSession("s")
+	c, err := s.BeginCommand(ctx, "shrink", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runShell(t, dir, "echo small > big.txt")
+	if _, err := c.End(ctx); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Rewind(ctx, "s", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Refused) != 1 || len(res.Rewound) != 0 {
+		t.Errorf("rewind: rewound %v, refused %v; want big.txt refused", res.Rewound, res.Refused)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "big.txt")); err != nil || string(b) != "small\n" {
+		t.Fatalf("big.txt after the rewind = %q, %v; want it kept as the command left it", b, err)
+	}
+}

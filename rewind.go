@@ -263,6 +263,13 @@ func (s *Session) rewindFiles(ctx context.Context, session string, paths []*rewi
 // rewindFile is the guarded change that puts one file back.
 func (s *Session) rewindFile(ctx context.Context, session string, rp *rewindPath, o *RewindOptions, approved bool) (*RewindFile, error) {
 	first, last := rp.first(), rp.last()
+	if first.SHA256Before == "" && first.Observed != nil && first.Observed.Exists {
+		// The file existed, but its content was not kept (a command's
+		// checkpoint does not copy files over the size limit): there is
+		// nothing to put back, and "" would mean "did not exist".
+		return nil, newError(CodeTooLarge, rp.path, "what the session's first change displaced was not kept (the file was over the size limit when it was checkpointed), so it cannot be put back",
+			"leave the file as it is, or restore an older version with restore_file if history has one", nil)
+	}
 	want, expect := first.SHA256Before, last.SHA256After
 	// The precondition the ledger implies: the file is what the session
 	// left. It is recorded with the change; verify checks it.
