@@ -1481,14 +1481,6 @@ func validCommandID(id string) bool {
 	return true
 }
 
-func validSHA256(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for _, c := range s {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
+// validSHA256 reports whether s is a SHA-256 as sha256Hex writes it: 64
+// lowercase hexadecimal digits.
+func validSHA256(s string) bool { return isHexSHA256(s) && strings.ToLower(s) == s }

@@ -763,7 +763,7 @@ func TestCommandHostileKilled(t *testing.T) {
 		}
 	})
 	var id []byte
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(10 * time.Millisecond) {
 		var err error
 		if id, err = os.ReadFile(ready); err == nil && len(id) > 0 {
 			break

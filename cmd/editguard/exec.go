@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"os/signal"
 	"slices"
@@ -78,9 +77,6 @@ func runExec(ctx context.Context, e *env, args []string) error {
 	defer signal.Reset(syscall.SIGINT, syscall.SIGQUIT)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = e.stdin, e.stdout, e.stderr
-	if f, ok := e.stdin.(*os.File); ok {
-		cmd.Stdin = f
-	}
 	runErr := cmd.Run()
 	status := 0
 	var ee *exec.ExitError
