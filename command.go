@@ -16,7 +16,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/editguard/editguard/internal/filelock"
 	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/ledger"
 	"github.com/editguard/editguard/internal/statedir"
@@ -71,7 +70,8 @@ import (
 //     only the steps no record accounts for.
 //
 // Checkpoints take a lock (.editguard/checkpoints/lock) for their scan, so
-// commands may overlap in time; each keeps its first checkpoint in
+// commands may overlap in time; each keeps its first checkpoint (a
+// manifest, see checkpoint.go) named by
 // .editguard/checkpoints/active/<id>.json until it ends, and the store keeps
 // every object an active command or the last checkpoint names.
 //
@@ -103,8 +103,9 @@ import (
 //
 // The command runs as the same user as editguard and can reach the
 // checkpoint store. An object is read only up to MaxFileSize and used only
-// if its content hashes to its name; an active record or the stat cache
-// only up to maxStateFile; a link in place of a directory of the store is
+// if its content hashes to its name; an active record or a manifest only
+// up to maxStateFile, and a manifest only if its checksum, lengths, paths
+// and sums check out; a link in place of a directory of the store is
 // refused (UNSAFE_STATE). What the command removed from the store is
 // missing from history, and the result says so.
 //
@@ -166,7 +167,8 @@ const (
 // other states are "" (no regular file) and the content's SHA-256.
 const unchecked = "?"
 
-// cpEntry is a covered file as a checkpoint found it.
+// cpEntry is a covered file as a checkpoint found it. (The JSON names read
+// the checkpoints of active records an earlier version wrote.)
 type cpEntry struct {
 	Size    int64  `json:"s"`
 	MtimeNS int64  `json:"m"`
@@ -174,6 +176,11 @@ type cpEntry struct {
 	Ino     uint64 `json:"i"`
 	Mode    uint32 `json:"o"`
 	SHA256  string `json:"h"`
+	// Git is the blob git's index listed for the path when the content
+	// was last checked against it ("" for none), and Backed says the
+	// content is that blob, in git's objects: the store has no copy.
+	Git    string `json:"-"`
+	Backed bool   `json:"-"`
 }
 
 func (e cpEntry) sameStat(o cpEntry) bool {
@@ -190,6 +197,9 @@ type cpManifest struct {
 	// Exclude is the SHA-256 of .git/info/exclude, "" if there is none:
 	// with the .gitignore files among Files, what decided the coverage.
 	Exclude string `json:"exclude,omitempty"`
+	// Index is the checksum of the git index the files' Git fields were
+	// checked against, "" if there was none.
+	Index string `json:"-"`
 }
 
 // state is p's state at the checkpoint (see unchecked).
@@ -219,28 +229,21 @@ type activeCommand struct {
 	// Ledger is the ledger's last record before the first checkpoint's
 	// scan, Scanned the last after it: a record between the two may
 	// describe a change made before or after the scan read its file.
-	Ledger   ledger.Position `json:"ledger"`
-	Scanned  ledger.Position `json:"scanned"`
-	Before   *cpManifest     `json:"before"`
-	NotCheck []string        `json:"not_checked,omitempty"`
+	Ledger  ledger.Position `json:"ledger"`
+	Scanned ledger.Position `json:"scanned"`
+	// StartNS is when the first checkpoint's scan began, and Manifest
+	// names that checkpoint in manifests/.
+	StartNS  int64    `json:"start_ns"`
+	Manifest string   `json:"manifest"`
+	NotCheck []string `json:"not_checked,omitempty"`
+
+	// Before is the first checkpoint, loaded; Legacy the one an earlier
+	// version wrote into the record.
+	Before *cpManifest `json:"-"`
+	Legacy *cpManifest `json:"before,omitempty"`
 }
 
-// activeHead is an active record without its checkpoint's files.
-type activeHead struct {
-	ID       string    `json:"id"`
-	Session  string    `json:"session"`
-	Tool     string    `json:"tool"`
-	PID      int       `json:"pid"`
-	Host     string    `json:"host"`
-	Owned    bool      `json:"owned"`
-	Started  time.Time `json:"started"`
-	Deadline time.Time `json:"deadline"`
-	Before   *struct {
-		StartNS int64 `json:"start_ns"`
-	} `json:"before"`
-}
-
-func (h *activeHead) name() string { return commandName(h.Session, h.Tool, h.ID) }
+func (a *activeCommand) name() string { return commandName(a.Session, a.Tool, a.ID) }
 
 // commandName is how results and records name a command.
 func commandName(session, tool, id string) string {
@@ -424,7 +427,8 @@ func (s *Session) BeginCommand(ctx context.Context, command string, opts *Comman
 	if err != nil {
 		return nil, readError("read ledger", err)
 	}
-	before, notChecked, err := cp.scan(ctx, w, cp.loadCache())
+	cache := cp.loadCache()
+	before, notChecked, err := cp.scan(ctx, w, cache)
 	if err != nil {
 		return nil, err
 	}
@@ -433,23 +437,38 @@ func (s *Session) BeginCommand(ctx context.Context, command string, opts *Comman
 	if err != nil {
 		return nil, readError("read ledger", err)
 	}
+	manifest, err := cp.saveManifest(before)
+	if err != nil {
+		return nil, stateError("write checkpoint", err)
+	}
 	host, _ := os.Hostname()
 	now := time.Now().UTC()
 	act := &activeCommand{ID: id, Session: s.name, Tool: tool, Command: cutText(command, maxCommandText),
 		PID: os.Getpid(), Host: host, Owned: owned, Started: now, Deadline: now.Add(maxAge),
-		Ledger: pos, Scanned: scanned, Before: before, NotCheck: notChecked}
+		Ledger: pos, Scanned: scanned, StartNS: before.StartNS, Manifest: manifest, Before: before, NotCheck: notChecked}
 	data, err := json.Marshal(act)
 	if err != nil {
 		return nil, err
 	}
-	// The objects are durable (scan); the active record need not be: a
-	// command whose record a power cut took was never told to run.
+	// The objects are durable (scan); the active record and its manifest
+	// need not be: a command whose record a power cut took was never told
+	// to run.
 	if err := cp.active.WriteFileVolatile(act.ID+".json", data, 0o600); err != nil {
+		cp.manifests.Remove(manifest)
 		return nil, stateError("write checkpoint", err)
 	}
-	cp.saveCache(before)
+	cp.setLast(manifest)
+	cp.sweepManifests()
+	if len(recovered) > 0 || cache == nil {
+		// Recovered commands' contents, and whatever a store without a
+		// stat cache holds, are collected from the whole store.
+		cp.collect(before, nil, true)
+		cp.dir.Remove("cache.json") // an earlier version's stat cache
+	} else {
+		// The contents changed since the last checkpoint (by anyone).
+		cp.collect(before, replaced(cache, before), false)
+	}
 	if len(recovered) > 0 {
-		cp.collect(before)
 		w.afterCommit()
 	}
 	return &Command{s: s, act: act, recovered: recovered}, nil
@@ -460,7 +479,7 @@ func (s *Session) BeginCommand(ctx context.Context, command string, opts *Comman
 // whose end will not come: one of the id about to begin, one whose owning
 // process is gone, one past its deadline. The caller holds the lock.
 func (w *Workspace) recoverCommands(cp *checkpoints, id string, cur *cpManifest, pos ledger.Position, notChecked []string) []*CommandResult {
-	heads, err := cp.activeHeads()
+	heads, err := cp.activeRecords()
 	if err != nil {
 		return nil // unreadable: nothing is ended
 	}
@@ -538,51 +557,6 @@ func readBounded(d *statedir.Dir, name string, buf []byte, max int64) ([]byte, e
 	return readFDInto(buf[:0], f.Fd(), max)
 }
 
-// readActive reads the active record of command id.
-func (cp *checkpoints) readActive(id string) (*activeCommand, error) {
-	data, err := readBounded(cp.active, id+".json", nil, maxStateFile)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, newError(CodeNotFound, "", fmt.Sprintf("no command %s is in progress", id), "", nil)
-	}
-	if err != nil {
-		return nil, stateError("read checkpoint", err)
-	}
-	var act activeCommand
-	if err := json.Unmarshal(data, &act); err != nil || act.Before == nil || act.ID != id {
-		return nil, newError(CodeUnsafeState, "", fmt.Sprintf("%s/%s/active/%s.json does not parse", StateDir, checkpointDir, id), "remove it", err)
-	}
-	if act.Scanned.Seq == 0 {
-		act.Scanned = act.Ledger
-	}
-	return &act, nil
-}
-
-// activeHeads reads the heads of the active records, oldest first.
-func (cp *checkpoints) activeHeads() ([]*activeHead, error) {
-	ents, err := cp.active.ReadDir()
-	if err != nil {
-		return nil, err
-	}
-	var out []*activeHead
-	for _, e := range ents {
-		name, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || !validCommandID(name) {
-			continue
-		}
-		data, err := readBounded(cp.active, e.Name(), nil, maxStateFile)
-		if err != nil {
-			continue
-		}
-		var h activeHead
-		if json.Unmarshal(data, &h) != nil || h.Before == nil || h.ID != name {
-			continue
-		}
-		out = append(out, &h)
-	}
-	slices.SortFunc(out, func(a, b *activeHead) int { return cmp.Compare(a.Before.StartNS, b.Before.StartNS) })
-	return out, nil
-}
-
 // End checkpoints the workspace after the command and records each file it
 // created, changed or deleted (see the section comment). A command ends
 // once; End on an ended command fails with NOT_FOUND.
@@ -595,12 +569,11 @@ func (c *Command) End(ctx context.Context) (*CommandResult, error) {
 	defer unlock()
 	// The record must still be this command's: a later BeginCommand may
 	// have ended it (unended) and another of the same id begun.
-	cur, err := cp.readActive(c.act.ID)
-	var ee *Error
-	if err != nil && (!errors.As(err, &ee) || ee.Code != CodeNotFound) {
-		return nil, err
+	cur, err := cp.readActiveHead(c.act.ID + ".json")
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, stateError("read checkpoint", err)
 	}
-	if err != nil || !cur.Started.Equal(c.act.Started) || cur.Before.StartNS != c.act.Before.StartNS {
+	if cur == nil || cur.ID != c.act.ID || !cur.Started.Equal(c.act.Started) || cur.StartNS != c.act.StartNS {
 		return nil, newError(CodeNotFound, "", fmt.Sprintf("command %s has ended already", c.act.ID),
 			"a command ends once; a later BeginCommand ends one whose process is gone or whose MaxAge passed", nil)
 	}
@@ -613,13 +586,28 @@ func (c *Command) End(ctx context.Context) (*CommandResult, error) {
 		return nil, err
 	}
 	res := w.finishCommand(cp, s, c.act, after, pos, notChecked, false)
-	cp.saveCache(after)
+	if manifest, err := cp.saveManifest(after); err == nil {
+		cp.setLast(manifest)
+	}
 	if err := cp.active.Remove(c.act.ID + ".json"); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		res.warn("removing the command's checkpoint failed: %v", err)
 	}
-	cp.collect(after)
+	cp.sweepManifests()
+	// The contents the command displaced are in history now.
+	cp.collect(after, replaced(c.act.Before, after), false)
 	w.afterCommit()
 	return res, nil
+}
+
+// replaced returns the stored contents of a's files that b no longer has.
+func replaced(a, b *cpManifest) []string {
+	var out []string
+	for p, e := range a.Files {
+		if !e.Backed && b.state(p) != e.SHA256 {
+			out = append(out, e.SHA256)
+		}
+	}
+	return out
 }
 
 // cpPoint is one checkpoint in a command's time: its first, one of another
@@ -680,13 +668,13 @@ func (w *Workspace) finishCommand(cp *checkpoints, s *Session, act *activeComman
 	// commands that began since (still in progress), the one just taken.
 	var mids []string
 	var others []otherCommand
-	heads, _ := cp.activeHeads()
+	heads, _ := cp.activeRecords()
 	for _, h := range heads {
 		if h.ID == act.ID {
 			continue
 		}
-		others = append(others, otherCommand{name: h.name(), start: h.Before.StartNS})
-		if h.Before.StartNS > act.Before.StartNS && h.Before.StartNS < after.StartNS {
+		others = append(others, otherCommand{name: h.name(), start: h.StartNS})
+		if h.StartNS > act.StartNS && h.StartNS < after.StartNS {
 			mids = append(mids, h.ID)
 		}
 	}
@@ -1242,76 +1230,6 @@ func mergeNotChecked(a, b []string) []string {
 	return out
 }
 
-// checkpoints is the open checkpoint store.
-type checkpoints struct {
-	dir, objects, active *statedir.Dir
-}
-
-func (w *Workspace) openCheckpoints() (*checkpoints, error) {
-	d, err := w.state.Sub(checkpointDir, true)
-	if err != nil {
-		return nil, err
-	}
-	cp := &checkpoints{dir: d}
-	if cp.objects, err = d.Sub("objects", true); err == nil {
-		cp.active, err = d.Sub("active", true)
-	}
-	if err != nil {
-		cp.close()
-		return nil, err
-	}
-	return cp, nil
-}
-
-func (cp *checkpoints) close() {
-	for _, d := range []*statedir.Dir{cp.active, cp.objects, cp.dir} {
-		if d != nil {
-			d.Close()
-		}
-	}
-}
-
-// lockCheckpoints opens the checkpoint store and takes its lock; unlock
-// releases both.
-func (w *Workspace) lockCheckpoints(ctx context.Context) (cp *checkpoints, unlock func(), err error) {
-	if cp, err = w.openCheckpoints(); err != nil {
-		return nil, nil, stateError("open checkpoints", err)
-	}
-	lk, err := cp.lock(ctx, w)
-	if err != nil {
-		cp.close()
-		return nil, nil, ioError("", err)
-	}
-	return cp, func() { lk.Unlock(); cp.close() }, nil
-}
-
-func (cp *checkpoints) lock(ctx context.Context, w *Workspace) (*filelock.Lock, error) {
-	return cp.dir.Lock(ctx, "lock", &filelock.Options{Timeout: w.opts.LockTimeout})
-}
-
-// cacheFile is the stat cache: the last checkpoint.
-const cacheFile = "cache.json"
-
-func (cp *checkpoints) loadCache() *cpManifest {
-	data, err := readBounded(cp.dir, cacheFile, nil, maxStateFile)
-	if err != nil {
-		return nil
-	}
-	var m cpManifest
-	if json.Unmarshal(data, &m) != nil {
-		return nil
-	}
-	return &m
-}
-
-// saveCache keeps m as the stat cache. It is only a cache: a lost or stale
-// one makes the next scan read more files, never fewer.
-func (cp *checkpoints) saveCache(m *cpManifest) {
-	if data, err := json.Marshal(m); err == nil {
-		cp.dir.WriteFileVolatile(cacheFile, data, 0o600)
-	}
-}
-
 // scan checkpoints the covered files, reading only those whose stat differs
 // from prev's (or is racy), storing each content not yet in the store, and
 // making the store durable before it returns. notChecked says what it did
@@ -1418,42 +1336,6 @@ func (w *Workspace) excludeSum() string {
 	return sha256Hex(data)
 }
 
-// collect removes the stored contents that neither keep (the checkpoint
-// just taken) nor an active command's first checkpoint names. The caller
-// holds the checkpoint lock.
-func (cp *checkpoints) collect(keep *cpManifest) {
-	live := map[string]bool{}
-	for _, e := range keep.Files {
-		live[e.SHA256] = true
-	}
-	ents, err := cp.active.ReadDir()
-	if err != nil {
-		return
-	}
-	for _, e := range ents {
-		data, err := readBounded(cp.active, e.Name(), nil, maxStateFile)
-		if err != nil {
-			return // unreadable: keep everything
-		}
-		var act activeCommand
-		if json.Unmarshal(data, &act) != nil || act.Before == nil {
-			return // unreadable: keep everything
-		}
-		for _, f := range act.Before.Files {
-			live[f.SHA256] = true
-		}
-	}
-	objs, err := cp.objects.ReadDir()
-	if err != nil {
-		return
-	}
-	for _, o := range objs {
-		if !live[o.Name()] && validSHA256(o.Name()) {
-			cp.objects.Remove(o.Name())
-		}
-	}
-}
-
 // syncedObject reports whether prev, a checkpoint whose scan flushed the
 // store, names the object sum. The set is built on first use.
 func syncedObject(prev *cpManifest, set *map[string]bool, sum string) bool {
@@ -1483,4 +1365,21 @@ func validCommandID(id string) bool {
 
 // validSHA256 reports whether s is a SHA-256 as sha256Hex writes it: 64
 // lowercase hexadecimal digits.
-func validSHA256(s string) bool { return isHexSHA256(s) && strings.ToLower(s) == s }
+func validSHA256(s string) bool { return len(s) == 64 && lowerHex(s) }
+
+// lowerHex reports whether s holds only 0-9 and a-f.
+func lowerHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isLowerHex[s[i]] {
+			return false
+		}
+	}
+	return true
+}
+
+var isLowerHex = func() (t [256]bool) {
+	for _, c := range "0123456789abcdef" {
+		t[c] = true
+	}
+	return t
+}()

@@ -1,0 +1,101 @@
+//go:build unix
+
+package editguard
+
+import (
+	"bytes"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func sampleManifest(n int) *cpManifest {
+	m := &cpManifest{StartNS: 1764133200123456789, Files: map[string]cpEntry{}, Exclude: sha256Hex([]byte("x")), Index: strings.Repeat("ab", 20)}
+	for i := range n {
+		e := cpEntry{Size: int64(i * 1000), MtimeNS: int64(i) << 40, CtimeNS: -int64(i), Ino: uint64(i) * 7, Mode: 0o100644, SHA256: sha256Hex(fmt.Appendf(nil, "%d", i))}
+		if i%3 == 0 {
+			e.Git = strings.Repeat(fmt.Sprintf("%x", i%16), 40)
+			e.Backed = i%2 == 0
+		}
+		m.Files[fmt.Sprintf("dir%d/sub/file-%d.txt", i%7, i)] = e
+	}
+	m.Unchecked = []string{"big.bin", "z/locked"}
+	return m
+}
+
+func TestManifestRoundTrip(t *testing.T) {
+	for _, n := range []int{0, 1, 1000} {
+		m := sampleManifest(n)
+		got, err := unmarshalManifest(m.marshal())
+		if err != nil {
+			t.Fatalf("%d files: %v", n, err)
+		}
+		if !reflect.DeepEqual(got, m) {
+			t.Fatalf("%d files: decoded manifest differs", n)
+		}
+	}
+}
+
+// TestManifestRefusesDamage: every cut and every flipped byte of a
+// manifest is refused, never half read.
+func TestManifestRefusesDamage(t *testing.T) {
+	data := sampleManifest(5).marshal()
+	for i := range len(data) {
+		if _, err := unmarshalManifest(data[:i]); err == nil {
+			t.Fatalf("cut at %d of %d: accepted", i, len(data))
+		}
+		bad := bytes.Clone(data)
+		bad[i] ^= 0x20
+		if _, err := unmarshalManifest(bad); err == nil {
+			t.Fatalf("byte %d flipped: accepted", i)
+		}
+	}
+}
+
+// TestManifestRefusesBadPaths: a manifest with a checksum that matches but
+// a path that leaves the root, or sums of the wrong form, is refused.
+func TestManifestRefusesBadPaths(t *testing.T) {
+	for _, p := range []string{"../x", "a/../../x", "/etc/passwd", "a//b", "./a", "a/", "a\x00b", ""} {
+		m := &cpManifest{Files: map[string]cpEntry{p: {SHA256: sha256Hex(nil)}}}
+		if _, err := unmarshalManifest(m.marshal()); err == nil {
+			t.Errorf("path %q accepted", p)
+		}
+	}
+	m := &cpManifest{Files: map[string]cpEntry{"a": {SHA256: strings.Repeat("G", 64)}}}
+	if _, err := unmarshalManifest(m.marshal()); err == nil {
+		t.Error("a sum that is not hexadecimal accepted")
+	}
+}
+
+func FuzzManifest(f *testing.F) {
+	f.Add(sampleManifest(3).marshal())
+	f.Add([]byte(manifestMagic))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := unmarshalManifest(data)
+		if err != nil {
+			return
+		}
+		if !bytes.Equal(m.marshal(), data) {
+			t.Fatal("a manifest that decodes does not encode back to the same bytes")
+		}
+	})
+}
+
+func BenchmarkManifest(b *testing.B) {
+	m := sampleManifest(20000)
+	data := m.marshal()
+	b.Run("encode", func(b *testing.B) {
+		for b.Loop() {
+			m.marshal()
+		}
+	})
+	b.Run("decode", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			if _, err := unmarshalManifest(data); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
