@@ -11,8 +11,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
-
 	"github.com/editguard/editguard/internal/atomicfile"
 	"golang.org/x/sys/unix"
 )
@@ -75,6 +73,26 @@ func (f *RegularFile) Close() error { return unix.Close(f.fd) }
 // file costs one open, not one per path element. It stops with ctx's
 // error when ctx is done.
 func (w *Workspace) Walk(ctx context.Context, dir string, fn func(f *WalkFile) bool) error {
+	return w.walk(ctx, dir, nil, fn)
+}
+
+// walk is Walk that also yields the ignored files in directories it
+// enters that include matches (as an ignore file's patterns would ignore
+// them).
+func (w *Workspace) walk(ctx context.Context, dir string, include ignoreMatcher, fn func(f *WalkFile) bool) error {
+	return w.walkWith(ctx, dir, &walker{include: include, file: fn})
+}
+
+// walker says what walkDir yields: each file to file, or, if dir is set,
+// each directory's files at once to dir, by name, while the directory is
+// open as dirfd (dir must not keep dirfd). Either returns false to stop.
+type walker struct {
+	include ignoreMatcher
+	file    func(f *WalkFile) bool
+	dir     func(dirfd int, dir string, names []string) bool
+}
+
+func (w *Workspace) walkWith(ctx context.Context, dir string, v *walker) error {
 	resolved, err := w.resolve(dir)
 	if err != nil {
 		return err
@@ -90,7 +108,7 @@ func (w *Workspace) Walk(ctx context.Context, dir string, fn func(f *WalkFile) b
 	}
 	unix.CloseOnExec(fd)
 	// The patterns of the directories above dir apply too.
-	var ps []gitignore.Pattern
+	var ps ignoreMatcher
 	ps = append(ps, w.ignorePatterns(".git/info", "exclude", nil)...)
 	if resolved != "." {
 		parts := strings.Split(resolved, "/")
@@ -98,14 +116,18 @@ func (w *Workspace) Walk(ctx context.Context, dir string, fn func(f *WalkFile) b
 			ps = append(ps, w.ignorePatterns(path.Join(append([]string{"."}, parts[:i]...)...), ".gitignore", parts[:i])...)
 		}
 	}
-	prefix := len(resolved) + 1
-	if resolved == "." {
-		prefix = 0
+	if v.file != nil {
+		prefix := len(resolved) + 1
+		if resolved == "." {
+			prefix = 0
+		}
+		fn := v.file
+		v = &walker{include: v.include, file: func(f *WalkFile) bool {
+			f.Rel = f.Path[prefix:]
+			return fn(f)
+		}}
 	}
-	_, err = walkDir(ctx, fd, resolved, ps, func(f *WalkFile) bool {
-		f.Rel = f.Path[prefix:]
-		return fn(f)
-	})
+	_, err = walkDir(ctx, fd, resolved, ps, v)
 	return err
 }
 
@@ -117,8 +139,8 @@ func splitRel(rel string) []string {
 }
 
 // walkDir walks the directory open as fd, which it closes; it returns false
-// when fn asked to stop.
-func walkDir(ctx context.Context, fd int, dir string, ps []gitignore.Pattern, fn func(*WalkFile) bool) (bool, error) {
+// when v asked to stop.
+func walkDir(ctx context.Context, fd int, dir string, ps ignoreMatcher, v *walker) (bool, error) {
 	// A descriptor opened without O_NONBLOCK is not registered with the
 	// runtime's poller.
 	f := os.NewFile(uintptr(fd), dir)
@@ -126,42 +148,52 @@ func walkDir(ctx context.Context, fd int, dir string, ps []gitignore.Pattern, fn
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	ps = append(slices.Clip(ps), patternsAt(fd, ".gitignore", splitRel(dir))...)
-	m := gitignore.NewMatcher(ps)
+	parts := splitRel(dir)
+	ps = append(slices.Clip(ps), patternsAt(fd, ".gitignore", parts)...)
+	// elems is an entry's path, element by element, for the matcher.
+	elems := append(slices.Clip(parts), "")
 	des, err := f.ReadDir(-1)
 	if err != nil {
 		return true, nil // unreadable: skipped
 	}
 	slices.SortFunc(des, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	wf := &WalkFile{dirfd: fd}
+	var names []string
 	for _, de := range des {
 		name := de.Name()
-		rel := path.Join(dir, name)
+		elems[len(elems)-1] = name
 		switch {
 		case strings.EqualFold(name, StateDir), name == ".git":
 			continue
 		case de.Type()&fs.ModeSymlink != 0:
 			continue
 		case de.IsDir():
-			if m.Match(splitRel(rel), true) {
+			if ps.ignored(elems, true) {
 				continue
 			}
 			sub, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 			if err != nil {
 				continue // unreadable, or replaced by a symlink: skipped
 			}
-			if more, err := walkDir(ctx, sub, rel, ps, fn); !more || err != nil {
+			if more, err := walkDir(ctx, sub, path.Join(dir, name), ps, v); !more || err != nil {
 				return more, err
 			}
 		case de.Type().IsRegular():
-			if m.Match(splitRel(rel), false) {
+			if ps.ignored(elems, false) && !v.include.ignored(elems, false) {
 				continue
 			}
-			wf.Path = rel
-			if !fn(wf) {
+			if v.dir != nil {
+				names = append(names, name)
+				continue
+			}
+			wf.Path = path.Join(dir, name)
+			if !v.file(wf) {
 				return false, nil
 			}
 		}
+	}
+	if len(names) > 0 && !v.dir(fd, dir, names) {
+		return false, nil
 	}
 	return true, nil
 }
@@ -184,7 +216,7 @@ func openFileAt(dirfd int, name string) (int, int64, error) {
 
 // ignorePatterns reads the ignore file name in dir, whose patterns apply
 // below domain.
-func (w *Workspace) ignorePatterns(dir, name string, domain []string) []gitignore.Pattern {
+func (w *Workspace) ignorePatterns(dir, name string, domain []string) ignoreMatcher {
 	f, err := w.root.OpenFile(dir, os.O_RDONLY|oDirectory, 0)
 	if err != nil {
 		return nil
@@ -194,7 +226,7 @@ func (w *Workspace) ignorePatterns(dir, name string, domain []string) []gitignor
 }
 
 // patternsAt reads the ignore file name in the directory dirfd.
-func patternsAt(dirfd int, name string, domain []string) []gitignore.Pattern {
+func patternsAt(dirfd int, name string, domain []string) ignoreMatcher {
 	fd, size, err := openFileAt(dirfd, name)
 	if err != nil {
 		return nil
@@ -207,13 +239,13 @@ func patternsAt(dirfd int, name string, domain []string) []gitignore.Pattern {
 	if err != nil {
 		return nil
 	}
-	var ps []gitignore.Pattern
+	var ps ignoreMatcher
 	for line := range strings.Lines(string(data)) {
 		line = strings.TrimRight(line, "\r\n")
 		if strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "" {
 			continue
 		}
-		ps = append(ps, gitignore.ParsePattern(line, domain))
+		ps = append(ps, parseIgnore(line, domain))
 	}
 	return ps
 }
