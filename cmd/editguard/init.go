@@ -160,7 +160,7 @@ var initClients = map[string]initClient{
 		},
 		notes: []string{
 			"Claude Code applies permissions.allow and enabledMcpjsonServers of .claude/settings.json only in a trusted workspace: run claude here once and accept the trust dialog. Until then it asks before each editguard tool call, and a headless run (-p) refuses them; the deny rules apply either way.",
-			"Bash can still change files; only changes made through editguard's tools are guarded.",
+			"Bash can still change files outside editguard's tools: run init claude-code --hooks as well to run each Bash command between two checkpoints, which record and keep every file it changes.",
 		},
 	},
 	"gemini": {
@@ -198,7 +198,7 @@ var initClients = map[string]initClient{
 			"Gemini CLI reads .gemini/settings.json only in a trusted folder: run gemini here once and trust the folder (a headless run can set GEMINI_CLI_TRUST_WORKSPACE=true; --skip-trust trusts it only after the settings were read, so they are ignored).",
 			"Gemini CLI warns that tools.exclude is deprecated in favour of policy rules, but it does not load a project's .gemini/policies, and a rule that denies read_file hides editguard's read_file too; the class names in tools.exclude hide only the built-in tools.",
 			"A headless run (-p) in the default approval mode hides editguard's write_file: Gemini CLI denies its own write_file there and applies that to an MCP tool of the same name. Use --approval-mode auto_edit (or yolo) for headless runs.",
-			"run_shell_command can still change files; only changes made through editguard's tools are guarded.",
+			"run_shell_command can still change files outside editguard's tools: run init gemini --hooks as well to run each command between two checkpoints, which record and keep every file it changes.",
 		},
 	},
 	"codex": {

@@ -636,3 +636,47 @@ func TestInitHooksRefusesBrokenFiles(t *testing.T) {
 		t.Errorf("init cursor --hooks: exit %d %q", code, errs)
 	}
 }
+
+// TestInitHooksWidensEarlierMatchers: hooks an earlier init wrote, before
+// the shell tools were guarded, get the matchers of now on the next run,
+// with everything else in the file as it was; a second run changes
+// nothing.
+func TestInitHooksWidensEarlierMatchers(t *testing.T) {
+	earlier := map[string]string{
+		"claude-code": `{"hooks": {"PreToolUse": [{"matcher": "Write|Edit|MultiEdit|NotebookEdit", "hooks": [{"type": "command", "command": "editguard --root \"$CLAUDE_PROJECT_DIR\" hook"}]}], "PostToolUse": [{"matcher": "Read|Write|Edit|MultiEdit|NotebookEdit", "hooks": [{"type": "command", "command": "editguard --root \"$CLAUDE_PROJECT_DIR\" hook"}]}]}, "model": "opus"}`,
+		"gemini":      `{"hooks": {"BeforeTool": [{"matcher": "^(write_file|replace)$", "hooks": [{"name": "editguard", "type": "command", "command": "editguard --root . hook --client gemini"}]}], "AfterTool": [{"matcher": "^(read_file|write_file|replace)$", "hooks": [{"name": "editguard", "type": "command", "command": "editguard --root . hook --client gemini"}]}]}}`,
+		"codex":       "model = \"o3\"\n\n[[hooks.PreToolUse]]\nmatcher = \"^apply_patch$\"\n\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = \"editguard --root . hook --client codex\"\n\n[[hooks.PostToolUse]]\nmatcher = \"^apply_patch$\"\n\n[[hooks.PostToolUse.hooks]]\ntype = \"command\"\ncommand = \"editguard --root . hook --client codex\"\n\n[[hooks.PostToolUse]]\nmatcher = \"^apply_patch$\"\n\n[[hooks.PostToolUse.hooks]]\ntype = \"command\"\ncommand = \"audit.sh\"\n",
+	}
+	old := fastHookInstalled
+	fastHookInstalled = func() bool { return false }
+	defer func() { fastHookInstalled = old }()
+	for client, text := range earlier {
+		t.Run(client, func(t *testing.T) {
+			root := t.TempDir()
+			file := hookFiles[client]
+			writeFile(t, root, file, text)
+			f := runInitJSON(t, root, client, "--hooks").Files[0]
+			if f.Action != "changed" || len(f.Added) != 2 || !strings.Contains(f.Added[0], ", was for ") {
+				t.Fatalf("%+v", f)
+			}
+			checkHooks(t, root, client)
+			got := readFile(t, root, file)
+			if client == "codex" {
+				if !strings.Contains(got, "[[hooks.PostToolUse]]\nmatcher = \"^apply_patch$\"\n\n[[hooks.PostToolUse.hooks]]\ntype = \"command\"\ncommand = \"audit.sh\"") {
+					t.Errorf("another program's hook was changed:\n%s", got)
+				}
+			} else if client == "claude-code" && get(readJSON(t, root, file), "model") != "opus" {
+				t.Errorf("settings lost entries:\n%s", got)
+			}
+			for _, event := range []string{"PreToolUse", "BeforeTool"} {
+				if g := hookGroups(t, root, client, event); client != "gemini" && event == "PreToolUse" && len(g) != 1 {
+					t.Errorf("%s: %d groups, want the one widened", event, len(g))
+				}
+			}
+			f = runInitJSON(t, root, client, "--hooks").Files[0]
+			if f.Action != "unchanged" || len(f.Added) != 0 {
+				t.Errorf("second run: %+v", f)
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -136,7 +137,7 @@ var initHookClients = map[string]initClient{
 		},
 		notes: []string{
 			"Gemini CLI runs a project's hooks only in a trusted folder: run gemini here once and trust the folder.",
-			"run_shell_command can still change files; only Gemini CLI's read_file, write_file and replace are guarded.",
+			"run_shell_command runs between two checkpoints: every file a command changes is recorded and kept, and the model is told when a command overwrote someone else's change.",
 		},
 	},
 	"codex": {
@@ -145,9 +146,23 @@ var initHookClients = map[string]initClient{
 		},
 		notes: []string{
 			"Codex reads .codex/config.toml only in a trusted project, and runs hooks only once they are trusted too: start codex here and review them (/hooks). codex exec runs hooks not yet trusted only with --dangerously-bypass-hook-trust.",
-			"Codex's shell commands can still change files; only apply_patch is guarded, and a file the session has not patched before is checked only by apply_patch itself, against the patch's context lines (Codex reads files with shell commands, which no hook sees).",
+			"Shell commands (exec_command, whose events Codex names Bash) run between two checkpoints: every file a command changes is recorded and kept, and the model is told when a command overwrote someone else's change. Simple reads (cat, head, sed -n, grep...) count as reads; a file the session has neither read so nor patched is checked by apply_patch only against the patch's context lines.",
 		},
 	},
+}
+
+// earlierMatchers are the matchers an earlier init wrote for each event,
+// which init widens to the ones it writes now.
+var earlierMatchers = map[string][]string{
+	"PreToolUse":  {"Write|Edit|MultiEdit|NotebookEdit", "^apply_patch$"},
+	"PostToolUse": {"Read|Write|Edit|MultiEdit|NotebookEdit", "^apply_patch$"},
+	"BeforeTool":  {"^(write_file|replace)$"},
+	"AfterTool":   {"^(read_file|write_file|replace)$"},
+}
+
+func mustJSON(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
 }
 
 // isHookCommand reports whether a hook's command runs editguard hook or
@@ -182,9 +197,20 @@ func addHookJSON(d *jsonDoc, f *initFile, h initHook, handler orderedObject) err
 				if !isHookCommand(c) {
 					continue
 				}
-				if group["matcher"] == h.matcher && c == command {
+				old, _ := group["matcher"].(string)
+				switch {
+				case old == h.matcher && c == command:
 					f.Present = append(f.Present, label+": editguard hook")
-				} else {
+				case slices.Contains(earlierMatchers[h.event], old):
+					// Written by an earlier init: widened to the tools
+					// guarded now.
+					if mn := el.member("matcher"); mn != nil {
+						if err := d.splice(mn.start, mn.end, string(mustJSON(h.matcher))); err != nil {
+							return err
+						}
+						f.Added = append(f.Added, fmt.Sprintf("%s: editguard hook for %s, was for %s", label, h.matcher, old))
+					}
+				default:
 					f.Kept = append(f.Kept, fmt.Sprintf("%s has an editguard hook with other settings: %s", label, inlineJSON(group)))
 				}
 				return nil
@@ -214,7 +240,12 @@ func editCodexHooks(f *initFile, text string) (string, error) {
 	default:
 		return "", errors.New("hooks is not a table")
 	}
-	out := text
+	out := widenCodexMatchers(f, text)
+	if out != text {
+		if doc, err = parseTOML(out); err != nil {
+			return "", fmt.Errorf("internal error: widening the matchers made invalid TOML (%v)", err)
+		}
+	}
 	for _, h := range codexHooks {
 		label := "hooks." + h.event
 		switch groups := doc.get("hooks", h.event).(type) {
@@ -254,6 +285,52 @@ func editCodexHooks(f *initFile, text string) (string, error) {
 		}
 	}
 	return out, nil
+}
+
+// widenCodexMatchers rewrites the matcher of each [[hooks.EVENT]] table
+// whose hooks run editguard and whose matcher an earlier init wrote to the
+// one init writes now, line by line: the table's "matcher = " line, and a
+// "command = " line of editguard's among the lines up to the next table
+// that is not one of its own.
+func widenCodexMatchers(f *initFile, text string) string {
+	lines := strings.SplitAfter(text, "\n")
+	for _, h := range codexHooks {
+		header := "[[hooks." + h.event + "]]"
+		for i := 0; i < len(lines); i++ {
+			if strings.TrimSpace(lines[i]) != header {
+				continue
+			}
+			matcher, ours := -1, false
+			old := ""
+			for j := i + 1; j < len(lines); j++ {
+				l := strings.TrimSpace(lines[j])
+				if strings.HasPrefix(l, "[") && !strings.HasPrefix(l, "[[hooks."+h.event+".") && !strings.HasPrefix(l, "[hooks."+h.event+".") {
+					break
+				}
+				if k, v, ok := strings.Cut(l, "="); ok {
+					val, err := parseTOML("v = " + strings.TrimSpace(v))
+					if err != nil {
+						continue
+					}
+					str, _ := val.get("v").(string)
+					switch strings.TrimSpace(k) {
+					case "matcher":
+						if matcher < 0 && slices.Contains(earlierMatchers[h.event], str) {
+							matcher, old = j, str
+						}
+					case "command":
+						ours = ours || isHookCommand(str)
+					}
+				}
+			}
+			if matcher >= 0 && ours {
+				indent := lines[matcher][:len(lines[matcher])-len(strings.TrimLeft(lines[matcher], " \t"))]
+				lines[matcher] = indent + "matcher = " + tomlString(h.matcher) + "\n"
+				f.Added = append(f.Added, fmt.Sprintf("hooks.%s: editguard hook for %s, was for %s", h.event, h.matcher, old))
+			}
+		}
+	}
+	return strings.Join(lines, "")
 }
 
 // codexHookGroup reports whether one of the [[hooks.EVENT]] groups runs
