@@ -20,11 +20,14 @@
 //
 // # Concurrency
 //
-// A Workspace and its Sessions are safe for concurrent use. A commit holds
-// an flock on the target's parent directory from the read that checks the
-// precondition to the ledger append, so commits to one directory are
-// serialised across goroutines, processes, users and workspaces (a
-// workspace nested in another, or reached through another path). Readers
+// A Workspace and its Sessions are safe for concurrent use. A change of a
+// file holds the file's lock (a striped lock file in .editguard/locks) from
+// before it observes the file to its ledger record, so the changes of one
+// file are ordered across goroutines and processes; and, only around the
+// swap, an flock on the file's directory, which every editguard process
+// shares whichever root it opened (a workspace nested in another, or
+// reached through another path), so the check that the name still holds
+// the observed file and the swap are one step (see commitlock.go). Readers
 // take no lock. A program that writes without editguard is detected when it
 // wrote before the swap (on Linux, the displaced bytes are re-hashed after a
 // renameat2 exchange, and the swap undone if they differ).
@@ -35,9 +38,9 @@
 // ships: editguard reaches its state without following symlinks, refuses
 // (UNSAFE_STATE) entries it did not make, and acts only on state
 // authenticated with a per-user key kept outside every workspace (a state
-// directory without its owner stamp is refused whole; see trust.go). Paths are resolved inside the root;
-// symlinks that leave it are refused, and nothing outside the root is ever
-// changed. See SECURITY.md.
+// directory without its owner stamp is refused whole; see trust.go).
+// Paths are resolved inside the root; symlinks that leave it are refused,
+// and nothing outside the root is ever changed. See SECURITY.md.
 //
 // # Platforms
 //

@@ -53,13 +53,15 @@ func (in *intent) begin() {
 }
 
 // writeIntent writes the intent of the change a describes, whose result
-// will be res, and starts its fsync, which runs alongside the history's
-// and the temporary file's. The caller holds the file's lock, so the
-// intent is in the order of the file's changes. When the content the
-// change displaces (obs) is small, the intent carries it; when it is
-// large, it names the history object that will hold it. Either way
-// writeIntent returns true: the history may then save the version's line
-// lazily (histsync.go).
+// will be res; the caller starts its fsync (intent.begin) to run alongside
+// the history's and the temporary file's. The caller holds the file's
+// lock, so the intent is in the order of the file's changes. When the
+// content the change displaces (obs) is small, the intent carries it; when
+// it is over the history's inline limit and the history's objects are
+// synced before each change (hsync.marked), it names the history object
+// that will hold it. writeIntent reports whether the history may then save
+// the version's line lazily (histsync.go): only when the intent was
+// written and carries or names the content.
 func (w *Workspace) writeIntent(a *attempt, res *Result, obs *observation) (lazy bool) {
 	in := &intent{rec: a.rec, done: make(chan struct{})}
 	in.rec.Outcome = ledger.OutcomePending

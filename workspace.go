@@ -27,8 +27,9 @@ const StateDir = ".editguard"
 // Default limits.
 const (
 	DefaultMaxFileSize = 64 << 20
-	// DefaultLockTimeout is how long a change waits for another process's
-	// commit to the same directory before it fails with BUSY.
+	// DefaultLockTimeout is how long a change waits for a lock another
+	// change of the same file (or of its directory, around a swap) holds
+	// before it fails with BUSY.
 	DefaultLockTimeout = 30 * time.Second
 )
 

@@ -44,8 +44,10 @@ const (
 
 // Options configure a Toolset.
 type Options struct {
-	// ReadOnly offers only the tools that never change a file: read_file,
-	// list_directory, file_info and file_history.
+	// ReadOnly offers only the tools that never change a file: those
+	// whose Annotations say ReadOnly (read_file, read_multiple_files,
+	// list_directory, directory_tree, find_files, search_text, file_info,
+	// file_history, file_diff, list_allowed_directories).
 	ReadOnly bool
 }
 
@@ -101,7 +103,9 @@ type Output struct {
 }
 
 // Toolset is the set of tools over one session. It is safe for concurrent
-// use; calls on the same file are ordered by the session's per-file lock.
+// use; changes of the same file are ordered by the workspace's file lock
+// (see the editguard package's commitlock.go), whichever session or
+// process makes them.
 type Toolset struct {
 	s     *editguard.Session
 	ws    *editguard.Workspace
