@@ -11,11 +11,18 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io/fs"
+	"os"
+	"path"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/editguard/editguard/internal/filelock"
 	"github.com/editguard/editguard/internal/statedir"
+	"golang.org/x/sys/unix"
 )
 
 // The checkpoint store, .editguard/checkpoints:
@@ -35,6 +42,7 @@ import (
 // checkpoints is the open checkpoint store.
 type checkpoints struct {
 	dir, objects, manifests, active *statedir.Dir
+	gv                              *gitView // opened by the first scan
 }
 
 func (w *Workspace) openCheckpoints() (*checkpoints, error) {
@@ -56,6 +64,7 @@ func (w *Workspace) openCheckpoints() (*checkpoints, error) {
 }
 
 func (cp *checkpoints) close() {
+	cp.gv.close()
 	for _, d := range []*statedir.Dir{cp.active, cp.manifests, cp.objects, cp.dir} {
 		if d != nil {
 			d.Close()
@@ -468,4 +477,284 @@ func manifestPath(p string) bool {
 		}
 	}
 	return true
+}
+
+// fsyncObjects is how many new objects a scan makes durable one by one (an
+// fsync each and one of the directory); past it, one syncfs flushes them
+// all. An fsync pays for the file's own bytes, a syncfs for every dirty
+// page of the file system, however many other programs left.
+const fsyncObjects = 8
+
+// scan checkpoints the covered files, reading only those whose stat differs
+// from prev's (or is racy), keeping each content not yet kept, and making
+// what it stored durable before it returns. A content is kept in git's
+// objects when the file's bytes are the blob git's index lists for it (see
+// gitView), else in the store. notChecked says what it did not cover.
+//
+// The walk hands each directory's files to scanWorkers goroutines, which
+// stat them (and read and store those that changed) while it goes on: on
+// a tree of many files the fstatat calls are most of a scan's time.
+func (cp *checkpoints) scan(ctx context.Context, w *Workspace, prev *cpManifest) (*cpManifest, []string, error) {
+	include, lines, rules := w.checkpointCoverage()
+	notChecked := []string{"files a .gitignore ignores, symbolic links and special files are not checked"}
+	if len(lines) > 0 {
+		notChecked[0] = fmt.Sprintf("files a .gitignore ignores (but for those matching %s outside ignored directories), symbolic links and special files are not checked", strings.Join(lines, ", "))
+	}
+	sc := &scanner{cp: cp, w: w, prev: prev, g: cp.git(w),
+		m: &cpManifest{StartNS: time.Now().UnixNano(), Files: map[string]cpEntry{}, Exclude: rules}}
+	sc.m.Index = sc.g.identity()
+	sc.sameIndex = prev != nil && sc.m.Index != "" && sc.m.Index == prev.Index
+	if prev == nil || !sc.sameIndex {
+		sc.g.load() // before the workers share it
+	}
+	type batch struct {
+		fd    int
+		dir   string
+		names []string
+	}
+	jobs := make(chan batch, 16)
+	var wg sync.WaitGroup
+	for range scanWorkers() {
+		wg.Go(func() {
+			var buf []byte
+			for b := range jobs {
+				for _, name := range b.names {
+					if sc.failed.Load() {
+						break
+					}
+					buf = sc.file(b.fd, path.Join(b.dir, name), name, buf)
+				}
+				unix.Close(b.fd)
+			}
+		})
+	}
+	err := w.walkWith(ctx, ".", &walker{include: include, dir: func(dirfd int, dir string, names []string) bool {
+		fd, err := unix.FcntlInt(uintptr(dirfd), unix.F_DUPFD_CLOEXEC, 0)
+		if err != nil {
+			sc.fail(ioError(dir, err))
+			return false
+		}
+		jobs <- batch{fd, dir, names}
+		return !sc.failed.Load()
+	}})
+	close(jobs)
+	wg.Wait()
+	if err == nil {
+		err = sc.err
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	// What the command may displace is durable before it runs.
+	if err := cp.flush(sc.stored, sc.nstored); err != nil {
+		return nil, nil, stateError("sync the checkpoint", err)
+	}
+	m := sc.m
+	slices.Sort(m.Unchecked)
+	if len(m.Unchecked) > 0 {
+		msg := fmt.Sprintf("%d files over %d bytes or unreadable are not checked", len(m.Unchecked), w.opts.MaxFileSize)
+		names := m.Unchecked
+		if len(names) > maxNotChecked {
+			names = append(slices.Clone(names[:maxNotChecked]), "...")
+		}
+		notChecked = append(notChecked, msg+": "+strings.Join(names, ", "))
+	}
+	return m, notChecked, nil
+}
+
+// scanWorkers is how many goroutines stat and read files for a scan.
+func scanWorkers() int { return min(max(runtime.GOMAXPROCS(0), 1), 4) }
+
+// scanner is one scan's state, shared by its workers; mu guards m, the
+// stored objects and err.
+type scanner struct {
+	cp        *checkpoints
+	w         *Workspace
+	prev      *cpManifest
+	g         *gitView
+	sameIndex bool
+
+	mu      sync.Mutex
+	m       *cpManifest
+	stored  []string // the objects to make durable; past fsyncObjects, only counted
+	nstored int
+	err     error
+	failed  atomic.Bool
+
+	syncedOnce sync.Once
+	synced     map[string]bool // the objects prev names, flushed by the scan that made it
+}
+
+func (sc *scanner) fail(err error) {
+	sc.mu.Lock()
+	if sc.err == nil {
+		sc.err = err
+	}
+	sc.mu.Unlock()
+	sc.failed.Store(true)
+}
+
+func (sc *scanner) put(p string, e cpEntry, unchecked bool) {
+	sc.mu.Lock()
+	if unchecked {
+		sc.m.Unchecked = append(sc.m.Unchecked, p)
+	} else {
+		sc.m.Files[p] = e
+	}
+	sc.mu.Unlock()
+}
+
+// file checkpoints the file name, at p, in the directory dirfd; buf is the
+// worker's buffer, which it returns.
+func (sc *scanner) file(dirfd int, p, name string, buf []byte) []byte {
+	var st unix.Stat_t
+	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return buf // gone, or no longer a file
+	}
+	e := cpEntry{Size: st.Size, MtimeNS: st.Mtim.Nano(), CtimeNS: st.Ctim.Nano(), Ino: st.Ino, Mode: uint32(st.Mode)}
+	if prev := sc.prev; prev != nil {
+		if q, ok := prev.Files[p]; ok && q.sameStat(e) && q.MtimeNS < prev.StartNS-racyWindow && q.CtimeNS < prev.StartNS-racyWindow {
+			// Unchanged. Unless git's index moved on and lists another
+			// blob for it, what kept its content still does.
+			e.SHA256, e.Git, e.Backed = q.SHA256, q.Git, q.Backed
+			if sc.sameIndex || sc.g.blob(p) == q.Git {
+				sc.put(p, e, false)
+				return buf
+			}
+		}
+	}
+	if st.Size > sc.w.opts.MaxFileSize {
+		sc.put(p, e, true)
+		return buf
+	}
+	fd, _, err := openFileAt(dirfd, name)
+	if errors.Is(err, unix.ENOENT) {
+		return buf // gone since the stat
+	}
+	if err != nil {
+		sc.put(p, e, true)
+		return buf
+	}
+	data, err := readFDInto(buf[:0], fd, sc.w.opts.MaxFileSize)
+	unix.Close(fd)
+	if err != nil {
+		sc.put(p, e, true)
+		return buf
+	}
+	buf = data
+	e.SHA256 = sha256Hex(data)
+	e.Git, e.Backed = sc.g.check(p, data)
+	if e.Backed {
+		sc.put(p, e, false)
+		return buf
+	}
+	objects := sc.cp.objects
+	if st, err := objects.Stat(e.SHA256); err != nil || !st.Exists {
+		if err := objects.WriteFileVolatile(e.SHA256, data, 0o600); err != nil {
+			sc.fail(stateError("store "+p+" in the checkpoint", err))
+			return buf
+		}
+	} else if sc.flushed(e.SHA256) {
+		sc.put(p, e, false)
+		return buf
+	}
+	// Written now, or present but perhaps written by a scan that stopped
+	// before its flush: made durable before the scan returns.
+	sc.mu.Lock()
+	if sc.nstored++; sc.nstored <= fsyncObjects {
+		sc.stored = append(sc.stored, e.SHA256)
+	}
+	sc.m.Files[p] = e
+	sc.mu.Unlock()
+	return buf
+}
+
+// flushed reports whether prev, a checkpoint whose scan flushed the store,
+// names the object sum. The set is built on first use.
+func (sc *scanner) flushed(sum string) bool {
+	if sc.prev == nil {
+		return false
+	}
+	sc.syncedOnce.Do(func() {
+		sc.synced = make(map[string]bool, len(sc.prev.Files))
+		for _, e := range sc.prev.Files {
+			if !e.Backed {
+				sc.synced[e.SHA256] = true
+			}
+		}
+	})
+	return sc.synced[sum]
+}
+
+// flush makes n new objects durable: those named one by one, if they are
+// all of them, else with one syncfs.
+func (cp *checkpoints) flush(names []string, n int) error {
+	if n == 0 {
+		return nil
+	}
+	if n > len(names) {
+		return syncFS(int(cp.objects.File().Fd()))
+	}
+	for _, name := range names {
+		f, err := cp.objects.Open(name, os.O_RDONLY, 0)
+		if err != nil {
+			return err
+		}
+		err = f.Sync()
+		f.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return cp.objects.Sync()
+}
+
+// excludeSum is the SHA-256 of .git/info/exclude, "" if it is not a
+// regular file of at most maxIgnoreBytes.
+func (w *Workspace) excludeSum() string {
+	f, err := w.root.OpenFile(".git/info", os.O_RDONLY|oDirectory, 0)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	fd, size, err := openFileAt(int(f.Fd()), "exclude")
+	if err != nil {
+		return ""
+	}
+	defer unix.Close(fd)
+	if size > maxIgnoreBytes {
+		return ""
+	}
+	data, err := readFDInto(make([]byte, 0, size+512), fd, maxIgnoreBytes)
+	if err != nil {
+		return ""
+	}
+	return sha256Hex(data)
+}
+
+// includeFile is where a workspace lists the ignored files its checkpoints
+// cover (see Options.CheckpointInclude).
+const includeFile = "checkpoint-include"
+
+// checkpointCoverage returns the patterns of the ignored files checkpoints
+// cover, parsed and as lines, and a sum of what decides coverage besides
+// the .gitignore files (those patterns and .git/info/exclude).
+func (w *Workspace) checkpointCoverage() (ignoreMatcher, []string, string) {
+	lines := w.opts.CheckpointInclude
+	if lines == nil {
+		lines = DefaultCheckpointInclude
+		if data, err := readBounded(w.state, includeFile, nil, maxIgnoreBytes); err == nil {
+			lines = nil
+			for l := range strings.Lines(string(data)) {
+				if l = strings.TrimRight(l, "\r\n"); l != "" && !strings.HasPrefix(l, "#") {
+					lines = append(lines, l)
+				}
+			}
+		}
+	}
+	var include ignoreMatcher
+	for _, l := range lines {
+		include = append(include, parseIgnore(l, nil))
+	}
+	return include, lines, sha256Hex([]byte(w.excludeSum() + "\x00" + strings.Join(lines, "\n")))
 }

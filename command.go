@@ -30,11 +30,15 @@ import (
 // and accounted for like a tool's:
 //
 //   - A checkpoint walks the covered files (every regular file Walk visits:
-//     not in .git or .editguard, not ignored by a .gitignore, at most
-//     MaxFileSize) and makes the content of each recoverable: it is copied,
-//     once, into a content-addressed store in .editguard/checkpoints/objects,
-//     and the store is made durable with one syncfs before the command may
-//     run. A stat cache (size, mtime, ctime, inode, mode) spares the files
+//     not in .git or .editguard, not ignored by a .gitignore unless
+//     Options.CheckpointInclude names it, as it names .env by default; at
+//     most MaxFileSize) and makes the content of each recoverable before the
+//     command may run. In a git working copy a file whose bytes are the
+//     blob git's index lists for it is kept by git (see gitView); any other
+//     content is copied, once, into a content-addressed store in
+//     .editguard/checkpoints/objects, made durable with an fsync per object
+//     when there are a few, else one syncfs. A stat cache (size, mtime,
+//     ctime, inode, mode: the last checkpoint's manifest) spares the files
 //     whose stat did not change since the last checkpoint from being read
 //     again; a file whose mtime or ctime is within racyWindow of the scan
 //     that cached it is read again regardless (git's racy-timestamp rule:
@@ -194,8 +198,9 @@ type cpManifest struct {
 	// Unchecked are the regular files the scan met but did not read, in
 	// path order.
 	Unchecked []string `json:"unchecked,omitempty"`
-	// Exclude is the SHA-256 of .git/info/exclude, "" if there is none:
-	// with the .gitignore files among Files, what decided the coverage.
+	// Exclude is a sum of .git/info/exclude and the include patterns
+	// (checkpointCoverage): with the .gitignore files among Files, what
+	// decided the coverage.
 	Exclude string `json:"exclude,omitempty"`
 	// Index is the checksum of the git index the files' Git fields were
 	// checked against, "" if there was none.
@@ -646,6 +651,7 @@ type step struct {
 	from, to   string
 	fromSize   int64
 	toSize     int64
+	fromGit    string // the blob that holds from, if git does
 	rec        *ledgerStep
 	concurrent []string
 	note       string
@@ -853,6 +859,9 @@ func (w *Workspace) pairSteps(steps []step, a, b *cpPoint, first, last bool, byP
 			st.first, st.last = first && i == n && st.from == x, last && i == len(steps)-1
 			if e, ok := a.m.Files[p]; ok && st.from == e.SHA256 {
 				st.fromSize = e.Size
+				if e.Backed {
+					st.fromGit = e.Git
+				}
 			}
 			if e, ok := b.m.Files[p]; ok && st.to == e.SHA256 {
 				st.toSize = e.Size
@@ -1048,8 +1057,13 @@ func (w *Workspace) recordSteps(cp *checkpoints, s *Session, act *activeCommand,
 			st, ch := &batch[i], &changes[i]
 			var data []byte
 			if st.from != "" {
-				if data, buf = w.displaced(cp, st.path, st.from, buf); data == nil {
+				if data, buf = w.displaced(cp, st.path, st.from, st.fromGit, buf); data == nil {
 					ch.NotInHistory = true
+					if st.fromGit != "" {
+						ch.Note = joinNote(ch.Note, fmt.Sprintf("git held the content it displaced (blob %s) and no longer does (pruned, or the repository changed): history does not hold it", shortSum(st.fromGit)))
+						res.warn("%s: the content %s it displaced was in git's blob %s, which git no longer holds; it is not in history", st.path, shortSum(st.from), shortSum(st.fromGit))
+						continue
+					}
 					ch.Note = joinNote(ch.Note, "no checkpoint saw the content it displaced (another writer's, replaced before the command ended): history does not hold it")
 					res.warn("%s: the content %s it displaced was never checkpointed and is not in history", st.path, shortSum(st.from))
 					continue
@@ -1158,8 +1172,9 @@ func (res *CommandResult) count(ch *CommandChange, recorded bool) {
 }
 
 // displaced returns the content whose SHA-256 is sum, from the checkpoint
-// store or else p's history, checked against sum; nil if neither has it.
-func (w *Workspace) displaced(cp *checkpoints, p, sum string, buf []byte) ([]byte, []byte) {
+// store, git's objects (blob, if a checkpoint found it there) or else p's
+// history, checked against sum; nil if none has it.
+func (w *Workspace) displaced(cp *checkpoints, p, sum, blob string, buf []byte) ([]byte, []byte) {
 	if !validSHA256(sum) {
 		return nil, buf
 	}
@@ -1170,6 +1185,12 @@ func (w *Workspace) displaced(cp *checkpoints, p, sum string, buf []byte) ([]byt
 			return data, data
 		}
 		buf = data
+	}
+	if blob != "" {
+		var data []byte
+		if data, buf = cp.git(w).read(blob, sum, buf, w.opts.MaxFileSize); data != nil {
+			return data, buf
+		}
 	}
 	if data, err := w.hist.LoadObject(p, sum); err == nil {
 		return data, buf
@@ -1228,127 +1249,6 @@ func mergeNotChecked(a, b []string) []string {
 		}
 	}
 	return out
-}
-
-// scan checkpoints the covered files, reading only those whose stat differs
-// from prev's (or is racy), storing each content not yet in the store, and
-// making the store durable before it returns. notChecked says what it did
-// not cover.
-func (cp *checkpoints) scan(ctx context.Context, w *Workspace, prev *cpManifest) (*cpManifest, []string, error) {
-	m := &cpManifest{StartNS: time.Now().UnixNano(), Files: map[string]cpEntry{}}
-	notChecked := []string{"files a .gitignore ignores, symbolic links and special files are not checked"}
-	stored := 0
-	var synced map[string]bool // the objects prev names, flushed by the scan that made it
-	var buf []byte
-	var ferr error
-	err := w.Walk(ctx, ".", func(f *WalkFile) bool {
-		var st unix.Stat_t
-		if err := unix.Fstatat(f.dirfd, path.Base(f.Path), &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
-			return true // gone, or no longer a file
-		}
-		e := cpEntry{Size: st.Size, MtimeNS: st.Mtim.Nano(), CtimeNS: st.Ctim.Nano(), Ino: st.Ino, Mode: uint32(st.Mode)}
-		if prev != nil {
-			if p, ok := prev.Files[f.Path]; ok && p.sameStat(e) && p.MtimeNS < prev.StartNS-racyWindow && p.CtimeNS < prev.StartNS-racyWindow {
-				e.SHA256 = p.SHA256
-				m.Files[f.Path] = e
-				return true
-			}
-		}
-		if st.Size > w.opts.MaxFileSize {
-			m.Unchecked = append(m.Unchecked, f.Path)
-			return true
-		}
-		rf, err := f.Open()
-		if errors.Is(err, unix.ENOENT) {
-			return true // gone since the stat
-		}
-		if err != nil {
-			m.Unchecked = append(m.Unchecked, f.Path)
-			return true
-		}
-		buf, err = rf.ReadAll(buf, w.opts.MaxFileSize)
-		rf.Close()
-		if err != nil {
-			m.Unchecked = append(m.Unchecked, f.Path)
-			return true
-		}
-		e.SHA256 = sha256Hex(buf)
-		if st, err := cp.objects.Stat(e.SHA256); err != nil || !st.Exists {
-			if err := cp.objects.WriteFileVolatile(e.SHA256, buf, 0o600); err != nil {
-				ferr = stateError("store "+f.Path+" in the checkpoint", err)
-				return false
-			}
-			stored++
-		} else if !syncedObject(prev, &synced, e.SHA256) {
-			// Present, but perhaps written by a scan that stopped
-			// before its flush: flushed again.
-			stored++
-		}
-		m.Files[f.Path] = e
-		return true
-	})
-	if err == nil {
-		err = ferr
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	if stored > 0 {
-		// One flush for every object stored: what the command may
-		// displace is durable before it runs.
-		if err := syncFS(int(cp.objects.File().Fd())); err != nil {
-			return nil, nil, stateError("sync the checkpoint", err)
-		}
-	}
-	slices.Sort(m.Unchecked)
-	if len(m.Unchecked) > 0 {
-		msg := fmt.Sprintf("%d files over %d bytes or unreadable are not checked", len(m.Unchecked), w.opts.MaxFileSize)
-		names := m.Unchecked
-		if len(names) > maxNotChecked {
-			names = append(slices.Clone(names[:maxNotChecked]), "...")
-		}
-		notChecked = append(notChecked, msg+": "+strings.Join(names, ", "))
-	}
-	m.Exclude = w.excludeSum()
-	return m, notChecked, nil
-}
-
-// excludeSum is the SHA-256 of .git/info/exclude, "" if it is not a
-// regular file of at most maxIgnoreBytes.
-func (w *Workspace) excludeSum() string {
-	f, err := w.root.OpenFile(".git/info", os.O_RDONLY|oDirectory, 0)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	fd, size, err := openFileAt(int(f.Fd()), "exclude")
-	if err != nil {
-		return ""
-	}
-	defer unix.Close(fd)
-	if size > maxIgnoreBytes {
-		return ""
-	}
-	data, err := readFDInto(make([]byte, 0, size+512), fd, maxIgnoreBytes)
-	if err != nil {
-		return ""
-	}
-	return sha256Hex(data)
-}
-
-// syncedObject reports whether prev, a checkpoint whose scan flushed the
-// store, names the object sum. The set is built on first use.
-func syncedObject(prev *cpManifest, set *map[string]bool, sum string) bool {
-	if prev == nil {
-		return false
-	}
-	if *set == nil {
-		*set = make(map[string]bool, len(prev.Files))
-		for _, e := range prev.Files {
-			(*set)[e.SHA256] = true
-		}
-	}
-	return (*set)[sum]
 }
 
 func validCommandID(id string) bool {

@@ -57,7 +57,19 @@ type Options struct {
 	// without it, Open refuses such a directory with UNSAFE_STATE. Either
 	// way nothing in it is acted upon (see trust.go).
 	SetAsideUntrusted bool
+	// CheckpointInclude lists patterns, as in a .gitignore, of ignored
+	// files that the checkpoints around a shell command cover anyway:
+	// files no commit brings back once a command deletes them, such as
+	// .env. Ignored directories (node_modules/, build/) are never
+	// entered. nil means the lines of .editguard/checkpoint-include if
+	// there is one, else DefaultCheckpointInclude; an empty list, none.
+	CheckpointInclude []string
 }
+
+// DefaultCheckpointInclude is what checkpoints cover of the files a
+// .gitignore ignores, unless configured otherwise: environment files,
+// which hold secrets no repository keeps.
+var DefaultCheckpointInclude = []string{".env", ".env.*"}
 
 // DefaultDeny protects every git repository's internals from writes: the
 // top-level one, and those of nested repositories and submodules, including

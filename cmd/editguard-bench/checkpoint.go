@@ -637,7 +637,7 @@ func gitSection(ctx context.Context, cc *checkpointConfig, t *cpTree, sum *cpSum
 	fmt.Fprintf(stdout, "| covered files | %s | %s | 100%% |\n", commas(int64(covered)), commas(t.bytes))
 	fmt.Fprintf(stdout, "| .editguard/checkpoints/objects | %s | %s | %.1f%% |\n", commas(int64(objs)), commas(objBytes), pct(objBytes, t.bytes))
 	fmt.Fprintf(stdout, "| the same, blocks allocated | | %s | %.1f%% |\n", commas(objAlloc), pct(objAlloc, t.bytes))
-	fmt.Fprintf(stdout, "| .editguard/checkpoints in all (objects, active record, stat cache) | | %s | %.1f%% |\n", commas(cpBytes), pct(cpBytes, t.bytes))
+	fmt.Fprintf(stdout, "| .editguard/checkpoints in all (objects, manifests, active record) | | %s | %.1f%% |\n", commas(cpBytes), pct(cpBytes, t.bytes))
 	fmt.Fprintf(stdout, "| .git/objects, for reference (git's own zlib copy) | | %s | %.1f%% |\n", commas(gitBytes), pct(gitBytes, t.bytes))
 
 	pair := 0
