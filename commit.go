@@ -22,16 +22,19 @@ import (
 //  3. read and hash the target under the lock, and check the precondition
 //     or the session's baseline (observe, Session.check);
 //  4. write the change's intent to the ledger and save the bytes about to
-//     be displaced to history, each fsynced;
+//     be displaced to history (its index line lazily when the intent
+//     carries the bytes or names their object: histsync.go), and fsync
+//     the intent;
 //  5. write the new bytes to a temporary file and fsync it (4 and 5 run
 //     alongside each other);
 //  6. take the commit lock of the directory, check that the name still
 //     holds the file observed, swap the new file in: exchange and verify
 //     what was displaced (or rename, or a no-replace rename for a new
 //     file), and release the commit lock;
-//  7. fsync the directory (shared with concurrent commits), remove the
-//     displaced file, write the outcome's ledger record;
-//  8. update the session's baseline and release the file's lock. A
+//  7. fsync the directory (shared with concurrent commits) and remove the
+//     displaced file;
+//  8. update the session's baseline, write the outcome's ledger record
+//     (mutate's deferred function) and release the file's lock. A
 //     committed change whose intent is durable is reported at once, and
 //     its outcome's fsync runs after; any other attempt waits for it.
 //

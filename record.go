@@ -156,9 +156,10 @@ type recorded struct {
 }
 
 // record writes the attempt's ledger record with its outcome. The caller
-// holds the commit lock, so records of one file are in the order of its
-// changes; it releases the lock and then calls wait, so that the fsync is
-// not paid under the lock and is shared with concurrent commits.
+// holds the file's lock (commitlock.go), so records of one file are in the
+// order of its changes; it releases the lock and then calls wait, so that
+// the fsync is not paid under the lock and is shared with concurrent
+// commits.
 func (w *Workspace) record(a *attempt, res *Result, err error) *recorded {
 	r := &a.rec
 	switch {

@@ -6,7 +6,9 @@
 // Before a commit replaces or deletes a file, the caller hands the bytes about
 // to be displaced (or the fact that the file did not exist) to [Store.Save].
 // Save returns only once the snapshot is durable: the version index is
-// fsynced, and so are the object file and the directories that name them.
+// fsynced, and so are the object file and the directories that name them;
+// unless Meta.Lazy says the caller makes the index line durable otherwise
+// (an intent in the ledger that carries the bytes, or a syncfs).
 // Contents of at most Options.InlineLimit bytes (32 KiB by default) are kept
 // in their index line instead of an object, so that a snapshot of a small
 // file costs one append and one fsync.

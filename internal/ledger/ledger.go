@@ -150,7 +150,7 @@ type Record struct {
 type Options struct {
 	// DisableGroupCommit makes every Append write and fsync its own record.
 	// By default, Appends that arrive on one Ledger while a commit is in
-	// progress are written together with one write and one fsync, which
+	// progress share one fsync (each is written on its own), which
 	// multiplies throughput under concurrency at no cost to durability:
 	// each Append still returns only after its record is on stable storage.
 	DisableGroupCommit bool
@@ -344,7 +344,7 @@ type Pending struct {
 // must call Wait before it reports the record's attempt as done.
 //
 // Splitting the append lets a caller write the record while it holds a
-// lock that orders the records (editguard's commit lock), and wait for the
+// lock that orders the records (editguard's lock of the file), and wait for the
 // fsync after releasing it, so that commits waiting for the same lock do
 // not also wait for this fsync, and concurrent Waits share one.
 //
