@@ -260,7 +260,11 @@ func (s *Session) commitTx(a *attempt, op string, files []*txFile, res *PatchRes
 		return e
 	}
 	for i, f := range files {
-		if err := s.w.commitTxFile(f, s.name); err != nil {
+		warning, err := s.w.commitTxFile(f, s.name)
+		if warning != "" {
+			res.Warnings = append(res.Warnings, warning)
+		}
+		if err != nil {
 			// Undo the files already changed, then drop the journal.
 			if rerr := s.w.rollBack(j, s.name); rerr != nil {
 				e := ioError(f.t.path, err)
@@ -280,8 +284,12 @@ func (s *Session) commitTx(a *attempt, op string, files []*txFile, res *PatchRes
 	// The commit point: the records, durable before the journal goes, so
 	// that a transaction without its journal has its records. A process
 	// killed between the two is rolled forward at the next Open.
-	s.w.txRecords(a, files, res)
-	if err := s.w.removeJournal(j.ID); err != nil {
+	if !s.w.txRecords(a, files, res) {
+		// The journal stays: the next Open writes the missing records if
+		// one was written (rollForward), else puts every file back, so
+		// that no change is left without its record.
+		res.Warnings = append(res.Warnings, "the files are changed, but not every ledger record of the transaction was written: its journal is kept, and the next open of the workspace finishes it (it writes the missing records, or, if none was written, puts the files back as they were)")
+	} else if err := s.w.removeJournal(j.ID); err != nil {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the files are changed and recorded, but removing the transaction's journal failed (%v): the next open of the workspace finishes it", err))
 	}
 	for _, f := range files {
@@ -497,22 +505,27 @@ func cmpU(a, b uint64) int {
 	return 0
 }
 
-// commitTxFile puts one file's new state in place.
-func (w *Workspace) commitTxFile(f *txFile, session string) error {
+// commitTxFile puts one file's new state in place. A failure after the
+// swap (a directory fsync) does not undo the change: it is a warning, as
+// for a single file's commit.
+func (w *Workspace) commitTxFile(f *txFile, session string) (warning string, err error) {
 	tmp, err := w.sweepTemp(f.t, session)
 	if err != nil {
-		return ioError(f.t.path, err)
+		return "", ioError(f.t.path, err)
 	}
 	pl := &plan{data: f.data, sum: f.sum, remove: f.remove}
 	ar, err := w.commit(context.Background(), f.t, f.obs, pl, tmp, nil, true)
 	if err != nil && ar.Strategy == "" {
-		return err
+		return "", err
+	}
+	if err != nil {
+		warning = fmt.Sprintf("%s is changed, but %v", f.t.path, err)
 	}
 	f.mtimeMS = ar.Stat.MtimeNS / 1e6
 	if len(ar.Displaced) > 0 {
 		w.keepDisplaced(f.t, session, ar.Displaced)
 	}
-	return nil
+	return warning, nil
 }
 
 // A journal is the durable record of a transaction in progress, in
@@ -905,7 +918,7 @@ func (w *Workspace) finishPatch(a *attempt, files []*txFile, res *PatchResult, e
 // txRecords appends the transaction's ledger records, one for each name it
 // changed (so that each history version is checked against the hash chain
 // like any other), and waits until they are durable: one fsync for all.
-func (w *Workspace) txRecords(a *attempt, files []*txFile, res *PatchResult) {
+func (w *Workspace) txRecords(a *attempt, files []*txFile, res *PatchResult) (ok bool) {
 	var written []*recorded
 	for _, f := range files {
 		rec := &attempt{rec: a.rec}
@@ -919,10 +932,13 @@ func (w *Workspace) txRecords(a *attempt, files []*txFile, res *PatchResult) {
 			BackupVersion: f.version, Strategy: "transaction " + res.TxID}
 		written = append(written, w.record(rec, r, nil))
 	}
+	ok = true
 	for _, rc := range written {
 		r, _ := rc.wait()
 		if r != nil {
 			res.Warnings = append(res.Warnings, r.Warnings...)
 		}
+		ok = ok && rc.lerr == nil
 	}
+	return ok
 }

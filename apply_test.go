@@ -603,3 +603,75 @@ func TestApplyPatchSymlinkIsAName(t *testing.T) {
 		t.Errorf("link.txt = %q, %v", l, err)
 	}
 }
+
+// TestApplyPatchLedgerFailureKeepsJournal: when the ledger refuses a
+// committed patch's records, the journal stays, so that the next Open
+// finishes the transaction: forward when some record was written (every
+// file then has its record), back when none was. No file is left changed
+// without a record.
+func TestApplyPatchLedgerFailureKeepsJournal(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		failAt int // the ledger write that fails first; every later one fails too
+		want   map[string]string
+	}{
+		{"second record refused", 2, applyAfter},
+		{"every record refused", 1, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, dir, s := applyWorkspace(t)
+			before := tree(t, dir)
+			writes := 0
+			editguard.SetFaults(w, nil, nil, func(op, name string) error {
+				if op == "write" {
+					if writes++; writes >= tc.failAt {
+						return syscall.EIO
+					}
+				}
+				return nil
+			})
+			res, err := s.ApplyPatch(ctx, applyPatchText, nil)
+			editguard.SetFaults(w, nil, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(strings.Join(res.Warnings, "\n"), "journal is kept") {
+				t.Fatalf("warnings %q, want the kept journal said", res.Warnings)
+			}
+			if j := journals(t, dir); len(j) != 1 {
+				t.Fatalf("journals %v, want the transaction's", j)
+			}
+			w.Close()
+			w2, err := editguard.Open(dir, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w2.Close()
+			want := tc.want
+			if want == nil {
+				want = before
+			}
+			if got := tree(t, dir); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("after the next Open:\n%v\nwant\n%v", got, want)
+			}
+			if j := journals(t, dir); len(j) != 0 {
+				t.Fatalf("journals left after Open: %v", j)
+			}
+			if tc.want != nil {
+				ok := map[string]bool{}
+				if err := w2.Log(editguard.LogFilter{}, func(r *editguard.LedgerRecord) error {
+					ok[r.Path] = ok[r.Path] || r.Outcome == "ok"
+					return nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+				for p := range applyAfter {
+					if !ok[p] {
+						t.Errorf("%s has no ok record after the roll forward", p)
+					}
+				}
+			}
+		})
+	}
+}

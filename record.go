@@ -268,6 +268,7 @@ func (rc *recorded) wait() (*Result, error) {
 	}
 	if lerr == nil {
 		lerr = rc.p.Wait()
+		rc.lerr = lerr
 	}
 	if lerr == nil && rc.rec.HistoryVersion != "" {
 		// Links the version to its ledger record; the ledger is the
