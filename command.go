@@ -115,9 +115,10 @@ import (
 //
 // Many files. Every change is recorded, however many: a command that
 // creates or deletes 100,000 files gets 100,000 ledger records and history
-// versions, as nothing else would let rewind and restore undo it. History
-// lines are written without an fsync each and made durable with one
-// syncfs per recordBatch changes, before the ledger records naming them;
+// versions, as nothing else would let rewind and restore undo it. Past
+// fsyncObjects changes, history lines are written without an fsync each
+// and made durable with one syncfs per recordBatch changes, before the
+// ledger records naming them;
 // the session's baselines are loaded and saved once. What grows with the
 // count is bounded elsewhere: the result lists at most maxListedChanges
 // changes (the overwrites and odd ones first) and counts all of them in
@@ -148,8 +149,9 @@ const (
 	maxNewBaselines = 1000
 	// maxWarnings is how many warnings a CommandResult keeps.
 	maxWarnings = 20
-	// recordBatch is how many changes End saves to history before one
-	// syncfs makes them durable and their ledger records are written.
+	// recordBatch is how many changes End saves to history before they
+	// are made durable (one syncfs, past fsyncObjects) and their ledger
+	// records are written.
 	recordBatch = 1000
 )
 
@@ -1052,7 +1054,11 @@ func (w *Workspace) recordSteps(cp *checkpoints, s *Session, act *activeCommand,
 				saves = append(saves, i)
 			}
 		}
-		// What each step displaced goes to history.
+		// What each step displaced goes to history: a few versions with
+		// an fsync each, which pay for their own bytes; many without,
+		// made durable by one syncfs below, which pays for every dirty
+		// page of the file system.
+		lazy := len(saves) > fsyncObjects
 		for _, i := range saves {
 			st, ch := &batch[i], &changes[i]
 			var data []byte
@@ -1069,7 +1075,7 @@ func (w *Workspace) recordSteps(cp *checkpoints, s *Session, act *activeCommand,
 					continue
 				}
 			}
-			v, err := w.hist.Save(st.path, data, st.from == "", st.from, history.Meta{Op: act.Tool, Session: s.name, Lazy: true})
+			v, err := w.hist.Save(st.path, data, st.from == "", st.from, history.Meta{Op: act.Tool, Session: s.name, Lazy: lazy})
 			if err != nil {
 				ch.NotInHistory = true
 				res.warn("%s: saving what the command displaced to history failed: %v", st.path, err)
@@ -1077,7 +1083,7 @@ func (w *Workspace) recordSteps(cp *checkpoints, s *Session, act *activeCommand,
 			}
 			ch.BackupVersion = v.ID
 		}
-		if len(saves) > 0 {
+		if lazy {
 			// The history lines above were written without an fsync:
 			// one flush makes them all durable before the records
 			// naming them are written.

@@ -148,15 +148,18 @@ func walkDir(ctx context.Context, fd int, dir string, ps ignoreMatcher, v *walke
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	parts := splitRel(dir)
-	ps = append(slices.Clip(ps), patternsAt(fd, ".gitignore", parts)...)
-	// elems is an entry's path, element by element, for the matcher.
-	elems := append(slices.Clip(parts), "")
 	des, err := f.ReadDir(-1)
 	if err != nil {
 		return true, nil // unreadable: skipped
 	}
 	slices.SortFunc(des, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	parts := splitRel(dir)
+	// Most directories have no .gitignore: the listing says which do.
+	if _, ok := slices.BinarySearchFunc(des, ".gitignore", func(de fs.DirEntry, name string) int { return strings.Compare(de.Name(), name) }); ok {
+		ps = append(slices.Clip(ps), patternsAt(fd, ".gitignore", parts)...)
+	}
+	// elems is an entry's path, element by element, for the matcher.
+	elems := append(slices.Clip(parts), "")
 	wf := &WalkFile{dirfd: fd}
 	var names []string
 	for _, de := range des {
