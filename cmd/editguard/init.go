@@ -8,8 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/editguard/editguard"
@@ -208,6 +210,9 @@ var initClients = map[string]initClient{
 			{filepath.Join(".codex", "config.toml"), func(f *initFile, text string) (string, error) {
 				out, err := editCodex(f, text)
 				if err != nil {
+					return "", err
+				}
+				if out, err = editCodexOutputLimit(f, out); err != nil {
 					return "", err
 				}
 				return editCodexHooks(f, out)
@@ -479,6 +484,66 @@ var codexServer = "[mcp_servers.editguard]\ncommand = \"editguard\"\nargs = [" +
 	}
 	return q
 }(), ", ") + "]\ndefault_tools_approval_mode = \"approve\"\n"
+
+// codexOutputLimit is the tool_output_token_limit init sets in Codex's
+// config.toml. With a model it has no metadata for, Codex cuts every tool
+// output past about 10,000 tokens' worth of characters in the middle
+// ("…N tokens truncated…"), so a model reading a file page by page missed
+// half of each page; at 40,000 an editguard page, sized to its read
+// budget, arrives whole.
+const codexOutputLimit = 40000
+
+// editCodexOutputLimit sets tool_output_token_limit, a key of the file's
+// root, which TOML requires before the first table: it goes before the
+// first table header where that leaves everything else as it was. A
+// limit already set is kept, and reported if it is lower.
+func editCodexOutputLimit(f *initFile, text string) (string, error) {
+	const key = "tool_output_token_limit"
+	doc, err := parseTOML(text)
+	if err != nil {
+		return "", fmt.Errorf("not valid TOML: %v", err)
+	}
+	if v := doc.get(key); v != nil {
+		sv, _ := v.(tomlScalar)
+		n, err := strconv.Atoi(strings.ReplaceAll(string(sv), "_", ""))
+		switch {
+		case err != nil:
+			f.Kept = append(f.Kept, key+" is not a number")
+		case n < codexOutputLimit:
+			f.Kept = append(f.Kept, fmt.Sprintf("%s is %d: Codex cuts editguard's longer pages in the middle; raise it to %d", key, n, codexOutputLimit))
+		default:
+			f.Present = append(f.Present, key)
+		}
+		return text, nil
+	}
+	line := fmt.Sprintf("%s = %d\n", key, codexOutputLimit)
+	lines := strings.SplitAfter(text, "\n")
+	for i := 0; i <= len(lines); i++ {
+		if i < len(lines) && !strings.HasPrefix(strings.TrimSpace(lines[i]), "[") {
+			continue
+		}
+		head := strings.Join(lines[:i], "")
+		if head != "" && !strings.HasSuffix(head, "\n") {
+			head += "\n"
+		}
+		sep := ""
+		if i < len(lines) {
+			sep = "\n"
+		}
+		out := head + line + sep + strings.Join(lines[i:], "")
+		nd, err := parseTOML(out)
+		if err != nil || nd.get(key) != tomlScalar(strconv.Itoa(codexOutputLimit)) {
+			continue
+		}
+		delete(nd.root, key)
+		if reflect.DeepEqual(nd.root, doc.root) {
+			f.Added = append(f.Added, fmt.Sprintf("%s = %d (whole pages)", key, codexOutputLimit))
+			return out, nil
+		}
+	}
+	f.Kept = append(f.Kept, fmt.Sprintf("%s could not be placed before the first table; add %s = %d at the top by hand", key, key, codexOutputLimit))
+	return text, nil
+}
 
 // editCodex adds [mcp_servers.editguard] to Codex's config.toml.
 func editCodex(f *initFile, text string) (string, error) {

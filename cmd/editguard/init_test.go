@@ -258,7 +258,8 @@ func TestInitMerges(t *testing.T) {
 		t.Errorf("gemini settings: %v (the old format keeps excludeTools)", g)
 	}
 	c := readFile(t, root, ".codex/config.toml")
-	if !strings.HasPrefix(c, codex) {
+	if !strings.HasPrefix(c, "# my settings\nmodel = \"o3\"   # the model\n\ntool_output_token_limit = 40000\n\n[mcp_servers.other]") ||
+		!strings.HasPrefix(withoutOutputLimit(c), codex) {
 		t.Errorf("config.toml: what was there changed:\n%s", c)
 	}
 	d, err := parseTOML(c)
@@ -291,10 +292,10 @@ func TestInitKeepsOtherEditguard(t *testing.T) {
 	// The server entry is left alone; the hooks for Codex's own tools,
 	// which are not there, are added after what was there.
 	rep := runInitJSON(t, root, "codex")
-	if f := rep.Files[0]; f.Action != "changed" || len(f.Kept) != 1 || len(f.Added) != 2 {
+	if f := rep.Files[0]; f.Action != "changed" || len(f.Kept) != 1 || len(f.Added) != 3 {
 		t.Errorf("codex: %+v", f)
 	}
-	if got := readFile(t, root, ".codex/config.toml"); !strings.HasPrefix(got, codex) {
+	if got := readFile(t, root, ".codex/config.toml"); !strings.HasPrefix(withoutOutputLimit(got), codex) {
 		t.Errorf("config.toml: what was there changed:\n%s", got)
 	}
 }
@@ -678,5 +679,46 @@ func TestInitHooksWidensEarlierMatchers(t *testing.T) {
 				t.Errorf("second run: %+v", f)
 			}
 		})
+	}
+}
+
+// withoutOutputLimit is a Codex config.toml without the line init adds at
+// its root (and the blank line after it).
+func withoutOutputLimit(s string) string {
+	return strings.Replace(s, "tool_output_token_limit = 40000\n\n", "", 1)
+}
+
+// TestInitCodexOutputLimit: init codex sets tool_output_token_limit at the
+// root of config.toml, before the first table and outside any multi-line
+// string, so that Codex passes editguard's pages whole; a limit set already
+// is kept, and reported when it is lower.
+func TestInitCodexOutputLimit(t *testing.T) {
+	for _, tt := range []struct{ text, want, kept string }{
+		{"", "tool_output_token_limit = 40000\n\n[mcp_servers.editguard]", ""},
+		{"[profiles.x]\nmodel = \"m\"\n", "tool_output_token_limit = 40000\n\n[profiles.x]", ""},
+		{"note = \"\"\"\n[not a table]\n\"\"\"\n[t]\nk = 1\n", "note = \"\"\"\n[not a table]\n\"\"\"\ntool_output_token_limit = 40000\n\n[t]", ""},
+		{"tool_output_token_limit = 8000\n", "tool_output_token_limit = 8000\n", "tool_output_token_limit is 8000"},
+		{"tool_output_token_limit = 100_000\n", "tool_output_token_limit = 100_000\n", ""},
+	} {
+		root := t.TempDir()
+		if tt.text != "" {
+			writeFile(t, root, ".codex/config.toml", tt.text)
+		}
+		f := runInitJSON(t, root, "codex").Files[0]
+		got := readFile(t, root, ".codex/config.toml")
+		if !strings.HasPrefix(got, tt.want) {
+			t.Errorf("over %q:\n%s\nwant it to start with %q", tt.text, got, tt.want)
+		}
+		d, err := parseTOML(got)
+		if err != nil || d.get("tool_output_token_limit") == nil || d.get("mcp_servers", "editguard", "command") != "editguard" {
+			t.Errorf("over %q: %v %v", tt.text, err, d)
+		}
+		if kept := strings.Join(f.Kept, "\n"); !strings.Contains(kept, tt.kept) || (tt.kept == "") != (kept == "") {
+			t.Errorf("over %q: kept %q, want %q", tt.text, f.Kept, tt.kept)
+		}
+		// A second run changes nothing.
+		if f := runInitJSON(t, root, "codex").Files[0]; f.Action != "unchanged" {
+			t.Errorf("over %q, second run: %+v", tt.text, f)
+		}
 	}
 }
