@@ -96,8 +96,11 @@ func (s *Session) UndoPatch(ctx context.Context, txid string, opts *UndoOptions)
 		if err != nil {
 			return nil, err
 		}
-		if err := s.w.checkVersion(f.t.path, f.t.resolved, v); err != nil {
-			return nil, err
+		// r saved the version (it is the transaction's record of this
+		// file): checked against it, as checkVersion would after reading
+		// the whole ledger again for each file.
+		if why := disagreement(v, r); why != "" {
+			return nil, versionMismatch(f.t.path, v, why)
 		}
 		pf := &res.Files[f.out]
 		if v.Absent {
