@@ -316,7 +316,7 @@ func (s *Session) rewindFile(ctx context.Context, session string, rp *rewindPath
 			if want == "" {
 				return &plan{remove: true, oldText: textOf(obs.data, enc)}, nil
 			}
-			v, data, err := s.w.versionWithContent(rp.path, t.resolved, first.HistoryVersion, want)
+			v, data, err := s.w.versionWithContent(rp.path, t.resolved, first, want)
 			if err != nil {
 				return nil, err
 			}
@@ -352,10 +352,12 @@ func prevSeq(rp *rewindPath, r *LedgerRecord) uint64 {
 
 // versionWithContent returns the history version of the file at resolved
 // that holds content sum, and its bytes, checked against the ledger like
-// any restore. It prefers id, the version the session's first change
-// saved; if retention has removed that one, any kept version with the same
+// any restore. It prefers the version first, the session's first change,
+// saved (checked against first itself, with no new pass over the ledger);
+// if retention has removed that one, any kept version with the same
 // content will do.
-func (w *Workspace) versionWithContent(p, resolved, id, sum string) (history.Version, []byte, error) {
+func (w *Workspace) versionWithContent(p, resolved string, first *LedgerRecord, sum string) (history.Version, []byte, error) {
+	id := first.HistoryVersion
 	pick := id
 	if v, err := w.hist.Get(resolved, id); err != nil || v.Absent || v.SHA256 != sum {
 		pick = ""
@@ -381,7 +383,11 @@ func (w *Workspace) versionWithContent(p, resolved, id, sum string) (history.Ver
 	if err != nil {
 		return v, nil, err
 	}
-	if err := w.checkVersion(p, resolved, v); err != nil {
+	if pick == id && first.Outcome == "ok" && first.Path == resolved {
+		if why := disagreement(v, first); why != "" {
+			return v, nil, versionMismatch(p, v, why)
+		}
+	} else if err := w.checkVersion(p, resolved, v); err != nil {
 		return v, nil, err
 	}
 	return v, data, nil
