@@ -905,7 +905,21 @@ func (w *Workspace) finishPatch(a *attempt, files []*txFile, res *PatchResult, e
 			r = &Result{DryRun: true}
 		}
 		if len(files) > 0 {
+			// The record names the file that failed, if the error does.
 			a.rec.Path = files[0].t.resolved
+			var e *Error
+			if errors.As(err, &e) {
+				p, _ := e.Details["path"].(string)
+				if q, ok := e.Details["file"].(string); ok {
+					p = q
+				}
+				for _, f := range files {
+					if p != "" && (f.t.path == p || f.t.resolved == p) {
+						a.rec.Path = f.t.resolved
+						break
+					}
+				}
+			}
 		}
 		if _, ferr := w.finish(a, r, err); ferr != nil {
 			return nil, ferr

@@ -675,3 +675,20 @@ func TestApplyPatchLedgerFailureKeepsJournal(t *testing.T) {
 		})
 	}
 }
+
+// TestApplyPatchRefusalNamesTheFile: the ledger record of a refused patch
+// names the file that was refused, not the patch's first file.
+func TestApplyPatchRefusalNamesTheFile(t *testing.T) {
+	w, dir, s := applyWorkspace(t)
+	writeFile(t, dir, "old.txt", "changed by a person\n")
+	if _, err := s.ApplyPatch(context.Background(), applyPatchText, nil); errorCode(err) != editguard.CodeStaleFile {
+		t.Fatalf("ApplyPatch = %v, want STALE_FILE", err)
+	}
+	var last *editguard.LedgerRecord
+	if err := w.Log(editguard.LogFilter{Tool: "apply_patch"}, func(r *editguard.LedgerRecord) error { last = r; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if last == nil || last.Path != "old.txt" || last.Outcome == "ok" {
+		t.Fatalf("the refusal's record %+v, want it to name old.txt", last)
+	}
+}
