@@ -43,8 +43,10 @@ type Options struct {
 	// matches any number of path elements. nil means DefaultDeny. Any
 	// .editguard directory, at any depth, is always protected.
 	Deny []string
-	// KeepVersions is how many history versions are kept per file
-	// (default 50). HistoryMaxBytes caps the history's total size
+	// KeepVersions is how many history versions are kept per file at
+	// least (default 50): a file's index is trimmed back to KeepVersions
+	// once it holds more than a quarter more, so that saves do not rewrite
+	// it each time. HistoryMaxBytes caps the history's total size
 	// (default 1 GiB).
 	KeepVersions    int
 	HistoryMaxBytes int64

@@ -36,7 +36,9 @@
 // file's own directory. That is what makes retention local: everything a
 // file's versions reference is in objects/<key>/, and nothing else references
 // it. So Save, holding the file's lock, trims the file's index to the newest
-// KeepVersions versions (rewriting that one index atomically) and removes the
+// KeepVersions versions once it holds more than a quarter more (rewriting
+// that one index atomically; the slack spares most saves the rewrite) and
+// removes the
 // objects in objects/<key>/ that the kept versions no longer name. Its cost
 // depends on KeepVersions, never on how many files have history, and it holds
 // for any mix of processes, since every Save of every process trims.

@@ -47,8 +47,9 @@ const DefaultInlineLimit = 32 << 10
 // changed, though an unreferenced object may be left for the next trim to
 // remove.
 //
-// If path then has more than KeepVersions versions, Save trims the oldest
-// from its index and removes the objects no kept version names (see the
+// If path then has more than KeepVersions and a quarter versions, Save
+// trims it to the newest KeepVersions, removing the oldest from its index
+// and the objects no kept version names (see the
 // package doc); a failure of that cleanup is not an error of Save, whose
 // version is already durable, and the next Save of path tries again.
 //
