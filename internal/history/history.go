@@ -38,8 +38,8 @@
 // it. So Save, holding the file's lock, trims the file's index to the newest
 // KeepVersions versions once it holds more than a quarter more (rewriting
 // that one index atomically; the slack spares most saves the rewrite) and
-// removes the
-// objects in objects/<key>/ that the kept versions no longer name. Its cost
+// removes the objects in objects/<key>/ that the kept versions no longer
+// name. Its cost
 // depends on KeepVersions, never on how many files have history, and it holds
 // for any mix of processes, since every Save of every process trims.
 //
