@@ -1,0 +1,53 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/editguard/editguard/toolset"
+)
+
+// TestReadBounded: the command line's read prints at most cliReadBytes at
+// a time and cuts long lines, whatever the file and the arguments, and
+// says on stderr how to go on; --full prints the lines whole.
+func TestReadBounded(t *testing.T) {
+	root := t.TempDir()
+	long := strings.Repeat("x", 3<<20) + "\nsecond\n"
+	writeFile(t, root, "long.txt", long)
+	var b strings.Builder
+	for i := range 40000 {
+		fmt.Fprintf(&b, "line %05d of a file of many lines\n", i)
+	}
+	many := b.String()
+	writeFile(t, root, "many.txt", many)
+
+	for _, args := range [][]string{{"read", "long.txt"}, {"read", "long.txt", "--offset", "1", "--limit", "1"}} {
+		code, out, errs := cliRun(t, root, args...)
+		if code != 0 || len(out) > 4000 || !strings.HasPrefix(out, strings.Repeat("x", 1000)) || !strings.Contains(errs, "--full prints them whole") {
+			t.Errorf("%q: exit %d, %d bytes out, stderr %q; want the line cut and said so", args, code, len(out), errs)
+		}
+	}
+	if code, out, _ := cliRun(t, root, "read", "long.txt", "--full"); code != 0 || out != long {
+		t.Errorf("read --full: exit %d, %d bytes, want the file whole (%d)", code, len(out), len(long))
+	}
+
+	// A file of many lines comes in pieces that add up to it.
+	var got strings.Builder
+	offset, calls := "1", 0
+	for ; offset != "" && calls < 10; calls++ {
+		code, out, errs := cliRun(t, root, "read", "many.txt", "--offset", offset)
+		if code != 0 || len(out) > cliReadBytes+toolset.MaxLineBytes+100 { // the last line may end past the cap
+			t.Fatalf("read --offset %s: exit %d, %d bytes", offset, code, len(out))
+		}
+		got.WriteString(out)
+		offset = ""
+		if i := strings.Index(errs, "go on with --offset "); i >= 0 {
+			offset = strings.Fields(errs[i+len("go on with --offset "):])[0]
+			offset = strings.TrimSuffix(offset, ",")
+		}
+	}
+	if got.String() != many || calls < 2 {
+		t.Errorf("%d reads gave %d bytes, want the file's %d in pieces", calls, got.Len(), len(many))
+	}
+}
