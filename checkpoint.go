@@ -304,7 +304,9 @@ const (
 	entryGit
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// castagnoli is made on first use: making it at init would cost every
+// start of the program, checkpoints or not.
+var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 func (m *cpManifest) marshal() []byte {
 	n := len(manifestMagic) + 18 + len(m.Exclude) + len(m.Index) + 4
@@ -347,7 +349,7 @@ func (m *cpManifest) marshal() []byte {
 		b = binary.LittleEndian.AppendUint16(b, uint16(len(p)))
 		b = append(b, p...)
 	}
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli()))
 }
 
 func mapKeys[V any](m map[string]V) func(func(string) bool) {
@@ -369,7 +371,7 @@ func unmarshalManifest(data []byte) (*cpManifest, error) {
 		return nil, errManifest
 	}
 	body := data[:len(data)-4]
-	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(data[len(body):]) {
+	if crc32.Checksum(body, castagnoli()) != binary.LittleEndian.Uint32(data[len(body):]) {
 		return nil, fmt.Errorf("%w: checksum mismatch", errManifest)
 	}
 	s := string(body) // one copy; every string below is a slice of it
