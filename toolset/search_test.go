@@ -101,3 +101,26 @@ func TestSearchText(t *testing.T) {
 	wantCode(t, ts, "search_text", `{"pattern":"(unclosed"}`, editguard.CodeInvalidArgument)
 	wantCode(t, ts, "search_text", `{"pattern":"x","max_results":5000}`, editguard.CodeInvalidArgument)
 }
+
+// TestSearchTextSaysWhatItSkipped: a file too large to search, which holds
+// the text, makes "no matches" say that it was not searched and how to
+// read it; binary files are named when nothing matched.
+func TestSearchTextSaysWhatItSkipped(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("filler line\n", 800000) + "the needle at the end\n"
+	ws := newWorkspace(t, map[string]string{"big.log": big, "small.txt": "nothing here\n", "data.bin": "needle\x00\n"})
+	ts := newToolset(ws, nil)
+	out := mustCall(t, ts, "search_text", `{"pattern":"needle"}`)
+	if !strings.Contains(out.Text, "No matches") || !strings.Contains(out.Text, "Not searched: 1 over 8 MiB (big.log; read_file reads them by pages); 1 binary.") {
+		t.Fatalf("search text:\n%s", out.Text)
+	}
+	sk, _ := out.Structured.(map[string]any)["skipped"].(map[string]any)
+	if sk["over_size"] != 1 || sk["binary"] != int64(1) {
+		t.Errorf("structured skipped = %v", sk)
+	}
+	// With a match, the binary file goes unmentioned in the text.
+	out = mustCall(t, ts, "search_text", `{"pattern":"nothing"}`)
+	if strings.Contains(out.Text, "binary") || !strings.Contains(out.Text, "over 8 MiB") {
+		t.Errorf("search text with a match:\n%s", out.Text)
+	}
+}

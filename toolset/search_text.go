@@ -38,7 +38,7 @@ func init() {
 	})
 }
 
-const searchTextDescription = `Search the text of files for a regular expression (RE2 syntax) or, with literal, plain text. The result is text: one line per matching line, "path:line: text", in path order, at most max_results (default 100) and about 25,000 characters; long lines are cut. Files that .gitignore excludes, binary files, files over 8 MiB, .git directories and editguard's state are skipped; symlinks are not followed. It does not count as a read: read_file a file before changing it.`
+const searchTextDescription = `Search the text of files for a regular expression (RE2 syntax) or, with literal, plain text. The result is text: one line per matching line, "path:line: text", in path order, at most max_results (default 100) and about 25,000 characters; long lines are cut. Files that .gitignore excludes, binary files, files over 8 MiB, .git directories and editguard's state are skipped (the result says how many files over 8 MiB it skipped, and binary ones when nothing matched); symlinks are not followed. It does not count as a read: read_file a file before changing it.`
 
 const (
 	defaultResults = 100
@@ -107,7 +107,12 @@ func (t *Toolset) searchText(ctx context.Context, raw json.RawMessage) (*Output,
 		mu      sync.Mutex
 		found   = map[int][]string{}
 		total   atomic.Int64
+		binary  atomic.Int64
 		workers sync.WaitGroup
+		// What the walk met and did not search, and why.
+		large      []string
+		nLarge     int
+		unreadable int
 	)
 	for range runtime.GOMAXPROCS(0) {
 		workers.Go(func() {
@@ -117,8 +122,12 @@ func (t *Toolset) searchText(ctx context.Context, raw json.RawMessage) (*Output,
 				if size := j.f.Size(); int64(cap(buf)) <= size {
 					buf = make([]byte, 0, size+size/8+512)
 				}
-				lines, buf = searchFile(j.f, buf, re, must, j.rel, limit+1)
+				var bin bool
+				lines, buf, bin = searchFile(j.f, buf, re, must, j.rel, limit+1)
 				j.f.Close()
+				if bin {
+					binary.Add(1)
+				}
 				if len(lines) > 0 {
 					total.Add(int64(len(lines)))
 					mu.Lock()
@@ -135,7 +144,13 @@ func (t *Toolset) searchText(ctx context.Context, raw json.RawMessage) (*Output,
 		}
 		f, err := wf.Open()
 		if err != nil {
+			unreadable++
 			return true
+		}
+		if f.Size() > maxSearchBytes {
+			if nLarge++; len(large) < maxSkippedNames {
+				large = append(large, wf.Path)
+			}
 		}
 		if f.Size() > maxSearchBytes || f.Size() == 0 {
 			f.Close()
@@ -182,22 +197,58 @@ collect:
 		fmt.Fprintf(&out, "%d matching lines in %d files:\n", n, files)
 	}
 	out.WriteString(b.String())
-	return &Output{Structured: map[string]any{"matches": n, "truncated": more}, Text: out.String(), Meta: map[string]any{"matches": n, "files": files, "truncated": more}}, nil
+	// What was not searched, so that "no matches" is never a silent
+	// "not looked at".
+	skipped := map[string]any{}
+	var notes []string
+	if nLarge > 0 {
+		names := strings.Join(large, ", ")
+		if nLarge > len(large) {
+			names += ", ..."
+		}
+		notes = append(notes, fmt.Sprintf("%d over %d MiB (%s; read_file reads them by pages)", nLarge, maxSearchBytes>>20, names))
+		skipped["over_size"], skipped["over_size_files"] = nLarge, large
+	}
+	if nb := binary.Load(); nb > 0 {
+		// Said in the text only when nothing matched: most trees have
+		// binary files, and a model then needs no word about them.
+		if n == 0 {
+			notes = append(notes, fmt.Sprintf("%d binary", nb))
+		}
+		skipped["binary"] = nb
+	}
+	if unreadable > 0 {
+		notes = append(notes, fmt.Sprintf("%d unreadable", unreadable))
+		skipped["unreadable"] = unreadable
+	}
+	structured := map[string]any{"matches": n, "truncated": more}
+	meta := map[string]any{"matches": n, "files": files, "truncated": more}
+	if len(notes) > 0 {
+		fmt.Fprintf(&out, "Not searched: %s.\n", strings.Join(notes, "; "))
+	}
+	if len(skipped) > 0 {
+		structured["skipped"], meta["skipped"] = skipped, skipped
+	}
+	return &Output{Structured: structured, Text: out.String(), Meta: meta}, nil
 }
 
+// maxSkippedNames is how many files too large to search a result names.
+const maxSkippedNames = 5
+
 // searchFile reads f (into buf, which it returns for reuse) and returns
-// its matching lines as "rel:line: text\n", at most max of them. Binary
-// files have none.
-func searchFile(f *editguard.RegularFile, buf []byte, re *regexp.Regexp, must []byte, rel string, max int) ([]string, []byte) {
+// its matching lines as "rel:line: text\n", at most max of them, and
+// whether it is binary (a NUL in its first 8,000 bytes): binary files have
+// none.
+func searchFile(f *editguard.RegularFile, buf []byte, re *regexp.Regexp, must []byte, rel string, max int) ([]string, []byte, bool) {
 	data, err := f.ReadAll(buf, maxSearchBytes)
 	if err != nil {
-		return nil, buf
+		return nil, buf, false
 	}
 	if bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
-		return nil, data // binary
+		return nil, data, true
 	}
 	if must != nil && bytes.Index(data, must) < 0 {
-		return nil, data
+		return nil, data, false
 	}
 	locs := re.FindAllIndex(data, -1)
 	var out []string
@@ -222,7 +273,7 @@ func searchFile(f *editguard.RegularFile, buf []byte, re *regexp.Regexp, must []
 			break
 		}
 	}
-	return out, data
+	return out, data, false
 }
 
 // requiredLiteral returns the longest literal text that every match of the

@@ -27,8 +27,9 @@ var searchCmd = &command{
 root) that matches PATTERN, an RE2 regular expression (plain text with
 --literal), in path order, at most --max lines (default 100, at most
 1,000). Files .gitignore excludes, binary files, files over 8 MiB, .git
-directories and .editguard are skipped; symlinks are not followed. It
-records no read.`,
+directories and .editguard are skipped, and a last line says how many
+files it did not search and why (binary ones only when nothing matched);
+symlinks are not followed. It records no read.`,
 }
 
 var treeCmd = &command{
