@@ -57,6 +57,11 @@ type Result struct {
 	Replacements  int      `json:"replacements,omitempty"`
 	MatchedWith   []string `json:"matched_with,omitempty"`
 	Strategy      string   `json:"strategy,omitempty"`
+	// Merged says the file had changed since the session's read and the
+	// edit was applied over that change, which ExternalDiff shows (from
+	// the read to the file before the edit); see merge.go.
+	Merged       bool   `json:"merged,omitempty"`
+	ExternalDiff string `json:"external_diff,omitempty"`
 	// MovedFrom is the source of a move; Path is its destination, and
 	// SourceVersion the history version that keeps what left the source.
 	MovedFrom     string `json:"moved_from,omitempty"`
@@ -100,6 +105,11 @@ type change struct {
 	build func(t *target, obs *observation, enc string) (*plan, error)
 	// args are the call's arguments as the ledger records them.
 	args any
+	// merge lets the change go on when the file changed since the
+	// session's read, if build can merge over that change (merge.go):
+	// seen is then the content of the read, for build.
+	merge bool
+	seen  []byte
 }
 
 // plan is the outcome of build.
@@ -121,6 +131,9 @@ type plan struct {
 	// frozen says that nothing writes to data, now or later, so the
 	// session may keep it without a copy.
 	frozen bool
+	// externalDiff is set when the change was merged over another
+	// writer's change since the session's read: that change, as a diff.
+	externalDiff string
 	// held is the file being replaced, when it is held under a lease
 	// (held.go), and unhold gives the lease up early.
 	held   *atomicfile.Held
@@ -200,6 +213,16 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 	default:
 		base, err = s.check(t, c.pre, obs, c.wholeFile)
 	}
+	// A stale edit may merge over the other change (merge.go).
+	var staleErr error
+	if err != nil && c.merge && !s.w.opts.NoMerge && base != nil && obs.stat.Exists && obs.stat.Regular() && len(obs.data) <= seenFileMax {
+		var e *Error
+		if errors.As(err, &e) && e.Code == CodeStaleFile && e.Details["reason"] == ReasonModified {
+			if seen, ok := s.recall(base.SHA256); ok {
+				c.seen, staleErr, err = seen, err, nil
+			}
+		}
+	}
 	enc := ""
 	if base != nil {
 		enc = base.Encoding
@@ -209,6 +232,13 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 		return nil, err
 	}
 	pl, err := c.build(t, obs, enc)
+	if nm, ok := isNoMerge(err); ok && staleErr != nil {
+		// Not mergeable: the stale file's error, saying why not.
+		var e *Error
+		errors.As(staleErr, &e)
+		e.Details["not_merged"] = nm.why
+		return nil, staleErr
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -222,6 +252,7 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 		Path: c.path, Created: !obs.stat.Exists, Deleted: pl.remove,
 		Diff:         unifiedDiff(c.path, pl.oldText, pl.newText, !obs.stat.Exists, pl.remove),
 		Replacements: pl.replacements, MatchedWith: pl.matchedWith,
+		Merged: pl.externalDiff != "", ExternalDiff: pl.externalDiff,
 	}
 	if !pl.remove {
 		sum := pl.sum
@@ -380,6 +411,9 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 		res.warn("the change is in place, but %v", err)
 	}
 	res.Strategy = ar.Strategy
+	if res.Merged {
+		res.Strategy = strategyMerged
+	}
 	if len(ar.Displaced) > 0 {
 		v := s.w.keepDisplaced(t, s.name, ar.Displaced)
 		res.warn("another program wrote into the file while it was replaced; the %d bytes it left in the old file are kept in history as %s", len(ar.Displaced), v)

@@ -20,6 +20,9 @@ type EditOptions struct {
 	DryRun            bool          `json:"dry_run,omitempty"`
 	Encoding          string        `json:"encoding,omitempty"`
 	AllowPlaceholders bool          `json:"allow_placeholders,omitempty"`
+	// NoMerge refuses the edit with STALE_FILE when the file changed since
+	// the session's read, even where it could merge (merge.go).
+	NoMerge bool `json:"no_merge,omitempty"`
 }
 
 // Edit applies edits in order, each to the result of the previous, and
@@ -35,9 +38,10 @@ func (s *Session) Edit(ctx context.Context, p string, edits []Edit, opts *EditOp
 		return nil, newError(CodeInvalidArgument, p, "no edits given", "pass old_string and new_string, or an edits array", nil)
 	}
 	create := len(edits) == 1 && edits[0].OldString == ""
-	return s.mutate(ctx, &change{
+	var ch *change
+	ch = &change{
 		tool: "edit_file", path: p, pre: o.Precondition, dryRun: o.DryRun,
-		args: editArgs(p, edits, &o),
+		args: editArgs(p, edits, &o), merge: !create && !o.NoMerge,
 		build: func(t *target, obs *observation, enc string) (*plan, error) {
 			if create {
 				if obs.stat.Exists {
@@ -71,6 +75,19 @@ func (s *Session) Edit(ctx context.Context, p string, edits []Edit, opts *EditOp
 					return nil, editError(p, err)
 				}
 			}
+			if ch.seen != nil {
+				// The file changed since the session's read.
+				text, external, matched, err := mergeEdits(ch.seen, enc, doc.Text, edits)
+				if err != nil {
+					return nil, err
+				}
+				data, _, err := encodeText(doc, text, "")
+				if err != nil {
+					return nil, codecError(p, err)
+				}
+				return &plan{data: data, frozen: true, oldText: doc.Text, newText: text, encoding: doc.Format.Encoding,
+					replacements: len(edits), matchedWith: matched, externalDiff: external}, nil
+			}
 			r, err := textedit.Apply(doc.Text, te)
 			if err != nil {
 				return nil, editError(p, err)
@@ -82,5 +99,6 @@ func (s *Session) Edit(ctx context.Context, p string, edits []Edit, opts *EditOp
 			return &plan{data: data, frozen: true, oldText: doc.Text, newText: r.Text, encoding: doc.Format.Encoding,
 				replacements: r.Replacements, matchedWith: r.MatchedWith}, nil
 		},
-	})
+	}
+	return s.mutate(ctx, ch)
 }

@@ -155,8 +155,11 @@ func TestPreconditionMatrix(t *testing.T) {
 								_, err = s.Write(ctx, rel, wantContent, &editguard.WriteOptions{Precondition: pre})
 							} else {
 								wantContent = "ALPHA\nBETA\ngamma\n"
+								// Not merged over a stale baseline: the
+								// matrix is of the checks (merge_test.go
+								// has the merges).
 								_, err = s.Edit(ctx, rel, []editguard.Edit{{OldString: "alpha", NewString: "ALPHA"}},
-									&editguard.EditOptions{Precondition: pre})
+									&editguard.EditOptions{Precondition: pre, NoMerge: true})
 							}
 
 							wantCode, wantReason := want(op, base, ex, mustNotExist, exists)

@@ -57,7 +57,7 @@ func TestStaleShowsChanges(t *testing.T) {
 				return fmt.Sprintf("line %d", i)
 			}))
 			edit := []editguard.Edit{{OldString: "line 2\n", NewString: "line two\n"}}
-			_, err := s.Edit(ctx, "a.go", edit, nil)
+			_, err := s.Edit(ctx, "a.go", edit, &editguard.EditOptions{NoMerge: true})
 			e := staleErr(t, err)
 			changes, _ := e.Details["changes"].(string)
 			if !strings.Contains(changes, "-line 30\n+line 30 changed by a person\n") || e.Details["baseline_updated"] != true {
@@ -80,7 +80,7 @@ func TestStaleShowsChanges(t *testing.T) {
 			// The session's own write is remembered too: a change on top
 			// of it is shown against what it wrote.
 			writeFile(t, dir, "a.go", strings.Replace(got, "line 5\n", "line five\n", 1))
-			_, err = s.Edit(ctx, "a.go", []editguard.Edit{{OldString: "line 7\n", NewString: "line seven\n"}}, nil)
+			_, err = s.Edit(ctx, "a.go", []editguard.Edit{{OldString: "line 7\n", NewString: "line seven\n"}}, &editguard.EditOptions{NoMerge: true})
 			if e := staleErr(t, err); !strings.Contains(fmt.Sprint(e.Details["changes"]), "+line five\n") {
 				t.Fatalf("details after a change on top of our write = %v", e.Details)
 			}
@@ -106,7 +106,7 @@ func TestStaleLargeChange(t *testing.T) {
 		return fmt.Sprintf("line %d", i)
 	}))
 	edit := []editguard.Edit{{OldString: "line 1\n", NewString: "line one\n"}}
-	_, err := s.Edit(ctx, "a.txt", edit, nil)
+	_, err := s.Edit(ctx, "a.txt", edit, &editguard.EditOptions{NoMerge: true})
 	e := staleErr(t, err)
 	if _, ok := e.Details["changes"]; ok {
 		t.Fatalf("a %d-line change was shown whole", 300)
@@ -117,7 +117,7 @@ func TestStaleLargeChange(t *testing.T) {
 	if !strings.Contains(e.RecoveryHint, "read_file") {
 		t.Errorf("hint %q does not ask for a read", e.RecoveryHint)
 	}
-	_, err = s.Edit(ctx, "a.txt", edit, nil)
+	_, err = s.Edit(ctx, "a.txt", edit, &editguard.EditOptions{NoMerge: true})
 	staleErr(t, err)
 }
 

@@ -66,6 +66,9 @@ type Options struct {
 	// entered. nil means the lines of .editguard/checkpoint-include if
 	// there is one, else DefaultCheckpointInclude; an empty list, none.
 	CheckpointInclude []string
+	// NoMerge makes every edit whose file changed since the session's
+	// read fail with STALE_FILE, as before merging existed (merge.go).
+	NoMerge bool
 }
 
 // DefaultCheckpointInclude is what checkpoints cover of the files a

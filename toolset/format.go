@@ -132,6 +132,9 @@ func changeText(verb string, res *editguard.Result) string {
 	default:
 		fmt.Fprintf(&b, "%s %s: %s; now %d bytes, sha256 %s.\n", verb, res.Path, stats, res.SizeBytes, res.SHA256)
 	}
+	if res.Merged {
+		b.WriteString("Merged: the file had changed since your last read; your edit was applied on top of that change, which is kept (shown after your diff).\n")
+	}
 	if res.Replacements > 1 {
 		fmt.Fprintf(&b, "Replacements: %d.\n", res.Replacements)
 	}
@@ -159,6 +162,11 @@ func changeText(verb string, res *editguard.Result) string {
 	if res.Diff != "" {
 		d, _ := udiff.Bound(res.Diff, DiffBudget)
 		b.WriteString("\n")
+		b.WriteString(d)
+	}
+	if res.ExternalDiff != "" {
+		d, _ := udiff.Bound(res.ExternalDiff, DiffBudget/2)
+		b.WriteString("\nThe other change, since your last read:\n")
 		b.WriteString(d)
 	}
 	return b.String()

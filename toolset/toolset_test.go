@@ -233,16 +233,29 @@ func TestEditForms(t *testing.T) {
 	if want := "ALPHA\nB\nG\nB\n"; string(got) != want {
 		t.Errorf("a.go = %q, want %q", got, want)
 	}
-	// Another writer changes the file: the next edit must be refused.
-	if err := os.WriteFile(filepath.Join(ws.Dir(), "a.go"), []byte("ALPHA\nB\nG\nB\nmore\n"), 0o644); err != nil {
+	// Another writer changes the line the next edit replaces: it must be
+	// refused.
+	if err := os.WriteFile(filepath.Join(ws.Dir(), "a.go"), []byte("ALPHA\nB\nG changed\nB\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	e := wantCode(t, ts, "edit_file", `{"path":"a.go","old_string":"G","new_string":"g"}`, editguard.CodeStaleFile)
-	if e.RecoveryHint == "" || e.Details["reason"] != editguard.ReasonModified {
-		t.Errorf("stale error = %+v, want reason modified and a recovery hint", e)
+	if e.RecoveryHint == "" || e.Details["reason"] != editguard.ReasonModified || e.Details["not_merged"] == nil {
+		t.Errorf("stale error = %+v, want reason modified, a recovery hint and why it did not merge", e)
 	}
 	mustCall(t, ts, "read_file", `{"path":"a.go"}`)
 	mustCall(t, ts, "edit_file", `{"path":"a.go","old_string":"G","new_string":"g"}`)
+	// Another writer changes another line: the edit merges over it, and
+	// the text says so and shows that change.
+	if err := os.WriteFile(filepath.Join(ws.Dir(), "a.go"), []byte("ALPHA\nB\ng changed\nB\nmore\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out = mustCall(t, ts, "edit_file", `{"path":"a.go","old_string":"ALPHA","new_string":"alpha"}`)
+	if !strings.Contains(out.Text, "Merged: ") || !strings.Contains(out.Text, "+more\n") {
+		t.Errorf("merged edit text:\n%s", out.Text)
+	}
+	if got, _ := os.ReadFile(filepath.Join(ws.Dir(), "a.go")); string(got) != "alpha\nB\ng changed\nB\nmore\n" {
+		t.Errorf("a.go after the merge = %q", got)
+	}
 }
 
 func TestWriteCreateAndPrecondition(t *testing.T) {

@@ -92,9 +92,16 @@ func TestModelView(t *testing.T) {
 			before: func() {
 				p := filepath.Join(ws.Dir(), "a.go")
 				data, _ := os.ReadFile(p)
-				os.WriteFile(p, []byte(strings.Replace(string(data), "// Hello", "// Hello, changed by a person.\n// Hello", 1)), 0o644)
+				os.WriteFile(p, []byte(strings.Replace(string(data), "import \"fmt\"", "import \"fmt\" // changed by a person", 1)), 0o644)
 			}},
 		{name: "edit_file_after_stale", tool: "edit_file", args: map[string]any{"path": "a.go", "old_string": "package a\n", "new_string": "package b\n"}, budget: 5000},
+		// A person changes another line: the edit merges over it.
+		{name: "edit_file_merged", tool: "edit_file", args: map[string]any{"path": "a.go", "old_string": `Println("hello\n")`, "new_string": `Println("hello again\n")`}, budget: 5000,
+			before: func() {
+				p := filepath.Join(ws.Dir(), "a.go")
+				data, _ := os.ReadFile(p)
+				os.WriteFile(p, []byte(strings.Replace(string(data), "// Hello", "// Hello, changed by a person.\n// Hello", 1)), 0o644)
+			}},
 		{name: "file_history", tool: "file_history", args: map[string]any{"path": "a.go"}, budget: 3000},
 		{name: "restore_file", tool: "restore_file", args: map[string]any{"path": "a.go", "version": "v1", "dry_run": true}, budget: 5000},
 		{name: "restore_file_unknown", tool: "restore_file", args: map[string]any{"path": "a.go", "version": "v99"}, budget: 1000},

@@ -71,23 +71,20 @@ func TestClaudeCodeSeesToolResults(t *testing.T) {
 		{
 			Tool:  "edit_file",
 			Input: map[string]any{"path": "small.go", "old_string": oldLine, "new_string": "const Greeting = \"bye\\n\""},
-			// Someone else changes small.go after it was read; the line the
-			// edit replaces is still there.
-			Before: func() error {
-				f, err := os.OpenFile(filepath.Join(ws, "small.go"), os.O_APPEND|os.O_WRONLY, 0)
-				if err != nil {
-					return err
-				}
-				_, err = f.WriteString("// changed on disk by someone else\n")
-				if err2 := f.Close(); err == nil {
-					err = err2
-				}
-				return err
-			},
+			// Someone else moves the line the edit replaces to the end
+			// of small.go after it was read: the edit does not merge.
+			Before: func() error { return moveStaleLine(ws) },
 		},
 		// The error showed the change, and the session's read moved to
 		// it: the same edit goes through without another read.
 		{Tool: "edit_file", Input: map[string]any{"path": "small.go", "old_string": oldLine, "new_string": "const Greeting = \"bye\\n\""}},
+		// Someone else changes another line: an edit elsewhere merges
+		// over it in one call.
+		{
+			Tool:   "edit_file",
+			Input:  map[string]any{"path": "small.go", "old_string": "package small\n", "new_string": "package small // merged\n"},
+			Before: func() error { return appendLine(ws, "small.go", "// a second change by someone else") },
+		},
 	}
 	run := runClaudeFull(t, ws, script)
 	t.Logf("offered tools: %v", run.Offered)
@@ -102,7 +99,7 @@ func TestClaudeCodeSeesToolResults(t *testing.T) {
 		t.Fatalf("got %d tool results for %d steps", len(run.Results), len(script))
 	}
 
-	paths := []string{"small.go", "big.go", "new.txt", "small.go", "small.go"}
+	paths := []string{"small.go", "big.go", "new.txt", "small.go", "small.go", "small.go"}
 	for i, r := range run.Results {
 		if r.Count != 1 {
 			t.Errorf("step %d: %d tool_result blocks, want 1", i, r.Count)
@@ -154,9 +151,14 @@ func TestClaudeCodeSeesToolResults(t *testing.T) {
 	if !strings.HasPrefix(edit.Content, "STALE_FILE small.go") || !strings.Contains(edit.Content, "\n+// changed on disk by someone else\n") {
 		t.Errorf("edit_file after an external change: want STALE_FILE with the change; got %s", truncate(edit.Content, 800))
 	}
+	// The merge: one call, the other change shown and kept.
+	if m := run.Results[5].Content; !strings.Contains(m, "Merged: ") || !strings.Contains(m, "\n+// a second change by someone else\n") {
+		t.Errorf("edit_file over another line's change: want it merged, showing the change; got %s", truncate(m, 800))
+	}
 	after, err := os.ReadFile(filepath.Join(ws, "small.go"))
-	if err != nil || !strings.Contains(string(after), "const Greeting = \"bye\\n\"") || !strings.HasSuffix(string(after), "// changed on disk by someone else\n") {
-		t.Errorf("small.go after the redo: want the edit and the other change both; got %q (%v)", truncate(string(after), 300), err)
+	if err != nil || !strings.Contains(string(after), "const Greeting = \"bye\\n\"\n"+staleChange+"\n") ||
+		!strings.HasPrefix(string(after), "package small // merged\n") || !strings.HasSuffix(string(after), "// a second change by someone else\n") {
+		t.Errorf("small.go after the edits: want every edit and every other change; got %q (%v)", truncate(string(after), 300), err)
 	}
 	if got, err := os.ReadFile(filepath.Join(ws, "new.txt")); err != nil || len(got) != 1<<20 {
 		t.Errorf("new.txt: %d bytes, err %v; want %d bytes", len(got), err, 1<<20)
@@ -171,29 +173,41 @@ const staleEditLine = "const Greeting = \"hello, \\\"world\\\"\\n\""
 const staleChange = "// changed on disk by someone else"
 
 // staleScript reads small.go in ws (a smallGo(4096)), has someone else
-// append staleChange to it, then edits it twice: the first edit_file is
-// refused with STALE_FILE, whose diff shows the change, and the second,
-// the same edit, goes through, since the refusal moved the session's read
-// to the file as it now is.
+// move the line it edits to the end, followed by staleChange, then edits it
+// twice: the first edit_file is refused with STALE_FILE (the other change
+// touched the line it replaces, so it does not merge), whose diff shows the
+// change, and the second, the same edit, goes through, since the refusal
+// moved the session's read to the file as it now is.
 func staleScript(ws string) []Step {
 	edit := map[string]any{"path": "small.go", "old_string": staleEditLine, "new_string": "const Greeting = \"bye\\n\""}
 	return []Step{
 		{Tool: "read_file", Input: map[string]any{"path": "small.go"}},
-		{
-			Tool:  "edit_file",
-			Input: edit,
-			Before: func() error {
-				f, err := os.OpenFile(filepath.Join(ws, "small.go"), os.O_APPEND|os.O_WRONLY, 0)
-				if err != nil {
-					return err
-				}
-				_, err = f.WriteString(staleChange + "\n")
-				if err2 := f.Close(); err == nil {
-					err = err2
-				}
-				return err
-			},
-		},
+		{Tool: "edit_file", Input: edit, Before: func() error { return moveStaleLine(ws) }},
 		{Tool: "edit_file", Input: edit},
 	}
+}
+
+// moveStaleLine moves staleEditLine of small.go in ws to its end, followed
+// by staleChange, as someone else's change.
+func moveStaleLine(ws string) error {
+	p := filepath.Join(ws, "small.go")
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	s := strings.Replace(string(data), staleEditLine+"\n", "", 1)
+	return os.WriteFile(p, []byte(s+staleEditLine+"\n"+staleChange+"\n"), 0o644)
+}
+
+// appendLine appends line to the file name in ws, as someone else's change.
+func appendLine(ws, name, line string) error {
+	f, err := os.OpenFile(filepath.Join(ws, name), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(line + "\n")
+	if err2 := f.Close(); err == nil {
+		err = err2
+	}
+	return err
 }
