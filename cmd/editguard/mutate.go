@@ -103,8 +103,18 @@ func printResult(e *env, verb string, r *editguard.Result) error {
 	if r.Replacements > 1 {
 		extra = fmt.Sprintf(", %d replacements", r.Replacements)
 	}
-	_, err := fmt.Fprintf(e.stdout, "%s %s (%d bytes%s, sha256 %s)\n", verb, r.Path, r.SizeBytes, extra, r.SHA256)
-	return err
+	if r.Merged {
+		extra += ", merged over a change made since your read"
+	}
+	if _, err := fmt.Fprintf(e.stdout, "%s %s (%d bytes%s, sha256 %s)\n", verb, r.Path, r.SizeBytes, extra, r.SHA256); err != nil {
+		return err
+	}
+	if r.Merged {
+		// What the other writer changed, kept under this edit.
+		fmt.Fprintf(e.stderr, "editguard: %s had changed since your read; the edit was applied on top of that change, which is kept:\n", r.Path)
+		writeDiff(e.stderr, r.ExternalDiff, false)
+	}
+	return nil
 }
 
 // openTTY opens the controlling terminal for a question when standard input

@@ -51,3 +51,21 @@ func TestReadBounded(t *testing.T) {
 		t.Errorf("%d reads gave %d bytes, want the file's %d in pieces", calls, got.Len(), len(many))
 	}
 }
+
+// TestEditMergesOnTheCommandLine: an edit over someone else's change to
+// another line merges, and says so, with that change on stderr.
+func TestEditMergesOnTheCommandLine(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, root, "f.txt", "one\ntwo\nthree\n")
+	if code, _, errs := cliRun(t, root, "--session", "me", "read", "f.txt"); code != 0 {
+		t.Fatalf("read: %d %s", code, errs)
+	}
+	writeFile(t, root, "f.txt", "one\ntwo\nthree\nfour, by someone else\n")
+	code, out, errs := cliRun(t, root, "--session", "me", "edit", "f.txt", "--old", "one\n", "--new", "ONE\n")
+	if code != 0 || !strings.Contains(out, "merged over a change made since your read") || !strings.Contains(errs, "+four, by someone else") {
+		t.Fatalf("edit: exit %d\n%s%s", code, out, errs)
+	}
+	if got := readFile(t, root, "f.txt"); got != "ONE\ntwo\nthree\nfour, by someone else\n" {
+		t.Fatalf("f.txt = %q", got)
+	}
+}
