@@ -42,6 +42,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	row("lost updates", r.LostUpdates, "acknowledged guarded markers missing with no unguarded writer to blame; must be 0")
 	row("ledger records", r.LedgerRecords, "hash chain verified")
+	row("merged commits", r.Merged, "edits applied over another session's change since their read")
 	row("history versions", r.HistoryVersions, fmt.Sprintf("loaded and hashed; %d removed by retention", r.HistoryPruned))
 	row("torn files", r.TornFiles, "partial content editguard cannot explain; must be 0")
 	row("leaked temps", r.LeakedTemps, "")

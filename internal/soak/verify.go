@@ -57,6 +57,10 @@ type Report struct {
 	TornFiles   int
 
 	LedgerRecords int
+	// Merged counts the commits the ledger records as merged over another
+	// session's change since the editing session's read (merge.go): the
+	// conflicts that no longer cost a refusal.
+	Merged int
 	// CaughtAtExchange counts STALE_FILE records whose file matched the
 	// baseline under the lock but changed before the exchange was
 	// verified: the unguarded writer caught by step 6 of the commit.
@@ -365,6 +369,9 @@ func checkWorkspace(rep *Report, root string, attempts []attempt) error {
 		switch r.Outcome {
 		case "ok":
 			t.ok++
+			if r.Strategy == "merged" {
+				rep.Merged++
+			}
 			if r.HistoryVersion == "" || r.SHA256Before == "" {
 				rep.violate("ledger record %d: a commit without history_version or sha256_before", r.Seq)
 				return nil

@@ -25,8 +25,10 @@ test('streamable HTTP: two sessions, stale edit refused, re-read recovers', asyn
   await ok(b, 'read_file', { path: 'shared.md' });
   await ok(a, 'edit_file', { path: 'shared.md', old_string: '# Title', new_string: '# New title' });
 
-  const e = await fails(b, 'edit_file', { path: 'shared.md', old_string: 'body', new_string: 'BODY' }, 'STALE_FILE');
+  // B edits the line A changed: refused (an edit elsewhere would merge).
+  const e = await fails(b, 'edit_file', { path: 'shared.md', old_string: '# Title', new_string: '# B title' }, 'STALE_FILE');
   assert.equal(e.details?.reason, 'modified', `details = ${JSON.stringify(e.details)}`);
+  assert.ok(e.details?.not_merged, `details = ${JSON.stringify(e.details)}`);
   assert.equal(fs.readFileSync(file, 'utf8'), '# New title\n\nbody\n');
 
   // The sessions keep separate read state: a third session has read nothing.

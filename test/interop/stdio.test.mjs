@@ -56,10 +56,11 @@ test('two clients: the stale edit is refused, the re-read recovers it', async (t
   assert.equal(fs.readFileSync(file, 'utf8'), 'ALPHA\nbeta\ngamma\n');
   assert.equal(wa.sha256, sha256(fs.readFileSync(file)));
 
-  // B still believes the file is what it read: its edit must not land on
-  // top of A's change unseen.
-  const e = await fails(b, 'edit_file', { path: 'notes.txt', old_string: 'gamma', new_string: 'GAMMA' }, 'STALE_FILE');
+  // B still believes the file is what it read: its edit of the line A
+  // changed must not land on top of A's change.
+  const e = await fails(b, 'edit_file', { path: 'notes.txt', old_string: 'alpha', new_string: 'Alpha' }, 'STALE_FILE');
   assert.equal(e.details?.reason, 'modified', `details = ${JSON.stringify(e.details)}`);
+  assert.ok(e.details?.not_merged, `details = ${JSON.stringify(e.details)}`);
   assert.equal(fs.readFileSync(file, 'utf8'), 'ALPHA\nbeta\ngamma\n', 'stale edit changed the file');
 
   const rb2 = await ok(b, 'read_file', { path: 'notes.txt' });
@@ -67,6 +68,13 @@ test('two clients: the stale edit is refused, the re-read recovers it', async (t
   assert.equal(rb2.sha256, wa.sha256);
   await ok(b, 'edit_file', { path: 'notes.txt', edits: [{ old_string: 'gamma', new_string: 'GAMMA' }] });
   assert.equal(fs.readFileSync(file, 'utf8'), 'ALPHA\nbeta\nGAMMA\n', 'both changes must survive');
+
+  // A has not seen B's change; its edit of another line merges over it,
+  // and A is told.
+  const m = await ok(a, 'edit_file', { path: 'notes.txt', old_string: 'ALPHA', new_string: 'ALPHA!' });
+  assert.equal(m.merged, true, `result = ${JSON.stringify(m)}`);
+  assert.ok(m.text.includes('Merged: ') && m.text.includes('+GAMMA'), `text = ${m.text}`);
+  assert.equal(fs.readFileSync(file, 'utf8'), 'ALPHA!\nbeta\nGAMMA\n', 'the merge must keep B\'s change');
 
   // Each displaced version went to history.
   const h = await ok(a, 'file_history', { path: 'notes.txt' });
