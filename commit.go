@@ -429,9 +429,12 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 		res.MtimeMS = ar.Stat.MtimeNS / 1e6
 	default:
 		res.MtimeMS = ar.Stat.MtimeNS / 1e6
+		// After a merge the session has seen the other change only as a
+		// diff, perhaps cut: edits may go on, a whole-file write needs a
+		// read first.
 		err = s.setBaseline(t.lexical, Baseline{
 			Path: t.resolved, SHA256: res.SHA256, Size: res.SizeBytes, MtimeMS: res.MtimeMS,
-			FullRead: true, CapturedAt: time.Now(), Encoding: encodingToRemember(enc, pl.encoding),
+			FullRead: !res.Merged, CapturedAt: time.Now(), Encoding: encodingToRemember(enc, pl.encoding),
 		})
 		if err == nil {
 			s.rememberFrozen(res.SHA256, pl.data, pl.frozen)

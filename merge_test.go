@@ -90,7 +90,12 @@ func TestStaleEditMerges(t *testing.T) {
 			if strategy != "merged" {
 				t.Errorf("ledger strategy %q, want merged", strategy)
 			}
-			// The session's baseline follows: another edit needs no read.
+			// The session's baseline follows: a whole-file write needs a
+			// read first, since the session saw the other change only as a
+			// diff; another edit needs none.
+			if _, err := s.Write(ctx, "a.txt", "whole\n", nil); errorCode(err) != editguard.CodeNotRead {
+				t.Errorf("write after the merge = %v, want NOT_READ (partial)", err)
+			}
 			if _, err := s.Edit(ctx, "a.txt", []editguard.Edit{{OldString: "line 39\n", NewString: "end\n"}}, nil); err != nil {
 				t.Errorf("edit after the merge: %v", err)
 			}

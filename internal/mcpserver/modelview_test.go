@@ -103,6 +103,9 @@ func TestModelView(t *testing.T) {
 				os.WriteFile(p, []byte(strings.Replace(string(data), "// Hello", "// Hello, changed by a person.\n// Hello", 1)), 0o644)
 			}},
 		{name: "file_history", tool: "file_history", args: map[string]any{"path": "a.go"}, budget: 3000},
+		// A merge showed the other change as a diff: a whole-file change
+		// (restore) needs a full read first.
+		{name: "read_file_after_merge", tool: "read_file", args: map[string]any{"path": "a.go"}, budget: 25000},
 		{name: "restore_file", tool: "restore_file", args: map[string]any{"path": "a.go", "version": "v1", "dry_run": true}, budget: 5000},
 		{name: "restore_file_unknown", tool: "restore_file", args: map[string]any{"path": "a.go", "version": "v99"}, budget: 1000},
 		{name: "delete_file_not_read", tool: "delete_file", args: map[string]any{"path": "b.txt"}, budget: 600},
