@@ -69,3 +69,18 @@ func TestEditMergesOnTheCommandLine(t *testing.T) {
 		t.Fatalf("f.txt = %q", got)
 	}
 }
+
+// TestEditNoMergeOnTheCommandLine: --no-merge refuses the edit a merge
+// would apply, with the conflict exit code.
+func TestEditNoMergeOnTheCommandLine(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, root, "f.txt", "one\ntwo\nthree\n")
+	cliRun(t, root, "--session", "me", "read", "f.txt")
+	writeFile(t, root, "f.txt", "one\ntwo\nthree\nfour\n")
+	if code, _, errs := cliRun(t, root, "--session", "me", "edit", "f.txt", "--old", "one\n", "--new", "ONE\n", "--no-merge"); code != exitConflict || !strings.Contains(errs, "STALE_FILE") {
+		t.Fatalf("edit --no-merge: exit %d, stderr %q; want %d and STALE_FILE", code, errs, exitConflict)
+	}
+	if got := readFile(t, root, "f.txt"); got != "one\ntwo\nthree\nfour\n" {
+		t.Fatalf("f.txt = %q", got)
+	}
+}

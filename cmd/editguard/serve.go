@@ -19,7 +19,7 @@ import (
 
 var serveCmd = &command{
 	name:    "serve",
-	args:    "[--http ADDR [--tokens FILE] [--tls-cert FILE --tls-key FILE] [--insecure] [--max-inflight N] [--rate N] [--burst N] [--max-sessions N] [--max-sessions-per-token N] [--session-timeout D]] [--approve auto|ask|read-only] [--deny GLOB]... [--token TOKEN]",
+	args:    "[--http ADDR [--tokens FILE] [--tls-cert FILE --tls-key FILE] [--insecure] [--max-inflight N] [--rate N] [--burst N] [--max-sessions N] [--max-sessions-per-token N] [--session-timeout D]] [--approve auto|ask|read-only] [--deny GLOB]... [--no-merge] [--token TOKEN]",
 	summary: "serve the file tools to MCP clients (stdio, or streamable HTTP)",
 	help: `Serve offers read_file, write_file, edit_file, list_directory, file_info,
 file_history, restore_file and begin_turn to MCP clients. Each MCP session
@@ -80,11 +80,17 @@ uses (DELETE) or wait. 0 means no limit.
 
 --approve ask puts the diff of every change to the person at the client
 (MCP elicitation) and writes only what they accept; a client that cannot ask
-gets REJECTED. --approve read-only offers only read_file, list_directory,
-file_info and file_history.
+gets REJECTED. --approve read-only offers only the tools that never change
+a file (read_file, read_multiple_files, list_directory, directory_tree,
+find_files, search_text, file_info, file_history, file_diff,
+list_allowed_directories).
 
 --deny GLOB (repeatable) protects more paths from changes, in addition to
 .git/**; "**" matches any number of path elements.
+
+An edit_file whose file changed since the session's read merges over that
+change when the text it replaces is untouched by it, and says so; --no-merge
+refuses every such edit with STALE_FILE instead.
 
 The server's Go garbage collector runs when its heap is three times what is
 live (GOGC=200), with a soft memory limit of 1 GiB (GOMEMLIMIT); set either
@@ -110,11 +116,13 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	var (
 		approve string
 		deny    globList
+		noMerge bool
 		h       httpFlagValues
 	)
 	fs.StringVar(&h.addr, "http", "", "serve streamable HTTP on `ADDR` (host:port) instead of stdio")
 	fs.StringVar(&approve, "approve", mcpserver.ApproveAuto, "approval of changes: auto, ask or read-only")
 	fs.Var(&deny, "deny", "protect paths matching `GLOB` from changes (repeatable)")
+	fs.BoolVar(&noMerge, "no-merge", false, "refuse an edit whose file changed since the read, even where it could merge")
 	fs.StringVar(&h.tokensFile, "tokens", "", "require a bearer token from `FILE` (lines \"AGENT TOKEN\", mode 600)")
 	fs.StringVar(&h.tlsCert, "tls-cert", "", "serve HTTPS with the PEM certificate (chain) in `FILE`")
 	fs.StringVar(&h.tlsKey, "tls-key", "", "private key of --tls-cert, PEM, in `FILE`")
@@ -153,7 +161,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err := checkRoot(e.root); err != nil {
 		return err
 	}
-	ws, err := editguard.Open(e.root, &editguard.Options{Deny: append(append([]string{}, editguard.DefaultDeny...), deny...)})
+	ws, err := editguard.Open(e.root, &editguard.Options{Deny: append(append([]string{}, editguard.DefaultDeny...), deny...), NoMerge: noMerge})
 	if err != nil {
 		return err
 	}
