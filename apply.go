@@ -1,6 +1,7 @@
 package editguard
 
 import (
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -477,9 +478,9 @@ func (w *Workspace) lockDirs(ctx context.Context, files []*txFile) ([]*filelock.
 	}
 	slices.SortFunc(dirs, func(a, b dir) int {
 		if a.id.dev != b.id.dev {
-			return cmpU(a.id.dev, b.id.dev)
+			return cmp.Compare(a.id.dev, b.id.dev)
 		}
-		return cmpU(a.id.ino, b.id.ino)
+		return cmp.Compare(a.id.ino, b.id.ino)
 	})
 	var locks []*filelock.Lock
 	for _, d := range dirs {
@@ -493,16 +494,6 @@ func (w *Workspace) lockDirs(ctx context.Context, files []*txFile) ([]*filelock.
 		locks = append(locks, l)
 	}
 	return locks, nil
-}
-
-func cmpU(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // commitTxFile puts one file's new state in place. A failure after the

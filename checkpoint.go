@@ -3,6 +3,7 @@
 package editguard
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -220,18 +221,8 @@ func (cp *checkpoints) activeRecords() ([]*activeCommand, error) {
 			out = append(out, act)
 		}
 	}
-	slices.SortFunc(out, func(a, b *activeCommand) int { return cmpInt64(a.StartNS, b.StartNS) })
+	slices.SortFunc(out, func(a, b *activeCommand) int { return cmp.Compare(a.StartNS, b.StartNS) })
 	return out, nil
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // collect removes the stored contents that neither keep (the checkpoint

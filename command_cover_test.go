@@ -16,15 +16,7 @@ import (
 // of the changes.
 func coverRun(t *testing.T, w *editguard.Workspace, dir, script string) (*editguard.CommandResult, []string) {
 	t.Helper()
-	c, err := w.NewSession("s").BeginCommand(ctx, script, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runShell(t, dir, script)
-	res, err := c.End(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runCommand(t, w.NewSession("s"), dir, script)
 	var paths []string
 	for _, ch := range res.Changes {
 		paths = append(paths, ch.Op+" "+ch.Path)

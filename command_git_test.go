@@ -40,6 +40,18 @@ func gitWorkspace(t *testing.T, files map[string]string, packed bool) (*editguar
 	return w, dir
 }
 
+// stagedWorkspace makes a workspace that is a git repository with one
+// file, staged.txt, added to the index and never committed.
+func stagedWorkspace(t *testing.T) (*editguard.Workspace, string) {
+	t.Helper()
+	requireGit(t)
+	w, dir := newWorkspace(t)
+	gitIn(t, dir, "init", "-q")
+	writeFile(t, dir, "staged.txt", "only in the index\n")
+	gitIn(t, dir, "add", "staged.txt")
+	return w, dir
+}
+
 // TestCommandGitBackedCheckpoint: in a clean git working copy the first
 // checkpoint copies nothing, since git holds every file's bytes, and what
 // a command then changes, deletes or replaces is read back from git's
@@ -128,32 +140,15 @@ func TestCommandGitFiltersAreCopied(t *testing.T) {
 // it, before git may prune its blob, so a later command's change of it is
 // still kept.
 func TestCommandGitIndexMovesOn(t *testing.T) {
-	requireGit(t)
-	w, dir := newWorkspace(t)
-	gitIn(t, dir, "init", "-q")
-	writeFile(t, dir, "staged.txt", "only in the index\n")
-	gitIn(t, dir, "add", "staged.txt")
+	w, dir := stagedWorkspace(t)
 	s := w.NewSession("s")
-	run := func(script string) *editguard.CommandResult {
-		t.Helper()
-		c, err := s.BeginCommand(ctx, script, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		runShell(t, dir, script)
-		res, err := c.End(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
-	}
-	run("true")
+	runCommand(t, s, dir, "true")
 	if n := storeObjects(t, dir); n != 0 {
 		t.Fatalf("%d contents stored, want none: git's index holds staged.txt", n)
 	}
 	gitIn(t, dir, "rm", "-q", "--cached", "staged.txt")
 	gitIn(t, dir, "gc", "-q", "--prune=now")
-	res := run("echo changed > staged.txt")
+	res := runCommand(t, s, dir, "echo changed > staged.txt")
 	if res.Totals.NotInHistory != 0 {
 		t.Fatalf("result %+v: the content git pruned was not kept", res)
 	}
@@ -165,21 +160,8 @@ func TestCommandGitIndexMovesOn(t *testing.T) {
 // file leaves that content out of history; the result says so, naming
 // git, rather than recording a content it does not have.
 func TestCommandGitBlobPrunedByTheCommand(t *testing.T) {
-	requireGit(t)
-	w, dir := newWorkspace(t)
-	gitIn(t, dir, "init", "-q")
-	writeFile(t, dir, "staged.txt", "only in the index\n")
-	gitIn(t, dir, "add", "staged.txt")
-	s := w.NewSession("s")
-	c, err := s.BeginCommand(ctx, "prune", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runShell(t, dir, "echo v2 > staged.txt && git add staged.txt && git -c gc.reflogExpire=now gc -q --prune=now")
-	res, err := c.End(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, dir := stagedWorkspace(t)
+	res := runCommand(t, w.NewSession("s"), dir, "echo v2 > staged.txt && git add staged.txt && git -c gc.reflogExpire=now gc -q --prune=now")
 	ch := changesOf(res, "staged.txt")
 	if len(ch) != 1 || !ch[0].NotInHistory || !strings.Contains(ch[0].Note, "git") {
 		t.Fatalf("changes %+v, want the change said not to be in history because git pruned it", res.Changes)

@@ -24,6 +24,22 @@ func runShell(t *testing.T, dir, script string) {
 	}
 }
 
+// runCommand runs script with sh in dir between two checkpoints of s and
+// returns what End recorded.
+func runCommand(t *testing.T, s *editguard.Session, dir, script string) *editguard.CommandResult {
+	t.Helper()
+	c, err := s.BeginCommand(ctx, script, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runShell(t, dir, script)
+	res, err := c.End(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 // TestCommandRecordsEveryChange runs a real shell script between two
 // checkpoints that rewrites 100 files (CRLF, UTF-16 and binary ones among
 // them), deletes 10, creates 5 and moves one: every change is in the
@@ -206,15 +222,7 @@ func TestCommandIncrementalCheckpoint(t *testing.T) {
 	writeFile(t, dir, "f.txt", "v1\n")
 	s := w.NewSession("s")
 	for _, script := range []string{"echo v2 > f.txt", "echo v4 > f.txt"} {
-		c, err := s.BeginCommand(ctx, script, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		runShell(t, dir, script)
-		res, err := c.End(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := runCommand(t, s, dir, script)
 		if len(res.Changes) != 1 {
 			t.Fatalf("%s: changes %+v", script, res.Changes)
 		}

@@ -72,7 +72,7 @@ func mergeEdits(seen []byte, enc string, cur string, edits []Edit) (string, stri
 		if at < 0 || strings.Contains(was[at+1:], e.OldString) {
 			return "", "", nil, &errNoMerge{"edit " + strconv.Itoa(i+1) + "'s old_string does not occur exactly once in what was read"}
 		}
-		if n := strings.Count(cur, e.OldString); n != 1 || strings.Index(cur, e.OldString) != strings.LastIndex(cur, e.OldString) {
+		if now := strings.Index(cur, e.OldString); now < 0 || strings.Contains(cur[now+1:], e.OldString) {
 			return "", "", nil, &errNoMerge{"edit " + strconv.Itoa(i+1) + "'s old_string does not occur exactly once in the file now"}
 		}
 		first := strings.Count(was[:at], "\n")
