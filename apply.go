@@ -210,26 +210,17 @@ func (s *Session) ApplyPatch(ctx context.Context, text string, opts *PatchOption
 			return nil, err
 		}
 	}
-	if ap := s.getApprover(); ap != nil {
-		unlock()
+	preview := func() *Preview {
 		var paths, diffs []string
 		for _, pf := range res.Files {
 			paths = append(paths, pf.Path)
 			diffs = append(diffs, pf.Diff)
 		}
-		ok, err := ap.Approve(ctx, &Preview{Tool: "apply_patch", Path: strings.Join(paths, ", "), Diff: strings.Join(diffs, "")})
-		if err != nil {
-			a.rec.Approval = "failed"
-			return nil, newError(CodeRejected, "", "approval failed: "+err.Error(), "", err)
-		}
-		if !ok {
-			a.rec.Approval = "declined"
-			return nil, newError(CodeRejected, "", "the patch was declined", "ask the user what to change instead", nil)
-		}
-		a.rec.Approval = "accepted"
-		if err := relock("while the patch awaited approval"); err != nil {
-			return nil, err
-		}
+		return &Preview{Tool: "apply_patch", Path: strings.Join(paths, ", "), Diff: strings.Join(diffs, "")}
+	}
+	if err := s.approve(ctx, a, preview, refusal{"", "the patch was declined", "ask the user what to change instead"},
+		unlock, func() error { return relock("while the patch awaited approval") }); err != nil {
+		return nil, err
 	}
 	if err := s.commitTx(a, "apply_patch", files, res); err != nil {
 		return nil, err

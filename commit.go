@@ -140,117 +140,189 @@ type plan struct {
 	unhold func()
 }
 
+// commitRun is one single-file change on its way through the protocol:
+// what each step found, kept for the steps after it.
+type commitRun struct {
+	s     *Session
+	c     *change
+	a     *attempt
+	locks []*filelock.Lock // the file's lock (see commitlock.go)
+	t     *target
+	pass  *gatePass // through the gate (gate.go), once the file is locked
+	obs   *observation
+	base  *Baseline // the session's read the change was checked against
+	enc   string    // the encoding the session read the file in
+	// stale is the STALE_FILE error of an edit that may still merge over
+	// the other change (merge.go); plan gives it back if it does not.
+	stale error
+	pl    *plan
+	res   *Result
+	lazy  bool // history saves the displaced bytes lazily (4)
+
+	// The history's save of the displaced bytes, which runs while the new
+	// content is written (4, 5), and the file held for it (held.go).
+	saved   chan error
+	waited  bool
+	version history.Version
+	histErr error
+	held    *atomicfile.Held
+	linked  bool
+	settled bool
+}
+
 // mutate runs the commit protocol for c and records the attempt in the
 // ledger, refused or not, before the lock is released.
 func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error) {
-	a := newAttempt(s, c.tool, c.path, c.args, c.pre)
-	var (
-		locks []*filelock.Lock // the file's lock (see commitlock.go)
-		t     *target
-		lazy  bool      // history saves the displaced bytes lazily (4)
-		pass  *gatePass // through the gate (gate.go), once the file is locked
-	)
-	defer func() {
-		// The outcome record is written under the file's lock, so that the
-		// records of one file are in the order of its changes, and after
-		// the directory's fsync, so that it never reaches the disk before
-		// the change it records. Its fsync runs after the lock is released,
-		// shared with concurrent commits; a committed change whose intent
-		// is durable does not wait for it (record.go).
-		rc := s.w.record(a, res, err)
-		unlockAll(locks)
-		if t != nil {
-			t.close()
-		}
-		// A refusal's record, which is waited for, joins a batch's
-		// ledger fsync.
-		pass.arrive()
-		pass.leave()
-		res, err = rc.wait()
-		if lazy {
-			s.w.lazySaved(len(a.intent.rec.Displaced))
-		}
-		if err == nil && !res.DryRun {
-			s.w.afterCommit()
-			s.w.sweepParkedSoon()
-		}
-	}()
+	r := &commitRun{s: s, c: c, a: newAttempt(s, c.tool, c.path, c.args, c.pre)}
+	defer func() { res, err = r.finish(res, err) }()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	// 1. Resolve.
-	t, err = s.w.openTarget(c.path)
+	if err := r.resolve(); err != nil {
+		return nil, err
+	}
+	if err := r.lock(ctx); err != nil {
+		return nil, err
+	}
+	if err := r.check(); err != nil {
+		return nil, err
+	}
+	if err := r.plan(); err != nil {
+		return nil, err
+	}
+	if c.dryRun {
+		r.res.DryRun, r.res.BytesWritten = true, 0
+		return r.res, nil
+	}
+	if err := r.approve(ctx); err != nil {
+		return nil, err
+	}
+	if err := r.makeParent(); err != nil {
+		return nil, err
+	}
+	r.snapshot()
+	ar, err := r.swap(ctx)
 	if err != nil {
 		return nil, err
 	}
-	a.rec.Path = t.resolved
-	if err := s.w.checkChangeable(t); err != nil {
-		return nil, err
-	}
-	// 2. Lock the file; the commit lock of its directory is taken for
-	// the swap alone (6).
-	if locks, err = s.w.lockFiles(ctx, t.resolved); err != nil {
-		return nil, err
-	}
-	pass = s.w.gate.enter()
-	// 3. Observe and check.
-	sum, expect := s.expected(t.resolved)
-	obs, err := s.w.observeExpecting(t, sum, expect)
+	r.follow(ar)
+	return r.res, nil
+}
+
+// resolve is step 1: the path, inside the root, as a parent directory and
+// one name in it; and the policy that may protect it.
+func (r *commitRun) resolve() error {
+	t, err := r.s.w.openTarget(r.c.path)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	a.rec.Observed = ledgerState(obs.state())
-	a.rec.SHA256Before = obs.sum
-	var base *Baseline
+	r.t = t
+	r.a.rec.Path = t.resolved
+	return r.s.w.checkChangeable(t)
+}
+
+// lock is step 2: the file's lock, which orders its changes in every
+// process. The commit lock of its directory is taken for the swap alone
+// (6). Holding the file's lock, the change counts at the gate (gate.go).
+func (r *commitRun) lock(ctx context.Context) error {
+	locks, err := r.s.w.lockFiles(ctx, r.t.resolved)
+	r.locks = locks
+	if err != nil {
+		return err
+	}
+	r.pass = r.s.w.gate.enter()
+	return nil
+}
+
+// unlock lets the file go while the change waits on something slow (a
+// person's approval); the change must lock it and check it again after.
+func (r *commitRun) unlock() {
+	r.pass.leave()
+	r.pass = nil
+	unlockAll(r.locks)
+	r.locks = nil
+}
+
+// check is step 3: the file is read and hashed under its lock, and checked
+// against what the change may act on (its own verify, a precondition or
+// the session's read). The SHA-256 comparison here is the decision that
+// no update is lost.
+func (r *commitRun) check() error {
+	s, c := r.s, r.c
+	sum, expect := s.expected(r.t.resolved)
+	obs, err := s.w.observeExpecting(r.t, sum, expect)
+	if err != nil {
+		return err
+	}
+	r.obs = obs
+	r.a.rec.Observed = ledgerState(obs.state())
+	r.a.rec.SHA256Before = obs.sum
 	switch {
 	case c.verify != nil:
-		err = c.verify(t, obs)
+		err = c.verify(r.t, obs)
 	case c.overAbsent && !obs.stat.Exists && c.pre.empty():
 	case c.noRead && c.pre.empty():
-		if b, ok := s.baseline(t.resolved); ok {
-			base = &b // for the encoding it was read in
+		if b, ok := s.baseline(r.t.resolved); ok {
+			r.base = &b // for the encoding it was read in
 		}
 	default:
-		base, err = s.check(t, c.pre, obs, c.wholeFile)
-	}
-	// A stale edit may merge over the other change (merge.go).
-	var staleErr error
-	if err != nil && c.merge && !s.w.opts.NoMerge && base != nil && obs.stat.Exists && obs.stat.Regular() && len(obs.data) <= seenFileMax {
-		var e *Error
-		if errors.As(err, &e) && e.Code == CodeStaleFile && e.Details["reason"] == ReasonModified {
-			if seen, ok := s.recall(base.SHA256); ok {
-				c.seen, staleErr, err = seen, err, nil
-			}
-		}
-	}
-	enc := ""
-	if base != nil {
-		enc = base.Encoding
-		a.rec.Baseline = ledgerState(FileState{Exists: true, SHA256: base.SHA256, Size: base.Size, MtimeMS: base.MtimeMS})
+		r.base, err = s.check(r.t, c.pre, obs, c.wholeFile)
 	}
 	if err != nil {
-		return nil, err
+		err = r.mayMerge(err)
 	}
-	pl, err := c.build(t, obs, enc)
-	if nm, ok := isNoMerge(err); ok && staleErr != nil {
+	if b := r.base; b != nil {
+		r.enc = b.Encoding
+		r.a.rec.Baseline = ledgerState(FileState{Exists: true, SHA256: b.SHA256, Size: b.Size, MtimeMS: b.MtimeMS})
+	}
+	return err
+}
+
+// mayMerge returns nil for a stale edit that may merge over the other
+// change (merge.go), keeping the staleness in r.stale and the session's
+// read in c.seen for build; it returns any other error as it is.
+func (r *commitRun) mayMerge(err error) error {
+	c, obs := r.c, r.obs
+	if !c.merge || r.s.w.opts.NoMerge || r.base == nil || !obs.stat.Exists || !obs.stat.Regular() || len(obs.data) > seenFileMax {
+		return err
+	}
+	var e *Error
+	if !errors.As(err, &e) || e.Code != CodeStaleFile || e.Details["reason"] != ReasonModified {
+		return err
+	}
+	seen, ok := r.s.recall(r.base.SHA256)
+	if !ok {
+		return err
+	}
+	c.seen, r.stale = seen, err
+	return nil
+}
+
+// plan computes the new content from what is on disk, checks its size and
+// describes the change, diff included: all a dry run returns.
+func (r *commitRun) plan() error {
+	c := r.c
+	pl, err := c.build(r.t, r.obs, r.enc)
+	if nm, ok := isNoMerge(err); ok && r.stale != nil {
 		// Not mergeable: the stale file's error, saying why not.
 		var e *Error
-		errors.As(staleErr, &e)
+		errors.As(r.stale, &e)
 		e.Details["not_merged"] = nm.why
-		return nil, staleErr
+		return r.stale
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if int64(len(pl.data)) > s.w.opts.MaxFileSize {
+	if int64(len(pl.data)) > r.s.w.opts.MaxFileSize {
 		e := newError(CodeTooLarge, c.path, "the new content is larger than the file size limit", "", nil)
 		e.Details["size_bytes"] = len(pl.data)
-		e.Details["limit_bytes"] = s.w.opts.MaxFileSize
-		return nil, e
+		e.Details["limit_bytes"] = r.s.w.opts.MaxFileSize
+		return e
 	}
-	res = &Result{
-		Path: c.path, Created: !obs.stat.Exists, Deleted: pl.remove,
-		Diff:         unifiedDiff(c.path, pl.oldText, pl.newText, !obs.stat.Exists, pl.remove),
+	created := !r.obs.stat.Exists
+	res := &Result{
+		Path: c.path, Created: created, Deleted: pl.remove,
+		Diff:         unifiedDiff(c.path, pl.oldText, pl.newText, created, pl.remove),
 		Replacements: pl.replacements, MatchedWith: pl.matchedWith,
 		Merged: pl.externalDiff != "", ExternalDiff: pl.externalDiff,
 	}
@@ -261,168 +333,176 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 		}
 		res.SHA256, res.SizeBytes, res.BytesWritten = sum, int64(len(pl.data)), int64(len(pl.data))
 	}
-	if c.dryRun {
-		res.DryRun, res.BytesWritten = true, 0
-		return res, nil
-	}
-	if c.approved {
-		a.rec.Approval = "accepted"
-	} else if ap := s.getApprover(); ap != nil {
-		// Ask without holding the lock (a person may take minutes), then
-		// check that the file is still what the person approved a change to.
-		pass.leave()
-		pass = nil
-		unlockAll(locks)
-		locks = nil
-		ok, err := ap.Approve(ctx, &Preview{Tool: c.tool, Path: c.path, Diff: res.Diff, Created: res.Created, Deleted: pl.remove})
-		if err != nil {
-			a.rec.Approval = "failed"
-			return nil, newError(CodeRejected, c.path, "approval failed: "+err.Error(), "", err)
-		}
-		if !ok {
-			a.rec.Approval = "declined"
-			return nil, newError(CodeRejected, c.path, "the change was declined", "ask the user what to change instead", nil)
-		}
-		a.rec.Approval = "accepted"
-		if locks, err = s.w.lockFiles(ctx, t.resolved); err != nil {
-			return nil, err
-		}
-		pass = s.w.gate.enter()
-		if err := s.w.unchanged(t, obs, "while the change awaited approval"); err != nil {
-			return nil, err
-		}
-	}
-	if t.dir == nil {
-		// The parent directories are created now, durably; the file must
-		// still not exist.
-		if err := s.w.makeParent(t); err != nil {
-			return nil, err
-		}
-		if err := s.w.unchanged(t, obs, "while its directory was created"); err != nil {
-			return nil, err
-		}
-	}
-	// 4. The intent: with it durable before the swap, every change that
-	// reaches the disk is in the ledger, and the outcome's fsync need not
-	// come before the reply (record.go, intent.go).
-	//
-	// Guarantee 4: what is displaced goes to history, durably, before
-	// the file changes. The history's writes and fsyncs run while the new
-	// content is written and fsynced under its temporary name (5), and
-	// the swap (6) waits for both: neither fsync orders the other, so
-	// overlapping them takes nothing from either guarantee.
-	//
-	// When the intent carries the displaced bytes, the history's index
-	// line for them is not fsynced (lazy): the intent's fsync makes the
-	// bytes durable, and the line is made durable later (histsync.go).
-	lazy = s.w.writeIntent(a, res, obs)
-	if s.w.gate.quiet() {
-		// No batch to share its fsync with: it starts now, alongside the
-		// writing of the new content.
-		a.intent.begin()
-	}
-	meta := history.Meta{Op: c.tool, Session: s.name, Intent: a.intent.seq, Lazy: lazy}
-	// A large file being replaced is linked into history instead of
-	// copied, when it can be held (held.go).
-	held, linked := s.w.hold(t, obs, pl, &meta, a.intent), false
-	meta.Linked = func() { linked = true }
-	settled := false
-	settle := func() error {
-		if settled {
-			return nil
-		}
-		settled = true
-		return s.w.settleHeld(t, obs, held, linked)
-	}
-	// Registered before the wait for the Save below, so it runs after it:
-	// no return leaves the file held or its object linked to it.
-	defer settle()
-	saved := make(chan error, 1)
-	var version history.Version
-	go func() {
-		var err error
-		version, err = s.w.hist.Save(t.resolved, obs.data, !obs.stat.Exists, obs.sum, meta)
-		saved <- err
-	}()
-	var histErr error
-	waited := false
-	historyDurable := func() error {
-		if !waited {
-			histErr, waited = <-saved, true
-			if histErr != nil {
-				histErr = historyFailed(c.path, histErr)
-			}
-		}
-		return histErr
-	}
-	defer historyDurable() // no return leaves the Save running
-	// 5-7. Write, swap, sync.
-	tmp, err := s.w.sweepTemp(t, s.name)
-	if err != nil {
-		e := ioError(c.path, err)
-		e.Details["step"] = "sweep temp"
-		return nil, e
-	}
-	// The intent's fsync starts when the change passes the gate, just
-	// before the new content's: a batch's intents share one.
-	pl.pass = pass
-	pl.arrive = func() {
-		pass.arrive()
-		a.intent.begin()
-	}
-	ready := func() error {
-		pl.arrive() // a removal has no new content to fsync
-		if err := historyDurable(); err != nil {
-			return err
-		}
-		if !a.intent.durable() && lazy {
-			// The intent is not durable, so neither are the bytes it
-			// carries: the line must be.
-			if err := s.w.hist.SyncIndex(t.resolved); err != nil {
-				histErr = historyFailed(c.path, err)
-				return histErr
-			}
-		}
+	r.pl, r.res = pl, res
+	return nil
+}
+
+// approve asks the session's approver, if any, without holding the file's
+// lock (a person may take minutes), then checks that the file is still
+// what the person approved a change to.
+func (r *commitRun) approve(ctx context.Context) error {
+	if r.c.approved {
+		r.a.rec.Approval = "accepted"
 		return nil
 	}
-	if held != nil {
-		pl.unhold = func() { s.w.unhold(t, obs, held, linked) }
+	preview := func() *Preview {
+		return &Preview{Tool: r.c.tool, Path: r.c.path, Diff: r.res.Diff, Created: r.res.Created, Deleted: r.pl.remove}
 	}
-	ar, err := s.w.commit(ctx, t, obs, pl, tmp, ready, false)
-	if herr := historyDurable(); herr == nil {
-		res.BackupVersion = version.ID
+	return r.s.approve(ctx, r.a, preview, refusal{r.c.path, "the change was declined", "ask the user what to change instead"},
+		r.unlock, func() error {
+			if err := r.lock(ctx); err != nil {
+				return err
+			}
+			return r.s.w.unchanged(r.t, r.obs, "while the change awaited approval")
+		})
+}
+
+// makeParent creates the missing parent directories of a new file,
+// durably; the file must still not exist after.
+func (r *commitRun) makeParent() error {
+	if r.t.dir != nil {
+		return nil
+	}
+	if err := r.s.w.makeParent(r.t); err != nil {
+		return err
+	}
+	return r.s.w.unchanged(r.t, r.obs, "while its directory was created")
+}
+
+// snapshot is step 4. The intent: with it durable before the swap, every
+// change that reaches the disk is in the ledger, and the outcome's fsync
+// need not come before the reply (record.go, intent.go).
+//
+// Guarantee 4: what is displaced goes to history, durably, before the
+// file changes. The history's writes and fsyncs run while the new content
+// is written and fsynced under its temporary name (5), and the swap (6)
+// waits for both (ready): neither fsync orders the other, so overlapping
+// them takes nothing from either guarantee.
+//
+// When the intent carries the displaced bytes, the history's index line
+// for them is not fsynced (lazy): the intent's fsync makes the bytes
+// durable, and the line is made durable later (histsync.go). A large file
+// being replaced is linked into history instead of copied, when it can be
+// held (held.go).
+func (r *commitRun) snapshot() {
+	w := r.s.w
+	r.lazy = w.writeIntent(r.a, r.res, r.obs)
+	if w.gate.quiet() {
+		// No batch to share its fsync with: it starts now, alongside the
+		// writing of the new content.
+		r.a.intent.begin()
+	}
+	meta := history.Meta{Op: r.c.tool, Session: r.s.name, Intent: r.a.intent.seq, Lazy: r.lazy}
+	r.held = w.hold(r.t, r.obs, r.pl, &meta, r.a.intent)
+	meta.Linked = func() { r.linked = true }
+	r.saved = make(chan error, 1)
+	go func() {
+		v, err := w.hist.Save(r.t.resolved, r.obs.data, !r.obs.stat.Exists, r.obs.sum, meta)
+		r.version = v
+		r.saved <- err
+	}()
+}
+
+// historyDurable waits for the history's save, once; it is nil if none
+// was started.
+func (r *commitRun) historyDurable() error {
+	if r.saved != nil && !r.waited {
+		r.histErr, r.waited = <-r.saved, true
+		if r.histErr != nil {
+			r.histErr = historyFailed(r.c.path, r.histErr)
+		}
+	}
+	return r.histErr
+}
+
+// settle makes a history object linked to the held file a copy unless no
+// other name can change it (held.go), once.
+func (r *commitRun) settle() error {
+	if r.settled {
+		return nil
+	}
+	r.settled = true
+	return r.s.w.settleHeld(r.t, r.obs, r.held, r.linked)
+}
+
+// ready is called just before the swap: what the change displaces is
+// durable in history, or carried by a durable intent. It starts the
+// intent's fsync as the change passes the gate, just before the new
+// content's, so that a batch's intents share one.
+func (r *commitRun) ready() error {
+	r.pl.arrive() // a removal has no new content to fsync
+	if err := r.historyDurable(); err != nil {
+		return err
+	}
+	if !r.a.intent.durable() && r.lazy {
+		// The intent is not durable, so neither are the bytes it
+		// carries: the line must be.
+		if err := r.s.w.hist.SyncIndex(r.t.resolved); err != nil {
+			r.histErr = historyFailed(r.c.path, err)
+			return r.histErr
+		}
+	}
+	return nil
+}
+
+// swap is steps 5-7 (Workspace.commit): write the new content, swap it
+// in, sync the directory. Once the new bytes are in place the change is
+// committed, and what fails after is a warning, not an error.
+func (r *commitRun) swap(ctx context.Context) (atomicfile.Result, error) {
+	s, w, t, pl := r.s, r.s.w, r.t, r.pl
+	tmp, err := w.sweepTemp(t, s.name)
+	if err != nil {
+		e := ioError(r.c.path, err)
+		e.Details["step"] = "sweep temp"
+		return atomicfile.Result{}, e
+	}
+	pl.pass = r.pass
+	pl.arrive = func() {
+		r.pass.arrive()
+		r.a.intent.begin()
+	}
+	if r.held != nil {
+		pl.unhold = func() { w.unhold(t, r.obs, r.held, r.linked) }
+	}
+	ar, err := w.commit(ctx, t, r.obs, pl, tmp, r.ready, false)
+	if herr := r.historyDurable(); herr == nil {
+		r.res.BackupVersion = r.version.ID
 	} else if err == nil {
-		// commit calls historyDurable before it changes anything.
+		// commit calls ready before it changes anything.
 		err = herr
 	}
-	if derr := settle(); derr != nil && (err == nil || ar.Strategy != "") {
-		res.warn("history's version of the displaced content may change with the file: %v", derr)
+	if derr := r.settle(); derr != nil && (err == nil || ar.Strategy != "") {
+		r.res.warn("history's version of the displaced content may change with the file: %v", derr)
 	}
 	if err != nil {
 		var re *atomicfile.RaceError
 		if errors.As(err, &re) && len(re.Leftover) > 0 {
-			s.w.keepLeftover(t, s.name, re.Leftover, err)
+			w.keepLeftover(t, s.name, re.Leftover, err)
 		}
 		if ar.Strategy == "" {
-			return nil, err
+			return ar, err
 		}
-		// The new bytes are in place: the change is committed, and what
-		// failed after the swap is a warning, not an error.
-		res.warn("the change is in place, but %v", err)
+		r.res.warn("the change is in place, but %v", err)
 	}
-	res.Strategy = ar.Strategy
-	if res.Merged {
-		res.Strategy = strategyMerged
+	r.res.Strategy = ar.Strategy
+	if r.res.Merged {
+		r.res.Strategy = strategyMerged
 	}
 	if len(ar.Displaced) > 0 {
-		v := s.w.keepDisplaced(t, s.name, ar.Displaced)
-		res.warn("another program wrote into the file while it was replaced; the %d bytes it left in the old file are kept in history as %s", len(ar.Displaced), v)
+		v := w.keepDisplaced(t, s.name, ar.Displaced)
+		r.res.warn("another program wrote into the file while it was replaced; the %d bytes it left in the old file are kept in history as %s", len(ar.Displaced), v)
 	}
-	// 8. The session's baseline follows the change.
+	return ar, nil
+}
+
+// follow is step 8: the session's baseline follows the change.
+func (r *commitRun) follow(ar atomicfile.Result) {
+	s, c, res, base := r.s, r.c, r.res, r.base
+	var err error
 	switch {
-	case pl.remove:
-		err = s.dropBaseline(t.resolved)
-	case c.noRead && (base == nil || base.SHA256 != obs.sum):
+	case r.pl.remove:
+		err = s.dropBaseline(r.t.resolved)
+	case c.noRead && (base == nil || base.SHA256 != r.obs.sum):
 		// The session did not know what it appended to: its read (if
 		// any) stays as it was, and the file must be read before a
 		// change that discards any of it.
@@ -432,18 +512,48 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 		// After a merge the session has seen the other change only as a
 		// diff, perhaps cut: edits may go on, a whole-file write needs a
 		// read first.
-		err = s.setBaseline(t.lexical, Baseline{
-			Path: t.resolved, SHA256: res.SHA256, Size: res.SizeBytes, MtimeMS: res.MtimeMS,
-			FullRead: !res.Merged, CapturedAt: time.Now(), Encoding: encodingToRemember(enc, pl.encoding),
+		err = s.setBaseline(r.t.lexical, Baseline{
+			Path: r.t.resolved, SHA256: res.SHA256, Size: res.SizeBytes, MtimeMS: res.MtimeMS,
+			FullRead: !res.Merged, CapturedAt: time.Now(), Encoding: encodingToRemember(r.enc, r.pl.encoding),
 		})
 		if err == nil {
-			s.rememberFrozen(res.SHA256, pl.data, pl.frozen)
+			s.rememberFrozen(res.SHA256, r.pl.data, r.pl.frozen)
 		}
 	}
 	if err != nil {
 		res.warn("the session could not record the change as read (%v): read the file before changing it again", err)
 	}
-	return res, nil
+}
+
+// finish ends the run at whatever step it stopped: no return leaves the
+// history's save running, the file held or a history object linked to
+// it. The outcome record is written under the file's lock, so that the
+// records of one file are in the order of its changes, and after the
+// directory's fsync, so that it never reaches the disk before the change
+// it records. Its fsync runs after the lock is released, shared with
+// concurrent commits; a committed change whose intent is durable does not
+// wait for it (record.go).
+func (r *commitRun) finish(res *Result, err error) (*Result, error) {
+	r.historyDurable()
+	r.settle()
+	rc := r.s.w.record(r.a, res, err)
+	unlockAll(r.locks)
+	if r.t != nil {
+		r.t.close()
+	}
+	// A refusal's record, which is waited for, joins a batch's ledger
+	// fsync.
+	r.pass.arrive()
+	r.pass.leave()
+	res, err = rc.wait()
+	if r.lazy {
+		r.s.w.lazySaved(len(r.a.intent.rec.Displaced))
+	}
+	if err == nil && !res.DryRun {
+		r.s.w.afterCommit()
+		r.s.w.sweepParkedSoon()
+	}
+	return res, err
 }
 
 // checkChangeable refuses targets that policy protects.

@@ -148,21 +148,12 @@ func (s *Session) Move(ctx context.Context, src, dst string, opts *MoveOptions) 
 			return nil, err
 		}
 	}
-	if ap := s.getApprover(); ap != nil {
-		unlock()
-		ok, err := ap.Approve(ctx, &Preview{Tool: "move_file", Path: src + " -> " + dst, Diff: res.Diff, Created: res.Created})
-		if err != nil {
-			a.rec.Approval = "failed"
-			return nil, newError(CodeRejected, src, "approval failed: "+err.Error(), "", err)
-		}
-		if !ok {
-			a.rec.Approval = "declined"
-			return nil, newError(CodeRejected, src, "the move was declined", "ask the user what to do instead", nil)
-		}
-		a.rec.Approval = "accepted"
-		if err := relock("while the move awaited approval"); err != nil {
-			return nil, err
-		}
+	preview := func() *Preview {
+		return &Preview{Tool: "move_file", Path: src + " -> " + dst, Diff: res.Diff, Created: res.Created}
+	}
+	if err := s.approve(ctx, a, preview, refusal{src, "the move was declined", "ask the user what to do instead"},
+		unlock, func() error { return relock("while the move awaited approval") }); err != nil {
+		return nil, err
 	}
 	// What leaves each name goes to history first, durably.
 	meta := history.Meta{Op: "move_file", Session: s.name}

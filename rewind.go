@@ -170,7 +170,7 @@ func (s *Session) Rewind(ctx context.Context, session string, opts *RewindOption
 		pr.DryRun = false
 		return pr, err
 	}
-	if err := s.approveRewind(ctx, ap, session, &o, pr); err != nil {
+	if err := s.approveRewind(ctx, session, &o, pr); err != nil {
 		return nil, err
 	}
 	var shown []*rewindPath
@@ -393,28 +393,24 @@ func (w *Workspace) versionWithContent(p, resolved string, first *LedgerRecord, 
 	return v, data, nil
 }
 
-// approveRewind asks ap once about every file of the preview pr; a no, or
-// a failure to ask, is recorded and fails with REJECTED.
-func (s *Session) approveRewind(ctx context.Context, ap Approver, session string, o *RewindOptions, pr *RewindResult) error {
-	var diff strings.Builder
-	for _, f := range pr.Rewound {
-		diff.WriteString(f.Diff)
-	}
-	ok, err := ap.Approve(ctx, &Preview{Tool: rewindTool, Path: fmt.Sprintf("%d files changed by session %s", len(pr.Rewound), session),
-		Diff: diff.String()})
-	if err == nil && ok {
-		return nil
+// approveRewind asks the session's approver once about every file of the
+// preview pr; a no, or a failure to ask, is recorded and fails with
+// REJECTED.
+func (s *Session) approveRewind(ctx context.Context, session string, o *RewindOptions, pr *RewindResult) error {
+	preview := func() *Preview {
+		var diff strings.Builder
+		for _, f := range pr.Rewound {
+			diff.WriteString(f.Diff)
+		}
+		return &Preview{Tool: rewindTool, Path: fmt.Sprintf("%d files changed by session %s", len(pr.Rewound), session),
+			Diff: diff.String()}
 	}
 	a := newAttempt(s, rewindTool, pr.Rewound[0].Path, &rewindCall{Session: session, ToSeq: o.ToSeq}, nil)
-	var e *Error
-	if err != nil {
-		a.rec.Approval = "failed"
-		e = newError(CodeRejected, "", "approval failed: "+err.Error(), "", err)
-	} else {
-		a.rec.Approval = "declined"
-		e = newError(CodeRejected, "", "the rewind was declined; nothing was changed", "ask the user what to do instead", nil)
+	err := s.approve(ctx, a, preview, refusal{"", "the rewind was declined; nothing was changed", "ask the user what to do instead"}, nil, nil)
+	if err == nil {
+		return nil
 	}
-	_, ferr := s.w.finish(a, nil, e)
+	_, ferr := s.w.finish(a, nil, err)
 	return ferr
 }
 

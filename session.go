@@ -58,6 +58,41 @@ type ApproverFunc func(ctx context.Context, p *Preview) (bool, error)
 // Approve calls f.
 func (f ApproverFunc) Approve(ctx context.Context, p *Preview) (bool, error) { return f(ctx, p) }
 
+// refusal says what a REJECTED answer names: the path, the message when
+// the change is declined, and what to do instead.
+type refusal struct{ path, declined, hint string }
+
+// approve is the one approval step of every change: it asks the session's
+// approver, if it has one, about the change preview describes (built only
+// then), and records the answer in a's ledger record. The caller's locks are let go (unlock)
+// while the approver decides, which may take a person minutes, and taken
+// again after (relock), which must also check that the files are still
+// what was approved; either may be nil. A no, or a failure to ask, is
+// REJECTED and leaves the locks let go.
+func (s *Session) approve(ctx context.Context, a *attempt, preview func() *Preview, r refusal, unlock func(), relock func() error) error {
+	ap := s.getApprover()
+	if ap == nil {
+		return nil
+	}
+	if unlock != nil {
+		unlock()
+	}
+	ok, err := ap.Approve(ctx, preview())
+	if err != nil {
+		a.rec.Approval = "failed"
+		return newError(CodeRejected, r.path, "approval failed: "+err.Error(), "", err)
+	}
+	if !ok {
+		a.rec.Approval = "declined"
+		return newError(CodeRejected, r.path, r.declined, r.hint, nil)
+	}
+	a.rec.Approval = "accepted"
+	if relock == nil {
+		return nil
+	}
+	return relock()
+}
+
 // Preview is a change awaiting approval.
 type Preview struct {
 	Tool    string
