@@ -92,27 +92,8 @@ func (s *Session) ApplyPatch(ctx context.Context, text string, opts *PatchOption
 	}
 	ops, perr := patch.Parse(text)
 	a := newAttempt(s, "apply_patch", "", map[string]any{"patch_sha256": sha256String(text), "patch_bytes": len(text), "dry_run": o.DryRun}, nil)
-	var (
-		files []*txFile
-		locks []*filelock.Lock
-	)
-	unlock := func() {
-		for i := len(locks) - 1; i >= 0; i-- {
-			locks[i].Unlock()
-		}
-		locks = nil
-	}
-	defer func() {
-		res, err = s.w.finishPatch(a, files, res, err)
-		unlock()
-		for _, f := range files {
-			f.t.close()
-		}
-		if err == nil && !res.DryRun {
-			s.w.afterCommit()
-			s.w.sweepParkedSoon()
-		}
-	}()
+	cs := &changeSet{s: s}
+	defer func() { res, err = s.w.finishTx(a, cs, res, err) }()
 	if perr != nil {
 		var se *patch.SyntaxError
 		e := newError(CodeInvalidArgument, "", "the patch does not parse: "+perr.Error(), "fix the patch and send it again", perr)
@@ -125,23 +106,56 @@ func (s *Session) ApplyPatch(ctx context.Context, text string, opts *PatchOption
 		return nil, err
 	}
 	res = &PatchResult{TxID: strings.ToLower(rand.Text()[:12]), DryRun: o.DryRun}
-	// Resolve every name.
-	open := func(p string) (*target, error) {
-		t, err := s.w.openTarget(p)
+	if err := s.resolvePatch(cs, ops, res); err != nil {
+		return nil, err
+	}
+	if err := cs.lock(ctx); err != nil {
+		return nil, err
+	}
+	if err := s.planPatch(ops, cs.files, res, &o); err != nil {
+		return nil, err
+	}
+	if o.DryRun {
+		return res, nil
+	}
+	if err := cs.makeParents(ctx, "while the new files' directories were made"); err != nil {
+		return nil, err
+	}
+	if err := cs.approve(ctx, a, res.preview("apply_patch"), refusal{"", "the patch was declined", "ask the user what to change instead"},
+		"while the patch awaited approval"); err != nil {
+		return nil, err
+	}
+	if err := s.commitTx(a, "apply_patch", cs, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// preview shows the files of a patch or an undo to the approver.
+func (r *PatchResult) preview(tool string) func() *Preview {
+	return func() *Preview {
+		var paths, diffs []string
+		for _, pf := range r.Files {
+			paths = append(paths, pf.Path)
+			diffs = append(diffs, pf.Diff)
+		}
+		return &Preview{Tool: tool, Path: strings.Join(paths, ", "), Diff: strings.Join(diffs, "")}
+	}
+}
+
+// resolvePatch is step 1 for every name the patch acts on (a move is two
+// names), in the patch's order, with one PatchFile per operation.
+func (s *Session) resolvePatch(cs *changeSet, ops []patch.FileOp, res *PatchResult) error {
+	add := func(p string, out int) (*txFile, error) {
+		f, err := cs.add(p)
+		if errors.Is(err, errSameFile) {
+			return nil, newError(CodeInvalidArgument, p, "the patch changes this file twice (under two names)", "", nil)
+		}
 		if err != nil {
 			return nil, err
 		}
-		if err := s.w.checkChangeable(t); err != nil {
-			t.close()
-			return nil, err
-		}
-		for _, f := range files {
-			if f.t.resolved == t.resolved {
-				t.close()
-				return nil, newError(CodeInvalidArgument, p, "the patch changes this file twice (under two names)", "", nil)
-			}
-		}
-		return t, nil
+		f.out = out
+		return f, nil
 	}
 	for _, op := range ops {
 		pf := PatchFile{Path: op.Path, Op: op.Kind.String()}
@@ -149,83 +163,28 @@ func (s *Session) ApplyPatch(ctx context.Context, text string, opts *PatchOption
 		// the file it points to.
 		if op.Kind == patch.Delete || op.MoveTo != "" {
 			if err := s.w.checkNotLink(op.Path); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		if op.MoveTo != "" {
 			if err := s.w.checkNotLink(op.MoveTo); err != nil {
-				return nil, err
-			}
-		}
-		t, err := open(op.Path)
-		if err != nil {
-			return nil, err
-		}
-		f := &txFile{t: t, out: len(res.Files), remove: op.Kind == patch.Delete || op.MoveTo != ""}
-		files = append(files, f)
-		if op.MoveTo != "" {
-			pf.Op, pf.MovedTo = "move", op.MoveTo
-			t2, err := open(op.MoveTo)
-			if err != nil {
-				return nil, err
-			}
-			files = append(files, &txFile{t: t2, out: len(res.Files)})
-		}
-		res.Files = append(res.Files, pf)
-	}
-	if locks, err = s.w.lockTargets(ctx, files); err != nil {
-		return nil, err
-	}
-	if err := s.planPatch(ops, files, res, &o); err != nil {
-		return nil, err
-	}
-	if o.DryRun {
-		return res, nil
-	}
-	// Missing directories of new files are made now, and the locks taken
-	// again over every directory; nothing may have changed meanwhile.
-	relock := func(when string) error {
-		unlock()
-		var err error
-		if locks, err = s.w.lockTargets(ctx, files); err != nil {
-			return err
-		}
-		for _, f := range files {
-			if err := s.w.unchanged(f.t, f.obs, when); err != nil {
 				return err
 			}
 		}
-		return nil
-	}
-	if slices.ContainsFunc(files, func(f *txFile) bool { return f.t.dir == nil }) {
-		unlock()
-		for _, f := range files {
-			if f.t.dir == nil {
-				if err := s.w.makeParent(f.t); err != nil {
-					return nil, err
-				}
+		f, err := add(op.Path, len(res.Files))
+		if err != nil {
+			return err
+		}
+		f.remove = op.Kind == patch.Delete || op.MoveTo != ""
+		if op.MoveTo != "" {
+			pf.Op, pf.MovedTo = "move", op.MoveTo
+			if _, err := add(op.MoveTo, len(res.Files)); err != nil {
+				return err
 			}
 		}
-		if err := relock("while the new files' directories were made"); err != nil {
-			return nil, err
-		}
+		res.Files = append(res.Files, pf)
 	}
-	preview := func() *Preview {
-		var paths, diffs []string
-		for _, pf := range res.Files {
-			paths = append(paths, pf.Path)
-			diffs = append(diffs, pf.Diff)
-		}
-		return &Preview{Tool: "apply_patch", Path: strings.Join(paths, ", "), Diff: strings.Join(diffs, "")}
-	}
-	if err := s.approve(ctx, a, preview, refusal{"", "the patch was declined", "ask the user what to change instead"},
-		unlock, func() error { return relock("while the patch awaited approval") }); err != nil {
-		return nil, err
-	}
-	if err := s.commitTx(a, "apply_patch", files, res); err != nil {
-		return nil, err
-	}
-	return res, nil
+	return nil
 }
 
 // commitTx commits a checked transaction: what each name holds goes to
@@ -233,16 +192,15 @@ func (s *Session) ApplyPatch(ctx context.Context, text string, opts *PatchOption
 // commit) and the journal's removal; a failing step before the records
 // rolls back at once. The baselines
 // follow the files. The caller holds every file's lock.
-func (s *Session) commitTx(a *attempt, op string, files []*txFile, res *PatchResult) error {
+func (s *Session) commitTx(a *attempt, op string, cs *changeSet, res *PatchResult) error {
+	files := cs.files
 	// What each name holds goes to history first.
+	if err := cs.snapshot(op); err != nil {
+		return err
+	}
 	for _, f := range files {
-		v, err := s.w.hist.Save(f.t.resolved, f.obs.data, !f.obs.stat.Exists, f.obs.sum, history.Meta{Op: op, Session: s.name})
-		if err != nil {
-			return historyFailed(f.t.path, err)
-		}
-		f.version = v.ID
 		if res.Files[f.out].BackupVersion == "" {
-			res.Files[f.out].BackupVersion = v.ID
+			res.Files[f.out].BackupVersion = f.version
 		}
 	}
 	j := journalFor(res.TxID, op, s.name, files)
@@ -876,6 +834,18 @@ func (w *Workspace) rollForward(j *journal, recs []*LedgerRecord) error {
 		}
 	}
 	return w.removeJournal(j.ID)
+}
+
+// finishTx ends a patch or an undo at whatever step it stopped: the record
+// of a refused or dry-run one (finishPatch), then the locks go.
+func (w *Workspace) finishTx(a *attempt, cs *changeSet, res *PatchResult, err error) (*PatchResult, error) {
+	res, err = w.finishPatch(a, cs.files, res, err)
+	cs.close()
+	if err == nil && !res.DryRun {
+		w.afterCommit()
+		w.sweepParkedSoon()
+	}
+	return res, err
 }
 
 // finishPatch appends the ledger record of a refused or dry-run patch; a

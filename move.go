@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/editguard/editguard/internal/atomicfile"
-	"github.com/editguard/editguard/internal/filelock"
-	"github.com/editguard/editguard/internal/history"
 )
 
 // MoveOptions control Move.
@@ -41,181 +39,195 @@ func (s *Session) Move(ctx context.Context, src, dst string, opts *MoveOptions) 
 	if opts != nil {
 		o = *opts
 	}
-	args := moveArgs(src, dst, &o)
-	a := newAttempt(s, "move_file", src, args, o.Precondition)
-	var (
-		ts, td *target
-		locks  []*filelock.Lock
-		srcRes *Result // the source's side, for its ledger record
-		dstRec *attempt
-	)
-	unlock := func() {
-		for i := len(locks) - 1; i >= 0; i-- {
-			locks[i].Unlock()
-		}
-		locks = nil
-	}
-	defer func() {
-		if err != nil || res == nil || res.DryRun {
-			res, err = s.w.finish(a, res, err)
-		} else {
-			// One record for each name: the source's displaced content
-			// and the destination's, each with its history version.
-			s.w.finish(a, srcRes, nil)
-			res, err = s.w.finish(dstRec, res, nil)
-			if srcRes != nil {
-				res.Warnings = append(res.Warnings, srcRes.Warnings...)
-			}
-		}
-		unlock()
-		for _, t := range []*target{ts, td} {
-			if t != nil {
-				t.close()
-			}
-		}
-		if err == nil && !res.DryRun {
-			s.w.afterCommit()
-			s.w.sweepParkedSoon()
-		}
-	}()
+	m := &moveRun{cs: &changeSet{s: s}, args: moveArgs(src, dst, &o)}
+	m.a = newAttempt(s, "move_file", src, m.args, o.Precondition)
+	defer func() { res, err = m.finish(res, err) }()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	// Either name being a symlink is refused before it is resolved, which
-	// would follow the link.
-	if err := s.w.checkNotLink(src); err != nil {
+	if err := m.resolve(src, dst); err != nil {
 		return nil, err
 	}
-	if err := s.w.checkNotLink(dst); err != nil {
+	if err := m.cs.lock(ctx); err != nil {
 		return nil, err
 	}
-	if ts, err = s.w.openTarget(src); err != nil {
+	if err := m.check(&o); err != nil {
 		return nil, err
 	}
-	a.rec.Path = ts.resolved
-	if td, err = s.w.openTarget(dst); err != nil {
+	if o.DryRun {
+		m.res.DryRun = true
+		return m.res, nil
+	}
+	if err := m.cs.makeParents(ctx, "while the destination's directory was created"); err != nil {
 		return nil, err
 	}
-	if ts.resolved == td.resolved {
-		return nil, newError(CodeInvalidArgument, src, "source and destination are the same file", "", nil)
+	preview := func() *Preview {
+		return &Preview{Tool: "move_file", Path: src + " -> " + dst, Diff: m.res.Diff, Created: m.res.Created}
 	}
-	for _, t := range []*target{ts, td} {
-		if err := s.w.checkChangeable(t); err != nil {
-			return nil, err
+	if err := m.cs.approve(ctx, m.a, preview, refusal{src, "the move was declined", "ask the user what to do instead"},
+		"while the move awaited approval"); err != nil {
+		return nil, err
+	}
+	// What leaves each name goes to history first, durably.
+	if err := m.cs.snapshot("move_file"); err != nil {
+		return nil, err
+	}
+	if err := m.intents(); err != nil {
+		return nil, err
+	}
+	if err := m.move(); err != nil {
+		return nil, err
+	}
+	m.follow()
+	return m.res, nil
+}
+
+// moveRun is one move on its way through the protocol.
+type moveRun struct {
+	cs       *changeSet
+	src, dst *txFile
+	args     any
+	a        *attempt // the source's record
+	res      *Result
+	// Once the move is under way: the source's side, for its record, and
+	// the destination's record.
+	srcRes *Result
+	dstRec *attempt
+}
+
+// resolve is step 1 for both names. Either being a symlink is refused
+// before it is resolved, which would follow the link.
+func (m *moveRun) resolve(src, dst string) error {
+	w := m.cs.s.w
+	if err := w.checkNotLink(src); err != nil {
+		return err
+	}
+	if err := w.checkNotLink(dst); err != nil {
+		return err
+	}
+	var err error
+	if m.src, err = m.cs.add(src); err != nil {
+		return err
+	}
+	m.a.rec.Path = m.src.t.resolved
+	if m.dst, err = m.cs.add(dst); err != nil {
+		if errors.Is(err, errSameFile) {
+			return newError(CodeInvalidArgument, src, "source and destination are the same file", "", nil)
 		}
+		return err
 	}
-	if ts.dir == nil {
-		return nil, newError(CodeNotFound, src, "file does not exist", "check the path with list_directory", nil)
+	if m.src.t.dir == nil {
+		return newError(CodeNotFound, src, "file does not exist", "check the path with list_directory", nil)
 	}
-	if locks, err = s.w.lockPair(ctx, ts, td); err != nil {
-		return nil, err
-	}
-	obsS, obsD, base, err := s.checkMove(ts, td, &o, a)
+	return nil
+}
+
+// check is step 3 for both names (checkMove), and describes the move.
+func (m *moveRun) check(o *MoveOptions) error {
+	ts, td := m.src.t, m.dst.t
+	obsS, obsD, base, err := m.cs.s.checkMove(ts, td, o, m.a)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	res = &Result{
-		Path: dst, MovedFrom: src, SHA256: obsS.sum, SizeBytes: obsS.stat.Size, Created: !obsD.stat.Exists,
+	m.src.obs, m.dst.obs, m.src.base = obsS, obsD, base
+	m.res = &Result{
+		Path: td.path, MovedFrom: ts.path, SHA256: obsS.sum, SizeBytes: obsS.stat.Size, Created: !obsD.stat.Exists,
 	}
 	if obsD.stat.Exists {
 		enc := ""
 		if base != nil {
 			enc = base.Encoding
 		}
-		res.Diff = unifiedDiff(dst, textOf(obsD.data, enc), textOf(obsS.data, enc), false, false)
+		m.res.Diff = unifiedDiff(td.path, textOf(obsD.data, enc), textOf(obsS.data, enc), false, false)
 	}
-	if o.DryRun {
-		res.DryRun = true
-		return res, nil
-	}
-	relock := func(when string) error {
-		if locks, err = s.w.lockPair(ctx, ts, td); err != nil {
-			return err
-		}
-		if err := s.w.unchanged(ts, obsS, when); err != nil {
-			return err
-		}
-		return s.w.unchanged(td, obsD, when)
-	}
-	if td.dir == nil {
-		// The destination's missing directories are made now, durably,
-		// and its directory locked too.
-		unlock()
-		if err := s.w.makeParent(td); err != nil {
-			return nil, err
-		}
-		if err := relock("while the destination's directory was created"); err != nil {
-			return nil, err
-		}
-	}
-	preview := func() *Preview {
-		return &Preview{Tool: "move_file", Path: src + " -> " + dst, Diff: res.Diff, Created: res.Created}
-	}
-	if err := s.approve(ctx, a, preview, refusal{src, "the move was declined", "ask the user what to do instead"},
-		unlock, func() error { return relock("while the move awaited approval") }); err != nil {
-		return nil, err
-	}
-	// What leaves each name goes to history first, durably.
-	meta := history.Meta{Op: "move_file", Session: s.name}
-	vs, err := s.w.hist.Save(ts.resolved, obsS.data, false, obsS.sum, meta)
-	if err != nil {
-		return nil, historyFailed(src, err)
-	}
-	vd, err := s.w.hist.Save(td.resolved, obsD.data, !obsD.stat.Exists, obsD.sum, meta)
-	if err != nil {
-		return nil, historyFailed(dst, err)
-	}
-	res.BackupVersion, res.SourceVersion = vd.ID, vs.ID
-	srcRes = &Result{Path: src, Deleted: true, BackupVersion: vs.ID}
-	dstRec = newAttempt(s, "move_file", dst, args, nil)
-	dstRec.rec.Path = td.resolved
-	dstRec.rec.Observed = ledgerState(obsD.state())
-	dstRec.rec.SHA256Before = obsD.sum
-	dstRec.rec.Approval = a.rec.Approval
+	return nil
+}
 
-	// The intents of both names, durable before the move: a process
-	// killed after it and before the outcome records is accounted for
-	// by the next Open (resolveIntents), as a single change is.
-	s.w.savedIntent(a, "")
-	s.w.savedIntent(dstRec, obsS.sum)
-	if !dstRec.intent.durable() {
-		ierr := dstRec.intent.err
-		srcRes, dstRec = nil, nil
-		return nil, ioError(src, ierr)
+// intents makes the intents of both names durable before the move: a
+// process killed after it and before the outcome records is accounted
+// for by the next Open (resolveIntents), as a single change is.
+func (m *moveRun) intents() error {
+	s, res := m.cs.s, m.res
+	res.BackupVersion, res.SourceVersion = m.dst.version, m.src.version
+	m.srcRes = &Result{Path: m.src.t.path, Deleted: true, BackupVersion: m.src.version}
+	m.dstRec = newAttempt(s, "move_file", m.dst.t.path, m.args, nil)
+	m.dstRec.rec.Path = m.dst.t.resolved
+	m.dstRec.rec.Observed = ledgerState(m.dst.obs.state())
+	m.dstRec.rec.SHA256Before = m.dst.obs.sum
+	m.dstRec.rec.Approval = m.a.rec.Approval
+	s.w.savedIntent(m.a, "")
+	s.w.savedIntent(m.dstRec, m.src.obs.sum)
+	if !m.dstRec.intent.durable() {
+		ierr := m.dstRec.intent.err
+		m.srcRes, m.dstRec = nil, nil
+		return ioError(m.src.t.path, ierr)
 	}
+	return nil
+}
+
+// move renames the file, verified, and syncs both directories
+// (atomicfile.Dir.Move). An error after the rename is a warning.
+func (m *moveRun) move() error {
+	s, ts, td, res := m.cs.s, m.src.t, m.dst.t, m.res
 	want := ""
-	if obsD.stat.Exists {
-		want = obsD.sum
+	if m.dst.obs.stat.Exists {
+		want = m.dst.obs.sum
 	}
-	ar, err := ts.dir.Move(ts.base, obsS.sum, td.dir, td.base, want, atomicfile.Options{Park: s.w.parks.at})
+	ar, err := ts.dir.Move(ts.base, m.src.obs.sum, td.dir, td.base, want, atomicfile.Options{Park: s.w.parks.at})
 	if err != nil {
 		if ar.Strategy == "" {
-			srcRes, dstRec = nil, nil
-			return nil, s.w.moveError(ts, td, err)
+			m.srcRes, m.dstRec = nil, nil
+			return s.w.moveError(ts, td, err)
 		}
 		res.warn("the file was moved, but %v", err)
 	}
-	res.Strategy, srcRes.Strategy = ar.Strategy, ar.Strategy
+	res.Strategy, m.srcRes.Strategy = ar.Strategy, ar.Strategy
 	if len(ar.Displaced) > 0 {
 		v := s.w.keepDisplaced(td, s.name, ar.Displaced)
 		res.warn("another program wrote into the destination while it was replaced; the %d bytes it left are kept in history as %s", len(ar.Displaced), v)
 	}
-	// The session's baseline follows the file.
+	return nil
+}
+
+// follow moves the session's baseline with the file.
+func (m *moveRun) follow() {
+	s, ts, td, res, obsS := m.cs.s, m.src.t, m.dst.t, m.res, m.src.obs
 	if st, err := td.dir.Lstat(td.base); err == nil {
 		res.MtimeMS = st.MtimeNS / 1e6
 	}
 	b := Baseline{Path: td.resolved, SHA256: obsS.sum, Size: obsS.stat.Size, MtimeMS: res.MtimeMS, FullRead: true, CapturedAt: time.Now()}
-	if base != nil {
+	if base := m.src.base; base != nil {
 		b.FullRead, b.Encoding = base.FullRead, base.Encoding
 	}
-	err = s.dropBaseline(ts.resolved)
+	err := s.dropBaseline(ts.resolved)
 	if err == nil {
 		err = s.setBaseline(td.lexical, b)
 	}
 	if err != nil {
 		res.warn("the session could not record the move (%v): read the file before changing it again", err)
 	}
-	return res, nil
+}
+
+// finish writes the records, one for each name once the move is under
+// way: the source's displaced content and the destination's, each with
+// its history version; then lets the locks go.
+func (m *moveRun) finish(res *Result, err error) (*Result, error) {
+	w := m.cs.s.w
+	if err != nil || res == nil || res.DryRun {
+		res, err = w.finish(m.a, res, err)
+	} else {
+		w.finish(m.a, m.srcRes, nil)
+		res, err = w.finish(m.dstRec, res, nil)
+		if m.srcRes != nil {
+			res.Warnings = append(res.Warnings, m.srcRes.Warnings...)
+		}
+	}
+	m.cs.close()
+	if err == nil && !res.DryRun {
+		w.afterCommit()
+		w.sweepParkedSoon()
+	}
+	return res, err
 }
 
 // checkMove observes both names under their locks and checks them: the
@@ -258,14 +270,6 @@ func (s *Session) checkMove(ts, td *target, o *MoveOptions, a *attempt) (obsS, o
 		return nil, nil, nil, err
 	}
 	return obsS, obsD, base, nil
-}
-
-// lockPair takes the commit locks of both targets' directories (see
-// lockTargets): one lock when they are the same directory, else both in
-// (device, inode) order, so that two moves in opposite directions cannot
-// deadlock.
-func (w *Workspace) lockPair(ctx context.Context, a, b *target) ([]*filelock.Lock, error) {
-	return w.lockTargets(ctx, []*txFile{{t: a}, {t: b}})
 }
 
 // moveError maps a failed atomicfile.Move, which changed nothing.

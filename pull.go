@@ -188,8 +188,10 @@ func (s *Session) pullLocked(ctx context.Context, o *PullOptions, a *attempt) (*
 	// The writes are recorded under the caller's name, but in a session
 	// of their own: the caller did not see upstream's content, so its
 	// reads must not come to cover it (its next change to such a file is
-	// STALE_FILE, as for every other session's).
+	// STALE_FILE, as for every other session's). The caller's approver
+	// is asked about each file, as about every other change.
 	writer := w.NewSession(s.name)
+	writer.SetApprover(s.getApprover())
 	for len(paths) > 0 {
 		n := min(len(paths), 256) // bounds the tree entries looked at at once
 		chunk := paths[:n]

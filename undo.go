@@ -3,10 +3,10 @@ package editguard
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/editguard/editguard/internal/filelock"
 	"github.com/editguard/editguard/internal/ledger"
 )
 
@@ -29,22 +29,8 @@ func (s *Session) UndoPatch(ctx context.Context, txid string, opts *UndoOptions)
 		o = *opts
 	}
 	a := newAttempt(s, "undo_patch", "", map[string]any{"tx": txid, "dry_run": o.DryRun}, nil)
-	var (
-		files []*txFile
-		locks []*filelock.Lock
-	)
-	defer func() {
-		res, err = s.w.finishPatch(a, files, res, err)
-		for i := len(locks) - 1; i >= 0; i-- {
-			locks[i].Unlock()
-		}
-		for _, f := range files {
-			f.t.close()
-		}
-		if err == nil && !res.DryRun {
-			s.w.afterCommit()
-		}
-	}()
+	cs := &changeSet{s: s}
+	defer func() { res, err = s.w.finishTx(a, cs, res, err) }()
 	// The transaction's records: one per name it changed.
 	var recs []*LedgerRecord
 	err = ledger.Filter(s.w.state, ledgerName, ledger.Match{}, func(r *LedgerRecord) error {
@@ -62,21 +48,20 @@ func (s *Session) UndoPatch(ctx context.Context, txid string, opts *UndoOptions)
 	}
 	res = &PatchResult{TxID: strings.ToLower(rand.Text()[:12]), DryRun: o.DryRun}
 	for _, r := range recs {
-		t, err := s.w.openTarget(r.Path)
+		f, err := cs.add(r.Path)
+		if errors.Is(err, errSameFile) {
+			return nil, newError(CodeInvalidArgument, r.Path, "the transaction's records name this file twice", "", nil)
+		}
 		if err != nil {
 			return nil, err
 		}
-		if err := s.w.checkChangeable(t); err != nil {
-			t.close()
-			return nil, err
-		}
-		files = append(files, &txFile{t: t, out: len(res.Files)})
+		f.out = len(res.Files)
 		res.Files = append(res.Files, PatchFile{Path: r.Path, Op: "undo"})
 	}
-	if locks, err = s.w.lockTargets(ctx, files); err != nil {
+	if err := cs.lock(ctx); err != nil {
 		return nil, err
 	}
-	for i, f := range files {
+	for i, f := range cs.files {
 		r := recs[i]
 		if f.obs, err = s.w.observe(f.t); err != nil {
 			return nil, err
@@ -115,26 +100,14 @@ func (s *Session) UndoPatch(ctx context.Context, txid string, opts *UndoOptions)
 	if o.DryRun {
 		return res, nil
 	}
-	for _, f := range files {
-		if f.t.dir == nil {
-			if err := s.w.makeParent(f.t); err != nil {
-				return nil, err
-			}
-		}
-	}
-	// A file whose directory was just made is locked now too.
-	for i := len(locks) - 1; i >= 0; i-- {
-		locks[i].Unlock()
-	}
-	if locks, err = s.w.lockTargets(ctx, files); err != nil {
+	if err := cs.makeParents(ctx, "while the undo was prepared"); err != nil {
 		return nil, err
 	}
-	for _, f := range files {
-		if err := s.w.unchanged(f.t, f.obs, "while the undo was prepared"); err != nil {
-			return nil, err
-		}
+	if err := cs.approve(ctx, a, res.preview("undo_patch"), refusal{"", "the undo was declined", "ask the user what to do instead"},
+		"while the undo awaited approval"); err != nil {
+		return nil, err
 	}
-	if err := s.commitTx(a, "undo_patch", files, res); err != nil {
+	if err := s.commitTx(a, "undo_patch", cs, res); err != nil {
 		return nil, err
 	}
 	return res, nil
