@@ -11,11 +11,10 @@ import (
 	"github.com/editguard/editguard/internal/udiff"
 )
 
-func init() {
-	register(&toolDef{
-		order: 75, name: "apply_patch", title: "Apply patch",
-		description: applyPatchDescription,
-		input: `{
+var applyPatchTool = &toolDef{
+	name: "apply_patch", title: "Apply patch",
+	description: applyPatchDescription,
+	input: `{
   "type": "object",
   "properties": {
     "patch": {"type": "string", "description": "The patch: the apply_patch format (*** Begin Patch ... *** End Patch) or a unified diff (git diff, diff -u)."},
@@ -24,9 +23,8 @@ func init() {
   "required": ["patch"],
   "additionalProperties": false
 }`,
-		annotations: Annotations{Destructive: true},
-		run:         (*Toolset).applyPatch,
-	})
+	annotations: Annotations{Destructive: true},
+	run:         (*Toolset).applyPatch,
 }
 
 const applyPatchDescription = `Change several files at once, entirely or not at all (even if the machine crashes midway). Give a patch in the apply_patch format or as a unified diff:

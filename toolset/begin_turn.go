@@ -5,23 +5,21 @@ import (
 	"encoding/json"
 )
 
-func init() {
-	register(&toolDef{
-		order: 100, name: "begin_turn", title: "Begin turn",
-		description: beginTurnDescription,
-		input: `{
+var beginTurnTool = &toolDef{
+	name: "begin_turn", title: "Begin turn",
+	description: beginTurnDescription,
+	input: `{
   "type": "object",
   "properties": {},
   "additionalProperties": false
 }`,
-		output: `{
+	output: `{
   "type": "object",
   "properties": {"cleared": {"type": "boolean"}},
   "required": ["cleared"]
 }`,
-		annotations: Annotations{Idempotent: true},
-		run:         (*Toolset).beginTurn,
-	})
+	annotations: Annotations{Idempotent: true},
+	run:         (*Toolset).beginTurn,
 }
 
 const beginTurnDescription = `Forget every file read so far in this session. After it, each existing file must be read again before it is changed. Call it at the start of a new task when files may have changed while you were not looking.`

@@ -6,11 +6,10 @@ import (
 	"fmt"
 )
 
-func init() {
-	register(&toolDef{
-		order: 85, name: "create_directory", title: "Create directory",
-		description: createDirectoryDescription,
-		input: `{
+var createDirectoryTool = &toolDef{
+	name: "create_directory", title: "Create directory",
+	description: createDirectoryDescription,
+	input: `{
   "type": "object",
   "properties": {
     "path": {"type": "string", "description": "Directory path, relative to the workspace root. Missing parents are created too."}
@@ -18,14 +17,13 @@ func init() {
   "required": ["path"],
   "additionalProperties": false
 }`,
-		output: `{
+	output: `{
   "type": "object",
   "properties": {"path": {"type": "string"}, "created": {"type": "boolean"}},
   "required": ["path", "created"]
 }`,
-		annotations: Annotations{Idempotent: true},
-		run:         (*Toolset).createDirectory,
-	})
+	annotations: Annotations{Idempotent: true},
+	run:         (*Toolset).createDirectory,
 }
 
 const createDirectoryDescription = `Create a directory in the workspace, with any missing parents (like mkdir -p). A directory that already exists is not an error (created is false). Protected paths (.git of any repository, editguard's .editguard) are refused with PROTECTED_PATH. write_file and move_file create missing directories themselves; use this for an empty directory.`

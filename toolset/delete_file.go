@@ -7,11 +7,10 @@ import (
 	"github.com/editguard/editguard"
 )
 
-func init() {
-	register(&toolDef{
-		order: 70, name: "delete_file", title: "Delete file",
-		description: deleteFileDescription,
-		input: `{
+var deleteFileTool = &toolDef{
+	name: "delete_file", title: "Delete file",
+	description: deleteFileDescription,
+	input: `{
   "type": "object",
   "properties": {
     "path": {"type": "string", "description": "File path, relative to the workspace root."},
@@ -21,9 +20,8 @@ func init() {
   "required": ["path"],
   "additionalProperties": false
 }`,
-		annotations: Annotations{Destructive: true},
-		run:         (*Toolset).deleteFile,
-	})
+	annotations: Annotations{Destructive: true},
+	run:         (*Toolset).deleteFile,
 }
 
 const deleteFileDescription = `Delete a file. Guarded like write_file: read the file in full first (NOT_READ otherwise); it fails with STALE_FILE if the file changed since your read. The deleted content is kept in history: the result names the version, and restore_file with it brings the file back. Use this instead of rm in a shell, which keeps nothing. dry_run shows what would be removed without deleting. The result is text: what was removed and the history version, then the diff, cut after about 4,000 characters.`

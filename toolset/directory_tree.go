@@ -10,11 +10,10 @@ import (
 	"strings"
 )
 
-func init() {
-	register(&toolDef{
-		order: 25, name: "directory_tree", title: "Directory tree",
-		description: directoryTreeDescription,
-		input: `{
+var directoryTreeTool = &toolDef{
+	name: "directory_tree", title: "Directory tree",
+	description: directoryTreeDescription,
+	input: `{
   "type": "object",
   "properties": {
     "path": {"type": "string", "description": "Directory, relative to the workspace root. Default: the root."},
@@ -22,9 +21,8 @@ func init() {
   },
   "additionalProperties": false
 }`,
-		annotations: Annotations{ReadOnly: true, Idempotent: true},
-		run:         (*Toolset).directoryTree,
-	})
+	annotations: Annotations{ReadOnly: true, Idempotent: true},
+	run:         (*Toolset).directoryTree,
 }
 
 const directoryTreeDescription = `Show the directories and files under a directory as an indented tree, directories first marked with "/", to a depth (default 3). At most 1,000 entries are shown; "…" marks what was left out. .git directories are shown but not opened, and editguard's .editguard is not shown. Symlinks are shown with "->" and not followed.`

@@ -8,11 +8,10 @@ import (
 	"github.com/editguard/editguard"
 )
 
-func init() {
-	register(&toolDef{
-		order: 50, name: "edit_file", title: "Edit file",
-		description: editFileDescription,
-		input: `{
+var editFileTool = &toolDef{
+	name: "edit_file", title: "Edit file",
+	description: editFileDescription,
+	input: `{
   "type": "object",
   "properties": {
     "path": {"type": "string", "description": "File path, relative to the workspace root."},
@@ -42,9 +41,8 @@ func init() {
   "required": ["path"],
   "additionalProperties": false
 }`,
-		annotations: Annotations{Destructive: true},
-		run:         (*Toolset).editFile,
-	})
+	annotations: Annotations{Destructive: true},
+	run:         (*Toolset).editFile,
 }
 
 const editFileDescription = `Change an existing file by exact string replacement. Preferred over write_file for existing files.

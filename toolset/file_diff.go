@@ -8,11 +8,10 @@ import (
 	"github.com/editguard/editguard/internal/udiff"
 )
 
-func init() {
-	register(&toolDef{
-		order: 45, name: "file_diff", title: "File diff",
-		description: fileDiffDescription,
-		input: `{
+var fileDiffTool = &toolDef{
+	name: "file_diff", title: "File diff",
+	description: fileDiffDescription,
+	input: `{
   "type": "object",
   "properties": {
     "path": {"type": "string", "description": "File path, relative to the workspace root."},
@@ -22,9 +21,8 @@ func init() {
   "required": ["path"],
   "additionalProperties": false
 }`,
-		annotations: Annotations{ReadOnly: true, Idempotent: true},
-		run:         (*Toolset).fileDiff,
-	})
+	annotations: Annotations{ReadOnly: true, Idempotent: true},
+	run:         (*Toolset).fileDiff,
 }
 
 const fileDiffDescription = `Show a unified diff of a file against one of its history versions (version, from file_history) or against another file (against_path): the changes that lead from that version or file to the current file. Give exactly one of the two. It changes nothing and does not count as a read. Diffs longer than about 25,000 characters are cut after whole hunks.`

@@ -9,11 +9,10 @@ import (
 	"github.com/editguard/editguard"
 )
 
-func init() {
-	register(&toolDef{
-		order: 40, name: "file_history", title: "File history",
-		description: fileHistoryDescription,
-		input: `{
+var fileHistoryTool = &toolDef{
+	name: "file_history", title: "File history",
+	description: fileHistoryDescription,
+	input: `{
   "type": "object",
   "properties": {
     "path": {"type": "string", "description": "File path, relative to the workspace root."}
@@ -21,7 +20,7 @@ func init() {
   "required": ["path"],
   "additionalProperties": false
 }`,
-		output: `{
+	output: `{
   "type": "object",
   "properties": {
     "path": {"type": "string"},
@@ -40,9 +39,8 @@ func init() {
   },
   "required": ["path", "versions"]
 }`,
-		annotations: Annotations{ReadOnly: true, Idempotent: true},
-		run:         (*Toolset).fileHistory,
-	})
+	annotations: Annotations{ReadOnly: true, Idempotent: true},
+	run:         (*Toolset).fileHistory,
 }
 
 const fileHistoryDescription = `List the earlier versions of a file that editguard kept when it replaced, edited or restored it, newest first: version id, time, sha256, size and the operation that displaced it. A version marked absent records that the file did not exist. Use restore_file with a version id to put one back.`

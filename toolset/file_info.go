@@ -13,11 +13,10 @@ import (
 	"github.com/editguard/editguard"
 )
 
-func init() {
-	register(&toolDef{
-		order: 30, name: "file_info", title: "File info",
-		description: fileInfoDescription,
-		input: `{
+var fileInfoTool = &toolDef{
+	name: "file_info", title: "File info",
+	description: fileInfoDescription,
+	input: `{
   "type": "object",
   "properties": {
     "path": {"type": "string", "description": "Path, relative to the workspace root."}
@@ -25,7 +24,7 @@ func init() {
   "required": ["path"],
   "additionalProperties": false
 }`,
-		output: `{
+	output: `{
   "type": "object",
   "properties": {
     "path": {"type": "string"},
@@ -38,9 +37,8 @@ func init() {
   },
   "required": ["path", "exists", "size_bytes"]
 }`,
-		annotations: Annotations{ReadOnly: true, Idempotent: true},
-		run:         (*Toolset).fileInfo,
-	})
+	annotations: Annotations{ReadOnly: true, Idempotent: true},
+	run:         (*Toolset).fileInfo,
 }
 
 const fileInfoDescription = `Report whether a path exists and, for a regular file, its SHA-256, size and modification time, without reading its text. It does not count as a read: before changing a file, call read_file.`

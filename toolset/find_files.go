@@ -9,11 +9,10 @@ import (
 	"github.com/editguard/editguard"
 )
 
-func init() {
-	register(&toolDef{
-		order: 27, name: "find_files", title: "Find files",
-		description: findFilesDescription,
-		input: `{
+var findFilesTool = &toolDef{
+	name: "find_files", title: "Find files",
+	description: findFilesDescription,
+	input: `{
   "type": "object",
   "properties": {
     "pattern": {"type": "string", "description": "Glob: * ? [..] within a name, ** across directories. Without a /, matches file names at any depth (\"*.go\"); with one, whole paths relative to path (\"cmd/**/main.go\")."},
@@ -22,9 +21,8 @@ func init() {
   "required": ["pattern"],
   "additionalProperties": false
 }`,
-		annotations: Annotations{ReadOnly: true, Idempotent: true},
-		run:         (*Toolset).findFiles,
-	})
+	annotations: Annotations{ReadOnly: true, Idempotent: true},
+	run:         (*Toolset).findFiles,
 }
 
 const findFilesDescription = `Find files by name with a glob pattern ("*.go", "**/testdata/*.json"). Files that .gitignore excludes (at any level), .git directories and editguard's state are skipped; symlinks are not followed. The result is text: matching paths relative to the workspace root, one per line, sorted, at most 1,000 (a last line says if there were more).`

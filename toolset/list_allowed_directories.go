@@ -6,19 +6,17 @@ import (
 	"fmt"
 )
 
-func init() {
-	register(&toolDef{
-		order: 5, name: "list_allowed_directories", title: "Workspace root",
-		description: listAllowedDirectoriesDescription,
-		input:       `{"type": "object", "properties": {}, "additionalProperties": false}`,
-		output: `{
+var listAllowedDirectoriesTool = &toolDef{
+	name: "list_allowed_directories", title: "Workspace root",
+	description: listAllowedDirectoriesDescription,
+	input:       `{"type": "object", "properties": {}, "additionalProperties": false}`,
+	output: `{
   "type": "object",
   "properties": {"directories": {"type": "array", "items": {"type": "string"}}},
   "required": ["directories"]
 }`,
-		annotations: Annotations{ReadOnly: true, Idempotent: true},
-		run:         (*Toolset).listAllowedDirectories,
-	})
+	annotations: Annotations{ReadOnly: true, Idempotent: true},
+	run:         (*Toolset).listAllowedDirectories,
 }
 
 const listAllowedDirectoriesDescription = `Show the directory the tools work in: the workspace root. Paths given to the other tools are relative to it (absolute paths inside it work too); nothing outside it can be read or changed, and .git directories and editguard's .editguard cannot be changed.`

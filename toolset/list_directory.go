@@ -9,18 +9,17 @@ import (
 	"unicode/utf8"
 )
 
-func init() {
-	register(&toolDef{
-		order: 20, name: "list_directory", title: "List directory",
-		description: listDirectoryDescription,
-		input: `{
+var listDirectoryTool = &toolDef{
+	name: "list_directory", title: "List directory",
+	description: listDirectoryDescription,
+	input: `{
   "type": "object",
   "properties": {
     "path": {"type": "string", "description": "Directory path, relative to the workspace root. Default: the root."}
   },
   "additionalProperties": false
 }`,
-		output: `{
+	output: `{
   "type": "object",
   "properties": {
     "path": {"type": "string"},
@@ -39,9 +38,8 @@ func init() {
   },
   "required": ["path", "entries"]
 }`,
-		annotations: Annotations{ReadOnly: true, Idempotent: true},
-		run:         (*Toolset).listDirectory,
-	})
+	annotations: Annotations{ReadOnly: true, Idempotent: true},
+	run:         (*Toolset).listDirectory,
 }
 
 const listDirectoryDescription = `List the entries of a directory in the workspace: name, type (file, dir, symlink or other) and size in bytes for files. Entries are sorted by name. editguard's own state directory (.editguard) is not shown. path defaults to the workspace root.`

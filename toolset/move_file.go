@@ -7,11 +7,10 @@ import (
 	"github.com/editguard/editguard"
 )
 
-func init() {
-	register(&toolDef{
-		order: 80, name: "move_file", title: "Move file",
-		description: moveFileDescription,
-		input: `{
+var moveFileTool = &toolDef{
+	name: "move_file", title: "Move file",
+	description: moveFileDescription,
+	input: `{
   "type": "object",
   "properties": {
     "source": {"type": "string", "description": "File to move, relative to the workspace root."},
@@ -23,9 +22,8 @@ func init() {
   "required": ["source", "destination"],
   "additionalProperties": false
 }`,
-		annotations: Annotations{Destructive: true},
-		run:         (*Toolset).moveFile,
-	})
+	annotations: Annotations{Destructive: true},
+	run:         (*Toolset).moveFile,
 }
 
 const moveFileDescription = `Move or rename a file, guarded. You must have read the source in this session (a partial read is enough), and it must not have changed since (NOT_READ, STALE_FILE). An existing destination is refused (STALE_FILE, reason created) unless overwrite is true, and then you must have read the destination in full. Missing directories of the destination are created. The move is atomic: the file is never lost or half-moved, even in a crash. History keeps what left the source and what the destination held, so restore_file can undo either side; your read follows the file to its new name. Use this instead of mv in a shell. The result is text: what moved where and the history versions (and, when overwriting, the diff of the destination, cut after about 4,000 characters).`

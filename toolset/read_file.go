@@ -7,11 +7,10 @@ import (
 	"github.com/editguard/editguard"
 )
 
-func init() {
-	register(&toolDef{
-		order: 10, name: "read_file", title: "Read file",
-		description: readFileDescription,
-		input: `{
+var readFileTool = &toolDef{
+	name: "read_file", title: "Read file",
+	description: readFileDescription,
+	input: `{
   "type": "object",
   "properties": {
     "path": {"type": "string", "description": "File path, relative to the workspace root (or absolute inside it)."},
@@ -22,9 +21,8 @@ func init() {
   "required": ["path"],
   "additionalProperties": false
 }`,
-		annotations: Annotations{ReadOnly: true, Idempotent: true},
-		run:         (*Toolset).readFile,
-	})
+	annotations: Annotations{ReadOnly: true, Idempotent: true},
+	run:         (*Toolset).readFile,
 }
 
 const readFileDescription = `Read a text file in the workspace. The result is text: a header line with the path, the lines shown and the total, the size and the file's SHA-256 (and its encoding, byte order mark or CRLF line endings when it has them), then the lines numbered as "     N\tline". The number and the TAB are not part of the file: never copy them into old_string or content.

@@ -10,11 +10,10 @@ import (
 	"github.com/editguard/editguard"
 )
 
-func init() {
-	register(&toolDef{
-		order: 15, name: "read_multiple_files", title: "Read several files",
-		description: readMultipleFilesDescription,
-		input: `{
+var readMultipleFilesTool = &toolDef{
+	name: "read_multiple_files", title: "Read several files",
+	description: readMultipleFilesDescription,
+	input: `{
   "type": "object",
   "properties": {
     "paths": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 50, "description": "File paths, relative to the workspace root."}
@@ -22,9 +21,8 @@ func init() {
   "required": ["paths"],
   "additionalProperties": false
 }`,
-		annotations: Annotations{ReadOnly: true, Idempotent: true},
-		run:         (*Toolset).readMultipleFiles,
-	})
+	annotations: Annotations{ReadOnly: true, Idempotent: true},
+	run:         (*Toolset).readMultipleFiles,
 }
 
 const readMultipleFilesDescription = `Read several text files at once. Each is read exactly as read_file reads it (a header line, then numbered lines) and counts as a read of that file for later changes; one file failing does not fail the others (its error is shown in its place). All files together stay within about 25,000 characters: each gets a share, and a file cut short says the offset to read on with read_file.`

@@ -7,11 +7,10 @@ import (
 	"github.com/editguard/editguard"
 )
 
-func init() {
-	register(&toolDef{
-		order: 90, name: "restore_file", title: "Restore file version",
-		description: restoreFileDescription,
-		input: `{
+var restoreFileTool = &toolDef{
+	name: "restore_file", title: "Restore file version",
+	description: restoreFileDescription,
+	input: `{
   "type": "object",
   "properties": {
     "path": {"type": "string", "description": "File path, relative to the workspace root."},
@@ -22,9 +21,8 @@ func init() {
   "required": ["path", "version"],
   "additionalProperties": false
 }`,
-		annotations: Annotations{Destructive: true, Idempotent: true},
-		run:         (*Toolset).restoreFile,
-	})
+	annotations: Annotations{Destructive: true, Idempotent: true},
+	run:         (*Toolset).restoreFile,
 }
 
 const restoreFileDescription = `Put an earlier version of a file (from file_history) back. This is a guarded write like write_file: read the file in full first (NOT_READ otherwise), and it fails with STALE_FILE if the file changed since your read; over a file that does not exist (deleted) no read is needed. The content it replaces is kept in history, so a restore can itself be undone. Restoring a version marked absent deletes the file. dry_run returns the diff without writing.`

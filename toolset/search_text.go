@@ -16,11 +16,10 @@ import (
 	"github.com/editguard/editguard"
 )
 
-func init() {
-	register(&toolDef{
-		order: 28, name: "search_text", title: "Search text",
-		description: searchTextDescription,
-		input: `{
+var searchTextTool = &toolDef{
+	name: "search_text", title: "Search text",
+	description: searchTextDescription,
+	input: `{
   "type": "object",
   "properties": {
     "pattern": {"type": "string", "description": "What to find: an RE2 regular expression, or plain text with literal: true."},
@@ -33,9 +32,8 @@ func init() {
   "required": ["pattern"],
   "additionalProperties": false
 }`,
-		annotations: Annotations{ReadOnly: true, Idempotent: true},
-		run:         (*Toolset).searchText,
-	})
+	annotations: Annotations{ReadOnly: true, Idempotent: true},
+	run:         (*Toolset).searchText,
 }
 
 const searchTextDescription = `Search the text of files for a regular expression (RE2 syntax) or, with literal, plain text. The result is text: one line per matching line, "path:line: text", in path order, at most max_results (default 100) and about 25,000 characters; long lines are cut. Files that .gitignore excludes, binary files, files over 8 MiB, .git directories and editguard's state are skipped (the result says how many files over 8 MiB it skipped, and binary ones when nothing matched); symlinks are not followed. It does not count as a read: read_file a file before changing it.`

@@ -115,30 +115,20 @@ type Toolset struct {
 
 type handler func(t *Toolset, ctx context.Context, args json.RawMessage) (*Output, error)
 
-// toolDef is one tool: everything about it is in its own file, which
-// registers it from an init function. Adding a file adds a tool.
+// toolDef is one tool. Each is defined, with its handler, in its own file
+// as a package-level variable; the table defs in tools.go lists them in
+// catalogue order and decides which are offered.
 type toolDef struct {
-	order       int // place in the catalogue
 	name, title string
 	description string // written for a model
 	// input is the JSON Schema of the arguments; output that of the
 	// structured result, or "" (see Output). They are strings, turned into
-	// json.RawMessage by New, so that registering, which every start of a
-	// program does, copies and checks nothing (a test checks them).
+	// json.RawMessage by New, so that initializing the table, which every
+	// start of a program does, copies and checks nothing (a test checks
+	// them).
 	input, output string
 	annotations   Annotations
 	run           handler
-}
-
-// defs are the registered tools, in catalogue order.
-var defs []*toolDef
-
-func register(d *toolDef) {
-	i, found := slices.BinarySearchFunc(defs, d.order, func(e *toolDef, o int) int { return e.order - o })
-	if found || slices.ContainsFunc(defs, func(e *toolDef) bool { return e.name == d.name }) {
-		panic("toolset: tool registered twice: " + d.name)
-	}
-	defs = slices.Insert(defs, i, d)
 }
 
 // New returns the tools over session s. opts may be nil.
@@ -193,6 +183,18 @@ func rawJSON(s string) json.RawMessage {
 // Tools returns the tools offered, in a stable order. The caller must not
 // modify the schemas.
 func (t *Toolset) Tools() []Tool { return slices.Clone(t.tools) }
+
+// Names returns the names of the tools a Toolset offers, in the order its
+// Tools lists them: all the tools, or with readOnly those that a Toolset
+// with Options.ReadOnly offers.
+func Names(readOnly bool) []string {
+	tools := catalogueFor(readOnly).tools
+	names := make([]string, len(tools))
+	for i, tool := range tools {
+		names[i] = tool.Name
+	}
+	return names
+}
 
 // Execute runs the tool called name with the JSON arguments args (null or
 // empty means no arguments). A failure is always an *editguard.Error: an

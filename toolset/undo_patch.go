@@ -7,11 +7,10 @@ import (
 	"github.com/editguard/editguard"
 )
 
-func init() {
-	register(&toolDef{
-		order: 76, name: "undo_patch", title: "Undo patch",
-		description: undoPatchDescription,
-		input: `{
+var undoPatchTool = &toolDef{
+	name: "undo_patch", title: "Undo patch",
+	description: undoPatchDescription,
+	input: `{
   "type": "object",
   "properties": {
     "tx": {"type": "string", "description": "The transaction id apply_patch reported."},
@@ -20,9 +19,8 @@ func init() {
   "required": ["tx"],
   "additionalProperties": false
 }`,
-		annotations: Annotations{Destructive: true},
-		run:         (*Toolset).undoPatch,
-	})
+	annotations: Annotations{Destructive: true},
+	run:         (*Toolset).undoPatch,
 }
 
 const undoPatchDescription = `Undo a whole apply_patch transaction: every file it changed goes back to what it held before, all or nothing (added files are removed, deleted files come back). Each file must still be exactly what the patch left; if any changed since, nothing is undone (STALE_FILE), so later work is never destroyed. No read is needed. The undo is itself a transaction, with its own id, and can be undone. The result is text like apply_patch's.`

@@ -7,11 +7,10 @@ import (
 	"github.com/editguard/editguard"
 )
 
-func init() {
-	register(&toolDef{
-		order: 60, name: "write_file", title: "Write file",
-		description: writeFileDescription,
-		input: `{
+var writeFileTool = &toolDef{
+	name: "write_file", title: "Write file",
+	description: writeFileDescription,
+	input: `{
   "type": "object",
   "properties": {
     "path": {"type": "string", "description": "File path, relative to the workspace root."},
@@ -27,9 +26,8 @@ func init() {
   "required": ["path", "content"],
   "additionalProperties": false
 }`,
-		annotations: Annotations{Destructive: true, Idempotent: true},
-		run:         (*Toolset).writeFile,
-	})
+	annotations: Annotations{Destructive: true, Idempotent: true},
+	run:         (*Toolset).writeFile,
 }
 
 const writeFileDescription = `Create a new file, or replace the whole content of an existing one.

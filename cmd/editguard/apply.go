@@ -24,11 +24,6 @@ Everything replaced is kept in history.
 At a terminal, apply shows the diffs and asks first, unless --yes is given.`,
 }
 
-func init() {
-	applyCmd.run = runApply
-	register(applyCmd)
-}
-
 func runApply(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(applyCmd.name)
 	var m mutationFlags

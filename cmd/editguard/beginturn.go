@@ -18,11 +18,6 @@ read from an earlier turn.
 With --json it prints {"cleared": true}.`,
 }
 
-func init() {
-	beginTurnCmd.run = runBeginTurn
-	register(beginTurnCmd)
-}
-
 func runBeginTurn(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(beginTurnCmd.name)
 	fs.BoolVar(&e.json, "json", false, "print the result as JSON")

@@ -19,11 +19,6 @@ no read while the file does not exist.
 Confirmation at a terminal works as for edit.`,
 }
 
-func init() {
-	deleteCmd.run = runDelete
-	register(deleteCmd)
-}
-
 func runDelete(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(deleteCmd.name)
 	var m mutationFlags

@@ -14,11 +14,6 @@ or from the file given with --against, to the current content of PATH, coloured 
 off). It changes nothing and records nothing.`,
 }
 
-func init() {
-	diffCmd.run = runDiff
-	register(diffCmd)
-}
-
 func runDiff(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(diffCmd.name)
 	against := fs.String("against", "", "compare with `FILE` instead of a history version")

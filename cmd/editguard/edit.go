@@ -28,11 +28,6 @@ is read from standard input (default no, exit 4). The file's lock is not held
 while waiting; if the file changes meanwhile, nothing is written (exit 3).`,
 }
 
-func init() {
-	editCmd.run = runEdit
-	register(editCmd)
-}
-
 func runEdit(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(editCmd.name)
 	var m mutationFlags

@@ -41,11 +41,6 @@ versions that keep the other writer's content, and exits 5.
 --tool names the ledger records' tool (default "exec").`,
 }
 
-func init() {
-	execCmd.run = runExec
-	register(execCmd)
-}
-
 func runExec(ctx context.Context, e *env, args []string) error {
 	i := slices.Index(args, "--")
 	if i < 0 {

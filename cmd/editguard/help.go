@@ -9,11 +9,6 @@ var helpCmd = &command{
 	help:    `Help prints the list of commands, or the details of one command.`,
 }
 
-func init() {
-	helpCmd.run = runHelp
-	register(helpCmd)
-}
-
 func runHelp(ctx context.Context, e *env, args []string) error {
 	switch len(args) {
 	case 0:

@@ -18,11 +18,6 @@ before the file was created; restoring it deletes the file.
 With --json it prints a list of {version, time, sha256, size_bytes, op, ...}.`,
 }
 
-func init() {
-	historyCmd.run = runHistory
-	register(historyCmd)
-}
-
 func runHistory(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(historyCmd.name)
 	fs.BoolVar(&e.json, "json", false, "print the versions as JSON")

@@ -101,11 +101,6 @@ fails before a change, the tool is denied unless --fail-open is given.
 Files outside the root are not editguard's to guard and are let through.`,
 }
 
-func init() {
-	hookCmd.run = runHook
-	register(hookCmd)
-}
-
 // hookEvent is the part of a hook event editguard uses; the clients share
 // these names.
 type hookEvent struct {

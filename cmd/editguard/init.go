@@ -79,11 +79,6 @@ what they held before.
 diff}], notes}; action is created, changed or unchanged.`,
 }
 
-func init() {
-	initCmd.run = runInit
-	register(initCmd)
-}
-
 // initFile is what init did, or would do, to one file.
 type initFile struct {
 	Path    string   `json:"path"`
@@ -276,10 +271,7 @@ func runInit(ctx context.Context, e *env, args []string) error {
 	s := ws.NewSession("editguard-init")
 	rep := &initReport{Client: pos[0], Root: ws.Dir(), DryRun: *dryRun}
 
-	var tools []string
-	for _, tl := range toolset.New(s, nil).Tools() {
-		tools = append(tools, tl.Name)
-	}
+	tools := toolset.Names(false)
 	// Plan every file before writing any, so that a file that does not
 	// parse leaves all of them as they were.
 	for _, spec := range client.files {

@@ -23,11 +23,6 @@ history version that keeps what was displaced.
 record per line, exactly as stored (with its hash chain fields).`,
 }
 
-func init() {
-	logCmd.run = runLog
-	register(logCmd)
-}
-
 func runLog(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(logCmd.name)
 	var f editguard.LogFilter

@@ -9,11 +9,11 @@
 //
 // Run "editguard help" for the list of commands.
 //
-// Each command lives in its own file and registers itself in the command
-// table from an init function (see register), so adding a file adds a
-// command. The program is one more client of the editguard library: main
-// only calls run, which takes its arguments and standard streams as values
-// so that tests drive it in-process.
+// Each command lives in its own file; the table commandTable, in
+// commands.go, lists them all in the order help shows them. The program is
+// one more client of the editguard library: main only calls run, which
+// takes its arguments and standard streams as values so that tests drive
+// it in-process.
 package main
 
 import (
@@ -26,7 +26,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
 
@@ -61,18 +60,6 @@ type command struct {
 	help    string // longer description printed by "editguard help NAME"
 	// run executes the command with the arguments that follow its name.
 	run func(ctx context.Context, e *env, args []string) error
-}
-
-// commands is the command table, filled by register.
-var commands = map[string]*command{}
-
-// register adds c to the command table. It is called from init functions,
-// one per command file.
-func register(c *command) {
-	if _, dup := commands[c.name]; dup {
-		panic("editguard: command registered twice: " + c.name)
-	}
-	commands[c.name] = c
 }
 
 // env is what a command runs with: the global flags, the standard streams,
@@ -451,13 +438,8 @@ Global flags (before or after the command):
 
 Commands:
 `)
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	for _, c := range commandList {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprint(w, `
 Exit codes: 0 ok, 1 error, 2 usage, 3 conflict (NOT_READ, STALE_FILE:

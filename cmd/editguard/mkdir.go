@@ -14,11 +14,6 @@ each made durable before the next. A directory that exists is not an
 error. Protected paths (.git of any repository, .editguard) are refused.`,
 }
 
-func init() {
-	mkdirCmd.run = runMkdir
-	register(mkdirCmd)
-}
-
 func runMkdir(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(mkdirCmd.name)
 	fs.BoolVar(&e.json, "json", false, "print the result as JSON")

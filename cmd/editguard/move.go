@@ -23,11 +23,6 @@ restored. The --expect flags apply to SRC.
 Confirmation at a terminal works as for edit.`,
 }
 
-func init() {
-	moveCmd.run = runMove
-	register(moveCmd)
-}
-
 func runMove(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(moveCmd.name)
 	var m mutationFlags

@@ -36,11 +36,6 @@ and tools that made the changes; the publish is recorded in the ledger.
 and branches are left alone. See docs/DISTRIBUTED.md.`,
 }
 
-func init() {
-	publishCmd.run = runPublish
-	register(publishCmd)
-}
-
 func runPublish(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(publishCmd.name)
 	var o editguard.PublishOptions

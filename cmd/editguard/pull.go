@@ -28,11 +28,6 @@ index and branches are left alone: "git status" keeps comparing with the
 commit you checked out. See docs/DISTRIBUTED.md.`,
 }
 
-func init() {
-	pullCmd.run = runPull
-	register(pullCmd)
-}
-
 func runPull(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(pullCmd.name)
 	var o editguard.PullOptions

@@ -30,11 +30,6 @@ With --json it prints {path, content, sha256, size_bytes, mtime_ms,
 total_lines, encoding, line_ending, truncated}.`,
 }
 
-func init() {
-	readCmd.run = runRead
-	register(readCmd)
-}
-
 func runRead(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(readCmd.name)
 	var opts editguard.ReadOptions

@@ -19,11 +19,6 @@ itself be undone. Restoring a "did not exist" version deletes the file.
 Confirmation at a terminal works as for edit.`,
 }
 
-func init() {
-	restoreCmd.run = runRestore
-	register(restoreCmd)
-}
-
 func runRestore(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(restoreCmd.name)
 	var m mutationFlags

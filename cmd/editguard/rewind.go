@@ -40,11 +40,6 @@ because it changed (the others are rewound), 1 some file failed otherwise;
 "unchanged": [...], "refused": [{path, error: {code, message, ...}}]}.`,
 }
 
-func init() {
-	rewindCmd.run = runRewind
-	register(rewindCmd)
-}
-
 func runRewind(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(rewindCmd.name)
 	session := fs.String("session", "", "rewind the changes of session `ID` (required; the session making the rewind is the one given before the command)")

@@ -41,15 +41,6 @@ indented tree, to --depth levels (default 3), at most 1,000 entries. .git
 is shown but not opened; .editguard is not shown.`,
 }
 
-func init() {
-	findCmd.run = runFind
-	searchCmd.run = runSearch
-	treeCmd.run = runTree
-	register(findCmd)
-	register(searchCmd)
-	register(treeCmd)
-}
-
 // runTool runs one of the file tools as a model would, and prints its text
 // (or, with --json, its structured result).
 func runTool(ctx context.Context, e *env, name string, args map[string]any) error {

@@ -21,8 +21,8 @@ var serveCmd = &command{
 	name:    "serve",
 	args:    "[--http ADDR [--tokens FILE] [--tls-cert FILE --tls-key FILE] [--insecure] [--max-inflight N] [--rate N] [--burst N] [--max-sessions N] [--max-sessions-per-token N] [--session-timeout D]] [--approve auto|ask|read-only] [--deny GLOB]... [--no-merge] [--token TOKEN]",
 	summary: "serve the file tools to MCP clients (stdio, or streamable HTTP)",
-	help: `Serve offers read_file, write_file, edit_file, list_directory, file_info,
-file_history, restore_file and begin_turn to MCP clients. Each MCP session
+	help: `Serve offers every editguard tool (read_file, edit_file, write_file,
+apply_patch, restore_file and the rest) to MCP clients. Each MCP session
 has its own read baselines, so two agents on one workspace conflict exactly
 as they should.
 
@@ -95,11 +95,6 @@ refuses every such edit with STALE_FILE instead.
 The server's Go garbage collector runs when its heap is three times what is
 live (GOGC=200), with a soft memory limit of 1 GiB (GOMEMLIMIT); set either
 variable to choose otherwise.`,
-}
-
-func init() {
-	serveCmd.run = runServe
-	register(serveCmd)
 }
 
 // globList is a repeatable string flag.

@@ -28,11 +28,6 @@ it cannot verify, a file that holds neither what a transaction found nor
 what it put there), which stays until a person removes it.`,
 }
 
-func init() {
-	stateCmd.run = runState
-	register(stateCmd)
-}
-
 func runState(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(stateCmd.name)
 	setAside := fs.Bool("set-aside", false, "move a state directory editguard did not write into .editguard/untrusted-<time>/")

@@ -18,11 +18,6 @@ nothing is undone (exit 3). No read is needed. The undo is a transaction
 of its own and can itself be undone.`,
 }
 
-func init() {
-	undoCmd.run = runUndo
-	register(undoCmd)
-}
-
 func runUndo(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(undoCmd.name)
 	dry := fs.Bool("dry-run", false, "check and show the diffs, write nothing")

@@ -25,11 +25,6 @@ reports stays there to be looked at. The next write repairs a torn final
 line, after saving it to .editguard/quarantine/.`,
 }
 
-func init() {
-	verifyCmd.run = runVerify
-	register(verifyCmd)
-}
-
 func runVerify(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(verifyCmd.name)
 	pos, err := parseCommand(e, verifyCmd, fs, args)

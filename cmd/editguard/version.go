@@ -17,11 +17,6 @@ at ("go install ...@v1.2.3"), or "devel" with the commit it was built from
 from a clone. The MCP server reports the same version to its clients.`,
 }
 
-func init() {
-	versionCmd.run = runVersion
-	register(versionCmd)
-}
-
 func runVersion(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(versionCmd.name)
 	pos, err := parseCommand(e, versionCmd, fs, args)

@@ -26,11 +26,6 @@ and answers "Apply this change? [y/N]" (default no, exit 4). Scripts and
 agents without a terminal are never asked; --yes skips the question.`,
 }
 
-func init() {
-	writeCmd.run = runWrite
-	register(writeCmd)
-}
-
 func runWrite(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(writeCmd.name)
 	var m mutationFlags

@@ -139,7 +139,7 @@ func TestInitClaudeCode(t *testing.T) {
 		t.Fatalf("got %d tool results for %d steps", len(run.Results), len(script))
 	}
 
-	for _, name := range []string{"read_file", "write_file", "edit_file", "list_directory", "file_info", "file_history", "restore_file", "begin_turn"} {
+	for _, name := range editguardTools(t) {
 		if !slices.Contains(run.Offered, "mcp__editguard__"+name) {
 			t.Errorf("mcp__editguard__%s is not offered", name)
 		}
