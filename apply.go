@@ -3,7 +3,6 @@ package editguard
 import (
 	"cmp"
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
@@ -13,10 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/editguard/editguard/internal/atomicfile"
 	"github.com/editguard/editguard/internal/filelock"
 	"github.com/editguard/editguard/internal/history"
-	"github.com/editguard/editguard/internal/ledger"
 	"github.com/editguard/editguard/internal/patch"
 	"golang.org/x/sys/unix"
 )
@@ -634,206 +631,6 @@ func (w *Workspace) undoFile(t *target, jf journalFile, session, op string) (obs
 // atState reports whether obs is a file that exists (or not) with sum.
 func atState(obs *observation, exists bool, sum string) bool {
 	return obs.stat.Exists == exists && (!exists || (obs.stat.Regular() && obs.sum == sum))
-}
-
-// recoverTransactions finishes the transactions whose journals a crash left
-// in .editguard/tx/, under the locks of their files, rolling each forward
-// or back (see journal), and removes their journals. It runs at Open; it
-// returns the ids rolled back. A journal it cannot act on safely is kept
-// and described in TransactionProblems.
-func (w *Workspace) recoverTransactions() ([]string, error) {
-	d, err := w.state.Sub(journalDir, false)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	// Temporary files of journals whose writer died: no file was changed
-	// yet, since a journal is in place before the first one is.
-	if l, err := d.Lock(context.Background(), journalLock, &filelock.Options{Timeout: w.opts.LockTimeout}); err == nil {
-		if ents, err := d.ReadDir(); err == nil {
-			for _, e := range ents {
-				if atomicfile.IsTemp(e.Name()) {
-					d.Remove(e.Name())
-				}
-			}
-		}
-		l.Unlock()
-	}
-	ents, err := d.ReadDir()
-	d.Close()
-	if err != nil {
-		return nil, err
-	}
-	var done []string
-	for _, e := range ents {
-		id, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || strings.HasPrefix(id, ".") {
-			continue
-		}
-		entry := StateDir + "/" + journalDir + "/" + e.Name()
-		unsafe := func(why string) {
-			w.txProblems = append(w.txProblems, fmt.Sprintf("UNSAFE_STATE: %s %s; nothing it names was touched and it is kept: look at it and the files it names, then remove it", entry, why))
-		}
-		dd, err := w.state.Sub(journalDir, false)
-		if err != nil {
-			return done, err
-		}
-		data, err := dd.ReadFile(e.Name())
-		dd.Close()
-		if err != nil {
-			unsafe("cannot be read (" + err.Error() + ")")
-			continue
-		}
-		var j journal
-		switch {
-		case json.Unmarshal(data, &j) != nil || j.ID != id:
-			// A journal is written whole and durably, under a
-			// temporary name first: one that does not parse was
-			// damaged after it was written.
-			unsafe("does not parse as a transaction journal (damaged or truncated)")
-			continue
-		case j.MAC == "" || !hmac.Equal([]byte(j.MAC), []byte(w.journalMAC(&j))):
-			unsafe("was not written by editguard in this workspace (its MAC does not verify)")
-			continue
-		}
-		rolled, err := w.recoverOne(e.Name(), &j)
-		var ue *unsafeJournal
-		switch {
-		case errors.As(err, &ue):
-			unsafe(ue.why)
-		case err != nil:
-			// Kept for the next Open; the workspace stays usable.
-			w.txProblems = append(w.txProblems, fmt.Sprintf("transaction %s was interrupted and could not be finished yet: %v", id, err))
-		case rolled:
-			done = append(done, id)
-		}
-	}
-	return done, nil
-}
-
-// unsafeJournal is why recoverOne would not act on an authentic journal.
-type unsafeJournal struct{ why string }
-
-func (e *unsafeJournal) Error() string { return e.why }
-
-// recoverOne finishes the transaction of the journal name (see journal),
-// unless it turns out to be still running (it finishes, and removes its
-// journal, while we wait for its locks). rolled reports a rollback.
-func (w *Workspace) recoverOne(name string, j *journal) (rolled bool, err error) {
-	var files []*txFile
-	defer func() {
-		for _, f := range files {
-			f.t.close()
-		}
-	}()
-	for _, jf := range j.Files {
-		// The same resolution and policy as a tool's change: inside the
-		// root, through no symlink, never a protected path.
-		t, err := w.openTarget(jf.Path)
-		if err != nil {
-			return false, &unsafeJournal{fmt.Sprintf("names %q, which a change may not reach (%v)", jf.Path, err)}
-		}
-		files = append(files, &txFile{t: t})
-		if t.resolved != jf.Path {
-			return false, &unsafeJournal{fmt.Sprintf("names %q, which now leads through a symbolic link", jf.Path)}
-		}
-		if err := w.checkChangeable(t); err != nil {
-			return false, &unsafeJournal{fmt.Sprintf("names %q, which policy protects from changes", jf.Path)}
-		}
-	}
-	// A transaction still running holds these locks until its journal is
-	// gone: once they are ours, a journal still there is one whose
-	// process died.
-	locks, err := w.lockTargets(context.Background(), files)
-	if err != nil {
-		return false, err
-	}
-	defer func() {
-		for i := len(locks) - 1; i >= 0; i-- {
-			locks[i].Unlock()
-		}
-	}()
-	dd, err := w.state.Sub(journalDir, false)
-	if err != nil {
-		return false, err
-	}
-	st, err := dd.Stat(name)
-	dd.Close()
-	if err != nil {
-		return false, err
-	}
-	if !st.Exists {
-		return false, nil // it finished while we waited
-	}
-	recs, _, err := w.led.WithStrategy(ledger.Position{Seq: j.LedgerSeq, Hash: j.LedgerHash}, j.strategy())
-	if err != nil {
-		return false, err
-	}
-	if len(recs) > 0 {
-		return false, w.rollForward(j, recs)
-	}
-	for i, jf := range j.Files {
-		obs, err := w.observe(files[i].t)
-		if err != nil {
-			return false, err
-		}
-		if !atState(obs, jf.BeforeExists, jf.BeforeSHA256) && !atState(obs, jf.AfterExists, jf.AfterSHA256) {
-			return false, &unsafeJournal{fmt.Sprintf("names %q, which holds neither what the transaction found there nor what it put there (changed since the crash?)", jf.Path)}
-		}
-	}
-	for i, jf := range j.Files {
-		obs, v, err := w.undoFile(files[i].t, jf, "recovery", "recover")
-		if err != nil {
-			return false, err
-		}
-		if obs == nil {
-			continue // the transaction had not reached it
-		}
-		after := jf.BeforeSHA256
-		if !jf.BeforeExists {
-			after = ""
-		}
-		w.led.Append(&LedgerRecord{Session: "recovery", Tool: "recover", Path: jf.Path, Args: recoverArgs(j),
-			Observed: ledgerState(obs.state()), SHA256Before: obs.sum, SHA256After: after, Outcome: "ok",
-			Strategy: "rollback " + j.strategy(), HistoryVersion: v, Recovered: true})
-	}
-	w.led.Append(&LedgerRecord{Session: j.Session, Tool: j.Op, Path: j.Files[0].Path, Args: recoverArgs(j),
-		Outcome: ledger.OutcomeInterrupted, ErrorReason: "rolled_back", Strategy: j.strategy(), Recovered: true})
-	return true, w.removeJournal(j.ID)
-}
-
-func recoverArgs(j *journal) json.RawMessage {
-	b, _ := json.Marshal(map[string]any{"tx": j.ID, "files": len(j.Files)})
-	return b
-}
-
-// rollForward finishes a transaction whose records were being written when
-// its process died: every file is in place, and each file without a record
-// gets one, marked recovered.
-func (w *Workspace) rollForward(j *journal, recs []*LedgerRecord) error {
-	have := map[string]bool{}
-	for _, r := range recs {
-		have[r.Path] = true
-	}
-	for _, jf := range j.Files {
-		if have[jf.Path] {
-			continue
-		}
-		after := jf.AfterSHA256
-		if !jf.AfterExists {
-			after = ""
-		}
-		r := &LedgerRecord{Session: j.Session, Tool: j.Op, Path: jf.Path, Args: recoverArgs(j),
-			Observed:     &ledger.FileState{Exists: jf.BeforeExists, SHA256: jf.BeforeSHA256},
-			SHA256Before: jf.BeforeSHA256, SHA256After: after, Outcome: "ok", Strategy: j.strategy(),
-			HistoryVersion: jf.Version, Recovered: true}
-		if err := w.led.Append(r); err != nil {
-			return err
-		}
-	}
-	return w.removeJournal(j.ID)
 }
 
 // finishTx ends a patch or an undo at whatever step it stopped: the record

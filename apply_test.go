@@ -5,79 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/editguard/editguard"
 	"github.com/editguard/editguard/internal/atomicfile"
 )
-
-const applyPatchText = `*** Begin Patch
-*** Update File: src/a.go
-@@ func A() {
--	return 1
-+	return 2
-*** Update File: crlf.txt
-@@
- one
--two
-+TWO
-*** Add File: docs/new.md
-+# New
-*** Delete File: old.txt
-*** Update File: b.txt
-*** Move to: moved/b.txt
-@@
--beta
-+BETA
-*** End Patch
-`
-
-func applyWorkspace(t *testing.T) (*editguard.Workspace, string, *editguard.Session) {
-	t.Helper()
-	w, dir := newWorkspace(t)
-	writeFile(t, dir, "src/a.go", "package a\n\nfunc A() {\n\treturn 1\n}\n")
-	writeFile(t, dir, "crlf.txt", "one\r\ntwo\r\n")
-	writeFile(t, dir, "old.txt", "old\n")
-	writeFile(t, dir, "b.txt", "beta\n")
-	s := w.NewSession("agent")
-	for _, p := range []string{"src/a.go", "crlf.txt", "old.txt", "b.txt"} {
-		if _, err := s.Read(context.Background(), p, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return w, dir, s
-}
-
-// tree returns every file under dir but editguard's state, with content.
-// A temporary file a commit left after its swap (the displaced content,
-// already in history, swept by the next commit) is not part of the tree.
-func tree(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && d.Name() == editguard.StateDir {
-			return filepath.SkipDir
-		}
-		if d.Type().IsRegular() && !atomicfile.IsTemp(d.Name()) {
-			b, _ := os.ReadFile(p)
-			rel, _ := filepath.Rel(dir, p)
-			out[rel] = string(b)
-		}
-		return nil
-	})
-	return out
-}
 
 func TestApplyPatch(t *testing.T) {
 	ctx := context.Background()
@@ -121,19 +57,6 @@ func TestApplyPatch(t *testing.T) {
 	if j := journals(t, dir); len(j) != 0 {
 		t.Errorf("journals left: %v", j)
 	}
-}
-
-// journals lists what .editguard/tx holds but its lock file.
-func journals(t *testing.T, dir string) []string {
-	t.Helper()
-	ents, _ := os.ReadDir(filepath.Join(dir, ".editguard", "tx"))
-	var out []string
-	for _, e := range ents {
-		if e.Name() != "journal.lock" {
-			out = append(out, e.Name())
-		}
-	}
-	return out
 }
 
 // TestApplyPatchAllOrNothing: any refusal leaves every file as it was.
@@ -210,167 +133,6 @@ func TestApplyPatchFailureMidway(t *testing.T) {
 	}
 }
 
-// bigVersionFile is file f at version v: a first line naming the version,
-// then about n bytes that are the same in every version.
-func bigVersionFile(f string, v, n int) string {
-	body := fmt.Sprintf("%s body line, the same in every version\n", f)
-	return fmt.Sprintf("%s version %08d\n", f, v) + strings.Repeat(body, n/len(body))
-}
-
-// applyWorker applies patches that move three files from version v to v+1
-// together, until it is killed.
-func applyWorker(dir string) error {
-	w, err := editguard.Open(dir, nil)
-	if err != nil {
-		return err
-	}
-	s := w.NewSession("applier")
-	names := []string{"one.txt", "two.txt", "three.txt"}
-	if err := os.WriteFile(os.Getenv(workerOutEnv)+".ready", nil, 0o644); err != nil {
-		return err
-	}
-	for {
-		v, err := fileVersion(filepath.Join(dir, names[0]))
-		if err != nil {
-			return err
-		}
-		for _, n := range names {
-			if _, err := s.Read(ctx, n, &editguard.ReadOptions{Limit: 1}); err != nil {
-				return err
-			}
-		}
-		if _, err := s.ApplyPatch(ctx, versionPatch(names, v), nil); err != nil {
-			return err
-		}
-	}
-}
-
-// versionPatch moves each file from version v to v+1.
-func versionPatch(names []string, v int) string {
-	var b strings.Builder
-	b.WriteString("*** Begin Patch\n")
-	for _, n := range names {
-		fmt.Fprintf(&b, "*** Update File: %s\n@@\n-%s version %08d\n+%s version %08d\n", n, n, v, n, v+1)
-	}
-	b.WriteString("*** End Patch\n")
-	return b.String()
-}
-
-func fileVersion(p string) (int, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	buf := make([]byte, 64)
-	n, _ := f.Read(buf)
-	line, _, _ := strings.Cut(string(buf[:n]), "\n")
-	i := strings.LastIndex(line, " ")
-	return strconv.Atoi(line[i+1:])
-}
-
-// TestKill9DuringApply kills processes applying patches to three files at
-// random moments: 60 kills on 1 MiB files by default, 200 on 4 MiB files
-// with EDITGUARD_FULL=1 (see docs/RELIABILITY.md). After every kill, opening the workspace (which rolls
-// back an unfinished transaction) must find the three files at one and the
-// same version, each whole; and no journal or temporary file may remain
-// after the next successful patch.
-func TestKill9DuringApply(t *testing.T) {
-	size, kills, budget := 1<<20, 60, 60*time.Second
-	switch {
-	case os.Getenv("EDITGUARD_FULL") != "":
-		size, kills, budget = 4<<20, 200, 10*time.Minute
-	case testing.Short():
-		size, kills, budget = 256<<10, 30, 20*time.Second
-	}
-	_, dir := newWorkspace(t)
-	names := []string{"one.txt", "two.txt", "three.txt"}
-	for _, n := range names {
-		writeFile(t, dir, n, bigVersionFile(n, 0, size))
-	}
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 3))
-	start := func() *exec.Cmd {
-		out := filepath.Join(t.TempDir(), "out")
-		cmd := startWorker(t, "apply", dir, "", out)
-		waitFor(t, func() bool { _, err := os.Stat(out + ".ready"); return err == nil })
-		return cmd
-	}
-	// Calibrate: how long one patch of the three files takes here, so
-	// that the kills spread over whole transactions.
-	cmd := start()
-	t0 := time.Now()
-	waitFor(t, func() bool { v, _ := fileVersion(filepath.Join(dir, names[0])); return v >= 3 })
-	perPatch := time.Since(t0) / 3
-	syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
-	cmd.Wait()
-	if w, err := editguard.Open(dir, nil); err == nil {
-		w.Close()
-	}
-	t.Logf("one patch of three %d KiB files takes about %v", size>>10, perPatch)
-	deadline := time.Now().Add(budget)
-	seen := map[int]bool{}
-	done := 0
-	for ; done < kills && time.Now().Before(deadline); done++ {
-		cmd := start()
-		time.Sleep(time.Duration(rng.Int64N(int64(3 * perPatch))))
-		if err := syscall.Kill(cmd.Process.Pid, syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		err := cmd.Wait()
-		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
-			t.Fatalf("worker ended before the kill: %v\n%s", err, cmd.Stdout)
-		}
-		w, err := editguard.Open(dir, nil)
-		if err != nil {
-			t.Fatalf("after kill %d: Open: %v", done, err)
-		}
-		w.Close()
-		v0 := -1
-		for _, n := range names {
-			data, err := os.ReadFile(filepath.Join(dir, n))
-			if err != nil {
-				t.Fatalf("after kill %d: %v", done, err)
-			}
-			v, err := fileVersion(filepath.Join(dir, n))
-			if err != nil || string(data) != bigVersionFile(n, v, size) {
-				t.Fatalf("after kill %d: %s is not one whole version (%v)", done, n, err)
-			}
-			if v0 >= 0 && v != v0 {
-				t.Fatalf("after kill %d: mixed state: %s at version %d, %s at %d", done, names[0], v0, n, v)
-			}
-			v0 = v
-		}
-		seen[v0] = true
-	}
-	if len(seen) < 3 {
-		t.Errorf("only versions %v were seen after %d kills: the kills did not land on running patches", seen, done)
-	}
-	t.Logf("%d kills; %d distinct versions seen, never a mixed state", done, len(seen))
-
-	w, err := editguard.Open(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	s := w.NewSession("after")
-	for _, n := range names {
-		if _, err := s.Read(ctx, n, &editguard.ReadOptions{Limit: 1}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	v, _ := fileVersion(filepath.Join(dir, names[0]))
-	if _, err := s.ApplyPatch(ctx, versionPatch(names, v), nil); err != nil {
-		t.Fatal(err)
-	}
-	if j := journals(t, dir); len(j) != 0 {
-		t.Errorf("journals left: %v", j)
-	}
-	assertNoTemp(t, dir)
-	if _, err := editguard.VerifyDir(dir); err != nil && !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("VerifyDir: %v", err)
-	}
-}
-
 func TestUndoPatch(t *testing.T) {
 	ctx := context.Background()
 	w, dir, s := applyWorkspace(t)
@@ -421,84 +183,6 @@ func TestUndoPatch(t *testing.T) {
 	}
 }
 
-// TestApplyPatchFaultAtEveryStep fails each file-system call of a patch's
-// commit in turn (and each step of its history saves): every time the
-// tree is either all as before (with an error) or all as after (without),
-// and no journal is left.
-func TestApplyPatchFaultAtEveryStep(t *testing.T) {
-	ctx := context.Background()
-	// Count the calls of a clean run.
-	calls, histSteps := 0, 0
-	{
-		w, _, s := applyWorkspace(t)
-		editguard.SetFaults(w, func(*atomicfile.Call) error { calls++; return nil },
-			func(op, name string) error { histSteps++; return nil }, nil)
-		if _, err := s.ApplyPatch(ctx, applyPatchText, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if calls < 10 || histSteps < 5 {
-		t.Fatalf("a clean run made %d calls and %d history steps: the hooks do not see the commit", calls, histSteps)
-	}
-	failed, succeeded := 0, 0
-	check := func(t *testing.T, dir string, before, after map[string]string, err error) {
-		t.Helper()
-		got := fmt.Sprint(tree(t, dir))
-		switch {
-		case err != nil && got == fmt.Sprint(before):
-			failed++
-		case err == nil && got == fmt.Sprint(after):
-			succeeded++
-		default:
-			t.Fatalf("error %v, and the tree is neither before nor after:\n%s", err, got)
-		}
-		if j := journals(t, dir); len(j) != 0 {
-			t.Fatalf("journals left: %v", j)
-		}
-	}
-	for k := 1; k <= calls; k++ {
-		t.Run(fmt.Sprintf("call %d", k), func(t *testing.T) {
-			w, dir, s := applyWorkspace(t)
-			before := tree(t, dir)
-			n := 0
-			editguard.SetFaults(w, func(c *atomicfile.Call) error {
-				if n++; n == k {
-					return syscall.EIO
-				}
-				return nil
-			}, nil, nil)
-			_, err := s.ApplyPatch(ctx, applyPatchText, nil)
-			editguard.SetFaults(w, nil, nil, nil)
-			check(t, dir, before, applyAfter, err)
-		})
-	}
-	for k := 1; k <= histSteps; k++ {
-		t.Run(fmt.Sprintf("history step %d", k), func(t *testing.T) {
-			w, dir, s := applyWorkspace(t)
-			before := tree(t, dir)
-			n := 0
-			editguard.SetFaults(w, nil, func(op, name string) error {
-				if n++; n == k {
-					return syscall.EIO
-				}
-				return nil
-			}, nil)
-			_, err := s.ApplyPatch(ctx, applyPatchText, nil)
-			editguard.SetFaults(w, nil, nil, nil)
-			check(t, dir, before, applyAfter, err)
-		})
-	}
-	t.Logf("%d commit calls and %d history steps each failed in turn: %d times all before, %d times all after (a fault after the swap is a warning)", calls, histSteps, failed, succeeded)
-}
-
-// applyAfter is the tree applyPatchText leaves.
-var applyAfter = map[string]string{
-	"src/a.go":    "package a\n\nfunc A() {\n\treturn 2\n}\n",
-	"crlf.txt":    "one\r\nTWO\r\n",
-	"docs/new.md": "# New\n",
-	"moved/b.txt": "BETA\n",
-}
-
 // TestRecoverJournal writes, for a patch that committed, the journal its
 // process would have left had it died just before the commit: the next
 // Open must put every file back. A journal that cannot be rolled back
@@ -537,7 +221,7 @@ func TestRecoverJournal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := w2.RolledBack(); len(got) != 1 || got[0] != "crashed" {
+	if got := w2.Recovery().RolledBack; len(got) != 1 || got[0] != "crashed" {
 		t.Errorf("RolledBack() = %v", got)
 	}
 	if got := tree(t, dir); fmt.Sprint(got) != fmt.Sprint(before) {
@@ -552,7 +236,7 @@ func TestRecoverJournal(t *testing.T) {
 		t.Fatalf("Open with a journal it cannot roll back: %v", err)
 	}
 	defer w3.Close()
-	if p := w3.TransactionProblems(); len(p) != 1 || !strings.Contains(p[0], "odd") {
+	if p := noteMessages(w3.Recovery().Problems); len(p) != 1 || !strings.Contains(p[0], "odd") {
 		t.Errorf("TransactionProblems() = %v", p)
 	}
 	if j := journals(t, dir); len(j) != 1 || j[0] != "odd.json" {

@@ -1,15 +1,12 @@
 package editguard
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"slices"
-	"time"
+	"sync"
 
-	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/ledger"
 )
 
@@ -18,31 +15,11 @@ import (
 // writeIntent). A power cut can therefore leave an intent without an
 // outcome; so can a writer killed between the two. Open looks for such
 // intents near the end of the ledger and appends their outcomes, judged
-// from the file: "ok" if it holds what the intent said the change would
-// leave, "interrupted" if not (reason "not_applied" if it holds what the
-// change would have displaced, "unknown" if neither).
-
-// intentLockWait is how long Open waits for the file lock of an intent's
-// file: a writer that holds it is alive and will record the outcome itself.
-const intentLockWait = time.Millisecond
-
-// resolveIntents appends an outcome for each intent near the end of the
-// ledger that has none and whose writer is gone. It is best effort: an
-// intent it cannot resolve now stays in the ledger, still naming the
-// change, for the next Open.
-func (w *Workspace) resolveIntents() {
-	open, err := w.led.Unresolved(0)
-	if err != nil {
-		return
-	}
-	for _, in := range open {
-		if !w.sealed(in) {
-			w.warnings = append(w.warnings, fmt.Sprintf("ledger record %d is an intent that editguard did not write (its seal does not verify): recovery left %s alone", in.Seq, in.Path))
-			continue
-		}
-		w.resolveIntent(in)
-	}
-}
+// from the file (resolveIntents, recover.go): "ok" if it holds what the
+// intent said the change would leave, "interrupted" if not (reason
+// "not_applied" if it holds what the change would have displaced,
+// "unknown" if neither). Recovery acts only on an intent whose seal
+// verifies: one this workspace wrote.
 
 // intentSeal is the MAC, under the workspace key, of what recovery reads
 // from the intent r: its file, the contents it names and the bytes it
@@ -68,74 +45,99 @@ func sealFields(r *LedgerRecord) []byte {
 	return b
 }
 
-func (w *Workspace) resolveIntent(in *LedgerRecord) {
-	t, err := w.openTarget(in.Path)
-	if err != nil {
-		return
-	}
-	defer t.close()
-	ctx, cancel := context.WithTimeout(context.Background(), intentLockWait)
-	defer cancel()
-	locks, err := w.lockFiles(ctx, t.resolved)
-	if err != nil {
-		return // its writer is at work
-	}
-	defer unlockAll(locks)
-	// Under the lock the writer, if it finished, has written the outcome.
-	open, err := w.led.Unresolved(0)
-	if err != nil || !slices.ContainsFunc(open, func(r *LedgerRecord) bool { return r.Seq == in.Seq }) {
-		return
-	}
-	obs, err := w.observe(t)
-	if err != nil {
-		return
-	}
-	if in.Observed != nil && in.Observed.Size >= linkMin && obs.stat.Exists {
-		// The change may have linked the file into history and been cut
-		// off before its swap: the object must not stay a name of the
-		// file (held.go). Cut off after it, the change may have left the
-		// file it displaced under its temporary name, which is also the
-		// linked object; sweeping it keeps the object history's alone.
-		w.hist.Detach(t.resolved, obs.stat.Dev, obs.stat.Ino, in.SHA256Before, obs.sum, obs.data)
-		w.sweepTemp(t, in.Session)
-	}
-	r := &LedgerRecord{
-		Session: in.Session, Tool: in.Tool, Path: in.Path, Observed: ledgerState(obs.state()),
-		SHA256Before: in.SHA256Before, Strategy: "recovered", Intent: in.Seq, Recovered: true,
-	}
-	var applied bool
-	if in.SHA256After == "" {
-		applied = !obs.stat.Exists // a removal
-	} else {
-		applied = obs.stat.Exists && obs.sum == in.SHA256After
-	}
-	switch {
-	case applied:
-		// What the change displaced is what its intent observed; the
-		// file now holds what it left.
-		r.Outcome, r.SHA256After, r.Observed = "ok", in.SHA256After, in.Observed
-		r.HistoryVersion = w.displacedVersion(in)
-	case in.Observed != nil && in.Observed.Exists == obs.stat.Exists && (!obs.stat.Exists || in.Observed.SHA256 == obs.sum):
-		r.Outcome, r.ErrorReason = ledger.OutcomeInterrupted, "not_applied"
-	default:
-		r.Outcome, r.ErrorReason = ledger.OutcomeInterrupted, "unknown"
-	}
-	w.led.Append(r)
+// intent is a change's first ledger record, written and fsynced before the
+// change is made (see the ledger package, Intents). With it durable, the
+// outcome record need not be durable before the change is reported: the
+// commit waits for one fsync stage fewer.
+type intent struct {
+	rec   ledger.Record
+	seq   uint64        // rec.Seq as written (a failed fsync may clear rec.Seq)
+	done  chan struct{} // closed when err is set
+	err   error         // writing or fsyncing the intent failed
+	p     *ledger.Pending
+	start sync.Once
 }
 
-// displacedVersion returns the newest history version of in's file that
-// holds what in's change displaced, saved by in's session: the commit made
-// it durable before the change, so a change that was made has one.
-func (w *Workspace) displacedVersion(in *LedgerRecord) string {
-	if in.Observed == nil {
-		return ""
+// begin starts the intent's fsync.
+func (in *intent) begin() {
+	if in == nil {
+		return
 	}
-	v, ok, err := w.hist.Newest(in.Path, func(v history.Version) bool {
-		same := v.Absent == !in.Observed.Exists && (v.Absent || v.SHA256 == in.SHA256Before)
-		return same && v.Session == in.Session && v.Op == in.Tool && !v.Time.Before(in.Time.Add(-time.Minute))
+	in.start.Do(func() {
+		if in.p == nil {
+			return
+		}
+		go func() {
+			defer close(in.done)
+			in.err = in.p.Wait()
+		}()
 	})
-	if err != nil || !ok {
-		return ""
+}
+
+// writeIntent writes the intent of the change a describes, whose result
+// will be res; the caller starts its fsync (intent.begin) to run alongside
+// the history's and the temporary file's. The caller holds the file's
+// lock, so the intent is in the order of the file's changes. When the
+// content the change displaces (obs) is small, the intent carries it; when
+// it is over the history's inline limit and the history's objects are
+// synced before each change (hsync.marked), it names the history object
+// that will hold it. writeIntent reports whether the history may then save
+// the version's line lazily (histsync.go): only when the intent was
+// written and carries or names the content.
+func (w *Workspace) writeIntent(a *attempt, res *Result, obs *observation) (lazy bool) {
+	in := &intent{rec: a.rec, done: make(chan struct{})}
+	in.rec.Outcome = ledger.OutcomePending
+	in.rec.SHA256After = res.SHA256
+	if obs.stat.Exists && len(obs.data) > 0 && len(obs.data) <= carryLimit {
+		in.rec.Displaced = obs.data
 	}
-	return v.ID
+	// Content over the history's inline limit goes to an object, made
+	// durable before the change: the intent names it, and the version's
+	// line can be lazy as a carried one's.
+	marked := w.hsync.marked.Load()
+	in.rec.DisplacedObject = marked && obs.stat.Exists && len(obs.data) > max(carryLimit, w.hist.InlineLimit())
+	in.rec.Seal = w.intentSeal(&in.rec)
+	a.intent = in
+	p, err := w.led.Write(&in.rec)
+	if err != nil {
+		in.err = err
+		close(in.done)
+		return false
+	}
+	in.seq = in.rec.Seq
+	_, _, carries := carried(&in.rec)
+	in.p = p
+	return marked && (carries || in.rec.DisplacedObject)
+}
+
+// savedIntent writes the intent of the change a describes, which will
+// leave after (a SHA-256, or "" for a removal), for a change whose
+// displaced content is already durable in history: the intent carries no
+// bytes. It starts the intent's fsync; durable waits for it.
+func (w *Workspace) savedIntent(a *attempt, after string) {
+	in := &intent{rec: a.rec, done: make(chan struct{})}
+	in.rec.Outcome = ledger.OutcomePending
+	in.rec.SHA256After = after
+	in.rec.Seal = w.intentSeal(&in.rec)
+	a.intent = in
+	p, err := w.led.Write(&in.rec)
+	if err != nil {
+		in.err = err
+		close(in.done)
+		return
+	}
+	in.seq, in.p = in.rec.Seq, p
+	in.begin()
+}
+
+// durable waits for the intent's fsync and reports whether the intent is
+// on stable storage; if it is not, the outcome record is made durable
+// before the change is reported, as without an intent.
+func (in *intent) durable() bool {
+	if in == nil {
+		return false
+	}
+	in.begin()
+	<-in.done
+	return in.err == nil
 }

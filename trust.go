@@ -94,7 +94,7 @@ func (w *Workspace) trust() error {
 	if tracked {
 		msg += "; git tracks files under .editguard/: remove them from the repository (git rm -r --cached .editguard)"
 	}
-	w.warnings = append(w.warnings, msg)
+	w.warn(CodeUnsafeState, StateDir+"/"+aside, msg)
 	return w.writeOwner()
 }
 
@@ -241,7 +241,7 @@ func (w *Workspace) setAside(ents []fs.DirEntry) (string, error) {
 // noteTracked adds a warning if git tracks files of the state directory.
 func (w *Workspace) noteTracked() {
 	if w.gitTracksState() {
-		w.warnings = append(w.warnings, "git tracks files under .editguard/ (editguard's local state): remove them from the repository with 'git rm -r --cached .editguard', or the next clone ships them")
+		w.warn("", StateDir, "git tracks files under .editguard/ (editguard's local state): remove them from the repository with 'git rm -r --cached .editguard', or the next clone ships them")
 	}
 }
 
@@ -275,7 +275,3 @@ func flockWait(fd int) error {
 		}
 	}
 }
-
-// StateWarnings returns what Open found worth telling a person about the
-// state directory: state it set aside, or a state directory git tracks.
-func (w *Workspace) StateWarnings() []string { return append([]string(nil), w.warnings...) }

@@ -33,7 +33,7 @@ func TestUnsealedIntentIsNotActedUpon(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	if warn := strings.Join(w.StateWarnings(), "\n"); !strings.Contains(warn, "forged.txt") || strings.Contains(warn, "sealed.txt") {
+	if warn := strings.Join(noteMessages(w.Recovery().Warnings), "\n"); !strings.Contains(warn, "forged.txt") || strings.Contains(warn, "sealed.txt") {
 		t.Errorf("StateWarnings() = %q, want forged.txt reported and sealed.txt not", warn)
 	}
 	resolved := map[string]bool{}
@@ -46,4 +46,13 @@ func TestUnsealedIntentIsNotActedUpon(t *testing.T) {
 	if !resolved["sealed.txt"] || resolved["forged.txt"] {
 		t.Errorf("outcomes appended for %v; want sealed.txt only", resolved)
 	}
+}
+
+// noteMessages returns what each recovery note tells a person.
+func noteMessages(notes []RecoveryNote) []string {
+	var m []string
+	for _, n := range notes {
+		m = append(m, n.Message)
+	}
+	return m
 }

@@ -171,11 +171,11 @@ func TestClonedStateIsNeverActedUpon(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Open with SetAsideUntrusted: %v", err)
 	}
-	if warn := w2.StateWarnings(); len(warn) == 0 || !strings.Contains(warn[0], "untrusted-") {
+	if warn := noteMessages(w2.Recovery().Warnings); len(warn) == 0 || !strings.Contains(warn[0], "untrusted-") {
 		t.Errorf("StateWarnings() = %q, want the set-aside reported", warn)
 	}
-	if p := w2.TransactionProblems(); len(p) != 0 || len(w2.RolledBack()) != 0 {
-		t.Errorf("recovery looked at set-aside state: problems %q, rolled back %q", p, w2.RolledBack())
+	if p := noteMessages(w2.Recovery().Problems); len(p) != 0 || len(w2.Recovery().RolledBack) != 0 {
+		t.Errorf("recovery looked at set-aside state: problems %q, rolled back %q", p, w2.Recovery().RolledBack)
 	}
 	w2.Close()
 	w3, err := editguard.Open(victim, nil)
@@ -308,9 +308,9 @@ func TestJournalsRecoveryWillNotActOn(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Open: %v", err)
 		}
-		problems := strings.Join(w.TransactionProblems(), "\n")
-		if len(w.RolledBack()) != 0 {
-			t.Errorf("round %d: rolled back %v", round, w.RolledBack())
+		problems := strings.Join(noteMessages(w.Recovery().Problems), "\n")
+		if len(w.Recovery().RolledBack) != 0 {
+			t.Errorf("round %d: rolled back %v", round, w.Recovery().RolledBack)
 		}
 		w.Close()
 		for name := range journals {
@@ -364,7 +364,7 @@ func TestTrackedStateIsReported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if warn := w.StateWarnings(); len(warn) != 0 {
+	if warn := noteMessages(w.Recovery().Warnings); len(warn) != 0 {
 		t.Errorf("StateWarnings() = %q before .editguard is tracked", warn)
 	}
 	w.Close()
@@ -373,8 +373,17 @@ func TestTrackedStateIsReported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if warn := strings.Join(w.StateWarnings(), "\n"); !strings.Contains(warn, "git tracks files under .editguard/") {
+	if warn := strings.Join(noteMessages(w.Recovery().Warnings), "\n"); !strings.Contains(warn, "git tracks files under .editguard/") {
 		t.Errorf("StateWarnings() = %q, want the tracked state reported", warn)
 	}
 	w.Close()
+}
+
+// noteMessages returns what each recovery note tells a person.
+func noteMessages(notes []editguard.RecoveryNote) []string {
+	var m []string
+	for _, n := range notes {
+		m = append(m, n.Message)
+	}
+	return m
 }

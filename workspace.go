@@ -7,7 +7,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -94,7 +93,6 @@ type Workspace struct {
 	ukey     []byte        // the user's key (see trust.go)
 	wkey     []byte        // the workspace key, from the user's key and the owner stamp
 	key      []byte        // names temporary files (see temp.go)
-	warnings []string      // see StateWarnings
 	parks    *parks        // files taken off their names (see park.go)
 
 	// commitHook is set only by tests (export_record_test.go), to inject
@@ -122,26 +120,8 @@ type Workspace struct {
 	finals    running        // background fsyncs of outcome records whose intent is durable
 	finalsDue alarm          // rung to hurry them (see recorded.wait)
 	hsync     histSync       // the background catchUp of lazily saved versions (histsync.go)
-	recovered *ledger.Recovery
-	// rolledBack lists the patch transactions Open rolled back, and
-	// txProblems those it could not.
-	rolledBack []string
-	txProblems []string
+	recovery  Recovery       // what Open found and did (recover.go)
 }
-
-// TransactionProblems describes the interrupted patch transactions Open
-// could not finish: journals it could not act on safely (UNSAFE_STATE: not
-// MACed by this workspace, damaged, naming a path a change may not reach,
-// or a file changed since the crash), kept for a person, and journals whose
-// recovery failed, which the next Open tries again. Until then their files
-// may be partly changed.
-func (w *Workspace) TransactionProblems() []string { return slices.Clone(w.txProblems) }
-
-// RolledBack returns the ids of the patch transactions that Open found
-// unfinished (their process died mid-commit) and rolled back: each of their
-// files is as it was before the patch, and what the rollback took away is
-// in history.
-func (w *Workspace) RolledBack() []string { return slices.Clone(w.rolledBack) }
 
 // stateIgnore is the .gitignore editguard puts in its state directory, so
 // that "git add -A" does not commit history and ledger.
@@ -235,15 +215,8 @@ func (w *Workspace) openState() error {
 	if w.led, err = ledger.Open(w.state, ledgerName, &ledger.Options{LockTimeout: w.opts.LockTimeout}); err != nil {
 		return fail("open ledger", err)
 	}
-	w.recovered = w.led.Recovered()
-	// Versions a power cut may have taken from history, whose intents
-	// hold their bytes; then intents a power cut or a killed writer left
-	// without an outcome.
-	w.catchUp(true)
-	w.resolveIntents()
-	// A patch transaction a crash interrupted is rolled back, so that its
-	// files are all as they were before it.
-	if w.rolledBack, err = w.recoverTransactions(); err != nil {
+	// Recovery, in its order (recover.go).
+	if err := w.recoverAtOpen(); err != nil {
 		return fail("recover patch transactions", err)
 	}
 	return nil
@@ -284,11 +257,6 @@ const ledgerName = "ledger.jsonl"
 
 // LedgerPath returns the path of the workspace's ledger file.
 func (w *Workspace) LedgerPath() string { return filepath.Join(w.dir, StateDir, ledgerName) }
-
-// LedgerRecovery reports a torn final ledger line that Open cut (left by a
-// process killed mid-append), or nil. Its Quarantine names the file in the
-// state directory that keeps the bytes cut.
-func (w *Workspace) LedgerRecovery() *ledger.Recovery { return w.recovered }
 
 // Dir returns the workspace's root directory (absolute, symlinks resolved).
 func (w *Workspace) Dir() string { return w.dir }

@@ -108,14 +108,12 @@ func (e *env) workspace() (*editguard.Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, id := range ws.RolledBack() {
+	rec := ws.Recovery()
+	for _, id := range rec.RolledBack {
 		fmt.Fprintf(e.stderr, "editguard: rolled back patch transaction %s, which a crash interrupted: its files are as before it\n", id)
 	}
-	for _, p := range ws.TransactionProblems() {
-		fmt.Fprintf(e.stderr, "editguard: warning: %s\n", p)
-	}
-	for _, w := range ws.StateWarnings() {
-		fmt.Fprintf(e.stderr, "editguard: warning: %s\n", w)
+	for _, n := range append(rec.Problems, rec.Warnings...) {
+		fmt.Fprintf(e.stderr, "editguard: warning: %s\n", n.Message)
 	}
 	e.ws = ws
 	return ws, nil

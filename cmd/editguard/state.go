@@ -47,18 +47,29 @@ func runState(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer ws.Close()
-	res := map[string]any{"status": "ok", "trusted": true, "warnings": ws.StateWarnings(), "problems": ws.TransactionProblems(), "rolled_back": ws.RolledBack()}
+	rec := ws.Recovery()
+	warnings, problems := messages(rec.Warnings), messages(rec.Problems)
+	res := map[string]any{"status": "ok", "trusted": true, "warnings": warnings, "problems": problems, "rolled_back": rec.RolledBack}
 	if *jsonOut {
 		return json.NewEncoder(e.stdout).Encode(res)
 	}
-	for _, w := range ws.StateWarnings() {
-		fmt.Fprintln(e.stdout, w)
+	for _, m := range append(warnings, problems...) {
+		fmt.Fprintln(e.stdout, m)
 	}
-	for _, p := range ws.TransactionProblems() {
-		fmt.Fprintln(e.stdout, p)
-	}
-	if len(ws.StateWarnings()) == 0 && len(ws.TransactionProblems()) == 0 {
+	if len(warnings) == 0 && len(problems) == 0 {
 		fmt.Fprintln(e.stdout, "state ok: .editguard is editguard's own, and recovery has nothing left to do")
 	}
 	return nil
+}
+
+// messages returns what each note tells a person.
+func messages(notes []editguard.RecoveryNote) []string {
+	if len(notes) == 0 {
+		return nil
+	}
+	m := make([]string, len(notes))
+	for i, n := range notes {
+		m[i] = n.Message
+	}
+	return m
 }

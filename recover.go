@@ -1,0 +1,400 @@
+package editguard
+
+// Recovery at Open. A process killed, or a power cut, in the middle of a
+// change leaves state behind; Open finishes what it can, in this order,
+// before the workspace serves any call (openState):
+//
+//  1. The ledger's torn final line, if any, is copied to quarantine and
+//     cut (ledger.Open); complete lines are never cut.
+//  2. History catch-up (catchUp, histsync.go): versions a power cut took
+//     from history, whose sealed intents carry their bytes or name their
+//     object, are saved again, so that every outcome recorded below names
+//     a version that exists.
+//  3. Intents without an outcome (resolveIntents): each sealed one whose
+//     writer is gone gets its outcome, judged from the file.
+//  4. Patch transactions a crash interrupted (recoverTransactions): each
+//     sealed journal is rolled forward if any of its records was written,
+//     else back.
+//
+// What recovery acts on it checks first: an intent only if its seal
+// verifies, a journal only if its MAC does, both under the workspace's key
+// (trust.go), so state shipped in a repository is never acted upon. Each
+// step takes the same locks as a change, and a change recovery makes goes
+// to history and the ledger like any other. What it cannot or will not do
+// is reported (Recovery) and left for the next Open or for a person.
+//
+// Two sweeps run outside Open: a leftover temporary file of a crashed
+// commit is saved and removed by the next commit of that file
+// (sweepTemp), and displaced files parked during a commit are removed in
+// the background and at Close (sweepParked). A shell command whose
+// process is gone is ended by the next BeginCommand (recoverCommands).
+
+import (
+	"context"
+	"crypto/hmac"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/editguard/editguard/internal/atomicfile"
+	"github.com/editguard/editguard/internal/filelock"
+	"github.com/editguard/editguard/internal/history"
+	"github.com/editguard/editguard/internal/ledger"
+)
+
+// Recovery is what Open found and did before the workspace was ready.
+type Recovery struct {
+	// LedgerCut is the torn final ledger line Open cut (left by a process
+	// killed mid-append), or nil. Its Quarantine names the file in the
+	// state directory that keeps the cut bytes.
+	LedgerCut *LedgerRecovery `json:"ledger_cut,omitempty"`
+	// RolledBack are the patch transactions Open found unfinished and
+	// rolled back: each of their files is as it was before the patch, and
+	// what the rollback took away is in history.
+	RolledBack []string `json:"rolled_back,omitempty"`
+	// Warnings are what Open found worth telling a person about the state
+	// directory: state it set aside, a state directory git tracks, an
+	// intent editguard did not write.
+	Warnings []RecoveryNote `json:"warnings,omitempty"`
+	// Problems are the interrupted patch transactions Open could not
+	// finish: journals it would not act on (UNSAFE_STATE: not MACed by
+	// this workspace, damaged, naming a path a change may not reach, or a
+	// file changed since the crash), kept for a person, and journals whose
+	// recovery failed (IO), which the next Open tries again. Until then
+	// their files may be partly changed.
+	Problems []RecoveryNote `json:"problems,omitempty"`
+}
+
+// A RecoveryNote is one thing recovery reports.
+type RecoveryNote struct {
+	Code    Code   `json:"code,omitempty"`    // UNSAFE_STATE; IO for a failure the next Open retries; "" for a notice
+	Subject string `json:"subject,omitempty"` // the entry, journal or ledger record it is about
+	Message string `json:"message"`           // what a person is told
+}
+
+// Recovery returns what Open found and did; the caller may keep it.
+func (w *Workspace) Recovery() *Recovery {
+	r := w.recovery
+	r.RolledBack = slices.Clone(r.RolledBack)
+	r.Warnings = slices.Clone(r.Warnings)
+	r.Problems = slices.Clone(r.Problems)
+	return &r
+}
+
+// warn adds a warning to the recovery report.
+func (w *Workspace) warn(code Code, subject, msg string) {
+	w.recovery.Warnings = append(w.recovery.Warnings, RecoveryNote{Code: code, Subject: subject, Message: msg})
+}
+
+// problem adds a problem to the recovery report.
+func (w *Workspace) problem(code Code, subject, msg string) {
+	w.recovery.Problems = append(w.recovery.Problems, RecoveryNote{Code: code, Subject: subject, Message: msg})
+}
+
+// recoverAtOpen runs steps 2-4 above, once the ledger is open (step 1).
+func (w *Workspace) recoverAtOpen() error {
+	w.recovery.LedgerCut = w.led.Recovered()
+	w.catchUp(true)
+	w.resolveIntents()
+	rolled, err := w.recoverTransactions()
+	w.recovery.RolledBack = rolled
+	return err
+}
+
+// intentLockWait is how long Open waits for the file lock of an intent's
+// file: a writer that holds it is alive and will record the outcome itself.
+const intentLockWait = time.Millisecond
+
+// resolveIntents appends an outcome for each intent near the end of the
+// ledger that has none and whose writer is gone. It is best effort: an
+// intent it cannot resolve now stays in the ledger, still naming the
+// change, for the next Open.
+func (w *Workspace) resolveIntents() {
+	open, err := w.led.Unresolved(0)
+	if err != nil {
+		return
+	}
+	for _, in := range open {
+		if !w.sealed(in) {
+			w.warn(CodeUnsafeState, fmt.Sprint(in.Seq), fmt.Sprintf("ledger record %d is an intent that editguard did not write (its seal does not verify): recovery left %s alone", in.Seq, in.Path))
+			continue
+		}
+		w.resolveIntent(in)
+	}
+}
+
+func (w *Workspace) resolveIntent(in *LedgerRecord) {
+	t, err := w.openTarget(in.Path)
+	if err != nil {
+		return
+	}
+	defer t.close()
+	ctx, cancel := context.WithTimeout(context.Background(), intentLockWait)
+	defer cancel()
+	locks, err := w.lockFiles(ctx, t.resolved)
+	if err != nil {
+		return // its writer is at work
+	}
+	defer unlockAll(locks)
+	// Under the lock the writer, if it finished, has written the outcome.
+	open, err := w.led.Unresolved(0)
+	if err != nil || !slices.ContainsFunc(open, func(r *LedgerRecord) bool { return r.Seq == in.Seq }) {
+		return
+	}
+	obs, err := w.observe(t)
+	if err != nil {
+		return
+	}
+	if in.Observed != nil && in.Observed.Size >= linkMin && obs.stat.Exists {
+		// The change may have linked the file into history and been cut
+		// off before its swap: the object must not stay a name of the
+		// file (held.go). Cut off after it, the change may have left the
+		// file it displaced under its temporary name, which is also the
+		// linked object; sweeping it keeps the object history's alone.
+		w.hist.Detach(t.resolved, obs.stat.Dev, obs.stat.Ino, in.SHA256Before, obs.sum, obs.data)
+		w.sweepTemp(t, in.Session)
+	}
+	r := &LedgerRecord{
+		Session: in.Session, Tool: in.Tool, Path: in.Path, Observed: ledgerState(obs.state()),
+		SHA256Before: in.SHA256Before, Strategy: "recovered", Intent: in.Seq, Recovered: true,
+	}
+	var applied bool
+	if in.SHA256After == "" {
+		applied = !obs.stat.Exists // a removal
+	} else {
+		applied = obs.stat.Exists && obs.sum == in.SHA256After
+	}
+	switch {
+	case applied:
+		// What the change displaced is what its intent observed; the
+		// file now holds what it left.
+		r.Outcome, r.SHA256After, r.Observed = "ok", in.SHA256After, in.Observed
+		r.HistoryVersion = w.displacedVersion(in)
+	case in.Observed != nil && in.Observed.Exists == obs.stat.Exists && (!obs.stat.Exists || in.Observed.SHA256 == obs.sum):
+		r.Outcome, r.ErrorReason = ledger.OutcomeInterrupted, "not_applied"
+	default:
+		r.Outcome, r.ErrorReason = ledger.OutcomeInterrupted, "unknown"
+	}
+	w.led.Append(r)
+}
+
+// displacedVersion returns the newest history version of in's file that
+// holds what in's change displaced, saved by in's session: the commit made
+// it durable before the change, so a change that was made has one.
+func (w *Workspace) displacedVersion(in *LedgerRecord) string {
+	if in.Observed == nil {
+		return ""
+	}
+	v, ok, err := w.hist.Newest(in.Path, func(v history.Version) bool {
+		same := v.Absent == !in.Observed.Exists && (v.Absent || v.SHA256 == in.SHA256Before)
+		return same && v.Session == in.Session && v.Op == in.Tool && !v.Time.Before(in.Time.Add(-time.Minute))
+	})
+	if err != nil || !ok {
+		return ""
+	}
+	return v.ID
+}
+
+// recoverTransactions finishes the transactions whose journals a crash left
+// in .editguard/tx/, under the locks of their files, rolling each forward
+// or back (see journal), and removes their journals. It runs at Open; it
+// returns the ids rolled back. A journal it cannot act on safely is kept
+// and reported in Recovery().Problems.
+func (w *Workspace) recoverTransactions() ([]string, error) {
+	d, err := w.state.Sub(journalDir, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	// Temporary files of journals whose writer died: no file was changed
+	// yet, since a journal is in place before the first one is.
+	if l, err := d.Lock(context.Background(), journalLock, &filelock.Options{Timeout: w.opts.LockTimeout}); err == nil {
+		if ents, err := d.ReadDir(); err == nil {
+			for _, e := range ents {
+				if atomicfile.IsTemp(e.Name()) {
+					d.Remove(e.Name())
+				}
+			}
+		}
+		l.Unlock()
+	}
+	ents, err := d.ReadDir()
+	d.Close()
+	if err != nil {
+		return nil, err
+	}
+	var done []string
+	for _, e := range ents {
+		id, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || strings.HasPrefix(id, ".") {
+			continue
+		}
+		entry := StateDir + "/" + journalDir + "/" + e.Name()
+		unsafe := func(why string) {
+			w.problem(CodeUnsafeState, entry, fmt.Sprintf("UNSAFE_STATE: %s %s; nothing it names was touched and it is kept: look at it and the files it names, then remove it", entry, why))
+		}
+		dd, err := w.state.Sub(journalDir, false)
+		if err != nil {
+			return done, err
+		}
+		data, err := dd.ReadFile(e.Name())
+		dd.Close()
+		if err != nil {
+			unsafe("cannot be read (" + err.Error() + ")")
+			continue
+		}
+		var j journal
+		switch {
+		case json.Unmarshal(data, &j) != nil || j.ID != id:
+			// A journal is written whole and durably, under a
+			// temporary name first: one that does not parse was
+			// damaged after it was written.
+			unsafe("does not parse as a transaction journal (damaged or truncated)")
+			continue
+		case j.MAC == "" || !hmac.Equal([]byte(j.MAC), []byte(w.journalMAC(&j))):
+			unsafe("was not written by editguard in this workspace (its MAC does not verify)")
+			continue
+		}
+		rolled, err := w.recoverOne(e.Name(), &j)
+		var ue *unsafeJournal
+		switch {
+		case errors.As(err, &ue):
+			unsafe(ue.why)
+		case err != nil:
+			// Kept for the next Open; the workspace stays usable.
+			w.problem(CodeIO, id, fmt.Sprintf("transaction %s was interrupted and could not be finished yet: %v", id, err))
+		case rolled:
+			done = append(done, id)
+		}
+	}
+	return done, nil
+}
+
+// unsafeJournal is why recoverOne would not act on an authentic journal.
+type unsafeJournal struct{ why string }
+
+func (e *unsafeJournal) Error() string { return e.why }
+
+// recoverOne finishes the transaction of the journal name (see journal),
+// unless it turns out to be still running (it finishes, and removes its
+// journal, while we wait for its locks). rolled reports a rollback.
+func (w *Workspace) recoverOne(name string, j *journal) (rolled bool, err error) {
+	var files []*txFile
+	defer func() {
+		for _, f := range files {
+			f.t.close()
+		}
+	}()
+	for _, jf := range j.Files {
+		// The same resolution and policy as a tool's change: inside the
+		// root, through no symlink, never a protected path.
+		t, err := w.openTarget(jf.Path)
+		if err != nil {
+			return false, &unsafeJournal{fmt.Sprintf("names %q, which a change may not reach (%v)", jf.Path, err)}
+		}
+		files = append(files, &txFile{t: t})
+		if t.resolved != jf.Path {
+			return false, &unsafeJournal{fmt.Sprintf("names %q, which now leads through a symbolic link", jf.Path)}
+		}
+		if err := w.checkChangeable(t); err != nil {
+			return false, &unsafeJournal{fmt.Sprintf("names %q, which policy protects from changes", jf.Path)}
+		}
+	}
+	// A transaction still running holds these locks until its journal is
+	// gone: once they are ours, a journal still there is one whose
+	// process died.
+	locks, err := w.lockTargets(context.Background(), files)
+	if err != nil {
+		return false, err
+	}
+	defer func() {
+		for i := len(locks) - 1; i >= 0; i-- {
+			locks[i].Unlock()
+		}
+	}()
+	dd, err := w.state.Sub(journalDir, false)
+	if err != nil {
+		return false, err
+	}
+	st, err := dd.Stat(name)
+	dd.Close()
+	if err != nil {
+		return false, err
+	}
+	if !st.Exists {
+		return false, nil // it finished while we waited
+	}
+	recs, _, err := w.led.WithStrategy(ledger.Position{Seq: j.LedgerSeq, Hash: j.LedgerHash}, j.strategy())
+	if err != nil {
+		return false, err
+	}
+	if len(recs) > 0 {
+		return false, w.rollForward(j, recs)
+	}
+	for i, jf := range j.Files {
+		obs, err := w.observe(files[i].t)
+		if err != nil {
+			return false, err
+		}
+		if !atState(obs, jf.BeforeExists, jf.BeforeSHA256) && !atState(obs, jf.AfterExists, jf.AfterSHA256) {
+			return false, &unsafeJournal{fmt.Sprintf("names %q, which holds neither what the transaction found there nor what it put there (changed since the crash?)", jf.Path)}
+		}
+	}
+	for i, jf := range j.Files {
+		obs, v, err := w.undoFile(files[i].t, jf, "recovery", "recover")
+		if err != nil {
+			return false, err
+		}
+		if obs == nil {
+			continue // the transaction had not reached it
+		}
+		after := jf.BeforeSHA256
+		if !jf.BeforeExists {
+			after = ""
+		}
+		w.led.Append(&LedgerRecord{Session: "recovery", Tool: "recover", Path: jf.Path, Args: recoverArgs(j),
+			Observed: ledgerState(obs.state()), SHA256Before: obs.sum, SHA256After: after, Outcome: "ok",
+			Strategy: "rollback " + j.strategy(), HistoryVersion: v, Recovered: true})
+	}
+	w.led.Append(&LedgerRecord{Session: j.Session, Tool: j.Op, Path: j.Files[0].Path, Args: recoverArgs(j),
+		Outcome: ledger.OutcomeInterrupted, ErrorReason: "rolled_back", Strategy: j.strategy(), Recovered: true})
+	return true, w.removeJournal(j.ID)
+}
+
+func recoverArgs(j *journal) json.RawMessage {
+	b, _ := json.Marshal(map[string]any{"tx": j.ID, "files": len(j.Files)})
+	return b
+}
+
+// rollForward finishes a transaction whose records were being written when
+// its process died: every file is in place, and each file without a record
+// gets one, marked recovered.
+func (w *Workspace) rollForward(j *journal, recs []*LedgerRecord) error {
+	have := map[string]bool{}
+	for _, r := range recs {
+		have[r.Path] = true
+	}
+	for _, jf := range j.Files {
+		if have[jf.Path] {
+			continue
+		}
+		after := jf.AfterSHA256
+		if !jf.AfterExists {
+			after = ""
+		}
+		r := &LedgerRecord{Session: j.Session, Tool: j.Op, Path: jf.Path, Args: recoverArgs(j),
+			Observed:     &ledger.FileState{Exists: jf.BeforeExists, SHA256: jf.BeforeSHA256},
+			SHA256Before: jf.BeforeSHA256, SHA256After: after, Outcome: "ok", Strategy: j.strategy(),
+			HistoryVersion: jf.Version, Recovered: true}
+		if err := w.led.Append(r); err != nil {
+			return err
+		}
+	}
+	return w.removeJournal(j.ID)
+}
