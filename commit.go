@@ -509,12 +509,14 @@ func (r *commitRun) follow(ar atomicfile.Result) {
 		res.MtimeMS = ar.Stat.MtimeNS / 1e6
 	default:
 		res.MtimeMS = ar.Stat.MtimeNS / 1e6
-		// After a merge the session has seen the other change only as a
-		// diff, perhaps cut: edits may go on, a whole-file write needs a
-		// read first.
+		// A whole-file change leaves the session knowing the whole file;
+		// an edit, only as much as its read did. After a merge the session
+		// has seen the other change only as a diff, perhaps cut. Edits may
+		// go on either way; a whole-file change then needs a read first.
+		full := !res.Merged && (c.wholeFile || base == nil || base.FullRead)
 		err = s.setBaseline(r.t.lexical, Baseline{
 			Path: r.t.resolved, SHA256: res.SHA256, Size: res.SizeBytes, MtimeMS: res.MtimeMS,
-			FullRead: !res.Merged, CapturedAt: time.Now(), Encoding: encodingToRemember(r.enc, r.pl.encoding),
+			FullRead: full, CapturedAt: time.Now(), Encoding: encodingToRemember(r.enc, r.pl.encoding),
 		})
 		if err == nil {
 			s.rememberFrozen(res.SHA256, r.pl.data, r.pl.frozen)

@@ -165,3 +165,40 @@ func TestStaleWholeFileWriteNeedsRead(t *testing.T) {
 		t.Fatalf("edit after the diff: %v", err)
 	}
 }
+
+// TestEditKeepsPartialRead: an edit after a partial read leaves the
+// session with a partial read, so a whole-file write still needs a full
+// read, while further edits go on; a whole-file write then leaves a full
+// one.
+func TestEditKeepsPartialRead(t *testing.T) {
+	ctx := context.Background()
+	w, dir := newWorkspace(t)
+	writeFile(t, dir, "a.txt", "one\ntwo\nthree\n")
+	s := w.NewSession("agent")
+	if _, err := s.Read(ctx, "a.txt", &editguard.ReadOptions{Limit: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Edit(ctx, "a.txt", []editguard.Edit{{OldString: "one", NewString: "ONE"}}, nil); err != nil {
+		t.Fatalf("edit after a partial read: %v", err)
+	}
+	_, err := s.Write(ctx, "a.txt", "mine\n", nil)
+	var e *editguard.Error
+	if !errors.As(err, &e) || e.Code != editguard.CodeNotRead || e.Details["reason"] != "partial_read" {
+		t.Fatalf("write after edit after partial read = %v, want NOT_READ partial_read", err)
+	}
+	if _, err := s.Edit(ctx, "a.txt", []editguard.Edit{{OldString: "two", NewString: "TWO"}}, nil); err != nil {
+		t.Fatalf("second edit: %v", err)
+	}
+	if _, err := s.Read(ctx, "a.txt", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Write(ctx, "a.txt", "mine\n", nil); err != nil {
+		t.Fatalf("write after a full read: %v", err)
+	}
+	if _, err := s.Write(ctx, "a.txt", "mine again\n", nil); err != nil {
+		t.Fatalf("write after a write: %v", err)
+	}
+	if got := readFile(t, dir, "a.txt"); got != "mine again\n" {
+		t.Fatalf("a.txt = %q", got)
+	}
+}
