@@ -607,16 +607,7 @@ func identSafe(s string) string {
 func (w *Workspace) finishSync(a *attempt, res any, err error) error {
 	r := &a.rec
 	if err != nil {
-		r.Outcome = "error"
-		var e *Error
-		if errors.As(err, &e) {
-			r.ErrorCode = string(e.Code)
-			r.ErrorReason, _ = e.Details["reason"].(string)
-			r.Result, _ = json.Marshal(e)
-		} else {
-			r.ErrorCode = "CANCELED"
-			r.Result, _ = json.Marshal(map[string]string{"message": err.Error()})
-		}
+		recordError(r, err)
 	} else {
 		r.Outcome = "ok"
 		r.Strategy = "git"

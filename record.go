@@ -58,6 +58,21 @@ type recorded struct {
 	lazy bool // the record's fsync is not waited for: its intent is durable
 }
 
+// recordError sets r's outcome to the error err: its code, reason and
+// the error object; an error that is not an *Error is a cancellation.
+func recordError(r *LedgerRecord, err error) {
+	r.Outcome = "error"
+	var e *Error
+	if errors.As(err, &e) {
+		r.ErrorCode = string(e.Code)
+		r.ErrorReason, _ = e.Details["reason"].(string)
+		r.Result, _ = json.Marshal(e)
+	} else {
+		r.ErrorCode = "CANCELED"
+		r.Result, _ = json.Marshal(map[string]string{"message": err.Error()})
+	}
+}
+
 // record writes the attempt's ledger record with its outcome. The caller
 // holds the file's lock (commitlock.go), so records of one file are in the
 // order of its changes; it releases the lock and then calls wait, so that
@@ -67,16 +82,7 @@ func (w *Workspace) record(a *attempt, res *Result, err error) *recorded {
 	r := &a.rec
 	switch {
 	case err != nil:
-		r.Outcome = "error"
-		var e *Error
-		if errors.As(err, &e) {
-			r.ErrorCode = string(e.Code)
-			r.ErrorReason, _ = e.Details["reason"].(string)
-			r.Result, _ = json.Marshal(e)
-		} else {
-			r.ErrorCode = "CANCELED"
-			r.Result, _ = json.Marshal(map[string]string{"message": err.Error()})
-		}
+		recordError(r, err)
 	case res.DryRun:
 		r.Outcome = "dry_run"
 	default:

@@ -53,6 +53,19 @@ func runApply(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	return printPatch(e, r, func(f editguard.PatchFile) string {
+		target := f.Path
+		if f.MovedTo != "" {
+			target = f.Path + " -> " + f.MovedTo
+		}
+		return fmt.Sprintf("%s %s (history %s)", f.Op, target, f.BackupVersion)
+	}, fmt.Sprintf("transaction %s (editguard undo %s puts every file back)", r.TxID, r.TxID))
+}
+
+// printPatch prints the result of a patch or an undo: as JSON, as the
+// diffs of a dry run, or as a line per file (line), a closing line and the
+// warnings.
+func printPatch(e *env, r *editguard.PatchResult, line func(editguard.PatchFile) string, closing string) error {
 	if e.json {
 		return e.printJSON(r)
 	}
@@ -64,13 +77,9 @@ func runApply(ctx context.Context, e *env, args []string) error {
 		return nil
 	}
 	for _, f := range r.Files {
-		target := f.Path
-		if f.MovedTo != "" {
-			target = f.Path + " -> " + f.MovedTo
-		}
-		fmt.Fprintf(e.stdout, "%s %s (history %s)\n", f.Op, target, f.BackupVersion)
+		fmt.Fprintln(e.stdout, line(f))
 	}
-	fmt.Fprintf(e.stdout, "transaction %s (editguard undo %s puts every file back)\n", r.TxID, r.TxID)
+	fmt.Fprintln(e.stdout, closing)
 	for _, w := range r.Warnings {
 		fmt.Fprintf(e.stderr, "warning: %s\n", w)
 	}

@@ -37,19 +37,7 @@ func runUndo(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if e.json {
-		return e.printJSON(r)
-	}
-	if r.DryRun {
-		for _, f := range r.Files {
-			writeDiff(e.stdout, f.Diff, false)
-		}
-		fmt.Fprintf(e.stderr, "dry run: %d files not changed\n", len(r.Files))
-		return nil
-	}
-	for _, f := range r.Files {
-		fmt.Fprintf(e.stdout, "put back %s (history %s)\n", f.Path, f.BackupVersion)
-	}
-	fmt.Fprintf(e.stdout, "undone as transaction %s\n", r.TxID)
-	return nil
+	return printPatch(e, r, func(f editguard.PatchFile) string {
+		return fmt.Sprintf("put back %s (history %s)", f.Path, f.BackupVersion)
+	}, "undone as transaction "+r.TxID)
 }
