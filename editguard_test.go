@@ -2,8 +2,6 @@ package editguard_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -13,37 +11,6 @@ import (
 )
 
 var ctx = context.Background()
-
-func newWorkspace(t *testing.T) (*editguard.Workspace, string) {
-	t.Helper()
-	dir := t.TempDir()
-	w, err := editguard.Open(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
-	return w, w.Dir()
-}
-
-func writeFile(t *testing.T, dir, name, content string) {
-	t.Helper()
-	p := filepath.Join(dir, name)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func readFile(t *testing.T, dir, name string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
 
 func errorCode(err error) editguard.Code {
 	var e *editguard.Error
@@ -147,22 +114,4 @@ func TestRepointedSymlinkIsStale(t *testing.T) {
 	if got := readFile(t, dir, "b.txt"); got != "changed\n" {
 		t.Fatalf("b.txt = %q, want the edit", got)
 	}
-}
-
-func sha256hex(b []byte) string {
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
-}
-
-// ledgerRecords returns every record of w's ledger, oldest first.
-func ledgerRecords(t *testing.T, w *editguard.Workspace) []*editguard.LedgerRecord {
-	t.Helper()
-	var recs []*editguard.LedgerRecord
-	if err := w.Log(editguard.LogFilter{}, func(r *editguard.LedgerRecord) error {
-		recs = append(recs, r)
-		return nil
-	}); err != nil {
-		t.Fatalf("Log() error = %v", err)
-	}
-	return recs
 }

@@ -25,9 +25,7 @@ func VersionContent(w *Workspace, p, id string) ([]byte, error) {
 // every later commit's target, hist on its history store, led on its ledger.
 // nil removes each.
 func SetFaults(w *Workspace, commit atomicfile.Hook, hist history.Hook, led ledger.Hook) {
-	w.commitHook = commit
-	w.hist.SetHook(hist)
-	w.led.SetHook(led)
+	setFaults(w, commit, hist, led)
 }
 
 // SealJournal returns the transaction journal data with the MAC that w

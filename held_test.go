@@ -18,19 +18,12 @@ import (
 
 	"github.com/editguard/editguard"
 	"github.com/editguard/editguard/internal/atomicfile"
-	"github.com/editguard/editguard/internal/crashsim"
 	"github.com/editguard/editguard/internal/filelock"
 )
 
 // A large file being replaced is linked into history under a lease instead
 // of copied (held.go). These tests find the version's object by its hash
 // and compare inodes: a linked object is the old file itself.
-
-const heldSize = 300 << 10
-
-func heldContent(tag string) string {
-	return strings.Repeat(tag+" line of a large file\n", heldSize/(len(tag)+22))
-}
 
 func inode(t *testing.T, p string) (ino, nlink uint64, mode uint32) {
 	t.Helper()
@@ -286,72 +279,6 @@ func TestOpenUnlinksObjectOfAFileChangedAfterACrash(t *testing.T) {
 	if !found {
 		t.Errorf("history lists no version of the old content: %+v", vs)
 	}
-}
-
-const tracedHeldEnv = "EDITGUARD_TRACED_HELD_DIR"
-
-// TestTracedHeldWriteChild is TestTracedWriteChild with a file large
-// enough to be held and linked into history.
-func TestTracedHeldWriteChild(t *testing.T) {
-	dir := os.Getenv(tracedHeldEnv)
-	if dir == "" {
-		t.Skip("run by TestPowerLossHeld under strace")
-	}
-	tracedWriteOf(t, dir, heldContent("new"))
-}
-
-// TestPowerLossHeld is TestPowerLoss for a write whose old file is linked
-// into history under a lease: every crash state keeps the old or the new
-// content whole, history names only what it can give back, and after Open
-// no history object is a name of the target's file.
-func TestPowerLossHeld(t *testing.T) {
-	strace := needStrace(t)
-	old, new := heldContent("old"), heldContent("new")
-	w, dir := newWorkspace(t)
-	needLeases(t, dir)
-	if _, err := w.NewSession("setup").Write(ctx, "a.txt", old, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	tw := traceChild(t, strace, dir, "TestTracedHeldWriteChild", tracedHeldEnv)
-	if got := readFile(t, dir, "a.txt"); got != new {
-		t.Fatalf("traced write left %d bytes, want the new %d", len(got), len(new))
-	}
-	powerLoss(t, tw, old, new, func(ops []crashsim.Op) {
-		// The old file must have been linked: a create of an object
-		// naming the target's inode.
-		var targetIno int
-		for _, o := range ops {
-			if o.Kind == crashsim.Create && strings.Contains(o.Path, "/history/objects/") && tw.initial.Files["a.txt"] == o.Ino {
-				targetIno = o.Ino
-			}
-		}
-		if targetIno == 0 {
-			t.Fatalf("the traced write did not link the old file into history: %v", ops)
-		}
-	})
-}
-
-// needLeases skips the test where dir's file system (or this user) cannot
-// take a file lease: there nothing is held, and large files are copied.
-func needLeases(t *testing.T, dir string) {
-	t.Helper()
-	p := filepath.Join(dir, ".lease-probe")
-	if err := os.WriteFile(p, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	defer os.Remove(p)
-	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fd)
-	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETLEASE, unix.F_WRLCK); err != nil {
-		t.Skipf("no file leases here (%v): large files are copied into history, not linked", err)
-	}
-	unix.FcntlInt(uintptr(fd), unix.F_SETLEASE, unix.F_UNLCK)
 }
 
 // A read by another session while a change holds the file waits for the

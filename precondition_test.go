@@ -447,20 +447,6 @@ func wantContent(want string) func(t *testing.T, dir string) {
 	}
 }
 
-// assertNoTemp fails if a temporary file of the commit is left in dir.
-func assertNoTemp(t *testing.T, dir string) {
-	t.Helper()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range ents {
-		if strings.HasSuffix(e.Name(), ".egtmp") {
-			t.Errorf("temporary file %s left in %s", e.Name(), dir)
-		}
-	}
-}
-
 // TestSandbox checks that no path reaches outside the root or into the
 // state directory, and that a symlink inside the root is written through.
 func TestSandbox(t *testing.T) {

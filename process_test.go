@@ -3,7 +3,6 @@
 package editguard_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -16,17 +15,18 @@ import (
 	"time"
 
 	"github.com/editguard/editguard"
+	"github.com/editguard/editguard/internal/testutil"
 )
 
-// Tests in this file start copies of the test binary as separate processes:
-// the child runs TestWorkerProcess, which does the job named in
-// EDITGUARD_TEST_WORKER and writes what it did as JSON to
+// Tests in this file start copies of the test binary as separate processes
+// with startWorker: the child runs TestWorkerProcess, which does the job
+// named in EDITGUARD_TEST_WORKER and writes what it did as JSON to
 // EDITGUARD_TEST_OUT.
 const (
-	workerEnv    = "EDITGUARD_TEST_WORKER"
-	workerDirEnv = "EDITGUARD_TEST_DIR"
-	workerOutEnv = "EDITGUARD_TEST_OUT"
-	workerArgEnv = "EDITGUARD_TEST_ARG"
+	workerEnv    = testutil.WorkerEnv
+	workerDirEnv = testutil.WorkerDirEnv
+	workerOutEnv = testutil.WorkerOutEnv
+	workerArgEnv = testutil.WorkerArgEnv
 )
 
 // TestWorkerProcess is the body of a child process; it does nothing in a
@@ -48,12 +48,6 @@ func TestWorkerProcess(t *testing.T) {
 		out, err = bigReadWorker(dir, arg)
 	case "rawappend":
 		out, err = rawAppendWorker(dir, arg)
-	case "bigwrite":
-		err = bigWriteWorker(dir, arg) // runs until killed
-	case "move":
-		err = moveWorker(dir) // runs until killed
-	case "apply":
-		err = applyWorker(dir) // runs until killed
 	case "heldcrash":
 		err = heldCrashWorker(dir) // kills itself
 	default:
@@ -69,25 +63,6 @@ func TestWorkerProcess(t *testing.T) {
 	if err := os.WriteFile(os.Getenv(workerOutEnv), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// startWorker starts a child process running job in dir.
-func startWorker(t *testing.T, job, dir, arg, out string) *exec.Cmd {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestWorkerProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), workerEnv+"="+job, workerDirEnv+"="+dir, workerArgEnv+"="+arg, workerOutEnv+"="+out)
-	var stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stderr, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	})
-	return cmd
 }
 
 func waitWorker(t *testing.T, cmd *exec.Cmd, out string, v any) {

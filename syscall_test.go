@@ -3,27 +3,15 @@
 package editguard_test
 
 import (
-	"bytes"
 	"encoding/base64"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/editguard/editguard"
 	"github.com/editguard/editguard/internal/crashsim"
-)
-
-const (
-	tracedEnv     = "EDITGUARD_TRACED_WRITE_DIR"
-	traceBegin    = "EDITGUARD-TRACE-BEGIN\n"
-	traceEnd      = "EDITGUARD-TRACE-END\n"
-	tracedOld     = "old content\nsecond line\n"
-	tracedNew     = "new content, which is longer than the old one\nsecond line\n"
-	tracedSyscall = "trace=openat,write,pwrite64,fsync,fdatasync,rename,renameat,renameat2,flock,unlinkat,close,ftruncate,mkdirat,linkat"
 )
 
 // TestTracedWriteChild is the process that strace watches: one guarded
@@ -32,123 +20,17 @@ const (
 func TestTracedWriteChild(t *testing.T) {
 	dir := os.Getenv(tracedEnv)
 	if dir == "" {
-		t.Skip("run by the syscall-order and power-loss tests under strace")
+		t.Skip("run by the syscall-order test under strace")
 	}
 	tracedWriteOf(t, dir, tracedNew)
-}
-
-// tracedWriteOf is the traced child's body: it reads a.txt in dir and
-// writes content over it between the markers the tracer looks for.
-func tracedWriteOf(t *testing.T, dir, content string) {
-	w, err := editguard.Open(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := w.NewSession("traced")
-	if _, err := s.Read(ctx, "a.txt", nil); err != nil {
-		t.Fatal(err)
-	}
-	os.Stderr.WriteString(traceBegin)
-	if _, err := s.Write(ctx, "a.txt", content, nil); err != nil {
-		t.Fatal(err)
-	}
-	os.Stderr.WriteString(traceEnd)
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// tracedWrite is a recorded guarded write: the workspace before it, and the
-// system calls between the markers.
-type tracedWrite struct {
-	root    string
-	initial *crashsim.FS // the tree before the traced process started
-	calls   []crashsim.Syscall
-	begin   int // index of the first call of the write
-	end     int // index of the end marker
-}
-
-// traceWrite prepares a workspace holding a.txt (created through editguard,
-// so the history, ledger and lock files exist) and runs one guarded write
-// over it under strace. It skips the test if strace is not installed.
-func traceWrite(t *testing.T) *tracedWrite {
-	t.Helper()
-	strace := needStrace(t)
-	w, dir := newWorkspace(t)
-	s := w.NewSession("setup")
-	if _, err := s.Write(ctx, "a.txt", tracedOld, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	tw := traceChild(t, strace, dir, "TestTracedWriteChild", tracedEnv)
-	if got := readFile(t, dir, "a.txt"); got != tracedNew {
-		t.Fatalf("traced write left %q, want %q", got, tracedNew)
-	}
-	return tw
-}
-
-// needStrace returns strace's path, or skips the test.
-func needStrace(t *testing.T) string {
-	t.Helper()
-	strace, err := exec.LookPath("strace")
-	if err != nil {
-		t.Skip("strace is not installed")
-	}
-	return strace
-}
-
-// traceChild snapshots the workspace at dir, runs the test child in this
-// test binary under strace with env set to dir, and returns the recorded
-// calls with the child's begin and end markers found.
-func traceChild(t *testing.T, strace, dir, child, env string) *tracedWrite {
-	t.Helper()
-	initial, err := crashsim.Snapshot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := filepath.Join(t.TempDir(), "strace.log")
-	cmd := exec.Command(strace, "-f", "-qq", "-y", "-xx", "-s", "16777216", "-e", tracedSyscall, "-o", log,
-		os.Args[0], "-test.run=^"+child+"$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), env+"="+dir)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("traced %s: %v\n%s", child, err, out.String())
-	}
-	f, err := os.Open(log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	calls, err := crashsim.ParseStrace(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tw := &tracedWrite{root: dir, initial: initial, calls: calls, begin: -1, end: -1}
-	for i, c := range calls {
-		if c.Name == "write" && len(c.Args) > 1 {
-			switch string(c.Args[1].Str) {
-			case traceBegin:
-				tw.begin = i + 1
-			case traceEnd:
-				tw.end = i
-			}
-		}
-	}
-	if tw.begin < 0 || tw.end < tw.begin {
-		t.Fatalf("trace markers not found in %d calls", len(calls))
-	}
-	return tw
 }
 
 // TestSyscallOrder checks the commit protocol in the system calls a guarded
 // write makes, as strace records them.
 func TestSyscallOrder(t *testing.T) {
 	tw := traceWrite(t)
-	target := filepath.Join(tw.root, "a.txt")
-	calls := tw.calls[tw.begin:tw.end]
+	target := filepath.Join(tw.Root, "a.txt")
+	calls := tw.Calls[tw.Begin:tw.End]
 	find := func(what string, from int, match func(c crashsim.Syscall) bool) int {
 		t.Helper()
 		for i := from; i < len(calls); i++ {
@@ -191,11 +73,11 @@ func TestSyscallOrder(t *testing.T) {
 	})
 	cc := calls[create]
 	tempName := str(cc, 1)
-	temp := filepath.Join(tw.root, tempName)
+	temp := filepath.Join(tw.Root, tempName)
 	if !strings.Contains(cc.Args[2].Text, "O_EXCL") {
 		t.Errorf("temporary file opened with %s, want O_EXCL", cc.Args[2].Text)
 	}
-	if cc.Args[0].FD == -100 || cc.Args[0].Path != tw.root {
+	if cc.Args[0].FD == -100 || cc.Args[0].Path != tw.Root {
 		t.Errorf("temporary file opened relative to %q (fd %d), want the target's directory descriptor", cc.Args[0].Path, cc.Args[0].FD)
 	}
 	dirFD, tempFD := cc.Args[0].FD, int(cc.Ret)
@@ -209,7 +91,7 @@ func TestSyscallOrder(t *testing.T) {
 		return c.Name == "write" && strings.Contains(c.Args[0].Path, "/history/index/")
 	})
 	lock := find("flock(LOCK_EX) of the target's directory", 0, func(c crashsim.Syscall) bool {
-		return c.Name == "flock" && c.Args[0].Path == tw.root && strings.Contains(c.Args[1].Text, "LOCK_EX")
+		return c.Name == "flock" && c.Args[0].Path == tw.Root && strings.Contains(c.Args[1].Text, "LOCK_EX")
 	})
 	lockFD := calls[lock].Args[0].FD
 	if lock < sync || lock < histWrite {
@@ -246,14 +128,14 @@ func TestSyscallOrder(t *testing.T) {
 	// displaced file verified), before the directory fsync, by LOCK_UN or
 	// by closing its descriptor.
 	release := find("release of the directory lock", lock+1, func(c crashsim.Syscall) bool {
-		return c.Args[0].FD == lockFD && c.Args[0].Path == tw.root &&
+		return c.Args[0].FD == lockFD && c.Args[0].Path == tw.Root &&
 			(c.Name == "close" || c.Name == "flock" && strings.Contains(c.Args[1].Text, "LOCK_UN"))
 	})
 	if release < exchange {
 		t.Errorf("commit lock released (call %d) before the exchange (call %d)", release, exchange)
 	}
 	dirSync := find("fsync of the directory after the exchange", exchange, func(c crashsim.Syscall) bool {
-		return c.Name == "fsync" && c.Args[0].Path == tw.root
+		return c.Name == "fsync" && c.Args[0].Path == tw.Root
 	})
 	// The outcome record is written under the file's lock, after the
 	// directory fsync (so it cannot reach the disk before the change it

@@ -1,6 +1,6 @@
 //go:build linux
 
-package editguard_test
+package durability_test
 
 import (
 	"fmt"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/editguard/editguard"
 	"github.com/editguard/editguard/internal/crashsim"
+	"github.com/editguard/editguard/internal/testutil"
 )
 
 const (
@@ -59,21 +60,21 @@ func TestTracedPatchChild(t *testing.T) {
 		}
 	}
 	if os.Getenv(tracedUndoEnv) == "" {
-		os.Stderr.WriteString(traceBegin)
+		os.Stderr.WriteString(testutil.TraceBegin)
 		if _, err := s.ApplyPatch(ctx, tracedPatch, nil); err != nil {
 			t.Fatal(err)
 		}
-		os.Stderr.WriteString(traceEnd)
+		os.Stderr.WriteString(testutil.TraceEnd)
 	} else {
 		res, err := s.ApplyPatch(ctx, tracedPatch, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		os.Stderr.WriteString(traceBegin)
+		os.Stderr.WriteString(testutil.TraceBegin)
 		if _, err := s.UndoPatch(ctx, res.TxID, nil); err != nil {
 			t.Fatal(err)
 		}
-		os.Stderr.WriteString(traceEnd)
+		os.Stderr.WriteString(testutil.TraceEnd)
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
@@ -96,11 +97,11 @@ func TestPowerLossPatch(t *testing.T) { powerLossPatch(t, false) }
 func TestPowerLossUndo(t *testing.T) { powerLossPatch(t, true) }
 
 func powerLossPatch(t *testing.T, undo bool) {
-	strace := needStrace(t)
+	strace := testutil.NeedStrace(t)
 	if undo {
 		t.Setenv(tracedUndoEnv, "1")
 	}
-	w, dir := newWorkspace(t)
+	w, dir := testutil.NewWorkspace(t)
 	s := w.NewSession("setup")
 	for name, content := range patchBefore {
 		if _, err := s.Write(ctx, name, content, nil); err != nil {
@@ -108,13 +109,13 @@ func powerLossPatch(t *testing.T, undo bool) {
 		}
 	}
 	w.Close()
-	tw := traceChild(t, strace, dir, "TestTracedPatchChild", tracedPatchEnv)
-	ops, err := crashsim.Replay(tw.calls[:tw.end], dir, tw.initial)
+	tw := testutil.TraceChild(t, strace, dir, "TestTracedPatchChild", tracedPatchEnv)
+	ops, err := crashsim.Replay(tw.Calls[:tw.End], dir, tw.Initial)
 	if err != nil {
 		t.Fatal(err)
 	}
-	first := slices.IndexFunc(ops, func(o crashsim.Op) bool { return o.Call >= tw.begin })
-	start := crashsim.Apply(tw.initial, ops[:first])
+	first := slices.IndexFunc(ops, func(o crashsim.Op) bool { return o.Call >= tw.Begin })
+	start := crashsim.Apply(tw.Initial, ops[:first])
 	ops = ops[first:]
 
 	names := []string{"a.txt", "b.txt", "c.txt", "d.txt"}
@@ -192,7 +193,7 @@ func powerLossPatch(t *testing.T, undo bool) {
 		if counts["apply_patch"] != wantApply || counts["undo_patch"] != wantUndo {
 			fail("ledger holds %d apply_patch and %d undo_patch records for files %q; want %d and %d", counts["apply_patch"], counts["undo_patch"], got, wantApply, wantUndo)
 		}
-		if j := journals(t, dir); len(j) != 0 {
+		if j := testutil.Journals(t, dir); len(j) != 0 {
 			fail("journals left after Open: %v", j)
 		}
 		// The patch, or its undo, applies after recovery.
@@ -209,8 +210,8 @@ func powerLossPatch(t *testing.T, undo bool) {
 				fail("the patch after recovery: %v", err)
 			}
 		}
-		if p := w.TransactionProblems(); len(p) != 0 {
-			fail("TransactionProblems() = %q", p)
+		if p := w.Recovery().Problems; len(p) != 0 {
+			fail("Recovery().Problems = %+v", p)
 		}
 		return nil
 	})

@@ -1,6 +1,6 @@
 //go:build linux
 
-package editguard_test
+package durability_test
 
 import (
 	"os"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/editguard/editguard"
 	"github.com/editguard/editguard/internal/crashsim"
+	"github.com/editguard/editguard/internal/testutil"
 )
 
 // TestPowerLoss cuts the power, in simulation, at every point of a guarded
@@ -35,24 +36,35 @@ import (
 //  6. A guarded write after recovery succeeds, removes any temporary file
 //     left beside the target, and keeps the ledger verifiable.
 func TestPowerLoss(t *testing.T) {
-	powerLoss(t, traceWrite(t), tracedOld, tracedNew, nil)
+	powerLoss(t, testutil.TraceWrite(t), testutil.TracedOld, testutil.TracedNew, nil)
+}
+
+// TestTracedWriteChild is the process that strace watches for
+// TestPowerLoss (testutil.TraceWrite): one guarded write over an existing
+// file in the workspace named by testutil.TracedEnv.
+func TestTracedWriteChild(t *testing.T) {
+	dir := os.Getenv(testutil.TracedEnv)
+	if dir == "" {
+		t.Skip("run by the power-loss test under strace")
+	}
+	testutil.TracedWriteOf(t, dir, testutil.TracedNew)
 }
 
 // powerLoss checks every crash state of the traced write tw of tracedNew
 // over tracedOld, as TestPowerLoss says; check, if set, sees the write's
 // operations first.
-func powerLoss(t *testing.T, tw *tracedWrite, tracedOld, tracedNew string, check func([]crashsim.Op)) {
-	ops, err := crashsim.Replay(tw.calls[:tw.end], tw.root, tw.initial)
+func powerLoss(t *testing.T, tw *testutil.TracedWrite, tracedOld, tracedNew string, check func([]crashsim.Op)) {
+	ops, err := crashsim.Replay(tw.Calls[:tw.End], tw.Root, tw.Initial)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Everything before the write (opening the workspace, the read) is
 	// taken as durable; power is cut somewhere in the write.
-	first := slices.IndexFunc(ops, func(o crashsim.Op) bool { return o.Call >= tw.begin })
+	first := slices.IndexFunc(ops, func(o crashsim.Op) bool { return o.Call >= tw.Begin })
 	if first < 0 {
 		t.Fatal("the write made no file-system operation")
 	}
-	start := crashsim.Apply(tw.initial, ops[:first])
+	start := crashsim.Apply(tw.Initial, ops[:first])
 	ops = ops[first:]
 	if check != nil {
 		check(ops)
@@ -65,7 +77,7 @@ func powerLoss(t *testing.T, tw *tracedWrite, tracedOld, tracedNew string, check
 			before++
 		}
 	}
-	oldSum, newSum := sha256hex([]byte(tracedOld)), sha256hex([]byte(tracedNew))
+	oldSum, newSum := testutil.SHA256Hex([]byte(tracedOld)), testutil.SHA256Hex([]byte(tracedNew))
 	var olds, news, recorded, interrupted, temps int
 	n, err := crashsim.CrashStates(start, ops, func(st crashsim.State) error {
 		failed := false
@@ -86,7 +98,7 @@ func powerLoss(t *testing.T, tw *tracedWrite, tracedOld, tracedNew string, check
 			fail("Open() error = %v", err)
 			return nil
 		}
-		if _, ok := st.FS.File(editguard.TempName(w, "a.txt")); ok {
+		if _, ok := st.FS.File(testutil.TempName(w, "a.txt")); ok {
 			temps++
 		}
 		defer w.Close()
@@ -109,10 +121,10 @@ func powerLoss(t *testing.T, tw *tracedWrite, tracedOld, tracedNew string, check
 			fail("target = %.80q (%d bytes), want the old or the new content", got, len(got))
 		}
 		// 3, 4.
-		if sh := sharedObjects(dir); len(sh) > 0 {
+		if sh := testutil.SharedObjects(dir); len(sh) > 0 {
 			fail("after Open, a history object is a file of the workspace: %v", sh)
 		}
-		sums := checkHistoryRestorable(t, dir, "a.txt")
+		sums := testutil.CheckHistoryRestorable(t, dir, "a.txt")
 		if isNew && !sums[oldSum] {
 			fail("target has the new content but the history lacks the old")
 		}
@@ -162,7 +174,7 @@ func powerLoss(t *testing.T, tw *tracedWrite, tracedOld, tracedNew string, check
 		if _, err := w.VerifyLedger(); err != nil {
 			fail("VerifyLedger() after the next write error = %v", err)
 		}
-		if sums := checkHistoryRestorable(t, dir, "a.txt"); !sums[sha256hex(got)] {
+		if sums := testutil.CheckHistoryRestorable(t, dir, "a.txt"); !sums[testutil.SHA256Hex(got)] {
 			fail("the content displaced by the write after recovery is not in history")
 		}
 		return nil

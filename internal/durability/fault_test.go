@@ -1,10 +1,9 @@
 //go:build linux
 
-package editguard_test
+package durability_test
 
 import (
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,7 +16,7 @@ import (
 	"github.com/editguard/editguard/internal/atomicfile"
 	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/ledger"
-	"github.com/editguard/editguard/internal/statedir"
+	"github.com/editguard/editguard/internal/testutil"
 	"golang.org/x/sys/unix"
 )
 
@@ -53,22 +52,6 @@ type fault struct {
 	// warning: for a committed change, what its warning must say.
 	warning string
 	install func(fired *int)
-}
-
-// fdPath names what an open descriptor refers to.
-func fdPath(fd int) string {
-	p, _ := os.Readlink("/proc/self/fd/" + itoa(fd))
-	return p
-}
-
-func itoa(n int) string {
-	if n < 0 {
-		return "-" + itoa(-n)
-	}
-	if n < 10 {
-		return string(rune('0' + n))
-	}
-	return itoa(n/10) + string(rune('0'+n%10))
 }
 
 func isDirFD(fd int) bool {
@@ -131,7 +114,7 @@ func isTempCreate(c *atomicfile.Call) bool {
 }
 
 func isTempWrite(c *atomicfile.Call) bool {
-	return c.Op == "write" && strings.HasSuffix(fdPath(c.FD), ".egtmp")
+	return c.Op == "write" && strings.HasSuffix(testutil.FDPath(c.FD), ".egtmp")
 }
 
 func faults() []fault {
@@ -185,7 +168,7 @@ func faults() []fault {
 		fault{name: "fsync dir/EIO", step: "fsync dir", committed: true, leaksTemp: true, warning: "fsync dir",
 			install: onAtomic(unix.EIO, func(c *atomicfile.Call) bool {
 				// The target's directory, not one editguard makes for its state.
-				return c.Op == "fsync" && isDirFD(c.FD) && !strings.Contains(fdPath(c.FD), "/"+editguard.StateDir)
+				return c.Op == "fsync" && isDirFD(c.FD) && !strings.Contains(testutil.FDPath(c.FD), "/"+editguard.StateDir)
 			})},
 		fault{name: "history object write/ENOSPC", step: "history", large: true, install: onHistory(unix.ENOSPC, "write", "/objects/")},
 		fault{name: "history object create/ENOSPC", step: "history", large: true, install: onHistory(unix.ENOSPC, "create", "/objects/")},
@@ -226,7 +209,7 @@ func faults() []fault {
 		// leaves no temporary name: the displaced bytes are history's.
 		fault{name: "held: fsync dir/EIO", step: "fsync dir", huge: true, committed: true, warning: "fsync dir",
 			install: onAtomic(unix.EIO, func(c *atomicfile.Call) bool {
-				return c.Op == "fsync" && isDirFD(c.FD) && !strings.Contains(fdPath(c.FD), "/"+editguard.StateDir)
+				return c.Op == "fsync" && isDirFD(c.FD) && !strings.Contains(testutil.FDPath(c.FD), "/"+editguard.StateDir)
 			})},
 		fault{name: "held: link/EIO", huge: true, committed: true, install: onAtomic(unix.EIO, func(c *atomicfile.Call) bool { return c.Op == "linkat" })},
 		fault{name: "held: history link/EIO", huge: true, committed: true, install: onHistory(unix.EIO, "link", "/objects/")},
@@ -262,103 +245,11 @@ var (
 )
 
 func installFaults(w *editguard.Workspace) {
-	editguard.SetFaults(w, faultAtomic, faultHistory, faultLedger)
+	testutil.SetFaults(w, faultAtomic, faultHistory, faultLedger)
 }
 
 func clearHooks() {
 	faultAtomic, faultHistory, faultLedger = nil, nil, nil
-}
-
-// checkHistoryRestorable loads every version of every path in the history
-// of the workspace at dir: the history must never name content it cannot
-// give back. It returns the sums of the loaded contents of path.
-func checkHistoryRestorable(t *testing.T, dir, path string) map[string]bool {
-	t.Helper()
-	root, err := os.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	hd, err := statedir.Open(root, "", editguard.StateDir)
-	if err == nil {
-		defer hd.Close()
-		hd, err = hd.Sub("history", true)
-	}
-	if err != nil {
-		t.Fatalf("open history directory: %v", err)
-	}
-	defer hd.Close()
-	st, err := history.Open(hd, nil)
-	if err != nil {
-		t.Fatalf("history.Open() error = %v", err)
-	}
-	defer st.Close()
-	paths, err := st.Paths()
-	if err != nil {
-		t.Fatalf("Paths() error = %v", err)
-	}
-	sums := map[string]bool{}
-	for _, p := range paths {
-		vs, err := st.List(p)
-		if err != nil {
-			t.Fatalf("List(%s) error = %v", p, err)
-		}
-		for _, v := range vs {
-			v2, data, err := st.Load(p, v.ID)
-			if err != nil {
-				t.Errorf("history names %s %s but cannot load it: %v", p, v.ID, err)
-				continue
-			}
-			if p == path && !v2.Absent {
-				sums[sha256hex(data)] = true
-			}
-		}
-	}
-	checkNoSharedObjects(t, dir)
-	return sums
-}
-
-// checkNoSharedObjects fails if a history object is also a file of the
-// workspace: an object linked into history (held.go) must be history's
-// alone, or a program changing the file would change the version.
-func checkNoSharedObjects(t *testing.T, dir string) {
-	t.Helper()
-	for _, e := range sharedObjects(dir) {
-		t.Errorf("history object %s", e)
-	}
-}
-
-// sharedObjects lists the history objects that are also files of the
-// workspace.
-func sharedObjects(dir string) []string {
-	type key struct{ dev, ino uint64 }
-	inodes := func(root string, skip string) map[key]string {
-		m := map[key]string{}
-		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return nil
-			}
-			if d.IsDir() && skip != "" && p == skip {
-				return filepath.SkipDir
-			}
-			if d.Type().IsRegular() {
-				var st unix.Stat_t
-				if unix.Stat(p, &st) == nil {
-					m[key{uint64(st.Dev), st.Ino}] = p
-				}
-			}
-			return nil
-		})
-		return m
-	}
-	objects := inodes(filepath.Join(dir, editguard.StateDir, "history", "objects"), "")
-	var shared []string
-	for k, p := range inodes(dir, filepath.Join(dir, editguard.StateDir)) {
-		if o, ok := objects[k]; ok {
-			shared = append(shared, o+" is the workspace's file "+p)
-		}
-	}
-	return shared
 }
 
 func dirNames(t *testing.T, dir string) []string {
@@ -392,18 +283,18 @@ func TestFaultAtEveryStep(t *testing.T) {
 				oldContent = strings.Repeat("old line\n", 2500)
 			}
 			t.Cleanup(clearHooks)
-			w, dir := newWorkspace(t)
+			w, dir := testutil.NewWorkspace(t)
 			if f.huge {
-				needLeases(t, dir)
+				testutil.NeedLeases(t, dir)
 			}
 			s := w.NewSession("fault")
 			if !f.newFile {
-				writeFile(t, dir, "a.txt", oldContent)
+				testutil.WriteFile(t, dir, "a.txt", oldContent)
 				if _, err := s.Read(ctx, "a.txt", nil); err != nil {
 					t.Fatal(err)
 				}
 			}
-			before := ledgerRecords(t, w)
+			before := testutil.LedgerRecords(t, w)
 			fired := 0
 			f.install(&fired)
 			installFaults(w)
@@ -420,7 +311,7 @@ func TestFaultAtEveryStep(t *testing.T) {
 			case f.committed:
 				// The new bytes are in place: the change is reported as
 				// committed, and what failed afterwards as a warning.
-				if err != nil || res == nil || res.SHA256 != sha256hex([]byte(newContent)) {
+				if err != nil || res == nil || res.SHA256 != testutil.SHA256Hex([]byte(newContent)) {
 					t.Fatalf("Write() = %+v, %v; want the committed change's result", res, err)
 				}
 				if f.warning == "" && len(res.Warnings) > 0 {
@@ -469,7 +360,7 @@ func TestFaultAtEveryStep(t *testing.T) {
 				}
 			}
 			names := dirNames(t, dir)
-			tmp := editguard.TempName(w, "a.txt")
+			tmp := testutil.TempName(w, "a.txt")
 			if slices.Contains(names, tmp) != f.leaksTemp {
 				t.Errorf("directory = %v; temporary file left: %v, want %v", names, !f.leaksTemp, f.leaksTemp)
 			}
@@ -481,7 +372,7 @@ func TestFaultAtEveryStep(t *testing.T) {
 			}
 
 			// The ledger tells the truth.
-			after := ledgerRecords(t, w)
+			after := testutil.LedgerRecords(t, w)
 			if n, err := w.VerifyLedger(); err != nil || n < len(after) {
 				t.Errorf("VerifyLedger() = %d, %v; want at least %d, nil", n, err, len(after))
 			}
@@ -491,7 +382,7 @@ func TestFaultAtEveryStep(t *testing.T) {
 				if len(after) != len(before)+1 {
 					t.Fatalf("ledger has %d records, want %d: the intent", len(after), len(before)+1)
 				}
-				if r := after[len(after)-1]; r.Outcome != "pending" || r.SHA256After != sha256hex([]byte(newContent)) {
+				if r := after[len(after)-1]; r.Outcome != "pending" || r.SHA256After != testutil.SHA256Hex([]byte(newContent)) {
 					t.Errorf("ledger record = {outcome %q, sha256_after %.8s}, want the write's intent", r.Outcome, r.SHA256After)
 				}
 				clearHooks()
@@ -499,13 +390,13 @@ func TestFaultAtEveryStep(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				recs := ledgerRecords(t, w2)
+				recs := testutil.LedgerRecords(t, w2)
 				w2.Close()
 				r := recs[len(recs)-1]
 				switch {
 				case len(recs) != len(before)+1 || r.Intent == 0:
 					t.Errorf("after Open, the ledger has %d records, the last %+v; want %d, the intent's outcome", len(recs), r, len(before)+1)
-				case f.committed && (r.Outcome != "ok" || r.SHA256After != sha256hex([]byte(newContent)) || r.HistoryVersion == ""):
+				case f.committed && (r.Outcome != "ok" || r.SHA256After != testutil.SHA256Hex([]byte(newContent)) || r.HistoryVersion == ""):
 					t.Errorf("outcome after Open = %+v, want ok with the new content and the displaced version", r)
 				case !f.committed && (r.Outcome != "interrupted" || r.ErrorReason != "not_applied"):
 					t.Errorf("outcome after Open = %+v, want interrupted, not_applied", r)
@@ -517,7 +408,7 @@ func TestFaultAtEveryStep(t *testing.T) {
 				r := after[len(after)-1]
 				switch {
 				case f.committed:
-					if r.Outcome != "ok" || r.SHA256After != sha256hex([]byte(newContent)) || !strings.Contains(string(r.Result), f.warning) {
+					if r.Outcome != "ok" || r.SHA256After != testutil.SHA256Hex([]byte(newContent)) || !strings.Contains(string(r.Result), f.warning) {
 						t.Errorf("ledger record = {outcome %q, sha256_after %.8s, result %s}, want ok with the warning", r.Outcome, r.SHA256After, r.Result)
 					}
 				case r.Outcome != "error" || r.ErrorCode != string(wantCode) || r.Path != "a.txt":
@@ -531,8 +422,8 @@ func TestFaultAtEveryStep(t *testing.T) {
 
 			// The history names only restorable content, and whatever was
 			// displaced is in it.
-			sums := checkHistoryRestorable(t, dir, "a.txt")
-			if f.committed && !sums[sha256hex([]byte(oldContent))] {
+			sums := testutil.CheckHistoryRestorable(t, dir, "a.txt")
+			if f.committed && !sums[testutil.SHA256Hex([]byte(oldContent))] {
 				t.Errorf("the old content was displaced but is not in history")
 			}
 
@@ -545,7 +436,7 @@ func TestFaultAtEveryStep(t *testing.T) {
 			if _, err := s.Write(ctx, "a.txt", "third\n", nil); err != nil {
 				t.Fatalf("Write() after the fault error = %v", err)
 			}
-			if got := readFile(t, dir, "a.txt"); got != "third\n" {
+			if got := testutil.ReadFile(t, dir, "a.txt"); got != "third\n" {
 				t.Errorf("target = %q, want %q", got, "third\n")
 			}
 			if names := dirNames(t, dir); !slices.Equal(names, []string{editguard.StateDir, "a.txt"}) {

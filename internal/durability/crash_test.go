@@ -1,6 +1,6 @@
 //go:build unix
 
-package editguard_test
+package durability_test
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/editguard/editguard"
+	"github.com/editguard/editguard/internal/testutil"
 )
 
 // bigVersion returns version v of a large file: a header naming the version
@@ -92,7 +93,7 @@ func bigWriteWorker(dir, arg string) error {
 	}
 	// Tell the parent that writes begin now, so its kills land on them and
 	// not on the process's start-up.
-	if err := os.WriteFile(os.Getenv(workerOutEnv)+".ready", nil, 0o644); err != nil {
+	if err := os.WriteFile(os.Getenv(testutil.WorkerOutEnv)+".ready", nil, 0o644); err != nil {
 		return err
 	}
 	// Every line of a new version differs from the old one; the placeholder
@@ -115,7 +116,7 @@ func TestKill9DuringWrite(t *testing.T) {
 	if testing.Short() {
 		kills = 20
 	}
-	w, dir := newWorkspace(t)
+	w, dir := testutil.NewWorkspace(t)
 	p := filepath.Join(dir, "big.txt")
 	if err := os.WriteFile(p, bigVersion(0, size), 0o644); err != nil {
 		t.Fatal(err)
@@ -129,7 +130,7 @@ func TestKill9DuringWrite(t *testing.T) {
 	// several times slower), so that kills spread over whole writes.
 	start := func(first int) *exec.Cmd {
 		out := filepath.Join(t.TempDir(), "out")
-		cmd := startWorker(t, "bigwrite", dir, fmt.Sprintf("%d,%d", first, size), out)
+		cmd := testutil.StartWorker(t, "bigwrite", dir, fmt.Sprintf("%d,%d", first, size), out)
 		waitFor(t, func() bool { _, err := os.Stat(out + ".ready"); return err == nil })
 		return cmd
 	}
@@ -163,13 +164,13 @@ func TestKill9DuringWrite(t *testing.T) {
 		seen[v] = true
 		// A version a killed worker put in place is in the ledger: its
 		// intent was written before the swap.
-		if v != 0 && !ledgerNames(t, dir, sha256hex(data)) {
+		if v != 0 && !ledgerNames(t, dir, testutil.SHA256Hex(data)) {
 			t.Fatalf("after kill %d: big.txt holds version %d, which no ledger record names", i, v)
 		}
 		if m, _ := filepath.Glob(filepath.Join(dir, ".big.txt.*.egtmp")); len(m) > 0 {
 			tempsSeen++
 		}
-		if len(sharedObjects(dir)) > 0 {
+		if len(testutil.SharedObjects(dir)) > 0 {
 			linkedSeen++ // killed between the link into history and the swap
 		}
 		next += 1000 // versions of each worker are distinct
@@ -187,7 +188,7 @@ func TestKill9DuringWrite(t *testing.T) {
 	// Every killed worker's intent has its outcome now: the next worker's
 	// Open, or this one, appended it.
 	outcomes := map[string]int{}
-	for _, r := range ledgerRecords(t, w) {
+	for _, r := range testutil.LedgerRecords(t, w) {
 		outcomes[r.Outcome+"/"+r.Strategy+r.ErrorReason]++
 		if r.Outcome == "pending" {
 			t.Errorf("ledger record %d: an intent without an outcome after Open", r.Seq)
@@ -201,16 +202,16 @@ func TestKill9DuringWrite(t *testing.T) {
 	if _, err := s.Write(ctx, "big.txt", "small\n", nil); err != nil {
 		t.Fatal(err)
 	}
-	if got := readFile(t, dir, "big.txt"); got != "small\n" {
+	if got := testutil.ReadFile(t, dir, "big.txt"); got != "small\n" {
 		t.Errorf("big.txt = %q, want %q", got, "small\n")
 	}
-	assertNoTemp(t, dir)
+	testutil.AssertNoTemp(t, dir)
 	// Every object a killed worker linked into history was detached by
 	// the next Open, and every version left loads.
-	for _, e := range sharedObjects(dir) {
+	for _, e := range testutil.SharedObjects(dir) {
 		t.Errorf("history object %s", e)
 	}
-	checkHistoryRestorable(t, dir, "big.txt")
+	testutil.CheckHistoryRestorable(t, dir, "big.txt")
 }
 
 // ledgerNames reports whether a line of the workspace's ledger names sum as
