@@ -1,7 +1,7 @@
 package editguard
 
 // The ledger keeps each call's arguments, so that the log says what was
-// asked and Replayer can check that a replayed call is the recorded one. A
+// asked and a replayer (ledger.go) can check that a replayed call is the recorded one. A
 // call is its positional arguments and its options struct, embedded: the
 // options' JSON names are the tools' argument names, and a field added to
 // an options struct is recorded, and compared on replay, with no further
@@ -66,32 +66,32 @@ func moveArgs(src, dst string, o *MoveOptions) *moveCall {
 	return c
 }
 
-// Every Session method that records a call has a Replayer method of the
+// Every Session method that records a call has a replayer method of the
 // same name and signature, less the context (TestReplayerCoversSession
 // holds them to that).
 
 // Write replays a Session.Write call.
-func (r *Replayer) Write(p, content string, opts *WriteOptions) (*Result, error) {
+func (r *replayer) Write(p, content string, opts *WriteOptions) (*Result, error) {
 	return r.next("write_file", p, writeArgs(p, content, orZero(opts)))
 }
 
 // Edit replays a Session.Edit call.
-func (r *Replayer) Edit(p string, edits []Edit, opts *EditOptions) (*Result, error) {
+func (r *replayer) Edit(p string, edits []Edit, opts *EditOptions) (*Result, error) {
 	return r.next("edit_file", p, editArgs(p, edits, orZero(opts)))
 }
 
 // Restore replays a Session.Restore call.
-func (r *Replayer) Restore(p, version string, opts *RestoreOptions) (*Result, error) {
+func (r *replayer) Restore(p, version string, opts *RestoreOptions) (*Result, error) {
 	return r.next("restore_file", p, restoreArgs(p, version, orZero(opts)))
 }
 
 // Delete replays a Session.Delete call.
-func (r *Replayer) Delete(p string, opts *DeleteOptions) (*Result, error) {
+func (r *replayer) Delete(p string, opts *DeleteOptions) (*Result, error) {
 	return r.next("delete_file", p, deleteArgs(p, orZero(opts)))
 }
 
 // Move replays a Session.Move call.
-func (r *Replayer) Move(src, dst string, opts *MoveOptions) (*Result, error) {
+func (r *replayer) Move(src, dst string, opts *MoveOptions) (*Result, error) {
 	call := moveArgs(src, dst, orZero(opts))
 	res, err := r.next("move_file", src, call)
 	if err != nil || res.DryRun {

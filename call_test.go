@@ -168,7 +168,7 @@ func TestReplayEveryCall(t *testing.T) {
 		}
 	}
 	for i, c := range calls {
-		r, err := w.NewReplayer("agent")
+		r, err := editguard.NewReplayer(w, "agent")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -84,7 +84,7 @@ func TestDelete(t *testing.T) {
 	}
 
 	// The ledger replays the calls.
-	rp, err := w.NewReplayer("agent")
+	rp, err := editguard.NewReplayer(w, "agent")
 	if err != nil {
 		t.Fatal(err)
 	}

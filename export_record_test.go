@@ -2,6 +2,7 @@ package editguard
 
 import (
 	"encoding/json"
+	"path/filepath"
 
 	"github.com/editguard/editguard/internal/atomicfile"
 	"github.com/editguard/editguard/internal/history"
@@ -42,3 +43,19 @@ func SealJournal(w *Workspace, data []byte) []byte {
 	}
 	return b
 }
+
+// Replayer is the ledger's replay of a session's calls (ledger.go).
+type Replayer = replayer
+
+// ReplayDivergence reports a replayed call that differs from the record.
+type ReplayDivergence = ledger.DivergenceError
+
+// NewReplayer replays w's ledger, only session's records if session is not
+// empty.
+func NewReplayer(w *Workspace, session string) (*Replayer, error) { return w.newReplayer(session) }
+
+// LedgerPath returns the path of w's ledger file.
+func LedgerPath(w *Workspace) string { return filepath.Join(w.dir, StateDir, ledgerName) }
+
+// SessionBaseline returns s's baseline for the path p, if any.
+func SessionBaseline(s *Session, p string) (Baseline, bool, error) { return s.baselineOf(p) }

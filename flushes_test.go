@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -41,7 +42,7 @@ func TestOutcomesRideOnTheNextIntent(t *testing.T) {
 	if got := fsyncs.Load(); got > n+2 {
 		t.Errorf("%d ledger fsyncs for %d changes in a row, want at most %d", got, n, n+2)
 	}
-	b, err := os.ReadFile(w.LedgerPath())
+	b, err := os.ReadFile(filepath.Join(w.Dir(), StateDir, ledgerName))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -126,14 +126,6 @@ func textOf(data []byte, enc string) string {
 	return doc.Text
 }
 
-// Prune applies history retention now (KeepVersions per file, then the
-// total size cap, never dropping a file's newest version).
-func (w *Workspace) Prune() error {
-	w.trims.wait()
-	_, err := w.hist.Prune()
-	return err
-}
-
 // afterCommit applies the total size cap in the background, outside any
 // commit's critical section, when a Save of this commit found the store's
 // running byte total over it (see history.Store.OverCap). Each file's own
@@ -156,7 +148,7 @@ func (w *Workspace) afterCommit() {
 
 // trimLater runs a Save's trim of old versions (history.Meta.Later) in a
 // goroutine, so that the hook waiting for a Guard does not wait for it too.
-// History, Prune and Close wait for the trims running.
+// History and Close wait for the trims running.
 func (w *Workspace) trimLater(trim func()) {
 	ticket := w.trims.add()
 	go func() {

@@ -127,7 +127,7 @@ func TestLedgerRecordsRefusalsAndReplays(t *testing.T) {
 			t.Fatalf("ledger outcomes = %v, want %v", codes, want)
 		}
 	}
-	r, err := w.NewReplayer("agent")
+	r, err := editguard.NewReplayer(w, "agent")
 	if err != nil {
 		t.Fatal(err)
 	}

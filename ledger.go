@@ -158,33 +158,31 @@ func verifyHistory(state *statedir.Dir) error {
 	return nil
 }
 
-// Replayer answers a recorded sequence of tool calls with their recorded
+// replayer answers a recorded sequence of tool calls with their recorded
 // outcomes, without touching the disk: the ledger's pure replay mode. Calls
 // must come in the recorded order; one that differs from the record fails
-// with a *ReplayDivergence.
-type Replayer struct {
+// with a *ledger.DivergenceError. Tests use it to check that the ledger
+// records every call whole.
+type replayer struct {
 	r *ledger.Replayer
 }
 
-// ReplayDivergence reports a call that differs from the record.
-type ReplayDivergence = ledger.DivergenceError
-
-// NewReplayer replays the workspace's ledger, only session's records if
+// newReplayer replays the workspace's ledger, only session's records if
 // session is not empty.
-func (w *Workspace) NewReplayer(session string) (*Replayer, error) {
+func (w *Workspace) newReplayer(session string) (*replayer, error) {
 	r, err := ledger.LoadReplayer(w.state, ledgerName, session)
 	if err != nil {
 		return nil, err
 	}
-	return &Replayer{r: r}, nil
+	return &replayer{r: r}, nil
 }
 
 // Remaining reports how many recorded calls have not been replayed.
-func (r *Replayer) Remaining() int { return r.r.Remaining() }
+func (r *replayer) Remaining() int { return r.r.Remaining() }
 
 // next matches a call against the next record and returns its recorded
 // outcome: the Result, or the *Error the call returned.
-func (r *Replayer) next(tool, p string, args any) (*Result, error) {
+func (r *replayer) next(tool, p string, args any) (*Result, error) {
 	raw, err := json.Marshal(args)
 	if err != nil {
 		return nil, err

@@ -108,7 +108,7 @@ func TestMove(t *testing.T) {
 	if _, err := editguard.VerifyDir(dir); err != nil {
 		t.Fatalf("VerifyDir: %v", err)
 	}
-	rp, err := w.NewReplayer("agent")
+	rp, err := editguard.NewReplayer(w, "agent")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -510,7 +510,7 @@ func fileAbove(entries map[string]gitsync.Entry, p string) string {
 }
 
 // upstreamDiffMax bounds the diff of one file in a publish's STALE_FILE.
-const upstreamDiffMax = StaleDiffMax
+const upstreamDiffMax = staleDiffMax
 
 // upstreamChange describes a file changed upstream: the diff from the base
 // its changes were made on (kept in history by the first change) to

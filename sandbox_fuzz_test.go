@@ -152,7 +152,7 @@ func (fx *sandboxFixture) expand(p string) string {
 // symlink on the way.
 func (fx *sandboxFixture) checkResolved(t *testing.T, p string, s *editguard.Session) {
 	t.Helper()
-	b, ok, err := s.Baseline(p)
+	b, ok, err := editguard.SessionBaseline(s, p)
 	if err != nil || !ok {
 		t.Fatalf("Baseline(%q) = %v, %v after a successful call", p, ok, err)
 	}
@@ -207,14 +207,14 @@ func FuzzSandboxPath(f *testing.F) {
 			}
 		}
 		before := fx.snapshot(t)
-		ledgerBefore, _ := os.ReadFile(fx.w.LedgerPath())
+		ledgerBefore, _ := os.ReadFile(editguard.LedgerPath(fx.w))
 		var err error
 		switch op {
 		case 0: // read
 			var r *editguard.ReadResult
 			if r, err = s.Read(ctx, p, nil); err == nil {
 				fx.checkResolved(t, p, s)
-				b, _, _ := s.Baseline(p)
+				b, _, _ := editguard.SessionBaseline(s, p)
 				data, rerr := os.ReadFile(filepath.Join(fx.root, filepath.FromSlash(b.Path)))
 				if rerr != nil || sha256hex(data) != r.SHA256 {
 					t.Fatalf("Read(%q) returned sha256 %s, not that of %s inside the root", p, r.SHA256, b.Path)
@@ -276,7 +276,7 @@ func FuzzSandboxPath(f *testing.F) {
 			t.Fatalf("op %d on %q failed (%v) but changed %d files", op, p, err, changed)
 		}
 		// The ledger only grows.
-		ledgerAfter, _ := os.ReadFile(fx.w.LedgerPath())
+		ledgerAfter, _ := os.ReadFile(editguard.LedgerPath(fx.w))
 		if !bytes.HasPrefix(ledgerAfter, ledgerBefore) {
 			t.Fatalf("op %d on %q rewrote the ledger", op, p)
 		}

@@ -165,8 +165,8 @@ func (s *Session) BeginTurn() error {
 	return s.update(func(m map[string]Baseline) { clear(m) })
 }
 
-// Baseline returns the session's baseline for a path, if any.
-func (s *Session) Baseline(p string) (Baseline, bool, error) {
+// baselineOf returns the session's baseline for a path, if any.
+func (s *Session) baselineOf(p string) (Baseline, bool, error) {
 	resolved, err := s.w.resolve(p)
 	if err != nil {
 		return Baseline{}, false, err

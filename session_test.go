@@ -74,7 +74,7 @@ func TestSessionFileSharedAndFresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, w := range []*editguard.Workspace{w1, w2} {
-		if _, ok, err := open(w).Baseline("a.txt"); !ok || err != nil {
+		if _, ok, err := editguard.SessionBaseline(open(w), "a.txt"); !ok || err != nil {
 			t.Errorf("workspace %d: Baseline() = %v, %v; want the read", i+1, ok, err)
 		}
 	}
@@ -83,7 +83,7 @@ func TestSessionFileSharedAndFresh(t *testing.T) {
 		if _, err := open(w1).Read(ctx, "a.txt", nil); err != nil {
 			t.Fatal(err)
 		}
-		open(w2).Baseline("a.txt") // w2 decodes the file with the read
+		editguard.SessionBaseline(open(w2), "a.txt") // w2 decodes the file with the read
 		if err := open(turn).BeginTurn(); err != nil {
 			t.Fatal(err)
 		}

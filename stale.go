@@ -8,16 +8,16 @@ import (
 	"github.com/editguard/editguard/internal/udiff"
 )
 
-// StaleDiffMax bounds the diff a STALE_FILE error carries in
+// staleDiffMax bounds the diff a STALE_FILE error carries in
 // details.changes, in bytes. A larger change is described by the line
 // ranges it touches (details.changed_lines) instead.
-const StaleDiffMax = 3000
+const staleDiffMax = 3000
 
 // staleChanges adds to e, a STALE_FILE error for a file that was modified
 // since the session's last read b, what changed: the unified diff from the
 // text the session last read (or wrote) to the text on disk now, when the
 // session still holds the former (see remember) and the diff fits in
-// StaleDiffMax. Having been shown the whole change, the agent knows the
+// staleDiffMax. Having been shown the whole change, the agent knows the
 // current content as well as a read would have told it, so the baseline
 // moves to the current content: the agent can redo its change at once, on
 // top of what is there now. The new baseline counts as a partial read,
@@ -56,7 +56,7 @@ func (s *Session) staleChanges(t *target, b *Baseline, obs *observation, wholeFi
 	}
 	stats := udiff.Count(d)
 	e.Details["changes_summary"] = stats.String()
-	if len(d) > StaleDiffMax {
+	if len(d) > staleDiffMax {
 		e.Details["changed_lines"] = udiff.NewRanges(d, 20)
 		e.RecoveryHint = fmt.Sprintf("the change is too large to show here: call read_file on %s (at least the changed lines), then redo your change on top of what it holds now", t.path)
 		return

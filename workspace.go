@@ -255,9 +255,6 @@ func (w *Workspace) closeFiles() error {
 // ledgerName is the ledger's name in the state directory.
 const ledgerName = "ledger.jsonl"
 
-// LedgerPath returns the path of the workspace's ledger file.
-func (w *Workspace) LedgerPath() string { return filepath.Join(w.dir, StateDir, ledgerName) }
-
 // Dir returns the workspace's root directory (absolute, symlinks resolved).
 func (w *Workspace) Dir() string { return w.dir }
 
