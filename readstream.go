@@ -60,108 +60,15 @@ func streamLines(r io.Reader, offset, limit int, caps readCaps, size int64) (*st
 		bufSize = max(int(size)+1, 8<<10)
 	}
 	br := bufio.NewReaderSize(io.TeeReader(cr, io.MultiWriter(h, v)), bufSize)
-	first := max(offset, 1)
-	out := &streamed{}
-	head, _ := br.Peek(8 << 10)
-	if bytes.HasPrefix(head, []byte{0xFF, 0xFE}) || bytes.HasPrefix(head, []byte{0xFE, 0xFF}) {
-		return nil, errNotPlainText
+	ls := &lineSelector{first: max(offset, 1), limit: limit, caps: caps, out: &streamed{}, line: 1}
+	if err := ls.head(br); err != nil {
+		return nil, err
 	}
-	if bytes.HasPrefix(head, []byte{0xEF, 0xBB, 0xBF}) {
-		out.bom = true
-		br.Discard(3)
-		head = head[3:]
-	}
-	if bytes.IndexByte(head, 0) >= 0 {
-		return nil, errNotPlainText
-	}
-	var sel strings.Builder
-	if size > 0 {
-		// The whole selection, or as much as the cap lets through, with
-		// room for the line-cut note of its last line.
-		n := size
-		if caps.bytes > 0 {
-			n = min(n, int64(caps.bytes)+256)
-		}
-		sel.Grow(int(n))
-	}
-	var (
-		line     = 1 // number of the line being read
-		lf, crlf int
-		heldCR   bool  // the previous piece of this line ended in '\r', not yet written
-		partial  bool  // the current line has unterminated content
-		kept     int   // bytes of the current line kept
-		lineFull bool  // the current line reached the line cap
-		length   int64 // bytes of the current line
-		selected bool  // the current line is selected
-		nsel     int   // lines kept
-	)
-	startLine := func() {
-		selected = line >= first && (limit == 0 || line < first+limit) && out.next == 0
-		if selected && caps.bytes > 0 && sel.Len()+nsel*caps.perLine >= caps.bytes {
-			out.next, selected = line, false
-		}
-		kept, length, lineFull = 0, 0, false
-	}
-	keep := func(b []byte) {
-		length += int64(len(b))
-		if !selected {
-			return
-		}
-		if lineFull {
-			return
-		}
-		if caps.line > 0 && kept+len(b) > caps.line {
-			n := caps.line - kept
-			for n > 0 && !utf8.RuneStart(b[n]) {
-				n-- // b[n] is the first byte dropped: do not cut a character in two
-			}
-			b, lineFull = b[:n], true // nothing more of this line
-		}
-		kept += len(b)
-		sel.Write(b)
-	}
-	endLine := func() {
-		if selected && int64(kept) < length {
-			fmt.Fprintf(&sel, "… [line cut: %d bytes, %d shown]", length, kept)
-			out.cut = true
-		}
-		if selected {
-			sel.WriteByte('\n')
-			nsel++
-		}
-	}
-	startLine()
+	ls.grow(size)
+	ls.startLine()
 	for {
 		piece, err := br.ReadSlice('\n')
-		if len(piece) > 0 {
-			ends := piece[len(piece)-1] == '\n'
-			body := piece
-			if ends {
-				body = piece[:len(piece)-1]
-			}
-			isCRLF := ends && (len(body) > 0 && body[len(body)-1] == '\r' || len(body) == 0 && heldCR)
-			if heldCR && !(ends && len(body) == 0) {
-				keep([]byte{'\r'}) // a lone CR inside the line
-			}
-			heldCR = false
-			if len(body) > 0 && body[len(body)-1] == '\r' {
-				body, heldCR = body[:len(body)-1], !ends
-			}
-			keep(body)
-			if ends {
-				if isCRLF {
-					crlf++
-				} else {
-					lf++
-				}
-				endLine()
-				line++
-				partial, heldCR = false, false
-				startLine()
-			} else {
-				partial = true
-			}
-		}
+		ls.piece(piece)
 		if err == bufio.ErrBufferFull {
 			continue
 		}
@@ -172,40 +79,177 @@ func streamLines(r io.Reader, offset, limit int, caps readCaps, size int64) (*st
 			return nil, err
 		}
 	}
-	if heldCR {
-		keep([]byte{'\r'})
-	}
 	if !v.ok() {
 		return nil, errNotPlainText
 	}
-	out.total = line - 1
-	if partial {
-		out.total++
-		if selected && int64(kept) < length {
-			fmt.Fprintf(&sel, "… [line cut: %d bytes, %d shown]", length, kept)
-			out.cut = true
+	out := ls.finish()
+	out.size = cr.n
+	out.sum = hex.EncodeToString(h.Sum(nil))
+	return out, nil
+}
+
+// lineSelector is streamLines' state: it splits the stream into lines,
+// counts their endings, and keeps the selected ones within the caps.
+type lineSelector struct {
+	first, limit int
+	caps         readCaps
+	out          *streamed
+	sel          strings.Builder
+
+	line     int // number of the line being read
+	lf, crlf int
+	heldCR   bool  // the previous piece of this line ended in '\r', not yet written
+	partial  bool  // the current line has unterminated content
+	kept     int   // bytes of the current line kept
+	lineFull bool  // the current line reached the line cap
+	length   int64 // bytes of the current line
+	selected bool  // the current line is selected
+	nsel     int   // lines kept
+}
+
+// head looks at the first 8 KiB: UTF-16 and NUL bytes are not plain text,
+// and a UTF-8 BOM is noted and skipped.
+func (ls *lineSelector) head(br *bufio.Reader) error {
+	head, _ := br.Peek(8 << 10)
+	if bytes.HasPrefix(head, []byte{0xFF, 0xFE}) || bytes.HasPrefix(head, []byte{0xFE, 0xFF}) {
+		return errNotPlainText
+	}
+	if bytes.HasPrefix(head, []byte{0xEF, 0xBB, 0xBF}) {
+		ls.out.bom = true
+		br.Discard(3)
+		head = head[3:]
+	}
+	if bytes.IndexByte(head, 0) >= 0 {
+		return errNotPlainText
+	}
+	return nil
+}
+
+// grow allocates the whole selection at once when the size is known, or
+// as much as the cap lets through, with room for the line-cut note of its
+// last line.
+func (ls *lineSelector) grow(size int64) {
+	if size <= 0 {
+		return
+	}
+	n := size
+	if ls.caps.bytes > 0 {
+		n = min(n, int64(ls.caps.bytes)+256)
+	}
+	ls.sel.Grow(int(n))
+}
+
+// startLine decides whether the line about to be read is selected: in
+// the range asked for, and started before the byte cap was reached.
+func (ls *lineSelector) startLine() {
+	ls.selected = ls.line >= ls.first && (ls.limit == 0 || ls.line < ls.first+ls.limit) && ls.out.next == 0
+	if ls.selected && ls.caps.bytes > 0 && ls.sel.Len()+ls.nsel*ls.caps.perLine >= ls.caps.bytes {
+		ls.out.next, ls.selected = ls.line, false
+	}
+	ls.kept, ls.length, ls.lineFull = 0, 0, false
+}
+
+// keep adds b to the current line, and to the selection up to the line
+// cap, never cutting a character in two.
+func (ls *lineSelector) keep(b []byte) {
+	ls.length += int64(len(b))
+	if !ls.selected || ls.lineFull {
+		return
+	}
+	if ls.caps.line > 0 && ls.kept+len(b) > ls.caps.line {
+		n := ls.caps.line - ls.kept
+		for n > 0 && !utf8.RuneStart(b[n]) {
+			n-- // b[n] is the first byte dropped
 		}
+		b, ls.lineFull = b[:n], true // nothing more of this line
+	}
+	ls.kept += len(b)
+	ls.sel.Write(b)
+}
+
+// noteCut says how long a selected line was that the line cap cut.
+func (ls *lineSelector) noteCut() {
+	if ls.selected && int64(ls.kept) < ls.length {
+		fmt.Fprintf(&ls.sel, "… [line cut: %d bytes, %d shown]", ls.length, ls.kept)
+		ls.out.cut = true
+	}
+}
+
+// endLine ends a selected line with LF, whatever its ending was.
+func (ls *lineSelector) endLine() {
+	ls.noteCut()
+	if ls.selected {
+		ls.sel.WriteByte('\n')
+		ls.nsel++
+	}
+}
+
+// piece takes one piece of the stream: a line's end, or part of a line
+// the buffer could not hold. A CR is held back until what follows says
+// whether it ends the line (CRLF) or stands inside it.
+func (ls *lineSelector) piece(piece []byte) {
+	if len(piece) == 0 {
+		return
+	}
+	ends := piece[len(piece)-1] == '\n'
+	body := piece
+	if ends {
+		body = piece[:len(piece)-1]
+	}
+	isCRLF := ends && (len(body) > 0 && body[len(body)-1] == '\r' || len(body) == 0 && ls.heldCR)
+	if ls.heldCR && !(ends && len(body) == 0) {
+		ls.keep([]byte{'\r'}) // a lone CR inside the line
+	}
+	ls.heldCR = false
+	if len(body) > 0 && body[len(body)-1] == '\r' {
+		body, ls.heldCR = body[:len(body)-1], !ends
+	}
+	ls.keep(body)
+	if !ends {
+		ls.partial = true
+		return
+	}
+	if isCRLF {
+		ls.crlf++
+	} else {
+		ls.lf++
+	}
+	ls.endLine()
+	ls.line++
+	ls.partial, ls.heldCR = false, false
+	ls.startLine()
+}
+
+// finish ends the last line, unterminated or not, and fills in the
+// totals: lines, wholeness and the line ending.
+func (ls *lineSelector) finish() *streamed {
+	out := ls.out
+	if ls.heldCR {
+		ls.keep([]byte{'\r'})
+	}
+	out.total = ls.line - 1
+	if ls.partial {
+		out.total++
+		ls.noteCut()
 	}
 	if out.next > out.total {
 		out.next = 0
 	}
-	out.text = sel.String()
-	out.size = cr.n
+	out.text = ls.sel.String()
 	// Whole when no line was skipped before the selection or after it, and
 	// nothing was cut.
-	out.full = min(first-1, out.total) == 0 && (limit == 0 || out.total < first+limit) && !out.cut && out.next == 0
-	out.sum = hex.EncodeToString(h.Sum(nil))
+	out.full = min(ls.first-1, out.total) == 0 && (ls.limit == 0 || out.total < ls.first+ls.limit) && !out.cut && out.next == 0
 	switch {
-	case lf == 0 && crlf == 0:
+	case ls.lf == 0 && ls.crlf == 0:
 		out.lineEnding = textcodec.None
-	case crlf == 0:
+	case ls.crlf == 0:
 		out.lineEnding = textcodec.LF
-	case lf == 0:
+	case ls.lf == 0:
 		out.lineEnding = textcodec.CRLF
 	default:
 		out.lineEnding = textcodec.Mixed
 	}
-	return out, nil
+	return out
 }
 
 // countingReader counts the bytes read through it.
