@@ -315,48 +315,12 @@ func (w *Workspace) publish(ctx context.Context, repo *gitsync.Repo, bs *branchS
 // checkUpstream compares each file's base with the branch's head and
 // returns the changes to commit and the files' report, or STALE_FILE.
 func (w *Workspace) checkUpstream(ctx context.Context, repo *gitsync.Repo, bs *branchSync, head string, files []*publishFile) ([]gitsync.Change, []PublishedFile, error) {
-	remote, branch := bs.Remote, bs.Branch
-	var paths []string
-	for _, f := range files {
-		paths = append(paths, gitPath(repo, f.u.path))
-	}
-	entries, err := repo.Entries(ctx, head, paths)
+	up, err := readUpstream(ctx, repo, head, files)
 	if err != nil {
-		return nil, nil, gitError(err)
+		return nil, nil, err
 	}
-	blobs := map[string]string{}
-	for _, p := range paths {
-		if e, ok := entries[p]; ok && e.Regular() {
-			blobs[p] = e.OID
-		}
-	}
-	contents, err := repo.ReadBlobs(ctx, blobs)
-	if err != nil {
-		return nil, nil, gitError(err)
-	}
-	// A blob of the branch larger than the file size limit was not read
-	// (see openRepo): nothing is published over content editguard cannot
-	// compare with the changes' base.
-	var large []map[string]any
-	for _, f := range files {
-		gp := gitPath(repo, f.u.path)
-		if b := contents[gp]; b.TooLarge {
-			d := tooLargeBlob(f.u.path, &largeBlob{entries[gp].OID, b}, w.opts.MaxFileSize, "nothing was published", "").Details
-			large = append(large, d)
-		}
-	}
-	if len(large) > 0 {
-		e := newError(CodeTooLarge, "", fmt.Sprintf("the branch holds %s larger than the file size limit of %d bytes, where this publish changes them: they were not read, and nothing was published", count(len(large), "file"), w.opts.MaxFileSize),
-			"resolve these files with git, or open the workspace with a larger file size limit and publish again", nil)
-		e.Details["side"] = "upstream"
-		e.Details["remote"], e.Details["branch"], e.Details["head"] = remote, branch, head
-		e.Details["limit_bytes"] = w.opts.MaxFileSize
-		e.Details["files"] = large
-		if len(large) == 1 {
-			e.Details["path"] = large[0]["path"]
-			e.Details["size_bytes"] = large[0]["size_bytes"]
-		}
-		return nil, nil, e
+	if err := w.tooLargeUpstream(repo, bs, head, files, up); err != nil {
+		return nil, nil, err
 	}
 	// A file the branch does not have, whose changes started from content
 	// that exists here: if the branch never had it as far as this host
@@ -364,8 +328,7 @@ func (w *Workspace) checkUpstream(ctx context.Context, repo *gitsync.Repo, bs *b
 	// adds the file; if it had, someone deleted it upstream.
 	var orphans []string
 	for _, f := range files {
-		gp := gitPath(repo, f.u.path)
-		if _, found := entries[gp]; !found && f.u.base().Exists && f.state.Exists {
+		if _, found := up.entries[gitPath(repo, f.u.path)]; !found && f.u.base().Exists && f.state.Exists {
 			orphans = append(orphans, f.u.path)
 		}
 	}
@@ -379,66 +342,22 @@ func (w *Workspace) checkUpstream(ctx context.Context, repo *gitsync.Repo, bs *b
 		stale   []map[string]any
 	)
 	for _, f := range files {
-		gp := gitPath(repo, f.u.path)
-		entry, found := entries[gp]
-		up := syncedFile{}
-		reason := ""
+		newToBranch := slices.Contains(orphans, f.u.path) && !known[f.u.path]
+		c, pf, reason := compareUpstream(repo, f, up, newToBranch)
 		switch {
-		case found && !entry.Regular():
-			reason = ReasonTypeChanged // a directory, symlink or submodule upstream
-		case found:
-			up = syncedFile{Exists: true, SHA256: sha256Hex(contents[gp].Data)}
-		default:
-			if parent := fileAbove(entries, gp); parent != "" {
-				reason = ReasonTypeChanged // a parent directory is a file upstream
-			}
+		case reason != "":
+			gp := gitPath(repo, f.u.path)
+			stale = append(stale, w.upstreamChange(f, reason, pf.base, pf.up, up.contents[gp].Data))
+		case c != nil:
+			changes = append(changes, *c)
 		}
-		base, want := f.u.base(), f.state
-		if !found && base.Exists && slices.Contains(orphans, f.u.path) && !known[f.u.path] {
-			base = syncedFile{} // new to the branch
-		}
-		pf := PublishedFile{Path: f.u.path, SHA256: want.SHA256, Sessions: f.u.sessions(), Tools: f.u.tools(),
-			Changes: len(f.u.recs), FirstSeq: f.u.first.Seq, LastSeq: f.u.last.Seq}
-		switch {
-		case reason == "" && up.same(want):
-			pf.Op = "unchanged"
-		case reason == "" && up.same(base):
-			c := gitsync.Change{Path: gp, OID: f.oid, Mode: gitsync.ModeFile}
-			switch {
-			case !want.Exists:
-				c.Delete, pf.Op = true, "deleted"
-			case up.Exists:
-				pf.Op = "modified"
-				if entries[gp].Mode == gitsync.ModeExecutable {
-					c.Mode = gitsync.ModeExecutable // the branch's mode is kept
-				}
-			default:
-				pf.Op = "added"
-				if f.exec {
-					c.Mode = gitsync.ModeExecutable
-				}
-			}
-			changes = append(changes, c)
-		default:
-			if reason == "" {
-				switch {
-				case !up.Exists:
-					reason = ReasonDeleted
-				case !base.Exists:
-					reason = ReasonCreated
-				default:
-					reason = ReasonModified
-				}
-			}
-			stale = append(stale, w.upstreamChange(f, reason, base, up, contents[gp].Data))
-		}
-		report = append(report, pf)
+		report = append(report, pf.PublishedFile)
 	}
 	if len(stale) > 0 {
 		e := newError(CodeStaleFile, "", fmt.Sprintf("%s changed upstream since the changes to them were made; nothing was published", count(len(stale), "file")),
 			"run editguard pull: it lists these files as conflicts. To keep upstream's version, pull --discard-local (yours goes to history); to keep yours, pull --discard-local, then restore the version it saved and publish again", nil)
 		e.Details["side"] = "upstream"
-		e.Details["remote"], e.Details["branch"], e.Details["head"] = remote, branch, head
+		e.Details["remote"], e.Details["branch"], e.Details["head"] = bs.Remote, bs.Branch, head
 		e.Details["files"] = stale
 		if len(stale) == 1 {
 			e.Details["path"] = stale[0]["path"]
@@ -446,6 +365,131 @@ func (w *Workspace) checkUpstream(ctx context.Context, repo *gitsync.Repo, bs *b
 		return nil, nil, e
 	}
 	return changes, report, nil
+}
+
+// upstream is what the branch's head holds at the files being published:
+// their tree entries, and the contents of those that are regular files.
+type upstream struct {
+	entries  map[string]gitsync.Entry
+	contents map[string]gitsync.Blob
+}
+
+// readUpstream reads the branch's entries and blobs at the files' paths.
+func readUpstream(ctx context.Context, repo *gitsync.Repo, head string, files []*publishFile) (*upstream, error) {
+	var paths []string
+	for _, f := range files {
+		paths = append(paths, gitPath(repo, f.u.path))
+	}
+	entries, err := repo.Entries(ctx, head, paths)
+	if err != nil {
+		return nil, gitError(err)
+	}
+	blobs := map[string]string{}
+	for _, p := range paths {
+		if e, ok := entries[p]; ok && e.Regular() {
+			blobs[p] = e.OID
+		}
+	}
+	contents, err := repo.ReadBlobs(ctx, blobs)
+	if err != nil {
+		return nil, gitError(err)
+	}
+	return &upstream{entries: entries, contents: contents}, nil
+}
+
+// tooLargeUpstream refuses the publish when a blob of the branch is larger
+// than the file size limit and so was not read (see openRepo): nothing is
+// published over content editguard cannot compare with the changes' base.
+func (w *Workspace) tooLargeUpstream(repo *gitsync.Repo, bs *branchSync, head string, files []*publishFile, up *upstream) error {
+	var large []map[string]any
+	for _, f := range files {
+		gp := gitPath(repo, f.u.path)
+		if b := up.contents[gp]; b.TooLarge {
+			d := tooLargeBlob(f.u.path, &largeBlob{up.entries[gp].OID, b}, w.opts.MaxFileSize, "nothing was published", "").Details
+			large = append(large, d)
+		}
+	}
+	if len(large) == 0 {
+		return nil
+	}
+	e := newError(CodeTooLarge, "", fmt.Sprintf("the branch holds %s larger than the file size limit of %d bytes, where this publish changes them: they were not read, and nothing was published", count(len(large), "file"), w.opts.MaxFileSize),
+		"resolve these files with git, or open the workspace with a larger file size limit and publish again", nil)
+	e.Details["side"] = "upstream"
+	e.Details["remote"], e.Details["branch"], e.Details["head"] = bs.Remote, bs.Branch, head
+	e.Details["limit_bytes"] = w.opts.MaxFileSize
+	e.Details["files"] = large
+	if len(large) == 1 {
+		e.Details["path"] = large[0]["path"]
+		e.Details["size_bytes"] = large[0]["size_bytes"]
+	}
+	return e
+}
+
+// comparedFile is a file's report, with the states compareUpstream
+// compared: its base (what its changes started from) and upstream's.
+type comparedFile struct {
+	PublishedFile
+	base, up syncedFile
+}
+
+// compareUpstream decides one file: unchanged (upstream already holds it),
+// a change to commit (upstream still holds its base), or stale with a
+// reason. newToBranch says the branch never had the file, so a base that
+// exists here was made here and the file is added.
+func compareUpstream(repo *gitsync.Repo, f *publishFile, up *upstream, newToBranch bool) (*gitsync.Change, comparedFile, string) {
+	gp := gitPath(repo, f.u.path)
+	entry, found := up.entries[gp]
+	cf := comparedFile{base: f.u.base()}
+	reason := ""
+	switch {
+	case found && !entry.Regular():
+		reason = ReasonTypeChanged // a directory, symlink or submodule upstream
+	case found:
+		cf.up = syncedFile{Exists: true, SHA256: sha256Hex(up.contents[gp].Data)}
+	default:
+		if parent := fileAbove(up.entries, gp); parent != "" {
+			reason = ReasonTypeChanged // a parent directory is a file upstream
+		}
+	}
+	want := f.state
+	if !found && cf.base.Exists && newToBranch {
+		cf.base = syncedFile{} // new to the branch
+	}
+	cf.PublishedFile = PublishedFile{Path: f.u.path, SHA256: want.SHA256, Sessions: f.u.sessions(), Tools: f.u.tools(),
+		Changes: len(f.u.recs), FirstSeq: f.u.first.Seq, LastSeq: f.u.last.Seq}
+	switch {
+	case reason == "" && cf.up.same(want):
+		cf.Op = "unchanged"
+		return nil, cf, ""
+	case reason == "" && cf.up.same(cf.base):
+		c := &gitsync.Change{Path: gp, OID: f.oid, Mode: gitsync.ModeFile}
+		switch {
+		case !want.Exists:
+			c.Delete, cf.Op = true, "deleted"
+		case cf.up.Exists:
+			cf.Op = "modified"
+			if entry.Mode == gitsync.ModeExecutable {
+				c.Mode = gitsync.ModeExecutable // the branch's mode is kept
+			}
+		default:
+			cf.Op = "added"
+			if f.exec {
+				c.Mode = gitsync.ModeExecutable
+			}
+		}
+		return c, cf, ""
+	}
+	if reason == "" {
+		switch {
+		case !cf.up.Exists:
+			reason = ReasonDeleted
+		case !cf.base.Exists:
+			reason = ReasonCreated
+		default:
+			reason = ReasonModified
+		}
+	}
+	return nil, cf, reason
 }
 
 // knownOnBranch reports which of paths the branch had, as far as this host
