@@ -88,7 +88,7 @@ func (s *Session) ApplyPatch(ctx context.Context, text string, opts *PatchOption
 		o = *opts
 	}
 	ops, perr := patch.Parse(text)
-	a := newAttempt(s, "apply_patch", "", map[string]any{"patch_sha256": sha256String(text), "patch_bytes": len(text), "dry_run": o.DryRun}, nil)
+	a := newAttempt(s, opApplyPatch, "", map[string]any{"patch_sha256": sha256String(text), "patch_bytes": len(text), "dry_run": o.DryRun}, nil)
 	cs := &changeSet{s: s}
 	defer func() { res, err = s.w.finishTx(a, cs, res, err) }()
 	if perr != nil {
@@ -118,11 +118,11 @@ func (s *Session) ApplyPatch(ctx context.Context, text string, opts *PatchOption
 	if err := cs.makeParents(ctx, "while the new files' directories were made"); err != nil {
 		return nil, err
 	}
-	if err := cs.approve(ctx, a, res.preview("apply_patch"), refusal{"", "the patch was declined", "ask the user what to change instead"},
+	if err := cs.approve(ctx, a, res.preview(opApplyPatch), refusal{"", "the patch was declined", "ask the user what to change instead"},
 		"while the patch awaited approval"); err != nil {
 		return nil, err
 	}
-	if err := s.commitTx(a, "apply_patch", cs, res); err != nil {
+	if err := s.commitTx(a, opApplyPatch, cs, res); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -578,7 +578,7 @@ func (w *Workspace) rollBack(j *journal, session string) error {
 			errs = append(errs, err)
 			continue
 		}
-		_, _, err = w.undoFile(t, jf, session, "apply_patch_undone")
+		_, _, err = w.undoFile(t, jf, session, opPatchUndone)
 		t.close()
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", jf.Path, err))

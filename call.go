@@ -72,33 +72,33 @@ func moveArgs(src, dst string, o *MoveOptions) *moveCall {
 
 // Write replays a Session.Write call.
 func (r *replayer) Write(p, content string, opts *WriteOptions) (*Result, error) {
-	return r.next("write_file", p, writeArgs(p, content, orZero(opts)))
+	return r.next(opWrite, p, writeArgs(p, content, orZero(opts)))
 }
 
 // Edit replays a Session.Edit call.
 func (r *replayer) Edit(p string, edits []Edit, opts *EditOptions) (*Result, error) {
-	return r.next("edit_file", p, editArgs(p, edits, orZero(opts)))
+	return r.next(opEdit, p, editArgs(p, edits, orZero(opts)))
 }
 
 // Restore replays a Session.Restore call.
 func (r *replayer) Restore(p, version string, opts *RestoreOptions) (*Result, error) {
-	return r.next("restore_file", p, restoreArgs(p, version, orZero(opts)))
+	return r.next(opRestore, p, restoreArgs(p, version, orZero(opts)))
 }
 
 // Delete replays a Session.Delete call.
 func (r *replayer) Delete(p string, opts *DeleteOptions) (*Result, error) {
-	return r.next("delete_file", p, deleteArgs(p, orZero(opts)))
+	return r.next(opDelete, p, deleteArgs(p, orZero(opts)))
 }
 
 // Move replays a Session.Move call.
 func (r *replayer) Move(src, dst string, opts *MoveOptions) (*Result, error) {
 	call := moveArgs(src, dst, orZero(opts))
-	res, err := r.next("move_file", src, call)
+	res, err := r.next(opMove, src, call)
 	if err != nil || res.DryRun {
 		return res, err
 	}
 	// A move that happened has a second record, the destination's.
-	return r.next("move_file", dst, call)
+	return r.next(opMove, dst, call)
 }
 
 // orZero returns opts, or a new zero value if it is nil.

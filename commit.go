@@ -593,7 +593,7 @@ func (w *Workspace) unchanged(t *target, obs *observation, when string) error {
 // keepDisplaced saves bytes that another program wrote into a displaced
 // file, which would otherwise be lost with it, as a version of the file.
 func (w *Workspace) keepDisplaced(t *target, session string, data []byte) string {
-	v, err := w.hist.Save(t.resolved, data, false, "", history.Meta{Op: "displaced_write", Session: session})
+	v, err := w.hist.Save(t.resolved, data, false, "", history.Meta{Op: opDisplaced, Session: session})
 	if err != nil {
 		return "(not kept: " + err.Error() + ")"
 	}

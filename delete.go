@@ -24,11 +24,11 @@ func (s *Session) Delete(ctx context.Context, p string, opts *DeleteOptions) (*R
 	if err := s.w.checkNotLink(p); err != nil {
 		// A symlink's name is refused before the path is resolved, which
 		// would follow the link; the refusal is recorded like any other.
-		_, err = s.w.finish(newAttempt(s, "delete_file", p, args, o.Precondition), nil, err)
+		_, err = s.w.finish(newAttempt(s, opDelete, p, args, o.Precondition), nil, err)
 		return nil, err
 	}
 	return s.mutate(ctx, &change{
-		tool: "delete_file", path: p, pre: o.Precondition, dryRun: o.DryRun, wholeFile: true,
+		tool: opDelete, path: p, pre: o.Precondition, dryRun: o.DryRun, wholeFile: true,
 		args: args,
 		build: func(t *target, obs *observation, enc string) (*plan, error) {
 			if !obs.stat.Exists {

@@ -40,7 +40,7 @@ func (s *Session) Edit(ctx context.Context, p string, edits []Edit, opts *EditOp
 	create := len(edits) == 1 && edits[0].OldString == ""
 	var ch *change
 	ch = &change{
-		tool: "edit_file", path: p, pre: o.Precondition, dryRun: o.DryRun,
+		tool: opEdit, path: p, pre: o.Precondition, dryRun: o.DryRun,
 		args: editArgs(p, edits, &o), merge: !create && !o.NoMerge,
 		build: func(t *target, obs *observation, enc string) (*plan, error) {
 			if create {

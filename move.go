@@ -40,7 +40,7 @@ func (s *Session) Move(ctx context.Context, src, dst string, opts *MoveOptions) 
 		o = *opts
 	}
 	m := &moveRun{cs: &changeSet{s: s}, args: moveArgs(src, dst, &o)}
-	m.a = newAttempt(s, "move_file", src, m.args, o.Precondition)
+	m.a = newAttempt(s, opMove, src, m.args, o.Precondition)
 	defer func() { res, err = m.finish(res, err) }()
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -62,14 +62,14 @@ func (s *Session) Move(ctx context.Context, src, dst string, opts *MoveOptions) 
 		return nil, err
 	}
 	preview := func() *Preview {
-		return &Preview{Tool: "move_file", Path: src + " -> " + dst, Diff: m.res.Diff, Created: m.res.Created}
+		return &Preview{Tool: opMove, Path: src + " -> " + dst, Diff: m.res.Diff, Created: m.res.Created}
 	}
 	if err := m.cs.approve(ctx, m.a, preview, refusal{src, "the move was declined", "ask the user what to do instead"},
 		"while the move awaited approval"); err != nil {
 		return nil, err
 	}
 	// What leaves each name goes to history first, durably.
-	if err := m.cs.snapshot("move_file"); err != nil {
+	if err := m.cs.snapshot(opMove); err != nil {
 		return nil, err
 	}
 	if err := m.intents(); err != nil {
@@ -150,7 +150,7 @@ func (m *moveRun) intents() error {
 	s, res := m.cs.s, m.res
 	res.BackupVersion, res.SourceVersion = m.dst.version, m.src.version
 	m.srcRes = &Result{Path: m.src.t.path, Deleted: true, BackupVersion: m.src.version}
-	m.dstRec = newAttempt(s, "move_file", m.dst.t.path, m.args, nil)
+	m.dstRec = newAttempt(s, opMove, m.dst.t.path, m.args, nil)
 	m.dstRec.rec.Path = m.dst.t.resolved
 	m.dstRec.rec.Observed = ledgerState(m.dst.obs.state())
 	m.dstRec.rec.SHA256Before = m.dst.obs.sum

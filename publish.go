@@ -102,7 +102,7 @@ func (s *Session) Publish(ctx context.Context, opts *PublishOptions) (*PublishRe
 	if o.Attempts <= 0 {
 		o.Attempts = DefaultPublishAttempts
 	}
-	a := &attempt{rec: ledger.Record{Session: s.name, Tool: toolPublish, Approval: "auto"}}
+	a := &attempt{rec: ledger.Record{Session: s.name, Tool: opPublish, Approval: "auto"}}
 	res, err := s.w.publishLocked(ctx, &o, a)
 	if err == nil && len(res.Files) == 0 {
 		return res, nil // nothing to publish: nothing was attempted

@@ -98,7 +98,7 @@ func (s *Session) Pull(ctx context.Context, opts *PullOptions) (*PullResult, err
 	if opts != nil {
 		o = *opts
 	}
-	a := &attempt{rec: ledger.Record{Session: s.name, Tool: toolPull, Approval: "auto"}}
+	a := &attempt{rec: ledger.Record{Session: s.name, Tool: opPull, Approval: "auto"}}
 	res, err := s.pullLocked(ctx, &o, a)
 	if lerr := s.w.finishSync(a, res, err); lerr != nil && err == nil {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("appending the pull to the ledger failed: %v", lerr))
@@ -386,7 +386,7 @@ func (s *Session) pullFile(ctx context.Context, p string, b syncedFile, up upstr
 		pre = &Precondition{MustNotExist: true}
 	}
 	r, err := s.mutate(ctx, &change{
-		tool: toolPull, path: p, pre: pre, wholeFile: true,
+		tool: opPull, path: p, pre: pre, wholeFile: true,
 		args: map[string]any{"path": p, "remote": remote, "branch": branch, "head": head, "discard_local": discard},
 		build: func(t *target, obs *observation, enc string) (*plan, error) {
 			if !up.Exists {

@@ -347,7 +347,7 @@ func (w *Workspace) recoverOne(name string, j *journal) (rolled bool, err error)
 		}
 	}
 	for i, jf := range j.Files {
-		obs, v, err := w.undoFile(files[i].t, jf, "recovery", "recover")
+		obs, v, err := w.undoFile(files[i].t, jf, "recovery", opRecover)
 		if err != nil {
 			return false, err
 		}
@@ -358,7 +358,7 @@ func (w *Workspace) recoverOne(name string, j *journal) (rolled bool, err error)
 		if !jf.BeforeExists {
 			after = ""
 		}
-		w.led.Append(&LedgerRecord{Session: "recovery", Tool: "recover", Path: jf.Path, Args: recoverArgs(j),
+		w.led.Append(&LedgerRecord{Session: "recovery", Tool: opRecover, Path: jf.Path, Args: recoverArgs(j),
 			Observed: ledgerState(obs.state()), SHA256Before: obs.sum, SHA256After: after, Outcome: "ok",
 			Strategy: "rollback " + j.strategy(), HistoryVersion: v, Recovered: true})
 	}

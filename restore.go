@@ -40,7 +40,7 @@ func (s *Session) Restore(ctx context.Context, p, version string, opts *RestoreO
 		}
 	}
 	return s.mutate(ctx, &change{
-		tool: "restore_file", path: p, pre: o.Precondition, dryRun: o.DryRun, wholeFile: true, overAbsent: true,
+		tool: opRestore, path: p, pre: o.Precondition, dryRun: o.DryRun, wholeFile: true, overAbsent: true,
 		args: restoreArgs(p, version, &o),
 		build: func(t *target, obs *observation, enc string) (*plan, error) {
 			v, data, err := s.w.loadVersion(p, t.resolved, version)

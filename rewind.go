@@ -66,12 +66,9 @@ type RewindRefusal struct {
 	Changes []uint64 `json:"changes"`
 }
 
-// rewindTool names the ledger records of a rewind's changes.
-const rewindTool = "rewind"
-
 // rewinds reports whether r is a rewind's change undoing session's changes.
 func rewinds(r *LedgerRecord, session string) bool {
-	if r.Tool != rewindTool {
+	if r.Tool != opRewind {
 		return false
 	}
 	var c rewindCall
@@ -280,7 +277,7 @@ func (s *Session) rewindFile(ctx context.Context, session string, rp *rewindPath
 		args.ToTime = o.ToTime.UTC().Format(time.RFC3339Nano)
 	}
 	res, err := s.mutate(ctx, &change{
-		tool: rewindTool, path: rp.path, pre: pre, dryRun: o.DryRun, wholeFile: true, approved: approved,
+		tool: opRewind, path: rp.path, pre: pre, dryRun: o.DryRun, wholeFile: true, approved: approved,
 		args: args,
 		verify: func(t *target, obs *observation) error {
 			if t.resolved != rp.path {
@@ -402,10 +399,10 @@ func (s *Session) approveRewind(ctx context.Context, session string, o *RewindOp
 		for _, f := range pr.Rewound {
 			diff.WriteString(f.Diff)
 		}
-		return &Preview{Tool: rewindTool, Path: fmt.Sprintf("%d files changed by session %s", len(pr.Rewound), session),
+		return &Preview{Tool: opRewind, Path: fmt.Sprintf("%d files changed by session %s", len(pr.Rewound), session),
 			Diff: diff.String()}
 	}
-	a := newAttempt(s, rewindTool, pr.Rewound[0].Path, &rewindCall{Session: session, ToSeq: o.ToSeq}, nil)
+	a := newAttempt(s, opRewind, pr.Rewound[0].Path, &rewindCall{Session: session, ToSeq: o.ToSeq}, nil)
 	err := s.approve(ctx, a, preview, refusal{"", "the rewind was declined; nothing was changed", "ask the user what to do instead"}, nil, nil)
 	if err == nil {
 		return nil

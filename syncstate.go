@@ -26,12 +26,6 @@ const (
 	syncLockName  = "sync.lock"
 )
 
-// Tools of the ledger records that publish and pull append.
-const (
-	toolPublish = "publish"
-	toolPull    = "pull"
-)
-
 // syncState is the content of .editguard/sync.json.
 type syncState struct {
 	Branches []*branchSync `json:"branches"`
@@ -186,10 +180,10 @@ func (w *Workspace) unpublishedChanges(b *branchSync, only map[string]bool) (map
 	var last uint64
 	err := ledger.Scan(w.state, ledgerName, func(r *LedgerRecord) error {
 		last = r.Seq
-		if r.Outcome != "ok" || r.Path == "" || r.Tool == toolPublish || (only != nil && !only[r.Path]) {
+		if r.Outcome != "ok" || r.Path == "" || r.Tool == opPublish || (only != nil && !only[r.Path]) {
 			return nil
 		}
-		if r.Tool == toolPull {
+		if r.Tool == opPull {
 			delete(out, r.Path)
 			return nil
 		}

@@ -66,7 +66,7 @@ func (w *Workspace) sweepTemp(t *target, session string) (string, error) {
 	}
 	sum := sha256Hex(data)
 	if !w.inHistory(t.resolved, sum) {
-		if _, err := w.hist.Save(t.resolved, data, false, sum, history.Meta{Op: "crashed_write", Session: session}); err != nil {
+		if _, err := w.hist.Save(t.resolved, data, false, sum, history.Meta{Op: opCrashedWrite, Session: session}); err != nil {
 			return "", err
 		}
 	}

@@ -28,13 +28,13 @@ func (s *Session) UndoPatch(ctx context.Context, txid string, opts *UndoOptions)
 	if opts != nil {
 		o = *opts
 	}
-	a := newAttempt(s, "undo_patch", "", map[string]any{"tx": txid, "dry_run": o.DryRun}, nil)
+	a := newAttempt(s, opUndoPatch, "", map[string]any{"tx": txid, "dry_run": o.DryRun}, nil)
 	cs := &changeSet{s: s}
 	defer func() { res, err = s.w.finishTx(a, cs, res, err) }()
 	// The transaction's records: one per name it changed.
 	var recs []*LedgerRecord
 	err = ledger.Filter(s.w.state, ledgerName, ledger.Match{}, func(r *LedgerRecord) error {
-		if r.Outcome == "ok" && (r.Tool == "apply_patch" || r.Tool == "undo_patch") && r.Strategy == "transaction "+txid {
+		if r.Outcome == "ok" && (r.Tool == opApplyPatch || r.Tool == opUndoPatch) && r.Strategy == "transaction "+txid {
 			recs = append(recs, r)
 		}
 		return nil
@@ -103,11 +103,11 @@ func (s *Session) UndoPatch(ctx context.Context, txid string, opts *UndoOptions)
 	if err := cs.makeParents(ctx, "while the undo was prepared"); err != nil {
 		return nil, err
 	}
-	if err := cs.approve(ctx, a, res.preview("undo_patch"), refusal{"", "the undo was declined", "ask the user what to do instead"},
+	if err := cs.approve(ctx, a, res.preview(opUndoPatch), refusal{"", "the undo was declined", "ask the user what to do instead"},
 		"while the undo awaited approval"); err != nil {
 		return nil, err
 	}
-	if err := s.commitTx(a, "undo_patch", cs, res); err != nil {
+	if err := s.commitTx(a, opUndoPatch, cs, res); err != nil {
 		return nil, err
 	}
 	return res, nil

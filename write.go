@@ -68,7 +68,7 @@ func (s *Session) Write(ctx context.Context, p, content string, opts *WriteOptio
 	appending := o.Mode == WriteAppend
 	args := writeArgs(p, content, &o)
 	return s.mutate(ctx, &change{
-		tool: "write_file", path: p, pre: pre, dryRun: o.DryRun, wholeFile: true, noRead: appending,
+		tool: opWrite, path: p, pre: pre, dryRun: o.DryRun, wholeFile: true, noRead: appending,
 		args: args,
 		build: func(t *target, obs *observation, enc string) (*plan, error) {
 			doc, err := s.docFor(p, obs, firstNonEmpty(o.Encoding, enc), o.BOM)
