@@ -19,6 +19,11 @@ type LogFilter struct {
 	Path    string // as given; resolved like any tool path
 	Session string
 	Tool    string
+	// Last, if above zero, keeps only the last Last records that match.
+	// They are read from the ledger's end, so the cost does not grow with
+	// the ledger's length; an intent whose outcome is missing then comes
+	// in its place by seq, not after the others.
+	Last int
 }
 
 // Log calls fn for each ledger record that matches f, oldest first.
@@ -30,6 +35,9 @@ func (w *Workspace) Log(f LogFilter, fn func(*LedgerRecord) error) error {
 			return err
 		}
 		m.Path = resolved
+	}
+	if f.Last > 0 {
+		return readError("read ledger", ledger.Tail(w.state, ledgerName, m, f.Last, fn))
 	}
 	return readError("read ledger", ledger.Filter(w.state, ledgerName, m, fn))
 }

@@ -12,15 +12,17 @@ import (
 
 var logCmd = &command{
 	name:    "log",
-	args:    "[--path P] [--session S] [--tool T] [--json]",
+	args:    "[-n N] [--path P] [--session S] [--tool T] [--json]",
 	summary: "print the ledger: every change attempted, accepted or refused",
 	help: `Log prints the ledger's records, oldest first: every write, edit and restore
 that was attempted through editguard, whether it was committed or refused
 (and why), by which session, with the SHA-256 before and after and the
 history version that keeps what was displaced.
 
---path, --session and --tool select records. With --json it prints one JSON
-record per line, exactly as stored (with its hash chain fields).`,
+--path, --session and --tool select records; -n N prints only the last N of
+them, read from the ledger's end, so it stays fast on a long ledger. With
+--json it prints one JSON record per line, exactly as stored (with its hash
+chain fields).`,
 }
 
 func runLog(ctx context.Context, e *env, args []string) error {
@@ -29,10 +31,14 @@ func runLog(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&f.Path, "path", "", "only records of the file `P`")
 	fs.StringVar(&f.Session, "session", "", "only records of session `S`")
 	fs.StringVar(&f.Tool, "tool", "", "only records of tool `T` (write_file, edit_file, restore_file)")
+	fs.IntVar(&f.Last, "n", 0, "only the last `N` records (0: all)")
 	fs.BoolVar(&e.json, "json", false, "print records as JSON lines")
 	pos, err := parseCommand(e, logCmd, fs, args)
 	if err != nil {
 		return err
+	}
+	if f.Last < 0 {
+		return usagef(logCmd.name, "-n must be a number of records, 0 or more, got %d", f.Last)
 	}
 	if len(pos) != 0 {
 		return usagef(logCmd.name, "log takes no arguments, got %q", pos)
