@@ -21,7 +21,7 @@ import (
 
 // NewWorkspace opens a workspace in a new temporary directory, closed when
 // the test ends, and returns it and its directory.
-func NewWorkspace(t *testing.T) (*editguard.Workspace, string) {
+func NewWorkspace(t testing.TB) (*editguard.Workspace, string) {
 	t.Helper()
 	dir := t.TempDir()
 	w, err := editguard.Open(dir, nil)
@@ -33,7 +33,7 @@ func NewWorkspace(t *testing.T) (*editguard.Workspace, string) {
 }
 
 // WriteFile writes content to name under dir, making its directories.
-func WriteFile(t *testing.T, dir, name, content string) {
+func WriteFile(t testing.TB, dir, name, content string) {
 	t.Helper()
 	p := filepath.Join(dir, name)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
