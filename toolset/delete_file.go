@@ -24,7 +24,7 @@ var deleteFileTool = &toolDef{
 	run:         (*Toolset).deleteFile,
 }
 
-const deleteFileDescription = `Delete a file. Guarded like write_file: read the file in full first (NOT_READ otherwise); it fails with STALE_FILE if the file changed since your read. The deleted content is kept in history: the result names the version, and restore_file with it brings the file back. Use this instead of rm in a shell, which keeps nothing. dry_run shows what would be removed without deleting. The result is text: what was removed and the history version, then the diff, cut after about 4,000 characters.`
+const deleteFileDescription = `Delete a file. Guarded like write_file: read the file in full first (NOT_READ otherwise); it fails with STALE_FILE if the file changed since your read. The deleted content is kept in history: the result names the version, and restore_file with it brings the file back. Use this instead of rm in a shell, which keeps nothing. dry_run checks the deletion without deleting. The result is text: the number of lines removed and the history version that keeps them, without the content you read.`
 
 type deleteArgs struct {
 	Path         *string                 `json:"path"`

@@ -119,7 +119,8 @@ func numberLines(res *editguard.ReadResult, first int) string {
 
 // changeText summarises a change for a model: what happened and how much
 // changed, the new state, where the displaced content went, warnings, and
-// the diff, cut to DiffBudget.
+// the diff, cut to DiffBudget. A deletion shows no diff: it would repeat
+// the whole content.
 func changeText(verb string, res *editguard.Result) string {
 	var b strings.Builder
 	if res.DryRun {
@@ -150,7 +151,7 @@ func changeText(verb string, res *editguard.Result) string {
 	switch {
 	case res.BackupVersion == "":
 	case res.Deleted:
-		fmt.Fprintf(&b, "Its content is kept as version %s: restore_file with it brings the file back.\n", res.BackupVersion)
+		fmt.Fprintf(&b, "Its content is kept as version %s: restore_file with path %s and version %s brings the file back.\n", res.BackupVersion, res.Path, res.BackupVersion)
 	case res.Created:
 		fmt.Fprintf(&b, "History version %s records that the file did not exist (restore_file with it removes the file).\n", res.BackupVersion)
 	default:
@@ -159,7 +160,9 @@ func changeText(verb string, res *editguard.Result) string {
 	for _, w := range res.Warnings {
 		fmt.Fprintf(&b, "Warning: %s\n", w)
 	}
-	if res.Diff != "" {
+	// A deletion's diff is the whole content, which the model read before
+	// it could delete the file: the summary above says what it needs.
+	if res.Diff != "" && !res.Deleted {
 		d, _ := udiff.Bound(res.Diff, DiffBudget)
 		b.WriteString("\n")
 		b.WriteString(d)
@@ -202,9 +205,13 @@ func moveText(res *editguard.Result) string {
 
 // ErrorText renders a failure for a model: the code, the path and the
 // message on one line, each detail once, the diff of a STALE_FILE error as
-// a block, and the recovery hint. The full error object, with every
-// detail in its JSON form, is what the library returns and what the CLI
-// prints with --json.
+// a block, and the recovery hint. A file state (details.actual, and
+// details.expected of a precondition) reads as one line, "exists, 9 bytes,
+// sha256 …", a fact that another detail states already is left out, and
+// any other detail that is not a string or a list of strings is JSON. The
+// whole error object, every detail in its JSON form, is what the library
+// returns, what the CLI prints with --json and what an MCP result holds in
+// _meta.
 func ErrorText(e *editguard.Error) string {
 	var b strings.Builder
 	b.WriteString(string(e.Code))
@@ -220,16 +227,23 @@ func ErrorText(e *editguard.Error) string {
 		block = c
 		delete(d, "changes")
 	}
-	// Facts that other details already state: the baseline is what was
-	// expected, the observed state repeats the current hash.
-	if exp, ok := d["expected"].(map[string]any); ok && len(exp) == 1 && exp["sha256"] == d["baseline_sha256"] {
-		delete(d, "expected")
-	}
-	if d["current_sha256"] != nil {
-		if act, ok := d["actual"].(editguard.FileState); ok {
-			d["current_size_bytes"] = act.Size
-			delete(d, "actual")
+	// File states, each on a line. A precondition's modification time
+	// is set against the file's; otherwise the time says nothing to a
+	// model.
+	exp, hasExp := d["expected"].(map[string]any)
+	if act, ok := fileState(d["actual"]); ok {
+		d["actual"] = stateText(act, hasExp && exp["mtime_ms"] != nil)
+		// The current hash repeats the state's (empty if the file is gone).
+		if cur, isStr := d["current_sha256"].(string); isStr && (cur == act.SHA256 || cur == "" && !act.Exists) {
+			delete(d, "current_sha256")
 		}
+	}
+	switch {
+	case !hasExp:
+	case len(exp) == 1 && exp["sha256"] != nil && exp["sha256"] == d["baseline_sha256"]:
+		delete(d, "expected") // the baseline is what was expected
+	default:
+		d["expected"] = expectedText(exp)
 	}
 	if d["baseline_updated"] == true {
 		delete(d, "baseline_updated") // the message and the hint say so
@@ -247,6 +261,62 @@ func ErrorText(e *editguard.Error) string {
 		b.WriteString("hint: " + e.RecoveryHint + "\n")
 	}
 	return b.String()
+}
+
+// fileState returns v as a FileState: a details.actual of the library, or
+// its JSON decoded.
+func fileState(v any) (editguard.FileState, bool) {
+	switch v := v.(type) {
+	case editguard.FileState:
+		return v, true
+	case *editguard.FileState:
+		if v != nil {
+			return *v, true
+		}
+	case map[string]any:
+		var fs editguard.FileState
+		b, err := json.Marshal(v)
+		if _, known := v["exists"].(bool); known && err == nil && json.Unmarshal(b, &fs) == nil {
+			return fs, true
+		}
+	}
+	return editguard.FileState{}, false
+}
+
+// stateText renders a file state as read_file's header does: "exists, 9
+// bytes, sha256 …", or "does not exist". The modification time is shown
+// only with mtime.
+func stateText(fs editguard.FileState, mtime bool) string {
+	if !fs.Exists {
+		return "does not exist"
+	}
+	s := fmt.Sprintf("exists, %d bytes", fs.Size)
+	if fs.SHA256 != "" {
+		s += ", sha256 " + fs.SHA256
+	}
+	if mtime && fs.MtimeMS != 0 {
+		s += fmt.Sprintf(", mtime_ms %d", fs.MtimeMS)
+	}
+	return s
+}
+
+// expectedText renders what a precondition expected (details.expected) in
+// the terms and order of stateText: "9 bytes, sha256 …, mtime_ms …".
+func expectedText(exp map[string]any) string {
+	var parts []string
+	if v, ok := exp["size_bytes"]; ok {
+		parts = append(parts, detailText(v)+" bytes")
+	}
+	if v, ok := exp["sha256"]; ok {
+		parts = append(parts, "sha256 "+detailText(v))
+	}
+	if v, ok := exp["mtime_ms"]; ok {
+		parts = append(parts, "mtime_ms "+detailText(v))
+	}
+	if len(parts) != len(exp) {
+		return detailText(exp) // something else: as it is
+	}
+	return strings.Join(parts, ", ")
 }
 
 // detailText renders one detail value compactly: strings as they are,

@@ -93,7 +93,8 @@ type Output struct {
 	Structured any
 	// Text is the result as a model should read it, within the budgets
 	// (ReadBudget, DiffBudget): a header and numbered lines for
-	// read_file, a summary and the diff for changes.
+	// read_file, a summary and the diff for changes (for a deletion the
+	// summary alone: the diff would repeat the content the model read).
 	Text string
 	// Meta is Structured without the file content or diff, for the tools
 	// whose Structured the model is not shown; nil for the others. For

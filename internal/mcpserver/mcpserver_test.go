@@ -131,10 +131,15 @@ func fails(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any
 	if e["code"] != string(code) {
 		t.Fatalf("%s(%v) error code = %v, want %s; error %v", name, args, e["code"], code, e)
 	}
-	// The message and the hint are in the text, not repeated in _meta.
-	e["message"], e["recovery_hint"] = text(res), text(res)
-	if !strings.HasPrefix(text(res), string(code)) || !strings.Contains(text(res), "\nhint: ") {
-		t.Errorf("%s: text content %q does not start with the code and give the hint", name, text(res))
+	// _meta holds the whole error object; the text renders it for the
+	// model: the code and the message first, the hint last.
+	msg, _ := e["message"].(string)
+	hint, _ := e["recovery_hint"].(string)
+	if msg == "" || hint == "" {
+		t.Errorf("%s: error _meta %v lacks the message or the recovery hint", name, e)
+	}
+	if !strings.HasPrefix(text(res), string(code)) || !strings.Contains(text(res), ": "+msg+"\n") || !strings.HasSuffix(text(res), "\nhint: "+hint+"\n") {
+		t.Errorf("%s: text content %q does not give the code, the message %q and the hint %q", name, text(res), msg, hint)
 	}
 	return e
 }

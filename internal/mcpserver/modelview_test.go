@@ -37,6 +37,35 @@ func modelViews(t *testing.T, res *mcp.CallToolResult) (jsonView, textView strin
 	return string(b), textView
 }
 
+// geminiErrorView returns what Gemini CLI shows a model of an error result
+// of tool called with args: the call and the whole result as JSON, _meta
+// included, in one message (Gemini CLI 0.61.0; see test/clients). The JSON
+// is encoded as JSON.stringify does, but with the keys of each object
+// sorted, which changes their order, not the length.
+func geminiErrorView(t *testing.T, tool string, args map[string]any, res *mcp.CallToolResult) string {
+	t.Helper()
+	stringify := func(v any) string {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plain any
+		if err := json.Unmarshal(b, &plain); err != nil {
+			t.Fatal(err)
+		}
+		var buf strings.Builder
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(plain); err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSuffix(buf.String(), "\n")
+	}
+	call := `{"name":` + stringify(tool) + `,"args":` + stringify(args) + `}`
+	parts := `[{"functionResponse":{"name":` + stringify(tool) + `,"response":` + stringify(res) + `}}]`
+	return fmt.Sprintf("MCP tool '%s' reported tool error for function call: %s with response: %s", tool, call, parts)
+}
+
 // unstable masks what differs between runs: history times and session ids.
 var unstable = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z|mcp-[A-Z0-9]{8}|"mtime_ms":\d+|transaction [a-z0-9]+`)
 
@@ -50,9 +79,10 @@ func numberedLines(n int, f func(int) string) string {
 
 // TestModelView calls every tool, in success and in the common refusals,
 // and compares what a model would be shown under each client policy with
-// golden files (go test -run TestModelView -update rewrites them). It also
-// asserts the character budgets: reads within about 25,000 characters,
-// changes within 5,000, NOT_READ within 600.
+// golden files (go test -run TestModelView -update rewrites them); for a
+// refusal also what Gemini CLI shows, the whole result. It also asserts
+// the character budgets: reads within about 25,000 characters, changes
+// within 5,000, NOT_READ within 600.
 func TestModelView(t *testing.T) {
 	goGo := "package a\n\nimport \"fmt\"\n\n// Hello says \"hi\" with a backslash: \\.\nfunc Hello() { fmt.Println(\"hi\\n\") }\n"
 	big := numberedLines(3000, func(i int) string { return fmt.Sprintf("line %04d of a file that is long enough to need pages", i) })
@@ -145,6 +175,10 @@ func TestModelView(t *testing.T) {
 		} else {
 			fmt.Fprintf(&got, "## clients that show structuredContent (%d characters)\n%s\n## clients that show the text (%d characters)\n%s",
 				utf8.RuneCountInString(jsonView), jsonView, utf8.RuneCountInString(textView), textView)
+		}
+		if res.IsError {
+			g := geminiErrorView(t, c.tool, c.args, res)
+			fmt.Fprintf(&got, "## Gemini CLI, which shows an error result whole (%d characters)\n%s\n", utf8.RuneCountInString(g), g)
 		}
 		out := unstable.ReplaceAllString(got.String(), "<masked>")
 		golden := filepath.Join("testdata", "modelview", c.name+".txt")

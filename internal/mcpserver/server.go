@@ -180,10 +180,11 @@ const (
 	// MetaResult holds the result without file content or diff, for the
 	// tools whose result the model reads as text (see toolset.Output).
 	MetaResult = "editguard/result"
-	// MetaError holds the code and the small details of a failed call's
-	// error (DESIGN §5), whose text is the compact rendering a model
-	// reads. Message, hint and bulky details (a diff, candidate lines) are
-	// only in the text: some clients (Gemini CLI) show the model _meta too.
+	// MetaError holds a failed call's error object (DESIGN §5) whole, as
+	// the JSON of *editguard.Error: the object the library returns and
+	// the CLI prints with --json. The model reads its compact rendering,
+	// toolset.ErrorText, as the result's text. (Gemini CLI shows the model
+	// an error result whole, _meta included: see errorResult.)
 	MetaError = "editguard/error"
 )
 
@@ -211,9 +212,11 @@ func (st *session) handler(name string, structured, asks bool) mcp.ToolHandler {
 }
 
 // errorResult reports a failure as a tool error the model can read: the
-// compact text of toolset.ErrorText, and the full error object in _meta.
-// There is no structuredContent, so every client shows the model the same
-// text, once.
+// compact text of toolset.ErrorText, and the whole error object in _meta.
+// There is no structuredContent, so the clients that show a model the text
+// of a result show it that text, once. Gemini CLI shows the model the JSON
+// of an error result whole, the text and _meta both, so there the error
+// object repeats what the text says; that is why the text is kept compact.
 func errorResult(err error) *mcp.CallToolResult {
 	var e *editguard.Error
 	if !errors.As(err, &e) {
@@ -242,18 +245,19 @@ func errorResult(err error) *mcp.CallToolResult {
 // in print mode does), which is not a person's decline.
 var errNotShown = errors.New("the client cancelled the approval question without showing it")
 
-// errorMeta is the part of e that programs branch on: its code and its
-// details, without the ones the text carries at length.
-func errorMeta(e *editguard.Error) map[string]any {
-	d := map[string]any{}
-	for k, v := range e.Details {
-		switch k {
-		case "changes", "closest_lines", "actual", "expected":
-			continue
+// errorMeta is e's JSON, the error object as the library and the CLI give
+// it. Should a detail not encode, the object keeps its code, message, hint
+// and path, and says why the other details are missing.
+func errorMeta(e *editguard.Error) json.RawMessage {
+	b, err := json.Marshal(e)
+	if err != nil {
+		d := map[string]any{"details_unavailable": err.Error()}
+		if p, ok := e.Details["path"].(string); ok {
+			d["path"] = p
 		}
-		d[k] = v
+		b, _ = json.Marshal(&editguard.Error{Code: e.Code, Message: e.Message, RecoveryHint: e.RecoveryHint, Details: d})
 	}
-	return map[string]any{"code": e.Code, "details": d}
+	return b
 }
 
 var errNoElicitation = errors.New("the MCP client does not support elicitation, so the change cannot be put to the user; restart the server with --approve auto to allow changes without asking")
