@@ -103,14 +103,31 @@ func (cs *changeSet) approve(ctx context.Context, a *attempt, preview func() *Pr
 }
 
 // snapshot saves what each name holds (or that it does not exist) to
-// history, durably and in order, before any file changes: guarantee 4.
+// history, durably, before any file changes: guarantee 4. The versions'
+// index lines are written first and made durable together after: each
+// index file and their directory once, or, for more than fsyncObjects
+// names, the history's whole file system in one syncfs, as a command's
+// records do (command.go). Contents kept as objects are durable as Save
+// writes them.
 func (cs *changeSet) snapshot(op string) error {
+	w := cs.s.w
+	paths := make([]string, 0, len(cs.files))
 	for _, f := range cs.files {
-		v, err := cs.s.w.hist.Save(f.t.resolved, f.obs.data, !f.obs.stat.Exists, f.obs.sum, history.Meta{Op: op, Session: cs.s.name})
+		v, err := w.hist.Save(f.t.resolved, f.obs.data, !f.obs.stat.Exists, f.obs.sum, history.Meta{Op: op, Session: cs.s.name, Lazy: true})
 		if err != nil {
 			return historyFailed(f.t.path, err)
 		}
 		f.version = v.ID
+		paths = append(paths, f.t.resolved)
+	}
+	var err error
+	if len(paths) > fsyncObjects {
+		err = syncFS(int(w.histDir.File().Fd()))
+	} else {
+		err = w.hist.SyncIndexes(paths)
+	}
+	if err != nil {
+		return historyFailed(cs.files[0].t.path, err)
 	}
 	return nil
 }
