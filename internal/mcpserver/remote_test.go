@@ -9,12 +9,14 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -240,19 +242,43 @@ func TestRemoteLimits(t *testing.T) {
 		url := hs.URL + mcpserver.Endpoint
 		// Alice's first request stays in flight while its body trickles:
 		// written by hand on its own connection, so that its headers and
-		// the body's first chunk are surely sent.
-		conn, err := net.Dial("tcp", hs.Listener.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
+		// the body's first chunk are surely sent. Until the server has
+		// admitted it, a probe of alice's may pass; a probe that holds the
+		// one slot when it arrives gets it refused (the server answers it
+		// with 429 at once), and then it is sent again. The probe is a
+		// ping outside any session, so that probing opens no sessions.
+		const probe = `{"jsonrpc":"2.0","id":2,"method":"ping"}`
 		first := `{"jsonrpc":`
-		fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n",
-			mcpserver.Endpoint, hs.Listener.Addr(), alice, len(first), first)
-		// Until the server has it, alice's next requests may pass.
-		var resp *http.Response
-		for deadline := time.Now().Add(10 * time.Second); ; {
-			if resp = post(t, url, "", "Bearer "+alice, initialize); resp.StatusCode != http.StatusOK || time.Now().After(deadline) {
+		var (
+			conn net.Conn
+			resp *http.Response
+		)
+		send := func() {
+			var err error
+			if conn, err = net.Dial("tcp", hs.Listener.Addr().String()); err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n",
+				mcpserver.Endpoint, hs.Listener.Addr(), alice, len(first), first)
+		}
+		refused := func() bool {
+			conn.SetReadDeadline(time.Now().Add(time.Millisecond))
+			b := make([]byte, 12)
+			n, err := io.ReadFull(conn, b)
+			if n > 0 || !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Logf("raw request answered: %q %v", b[:n], err)
+			}
+			return n > 0
+		}
+		send()
+		for deadline := time.Now().Add(20 * time.Second); ; {
+			resp = post(t, url, "", "Bearer "+alice, probe)
+			if resp.StatusCode == http.StatusTooManyRequests || time.Now().After(deadline) {
 				break
+			}
+			if refused() {
+				conn.Close()
+				send()
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
