@@ -17,6 +17,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,6 +27,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -67,6 +69,7 @@ type command struct {
 type env struct {
 	root        string // --root
 	sessionName string // --session
+	maxFileSize size   // --max-file-size; 0: the library's default
 
 	stdin          io.Reader
 	stdout, stderr io.Writer
@@ -104,7 +107,7 @@ func (e *env) workspace() (*editguard.Workspace, error) {
 	if err := checkRoot(e.root); err != nil {
 		return nil, err
 	}
-	ws, err := editguard.Open(e.root, nil)
+	ws, err := editguard.Open(e.root, e.options(nil))
 	if err != nil {
 		return nil, err
 	}
@@ -173,11 +176,33 @@ func (e *env) close() {
 }
 
 // printJSON writes v as indented JSON on stdout.
+// printJSON prints v as indented JSON. An object that has no "status" gets
+// "status": "ok" first, so that every answer says whether it is a success
+// (a failure's is {"status": "error", "error": {...}}).
 func (e *env) printJSON(v any) error {
-	enc := json.NewEncoder(e.stdout)
-	enc.SetIndent("", "  ")
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	b := buf.Bytes()
+	if len(b) > 1 && b[0] == '{' {
+		var keys map[string]json.RawMessage
+		if json.Unmarshal(b, &keys) == nil && keys["status"] == nil {
+			sep := ","
+			if len(keys) == 0 {
+				sep = ""
+			}
+			b = append([]byte(`{"status":"ok"`+sep), b[1:]...)
+		}
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, b, "", "  "); err != nil {
+		return err
+	}
+	_, err := e.stdout.Write(out.Bytes())
+	return err
 }
 
 // usageError is a command line that could not be understood (exit 2).
@@ -244,9 +269,51 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // command's flag set accepts them too, unless the command has a flag of the
 // same name (log --session filters by session).
 var globalUsage = map[string]string{
-	"root":    "workspace root `DIR`",
-	"session": "session `NAME` whose reads guard later changes",
-	"version": "print editguard's version and exit",
+	"root":          "workspace root `DIR`",
+	"session":       "session `NAME` whose reads guard later changes",
+	"version":       "print editguard's version and exit",
+	"max-file-size": "the largest file editguard reads, writes or keeps, as `SIZE`: bytes, or with KiB, MiB or GiB (default 64MiB)",
+}
+
+// options returns o, or new Options, with the global flags' settings.
+func (e *env) options(o *editguard.Options) *editguard.Options {
+	if o == nil {
+		o = &editguard.Options{}
+	}
+	if e.maxFileSize > 0 {
+		o.MaxFileSize = int64(e.maxFileSize)
+	}
+	return o
+}
+
+// size is a flag's number of bytes, written as a whole number of bytes or
+// with the suffix KiB, MiB or GiB (also K, M, G: the same powers of two).
+type size int64
+
+func (z *size) String() string {
+	if z == nil || *z == 0 {
+		return ""
+	}
+	return strconv.FormatInt(int64(*z), 10)
+}
+
+func (z *size) Set(s string) error {
+	num, unit := strings.TrimSpace(s), int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}} {
+		if rest, ok := strings.CutSuffix(num, u.suffix); ok {
+			num, unit = strings.TrimSpace(rest), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 1 || n > (1<<62)/unit {
+		return fmt.Errorf("want a size above zero in bytes, or with KiB, MiB or GiB, got %q", s)
+	}
+	*z = size(n * unit)
+	return nil
 }
 
 // addGlobalFlags defines the global flags in fs, writing to e; the current
@@ -261,6 +328,9 @@ func (e *env) addGlobalFlags(fs *flag.FlagSet) {
 	}
 	if fs.Lookup("version") == nil {
 		fs.BoolVar(&e.version, "version", e.version, globalUsage["version"])
+	}
+	if fs.Lookup("max-file-size") == nil {
+		fs.Var(&e.maxFileSize, "max-file-size", globalUsage["max-file-size"])
 	}
 }
 
@@ -278,7 +348,8 @@ func flagError(err error) string {
 
 // report prints err, if any, and maps it to an exit code. Errors of the
 // library keep their structure: with --json they are printed as
-// {"error": {...}} on stdout, the same object the library returns.
+// {"status": "error", "error": {...}} on stdout, the error the same object
+// the library returns.
 func report(e *env, err error) int {
 	if err == nil {
 		return exitOK
@@ -305,7 +376,10 @@ func report(e *env, err error) int {
 		ge = &editguard.Error{Code: editguard.CodeIO, Message: strings.TrimPrefix(err.Error(), "editguard: "), Err: err}
 	}
 	if e.json {
-		e.printJSON(map[string]any{"error": ge})
+		e.printJSON(struct {
+			Status string           `json:"status"`
+			Error  *editguard.Error `json:"error"`
+		}{"error", ge})
 	}
 	fmt.Fprintf(e.stderr, "editguard: %v\n", ge)
 	if c, ok := ge.Details["changes"].(string); ok {
@@ -443,7 +517,8 @@ Commands:
 Exit codes: 0 ok, 1 error, 2 usage, 3 conflict (NOT_READ, STALE_FILE:
 read the file again, then redo the change), 4 declined at the prompt,
 5 (exec) the command overwrote someone else's change, kept in history.
-With --json, results and failures ({"error": {...}}) are JSON on stdout.
+With --json, results ({"status": "ok", ...}) and failures ({"status":
+"error", "error": {...}}) are JSON on stdout.
 
 Run 'editguard help <command>' for details of one command.
 `)

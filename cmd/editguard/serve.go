@@ -156,7 +156,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err := checkRoot(e.root); err != nil {
 		return err
 	}
-	ws, err := editguard.Open(e.root, &editguard.Options{Deny: append(append([]string{}, editguard.DefaultDeny...), deny...), NoMerge: noMerge})
+	ws, err := editguard.Open(e.root, e.options(&editguard.Options{Deny: append(append([]string{}, editguard.DefaultDeny...), deny...), NoMerge: noMerge}))
 	if err != nil {
 		return err
 	}

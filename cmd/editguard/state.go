@@ -42,7 +42,7 @@ func runState(ctx context.Context, e *env, args []string) error {
 	if err := checkRoot(e.root); err != nil {
 		return err
 	}
-	ws, err := editguard.Open(e.root, &editguard.Options{SetAsideUntrusted: *setAside})
+	ws, err := editguard.Open(e.root, e.options(&editguard.Options{SetAsideUntrusted: *setAside}))
 	if err != nil {
 		return err
 	}
