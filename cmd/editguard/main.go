@@ -507,6 +507,9 @@ Global flags (before or after the command):
                    kept in DIR/.editguard/sessions/, so separate invocations
                    with the same name share what was read
   --version        print editguard's version and exit
+  --max-file-size SIZE
+                   the largest file editguard reads whole, writes or keeps:
+                   bytes, or with KiB, MiB or GiB (default 64MiB)
 
 Commands:
 `)
