@@ -81,23 +81,69 @@ const (
 
 // parseIndex parses the contents of an index file.
 func parseIndex(data []byte) (*Index, error) {
+	version, count, rest, err := indexHeader(data)
+	if err != nil {
+		return nil, err
+	}
+	p := newIndexParser(data, version, count, rest)
+	for range count {
+		if err := p.entry(); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkExtensions(p.rest); err != nil {
+		return nil, err
+	}
+	if p.orderErr != nil {
+		return nil, p.orderErr
+	}
+	return &Index{names: p.names.String(), entries: p.entries}, nil
+}
+
+// indexHeader checks the checksum and the header of the index file data,
+// so that nothing is read from a damaged or foreign file, and returns its
+// version, its count of entries and what follows the header, up to the
+// checksum.
+func indexHeader(data []byte) (version, count uint32, rest []byte, err error) {
 	if len(data) < indexHeaderLen+sha1.Size {
-		return nil, corrupt("index: %d bytes", len(data))
+		return 0, 0, nil, corrupt("index: %d bytes", len(data))
 	}
 	body, sum := data[:len(data)-sha1.Size], data[len(data)-sha1.Size:]
 	if sum := [sha1.Size]byte(sum); sum != [sha1.Size]byte{} && sum != sha1.Sum(body) {
-		return nil, corrupt("index: checksum mismatch")
+		return 0, 0, nil, corrupt("index: checksum mismatch")
 	}
 	if string(body[:4]) != "DIRC" {
-		return nil, corrupt("index: no DIRC signature")
+		return 0, 0, nil, corrupt("index: no DIRC signature")
 	}
-	version := binary.BigEndian.Uint32(body[4:])
+	version = binary.BigEndian.Uint32(body[4:])
 	if version < 2 || version > 4 {
-		return nil, fmt.Errorf("gitobj: index version %d: %w", version, ErrUnsupported)
+		return 0, 0, nil, fmt.Errorf("gitobj: index version %d: %w", version, ErrUnsupported)
 	}
-	count := binary.BigEndian.Uint32(body[8:])
-	rest := body[indexHeaderLen:]
+	return version, binary.BigEndian.Uint32(body[8:]), body[indexHeaderLen:], nil
+}
 
+// indexParser reads the entries of an index, one after another, into the
+// paths and entries of an Index.
+type indexParser struct {
+	version  uint32
+	rest     []byte // what is left to read, up to the checksum
+	maxNames int64  // the most bytes the kept paths may take
+
+	names   strings.Builder
+	entries []indexEntry
+
+	prev, buf []byte // the previous entry's path; buf holds it in version 4
+	prevStage int
+	// An empty path or entries out of order are errors, unless the index
+	// is split: the entries of a split index may leave their paths to the
+	// shared index, and it says so only in an extension after them.
+	orderErr error
+}
+
+// newIndexParser prepares to read the count entries in rest of the index
+// file data, of the given version. It bounds the memory the entries and
+// their paths may take by the size of the file, whatever count says.
+func newIndexParser(data []byte, version, count uint32, rest []byte) *indexParser {
 	// The paths of a version 2 or 3 index fit in the file; those of
 	// version 4, once expanded, may take 16 times its size.
 	capacity := int(min(int64(count), int64(len(rest)/indexEntryLen)))
@@ -106,113 +152,150 @@ func parseIndex(data []byte) (*Index, error) {
 		maxNames = 16 * int64(len(data))
 	}
 	maxNames = min(maxNames, math.MaxUint32)
-	var names strings.Builder
-	names.Grow(len(rest) - capacity*indexEntryLen)
-	entries := make([]indexEntry, 0, capacity)
+	p := &indexParser{version: version, rest: rest, maxNames: maxNames, prevStage: -1}
+	p.names.Grow(len(rest) - capacity*indexEntryLen)
+	p.entries = make([]indexEntry, 0, capacity)
+	return p
+}
 
-	var prev, buf []byte // the previous entry's path; buf holds it in version 4
-	prevStage := -1
-	// An empty path or entries out of order are errors, unless the index
-	// is split: the entries of a split index may leave their paths to the
-	// shared index, and it says so only in an extension after them.
-	var orderErr error
-	for range count {
-		if len(rest) < indexEntryLen {
-			return nil, corrupt("index: truncated entry")
-		}
-		mode := binary.BigEndian.Uint32(rest[24:])
-		id := ID(rest[40:60])
-		flags := binary.BigEndian.Uint16(rest[60:])
-		stage := int(flags&flagStage) >> 12
-		n := indexEntryLen
-		var xflags uint16
-		if flags&flagExtended != 0 {
-			if len(rest) < n+2 {
-				return nil, corrupt("index: truncated entry")
-			}
-			xflags = binary.BigEndian.Uint16(rest[n:])
-			if xflags&^(xflagSkipWorktree|xflagIntentToAdd) != 0 {
-				return nil, fmt.Errorf("gitobj: index entry flags %#04x: %w", xflags, ErrUnsupported)
-			}
-			n += 2
-		}
-
-		// The path, and how it compares with the previous one.
-		var path []byte
-		var cmp int
-		if version == 4 {
-			strip, k := offsetVarint(rest[n:])
-			if k == 0 || strip > uint64(len(prev)) {
-				return nil, corrupt("index: bad path prefix")
-			}
-			n += k
-			end := bytes.IndexByte(rest[n:], 0)
-			if end < 0 {
-				return nil, corrupt("index: unterminated path")
-			}
-			keep := len(prev) - int(strip)
-			tail := rest[n : n+end]
-			cmp = bytes.Compare(tail, prev[keep:])
-			buf = append(buf[:keep], tail...)
-			path = buf
-			n += end + 1
-		} else {
-			end := bytes.IndexByte(rest[n:], 0)
-			if end < 0 {
-				return nil, corrupt("index: unterminated path")
-			}
-			path = rest[n : n+end]
-			cmp = bytes.Compare(path, prev)
-			n = (n + end + 8) &^ 7 // the path ends with 1 to 8 NULs
-			if n > len(rest) {
-				return nil, corrupt("index: truncated entry")
-			}
-		}
-		if nl := int(flags & flagNameMask); nl < flagNameMask && len(path) != nl || nl == flagNameMask && len(path) < nl {
-			return nil, corrupt("index: bad path length")
-		}
-		if orderErr == nil && (len(path) == 0 || cmp < 0 || cmp == 0 && stage <= prevStage) {
-			orderErr = corrupt("index: empty path or entries out of order at %q", path)
-		}
-		prev, prevStage = path, stage
-		rest = rest[n:]
-
-		if orderErr != nil || stage != 0 || mode != modeRegular && mode != modeExecutable || xflags != 0 {
-			continue
-		}
-		off := names.Len()
-		if int64(off)+int64(len(path)) > maxNames {
-			return nil, fmt.Errorf("gitobj: index paths over %d bytes: %w", maxNames, ErrTooLarge)
-		}
-		names.Write(path)
-		entries = append(entries, indexEntry{uint32(off), uint32(names.Len()), id})
+// entry reads the next entry, and keeps it if Lookup is to find it.
+func (p *indexParser) entry() error {
+	rest := p.rest
+	if len(rest) < indexEntryLen {
+		return corrupt("index: truncated entry")
+	}
+	mode := binary.BigEndian.Uint32(rest[24:])
+	id := ID(rest[40:60])
+	flags := binary.BigEndian.Uint16(rest[60:])
+	stage := int(flags&flagStage) >> 12
+	xflags, n, err := extendedFlags(rest, flags)
+	if err != nil {
+		return err
 	}
 
+	// The path, and how it compares with the previous one.
+	var path []byte
+	var cmp int
+	if p.version == 4 {
+		path, cmp, n, err = p.prefixedPath(rest, n)
+	} else {
+		path, cmp, n, err = p.paddedPath(rest, n)
+	}
+	if err != nil {
+		return err
+	}
+	if nl := int(flags & flagNameMask); nl < flagNameMask && len(path) != nl || nl == flagNameMask && len(path) < nl {
+		return corrupt("index: bad path length")
+	}
+	if p.orderErr == nil && (len(path) == 0 || cmp < 0 || cmp == 0 && stage <= p.prevStage) {
+		p.orderErr = corrupt("index: empty path or entries out of order at %q", path)
+	}
+	p.prev, p.prevStage = path, stage
+	p.rest = rest[n:]
+
+	if p.orderErr != nil || stage != 0 || mode != modeRegular && mode != modeExecutable || xflags != 0 {
+		return nil
+	}
+	return p.keep(path, id)
+}
+
+// extendedFlags reads the extended flags of the entry at the start of
+// rest, whose flags are flags, if it has them, and returns them and the
+// offset after them. Flags other than skip-worktree and intent-to-add are
+// unsupported: git refuses an entry with flags it does not know.
+func extendedFlags(rest []byte, flags uint16) (uint16, int, error) {
+	n := indexEntryLen
+	var xflags uint16
+	if flags&flagExtended != 0 {
+		if len(rest) < n+2 {
+			return 0, 0, corrupt("index: truncated entry")
+		}
+		xflags = binary.BigEndian.Uint16(rest[n:])
+		if xflags&^(xflagSkipWorktree|xflagIntentToAdd) != 0 {
+			return 0, 0, fmt.Errorf("gitobj: index entry flags %#04x: %w", xflags, ErrUnsupported)
+		}
+		n += 2
+	}
+	return xflags, n, nil
+}
+
+// prefixedPath reads the path of a version 4 entry, at rest[n:]: the
+// number of bytes to strip from the end of the previous path, then the
+// NUL-terminated bytes that replace them. It returns the path, how it
+// compares with the previous one, and the offset after it.
+func (p *indexParser) prefixedPath(rest []byte, n int) ([]byte, int, int, error) {
+	strip, k := offsetVarint(rest[n:])
+	if k == 0 || strip > uint64(len(p.prev)) {
+		return nil, 0, 0, corrupt("index: bad path prefix")
+	}
+	n += k
+	end := bytes.IndexByte(rest[n:], 0)
+	if end < 0 {
+		return nil, 0, 0, corrupt("index: unterminated path")
+	}
+	keep := len(p.prev) - int(strip)
+	tail := rest[n : n+end]
+	cmp := bytes.Compare(tail, p.prev[keep:])
+	p.buf = append(p.buf[:keep], tail...)
+	return p.buf, cmp, n + end + 1, nil
+}
+
+// paddedPath reads the path of a version 2 or 3 entry, at rest[n:]. It
+// returns the path, how it compares with the previous one, and the offset
+// of the next entry.
+func (p *indexParser) paddedPath(rest []byte, n int) ([]byte, int, int, error) {
+	end := bytes.IndexByte(rest[n:], 0)
+	if end < 0 {
+		return nil, 0, 0, corrupt("index: unterminated path")
+	}
+	path := rest[n : n+end]
+	cmp := bytes.Compare(path, p.prev)
+	n = (n + end + 8) &^ 7 // the path ends with 1 to 8 NULs
+	if n > len(rest) {
+		return nil, 0, 0, corrupt("index: truncated entry")
+	}
+	return path, cmp, n, nil
+}
+
+// keep adds the entry of path and id to those Lookup finds, within the
+// bound on the bytes of all their paths.
+func (p *indexParser) keep(path []byte, id ID) error {
+	off := p.names.Len()
+	if int64(off)+int64(len(path)) > p.maxNames {
+		return fmt.Errorf("gitobj: index paths over %d bytes: %w", p.maxNames, ErrTooLarge)
+	}
+	p.names.Write(path)
+	p.entries = append(p.entries, indexEntry{uint32(off), uint32(p.names.Len()), id})
+	return nil
+}
+
+// checkExtensions checks the extensions that follow the entries, in rest,
+// up to the checksum. Optional extensions are skipped; a split index, and
+// a required extension this package does not know, are [ErrUnsupported],
+// for then the entries alone do not say what the index holds.
+func checkExtensions(rest []byte) error {
 	for len(rest) > 0 {
 		if len(rest) < 8 {
-			return nil, corrupt("index: truncated extension")
+			return corrupt("index: truncated extension")
 		}
 		sig := rest[:4]
 		size := binary.BigEndian.Uint32(rest[4:])
 		if uint64(size) > uint64(len(rest)-8) {
-			return nil, corrupt("index: truncated extension")
+			return corrupt("index: truncated extension")
 		}
 		switch {
 		case string(sig) == "link":
-			return nil, fmt.Errorf("gitobj: split index: %w", ErrUnsupported)
+			return fmt.Errorf("gitobj: split index: %w", ErrUnsupported)
 		case 'A' <= sig[0] && sig[0] <= 'Z', string(sig) == "sdir":
 			// Optional extensions (the uppercase ones) only cache what the
 			// entries say; "sdir" marks a sparse index, whose directory
 			// entries are already left out.
 		default:
-			return nil, fmt.Errorf("gitobj: index extension %q: %w", sig, ErrUnsupported)
+			return fmt.Errorf("gitobj: index extension %q: %w", sig, ErrUnsupported)
 		}
 		rest = rest[8+size:]
 	}
-	if orderErr != nil {
-		return nil, orderErr
-	}
-	return &Index{names: names.String(), entries: entries}, nil
+	return nil
 }
 
 // offsetVarint decodes the variable-length integer of a version 4 index's

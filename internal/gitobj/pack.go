@@ -360,129 +360,182 @@ func (r *Repo) readPacked(p *pack, off int64, dst []byte, maxSize int64) ([]byte
 	z := inflaters.Get().(*inflater)
 	defer inflaters.Put(z)
 
-	// Walk the chain down to its base, keeping the deltas on the way.
-	type link struct {
-		p *pack
-		e entry
-	}
-	type pos struct {
-		p   *pack
-		off int64
-	}
-	var chain []link
-	var seen map[pos]bool // the targets of reference deltas
-	var base []byte       // the base, if it is a loose object
-	var e entry
-walk:
-	for {
-		if err := p.open(r.objects); err != nil {
-			return nil, err
-		}
-		var err error
-		if e, err = p.entry(off); err != nil {
-			return nil, err
-		}
-		switch e.typ {
-		case objBlob:
-			break walk
-		case objCommit, objTree, objTag:
-			return nil, fmt.Errorf("gitobj: object is a %s, not a blob", typeNames[e.typ])
-		case objOfsDelta:
-			chain = append(chain, link{p, e})
-			off = e.baseOff // always lower: no cycle
-		case objRefDelta:
-			chain = append(chain, link{p, e})
-			q, qoff, ok := r.findPacked(e.baseID, p)
-			if !ok {
-				base, err = r.readLoose(e.baseID, nil, limit)
-				if errors.Is(err, ErrNotFound) {
-					return nil, corrupt("pack %s: delta base %s not found", p.name, e.baseID)
-				}
-				if err != nil {
-					return nil, err
-				}
-				break walk
-			}
-			if seen[pos{q, qoff}] {
-				return nil, corrupt("pack %s: delta cycle at %d", p.name, off)
-			}
-			if seen == nil {
-				seen = make(map[pos]bool)
-			}
-			seen[pos{q, qoff}] = true
-			p, off = q, qoff
-		default:
-			return nil, corrupt("pack %s: bad object type %d at %d", p.name, e.typ, off)
-		}
-		if len(chain) > maxDepth {
-			return nil, fmt.Errorf("gitobj: delta chain over %d deep: %w", maxDepth, ErrTooLarge)
-		}
-	}
-
-	if len(chain) == 0 {
-		if e.size > maxSize {
-			return nil, fmt.Errorf("gitobj: blob of %d bytes: %w", e.size, ErrTooLarge)
-		}
-		src, err := p.zdata(e)
-		if err != nil {
-			return nil, err
-		}
-		return z.inflate(dst[:0], src, e.size)
-	}
-
-	// Before the work, the size of the result, from the last delta.
-	top := chain[0]
-	src, err := top.p.zdata(top.e)
+	c, err := r.walkChain(p, off, limit)
 	if err != nil {
 		return nil, err
 	}
-	if n, err := z.targetSize(src, top.e.size); err != nil {
-		return nil, fmt.Errorf("gitobj: pack %s: %w", top.p.name, err)
-	} else if n > uint64(maxSize) {
-		return nil, fmt.Errorf("gitobj: blob of %d bytes: %w", n, ErrTooLarge)
+	if len(c.links) == 0 {
+		if c.e.size > maxSize {
+			return nil, fmt.Errorf("gitobj: blob of %d bytes: %w", c.e.size, ErrTooLarge)
+		}
+		src, err := c.p.zdata(c.e)
+		if err != nil {
+			return nil, err
+		}
+		return z.inflate(dst[:0], src, c.e.size)
 	}
+	if err := c.checkTarget(z, maxSize); err != nil {
+		return nil, err
+	}
+	return c.rebuild(z, dst, maxSize, &chainWork{limit: limit, budget: budget})
+}
 
-	var work int64
-	spend := func(n int64) error {
-		if n > limit {
-			return fmt.Errorf("gitobj: delta chain object of %d bytes: %w", n, ErrTooLarge)
+// deltaLink is one delta of a chain: its entry and the pack that holds it.
+type deltaLink struct {
+	p *pack
+	e entry
+}
+
+// packPos is the place of an entry: its pack and its offset there.
+type packPos struct {
+	p   *pack
+	off int64
+}
+
+// deltaChain is a delta chain walked down to its base.
+type deltaChain struct {
+	links []deltaLink // the deltas, the one asked for first
+	base  []byte      // the base, if it is a loose object
+	// p and e are the last entry read: the base if base is nil, else the
+	// reference delta whose base it is.
+	p *pack
+	e entry
+}
+
+// walkChain walks the chain of the object at off in p down to its base,
+// keeping the deltas on the way, so that the result's size and the work
+// can be bounded before any delta is applied. A loose base is read, of at
+// most limit bytes; a packed one is left for rebuild.
+func (r *Repo) walkChain(p *pack, off, limit int64) (deltaChain, error) {
+	var c deltaChain
+	var seen map[packPos]bool // the targets of reference deltas
+	for {
+		if err := p.open(r.objects); err != nil {
+			return c, err
 		}
-		if work += n; work > budget {
-			return fmt.Errorf("gitobj: delta chain over %d bytes of work: %w", budget, ErrTooLarge)
+		e, err := p.entry(off)
+		if err != nil {
+			return c, err
 		}
-		return nil
+		c.p, c.e = p, e
+		switch e.typ {
+		case objBlob:
+			return c, nil
+		case objCommit, objTree, objTag:
+			return c, fmt.Errorf("gitobj: object is a %s, not a blob", typeNames[e.typ])
+		case objOfsDelta:
+			c.links = append(c.links, deltaLink{p, e})
+			off = e.baseOff // always lower: no cycle
+		case objRefDelta:
+			c.links = append(c.links, deltaLink{p, e})
+			q, qoff, ok := r.findPacked(e.baseID, p)
+			if !ok {
+				c.base, err = r.looseBase(p, e.baseID, limit)
+				return c, err
+			}
+			if seen[packPos{q, qoff}] {
+				return c, corrupt("pack %s: delta cycle at %d", p.name, off)
+			}
+			if seen == nil {
+				seen = make(map[packPos]bool)
+			}
+			seen[packPos{q, qoff}] = true
+			p, off = q, qoff
+		default:
+			return c, corrupt("pack %s: bad object type %d at %d", p.name, e.typ, off)
+		}
+		if len(c.links) > maxDepth {
+			return c, fmt.Errorf("gitobj: delta chain over %d deep: %w", maxDepth, ErrTooLarge)
+		}
 	}
+}
+
+// looseBase reads id, the base of a reference delta in p that no pack
+// holds, as a loose object of at most limit bytes. A base found nowhere
+// makes the pack corrupt.
+func (r *Repo) looseBase(p *pack, id ID, limit int64) ([]byte, error) {
+	base, err := r.readLoose(id, nil, limit)
+	if errors.Is(err, ErrNotFound) {
+		return nil, corrupt("pack %s: delta base %s not found", p.name, id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return base, nil
+}
+
+// checkTarget reads, before the work, the size of the result from the
+// last delta, so that a blob over maxSize is refused without building it.
+func (c *deltaChain) checkTarget(z *inflater, maxSize int64) error {
+	top := c.links[0]
+	src, err := top.p.zdata(top.e)
+	if err != nil {
+		return err
+	}
+	if n, err := z.targetSize(src, top.e.size); err != nil {
+		return fmt.Errorf("gitobj: pack %s: %w", top.p.name, err)
+	} else if n > uint64(maxSize) {
+		return fmt.Errorf("gitobj: blob of %d bytes: %w", n, ErrTooLarge)
+	}
+	return nil
+}
+
+// chainWork bounds what building a blob from a delta chain costs: the
+// size of each object along it, and the bytes inflated and produced.
+type chainWork struct {
+	limit, budget int64
+	work          int64
+}
+
+// spend counts n bytes of an object along the chain against the bounds.
+func (w *chainWork) spend(n int64) error {
+	if n > w.limit {
+		return fmt.Errorf("gitobj: delta chain object of %d bytes: %w", n, ErrTooLarge)
+	}
+	if w.work += n; w.work > w.budget {
+		return fmt.Errorf("gitobj: delta chain over %d bytes of work: %w", w.budget, ErrTooLarge)
+	}
+	return nil
+}
+
+// rebuild inflates the chain's base, unless it is loose, and applies the
+// deltas to it from the deepest up, the last into dst, of at most maxSize
+// bytes. Every object along the way is counted against w.
+func (c *deltaChain) rebuild(z *inflater, dst []byte, maxSize int64, w *chainWork) ([]byte, error) {
+	base := c.base
 	if base == nil {
-		if err := spend(e.size); err != nil {
+		if err := w.spend(c.e.size); err != nil {
 			return nil, err
 		}
-		if src, err = p.zdata(e); err != nil {
+		src, err := c.p.zdata(c.e)
+		if err != nil {
 			return nil, err
 		}
-		if base, err = z.inflate(nil, src, e.size); err != nil {
+		if base, err = z.inflate(nil, src, c.e.size); err != nil {
 			return nil, err
 		}
 	}
 	var delta, spare []byte
-	for i := len(chain) - 1; i >= 0; i-- {
-		l := chain[i]
-		if err := spend(l.e.size); err != nil {
+	for i := len(c.links) - 1; i >= 0; i-- {
+		l := c.links[i]
+		if err := w.spend(l.e.size); err != nil {
 			return nil, err
 		}
-		if src, err = l.p.zdata(l.e); err != nil {
+		src, err := l.p.zdata(l.e)
+		if err != nil {
 			return nil, err
 		}
 		if delta, err = z.inflate(delta[:0], src, l.e.size); err != nil {
 			return nil, err
 		}
-		out, lim := spare, limit
+		out, lim := spare, w.limit
 		if i == 0 {
 			out, lim = dst, maxSize
 		}
 		if out, err = applyDelta(out, base, delta, lim); err != nil {
 			return nil, fmt.Errorf("gitobj: pack %s: %w", l.p.name, err)
 		}
-		if err := spend(int64(len(out))); err != nil {
+		if err := w.spend(int64(len(out))); err != nil {
 			return nil, err
 		}
 		base, spare = out, base
