@@ -67,7 +67,10 @@ func (w *Workspace) Readlink(p string) (string, error) {
 
 // ReadDir is like os.ReadDir (entries sorted by name) for a directory
 // inside the workspace, less editguard's state directories: this
-// workspace's, and those of workspaces nested in it.
+// workspace's, and those of workspaces nested in it. Names and types come
+// from the directory alone; an entry is stat'ed only when its Info is
+// asked for, so a caller that shows part of a large directory pays for
+// that part.
 func (w *Workspace) ReadDir(p string) ([]fs.DirEntry, error) {
 	resolved, err := w.resolve(p)
 	if err != nil {
@@ -78,13 +81,44 @@ func (w *Workspace) ReadDir(p string) ([]fs.DirEntry, error) {
 		return nil, w.treeError(p, err)
 	}
 	defer f.Close()
-	des, err := f.ReadDir(-1)
+	ents, err := readDirTypes(f)
 	if err != nil {
 		return nil, w.treeError(p, err)
 	}
-	des = slices.DeleteFunc(des, func(de fs.DirEntry) bool { return strings.EqualFold(de.Name(), StateDir) })
+	des := make([]fs.DirEntry, 0, len(ents))
+	for _, e := range ents {
+		if !strings.EqualFold(e.name, StateDir) {
+			des = append(des, &dirEntry{dirent: e, w: w, path: path.Join(resolved, e.name)})
+		}
+	}
 	slices.SortFunc(des, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	return des, nil
+}
+
+// dirent is a directory entry's name and type bits.
+type dirent struct {
+	name string
+	typ  fs.FileMode
+}
+
+// dirEntry is an entry ReadDir returns: its name and type come from the
+// directory itself, and Info stats it (through the root, not following
+// a final symlink) only when asked.
+type dirEntry struct {
+	dirent
+	w    *Workspace
+	path string // resolved
+}
+
+func (d *dirEntry) Name() string      { return d.name }
+func (d *dirEntry) IsDir() bool       { return d.typ.IsDir() }
+func (d *dirEntry) Type() fs.FileMode { return d.typ }
+func (d *dirEntry) Info() (fs.FileInfo, error) {
+	fi, err := d.w.root.Lstat(d.path)
+	if err != nil {
+		return nil, d.w.treeError(d.path, err)
+	}
+	return fi, nil
 }
 
 // Open opens a file or directory inside the workspace for reading, like

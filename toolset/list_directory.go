@@ -15,7 +15,9 @@ var listDirectoryTool = &toolDef{
 	input: `{
   "type": "object",
   "properties": {
-    "path": {"type": "string", "description": "Directory path, relative to the workspace root. Default: the root."}
+    "path": {"type": "string", "description": "Directory path, relative to the workspace root. Default: the root."},
+    "offset": {"type": "integer", "minimum": 1, "description": "1-based number of the first entry to list, in name order. Default: 1."},
+    "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "description": "Most entries to list. Default and maximum: 1000."}
   },
   "additionalProperties": false
 }`,
@@ -34,7 +36,9 @@ var listDirectoryTool = &toolDef{
       },
       "required": ["name", "type", "size_bytes"]
     }},
-    "truncated": {"type": "boolean"}
+    "truncated": {"type": "boolean"},
+    "total": {"type": "integer"},
+    "next_offset": {"type": "integer"}
   },
   "required": ["path", "entries"]
 }`,
@@ -42,7 +46,7 @@ var listDirectoryTool = &toolDef{
 	run:         (*Toolset).listDirectory,
 }
 
-const listDirectoryDescription = `List the entries of a directory in the workspace: name, type (file, dir, symlink or other) and size in bytes for files. Entries are sorted by name. editguard's own state directory (.editguard) is not shown. path defaults to the workspace root.`
+const listDirectoryDescription = `List the entries of a directory in the workspace: name, type (file, dir, symlink or other) and size in bytes for files. Entries are sorted by name, at most 1,000 at a time: for a larger directory the result says how many there are and which offset lists the next ones. editguard's own state directory (.editguard) is not shown. path defaults to the workspace root.`
 
 // maxEntries caps a listing so that a huge directory cannot flood the
 // model's context.
@@ -82,15 +86,35 @@ func displayName(name string) (display, hexName string, nonUTF8 bool) {
 
 // Listing is list_directory's result.
 type Listing struct {
-	Path      string     `json:"path"`
-	Entries   []DirEntry `json:"entries"`
-	Truncated bool       `json:"truncated,omitempty"` // more than maxEntries entries; the first ones by name are listed
+	Path    string     `json:"path"`
+	Entries []DirEntry `json:"entries"`
+	// Truncated says that entries follow those listed; NextOffset is the
+	// offset that lists them. Total counts every entry, when not all are
+	// listed.
+	Truncated  bool `json:"truncated,omitempty"`
+	Total      int  `json:"total,omitempty"`
+	NextOffset int  `json:"next_offset,omitempty"`
+	first, all int  // 1-based number of the first entry listed; every entry
+}
+
+// listArgs are list_directory's arguments.
+type listArgs struct {
+	Path   *string `json:"path"`
+	Offset int     `json:"offset"`
+	Limit  int     `json:"limit"`
 }
 
 func (t *Toolset) listDirectory(ctx context.Context, raw json.RawMessage) (*Output, error) {
-	var a pathArgs
+	var a listArgs
 	if err := decodeArgs("list_directory", raw, &a); err != nil {
 		return nil, err
+	}
+	if a.Offset < 0 || a.Limit < 0 {
+		return nil, invalidArgument("list_directory", "offset and limit must be positive", map[string]any{"offset": a.Offset, "limit": a.Limit})
+	}
+	first, limit := max(a.Offset, 1), maxEntries
+	if a.Limit > 0 {
+		limit = min(a.Limit, maxEntries)
 	}
 	p := "."
 	if a.Path != nil && *a.Path != "" {
@@ -107,12 +131,17 @@ func (t *Toolset) listDirectory(ctx context.Context, raw json.RawMessage) (*Outp
 	if err != nil {
 		return nil, err
 	}
-	l := &Listing{Path: p, Entries: []DirEntry{}}
-	for _, de := range des {
-		if len(l.Entries) == maxEntries {
-			l.Truncated = true
-			break
-		}
+	// Only the entries listed are stat'ed, for their sizes.
+	l := &Listing{Path: p, Entries: []DirEntry{}, first: first, all: len(des)}
+	page := des[min(first-1, len(des)):]
+	if len(page) > limit {
+		page = page[:limit]
+		l.Truncated, l.NextOffset = true, first+limit
+	}
+	if len(page) < len(des) {
+		l.Total = len(des)
+	}
+	for _, de := range page {
 		e := DirEntry{Type: typeName(de.Type())}
 		e.Name, e.NameHex, e.NonUTF8 = displayName(de.Name())
 		if de.Type().IsRegular() {
@@ -127,8 +156,11 @@ func (t *Toolset) listDirectory(ctx context.Context, raw json.RawMessage) (*Outp
 
 func listingText(l *Listing) string {
 	var b strings.Builder
-	if len(l.Entries) == 0 {
+	switch {
+	case l.all == 0:
 		fmt.Fprintf(&b, "%s is empty\n", l.Path)
+	case len(l.Entries) == 0:
+		fmt.Fprintf(&b, "%s has %d entries: none from offset %d\n", l.Path, l.all, l.first)
 	}
 	for _, e := range l.Entries {
 		if e.NonUTF8 {
@@ -145,7 +177,7 @@ func listingText(l *Listing) string {
 		}
 	}
 	if l.Truncated {
-		fmt.Fprintf(&b, "(only the first %d entries are listed)\n", maxEntries)
+		fmt.Fprintf(&b, "(entries %d-%d of %d are listed: list_directory with offset %d lists the next ones)\n", l.first, l.NextOffset-1, l.all, l.NextOffset)
 	}
 	return b.String()
 }

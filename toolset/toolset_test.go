@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -332,6 +333,45 @@ func TestListDirectory(t *testing.T) {
 	wantCode(t, ts, "list_directory", `{"path":".editguard"}`, editguard.CodeProtectedPath)
 	wantCode(t, ts, "list_directory", `{"path":"missing"}`, editguard.CodeNotFound)
 	wantCode(t, ts, "list_directory", `{"path":"b.txt"}`, editguard.CodeInvalidArgument)
+	wantCode(t, ts, "list_directory", `{"limit":-1}`, editguard.CodeInvalidArgument)
+}
+
+// TestListDirectoryPages lists a directory larger than a page: the first
+// page says how many entries there are and where the next page starts,
+// and the pages together are the whole directory, in name order.
+func TestListDirectoryPages(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{}
+	for i := range 2500 {
+		files[fmt.Sprintf("d/f%04d", i)] = "x"
+	}
+	ts := newToolset(newWorkspace(t, files), nil)
+	out := mustCall(t, ts, "list_directory", `{"path":"d"}`)
+	l := out.Structured.(*toolset.Listing)
+	if len(l.Entries) != 1000 || !l.Truncated || l.Total != 2500 || l.NextOffset != 1001 {
+		t.Fatalf("first page: %d entries, truncated %v, total %d, next %d; want 1000, true, 2500, 1001", len(l.Entries), l.Truncated, l.Total, l.NextOffset)
+	}
+	if !strings.Contains(out.Text, "entries 1-1000 of 2500 are listed: list_directory with offset 1001") {
+		t.Errorf("first page's text ends %q", out.Text[len(out.Text)-120:])
+	}
+	var names []string
+	for off := 1; off != 0; {
+		l := mustCall(t, ts, "list_directory", fmt.Sprintf(`{"path":"d","offset":%d,"limit":700}`, off)).Structured.(*toolset.Listing)
+		for _, e := range l.Entries {
+			names = append(names, e.Name)
+			if e.Type != "file" || e.SizeBytes != 1 {
+				t.Fatalf("entry %+v, want a 1-byte file", e)
+			}
+		}
+		off = l.NextOffset
+	}
+	if len(names) != 2500 || names[0] != "f0000" || names[2499] != "f2499" || !slices.IsSorted(names) {
+		t.Errorf("pages hold %d names, %v ... %v, sorted %v", len(names), names[:1], names[len(names)-1:], slices.IsSorted(names))
+	}
+	past := mustCall(t, ts, "list_directory", `{"path":"d","offset":3000}`)
+	if want := "d has 2500 entries: none from offset 3000\n"; past.Text != want {
+		t.Errorf("past the end: %q, want %q", past.Text, want)
+	}
 }
 
 func TestHistoryAndRestore(t *testing.T) {
