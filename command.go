@@ -992,17 +992,19 @@ func (w *Workspace) recordSteps(cp *checkpoints, s *Session, act *activeCommand,
 	if unended {
 		strategy = strategyUnended
 	}
-	// The session's baselines, read once: whether the command overwrote
-	// another writer's change.
+	// The session's baselines of the files the command changed, read
+	// once: whether the command overwrote another writer's change.
 	bases := map[string]string{}
 	if !unended {
-		s.view(func(m map[string]Baseline) {
-			for _, st := range steps {
-				if b, ok := m[st.path]; ok && st.first && st.rec == nil {
-					bases[st.path] = b.SHA256
-				}
+		var keys []string
+		for _, st := range steps {
+			if st.first && st.rec == nil {
+				keys = append(keys, st.path)
 			}
-		})
+		}
+		for p, b := range s.baselines(keys) {
+			bases[p] = b.SHA256
+		}
 	}
 	// follow: the files whose baselines move to the command's result.
 	follow := map[string]step{}
@@ -1208,7 +1210,7 @@ func (w *Workspace) displaced(cp *checkpoints, p, sum, blob string, buf []byte) 
 // update: at most maxNewBaselines files s had none for get one.
 func (w *Workspace) followBaselines(s *Session, follow map[string]step, res *CommandResult) {
 	now, added, skipped := time.Now(), 0, 0
-	err := s.update(func(m map[string]Baseline) {
+	err := s.update(func(e baselineEditor) error {
 		for _, p := range slices.Sorted(func(yield func(string) bool) {
 			for p := range follow {
 				if !yield(p) {
@@ -1217,19 +1219,26 @@ func (w *Workspace) followBaselines(s *Session, follow map[string]step, res *Com
 			}
 		}) {
 			st := follow[p]
-			_, had := m[p]
+			if st.to == "" || st.to == unchecked {
+				if err := e.drop(p); err != nil {
+					return err
+				}
+				continue
+			}
+			_, had := e.get(p)
 			switch {
-			case st.to == "" || st.to == unchecked:
-				delete(m, p)
 			case had || added < maxNewBaselines:
 				if !had {
 					added++
 				}
-				m[p] = Baseline{Path: p, SHA256: st.to, Size: st.toSize, FullRead: true, CapturedAt: now}
+				if err := e.set(p, Baseline{Path: p, SHA256: st.to, Size: st.toSize, FullRead: true, CapturedAt: now}); err != nil {
+					return err
+				}
 			default:
 				skipped++
 			}
 		}
+		return nil
 	})
 	if err != nil {
 		res.warn("the session could not record the command's files as read (%v): read them before changing them again", err)

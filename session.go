@@ -1,17 +1,17 @@
 package editguard
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/editguard/editguard/internal/filelock"
+	"github.com/editguard/editguard/internal/statedir"
 )
 
 // Baseline is what a session last saw of a file: the bytes' SHA-256 decides
@@ -29,17 +29,18 @@ type Baseline struct {
 // Session is one agent's view of a workspace: the baselines of the files it
 // has read or written. It is safe for concurrent use.
 //
-// A persistent session (OpenSession) keeps its baselines in
-// .editguard/sessions/NAME.json, so that separate CLI invocations with the
-// same name share them; every access re-reads the file under a lock.
+// A persistent session (OpenSession) keeps each baseline in a file of its
+// own in .editguard/sessions/NAME.b/ (see baselineDir), so that separate
+// CLI invocations with the same name share them, and reading or recording
+// a baseline costs the same however many the session holds.
 type Session struct {
 	w        *Workspace
 	name     string
-	persist  string // file name in .editguard/sessions, "" for in-memory sessions
+	persist  string // "NAME.json" for a persistent session (see storeDir), "" for in-memory sessions
 	approver Approver
 
-	mu        sync.Mutex
-	baselines map[string]Baseline
+	mu     sync.Mutex
+	memory map[string]Baseline // an in-memory session's baselines
 
 	seen seenCache // what an in-memory session last read of each file
 }
@@ -124,7 +125,7 @@ func validSessionName(name string) bool {
 // NewSession returns an in-memory session. name labels it in the ledger and
 // history; it may be empty.
 func (w *Workspace) NewSession(name string) *Session {
-	return &Session{w: w, name: name, baselines: map[string]Baseline{}}
+	return &Session{w: w, name: name, memory: map[string]Baseline{}}
 }
 
 // OpenSession returns a session whose baselines persist under
@@ -162,7 +163,7 @@ func (s *Session) getApprover() Approver {
 // BeginTurn forgets every baseline: from now on each existing file must be
 // read again before it is changed.
 func (s *Session) BeginTurn() error {
-	return s.update(func(m map[string]Baseline) { clear(m) })
+	return s.update(func(e baselineEditor) error { return e.clear() })
 }
 
 // baselineOf returns the session's baseline for a path, if any.
@@ -175,11 +176,36 @@ func (s *Session) baselineOf(p string) (Baseline, bool, error) {
 	return b, ok, nil
 }
 
-func (s *Session) baseline(resolved string) (Baseline, bool) {
+// baseline returns the session's baseline under key (a resolved path, or
+// a name setBaseline recorded), if any.
+func (s *Session) baseline(key string) (Baseline, bool) {
+	if s.persist == "" {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		b, ok := s.memory[key]
+		return b, ok
+	}
 	var b Baseline
 	var ok bool
-	s.view(func(m map[string]Baseline) { b, ok = m[resolved] })
+	s.readStored([]string{key}, func(_ string, v Baseline) { b, ok = v, true })
 	return b, ok
+}
+
+// baselines returns the session's baselines under keys, those it has.
+func (s *Session) baselines(keys []string) map[string]Baseline {
+	m := map[string]Baseline{}
+	if s.persist == "" {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, k := range keys {
+			if b, ok := s.memory[k]; ok {
+				m[k] = b
+			}
+		}
+		return m
+	}
+	s.readStored(keys, func(k string, b Baseline) { m[k] = b })
+	return m
 }
 
 // setBaseline records b for its resolved path, and also under name, the
@@ -187,101 +213,233 @@ func (s *Session) baseline(resolved string) (Baseline, bool) {
 // second entry lets a later change notice that name has since been pointed
 // elsewhere (see Session.check).
 func (s *Session) setBaseline(name string, b Baseline) error {
-	return s.update(func(m map[string]Baseline) {
-		m[b.Path] = b
-		if name != "" && name != b.Path {
-			m[name] = b
+	return s.update(func(e baselineEditor) error {
+		if err := e.set(b.Path, b); err != nil {
+			return err
 		}
+		if name != "" && name != b.Path {
+			return e.set(name, b)
+		}
+		return nil
 	})
 }
 
 func (s *Session) dropBaseline(resolved string) error {
-	return s.update(func(m map[string]Baseline) { delete(m, resolved) })
+	return s.update(func(e baselineEditor) error { return e.drop(resolved) })
 }
 
-// view runs fn over the current baselines.
-func (s *Session) view(fn func(map[string]Baseline)) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.persist != "" {
-		if m, err := s.load(); err == nil {
-			s.baselines = m
-		}
-	}
-	fn(s.baselines)
+// baselineEditor reads and changes a session's baselines inside
+// Session.update. get, set and drop each cost the same however many
+// baselines the session holds; clear costs what was set since the last
+// clear.
+type baselineEditor interface {
+	get(key string) (Baseline, bool)
+	set(key string, b Baseline) error
+	drop(key string) error
+	clear() error // forgets every baseline
 }
 
-// update runs fn over the baselines and saves them. For a persistent session
-// the load-modify-save runs under the session's lock file, so two CLI
-// invocations with the same session name do not lose each other's baselines.
-func (s *Session) update(fn func(map[string]Baseline)) error {
+// update runs fn over the session's baselines; fn stops at its first
+// error, which update returns. For a persistent session it runs under the
+// session's lock file, taken by every process that changes the session's
+// baselines: a clear (BeginTurn) then never removes the temporary file of
+// another process's set, and an older version's file is imported once.
+func (s *Session) update(fn func(baselineEditor) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.persist == "" {
-		fn(s.baselines)
-		return nil
+		return fn(memoryBaselines(s.memory))
 	}
 	l, err := s.w.sessions.Lock(context.Background(), s.persist+".lock", &filelock.Options{Timeout: s.w.opts.LockTimeout})
 	if err != nil {
 		return stateError("lock session", err)
 	}
 	defer l.Unlock()
-	m, err := s.load()
+	d, err := s.w.sessions.Sub(s.storeDir(), true)
 	if err != nil {
-		return stateError("load session", err)
+		return stateError("open session", err)
 	}
-	m = maps.Clone(m) // what load returned may be shared (see loaded)
-	fn(m)
-	s.baselines = m
-	data, err := json.Marshal(m)
-	if err != nil {
-		return err
+	defer d.Close()
+	e := baselineDir{d}
+	if err := s.importLegacy(e); err != nil {
+		return stateError("import session", err)
 	}
-	// Not fsynced: a power cut may take back this update, leaving an
-	// older baseline or none (load reads a damaged file as empty). None
-	// fails the next change with NOT_READ; an older one names content the
-	// session did read, so a change still passes only if the file holds
-	// exactly that content, which is all a baseline ever promises.
-	if err := s.w.sessions.WriteFileVolatile(s.persist, data, 0o644); err != nil {
+	if err := fn(e); err != nil {
 		return stateError("save session", err)
 	}
-	s.w.sessionLoads.Store(s.persist, &loaded{raw: data, m: m})
 	return nil
 }
 
-// load returns the session's baselines as its file holds them. The map may
-// be shared with other Sessions of the same name: it must not be changed.
-func (s *Session) load() (map[string]Baseline, error) {
-	data, err := s.w.sessions.ReadFile(s.persist)
-	if errors.Is(err, fs.ErrNotExist) {
-		return map[string]Baseline{}, nil
+// storeDir is the name in .editguard/sessions of a persistent session's
+// baselines: NAME.b, beside NAME.seen (seen.go) and the lock NAME.json.lock.
+func (s *Session) storeDir() string { return strings.TrimSuffix(s.persist, ".json") + ".b" }
+
+// readStored calls found with each of keys a persistent session has a
+// baseline for. It takes no lock: a baseline's file is replaced whole by a
+// rename, so a read sees it as it was before a change or after, never
+// halfway.
+func (s *Session) readStored(keys []string, found func(string, Baseline)) {
+	missing := s.readEntries(keys, found)
+	if len(missing) == 0 {
+		return
 	}
-	if err != nil {
-		return nil, err
+	// An older version's session file may still hold them: import it
+	// (update does) and look again. Once it is imported, a missing
+	// baseline costs only this lstat.
+	if st, err := s.w.sessions.Stat(s.persist); err != nil || !st.Exists {
+		return
 	}
-	if v, ok := s.w.sessionLoads.Load(s.persist); ok && bytes.Equal(v.(*loaded).raw, data) {
-		return v.(*loaded).m, nil
+	if s.update(func(baselineEditor) error { return nil }) != nil {
+		return
 	}
-	m := map[string]Baseline{}
-	if len(data) == 0 {
-		return m, nil
-	}
-	if err := json.Unmarshal(data, &m); err != nil {
-		// A file a power cut left partial (it is written without
-		// fsync), or one damaged otherwise: the session has read
-		// nothing, and must read again before it changes a file.
-		return map[string]Baseline{}, nil
-	}
-	s.w.sessionLoads.Store(s.persist, &loaded{raw: data, m: m})
-	return m, nil
+	s.readEntries(missing, found)
 }
 
-// loaded is a persistent session's file as this process last read or wrote
-// it, and its baselines. Reading a session's file costs little next to
-// decoding it (a session that has read 1,000 files holds about 240 KB), so
-// a load that finds the same bytes reuses the baselines. Neither is changed
-// once stored.
-type loaded struct {
-	raw []byte
-	m   map[string]Baseline
+// readEntries calls found with each of keys that has a baseline in the
+// session's directory, and returns the others.
+func (s *Session) readEntries(keys []string, found func(string, Baseline)) (missing []string) {
+	d, err := s.w.sessions.Sub(s.storeDir(), false)
+	if err != nil {
+		// Missing: nothing recorded yet. Unsafe: no baseline is read
+		// through it, and the next update reports it.
+		return keys
+	}
+	defer d.Close()
+	for _, k := range keys {
+		if b, ok := (baselineDir{d}).get(k); ok {
+			found(k, b)
+		} else {
+			missing = append(missing, k)
+		}
+	}
+	return missing
+}
+
+// importLegacy moves into e the baselines of the file in which an older
+// version kept a persistent session's baselines (sessions/NAME.json, one
+// JSON map of them), then removes that file, so that an upgrade does not
+// make the session read its files again. A damaged file is removed with
+// nothing imported: that version read it as a session that had read
+// nothing. Called under the session's lock.
+func (s *Session) importLegacy(e baselineDir) error {
+	data, err := s.w.sessions.ReadFile(s.persist)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var m map[string]Baseline
+	if json.Unmarshal(data, &m) == nil {
+		for k, b := range m {
+			if err := e.set(k, b); err != nil {
+				return err
+			}
+		}
+	}
+	if err := s.w.sessions.Remove(s.persist); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// memoryBaselines is an in-memory session's baselines.
+type memoryBaselines map[string]Baseline
+
+func (m memoryBaselines) get(key string) (Baseline, bool) {
+	b, ok := m[key]
+	return b, ok
+}
+
+func (m memoryBaselines) set(key string, b Baseline) error {
+	m[key] = b
+	return nil
+}
+
+func (m memoryBaselines) drop(key string) error {
+	delete(m, key)
+	return nil
+}
+
+func (m memoryBaselines) clear() error {
+	clear(m)
+	return nil
+}
+
+// baselineDir is a persistent session's directory of baselines: one file
+// per key, named by the first 32 hex digits of the key's SHA-256
+// (baselineFile), holding the key and its baseline (storedBaseline). A
+// file that does not parse, or holds another key (two keys sharing a
+// name), reads as no baseline, never as another key's. Anything but a
+// regular file at a name is refused with UNSAFE_STATE when it is to be
+// replaced or removed, and never followed.
+type baselineDir struct{ d *statedir.Dir }
+
+// storedBaseline is the content of a baseline's file.
+type storedBaseline struct {
+	Key      string   `json:"key"`
+	Baseline Baseline `json:"baseline"`
+}
+
+// baselineFile is the name of key's file in a baselineDir.
+func baselineFile(key string) string { return sha256String(key)[:32] }
+
+func (e baselineDir) get(key string) (Baseline, bool) {
+	data, err := e.d.ReadFile(baselineFile(key))
+	if err != nil {
+		return Baseline{}, false
+	}
+	var sb storedBaseline
+	if json.Unmarshal(data, &sb) != nil || sb.Key != key {
+		return Baseline{}, false
+	}
+	return sb.Baseline, true
+}
+
+func (e baselineDir) set(key string, b Baseline) error {
+	data, err := json.Marshal(storedBaseline{Key: key, Baseline: b})
+	if err != nil {
+		return err
+	}
+	name := baselineFile(key)
+	if _, err := e.d.CheckFile(name); err != nil {
+		return err
+	}
+	// Not fsynced, nor is a drop or a clear: a power cut may take back
+	// any of them, leaving an older baseline, none (a damaged file
+	// reads as none), or one a drop or clear had removed. None fails
+	// the next change with NOT_READ; an older one names content the
+	// session did read, so a change still passes only if the file
+	// holds exactly that content, which is all a baseline ever
+	// promises.
+	return e.d.WriteFileVolatile(name, data, 0o644)
+}
+
+func (e baselineDir) drop(key string) error { return e.remove(baselineFile(key)) }
+
+// clear removes every file of the directory: the baselines, and any
+// temporary file a crashed set left. Its cost is that of the files set
+// since the last clear.
+func (e baselineDir) clear() error {
+	ents, err := e.d.ReadDir()
+	if err != nil {
+		return err
+	}
+	for _, ent := range ents {
+		if err := e.remove(ent.Name()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e baselineDir) remove(name string) error {
+	ok, err := e.d.CheckFile(name)
+	if err != nil || !ok {
+		return err
+	}
+	if err := e.d.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }

@@ -9,9 +9,9 @@ import (
 	"github.com/editguard/editguard"
 )
 
-// A persistent session's file is written without fsync, so a power cut
-// may leave it partial: it then reads as a session that has read nothing,
-// and its next change is refused with NOT_READ until it reads again.
+// A persistent session's baselines are written without fsync, so a power
+// cut may leave one partial: it then reads as no baseline, and the next
+// change of its file is refused with NOT_READ until the file is read again.
 func TestDamagedSessionFileReadsAsEmpty(t *testing.T) {
 	w, dir := newWorkspace(t)
 	writeFile(t, dir, "a.txt", "one\n")
@@ -22,18 +22,14 @@ func TestDamagedSessionFileReadsAsEmpty(t *testing.T) {
 	if _, err := s.Read(ctx, "a.txt", nil); err != nil {
 		t.Fatal(err)
 	}
-	matches, _ := filepath.Glob(filepath.Join(dir, editguard.StateDir, "sessions", "cli*"))
-	damaged := 0
+	matches, _ := filepath.Glob(filepath.Join(dir, editguard.StateDir, "sessions", "cli.b", "*"))
 	for _, m := range matches {
-		if filepath.Ext(m) == ".json" {
-			if err := os.WriteFile(m, []byte(`{"a.txt": {"sha2`), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			damaged++
+		if err := os.WriteFile(m, []byte(`{"key":"a.txt","baseline":{"sha2`), 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
-	if damaged != 1 {
-		t.Fatalf("session files %q: found %d to damage, want 1", matches, damaged)
+	if len(matches) != 1 {
+		t.Fatalf("session files %q: want 1 to damage", matches)
 	}
 	s2, err := w.OpenSession("cli")
 	if err != nil {
@@ -52,8 +48,7 @@ func TestDamagedSessionFileReadsAsEmpty(t *testing.T) {
 
 // TestSessionFileSharedAndFresh: Sessions of one name, in one workspace and
 // in another opened on the same root (as another process would), see each
-// other's reads and each other's BeginTurn at once: a process reuses what it
-// decoded of the session's file only while the file holds the same bytes.
+// other's reads and each other's BeginTurn at once.
 func TestSessionFileSharedAndFresh(t *testing.T) {
 	w1, dir := newWorkspace(t)
 	w2, err := editguard.Open(dir, nil)
@@ -83,7 +78,7 @@ func TestSessionFileSharedAndFresh(t *testing.T) {
 		if _, err := open(w1).Read(ctx, "a.txt", nil); err != nil {
 			t.Fatal(err)
 		}
-		editguard.SessionBaseline(open(w2), "a.txt") // w2 decodes the file with the read
+		editguard.SessionBaseline(open(w2), "a.txt") // w2 looks the read up
 		if err := open(turn).BeginTurn(); err != nil {
 			t.Fatal(err)
 		}

@@ -110,9 +110,6 @@ type Workspace struct {
 	// seenTallies counts, per persistent session store, what this
 	// process added since it last listed the store (see seen.go).
 	seenTallies sync.Map
-	// sessionLoads holds, per persistent session file, what this process
-	// last read or wrote of it (see loaded in session.go).
-	sessionLoads sync.Map
 
 	pruning   sync.Mutex     // held by the one background Prune at a time
 	prunes    sync.WaitGroup // background Prunes and sweeps of parked files

@@ -266,6 +266,27 @@ func (d *Dir) WriteFileVolatile(name string, data []byte, perm os.FileMode) erro
 	return nil
 }
 
+// CheckFile reports whether the entry name exists in d, and fails with an
+// *UnsafeError if it is anything but a regular file (a symlink is not
+// followed). It is for a caller about to replace or remove name: a file
+// with other hard links passes, since neither changes the other names.
+func (d *Dir) CheckFile(name string) (bool, error) {
+	if err := checkName(name); err != nil {
+		return false, err
+	}
+	st, err := d.d.Lstat(name)
+	if err != nil {
+		return false, &fs.PathError{Op: "lstat", Path: d.join(name), Err: err}
+	}
+	if !st.Exists {
+		return false, nil
+	}
+	if !st.Mode.IsRegular() {
+		return false, d.unsafe(name, "file")
+	}
+	return true, nil
+}
+
 // Lock takes the lock file name in d (created if needed, never through a
 // symlink); see package filelock.
 func (d *Dir) Lock(ctx context.Context, name string, opts *filelock.Options) (*filelock.Lock, error) {

@@ -303,3 +303,38 @@ func TestReadFileInto(t *testing.T) {
 		t.Errorf("ReadFileInto did not reuse a buffer large enough")
 	}
 }
+
+// TestCheckFile: a missing entry or a regular file (hard-linked or not)
+// passes; a symlink, dangling or not, a directory and a FIFO are refused,
+// and nothing is followed.
+func TestCheckFile(t *testing.T) {
+	root, d, outside := setup(t)
+	state := filepath.Join(root, ".editguard")
+	os.WriteFile(filepath.Join(state, "plain"), []byte("x"), 0o644)
+	os.Symlink(filepath.Join(outside, "secret"), filepath.Join(state, "link"))
+	os.Symlink(filepath.Join(outside, "created"), filepath.Join(state, "dangling"))
+	os.Mkdir(filepath.Join(state, "dir"), 0o755)
+	syscall.Mkfifo(filepath.Join(state, "fifo"), 0o644)
+
+	for name, want := range map[string]bool{"missing": false, "plain": true} {
+		if ok, err := d.CheckFile(name); ok != want || err != nil {
+			t.Errorf("CheckFile(%s) = %v, %v; want %v, nil", name, ok, err, want)
+		}
+	}
+	if err := os.Link(filepath.Join(outside, "secret"), filepath.Join(state, "hardlink")); err == nil {
+		if ok, err := d.CheckFile("hardlink"); !ok || err != nil {
+			t.Errorf("CheckFile(hard link) = %v, %v; want true, nil", ok, err)
+		}
+	}
+	for name, kind := range map[string]string{"link": "symlink", "dangling": "symlink", "dir": "directory", "fifo": "special file"} {
+		ok, err := d.CheckFile(name)
+		wantUnsafe(t, "CheckFile("+name+")", err, kind)
+		if ok {
+			t.Errorf("CheckFile(%s) reports a file", name)
+		}
+	}
+	if _, err := d.CheckFile("../x"); err == nil {
+		t.Error("CheckFile(../x) = nil error, want a bad name")
+	}
+	checkOutside(t, outside, 1)
+}

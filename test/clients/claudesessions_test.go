@@ -129,7 +129,8 @@ func streamSessionID(t *testing.T, stdout string) string {
 	return ""
 }
 
-// editguardSessions returns the names of the sessions editguard keeps in ws.
+// editguardSessions returns the names of the sessions editguard keeps in ws
+// (each holds its baselines in sessions/<name>.b/).
 func editguardSessions(t *testing.T, ws string) []string {
 	t.Helper()
 	ents, err := os.ReadDir(filepath.Join(ws, ".editguard", "sessions"))
@@ -138,7 +139,7 @@ func editguardSessions(t *testing.T, ws string) []string {
 	}
 	var names []string
 	for _, e := range ents {
-		if n, ok := strings.CutSuffix(e.Name(), ".json"); ok {
+		if n, ok := strings.CutSuffix(e.Name(), ".b"); ok && e.IsDir() {
 			names = append(names, n)
 		}
 	}
