@@ -514,9 +514,10 @@ func (r *commitRun) follow(ar atomicfile.Result) {
 		// has seen the other change only as a diff, perhaps cut. Edits may
 		// go on either way; a whole-file change then needs a read first.
 		full := !res.Merged && (c.wholeFile || base == nil || base.FullRead)
+		diffed := !full && base != nil && (base.FullRead || base.Diffed)
 		err = s.setBaseline(r.t.lexical, Baseline{
 			Path: r.t.resolved, SHA256: res.SHA256, Size: res.SizeBytes, MtimeMS: res.MtimeMS,
-			FullRead: full, CapturedAt: time.Now(), Encoding: encodingToRemember(r.enc, r.pl.encoding),
+			FullRead: full, Diffed: diffed, CapturedAt: time.Now(), Encoding: encodingToRemember(r.enc, r.pl.encoding),
 		})
 		if err == nil {
 			s.rememberFrozen(res.SHA256, r.pl.data, r.pl.frozen)

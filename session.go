@@ -24,6 +24,11 @@ type Baseline struct {
 	FullRead   bool      `json:"full_read"`
 	CapturedAt time.Time `json:"captured_at"`
 	Encoding   string    `json:"encoding,omitempty"` // the encoding the file was read in, reused by later edits
+	// Diffed says that the session read the whole file once, but has seen
+	// another writer's change since only as a diff (the changes of a
+	// STALE_FILE error, or a merge): edits go on, a whole-file change
+	// needs a read of the file as it is now.
+	Diffed bool `json:"diffed,omitempty"`
 }
 
 // Session is one agent's view of a workspace: the baselines of the files it

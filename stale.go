@@ -64,7 +64,7 @@ func (s *Session) staleChanges(t *target, b *Baseline, obs *observation, wholeFi
 	e.Details["changes"] = d
 	nb := Baseline{
 		Path: t.resolved, SHA256: obs.sum, Size: obs.stat.Size, MtimeMS: obs.mtimeMS(),
-		FullRead: false, CapturedAt: time.Now(), Encoding: b.Encoding,
+		FullRead: false, Diffed: b.FullRead || b.Diffed, CapturedAt: time.Now(), Encoding: b.Encoding,
 	}
 	if s.setBaseline(t.lexical, nb) != nil {
 		e.RecoveryHint = fmt.Sprintf("call read_file on %s, then redo the change on top of what it holds now", t.path)

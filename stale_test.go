@@ -202,3 +202,38 @@ func TestEditKeepsPartialRead(t *testing.T) {
 		t.Fatalf("a.txt = %q", got)
 	}
 }
+
+// TestWholeWriteAfterStaleSaysWhy: after a STALE_FILE showed the other
+// writer's change, a whole-file write is refused because the session saw
+// that change only as a diff, not because its read was partial; an edit
+// goes on, and keeps that reason for the next whole-file write.
+func TestWholeWriteAfterStaleSaysWhy(t *testing.T) {
+	ctx := context.Background()
+	w, dir := newWorkspace(t)
+	writeFile(t, dir, "a.txt", "one\ntwo\n")
+	s := w.NewSession("agent")
+	if _, err := s.Read(ctx, "a.txt", nil); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "a.txt", "one\nTWO\n")
+	if _, err := s.Write(ctx, "a.txt", "mine\n", nil); errorCode(err) != editguard.CodeStaleFile {
+		t.Fatalf("write over another change = %v, want STALE_FILE", err)
+	}
+	for i, step := range []string{"after the diff", "after an edit"} {
+		_, err := s.Write(ctx, "a.txt", "mine\n", nil)
+		var e *editguard.Error
+		if !errors.As(err, &e) || e.Code != editguard.CodeNotRead || e.Details["reason"] != "seen_as_diff" || !strings.Contains(e.Message, "only as a diff") {
+			t.Fatalf("whole-file write %s = %v, want NOT_READ seen_as_diff", step, err)
+		}
+		edit := []editguard.Edit{{OldString: "one", NewString: "ONE"}, {OldString: "TWO", NewString: "2"}}[i]
+		if _, err := s.Edit(ctx, "a.txt", []editguard.Edit{edit}, nil); err != nil {
+			t.Fatalf("edit %s: %v", step, err)
+		}
+	}
+	if _, err := s.Read(ctx, "a.txt", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Write(ctx, "a.txt", "mine\n", nil); err != nil {
+		t.Fatalf("whole-file write after a read: %v", err)
+	}
+}
