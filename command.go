@@ -412,7 +412,7 @@ func (r *CommandResult) Overwrites() []CommandChange {
 // Command.Recovered).
 func (s *Session) BeginCommand(ctx context.Context, command string, opts *CommandOptions) (*Command, error) {
 	w := s.w
-	tool, id, owned, maxAge := "exec", strings.ToLower(rand.Text()[:12]), true, DefaultCommandMaxAge
+	tool, id, owned, maxAge := opExec, strings.ToLower(rand.Text()[:12]), true, DefaultCommandMaxAge
 	if opts != nil && opts.Tool != "" {
 		tool = opts.Tool
 	}

@@ -20,4 +20,5 @@ const (
 	opPatchUndone  = "apply_patch_undone" // a file a failing transaction put back
 	opCrashedWrite = "crashed_write"      // a dead writer's temporary file, kept
 	opDisplaced    = "displaced_write"    // bytes another program wrote into a displaced file
+	opExec         = "exec"               // a shell command's changes, when no client names its shell tool
 )
