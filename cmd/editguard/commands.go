@@ -15,6 +15,7 @@ var commandTable = []struct {
 	{beginTurnCmd, runBeginTurn},
 	{deleteCmd, runDelete},
 	{diffCmd, runDiff},
+	{doctorCmd, runDoctor},
 	{editCmd, runEdit},
 	{execCmd, runExec},
 	{findCmd, runFind},

@@ -82,7 +82,7 @@ A faster start: editguard-hook
   used; the server also checks that each connection is the user's and
   names its root. "go install ./cmd/editguard ./cmd/editguard-hook"
   installs both programs, and init
-  --hooks writes editguard-hook when it is installed next to editguard.
+  --hooks writes editguard-hook, by its absolute path.
   "kill $(cat SOCKET.lock)" stops a server.
 
 The tool's own write is not under editguard's lock: a program that writes
@@ -229,6 +229,9 @@ func runHook(ctx context.Context, e *env, args []string) error {
 	}
 	if err == nil && ev.SessionID == "" {
 		err = errors.New("the event has no session_id")
+	}
+	if err == nil && ev.Event == hookProbeEvent {
+		return answerHookProbe(e) // from init or doctor (doctor.go)
 	}
 	if err == nil {
 		if command, ok := shellCommand(*clientName, &ev); ok {

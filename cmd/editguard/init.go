@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -20,7 +18,7 @@ import (
 
 var initCmd = &command{
 	name:    "init",
-	args:    "claude-code|gemini|codex|cursor [--hooks] [--dry-run] [--json]",
+	args:    "claude-code|gemini|codex|cursor [--hooks] [--bare-names] [--dry-run] [--json]",
 	summary: "add editguard to a client's configuration in the workspace",
 	help: `Init adds editguard's MCP server to the project configuration of a client
 in the workspace root (--root), and, where the client allows it, turns off
@@ -44,39 +42,65 @@ through editguard's:
   cursor       .cursor/mcp.json: mcpServers.editguard
 
 With --hooks, init leaves the client's own file tools on and guards
-them with "editguard hook" instead (see "editguard help hook"); it adds
+them with editguard's hooks instead (see "editguard help hook"); it adds
 the hooks, not the MCP server:
 
   claude-code  .claude/settings.json: hooks.PreToolUse for Write, Edit,
                MultiEdit, NotebookEdit, Bash and hooks.PostToolUse for
                those and Read, running
-               editguard --root "$CLAUDE_PROJECT_DIR" hook
+               /PATH/TO/editguard-hook --root "$CLAUDE_PROJECT_DIR" || exit 2
   gemini       .gemini/settings.json: hooks.BeforeTool for write_file,
                replace and run_shell_command and hooks.AfterTool for
                those and read_file, running
-               editguard --root . hook --client gemini
+               /PATH/TO/editguard-hook --root . --client gemini || exit 2
   codex        .codex/config.toml: [[hooks.PreToolUse]] and
                [[hooks.PostToolUse]] for apply_patch and Bash (Codex's
-               exec_command), running editguard --root . hook --client codex
+               exec_command), running
+               /PATH/TO/editguard-hook --root . --client codex || exit 2
 
-A hook group that already runs editguard hook is left as it is; other
-hooks stay as they are. Deny rules or exclusions that turn the guarded
-tools off are reported, not removed.
+Each client blocks a tool whose hook exits with status 2 and shows why;
+"|| exit 2" makes a hook program that cannot be started (removed, say)
+block the tool too, where Claude Code and Codex would let it run
+unguarded.
+
+A hook group that already runs editguard's hook with other settings is
+left as it is; other hooks stay as they are. Deny rules or exclusions
+that turn the guarded tools off are reported, not removed.
+
+The configuration names the installed programs by their absolute paths,
+so that the client starts them whatever its PATH: editguard is this
+program (symbolic links resolved), and editguard-hook the one next to it,
+else the one on PATH. A program that cannot be found, or this program
+when go run built it in a temporary directory, is an error, and then
+nothing is written: install both first, with
+  go install ./cmd/editguard ./cmd/editguard-hook
+in a clone of editguard. --bare-names writes the names "editguard" and
+"editguard-hook" alone, for a PATH you manage yourself. An editguard entry
+an earlier init wrote with a bare name, or naming a program that is gone,
+gets the path; one naming another installed editguard is left as it is.
+
+The server is started with --root ".", the directory the client starts it
+in (Cursor: ${workspaceFolder}).
 
 Existing files are merged, never replaced: init adds only its own entries
 and leaves every other byte as it was. An entry that is already there with
 other settings (say, an editguard server with other arguments) is left as
 it is and reported. A file that does not parse is an error, and then
-nothing is changed. Running init again changes nothing.
+nothing is changed. Running init again changes nothing. The files are
+written like any editguard change, so "editguard history FILE" lists what
+they held before.
 
-The server is started as "editguard" from PATH with --root ".", the
-directory the client starts it in (Cursor: ${workspaceFolder}). The files
-are written like any editguard change, so "editguard history FILE" lists
-what they held before.
+After writing, init runs what the configuration names, once, as the
+client would: the MCP server must answer an MCP initialize, and each hook
+command a probe event (which changes no file). If one does not, init says
+why and exits with status 1: the configuration stays as written, and the
+client would not be guarded until it is fixed ("editguard doctor CLIENT"
+checks it again).
 
---dry-run shows the changes without writing them. With --json it prints
-{client, root, dry_run, files: [{path, action, added, present, kept,
-diff}], notes}; action is created, changed or unchanged.`,
+--dry-run shows the changes without writing them (and runs nothing). With
+--json it prints {client, root, dry_run, files: [{path, action, added,
+present, kept, diff}], notes, checks: [{client, check, ok, message, fix}]};
+action is created, changed or unchanged.`,
 }
 
 // initFile is what init did, or would do, to one file.
@@ -90,7 +114,8 @@ type initFile struct {
 
 	exists    bool
 	old, text string
-	tools     []string // the names of editguard's tools
+	tools     []string     // the names of editguard's tools
+	progs     initPrograms // the commands to write
 }
 
 // initReport is the result of init.
@@ -100,12 +125,16 @@ type initReport struct {
 	DryRun bool        `json:"dry_run"`
 	Files  []*initFile `json:"files"`
 	Notes  []string    `json:"notes,omitempty"`
+	// Checks are what running the configuration once showed.
+	Checks []*setupCheck `json:"checks,omitempty"`
 }
 
 // An initClient is what init writes for one client.
 type initClient struct {
 	files []initSpec
 	notes []string
+	mcp   bool // the configuration starts editguard's MCP server
+	hooks bool // the configuration runs editguard-hook
 }
 
 // An initSpec edits one configuration file: edit gets the file's text
@@ -118,6 +147,10 @@ type initSpec struct {
 // serveArgs are the arguments that start editguard's server on the
 // directory the client starts it in.
 var serveArgs = []string{"--root", ".", "serve"}
+
+// cursorServeArgs are the arguments of Cursor's configuration, which names
+// the workspace ${workspaceFolder}.
+var cursorServeArgs = []string{"--root", "${workspaceFolder}", "serve"}
 
 // claudeDenied are Claude Code's own file tools, which init turns off.
 var claudeDenied = []string{"Read", "Edit", "Write", "MultiEdit", "NotebookEdit"}
@@ -134,7 +167,7 @@ var initClients = map[string]initClient{
 		files: []initSpec{
 			{".mcp.json", func(f *initFile, text string) (string, error) {
 				return editJSON(f, text, func(d *jsonDoc) error {
-					return addServerJSON(d, f, orderedObject{{"type", "stdio"}, {"command", "editguard"}, {"args", serveArgs}})
+					return addServerJSON(d, f, orderedObject{{"type", "stdio"}, {"command", f.progs.editguard}, {"args", serveArgs}})
 				})
 			}},
 			{filepath.Join(".claude", "settings.json"), func(f *initFile, text string) (string, error) {
@@ -159,12 +192,13 @@ var initClients = map[string]initClient{
 			"Claude Code applies permissions.allow and enabledMcpjsonServers of .claude/settings.json only in a trusted workspace: run claude here once and accept the trust dialog. Until then it asks before each editguard tool call, and a headless run (-p) refuses them; the deny rules apply either way.",
 			"Bash can still change files outside editguard's tools: run init claude-code --hooks as well to run each Bash command between two checkpoints, which record and keep every file it changes.",
 		},
+		mcp: true,
 	},
 	"gemini": {
 		files: []initSpec{
 			{filepath.Join(".gemini", "settings.json"), func(f *initFile, text string) (string, error) {
 				return editJSON(f, text, func(d *jsonDoc) error {
-					if err := addServerJSON(d, f, orderedObject{{"command", "editguard"}, {"args", serveArgs}, {"trust", true}}); err != nil {
+					if err := addServerJSON(d, f, orderedObject{{"command", f.progs.editguard}, {"args", serveArgs}, {"trust", true}}); err != nil {
 						return err
 					}
 					// The settings format before Gemini CLI 0.3 had a
@@ -197,6 +231,7 @@ var initClients = map[string]initClient{
 			"A headless run (-p) in the default approval mode hides editguard's write_file: Gemini CLI denies its own write_file there and applies that to an MCP tool of the same name. Use --approval-mode auto_edit (or yolo) for headless runs.",
 			"run_shell_command can still change files outside editguard's tools: run init gemini --hooks as well to run each command between two checkpoints, which record and keep every file it changes.",
 		},
+		mcp: true,
 	},
 	"codex": {
 		files: []initSpec{
@@ -217,18 +252,21 @@ var initClients = map[string]initClient{
 			"Codex reads .codex/config.toml only in a trusted project; otherwise put the same [mcp_servers.editguard] table in ~/.codex/config.toml, with the project's absolute path after --root.",
 			"Codex's own apply_patch and exec_command cannot be turned off in its configuration, so init adds editguard's hooks for them too (Codex runs them once they are trusted: review them with /hooks). With the OpenAI models it knows, Codex offers MCP tools behind its tool_search tool, so the model finds editguard's tools by searching for them.",
 		},
+		mcp:   true,
+		hooks: true,
 	},
 	"cursor": {
 		files: []initSpec{
 			{filepath.Join(".cursor", "mcp.json"), func(f *initFile, text string) (string, error) {
 				return editJSON(f, text, func(d *jsonDoc) error {
-					return addServerJSON(d, f, orderedObject{{"command", "editguard"}, {"args", []string{"--root", "${workspaceFolder}", "serve"}}})
+					return addServerJSON(d, f, orderedObject{{"command", f.progs.editguard}, {"args", cursorServeArgs}})
 				})
 			}},
 		},
 		notes: []string{
 			"Cursor's own edit tools cannot be turned off in mcp.json: ask for the editguard tools in a project rule (.cursor/rules).",
 		},
+		mcp: true,
 	},
 }
 
@@ -244,7 +282,8 @@ func initClientNames(clients map[string]initClient) []string {
 func runInit(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(initCmd.name)
 	dryRun := fs.Bool("dry-run", false, "show the changes, write nothing")
-	hooks := fs.Bool("hooks", false, "guard the client's own file tools with editguard hook, instead of adding the MCP server")
+	hooks := fs.Bool("hooks", false, "guard the client's own file tools with editguard's hooks, instead of adding the MCP server")
+	bare := fs.Bool("bare-names", false, "write the programs' names alone (editguard, editguard-hook), not their absolute paths,\nfor a PATH you manage yourself: the client must find them on its own PATH")
 	fs.BoolVar(&e.json, "json", false, "print what was done as JSON")
 	pos, err := parseCommand(e, initCmd, fs, args)
 	if err != nil {
@@ -264,6 +303,12 @@ func runInit(ctx context.Context, e *env, args []string) error {
 	case !ok:
 		return usagef(initCmd.name, "unknown client %q: use one of %s", pos[0], strings.Join(initClientNames(clients), ", "))
 	}
+	// Find the programs before anything is written: a configuration that
+	// names a program the client cannot start leaves it unguarded.
+	progs, err := resolvePrograms(pos[0], *bare, client.hooks)
+	if err != nil {
+		return err
+	}
 	ws, err := e.workspace()
 	if err != nil {
 		return err
@@ -275,7 +320,7 @@ func runInit(ctx context.Context, e *env, args []string) error {
 	// Plan every file before writing any, so that a file that does not
 	// parse leaves all of them as they were.
 	for _, spec := range client.files {
-		f := &initFile{Path: filepath.ToSlash(spec.path), tools: tools}
+		f := &initFile{Path: filepath.ToSlash(spec.path), tools: tools, progs: progs}
 		r, err := s.Read(ctx, spec.path, nil)
 		switch {
 		case errors.Is(err, editguard.ErrNotFound):
@@ -319,17 +364,32 @@ func runInit(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	rep.Notes = append(rep.Notes, client.notes...)
-	if _, err := exec.LookPath("editguard"); err != nil {
-		note := "editguard is not on PATH, so the client cannot start it: install it (go install ./cmd/editguard in a clone of editguard)"
-		if exe, err := os.Executable(); err == nil && !strings.Contains(exe, "go-build") {
-			note += " or put " + exe + " in the configuration instead of \"editguard\""
+	if *bare {
+		rep.Notes = append(rep.Notes, "--bare-names: the client starts editguard by its name alone, so editguard and editguard-hook must be on the PATH the client runs with (which may not be this shell's); run editguard doctor "+pos[0]+" from there to check")
+	}
+	if !*dryRun {
+		// Run what the configuration now names, as the client will.
+		setup, err := readClientSetup(ws.Dir(), pos[0])
+		if err != nil {
+			return err
 		}
-		rep.Notes = append(rep.Notes, note)
+		rep.Checks = runSetupChecks(ctx, setup, client.mcp, client.hooks, &progs)
 	}
 	if e.json {
-		return e.printJSON(rep)
+		if err := e.printJSON(rep); err != nil {
+			return err
+		}
+	} else {
+		printInit(e, rep)
 	}
-	printInit(e, rep)
+	if failed := failedChecks(rep.Checks); len(failed) > 0 {
+		fmt.Fprintf(e.stderr, "editguard: the setup init wrote does not work: %s\n", failed[0].Message)
+		if failed[0].Fix != "" {
+			fmt.Fprintf(e.stderr, "hint: %s\n", failed[0].Fix)
+		}
+		fmt.Fprintf(e.stderr, "editguard: until this is fixed, %s is not guarded by editguard. The configuration was written and stays as it is; run editguard doctor %s once it is fixed.\n", clientTitle(pos[0]), pos[0])
+		return exitStatus(exitError)
+	}
 	return nil
 }
 
@@ -356,6 +416,9 @@ func printInit(e *env, rep *initReport) {
 	}
 	for _, n := range rep.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	for _, c := range rep.Checks {
+		printCheck(w, "check: ", c)
 	}
 	if rep.DryRun {
 		fmt.Fprintln(e.stderr, "dry run: no file written")
@@ -396,11 +459,21 @@ func addServerJSON(d *jsonDoc, f *initFile, want orderedObject) error {
 		return nil
 	}
 	got, _ := d.decode(n).(map[string]any)
-	if sameServer(got, want) {
+	if !sameServer(got, want) {
+		f.Kept = append(f.Kept, fmt.Sprintf("%s has other settings: %s", name, d.text[n.start:n.end]))
+		return nil
+	}
+	c, _ := got["command"].(string)
+	if compareServerCommand(c, f.progs.editguard) != commandReplace {
 		f.Present = append(f.Present, name)
 		return nil
 	}
-	f.Kept = append(f.Kept, fmt.Sprintf("%s has other settings: %s", name, d.text[n.start:n.end]))
+	// An earlier init's bare name, or a program that is gone.
+	cn := n.member("command")
+	if err := d.splice(cn.start, cn.end, string(mustJSON(f.progs.editguard))); err != nil {
+		return err
+	}
+	f.Added = append(f.Added, fmt.Sprintf("%s: command %s, was %s", name, f.progs.editguard, c))
 	return nil
 }
 
@@ -414,7 +487,8 @@ func sameServer(got map[string]any, want orderedObject) bool {
 		switch m.k {
 		case "command":
 			c, _ := got["command"].(string)
-			if filepath.Base(c) != m.v {
+			w, _ := m.v.(string)
+			if filepath.Base(c) != filepath.Base(w) {
 				return false
 			}
 		case "args":
@@ -465,17 +539,18 @@ func addValue(d *jsonDoc, f *initFile, path []string, v string) error {
 	return nil
 }
 
-// codexServer is the table init appends to Codex's config.toml.
-// Without default_tools_approval_mode "approve", Codex asks before each call
-// of a tool that is not read-only, and codex exec refuses them ("MCP tool
-// call requires approval, but approval policy is never").
-var codexServer = "[mcp_servers.editguard]\ncommand = \"editguard\"\nargs = [" + strings.Join(func() []string {
+// codexServer is the table init appends to Codex's config.toml, starting
+// the program command. Without default_tools_approval_mode "approve", Codex
+// asks before each call of a tool that is not read-only, and codex exec
+// refuses them ("MCP tool call requires approval, but approval policy is
+// never").
+func codexServer(command string) string {
 	var q []string
 	for _, a := range serveArgs {
 		q = append(q, tomlString(a))
 	}
-	return q
-}(), ", ") + "]\ndefault_tools_approval_mode = \"approve\"\n"
+	return "[mcp_servers.editguard]\ncommand = " + tomlString(command) + "\nargs = [" + strings.Join(q, ", ") + "]\ndefault_tools_approval_mode = \"approve\"\n"
+}
 
 // codexOutputLimit is the tool_output_token_limit init sets in Codex's
 // config.toml. With a model it has no metadata for, Codex cuts every tool
@@ -556,15 +631,23 @@ func editCodex(f *initFile, text string) (string, error) {
 				s, _ := a.(string)
 				sargs = append(sargs, s)
 			}
-			if t != nil && filepath.Base(cmd) == "editguard" && slices.Equal(sargs, serveArgs) {
-				f.Present = append(f.Present, name)
-			} else {
+			switch {
+			case t == nil || filepath.Base(cmd) != editguardName || !slices.Equal(sargs, serveArgs):
 				f.Kept = append(f.Kept, name+" has other settings")
+			case compareServerCommand(cmd, f.progs.editguard) != commandReplace:
+				f.Present = append(f.Present, name)
+			default:
+				// An earlier init's bare name, or a program that is gone.
+				if out, ok := setTOMLKey(text, "[mcp_servers.editguard]", "command", tomlString(f.progs.editguard)); ok {
+					f.Added = append(f.Added, fmt.Sprintf("%s: command %s, was %s", name, f.progs.editguard, cmd))
+					return out, nil
+				}
+				f.Kept = append(f.Kept, fmt.Sprintf("%s starts %s, which the client may not find: set its command to %s", name, cmd, tomlString(f.progs.editguard)))
 			}
 			return text, nil
 		}
 		if doc.inline["mcp_servers"] {
-			return "", errors.New("mcp_servers is an inline table, which a [mcp_servers.editguard] table cannot extend; add editguard = { command = \"editguard\", args = [\"--root\", \".\", \"serve\"] } to it by hand")
+			return "", fmt.Errorf("mcp_servers is an inline table, which a [mcp_servers.editguard] table cannot extend; add editguard = { command = %s, args = [\"--root\", \".\", \"serve\"] } to it by hand", tomlString(f.progs.editguard))
 		}
 	default:
 		return "", errors.New("mcp_servers is not a table")
@@ -576,12 +659,77 @@ func editCodex(f *initFile, text string) (string, error) {
 		}
 		out += "\n"
 	}
-	out += codexServer
+	out += codexServer(f.progs.editguard)
 	// Check what was made.
 	nd, err := parseTOML(out)
-	if err != nil || nd.get("mcp_servers", "editguard", "command") != "editguard" {
+	if err != nil || nd.get("mcp_servers", "editguard", "command") != f.progs.editguard {
 		return "", fmt.Errorf("internal error: the new configuration does not parse as intended (%v)", err)
 	}
 	f.Added = append(f.Added, name)
 	return out, nil
+}
+
+// setTOMLKey sets key to the TOML value val in the table whose header line
+// is header, line by line: the key's line in that table is replaced, with
+// its indentation, and every other byte stays as it was. It reports false
+// when there is no such line, and when the result does not parse or
+// changed anything else.
+func setTOMLKey(text, header, key, val string) (string, bool) {
+	before, err := parseTOML(text)
+	if err != nil {
+		return text, false
+	}
+	lines := strings.SplitAfter(text, "\n")
+	in := false
+	for i, l := range lines {
+		t := strings.TrimSpace(l)
+		if strings.HasPrefix(t, "[") {
+			in = t == header
+			continue
+		}
+		k, _, ok := strings.Cut(t, "=")
+		if !in || !ok || strings.TrimSpace(k) != key {
+			continue
+		}
+		indent := l[:len(l)-len(strings.TrimLeft(l, " \t"))]
+		nl := ""
+		if strings.HasSuffix(l, "\n") {
+			nl = "\n"
+		}
+		lines[i] = indent + key + " = " + val + nl
+		out := strings.Join(lines, "")
+		after, err := parseTOML(out)
+		if err != nil {
+			return text, false
+		}
+		// Only that key changed.
+		want, _ := parseTOML(key + " = " + val)
+		path := append(tomlHeaderPath(header), key)
+		if !reflect.DeepEqual(after.get(path...), want.get(key)) {
+			return text, false
+		}
+		setTOMLValue(before.root, path, want.get(key))
+		if !reflect.DeepEqual(after.root, before.root) {
+			return text, false
+		}
+		return out, true
+	}
+	return text, false
+}
+
+// tomlHeaderPath is the path of a table header "[a.b]" made of bare keys.
+func tomlHeaderPath(header string) []string {
+	return strings.Split(strings.Trim(header, "[]"), ".")
+}
+
+// setTOMLValue sets the value at path in a parsed document's tables.
+func setTOMLValue(t map[string]any, path []string, v any) {
+	for _, k := range path[:len(path)-1] {
+		next, _ := t[k].(map[string]any)
+		if next == nil {
+			return
+		}
+		t = next
+	}
+	t[path[len(path)-1]] = v
 }

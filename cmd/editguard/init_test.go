@@ -23,6 +23,7 @@ func cliRun(t *testing.T, root string, args ...string) (int, string, string) {
 
 func runInitJSON(t *testing.T, root, client string, extra ...string) *initReport {
 	t.Helper()
+	noHookServer(t)
 	code, out, errs := cliRun(t, root, append([]string{"init", client, "--json"}, extra...)...)
 	if code != 0 {
 		t.Fatalf("init %s: exit %d\n%s%s", client, code, out, errs)
@@ -92,10 +93,11 @@ var initFiles = map[string][]string{
 func checkInit(t *testing.T, root, client string) {
 	t.Helper()
 	serve := strs("--root", ".", "serve")
+	eg, _ := installed(t)
 	switch client {
 	case "claude-code":
 		m := readJSON(t, root, ".mcp.json")
-		want := map[string]any{"type": "stdio", "command": "editguard", "args": serve}
+		want := map[string]any{"type": "stdio", "command": eg, "args": serve}
 		if got := get(m, "mcpServers", "editguard"); !reflect.DeepEqual(got, want) {
 			t.Errorf(".mcp.json: mcpServers.editguard = %v, want %v", got, want)
 		}
@@ -116,7 +118,7 @@ func checkInit(t *testing.T, root, client string) {
 		}
 	case "gemini":
 		s := readJSON(t, root, ".gemini/settings.json")
-		want := map[string]any{"command": "editguard", "args": serve, "trust": true}
+		want := map[string]any{"command": eg, "args": serve, "trust": true}
 		if got := get(s, "mcpServers", "editguard"); !reflect.DeepEqual(got, want) {
 			t.Errorf("mcpServers.editguard = %v, want %v", got, want)
 		}
@@ -134,8 +136,8 @@ func checkInit(t *testing.T, root, client string) {
 		if err != nil {
 			t.Fatalf("config.toml: %v", err)
 		}
-		if got := d.get("mcp_servers", "editguard", "command"); got != "editguard" {
-			t.Errorf("mcp_servers.editguard.command = %v", got)
+		if got := d.get("mcp_servers", "editguard", "command"); got != eg {
+			t.Errorf("mcp_servers.editguard.command = %v, want %s", got, eg)
 		}
 		if got := d.get("mcp_servers", "editguard", "args"); !reflect.DeepEqual(got, serve) {
 			t.Errorf("mcp_servers.editguard.args = %v", got)
@@ -145,7 +147,7 @@ func checkInit(t *testing.T, root, client string) {
 		}
 	case "cursor":
 		m := readJSON(t, root, ".cursor/mcp.json")
-		want := map[string]any{"command": "editguard", "args": strs("--root", "${workspaceFolder}", "serve")}
+		want := map[string]any{"command": eg, "args": strs("--root", "${workspaceFolder}", "serve")}
 		if got := get(m, "mcpServers", "editguard"); !reflect.DeepEqual(got, want) {
 			t.Errorf("mcpServers.editguard = %v, want %v", got, want)
 		}
@@ -196,11 +198,12 @@ func TestInitEmpty(t *testing.T) {
 
 func TestInitDryRun(t *testing.T) {
 	root := t.TempDir()
+	eg, _ := installed(t)
 	code, out, errs := cliRun(t, root, "init", "claude-code", "--dry-run")
 	if code != 0 {
 		t.Fatalf("exit %d: %s%s", code, out, errs)
 	}
-	if !strings.Contains(out, ".mcp.json: would be created") || !strings.Contains(out, `+      "command": "editguard",`) {
+	if !strings.Contains(out, ".mcp.json: would be created") || !strings.Contains(out, `+      "command": "`+eg+`",`) || strings.Contains(out, "check: ") {
 		t.Errorf("dry run output lacks the plan or the diff:\n%s", out)
 	}
 	for _, f := range initFiles["claude-code"] {
@@ -551,50 +554,48 @@ func TestInitHooks(t *testing.T) {
 	}
 }
 
-// TestInitHooksKeepsOtherEditguard: a hook group that runs editguard hook
-// in another way is left as it is, and reported.
-// TestInitHooksFast: with editguard-hook installed next to editguard, init
-// writes it, with the same root and client as editguard hook would get.
-func TestInitHooksFast(t *testing.T) {
-	for _, fast := range []bool{false, true} {
-		old := fastHookInstalled
-		fastHookInstalled = func() bool { return fast }
-		defer func() { fastHookInstalled = old }()
-		want := map[string]string{
-			"claude-code": `editguard --root "$CLAUDE_PROJECT_DIR" hook`,
-			"gemini":      "editguard --root . hook --client gemini",
-			"codex":       "editguard --root . hook --client codex",
+// TestInitHooksCommand: the hooks run editguard-hook by its absolute path,
+// installed next to editguard, with the root and the client, ending in
+// "|| exit 2" so that a program the shell cannot start blocks the tool;
+// the check after writing runs it.
+func TestInitHooksCommand(t *testing.T) {
+	_, hook := installed(t)
+	want := map[string]string{
+		"claude-code": hook + ` --root "$CLAUDE_PROJECT_DIR" || exit 2`,
+		"gemini":      hook + " --root . --client gemini || exit 2",
+		"codex":       hook + " --root . --client codex || exit 2",
+	}
+	for client, cmd := range want {
+		root := t.TempDir()
+		rep := runInitJSON(t, root, client, "--hooks")
+		checkHooks(t, root, client)
+		event := "PreToolUse"
+		if client == "gemini" {
+			event = "BeforeTool"
 		}
-		if fast {
-			want = map[string]string{
-				"claude-code": `editguard-hook --root "$CLAUDE_PROJECT_DIR"`,
-				"gemini":      "editguard-hook --root . --client gemini",
-				"codex":       "editguard-hook --root . --client codex",
-			}
+		groups := hookGroups(t, root, client, event)
+		if len(groups) != 1 {
+			t.Fatalf("%s: %d %s groups", client, len(groups), event)
 		}
-		for client, cmd := range want {
-			root := t.TempDir()
-			runInitJSON(t, root, client, "--hooks")
-			checkHooks(t, root, client)
-			event := "PreToolUse"
-			if client == "gemini" {
-				event = "BeforeTool"
-			}
-			groups := hookGroups(t, root, client, event)
-			if len(groups) != 1 {
-				t.Fatalf("%s: %d %s groups", client, len(groups), event)
-			}
-			hs, _ := get(groups[0], "hooks").([]any)
-			if c, _ := get(hs[0], "command").(string); c != cmd {
-				t.Errorf("fast=%v %s: command %q, want %q", fast, client, c, cmd)
-			}
-			if !isHookCommand(cmd) {
-				t.Errorf("isHookCommand(%q) = false", cmd)
-			}
+		hs, _ := get(groups[0], "hooks").([]any)
+		if c, _ := get(hs[0], "command").(string); c != cmd {
+			t.Errorf("%s: command %q, want %q", client, c, cmd)
+		}
+		if !isHookCommand(cmd) {
+			t.Errorf("isHookCommand(%q) = false", cmd)
+		}
+		var probed bool
+		for _, c := range rep.Checks {
+			probed = probed || c.Check == "hook" && c.OK && strings.Contains(c.Message, "answered a probe")
+		}
+		if !probed || len(failedChecks(rep.Checks)) > 0 {
+			t.Errorf("%s: checks %+v", client, rep.Checks)
 		}
 	}
 }
 
+// TestInitHooksKeepsOtherEditguard: a hook group that runs editguard hook
+// in another way is left as it is, and reported.
 func TestInitHooksKeepsOtherEditguard(t *testing.T) {
 	root := t.TempDir()
 	text := `{"hooks": {"PreToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command": "/opt/bin/editguard --root /src hook --fail-open"}]}]}}`
@@ -648,9 +649,6 @@ func TestInitHooksWidensEarlierMatchers(t *testing.T) {
 		"gemini":      `{"hooks": {"BeforeTool": [{"matcher": "^(write_file|replace)$", "hooks": [{"name": "editguard", "type": "command", "command": "editguard --root . hook --client gemini"}]}], "AfterTool": [{"matcher": "^(read_file|write_file|replace)$", "hooks": [{"name": "editguard", "type": "command", "command": "editguard --root . hook --client gemini"}]}]}}`,
 		"codex":       "model = \"o3\"\n\n[[hooks.PreToolUse]]\nmatcher = \"^apply_patch$\"\n\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = \"editguard --root . hook --client codex\"\n\n[[hooks.PostToolUse]]\nmatcher = \"^apply_patch$\"\n\n[[hooks.PostToolUse.hooks]]\ntype = \"command\"\ncommand = \"editguard --root . hook --client codex\"\n\n[[hooks.PostToolUse]]\nmatcher = \"^apply_patch$\"\n\n[[hooks.PostToolUse.hooks]]\ntype = \"command\"\ncommand = \"audit.sh\"\n",
 	}
-	old := fastHookInstalled
-	fastHookInstalled = func() bool { return false }
-	defer func() { fastHookInstalled = old }()
 	for client, text := range earlier {
 		t.Run(client, func(t *testing.T) {
 			root := t.TempDir()
@@ -710,7 +708,7 @@ func TestInitCodexOutputLimit(t *testing.T) {
 			t.Errorf("over %q:\n%s\nwant it to start with %q", tt.text, got, tt.want)
 		}
 		d, err := parseTOML(got)
-		if err != nil || d.get("tool_output_token_limit") == nil || d.get("mcp_servers", "editguard", "command") != "editguard" {
+		if eg, _ := installed(t); err != nil || d.get("tool_output_token_limit") == nil || d.get("mcp_servers", "editguard", "command") != eg {
 			t.Errorf("over %q: %v %v", tt.text, err, d)
 		}
 		if kept := strings.Join(f.Kept, "\n"); !strings.Contains(kept, tt.kept) || (tt.kept == "") != (kept == "") {

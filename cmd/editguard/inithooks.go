@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,43 +16,6 @@ import (
 // runs for (a regular expression in each of these clients).
 type initHook struct {
 	event, matcher string
-}
-
-// The hook commands. Claude Code sets CLAUDE_PROJECT_DIR for its hooks;
-// Gemini CLI and Codex start them in the directory they work in, which
-// "--root ." names, as the server's configuration does. (Gemini CLI
-// puts its own quoting around $GEMINI_PROJECT_DIR, so the variable would
-// need to be written unquoted; "." needs no quoting at all.)
-//
-// When editguard-hook is installed next to this program (go install
-// ./cmd/... puts both in one directory), init writes it instead: it answers
-// the same events the same way, and starts in a fraction of the time (see
-// "editguard help hook").
-func hookCommand(client string) string {
-	root := "."
-	if client == "claude-code" {
-		root = `"$CLAUDE_PROJECT_DIR"`
-	}
-	if fastHookInstalled() {
-		if client == "claude-code" {
-			return "editguard-hook --root " + root
-		}
-		return "editguard-hook --root " + root + " --client " + client
-	}
-	if client == "claude-code" {
-		return "editguard --root " + root + " hook"
-	}
-	return "editguard --root " + root + " hook --client " + client
-}
-
-// fastHookInstalled reports whether editguard-hook is next to this program.
-var fastHookInstalled = func() bool {
-	self, err := os.Executable()
-	if err != nil {
-		return false
-	}
-	fi, err := os.Stat(filepath.Join(filepath.Dir(self), "editguard-hook"))
-	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }
 
 var (
@@ -83,7 +45,7 @@ var initHookClients = map[string]initClient{
 			{filepath.Join(".claude", "settings.json"), func(f *initFile, text string) (string, error) {
 				return editJSON(f, text, func(d *jsonDoc) error {
 					for _, h := range claudeHooks {
-						if err := addHookJSON(d, f, h, orderedObject{{"type", "command"}, {"command", hookCommand("claude-code")}}); err != nil {
+						if err := addHookJSON(d, f, h, "claude-code", orderedObject{{"type", "command"}, {"command", hookCommand("claude-code", f.progs.hook)}}); err != nil {
 							return err
 						}
 					}
@@ -106,13 +68,14 @@ var initHookClients = map[string]initClient{
 			"Claude Code reads hooks when it starts: start it again in this project to use them.",
 			"Bash runs between two checkpoints: every file a command changes is recorded and kept, and the model is told when a command overwrote someone else's change.",
 		},
+		hooks: true,
 	},
 	"gemini": {
 		files: []initSpec{
 			{filepath.Join(".gemini", "settings.json"), func(f *initFile, text string) (string, error) {
 				return editJSON(f, text, func(d *jsonDoc) error {
 					for _, h := range geminiHooks {
-						if err := addHookJSON(d, f, h, orderedObject{{"name", "editguard"}, {"type", "command"}, {"command", hookCommand("gemini")}}); err != nil {
+						if err := addHookJSON(d, f, h, "gemini", orderedObject{{"name", "editguard"}, {"type", "command"}, {"command", hookCommand("gemini", f.progs.hook)}}); err != nil {
 							return err
 						}
 					}
@@ -139,6 +102,7 @@ var initHookClients = map[string]initClient{
 			"Gemini CLI runs a project's hooks only in a trusted folder: run gemini here once and trust the folder.",
 			"run_shell_command runs between two checkpoints: every file a command changes is recorded and kept, and the model is told when a command overwrote someone else's change.",
 		},
+		hooks: true,
 	},
 	"codex": {
 		files: []initSpec{
@@ -148,6 +112,7 @@ var initHookClients = map[string]initClient{
 			"Codex reads .codex/config.toml only in a trusted project, and runs hooks only once they are trusted too: start codex here and review them (/hooks). codex exec runs hooks not yet trusted only with --dangerously-bypass-hook-trust.",
 			"Shell commands (exec_command, whose events Codex names Bash) run between two checkpoints: every file a command changes is recorded and kept, and the model is told when a command overwrote someone else's change. Simple reads (cat, head, sed -n, grep...) count as reads; a file the session has neither read so nor patched is checked by apply_patch only against the patch's context lines.",
 		},
+		hooks: true,
 	},
 }
 
@@ -168,18 +133,20 @@ func mustJSON(v any) []byte {
 // isHookCommand reports whether a hook's command runs editguard hook or
 // editguard-hook.
 func isHookCommand(c string) bool {
-	fields := strings.Fields(c)
-	if len(fields) == 0 {
+	words, _ := commandWords(c)
+	if len(words) == 0 {
 		return false
 	}
-	prog := filepath.Base(strings.Trim(fields[0], `"'`))
-	return prog == "editguard-hook" || prog == "editguard" && slices.Contains(fields, "hook")
+	prog := filepath.Base(words[0])
+	return prog == hookName || prog == editguardName && slices.Contains(words, "hook")
 }
 
 // addHookJSON adds the hook handler to hooks.EVENT, in the format Claude
 // Code and Gemini CLI share: [{"matcher": M, "hooks": [handler]}]. A
-// group that already runs editguard hook is reported, not changed.
-func addHookJSON(d *jsonDoc, f *initFile, h initHook, handler orderedObject) error {
+// group that already runs editguard hook is reported, or brought up to
+// date where an earlier init wrote it; one with other settings is left as
+// it is.
+func addHookJSON(d *jsonDoc, f *initFile, h initHook, client string, handler orderedObject) error {
 	label := "hooks." + h.event
 	var command string
 	for _, m := range handler {
@@ -191,27 +158,56 @@ func addHookJSON(d *jsonDoc, f *initFile, h initHook, handler orderedObject) err
 		for _, el := range n.vals {
 			group, _ := d.decode(el).(map[string]any)
 			handlers, _ := group["hooks"].([]any)
-			for _, x := range handlers {
+			for i, x := range handlers {
 				hm, _ := x.(map[string]any)
 				c, _ := hm["command"].(string)
 				if !isHookCommand(c) {
 					continue
 				}
 				old, _ := group["matcher"].(string)
-				switch {
-				case old == h.matcher && c == command:
-					f.Present = append(f.Present, label+": editguard hook")
-				case slices.Contains(earlierMatchers[h.event], old):
-					// Written by an earlier init: widened to the tools
-					// guarded now.
-					if mn := el.member("matcher"); mn != nil {
-						if err := d.splice(mn.start, mn.end, string(mustJSON(h.matcher))); err != nil {
-							return err
-						}
-						f.Added = append(f.Added, fmt.Sprintf("%s: editguard hook for %s, was for %s", label, h.matcher, old))
-					}
-				default:
+				// An earlier init wrote the matcher for the tools
+				// guarded then, or a command naming a program by its
+				// name alone: both are brought up to date.
+				widen := old != h.matcher && slices.Contains(earlierMatchers[h.event], old)
+				cmd := compareHookCommand(client, c, command)
+				if old != h.matcher && !widen || cmd == commandOther {
 					f.Kept = append(f.Kept, fmt.Sprintf("%s has an editguard hook with other settings: %s", label, inlineJSON(group)))
+					return nil
+				}
+				if !widen && cmd == commandSame {
+					f.Present = append(f.Present, label+": editguard hook")
+					return nil
+				}
+				type edit struct {
+					n *jnode
+					v string
+				}
+				var edits []edit
+				msg := fmt.Sprintf("%s: editguard hook for %s", label, h.matcher)
+				if widen {
+					if mn := el.member("matcher"); mn != nil {
+						edits = append(edits, edit{mn, h.matcher})
+						msg += ", was for " + old
+					}
+				}
+				if cmd == commandReplace {
+					if hn := el.member("hooks"); hn != nil && i < len(hn.vals) {
+						if cn := hn.vals[i].member("command"); cn != nil {
+							edits = append(edits, edit{cn, command})
+							msg += fmt.Sprintf("; runs %s, was %s", command, c)
+						}
+					}
+				}
+				// From the end of the text, so that the places of the
+				// edits before stay where they are.
+				slices.SortFunc(edits, func(a, b edit) int { return b.n.start - a.n.start })
+				for _, ed := range edits {
+					if err := d.splice(ed.n.start, ed.n.end, string(mustJSON(ed.v))); err != nil {
+						return err
+					}
+				}
+				if len(edits) > 0 {
+					f.Added = append(f.Added, msg)
 				}
 				return nil
 			}
@@ -240,10 +236,11 @@ func editCodexHooks(f *initFile, text string) (string, error) {
 	default:
 		return "", errors.New("hooks is not a table")
 	}
-	out := widenCodexMatchers(f, text)
+	want := hookCommand("codex", f.progs.hook)
+	out, upgraded := upgradeCodexHooks(f, text, want)
 	if out != text {
 		if doc, err = parseTOML(out); err != nil {
-			return "", fmt.Errorf("internal error: widening the matchers made invalid TOML (%v)", err)
+			return "", fmt.Errorf("internal error: bringing the hooks up to date made invalid TOML (%v)", err)
 		}
 	}
 	for _, h := range codexHooks {
@@ -254,7 +251,11 @@ func editCodexHooks(f *initFile, text string) (string, error) {
 			if !doc.arrays[label] {
 				return "", fmt.Errorf("%s is an inline array, which a [[%s]] table cannot extend; add editguard's hook to it by hand", label, label)
 			}
-			if found := codexHookGroup(f, label, h, groups); found {
+			report := f
+			if upgraded[h.event] {
+				report = &initFile{} // reported as brought up to date
+			}
+			if found := codexHookGroup(report, label, h, groups, want); found {
 				continue
 			}
 		default:
@@ -267,7 +268,7 @@ func editCodexHooks(f *initFile, text string) (string, error) {
 			out += "\n"
 		}
 		out += fmt.Sprintf("[[%s]]\nmatcher = %s\n\n[[%s.hooks]]\ntype = \"command\"\ncommand = %s\n",
-			label, tomlString(h.matcher), label, tomlString(hookCommand("codex")))
+			label, tomlString(h.matcher), label, tomlString(want))
 		f.Added = append(f.Added, fmt.Sprintf("%s: editguard hook for %s", label, h.matcher))
 	}
 	if out == text {
@@ -280,28 +281,35 @@ func editCodexHooks(f *initFile, text string) (string, error) {
 	}
 	for _, h := range codexHooks {
 		groups, _ := nd.get("hooks", h.event).([]any)
-		if !codexHookGroup(&initFile{}, "", h, groups) {
+		if !codexHookGroup(&initFile{}, "", h, groups, want) {
 			return "", fmt.Errorf("internal error: the new configuration lacks the hook for %s", h.event)
 		}
 	}
 	return out, nil
 }
 
-// widenCodexMatchers rewrites the matcher of each [[hooks.EVENT]] table
-// whose hooks run editguard and whose matcher an earlier init wrote to the
-// one init writes now, line by line: the table's "matcher = " line, and a
-// "command = " line of editguard's among the lines up to the next table
-// that is not one of its own.
-func widenCodexMatchers(f *initFile, text string) string {
+// upgradeCodexHooks brings the [[hooks.EVENT]] tables whose hooks run
+// editguard up to date where an earlier init wrote them, as addHookJSON
+// does, line by line: the table's "matcher = " line, when it names the
+// tools an earlier init guarded, and the "command = " line of editguard's
+// among the lines up to the next table that is not one of its own, when it
+// names the program by its name alone or one that is gone.
+// It returns the new text and the events whose hooks it changed.
+func upgradeCodexHooks(f *initFile, text, want string) (string, map[string]bool) {
+	upgraded := map[string]bool{}
 	lines := strings.SplitAfter(text, "\n")
+	set := func(i int, key, val string) {
+		indent := lines[i][:len(lines[i])-len(strings.TrimLeft(lines[i], " \t"))]
+		lines[i] = indent + key + " = " + tomlString(val) + "\n"
+	}
 	for _, h := range codexHooks {
 		header := "[[hooks." + h.event + "]]"
 		for i := 0; i < len(lines); i++ {
 			if strings.TrimSpace(lines[i]) != header {
 				continue
 			}
-			matcher, ours := -1, false
-			old := ""
+			matcher, command := -1, -1
+			var old, oldCommand string
 			for j := i + 1; j < len(lines); j++ {
 				l := strings.TrimSpace(lines[j])
 				if strings.HasPrefix(l, "[") && !strings.HasPrefix(l, "[[hooks."+h.event+".") && !strings.HasPrefix(l, "[hooks."+h.event+".") {
@@ -315,27 +323,44 @@ func widenCodexMatchers(f *initFile, text string) string {
 					str, _ := val.get("v").(string)
 					switch strings.TrimSpace(k) {
 					case "matcher":
-						if matcher < 0 && slices.Contains(earlierMatchers[h.event], str) {
+						if matcher < 0 {
 							matcher, old = j, str
 						}
 					case "command":
-						ours = ours || isHookCommand(str)
+						if command < 0 && isHookCommand(str) {
+							command, oldCommand = j, str
+						}
 					}
 				}
 			}
-			if matcher >= 0 && ours {
-				indent := lines[matcher][:len(lines[matcher])-len(strings.TrimLeft(lines[matcher], " \t"))]
-				lines[matcher] = indent + "matcher = " + tomlString(h.matcher) + "\n"
-				f.Added = append(f.Added, fmt.Sprintf("hooks.%s: editguard hook for %s, was for %s", h.event, h.matcher, old))
+			if command < 0 {
+				continue
 			}
+			widen := matcher >= 0 && old != h.matcher && slices.Contains(earlierMatchers[h.event], old)
+			cmd := compareHookCommand("codex", oldCommand, want)
+			if old != h.matcher && !widen || cmd == commandOther || !widen && cmd == commandSame {
+				continue
+			}
+			msg := fmt.Sprintf("hooks.%s: editguard hook for %s", h.event, h.matcher)
+			if widen {
+				set(matcher, "matcher", h.matcher)
+				msg += ", was for " + old
+			}
+			if cmd == commandReplace {
+				set(command, "command", want)
+				msg += fmt.Sprintf("; runs %s, was %s", want, oldCommand)
+			}
+			f.Added = append(f.Added, msg)
+			upgraded[h.event] = true
 		}
 	}
-	return strings.Join(lines, "")
+	return strings.Join(lines, ""), upgraded
 }
 
 // codexHookGroup reports whether one of the [[hooks.EVENT]] groups runs
-// editguard hook, and reports it in f.
-func codexHookGroup(f *initFile, label string, h initHook, groups []any) bool {
+// editguard hook, and reports it in f: present when it runs want for the
+// tools init guards.
+func codexHookGroup(f *initFile, label string, h initHook, groups []any, want string) bool {
 	for _, g := range groups {
 		group, _ := g.(map[string]any)
 		handlers, _ := group["hooks"].([]any)
@@ -345,7 +370,7 @@ func codexHookGroup(f *initFile, label string, h initHook, groups []any) bool {
 			if !isHookCommand(c) {
 				continue
 			}
-			if group["matcher"] == h.matcher && c == hookCommand("codex") {
+			if group["matcher"] == h.matcher && compareHookCommand("codex", c, want) == commandSame {
 				f.Present = append(f.Present, label+": editguard hook")
 			} else {
 				f.Kept = append(f.Kept, label+" has an editguard hook with other settings")

@@ -68,6 +68,8 @@ type codexOptions struct {
 	config string
 	// args are more arguments of codex exec, before the prompt.
 	args []string
+	// noEditguard leaves editguard and editguard-hook off the run's PATH.
+	noEditguard bool
 }
 
 // runCodex runs "codex exec" on workspace with the model replaced by
@@ -116,7 +118,10 @@ func runCodex(t *testing.T, workspace string, script []Step, opts codexOptions) 
 	args = append(args, opts.args...)
 	args = append(args, "Work through the task with the tools you have.")
 	path := os.Getenv("PATH")
-	if opts.project {
+	switch {
+	case opts.noEditguard:
+		path = pathWithoutEditguard()
+	case opts.project:
 		path = filepath.Dir(bin) + string(os.PathListSeparator) + path
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), codexRunTimeout)
@@ -244,6 +249,9 @@ func TestInitCodex(t *testing.T) {
 	}
 	bin := editguardBin(t)
 	out, err := exec.Command(bin, "--root", ws, "init", "codex").CombinedOutput()
+	// init ran the hooks it added for Codex's own tools once, which
+	// started a hook server.
+	t.Cleanup(func() { stopHookServers(t, ws) })
 	if err != nil {
 		t.Fatalf("editguard init codex: %v\n%s", err, out)
 	}

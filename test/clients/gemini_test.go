@@ -39,6 +39,8 @@ type geminiOptions struct {
 	builtin bool
 	// settings are more user settings.
 	settings map[string]any
+	// noEditguard leaves editguard and editguard-hook off the run's PATH.
+	noEditguard bool
 }
 
 // runGemini runs Gemini CLI headless on workspace with the model replaced by
@@ -96,7 +98,10 @@ func runGemini(t *testing.T, workspace string, script []Step, opts geminiOptions
 		args = append(args, "--approval-mode", opts.approval)
 	}
 	path := os.Getenv("PATH")
-	if opts.project {
+	switch {
+	case opts.noEditguard:
+		path = pathWithoutEditguard()
+	case opts.project:
 		path = filepath.Dir(bin) + string(os.PathListSeparator) + path
 	}
 	env := []string{

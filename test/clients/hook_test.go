@@ -107,6 +107,9 @@ func initHooks(t *testing.T, ws, client string) {
 	if err != nil {
 		t.Fatalf("editguard init %s --hooks: %v", client, err)
 	}
+	// init ran the hook command once, which started a server: stopped
+	// here, a server at the end is one the client's events started.
+	stopHookServers(t, ws)
 }
 
 // stopHookServers stops the hook servers editguard-hook started for ws

@@ -68,8 +68,13 @@ func claudeHome(t *testing.T, workspace string, trusted bool) string {
 // debug log, and the error of the run.
 func runClaudeIn(t *testing.T, workspace, home, url string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
+	return runClaudeWithPath(t, workspace, home, url, filepath.Dir(editguardBin(t))+string(os.PathListSeparator)+os.Getenv("PATH"), args...)
+}
+
+// runClaudeWithPath is runClaudeIn with path as the run's PATH.
+func runClaudeWithPath(t *testing.T, workspace, home, url, path string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
 	exe, pre := claudeCommand(t)
-	bin := editguardBin(t)
 	debugLog := filepath.Join(home, "debug.log")
 	os.Remove(debugLog)
 	args = append(append(pre,
@@ -86,7 +91,7 @@ func runClaudeIn(t *testing.T, workspace, home, url string, args ...string) (std
 		switch {
 		case strings.HasPrefix(kv, "ENABLE_TOOL_SEARCH="):
 		case strings.HasPrefix(kv, "PATH="):
-			cmd.Env = append(cmd.Env, "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+strings.TrimPrefix(kv, "PATH="))
+			cmd.Env = append(cmd.Env, "PATH="+path)
 		default:
 			cmd.Env = append(cmd.Env, kv)
 		}
