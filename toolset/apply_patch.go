@@ -94,41 +94,70 @@ const (
 // not, theirs come first.
 func patchSummary(res *editguard.PatchResult, undone string) (string, *patchMeta) {
 	var b strings.Builder
-	switch {
-	case res.DryRun && undone != "":
-		fmt.Fprintf(&b, "Dry run, nothing was written. Undoing transaction %s would change:\n", undone)
-	case res.DryRun:
-		b.WriteString("Dry run, nothing was written. The patch would change:\n")
-	case undone != "":
-		fmt.Fprintf(&b, "Undid transaction %s on %d files (transaction %s):\n", undone, len(res.Files), res.TxID)
-	default:
-		fmt.Fprintf(&b, "Applied the patch to %d files (transaction %s):\n", len(res.Files), res.TxID)
-	}
-
+	b.WriteString(patchHeading(res, undone))
 	lines := make([]string, len(res.Files))
 	relaxed := make([]bool, len(res.Files))
-	total := 0
 	for i, f := range res.Files {
 		lines[i], relaxed[i] = patchFileLine(f)
-		total += len(lines[i])
 	}
-	shown := make([]bool, len(res.Files))
+	meta := &patchMeta{PatchResult: editguard.PatchResult{TxID: res.TxID, DryRun: res.DryRun}}
+	listPatchFiles(&b, meta, res, undone, lines, shownFiles(lines, relaxed))
+	listWarnings(&b, meta, res.Warnings)
+	if diffs := patchDiffs(res.Files, relaxed); diffs != "" {
+		d, _ := udiff.Bound(diffs, DiffBudget)
+		b.WriteString("\n" + d)
+	}
+	return b.String(), meta
+}
+
+// patchHeading is the first line of a patch's text, saying whether it was
+// written or only checked, and whether it undid a transaction.
+func patchHeading(res *editguard.PatchResult, undone string) string {
+	switch {
+	case res.DryRun && undone != "":
+		return fmt.Sprintf("Dry run, nothing was written. Undoing transaction %s would change:\n", undone)
+	case res.DryRun:
+		return "Dry run, nothing was written. The patch would change:\n"
+	case undone != "":
+		return fmt.Sprintf("Undid transaction %s on %d files (transaction %s):\n", undone, len(res.Files), res.TxID)
+	default:
+		return fmt.Sprintf("Applied the patch to %d files (transaction %s):\n", len(res.Files), res.TxID)
+	}
+}
+
+// shownFiles chooses the files whose lines are listed: all of them if they
+// fit in ListBudget, else, in order, those whose hunks matched only after
+// relaxing and then the others, as long as they fit, so that the files a
+// model must check are the last to be left out.
+func shownFiles(lines []string, relaxed []bool) []bool {
+	shown := make([]bool, len(lines))
+	total := 0
+	for _, l := range lines {
+		total += len(l)
+	}
 	if total <= ListBudget {
 		for i := range shown {
 			shown[i] = true
 		}
-	} else {
-		used := 0
-		for _, first := range []bool{true, false} {
-			for i := range lines {
-				if relaxed[i] == first && !shown[i] && used+len(lines[i]) <= ListBudget {
-					shown[i] = true
-					used += len(lines[i])
-				}
+		return shown
+	}
+	used := 0
+	for _, first := range []bool{true, false} {
+		for i := range lines {
+			if relaxed[i] == first && !shown[i] && used+len(lines[i]) <= ListBudget {
+				shown[i] = true
+				used += len(lines[i])
 			}
 		}
 	}
-	meta := &patchMeta{PatchResult: editguard.PatchResult{TxID: res.TxID, DryRun: res.DryRun}}
+	return shown
+}
+
+// listPatchFiles writes the lines of the shown files and adds them, without
+// their diffs, to meta; then, if some are not shown, how many of each kind
+// and where to see them, so that a long patch's result stays bounded
+// without hiding that it changed more.
+func listPatchFiles(b *strings.Builder, meta *patchMeta, res *editguard.PatchResult, undone string, lines []string, shown []bool) {
 	omitted := map[string]int{}
 	for i, f := range res.Files {
 		if !shown[i] {
@@ -139,32 +168,39 @@ func patchSummary(res *editguard.PatchResult, undone string) (string, *patchMeta
 		f.Diff = ""
 		meta.Files = append(meta.Files, f)
 	}
-	if n := len(res.Files) - len(meta.Files); n > 0 {
-		meta.FilesTotal, meta.FilesOmitted = len(res.Files), n
-		var kinds []string
-		for _, op := range []string{"update", "add", "delete", "move", "undo"} {
-			if c := omitted[op]; c > 0 {
-				kinds = append(kinds, fmt.Sprintf("%d %s", c, opWords[op]))
-			}
-		}
-		fmt.Fprintf(&b, "... and %d more files, not listed here (%s).", n, strings.Join(kinds, ", "))
-		if !res.DryRun {
-			tool := "apply_patch"
-			if undone != "" {
-				tool = "undo_patch"
-			}
-			fmt.Fprintf(&b, " file_history on a path shows its version from this transaction; `editguard log --tool %s --json` lists every file (the records with \"strategy\": \"transaction %s\").", tool, res.TxID)
-		}
-		b.WriteString("\n")
+	n := len(res.Files) - len(meta.Files)
+	if n <= 0 {
+		return
 	}
+	meta.FilesTotal, meta.FilesOmitted = len(res.Files), n
+	var kinds []string
+	for _, op := range []string{"update", "add", "delete", "move", "undo"} {
+		if c := omitted[op]; c > 0 {
+			kinds = append(kinds, fmt.Sprintf("%d %s", c, opWords[op]))
+		}
+	}
+	fmt.Fprintf(b, "... and %d more files, not listed here (%s).", n, strings.Join(kinds, ", "))
+	if !res.DryRun {
+		tool := "apply_patch"
+		if undone != "" {
+			tool = "undo_patch"
+		}
+		fmt.Fprintf(b, " file_history on a path shows its version from this transaction; `editguard log --tool %s --json` lists every file (the records with \"strategy\": \"transaction %s\").", tool, res.TxID)
+	}
+	b.WriteString("\n")
+}
 
+// listWarnings writes the warnings within warningBudget (the first always,
+// cut if it alone is over it) and adds them to meta, then counts the
+// others, so that many warnings do not crowd out the diffs.
+func listWarnings(b *strings.Builder, meta *patchMeta, warnings []string) {
 	used := 0
-	for i, w := range res.Warnings {
+	for i, w := range warnings {
 		line := "Warning: " + w + "\n"
 		if used+len(line) > warningBudget && i > 0 {
-			meta.WarningsOmitted = len(res.Warnings) - i
-			fmt.Fprintf(&b, "... and %d more warnings.\n", meta.WarningsOmitted)
-			break
+			meta.WarningsOmitted = len(warnings) - i
+			fmt.Fprintf(b, "... and %d more warnings.\n", meta.WarningsOmitted)
+			return
 		}
 		if len(line) > warningBudget {
 			line = "Warning: " + cutText(w, warningBudget) + "\n"
@@ -173,28 +209,28 @@ func patchSummary(res *editguard.PatchResult, undone string) (string, *patchMeta
 		meta.Warnings = append(meta.Warnings, w)
 		used += len(line)
 	}
+}
 
-	// When the diffs are cut, those of the files to check come first.
+// patchDiffs joins the files' diffs, before they are cut to DiffBudget:
+// when they are over it, the diffs of the files whose hunks matched only
+// after relaxing come first, so that the ones to check are kept.
+func patchDiffs(files []editguard.PatchFile, relaxed []bool) string {
 	size := 0
-	for _, f := range res.Files {
+	for _, f := range files {
 		size += len(f.Diff)
 	}
 	var diffs strings.Builder
-	for i, f := range res.Files {
+	for i, f := range files {
 		if relaxed[i] && size > DiffBudget {
 			diffs.WriteString(f.Diff)
 		}
 	}
-	for i, f := range res.Files {
+	for i, f := range files {
 		if !relaxed[i] || size <= DiffBudget {
 			diffs.WriteString(f.Diff)
 		}
 	}
-	if diffs.Len() > 0 {
-		d, _ := udiff.Bound(diffs.String(), DiffBudget)
-		b.WriteString("\n" + d)
-	}
-	return b.String(), meta
+	return diffs.String()
 }
 
 // opWords name the kinds of change of a patch's files, as counted.

@@ -45,7 +45,42 @@ const (
 	maxShownLine   = 300
 )
 
+// searchText runs search_text: it checks the arguments before anything is
+// opened, searches the files under the start directory and renders what it
+// found and what it did not search.
 func (t *Toolset) searchText(ctx context.Context, raw json.RawMessage) (*Output, error) {
+	q, path, err := parseSearch(raw)
+	if err != nil {
+		return nil, err
+	}
+	display, err := t.startDir("search_text", path)
+	if err != nil {
+		return nil, err
+	}
+	s := startSearch(q)
+	err = t.ws.Walk(ctx, display, s.visit)
+	s.finish()
+	if err != nil {
+		return nil, err
+	}
+	return s.output(display), nil
+}
+
+// searchQuery is what search_text looks for, its arguments checked.
+type searchQuery struct {
+	pattern string // as given, for the result's text
+	glob    string
+	limit   int // the most matching lines returned
+	re      *regexp.Regexp
+	// must is text every match contains, or nil: it is looked for with
+	// bytes.Index first, since most files do not contain it and the
+	// regular expression then never runs on them.
+	must []byte
+}
+
+// parseSearch decodes and checks search_text's arguments, in the order
+// their errors are reported, and returns the query and the path argument.
+func parseSearch(raw json.RawMessage) (*searchQuery, *string, error) {
 	var a struct {
 		Pattern         *string `json:"pattern"`
 		Path            *string `json:"path"`
@@ -55,170 +90,159 @@ func (t *Toolset) searchText(ctx context.Context, raw json.RawMessage) (*Output,
 		MaxResults      int     `json:"max_results"`
 	}
 	if err := decodeArgs("search_text", raw, &a); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if a.Pattern == nil || *a.Pattern == "" {
-		return nil, missing("search_text", "pattern")
+		return nil, nil, missing("search_text", "pattern")
 	}
 	limit := a.MaxResults
 	if limit == 0 {
 		limit = defaultResults
 	}
 	if limit < 0 || limit > maxResults {
-		return nil, invalidArgument("search_text", fmt.Sprintf("max_results must be between 1 and %d", maxResults), map[string]any{"argument": "max_results"})
+		return nil, nil, invalidArgument("search_text", fmt.Sprintf("max_results must be between 1 and %d", maxResults), map[string]any{"argument": "max_results"})
 	}
 	if a.Glob != "" && !validGlob(a.Glob) {
-		return nil, invalidArgument("search_text", fmt.Sprintf("bad glob %q", a.Glob), map[string]any{"argument": "glob"})
+		return nil, nil, invalidArgument("search_text", fmt.Sprintf("bad glob %q", a.Glob), map[string]any{"argument": "glob"})
 	}
-	expr := *a.Pattern
-	if a.Literal {
+	re, must, err := compileSearch(*a.Pattern, a.Literal, a.CaseInsensitive)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &searchQuery{pattern: *a.Pattern, glob: a.Glob, limit: limit, re: re, must: must}, a.Path, nil
+}
+
+// compileSearch compiles the pattern as the literal and case_insensitive
+// arguments ask, and returns the text every match must contain, so that a
+// bad expression is refused as an argument error naming the pattern.
+func compileSearch(pattern string, literal, caseInsensitive bool) (*regexp.Regexp, []byte, error) {
+	expr := pattern
+	if literal {
 		expr = regexp.QuoteMeta(expr)
 	}
-	if a.CaseInsensitive {
+	if caseInsensitive {
 		expr = "(?i)" + expr
 	}
 	re, err := regexp.Compile(expr)
 	if err != nil {
-		return nil, invalidArgument("search_text", "bad regular expression: "+err.Error(), map[string]any{"argument": "pattern"})
+		return nil, nil, invalidArgument("search_text", "bad regular expression: "+err.Error(), map[string]any{"argument": "pattern"})
 	}
-	// Text every match must contain is looked for with bytes.Index
-	// first: most files do not contain it, and the regular expression
-	// then never runs on them.
-	must := requiredLiteral(expr)
-	display, err := t.startDir("search_text", a.Path)
-	if err != nil {
-		return nil, err
-	}
-	// The walk (in this goroutine) opens the files in path order and
-	// hands them to workers, one per CPU, that read and search them; the
-	// results are put back in path order. The walk stops once the files
-	// handed out hold more matching lines than asked for: every file
-	// before the last one handed out is searched, so the first lines in
-	// path order are all found.
-	type job struct {
-		idx int
-		rel string
-		f   *editguard.RegularFile
-	}
-	var (
-		jobs    = make(chan job, 256)
-		mu      sync.Mutex
-		found   = map[int][]string{}
-		total   atomic.Int64
-		binary  atomic.Int64
-		workers sync.WaitGroup
-		// What the walk met and did not search, and why.
-		large      []string
-		nLarge     int
-		unreadable int
-	)
+	return re, requiredLiteral(expr), nil
+}
+
+// searchJob is one file the walk hands to a worker: its place in path
+// order, its path and the open file.
+type searchJob struct {
+	idx int
+	rel string
+	f   *editguard.RegularFile
+}
+
+// fileSearch is one search in progress. The walk (in the caller's
+// goroutine, through visit) opens the files in path order and hands them
+// to workers, one per CPU, that read and search them; the results are put
+// back in path order. The walk stops once the files handed out hold more
+// matching lines than asked for: every file before the last one handed
+// out is searched, so the first lines in path order are all found.
+type fileSearch struct {
+	q       *searchQuery
+	jobs    chan searchJob
+	mu      sync.Mutex
+	found   map[int][]string // matching lines by job index, under mu
+	total   atomic.Int64     // matching lines found
+	binary  atomic.Int64     // binary files met
+	workers sync.WaitGroup
+	next    int // jobs handed out
+
+	// What the walk met and did not search, and why.
+	large      []string
+	nLarge     int
+	unreadable int
+}
+
+// startSearch starts the workers of a search for q, so that files are
+// searched while the walk still opens the next ones.
+func startSearch(q *searchQuery) *fileSearch {
+	s := &fileSearch{q: q, jobs: make(chan searchJob, 256), found: map[int][]string{}}
 	for range runtime.GOMAXPROCS(0) {
-		workers.Go(func() {
-			var buf []byte
-			for j := range jobs {
-				var lines []string
-				if size := j.f.Size(); int64(cap(buf)) <= size {
-					buf = make([]byte, 0, size+size/8+512)
-				}
-				var bin bool
-				lines, buf, bin = searchFile(j.f, buf, re, must, j.rel, limit+1)
-				j.f.Close()
-				if bin {
-					binary.Add(1)
-				}
-				if len(lines) > 0 {
-					total.Add(int64(len(lines)))
-					mu.Lock()
-					found[j.idx] = lines
-					mu.Unlock()
-				}
-			}
-		})
+		s.workers.Go(s.work)
 	}
-	next := 0
-	err = t.ws.Walk(ctx, display, func(wf *editguard.WalkFile) bool {
-		if a.Glob != "" && !matchGlob(a.Glob, wf.Rel) {
-			return true
+	return s
+}
+
+// work is one worker: it searches the files handed to it, reusing one
+// buffer that grows to the largest, closes them, and keeps their matching
+// lines by the files' place in path order.
+func (s *fileSearch) work() {
+	var buf []byte
+	for j := range s.jobs {
+		var lines []string
+		if size := j.f.Size(); int64(cap(buf)) <= size {
+			buf = make([]byte, 0, size+size/8+512)
 		}
-		f, err := wf.Open()
-		if err != nil {
-			unreadable++
-			return true
+		var bin bool
+		lines, buf, bin = searchFile(j.f, buf, s.q.re, s.q.must, j.rel, s.q.limit+1)
+		j.f.Close()
+		if bin {
+			s.binary.Add(1)
 		}
-		if f.Size() > maxSearchBytes {
-			if nLarge++; len(large) < maxSkippedNames {
-				large = append(large, wf.Path)
-			}
-		}
-		if f.Size() > maxSearchBytes || f.Size() == 0 {
-			f.Close()
-			return true
-		}
-		jobs <- job{next, wf.Path, f}
-		next++
-		return total.Load() <= int64(limit)
-	})
-	close(jobs)
-	workers.Wait()
-	if err != nil {
-		return nil, err
-	}
-	var (
-		b      strings.Builder
-		n      int
-		files  int
-		more   bool
-		budget = ReadBudget - readOverhead
-	)
-collect:
-	for idx := range next {
-		lines := found[idx]
 		if len(lines) > 0 {
-			files++
-		}
-		for _, entry := range lines {
-			if n == limit || b.Len()+len(entry) > budget {
-				more = true
-				break collect
-			}
-			b.WriteString(entry)
-			n++
+			s.total.Add(int64(len(lines)))
+			s.mu.Lock()
+			s.found[j.idx] = lines
+			s.mu.Unlock()
 		}
 	}
+}
+
+// visit is the walk's callback: it hands a file the glob admits to the
+// workers, counts those it cannot open or that are too large so that the
+// result can say so, and stops the walk once enough lines were found.
+func (s *fileSearch) visit(wf *editguard.WalkFile) bool {
+	if s.q.glob != "" && !matchGlob(s.q.glob, wf.Rel) {
+		return true
+	}
+	f, err := wf.Open()
+	if err != nil {
+		s.unreadable++
+		return true
+	}
+	if f.Size() > maxSearchBytes {
+		if s.nLarge++; len(s.large) < maxSkippedNames {
+			s.large = append(s.large, wf.Path)
+		}
+	}
+	if f.Size() > maxSearchBytes || f.Size() == 0 {
+		f.Close()
+		return true
+	}
+	s.jobs <- searchJob{s.next, wf.Path, f}
+	s.next++
+	return s.total.Load() <= int64(s.q.limit)
+}
+
+// finish ends the search once the walk is over: no more files come, and
+// every file handed out has been searched.
+func (s *fileSearch) finish() {
+	close(s.jobs)
+	s.workers.Wait()
+}
+
+// output renders the finished search for the model, rooted at display:
+// a heading, the matching lines, and what was not searched.
+func (s *fileSearch) output(display string) *Output {
+	lines, n, files, more := s.collect()
 	var out strings.Builder
 	switch {
 	case n == 0:
-		fmt.Fprintf(&out, "No matches for %s under %s.\n", *a.Pattern, display)
+		fmt.Fprintf(&out, "No matches for %s under %s.\n", s.q.pattern, display)
 	case more:
 		fmt.Fprintf(&out, "First %d matching lines (more exist; narrow the pattern, path or glob, or raise max_results):\n", n)
 	default:
 		fmt.Fprintf(&out, "%d matching lines in %d files:\n", n, files)
 	}
-	out.WriteString(b.String())
-	// What was not searched, so that "no matches" is never a silent
-	// "not looked at".
-	skipped := map[string]any{}
-	var notes []string
-	if nLarge > 0 {
-		names := strings.Join(large, ", ")
-		if nLarge > len(large) {
-			names += ", ..."
-		}
-		notes = append(notes, fmt.Sprintf("%d over %d MiB (%s; read_file reads them by pages)", nLarge, maxSearchBytes>>20, names))
-		skipped["over_size"], skipped["over_size_files"] = nLarge, large
-	}
-	if nb := binary.Load(); nb > 0 {
-		// Said in the text only when nothing matched: most trees have
-		// binary files, and a model then needs no word about them.
-		if n == 0 {
-			notes = append(notes, fmt.Sprintf("%d binary", nb))
-		}
-		skipped["binary"] = nb
-	}
-	if unreadable > 0 {
-		notes = append(notes, fmt.Sprintf("%d unreadable", unreadable))
-		skipped["unreadable"] = unreadable
-	}
+	out.WriteString(lines)
+	notes, skipped := s.skipped(n)
 	structured := map[string]any{"matches": n, "truncated": more}
 	meta := map[string]any{"matches": n, "files": files, "truncated": more}
 	if len(notes) > 0 {
@@ -227,7 +251,58 @@ collect:
 	if len(skipped) > 0 {
 		structured["skipped"], meta["skipped"] = skipped, skipped
 	}
-	return &Output{Structured: structured, Text: out.String(), Meta: meta}, nil
+	return &Output{Structured: structured, Text: out.String(), Meta: meta}
+}
+
+// collect joins the matching lines in path order, within the line limit
+// and the result's budget, and returns them with how many it kept, how
+// many files they are in and whether some were left out.
+func (s *fileSearch) collect() (lines string, n, files int, more bool) {
+	var b strings.Builder
+	budget := ReadBudget - readOverhead
+	for idx := range s.next {
+		found := s.found[idx]
+		if len(found) > 0 {
+			files++
+		}
+		for _, entry := range found {
+			if n == s.q.limit || b.Len()+len(entry) > budget {
+				return b.String(), n, files, true
+			}
+			b.WriteString(entry)
+			n++
+		}
+	}
+	return b.String(), n, files, false
+}
+
+// skipped says what was not searched, so that "no matches" is never a
+// silent "not looked at": the notes for the text and the counts for the
+// structured result, given the n lines that matched.
+func (s *fileSearch) skipped(n int) ([]string, map[string]any) {
+	skipped := map[string]any{}
+	var notes []string
+	if s.nLarge > 0 {
+		names := strings.Join(s.large, ", ")
+		if s.nLarge > len(s.large) {
+			names += ", ..."
+		}
+		notes = append(notes, fmt.Sprintf("%d over %d MiB (%s; read_file reads them by pages)", s.nLarge, maxSearchBytes>>20, names))
+		skipped["over_size"], skipped["over_size_files"] = s.nLarge, s.large
+	}
+	if nb := s.binary.Load(); nb > 0 {
+		// Said in the text only when nothing matched: most trees have
+		// binary files, and a model then needs no word about them.
+		if n == 0 {
+			notes = append(notes, fmt.Sprintf("%d binary", nb))
+		}
+		skipped["binary"] = nb
+	}
+	if s.unreadable > 0 {
+		notes = append(notes, fmt.Sprintf("%d unreadable", s.unreadable))
+		skipped["unreadable"] = s.unreadable
+	}
+	return notes, skipped
 }
 
 // maxSkippedNames is how many files too large to search a result names.

@@ -180,132 +180,172 @@ type events struct {
 // checkMarkers applies rules 1-4 of verify and checks that each final file
 // is whole: a header, known markers each once and in their own file, END.
 func checkMarkers(rep *Report, ev *events, final map[string]string, allowed map[string]bool) {
-	writesOf := make(map[string][]unguardedWrite)
-	for _, w := range ev.writes {
-		writesOf[w.file] = append(writesOf[w.file], w)
-	}
-	attemptsOf := make(map[string][]attempt)
-	known := make(map[string]string) // marker -> file
-	for _, a := range ev.attempts {
-		attemptsOf[a.file] = append(attemptsOf[a.file], a)
-		known[a.marker] = a.file
-	}
-	for _, w := range ev.writes {
-		known[w.marker] = w.file
-	}
-	// readBefore reports whether an unguarded write read f before [start,
-	// end] ended and wrote it after it began.
-	readBefore := func(f string, start, end time.Duration) bool {
-		for _, w := range writesOf[f] {
-			if w.readStart < end && w.writeEnd > start {
-				return true
-			}
-		}
-		return false
-	}
-
-	present := make(map[string]map[string]bool)
+	m := indexMarkers(rep, ev, allowed)
 	for f, content := range final {
-		present[f] = make(map[string]bool)
-		lines := strings.Split(content, "\n")
-		if len(lines) < 3 || lines[0] != header(f) || lines[len(lines)-2] != endLine || lines[len(lines)-1] != "" {
-			rep.TornFiles++
-			rep.violate("final %s is not a whole file (%d bytes): torn or corrupted", f, len(content))
-			continue
-		}
-		for _, l := range lines[1 : len(lines)-2] {
-			switch {
-			case strings.HasPrefix(l, padPrefix):
-				// The padding the file started with (Config.Pad).
-			case present[f][l]:
-				rep.violate("final %s: line %q appears twice", f, l)
-			case known[l] == "":
-				rep.violate("final %s: unknown line %q: torn or corrupted", f, l)
-			case known[l] != f:
-				rep.violate("final %s: marker %q belongs in %s", f, l, known[l])
-			}
-			present[f][l] = true
-		}
+		m.checkFinal(f, content)
 	}
-
 	for _, a := range ev.attempts {
-		rep.Attempts++
-		in := present[a.file][a.marker]
-		switch a.outcome {
-		case acked:
-			rep.Committed[kindOf(a.worker)]++
-			if in {
-				continue
-			}
-			if readBefore(a.file, a.start, a.end) {
-				rep.LostToUnguarded++
-				continue
-			}
-			rep.LostUpdates++
-			rep.violate("lost update: %s's marker %s, acknowledged in [%v, %v], is missing from %s and no unguarded write overlapped",
-				a.worker, a.marker, a.start, a.end, a.file)
-		case refused:
-			rep.Refused[a.code]++
-			if !allowed[a.code] {
-				rep.violate("%s: edit of %s refused with %s; only %v are expected", a.worker, a.file, a.code, keys(allowed))
-			}
-			if !in {
-				continue
-			}
-			if readBefore(a.file, a.start, a.end) {
-				rep.Phantoms++
-				continue
-			}
-			rep.violate("refused edit written: %s's marker %s (refused with %s in [%v, %v]) is in %s",
-				a.worker, a.marker, a.code, a.start, a.end, a.file)
-		case failed:
-			rep.Failed++
-			rep.violate("%s: edit of %s failed: %s", a.worker, a.file, a.detail)
-		}
+		m.checkAttempt(a)
 	}
-
 	for _, t := range ev.torn {
-		inProgress := false
-		for _, w := range writesOf[t.file] {
-			if w.writeStart < t.end && w.writeEnd > t.start {
-				inProgress = true
-				break
-			}
-		}
-		if inProgress {
-			rep.TornReads++
-			continue
-		}
-		rep.TornFiles++
-		rep.violate("torn read: %s read %s in [%v, %v] and got %d bytes without END, with no in-place write in progress",
-			t.worker, t.file, t.start, t.end, t.size)
+		m.checkTornRead(t)
 	}
-
 	for _, w := range ev.writes {
-		if present[w.file][w.marker] {
-			continue
-		}
-		raced := false
-		for _, a := range attemptsOf[w.file] {
-			if a.start < w.writeEnd && a.end > w.writeStart {
-				raced = true
-				break
-			}
-		}
-		if raced {
-			rep.UnguardedLost++
-			continue
-		}
-		rep.violate("unguarded write %s to %s in [%v, %v] is missing and no guarded attempt overlapped it",
-			w.marker, w.file, w.writeStart, w.writeEnd)
+		m.checkUnguarded(w)
 	}
 }
 
+// markerCheck is the state checkMarkers shares among its rules: the
+// events indexed by file and marker, and the markers each final file holds.
+type markerCheck struct {
+	rep        *Report
+	allowed    map[string]bool // refusal codes expected
+	writesOf   map[string][]unguardedWrite
+	attemptsOf map[string][]attempt
+	known      map[string]string          // marker -> file
+	present    map[string]map[string]bool // file -> markers in its final content
+}
+
+// indexMarkers indexes the events of a run by file and by marker, so that
+// each rule looks up the events that may explain what it finds.
+func indexMarkers(rep *Report, ev *events, allowed map[string]bool) *markerCheck {
+	m := &markerCheck{
+		rep: rep, allowed: allowed,
+		writesOf:   make(map[string][]unguardedWrite),
+		attemptsOf: make(map[string][]attempt),
+		known:      make(map[string]string),
+		present:    make(map[string]map[string]bool),
+	}
+	for _, w := range ev.writes {
+		m.writesOf[w.file] = append(m.writesOf[w.file], w)
+	}
+	for _, a := range ev.attempts {
+		m.attemptsOf[a.file] = append(m.attemptsOf[a.file], a)
+		m.known[a.marker] = a.file
+	}
+	for _, w := range ev.writes {
+		m.known[w.marker] = w.file
+	}
+	return m
+}
+
+// readBefore reports whether an unguarded write read f before [start,
+// end] ended and wrote it after it began: rules 1 and 2's explanation of
+// a marker gone or left.
+func (m *markerCheck) readBefore(f string, start, end time.Duration) bool {
+	for _, w := range m.writesOf[f] {
+		if w.readStart < end && w.writeEnd > start {
+			return true
+		}
+	}
+	return false
+}
+
+// checkFinal checks that the final content of f is a whole file of known
+// markers, each once and in its own file, and notes the markers present
+// for the rules that follow.
+func (m *markerCheck) checkFinal(f, content string) {
+	m.present[f] = make(map[string]bool)
+	lines := strings.Split(content, "\n")
+	if len(lines) < 3 || lines[0] != header(f) || lines[len(lines)-2] != endLine || lines[len(lines)-1] != "" {
+		m.rep.TornFiles++
+		m.rep.violate("final %s is not a whole file (%d bytes): torn or corrupted", f, len(content))
+		return
+	}
+	for _, l := range lines[1 : len(lines)-2] {
+		switch {
+		case strings.HasPrefix(l, padPrefix):
+			// The padding the file started with (Config.Pad).
+		case m.present[f][l]:
+			m.rep.violate("final %s: line %q appears twice", f, l)
+		case m.known[l] == "":
+			m.rep.violate("final %s: unknown line %q: torn or corrupted", f, l)
+		case m.known[l] != f:
+			m.rep.violate("final %s: marker %q belongs in %s", f, l, m.known[l])
+		}
+		m.present[f][l] = true
+	}
+}
+
+// checkAttempt counts a guarded attempt by outcome and applies rules 1
+// and 2 to its marker: an acknowledged one missing, or a refused one
+// present, must be explained by an unguarded write.
+func (m *markerCheck) checkAttempt(a attempt) {
+	rep := m.rep
+	rep.Attempts++
+	in := m.present[a.file][a.marker]
+	switch a.outcome {
+	case acked:
+		rep.Committed[kindOf(a.worker)]++
+		if in {
+			return
+		}
+		if m.readBefore(a.file, a.start, a.end) {
+			rep.LostToUnguarded++
+			return
+		}
+		rep.LostUpdates++
+		rep.violate("lost update: %s's marker %s, acknowledged in [%v, %v], is missing from %s and no unguarded write overlapped",
+			a.worker, a.marker, a.start, a.end, a.file)
+	case refused:
+		rep.Refused[a.code]++
+		if !m.allowed[a.code] {
+			rep.violate("%s: edit of %s refused with %s; only %v are expected", a.worker, a.file, a.code, keys(m.allowed))
+		}
+		if !in {
+			return
+		}
+		if m.readBefore(a.file, a.start, a.end) {
+			rep.Phantoms++
+			return
+		}
+		rep.violate("refused edit written: %s's marker %s (refused with %s in [%v, %v]) is in %s",
+			a.worker, a.marker, a.code, a.start, a.end, a.file)
+	case failed:
+		rep.Failed++
+		rep.violate("%s: edit of %s failed: %s", a.worker, a.file, a.detail)
+	}
+}
+
+// checkTornRead applies rule 3: a guarded read of a partial file is
+// legitimate only while an in-place write of that file was in progress.
+func (m *markerCheck) checkTornRead(t tornRead) {
+	for _, w := range m.writesOf[t.file] {
+		if w.writeStart < t.end && w.writeEnd > t.start {
+			m.rep.TornReads++
+			return
+		}
+	}
+	m.rep.TornFiles++
+	m.rep.violate("torn read: %s read %s in [%v, %v] and got %d bytes without END, with no in-place write in progress",
+		t.worker, t.file, t.start, t.end, t.size)
+}
+
+// checkUnguarded applies rule 4: an unguarded marker missing from its
+// final file must have been written while a guarded attempt on the file
+// was under way.
+func (m *markerCheck) checkUnguarded(w unguardedWrite) {
+	if m.present[w.file][w.marker] {
+		return
+	}
+	for _, a := range m.attemptsOf[w.file] {
+		if a.start < w.writeEnd && a.end > w.writeStart {
+			m.rep.UnguardedLost++
+			return
+		}
+	}
+	m.rep.violate("unguarded write %s to %s in [%v, %v] is missing and no guarded attempt overlapped it",
+		w.marker, w.file, w.writeStart, w.writeEnd)
+}
+
+// kindOf is the client kind ("cli", "mcp") of a worker's session name,
+// by which acknowledged commits are counted.
 func kindOf(worker string) string {
 	kind, _, _ := strings.Cut(worker, "-")
 	return kind
 }
 
+// keys returns m's keys sorted, so that messages listing them are stable.
 func keys(m map[string]bool) []string {
 	var out []string
 	for k := range m {
@@ -325,23 +365,48 @@ func checkWorkspace(rep *Report, root string, attempts []attempt) error {
 	if rep.LedgerRecords, err = w.VerifyLedger(); err != nil {
 		rep.violate("ledger does not verify: %v", err)
 	}
+	recorded, versions := scanLedger(rep, w)
+	compareTallies(rep, toldTallies(attempts), recorded)
 
-	// What each session was told, to compare with what the ledger says.
-	type tally struct {
-		ok      int
-		refused map[string]int
-		unknown bool // an attempt failed, so its record may say either
-		// interrupted counts the intents whose outcome Open recorded as
-		// not made.
-		interrupted int
+	store, err := openHistory(root)
+	if err != nil {
+		return fmt.Errorf("soak: open history: %w", err)
 	}
+	defer store.Close()
+	for _, p := range slices.Sorted(maps.Keys(versions)) {
+		checkVersions(rep, w, store, p, versions[p])
+	}
+	return nil
+}
+
+// tally counts the outcomes of one session's edits, as its client was told
+// them or as the ledger records them.
+type tally struct {
+	ok      int
+	refused map[string]int
+	unknown bool // an attempt failed, so its record may say either
+	// interrupted counts the intents whose outcome Open recorded as not
+	// made.
+	interrupted int
+}
+
+// tallyOf returns the tally of name in m, adding an empty one if it has
+// none.
+func tallyOf(m map[string]*tally, name string) *tally {
+	t := m[name]
+	if t == nil {
+		t = &tally{refused: map[string]int{}}
+		m[name] = t
+	}
+	return t
+}
+
+// toldTallies counts what each session was told, to compare with what the
+// ledger says.
+func toldTallies(attempts []attempt) map[string]*tally {
 	told := make(map[string]*tally)
 	for _, a := range attempts {
-		t := told[a.worker]
-		if t == nil {
-			t = &tally{refused: map[string]int{}}
-			told[a.worker] = t
-		}
+		t := tallyOf(told, a.worker)
 		switch a.outcome {
 		case acked:
 			t.ok++
@@ -351,49 +416,68 @@ func checkWorkspace(rep *Report, root string, attempts []attempt) error {
 			t.unknown = true
 		}
 	}
+	return told
+}
+
+// displaced is a version an ok ledger record says its commit displaced:
+// its history ID, its sha256 and the record's sequence number.
+type displaced struct {
+	id, sum string
+	seq     uint64
+}
+
+// scanLedger reads every ledger record, checks each on its own and
+// returns the outcomes recorded per session and the displaced versions
+// per path, for the checks against the clients and the history.
+func scanLedger(rep *Report, w *editguard.Workspace) (map[string]*tally, map[string][]displaced) {
 	recorded := make(map[string]*tally)
-	type displaced struct {
-		id, sum string
-		seq     uint64
-	}
 	versions := make(map[string][]displaced)
-	err = w.Log(editguard.LogFilter{}, func(r *editguard.LedgerRecord) error {
-		t := recorded[r.Session]
-		if t == nil {
-			t = &tally{refused: map[string]int{}}
-			recorded[r.Session] = t
-		}
-		if r.Tool != "edit_file" {
-			rep.violate("ledger record %d: tool %s; the run only edits", r.Seq, r.Tool)
-		}
-		switch r.Outcome {
-		case "ok":
-			t.ok++
-			if r.Strategy == "merged" {
-				rep.Merged++
-			}
-			if r.HistoryVersion == "" || r.SHA256Before == "" {
-				rep.violate("ledger record %d: a commit without history_version or sha256_before", r.Seq)
-				return nil
-			}
-			versions[r.Path] = append(versions[r.Path], displaced{r.HistoryVersion, r.SHA256Before, r.Seq})
-		case "error":
-			t.refused[r.ErrorCode]++
-			if r.ErrorCode == "STALE_FILE" && r.Baseline != nil && r.Observed != nil && r.Baseline.SHA256 == r.Observed.SHA256 {
-				rep.CaughtAtExchange++
-			}
-		case "interrupted":
-			// The outcome Open appended for an intent whose server was
-			// killed before it wrote one: the change was not made.
-			t.interrupted++
-		default:
-			rep.violate("ledger record %d: outcome %q", r.Seq, r.Outcome)
-		}
+	err := w.Log(editguard.LogFilter{}, func(r *editguard.LedgerRecord) error {
+		checkRecord(rep, r, tallyOf(recorded, r.Session), versions)
 		return nil
 	})
 	if err != nil {
 		rep.violate("ledger scan: %v", err)
 	}
+	return recorded, versions
+}
+
+// checkRecord checks one ledger record (the run only edits, and a commit
+// names the version it displaced), counts its outcome in t and adds the
+// version a commit displaced to versions.
+func checkRecord(rep *Report, r *editguard.LedgerRecord, t *tally, versions map[string][]displaced) {
+	if r.Tool != "edit_file" {
+		rep.violate("ledger record %d: tool %s; the run only edits", r.Seq, r.Tool)
+	}
+	switch r.Outcome {
+	case "ok":
+		t.ok++
+		if r.Strategy == "merged" {
+			rep.Merged++
+		}
+		if r.HistoryVersion == "" || r.SHA256Before == "" {
+			rep.violate("ledger record %d: a commit without history_version or sha256_before", r.Seq)
+			return
+		}
+		versions[r.Path] = append(versions[r.Path], displaced{r.HistoryVersion, r.SHA256Before, r.Seq})
+	case "error":
+		t.refused[r.ErrorCode]++
+		if r.ErrorCode == "STALE_FILE" && r.Baseline != nil && r.Observed != nil && r.Baseline.SHA256 == r.Observed.SHA256 {
+			rep.CaughtAtExchange++
+		}
+	case "interrupted":
+		// The outcome Open appended for an intent whose server was
+		// killed before it wrote one: the change was not made.
+		t.interrupted++
+	default:
+		rep.violate("ledger record %d: outcome %q", r.Seq, r.Outcome)
+	}
+}
+
+// compareTallies checks that the ledger names only the run's sessions and
+// records, for each session whose every attempt had a known end, exactly
+// the commits and refusals its client was told of.
+func compareTallies(rep *Report, told, recorded map[string]*tally) {
 	for name := range recorded {
 		if told[name] == nil {
 			rep.violate("ledger names session %q, which no client of the run used", name)
@@ -419,68 +503,83 @@ func checkWorkspace(rep *Report, root string, attempts []attempt) error {
 			}
 		}
 	}
-
-	store, err := openHistory(root)
-	if err != nil {
-		return fmt.Errorf("soak: open history: %w", err)
-	}
-	defer store.Close()
-	for _, p := range slices.Sorted(maps.Keys(versions)) {
-		list, err := w.History(p)
-		if err != nil {
-			rep.violate("history of %s: %v", p, err)
-			continue
-		}
-		listed := make(map[int]bool)
-		lo, hi := -1, -1
-		for _, v := range list {
-			n, ok := versionNumber(v.ID)
-			if !ok {
-				rep.violate("history of %s: version ID %q", p, v.ID)
-				continue
-			}
-			listed[n] = true
-			if lo < 0 || n < lo {
-				lo = n
-			}
-			hi = max(hi, n)
-		}
-		if len(list) > 0 && hi-lo+1 != len(listed) {
-			rep.violate("history of %s: versions %d..%d have gaps (%d listed)", p, lo, hi, len(listed))
-		}
-		for _, d := range versions[p] {
-			n, ok := versionNumber(d.id)
-			switch {
-			case !ok:
-				rep.violate("ledger record %d: history_version %q", d.seq, d.id)
-				continue
-			case !listed[n] && n < lo && len(list) >= history.DefaultKeepVersions:
-				rep.HistoryPruned++
-				continue
-			case !listed[n]:
-				rep.violate("ledger record %d: displaced version %s of %s is not in history (%d versions listed, %d..%d)", d.seq, d.id, p, len(list), lo, hi)
-				continue
-			}
-			v, data, err := store.Load(p, d.id)
-			if err != nil {
-				rep.violate("ledger record %d: load %s %s: %v", d.seq, p, d.id, err)
-				continue
-			}
-			sum := sha256.Sum256(data)
-			if got := hex.EncodeToString(sum[:]); got != d.sum || v.SHA256 != d.sum {
-				rep.violate("ledger record %d: version %s of %s has sha256 %s (index %s), the ledger says %s", d.seq, d.id, p, got, v.SHA256, d.sum)
-				continue
-			}
-			if !complete(string(data)) {
-				rep.TornFiles++
-				rep.violate("ledger record %d: version %s of %s is not a whole file (%d bytes)", d.seq, d.id, p, len(data))
-			}
-			rep.HistoryVersions++
-		}
-	}
-	return nil
 }
 
+// historyRange is the versions the history of one path lists: their
+// numbers, the lowest and highest (-1 if none), and how many entries.
+type historyRange struct {
+	listed map[int]bool
+	lo, hi int
+	n      int
+}
+
+// checkVersions checks the history of p against the versions ds that the
+// ledger says its commits displaced: its version numbers run without
+// gaps, and each displaced version is there, whole and with its recorded
+// sha256, unless retention removed it.
+func checkVersions(rep *Report, w *editguard.Workspace, store *history.Store, p string, ds []displaced) {
+	list, err := w.History(p)
+	if err != nil {
+		rep.violate("history of %s: %v", p, err)
+		return
+	}
+	h := historyRange{listed: make(map[int]bool), lo: -1, hi: -1, n: len(list)}
+	for _, v := range list {
+		n, ok := versionNumber(v.ID)
+		if !ok {
+			rep.violate("history of %s: version ID %q", p, v.ID)
+			continue
+		}
+		h.listed[n] = true
+		if h.lo < 0 || n < h.lo {
+			h.lo = n
+		}
+		h.hi = max(h.hi, n)
+	}
+	if len(list) > 0 && h.hi-h.lo+1 != len(h.listed) {
+		rep.violate("history of %s: versions %d..%d have gaps (%d listed)", p, h.lo, h.hi, len(h.listed))
+	}
+	for _, d := range ds {
+		checkDisplaced(rep, store, p, d, &h)
+	}
+}
+
+// checkDisplaced checks one displaced version d of p against the history
+// h lists: it must be listed, unless older than every listed one while
+// retention keeps its limit, and load as a whole file with the sha256 the
+// ledger recorded.
+func checkDisplaced(rep *Report, store *history.Store, p string, d displaced, h *historyRange) {
+	n, ok := versionNumber(d.id)
+	switch {
+	case !ok:
+		rep.violate("ledger record %d: history_version %q", d.seq, d.id)
+		return
+	case !h.listed[n] && n < h.lo && h.n >= history.DefaultKeepVersions:
+		rep.HistoryPruned++
+		return
+	case !h.listed[n]:
+		rep.violate("ledger record %d: displaced version %s of %s is not in history (%d versions listed, %d..%d)", d.seq, d.id, p, h.n, h.lo, h.hi)
+		return
+	}
+	v, data, err := store.Load(p, d.id)
+	if err != nil {
+		rep.violate("ledger record %d: load %s %s: %v", d.seq, p, d.id, err)
+		return
+	}
+	sum := sha256.Sum256(data)
+	if got := hex.EncodeToString(sum[:]); got != d.sum || v.SHA256 != d.sum {
+		rep.violate("ledger record %d: version %s of %s has sha256 %s (index %s), the ledger says %s", d.seq, d.id, p, got, v.SHA256, d.sum)
+		return
+	}
+	if !complete(string(data)) {
+		rep.TornFiles++
+		rep.violate("ledger record %d: version %s of %s is not a whole file (%d bytes)", d.seq, d.id, p, len(data))
+	}
+	rep.HistoryVersions++
+}
+
+// union returns the keys of a and b, so that a code counted on either side
+// is compared.
 func union(a, b map[string]int) map[string]bool {
 	out := make(map[string]bool)
 	for k := range a {
