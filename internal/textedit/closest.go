@@ -114,23 +114,12 @@ func similarity(a, b string) float64 {
 	if len(ra) == 0 && len(rb) == 0 {
 		return 1
 	}
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
+	row0 := make([]int, len(rb)+1)
+	for j := range row0 {
+		row0[j] = j
 	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			c := 1
-			if ra[i-1] == rb[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev, cur = cur, prev
-	}
-	return 1 - float64(prev[len(rb)])/float64(max(len(ra), len(rb)))
+	last := distanceRows(ra, rb, row0)
+	return 1 - float64(last[len(rb)])/float64(max(len(ra), len(rb)))
 }
 
 // partialSimilarity is 1 - d/len(a), where d is the edit distance between a
@@ -141,7 +130,15 @@ func partialSimilarity(a, b string) float64 {
 	if len(ra) == 0 {
 		return 1
 	}
-	prev := make([]int, len(rb)+1) // row 0 is all zeros: b may start anywhere
+	last := distanceRows(ra, rb, make([]int, len(rb)+1)) // row 0 all zeros: b may start anywhere
+	return 1 - float64(slices.Min(last))/float64(len(ra))
+}
+
+// distanceRows runs the edit-distance recurrence of a against b from row
+// 0, which the caller gives (0 to len(b) for the distance of whole
+// strings, all zeros for free gaps at b's start), and returns the last
+// row: the distances of all of a to each prefix of b.
+func distanceRows(ra, rb []rune, prev []int) []int {
 	cur := make([]int, len(rb)+1)
 	for i := 1; i <= len(ra); i++ {
 		cur[0] = i
@@ -154,5 +151,5 @@ func partialSimilarity(a, b string) float64 {
 		}
 		prev, cur = cur, prev
 	}
-	return 1 - float64(slices.Min(prev))/float64(len(ra))
+	return prev
 }
