@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"slices"
@@ -777,7 +778,55 @@ func (w *Workspace) finishCommand(cp *checkpoints, s *Session, act *activeComman
 // pairSteps appends the steps of the files between checkpoints a and b
 // (a the command's first if first, b the last if last) to steps.
 func (w *Workspace) pairSteps(steps []step, a, b *cpPoint, first, last bool, byPath map[string][]*ledgerStep, concurrent []string) []step {
-	// The files that differ, and those with records in the pair's range.
+	pr := &stepPair{a: a, b: b, first: first, last: last, concurrent: concurrent}
+	paths := pr.paths(byPath)
+	// Files appearing may have been there all along, ignored, if the
+	// ignore rules changed.
+	rulesChanged := a.m.Exclude != b.m.Exclude ||
+		slices.ContainsFunc(paths, func(p string) bool { return path.Base(p) == ".gitignore" })
+	var root *os.File
+	defer func() {
+		if root != nil {
+			root.Close()
+		}
+	}()
+	for _, p := range paths {
+		x, y := a.m.state(p), b.m.state(p)
+		note := ""
+		if last && x != "" && y == "" {
+			// Gone from the walk: see what is there now.
+			if root == nil {
+				root, _ = w.root.OpenFile(".", os.O_RDONLY|oDirectory, 0)
+			}
+			y, note = goneState(root, p)
+		}
+		if x == "" && y != "" && y != unchecked && rulesChanged {
+			if e := b.m.Files[p]; e.CtimeNS < a.m.StartNS-racyWindow {
+				continue // there, unchanged, all along: ignored before
+			}
+			note = "the ignore rules changed: it may have been there before, ignored and not checked"
+		}
+		n := len(steps)
+		steps = chainSteps(steps, p, x, y, recordsInRange(byPath[p], a, b), a, b)
+		pr.fill(steps[n:], p, x, y, note)
+	}
+	return steps
+}
+
+// stepPair is the pair of checkpoints pairSteps builds steps between: a the
+// command's first if first, b its last if last, and the other commands in
+// progress between them.
+type stepPair struct {
+	a, b        *cpPoint
+	first, last bool
+	concurrent  []string
+}
+
+// paths returns, in order, the files that differ between the pair's
+// checkpoints and those with records in the pair's range: the files that
+// may have steps.
+func (pr *stepPair) paths(byPath map[string][]*ledgerStep) []string {
+	a, b := pr.a, pr.b
 	paths := map[string]bool{}
 	for p, e := range b.m.Files {
 		if a.m.state(p) != e.SHA256 {
@@ -804,83 +853,71 @@ func (w *Workspace) pairSteps(steps []step, a, b *cpPoint, first, last bool, byP
 			paths[p] = true
 		}
 	}
-	// Files appearing may have been there all along, ignored, if the
-	// ignore rules changed.
-	rulesChanged := a.m.Exclude != b.m.Exclude
-	for p := range paths {
-		if path.Base(p) == ".gitignore" {
-			rulesChanged = true
+	return slices.Sorted(maps.Keys(paths))
+}
+
+// goneState returns p's state at the last checkpoint, whose walk no longer
+// met it, from what is at p now under root (nil: not open, nothing known),
+// and a note saying what is there: a regular file still there is one no
+// longer covered, whose content was not checked; anything else (nothing, a
+// link, a directory, a special file) leaves the file deleted.
+func goneState(root *os.File, p string) (y, note string) {
+	if root == nil {
+		return "", ""
+	}
+	regular, note := kindAt(root, p)
+	if regular {
+		return unchecked, "still there but no longer covered (ignored or unreadable): its new content was not checked"
+	}
+	return "", note
+}
+
+// recordsInRange returns the records of rs that may describe a change
+// between checkpoints a and b (see inRange), in order.
+func recordsInRange(rs []*ledgerStep, a, b *cpPoint) []*ledgerStep {
+	var out []*ledgerStep
+	for _, r := range rs {
+		if inRange(r, a, b) {
+			out = append(out, r)
 		}
 	}
-	var root *os.File
-	defer func() {
-		if root != nil {
-			root.Close()
-		}
-	}()
-	sorted := slices.Sorted(func(yield func(string) bool) {
-		for p := range paths {
-			if !yield(p) {
-				return
+	return out
+}
+
+// fill fills in what chainSteps leaves out of sts, the steps it made of p
+// from x (its state at the pair's first checkpoint) to y (at its second):
+// when they were made; whether they start at the command's first
+// checkpoint or end at its last; the sizes of their contents and the git
+// blob of the one they displace, as the checkpoints found them; and the
+// commands that may have made them. A step no record accounts for gets the
+// pair's concurrent commands (and the note about y, if it ends at y); one
+// another command recorded gets those and that command.
+func (pr *stepPair) fill(sts []step, p, x, y, note string) {
+	a, b := pr.a, pr.b
+	for i := range sts {
+		st := &sts[i]
+		st.between = [2]int64{a.m.StartNS, b.m.StartNS}
+		st.first, st.last = pr.first && i == 0 && st.from == x, pr.last && i == len(sts)-1
+		if e, ok := a.m.Files[p]; ok && st.from == e.SHA256 {
+			st.fromSize = e.Size
+			if e.Backed {
+				st.fromGit = e.Git
 			}
 		}
-	})
-	for _, p := range sorted {
-		x, y := a.m.state(p), b.m.state(p)
-		note := ""
-		if last && x != "" && y == "" {
-			// Gone from the walk: see what is there now.
-			if root == nil {
-				root, _ = w.root.OpenFile(".", os.O_RDONLY|oDirectory, 0)
-			}
-			if root != nil {
-				var regular bool
-				regular, note = kindAt(root, p)
-				if regular {
-					y, note = unchecked, "still there but no longer covered (ignored or unreadable): its new content was not checked"
-				}
-			}
+		if e, ok := b.m.Files[p]; ok && st.to == e.SHA256 {
+			st.toSize = e.Size
 		}
-		if x == "" && y != "" && y != unchecked && rulesChanged {
-			if e := b.m.Files[p]; e.CtimeNS < a.m.StartNS-racyWindow {
-				continue // there, unchanged, all along: ignored before
+		if st.rec == nil {
+			st.concurrent = pr.concurrent
+			if st.to == y {
+				st.note = note
 			}
-			note = "the ignore rules changed: it may have been there before, ignored and not checked"
-		}
-		var rs []*ledgerStep
-		for _, r := range byPath[p] {
-			if inRange(r, a, b) {
-				rs = append(rs, r)
-			}
-		}
-		n := len(steps)
-		steps = chainSteps(steps, p, x, y, rs, a, b)
-		for i := n; i < len(steps); i++ {
-			st := &steps[i]
-			st.between = [2]int64{a.m.StartNS, b.m.StartNS}
-			st.first, st.last = first && i == n && st.from == x, last && i == len(steps)-1
-			if e, ok := a.m.Files[p]; ok && st.from == e.SHA256 {
-				st.fromSize = e.Size
-				if e.Backed {
-					st.fromGit = e.Git
-				}
-			}
-			if e, ok := b.m.Files[p]; ok && st.to == e.SHA256 {
-				st.toSize = e.Size
-			}
-			if st.rec == nil {
-				st.concurrent = concurrent
-				if st.to == y {
-					st.note = note
-				}
-			} else if st.rec.command != "" {
-				st.concurrent = append(slices.Clone(concurrent), st.rec.command)
-				slices.Sort(st.concurrent)
-				st.concurrent = slices.Compact(st.concurrent)
-			}
+		} else if st.rec.command != "" {
+			st.concurrent = append(slices.Clone(pr.concurrent), st.rec.command)
+			slices.Sort(st.concurrent)
+			st.concurrent = slices.Compact(st.concurrent)
 		}
 	}
-	return steps
 }
 
 // inRange reports whether the record r may describe a change between
@@ -988,168 +1025,260 @@ func kindAt(root *os.File, p string) (regular bool, what string) {
 // recordSteps records the steps no record accounts for, in batches, and
 // fills in res.
 func (w *Workspace) recordSteps(cp *checkpoints, s *Session, act *activeCommand, steps []step, res *CommandResult, unended bool) {
-	strategy := strategyCommand
+	r := &stepRecorder{w: w, cp: cp, s: s, act: act, res: res, unended: unended,
+		strategy: strategyCommand, follow: map[string]step{}}
 	if unended {
-		strategy = strategyUnended
+		r.strategy = strategyUnended
+	} else {
+		r.bases = commandBases(s, steps)
 	}
-	// The session's baselines of the files the command changed, read
-	// once: whether the command overwrote another writer's change.
-	bases := map[string]string{}
-	if !unended {
-		var keys []string
-		for _, st := range steps {
-			if st.first && st.rec == nil {
-				keys = append(keys, st.path)
-			}
-		}
-		for p, b := range s.baselines(keys) {
-			bases[p] = b.SHA256
-		}
-	}
-	// follow: the files whose baselines move to the command's result.
-	follow := map[string]step{}
-	// The changes listed, by their index in steps.
-	type listed struct {
-		i  int
-		ch CommandChange
-	}
-	var important, plain []listed
-	var buf []byte
 	for lo := 0; lo < len(steps); lo += recordBatch {
-		batch := steps[lo:min(lo+recordBatch, len(steps))]
-		changes := make([]CommandChange, len(batch))
-		var saves []int // the steps whose displaced content history keeps
-		for i := range batch {
-			st := &batch[i]
-			ch := &changes[i]
-			*ch = CommandChange{Path: st.path, Op: "changed", ConcurrentWith: st.concurrent, Note: st.note}
-			switch {
-			case st.from == "":
-				ch.Op = "created"
-			case st.to == "":
-				ch.Op = "deleted"
-			}
-			if st.from != unchecked {
-				ch.SHA256Before = st.from
-			}
-			if st.to != unchecked {
-				ch.SHA256After = st.to
-			}
-			if st.rec != nil {
-				ch.ChangedBy = st.rec.name
-				continue
-			}
-			switch {
-			case st.from == unchecked:
-				ch.Note = joinNote(ch.Note, "its content before was not checked (over the size limit, unreadable or ignored): history does not hold it")
-				ch.NotInHistory = true
-			case st.to == unchecked && ch.Note == "":
-				ch.Note = "its new content is over the size limit or unreadable and was not checked"
-			}
-			if bl, ok := bases[st.path]; ok && st.first && st.from != "" && bl != st.from {
-				ch.Overwrote = true
-			}
-			if st.byOther && st.from != "" {
-				ch.Overwrote = true
-			}
-			if st.from != unchecked {
-				saves = append(saves, i)
-			}
+		r.batch(lo, steps[lo:min(lo+recordBatch, len(steps))])
+	}
+	r.finish()
+}
+
+// stepRecorder is what recordSteps keeps from one batch to the next.
+type stepRecorder struct {
+	w        *Workspace
+	cp       *checkpoints
+	s        *Session
+	act      *activeCommand
+	res      *CommandResult
+	unended  bool
+	strategy string // of the records written
+	// bases: the session's baselines (see commandBases); none for an
+	// unended command.
+	bases map[string]string
+	// follow: the files whose baselines move to the command's result.
+	follow map[string]step
+	// The changes listed, by their index in steps.
+	important, plain []listedChange
+	buf              []byte // reused for the contents the steps displaced
+}
+
+// listedChange is a change a CommandResult lists, and the index of its
+// step in End's steps, which orders the list.
+type listedChange struct {
+	i  int
+	ch CommandChange
+}
+
+// commandBases returns the session's baselines of the files the command
+// changed from its first checkpoint on, read once: whether the command
+// overwrote another writer's change.
+func commandBases(s *Session, steps []step) map[string]string {
+	bases := map[string]string{}
+	var keys []string
+	for _, st := range steps {
+		if st.first && st.rec == nil {
+			keys = append(keys, st.path)
 		}
-		// What each step displaced goes to history: a few versions with
-		// an fsync each, which pay for their own bytes; many without,
-		// made durable by one syncfs below, which pays for every dirty
-		// page of the file system.
-		lazy := len(saves) > fsyncObjects
-		for _, i := range saves {
-			st, ch := &batch[i], &changes[i]
-			var data []byte
-			if st.from != "" {
-				if data, buf = w.displaced(cp, st.path, st.from, st.fromGit, buf); data == nil {
-					ch.NotInHistory = true
-					if st.fromGit != "" {
-						ch.Note = joinNote(ch.Note, fmt.Sprintf("git held the content it displaced (blob %s) and no longer does (pruned, or the repository changed): history does not hold it", shortSum(st.fromGit)))
-						res.warn("%s: the content %s it displaced was in git's blob %s, which git no longer holds; it is not in history", st.path, shortSum(st.from), shortSum(st.fromGit))
-						continue
-					}
-					ch.Note = joinNote(ch.Note, "no checkpoint saw the content it displaced (another writer's, replaced before the command ended): history does not hold it")
-					res.warn("%s: the content %s it displaced was never checkpointed and is not in history", st.path, shortSum(st.from))
-					continue
-				}
-			}
-			v, err := w.hist.Save(st.path, data, st.from == "", st.from, history.Meta{Op: act.Tool, Session: s.name, Lazy: lazy})
-			if err != nil {
-				ch.NotInHistory = true
-				res.warn("%s: saving what the command displaced to history failed: %v", st.path, err)
-				continue
-			}
-			ch.BackupVersion = v.ID
-		}
-		if lazy {
-			// The history lines above were written without an fsync:
-			// one flush makes them all durable before the records
-			// naming them are written.
-			if err := syncFS(int(w.histDir.File().Fd())); err != nil {
-				res.warn("flushing history failed: %v", err)
-			}
-		}
-		var written []*recorded
-		for i := range batch {
-			st, ch := &batch[i], &changes[i]
-			if st.rec == nil {
-				args := commandArgs{Command: act.Command, ID: act.ID, Started: time.Unix(0, act.Before.StartNS).UTC(),
-					From: time.Unix(0, st.between[0]).UTC(), To: time.Unix(0, st.between[1]).UTC(),
-					ConcurrentWith: st.concurrent, Unended: unended}
-				switch {
-				case st.from == unchecked:
-					args.Unchecked = "before"
-				case st.to == unchecked:
-					args.Unchecked = "after"
-				}
-				a := newAttempt(s, act.Tool, st.path, nil, nil)
-				a.rec.Args, _ = json.Marshal(&args)
-				a.rec.Observed = &ledger.FileState{Exists: st.from != "", SHA256: ch.SHA256Before, Size: st.fromSize}
-				a.rec.SHA256Before = ch.SHA256Before
-				r := &Result{Path: st.path, SHA256: ch.SHA256After, SizeBytes: st.toSize, Created: st.from == "", Deleted: st.to == "",
-					BackupVersion: ch.BackupVersion, Strategy: strategy}
-				written = append(written, w.record(a, r, nil))
-				if !unended {
-					if st.last {
-						follow[st.path] = *st
-					} else {
-						delete(follow, st.path)
-					}
-				}
-			} else if !unended {
-				delete(follow, st.path)
-			}
-			res.count(ch, st.rec == nil)
-			if ch.Overwrote || ch.Note != "" || len(ch.ConcurrentWith) > 0 || ch.NotInHistory {
-				if len(important) < maxListedChanges {
-					important = append(important, listed{lo + i, *ch})
-				}
-			} else if len(plain) < maxListedChanges {
-				plain = append(plain, listed{lo + i, *ch})
-			}
-		}
-		// One fsync covers the batch's records; each is then linked to
-		// its history version.
-		for _, rc := range written {
-			if r, _ := rc.wait(); r != nil {
-				for _, wn := range r.Warnings {
-					res.warn("%s", wn)
-				}
+	}
+	for p, b := range s.baselines(keys) {
+		bases[p] = b.SHA256
+	}
+	return bases
+}
+
+// batch records the steps of one batch, lo the index in steps of its
+// first. Its order is a guarantee: what the steps displaced is saved to
+// history and made durable (save) before the ledger records naming those
+// versions are written (record), so that a record never names a version
+// a power cut can take.
+func (r *stepRecorder) batch(lo int, batch []step) {
+	changes, saves := r.describe(batch)
+	r.save(batch, changes, saves)
+	written := r.record(lo, batch, changes)
+	// One fsync covers the batch's records; each is then linked to
+	// its history version.
+	for _, rc := range written {
+		if rr, _ := rc.wait(); rr != nil {
+			for _, wn := range rr.Warnings {
+				r.res.warn("%s", wn)
 			}
 		}
 	}
-	all := append(important, plain[:min(len(plain), maxListedChanges-len(important))]...)
-	slices.SortFunc(all, func(x, y listed) int { return cmp.Compare(x.i, y.i) })
+}
+
+// describe returns the change each step of batch makes (see change), and
+// the indexes of the steps whose displaced content history is to keep:
+// those no record accounts for whose content before was checked.
+func (r *stepRecorder) describe(batch []step) (changes []CommandChange, saves []int) {
+	changes = make([]CommandChange, len(batch))
+	for i := range batch {
+		st := &batch[i]
+		changes[i] = r.change(st)
+		if st.rec == nil && st.from != unchecked {
+			saves = append(saves, i)
+		}
+	}
+	return changes, saves
+}
+
+// change returns the change st makes, as the result lists it: for a step
+// a record accounts for, the record that made it; for another, a side not
+// checked and whether it overwrote another writer's change (its content
+// before is not the session's baseline of the file, or is what another
+// writer's record left).
+func (r *stepRecorder) change(st *step) CommandChange {
+	ch := CommandChange{Path: st.path, Op: "changed", ConcurrentWith: st.concurrent, Note: st.note}
+	switch {
+	case st.from == "":
+		ch.Op = "created"
+	case st.to == "":
+		ch.Op = "deleted"
+	}
+	if st.from != unchecked {
+		ch.SHA256Before = st.from
+	}
+	if st.to != unchecked {
+		ch.SHA256After = st.to
+	}
+	if st.rec != nil {
+		ch.ChangedBy = st.rec.name
+		return ch
+	}
+	switch {
+	case st.from == unchecked:
+		ch.Note = joinNote(ch.Note, "its content before was not checked (over the size limit, unreadable or ignored): history does not hold it")
+		ch.NotInHistory = true
+	case st.to == unchecked && ch.Note == "":
+		ch.Note = "its new content is over the size limit or unreadable and was not checked"
+	}
+	if bl, ok := r.bases[st.path]; ok && st.first && st.from != "" && bl != st.from {
+		ch.Overwrote = true
+	}
+	if st.byOther && st.from != "" {
+		ch.Overwrote = true
+	}
+	return ch
+}
+
+// save saves to history what each step of batch that saves names
+// displaced, filling in its change, and makes the versions durable before
+// it returns: the records naming them are written next.
+func (r *stepRecorder) save(batch []step, changes []CommandChange, saves []int) {
+	// What each step displaced goes to history: a few versions with
+	// an fsync each, which pay for their own bytes; many without,
+	// made durable by one syncfs below, which pays for every dirty
+	// page of the file system.
+	lazy := len(saves) > fsyncObjects
+	for _, i := range saves {
+		r.saveOne(&batch[i], &changes[i], lazy)
+	}
+	if lazy {
+		// The history lines above were written without an fsync:
+		// one flush makes them all durable before the records
+		// naming them are written.
+		if err := syncFS(int(r.w.histDir.File().Fd())); err != nil {
+			r.res.warn("flushing history failed: %v", err)
+		}
+	}
+}
+
+// saveOne saves what st displaced to history (lazy: its index line
+// without an fsync) and sets ch's BackupVersion to the version; when the
+// content is found nowhere (the checkpoint store, git, history) or the
+// save fails, ch says history does not hold it, and so does a warning.
+func (r *stepRecorder) saveOne(st *step, ch *CommandChange, lazy bool) {
+	var data []byte
+	if st.from != "" {
+		if data, r.buf = r.w.displaced(r.cp, st.path, st.from, st.fromGit, r.buf); data == nil {
+			ch.NotInHistory = true
+			if st.fromGit != "" {
+				ch.Note = joinNote(ch.Note, fmt.Sprintf("git held the content it displaced (blob %s) and no longer does (pruned, or the repository changed): history does not hold it", shortSum(st.fromGit)))
+				r.res.warn("%s: the content %s it displaced was in git's blob %s, which git no longer holds; it is not in history", st.path, shortSum(st.from), shortSum(st.fromGit))
+				return
+			}
+			ch.Note = joinNote(ch.Note, "no checkpoint saw the content it displaced (another writer's, replaced before the command ended): history does not hold it")
+			r.res.warn("%s: the content %s it displaced was never checkpointed and is not in history", st.path, shortSum(st.from))
+			return
+		}
+	}
+	v, err := r.w.hist.Save(st.path, data, st.from == "", st.from, history.Meta{Op: r.act.Tool, Session: r.s.name, Lazy: lazy})
+	if err != nil {
+		ch.NotInHistory = true
+		r.res.warn("%s: saving what the command displaced to history failed: %v", st.path, err)
+		return
+	}
+	ch.BackupVersion = v.ID
+}
+
+// record writes the ledger record of each step of batch no record accounts
+// for, without waiting for its fsync, and returns them; lo is the index in
+// steps of batch's first. It also moves follow along (for an ended
+// command, a file's baseline follows its last step if this End recorded
+// it) and counts and lists each change.
+func (r *stepRecorder) record(lo int, batch []step, changes []CommandChange) []*recorded {
+	var written []*recorded
+	for i := range batch {
+		st, ch := &batch[i], &changes[i]
+		if st.rec == nil {
+			written = append(written, r.write(st, ch))
+		}
+		if !r.unended {
+			if st.rec == nil && st.last {
+				r.follow[st.path] = *st
+			} else {
+				delete(r.follow, st.path)
+			}
+		}
+		r.res.count(ch, st.rec == nil)
+		r.list(lo+i, ch)
+	}
+	return written
+}
+
+// write writes the ledger record of st, whose change is ch (its sides,
+// its history version), as the command's tool in its session, and returns
+// it without waiting for its fsync.
+func (r *stepRecorder) write(st *step, ch *CommandChange) *recorded {
+	act := r.act
+	args := commandArgs{Command: act.Command, ID: act.ID, Started: time.Unix(0, act.Before.StartNS).UTC(),
+		From: time.Unix(0, st.between[0]).UTC(), To: time.Unix(0, st.between[1]).UTC(),
+		ConcurrentWith: st.concurrent, Unended: r.unended}
+	switch {
+	case st.from == unchecked:
+		args.Unchecked = "before"
+	case st.to == unchecked:
+		args.Unchecked = "after"
+	}
+	a := newAttempt(r.s, act.Tool, st.path, nil, nil)
+	a.rec.Args, _ = json.Marshal(&args)
+	a.rec.Observed = &ledger.FileState{Exists: st.from != "", SHA256: ch.SHA256Before, Size: st.fromSize}
+	a.rec.SHA256Before = ch.SHA256Before
+	res := &Result{Path: st.path, SHA256: ch.SHA256After, SizeBytes: st.toSize, Created: st.from == "", Deleted: st.to == "",
+		BackupVersion: ch.BackupVersion, Strategy: r.strategy}
+	return r.w.record(a, res, nil)
+}
+
+// list keeps ch, the change of steps[i], for the result's list while there
+// is room: the overwrites and odd changes in one list, the others in
+// another, so that the odd ones are not crowded out.
+func (r *stepRecorder) list(i int, ch *CommandChange) {
+	if ch.Overwrote || ch.Note != "" || len(ch.ConcurrentWith) > 0 || ch.NotInHistory {
+		if len(r.important) < maxListedChanges {
+			r.important = append(r.important, listedChange{i, *ch})
+		}
+	} else if len(r.plain) < maxListedChanges {
+		r.plain = append(r.plain, listedChange{i, *ch})
+	}
+}
+
+// finish fills in res's list (the odd changes first, then the others as
+// room allows, in step order) and count of changes left out of it, and
+// moves the session's baselines to the command's results.
+func (r *stepRecorder) finish() {
+	res := r.res
+	all := append(r.important, r.plain[:min(len(r.plain), maxListedChanges-len(r.important))]...)
+	slices.SortFunc(all, func(x, y listedChange) int { return cmp.Compare(x.i, y.i) })
 	for _, l := range all {
 		res.Changes = append(res.Changes, l.ch)
 	}
 	res.Unlisted = res.Totals.Created + res.Totals.Changed + res.Totals.Deleted - len(all)
-	if len(follow) > 0 {
-		w.followBaselines(s, follow, res)
+	if len(r.follow) > 0 {
+		r.w.followBaselines(r.s, r.follow, res)
 	}
 }
 

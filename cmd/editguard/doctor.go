@@ -730,96 +730,13 @@ func (s *clientSetup) settingsChecks() []*setupCheck {
 	}
 	initFix := "run editguard init " + s.client + " again"
 	hookFix := "run editguard init " + s.client + " --hooks again"
-	mcp := s.server != nil
 	switch s.client {
 	case "claude-code":
-		const file = ".claude/settings.json"
-		st := s.json[file]
-		if mcp {
-			deny := jsonGet(st, "permissions", "deny")
-			var missing []string
-			for _, t := range claudeDenied {
-				if !jsonHas(deny, t) {
-					missing = append(missing, t)
-				}
-			}
-			if len(missing) > 0 {
-				problem(fmt.Sprintf("%s: permissions.deny lacks %s, so the model can change files with Claude Code's own tools, unguarded", file, strings.Join(missing, ", ")), initFix)
-			}
-			if !jsonHas(jsonGet(st, "permissions", "allow"), "mcp__editguard") {
-				problem(file+": permissions.allow lacks mcp__editguard, so Claude Code asks before each editguard tool call, and a headless run (-p) refuses them", initFix)
-			}
-			if !jsonHas(jsonGet(st, "enabledMcpjsonServers"), "editguard") && jsonGet(st, "enableAllProjectMcpServers") != true {
-				problem(file+": enabledMcpjsonServers lacks editguard, so Claude Code asks before it starts the server of .mcp.json, and a headless run does not start it", initFix)
-			}
-			if jsonHas(jsonGet(st, "disabledMcpjsonServers"), "editguard") {
-				problem(file+": disabledMcpjsonServers lists editguard, so Claude Code does not start it", "remove editguard from disabledMcpjsonServers")
-			}
-			if v := jsonGet(st, "env", "ENABLE_TOOL_SEARCH"); v != "false" {
-				problem(fmt.Sprintf("%s: env.ENABLE_TOOL_SEARCH is %v, not \"false\": Claude Code may put editguard's tools behind its tool search", file, jsonText(v)), initFix)
-			}
-		}
-		if s.hasHooks(file) {
-			s.matcherChecks(file, claudeHooks, problem, hookFix)
-		}
+		s.claudeSettings(problem, initFix, hookFix)
 	case "gemini":
-		const file = ".gemini/settings.json"
-		st := s.json[file]
-		ex := jsonGet(st, "tools", "exclude")
-		exName := "tools.exclude"
-		if jsonGet(st, "excludeTools") != nil {
-			ex, exName = jsonGet(st, "excludeTools"), "excludeTools"
-		}
-		if mcp {
-			if jsonGet(st, "mcpServers", "editguard", "trust") != true {
-				problem(file+": mcpServers.editguard.trust is not true, so Gemini CLI asks before each editguard tool call", initFix)
-			}
-			var missing, hidden []string
-			for _, t := range geminiExcluded {
-				if !jsonHas(ex, t) {
-					missing = append(missing, t)
-				}
-			}
-			for _, t := range toolset.Names(false) {
-				if jsonHas(ex, t) {
-					hidden = append(hidden, t)
-				}
-			}
-			if len(missing) > 0 {
-				problem(fmt.Sprintf("%s: %s lacks %s, so the model can change files with Gemini CLI's own tools, unguarded", file, exName, strings.Join(missing, ", ")), initFix)
-			}
-			if len(hidden) > 0 {
-				problem(fmt.Sprintf("%s: %s lists %s, which hides editguard's tool of that name too", file, exName, strings.Join(hidden, ", ")), "remove "+strings.Join(hidden, ", ")+" from "+exName)
-			}
-		}
-		if s.hasHooks(file) {
-			s.matcherChecks(file, geminiHooks, problem, hookFix)
-		}
+		s.geminiSettings(problem, initFix, hookFix)
 	case "codex":
-		const file = ".codex/config.toml"
-		if mcp {
-			lim, _ := s.toml.get("tool_output_token_limit").(tomlScalar)
-			n, err := strconv.Atoi(strings.ReplaceAll(string(lim), "_", ""))
-			switch {
-			case lim == "":
-				problem(fmt.Sprintf("%s: tool_output_token_limit is not set: Codex cuts editguard's longer pages in the middle", file), initFix)
-			case err != nil || n < codexOutputLimit:
-				problem(fmt.Sprintf("%s: tool_output_token_limit is %s, less than %d: Codex cuts editguard's longer pages in the middle", file, lim, codexOutputLimit), fmt.Sprintf("set tool_output_token_limit = %d at the top of %s", codexOutputLimit, file))
-			}
-			if m := s.toml.get("mcp_servers", "editguard", "default_tools_approval_mode"); m != "approve" {
-				problem(fmt.Sprintf("%s: mcp_servers.editguard.default_tools_approval_mode is %v, not \"approve\": Codex asks before each editguard tool that changes files, and codex exec refuses them", file, jsonText(m)), initFix)
-			}
-			if !s.hasHooks(file) {
-				problem(file+": no editguard hooks for Codex's own apply_patch and exec_command, which cannot be turned off: their changes are unguarded", initFix)
-			}
-		}
-		if s.hasHooks(file) {
-			fix := hookFix
-			if mcp {
-				fix = initFix
-			}
-			s.matcherChecks(file, codexHooks, problem, fix)
-		}
+		s.codexSettings(problem, initFix, hookFix)
 	}
 	if len(problems) > 0 {
 		return problems
@@ -828,6 +745,118 @@ func (s *clientSetup) settingsChecks() []*setupCheck {
 		return nil
 	}
 	return []*setupCheck{{Client: s.client, Check: "settings", OK: true, Message: "the settings init writes are in place"}}
+}
+
+// claudeSettings checks .claude/settings.json: with the MCP server, that
+// Claude Code's own file tools are denied, and that it starts editguard's
+// server and offers and runs its tools without asking; with hooks, that
+// editguard's run for every tool init's name (matcherChecks). Each problem
+// goes to problem, with initFix or hookFix as its fix.
+func (s *clientSetup) claudeSettings(problem func(msg, fix string), initFix, hookFix string) {
+	const file = ".claude/settings.json"
+	st := s.json[file]
+	if s.server != nil {
+		deny := jsonGet(st, "permissions", "deny")
+		var missing []string
+		for _, t := range claudeDenied {
+			if !jsonHas(deny, t) {
+				missing = append(missing, t)
+			}
+		}
+		if len(missing) > 0 {
+			problem(fmt.Sprintf("%s: permissions.deny lacks %s, so the model can change files with Claude Code's own tools, unguarded", file, strings.Join(missing, ", ")), initFix)
+		}
+		if !jsonHas(jsonGet(st, "permissions", "allow"), "mcp__editguard") {
+			problem(file+": permissions.allow lacks mcp__editguard, so Claude Code asks before each editguard tool call, and a headless run (-p) refuses them", initFix)
+		}
+		if !jsonHas(jsonGet(st, "enabledMcpjsonServers"), "editguard") && jsonGet(st, "enableAllProjectMcpServers") != true {
+			problem(file+": enabledMcpjsonServers lacks editguard, so Claude Code asks before it starts the server of .mcp.json, and a headless run does not start it", initFix)
+		}
+		if jsonHas(jsonGet(st, "disabledMcpjsonServers"), "editguard") {
+			problem(file+": disabledMcpjsonServers lists editguard, so Claude Code does not start it", "remove editguard from disabledMcpjsonServers")
+		}
+		if v := jsonGet(st, "env", "ENABLE_TOOL_SEARCH"); v != "false" {
+			problem(fmt.Sprintf("%s: env.ENABLE_TOOL_SEARCH is %v, not \"false\": Claude Code may put editguard's tools behind its tool search", file, jsonText(v)), initFix)
+		}
+	}
+	if s.hasHooks(file) {
+		s.matcherChecks(file, claudeHooks, problem, hookFix)
+	}
+}
+
+// geminiSettings checks .gemini/settings.json: with the MCP server, that
+// editguard's server is trusted and Gemini CLI's own file tools, and no
+// tool of editguard's names, are excluded; with hooks, that editguard's
+// run for every tool init's name (matcherChecks). Each problem goes to
+// problem, with initFix or hookFix as its fix.
+func (s *clientSetup) geminiSettings(problem func(msg, fix string), initFix, hookFix string) {
+	const file = ".gemini/settings.json"
+	st := s.json[file]
+	ex := jsonGet(st, "tools", "exclude")
+	exName := "tools.exclude"
+	if jsonGet(st, "excludeTools") != nil {
+		ex, exName = jsonGet(st, "excludeTools"), "excludeTools"
+	}
+	if s.server != nil {
+		if jsonGet(st, "mcpServers", "editguard", "trust") != true {
+			problem(file+": mcpServers.editguard.trust is not true, so Gemini CLI asks before each editguard tool call", initFix)
+		}
+		var missing, hidden []string
+		for _, t := range geminiExcluded {
+			if !jsonHas(ex, t) {
+				missing = append(missing, t)
+			}
+		}
+		for _, t := range toolset.Names(false) {
+			if jsonHas(ex, t) {
+				hidden = append(hidden, t)
+			}
+		}
+		if len(missing) > 0 {
+			problem(fmt.Sprintf("%s: %s lacks %s, so the model can change files with Gemini CLI's own tools, unguarded", file, exName, strings.Join(missing, ", ")), initFix)
+		}
+		if len(hidden) > 0 {
+			problem(fmt.Sprintf("%s: %s lists %s, which hides editguard's tool of that name too", file, exName, strings.Join(hidden, ", ")), "remove "+strings.Join(hidden, ", ")+" from "+exName)
+		}
+	}
+	if s.hasHooks(file) {
+		s.matcherChecks(file, geminiHooks, problem, hookFix)
+	}
+}
+
+// codexSettings checks .codex/config.toml: with the MCP server, that
+// Codex keeps editguard's longer pages whole, runs its tools without
+// asking, and has the hooks for its own file tools, which cannot be turned
+// off; with hooks, that editguard's run for every tool init's name
+// (matcherChecks). Each problem goes to problem, with initFix or hookFix
+// as its fix (initFix for the hooks too with the MCP server: init writes
+// them along with it).
+func (s *clientSetup) codexSettings(problem func(msg, fix string), initFix, hookFix string) {
+	const file = ".codex/config.toml"
+	mcp := s.server != nil
+	if mcp {
+		lim, _ := s.toml.get("tool_output_token_limit").(tomlScalar)
+		n, err := strconv.Atoi(strings.ReplaceAll(string(lim), "_", ""))
+		switch {
+		case lim == "":
+			problem(fmt.Sprintf("%s: tool_output_token_limit is not set: Codex cuts editguard's longer pages in the middle", file), initFix)
+		case err != nil || n < codexOutputLimit:
+			problem(fmt.Sprintf("%s: tool_output_token_limit is %s, less than %d: Codex cuts editguard's longer pages in the middle", file, lim, codexOutputLimit), fmt.Sprintf("set tool_output_token_limit = %d at the top of %s", codexOutputLimit, file))
+		}
+		if m := s.toml.get("mcp_servers", "editguard", "default_tools_approval_mode"); m != "approve" {
+			problem(fmt.Sprintf("%s: mcp_servers.editguard.default_tools_approval_mode is %v, not \"approve\": Codex asks before each editguard tool that changes files, and codex exec refuses them", file, jsonText(m)), initFix)
+		}
+		if !s.hasHooks(file) {
+			problem(file+": no editguard hooks for Codex's own apply_patch and exec_command, which cannot be turned off: their changes are unguarded", initFix)
+		}
+	}
+	if s.hasHooks(file) {
+		fix := hookFix
+		if mcp {
+			fix = initFix
+		}
+		s.matcherChecks(file, codexHooks, problem, fix)
+	}
 }
 
 func (s *clientSetup) hasHooks(file string) bool {

@@ -222,25 +222,18 @@ func runHook(ctx context.Context, e *env, args []string) error {
 	if !ok {
 		return usagef(hookCmd.name, "unknown client %q: use one of %s", *clientName, strings.Join(hookClientNames(), ", "))
 	}
-	data, err := io.ReadAll(io.LimitReader(e.stdin, 16<<20))
-	var ev hookEvent
-	if err == nil {
-		err = json.Unmarshal(data, &ev)
-	}
-	if err == nil && ev.SessionID == "" {
-		err = errors.New("the event has no session_id")
-	}
+	ev, err := readHookEvent(e.stdin)
 	if err == nil && ev.Event == hookProbeEvent {
 		return answerHookProbe(e) // from init or doctor (doctor.go)
 	}
 	if err == nil {
-		if command, ok := shellCommand(*clientName, &ev); ok {
-			return hookShell(ctx, e, c, &ev, command, *failOpen)
+		if command, ok := shellCommand(*clientName, ev); ok {
+			return hookShell(ctx, e, c, ev, command, *failOpen)
 		}
 	}
 	var files []hookFile
 	if err == nil {
-		files, err = c.files(&ev)
+		files, err = c.files(ev)
 	}
 	before := ev.Event == c.before || ev.Event == "" // an event that did not parse may be one
 	if err != nil {
@@ -249,47 +242,54 @@ func runHook(ctx context.Context, e *env, args []string) error {
 	if len(files) == 0 {
 		return nil // not a file tool: nothing to say
 	}
+	return hookFileEvent(ctx, e, c, ev, files, before, *failOpen)
+}
+
+// readHookEvent reads the event on stdin (at most 16 MiB). With an error it
+// still returns the event, as far as it decoded: what it says decides how
+// the hook answers its failure.
+func readHookEvent(stdin io.Reader) (*hookEvent, error) {
+	var ev hookEvent
+	data, err := io.ReadAll(io.LimitReader(stdin, 16<<20))
+	if err == nil {
+		err = json.Unmarshal(data, &ev)
+	}
+	if err == nil && ev.SessionID == "" {
+		err = errors.New("the event has no session_id")
+	}
+	return &ev, err
+}
+
+// hookFileEvent answers an event of a file tool (before says it comes before
+// the tool) by taking each file's step in the event's session: reads and
+// changes are recorded, and the guards' refusals deny the tool together,
+// in one answer. A failure of the hook stops it: before the tool it denies
+// the tool unless failOpen is set; a failure to record a read or a change
+// only tells the user, as the tool has run.
+func hookFileEvent(ctx context.Context, e *env, c *hookClient, ev *hookEvent, files []hookFile, before, failOpen bool) error {
 	w, err := e.workspace()
 	if err != nil {
-		return hookFailure(e, c, before, err, *failOpen)
+		return hookFailure(e, c, before, err, failOpen)
 	}
 	s, err := w.OpenSession(hookSessionName(c.prefix, ev.SessionID, ev.AgentID))
 	if err != nil {
-		return hookFailure(e, c, before, err, *failOpen)
+		return hookFailure(e, c, before, err, failOpen)
 	}
 	var denials []string
 	for _, f := range files {
-		p := f.path
-		if !filepath.IsAbs(p) && ev.Cwd != "" {
-			// Relative to the event's cwd; named relative to the root
-			// in what the model reads, as the model named it.
-			p = filepath.Join(ev.Cwd, p)
-			if rel, err := filepath.Rel(w.Dir(), p); err == nil && filepath.IsLocal(rel) {
-				p = rel
-			}
-		}
+		p := hookPath(w, ev, f.path)
 		switch f.step {
 		case hookRead:
-			_, err = s.Read(ctx, p, &editguard.ReadOptions{Offset: f.offset, Limit: f.limit, MaxLineBytes: f.maxLine})
-			var ge *editguard.Error
-			if errors.As(err, &ge) && ge.Code != editguard.CodeIO {
-				err = nil // not a text file editguard can read: no read to record
-			}
-			if err != nil {
+			if err := readStep(ctx, s, p, &f); err != nil {
 				return hookFailure(e, c, false, err, true) // the read happened; nothing to deny
 			}
 		case hookGuard:
-			_, err = s.Guard(ctx, p, ev.Tool, &f.opts)
-			if outside(err) {
-				continue
-			}
-			var ge *editguard.Error
-			if errors.As(err, &ge) && ge.Code != editguard.CodeIO {
-				denials = append(denials, c.words.Replace(toolset.ErrorText(ge)))
-				continue
-			}
+			denial, denied, err := guardStep(ctx, c, s, p, ev.Tool, &f.opts)
 			if err != nil {
-				return hookFailure(e, c, true, err, *failOpen)
+				return hookFailure(e, c, true, err, failOpen)
+			}
+			if denied {
+				denials = append(denials, denial)
 			}
 		case hookRecord:
 			wait, err := s.RecordNoWait(ctx, p, ev.Tool)
@@ -305,6 +305,47 @@ func runHook(ctx context.Context, e *env, args []string) error {
 		return hookDeny(e, c, strings.Join(denials, "\n"))
 	}
 	return nil
+}
+
+// hookPath returns the path editguard is to use for p, a file an event
+// names: p itself if it is absolute or the event has no cwd.
+func hookPath(w *editguard.Workspace, ev *hookEvent, p string) string {
+	if !filepath.IsAbs(p) && ev.Cwd != "" {
+		// Relative to the event's cwd; named relative to the root
+		// in what the model reads, as the model named it.
+		p = filepath.Join(ev.Cwd, p)
+		if rel, err := filepath.Rel(w.Dir(), p); err == nil && filepath.IsLocal(rel) {
+			p = rel
+		}
+	}
+	return p
+}
+
+// readStep records in s the read of p that the client's tool made (the
+// lines f says it returned), so that the session may edit the file.
+func readStep(ctx context.Context, s *editguard.Session, p string, f *hookFile) error {
+	_, err := s.Read(ctx, p, &editguard.ReadOptions{Offset: f.offset, Limit: f.limit, MaxLineBytes: f.maxLine})
+	var ge *editguard.Error
+	if errors.As(err, &ge) && ge.Code != editguard.CodeIO {
+		return nil // not a text file editguard can read: no read to record
+	}
+	return err
+}
+
+// guardStep checks, before the client's tool changes p, that s may change
+// it, and keeps what p holds (Session.Guard). denied says editguard
+// refuses the change, and denial is why, in the client's words; err is the
+// hook's own failure. A path outside the root is not editguard's to guard.
+func guardStep(ctx context.Context, c *hookClient, s *editguard.Session, p, tool string, opts *editguard.GuardOptions) (denial string, denied bool, err error) {
+	_, err = s.Guard(ctx, p, tool, opts)
+	if outside(err) {
+		return "", false, nil
+	}
+	var ge *editguard.Error
+	if errors.As(err, &ge) && ge.Code != editguard.CodeIO {
+		return c.words.Replace(toolset.ErrorText(ge)), true, nil
+	}
+	return "", false, err
 }
 
 // hookSessionName names the session of an event: the client's prefix, the

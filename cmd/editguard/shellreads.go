@@ -34,57 +34,17 @@ func shellReads(command string) []shellRead {
 	switch name {
 	case "cat", "less", "more", "nl":
 		full = true
-		for _, a := range args {
-			switch {
-			case a == "-n" || a == "-b" || a == "-A" || a == "-v" || a == "-E" || a == "-T" || a == "-s":
-			case strings.HasPrefix(a, "-"):
-				return nil
-			default:
-				files = append(files, a)
-			}
-		}
+		files, ok = catFiles(args)
 	case "head", "tail":
-		for i := 0; i < len(args); i++ {
-			a := args[i]
-			switch {
-			case a == "-n" || a == "-c":
-				if i+1 >= len(args) || !isCount(args[i+1]) {
-					return nil
-				}
-				i++
-			case strings.HasPrefix(a, "-") && isCount(a[1:]):
-			case strings.HasPrefix(a, "-"):
-				return nil
-			default:
-				files = append(files, a)
-			}
-		}
+		files, ok = headFiles(args)
 	case "sed":
-		// sed -n 'X,Yp' FILE...
-		if len(args) < 3 || args[0] != "-n" || !sedPrint(args[1]) {
-			return nil
-		}
-		files = args[2:]
+		files, ok = sedFiles(args)
 	case "grep", "wc":
-		start := 0
-		for start < len(args) && strings.HasPrefix(args[start], "-") {
-			if args[start] == "--" {
-				start++
-				break
-			}
-			if strings.Trim(args[start][1:], "nicvwlHhoEFcmLs") != "" {
-				return nil
-			}
-			start++
-		}
-		if name == "grep" {
-			start++ // the pattern
-		}
-		if start >= len(args) {
-			return nil
-		}
-		files = args[start:]
+		files, ok = grepFiles(name, args)
 	default:
+		return nil
+	}
+	if !ok {
 		return nil
 	}
 	var out []shellRead
@@ -95,6 +55,79 @@ func shellReads(command string) []shellRead {
 		out = append(out, shellRead{path: f, full: full})
 	}
 	return out
+}
+
+// catFiles returns the files of a cat, less, more or nl command: its
+// arguments but the flags that only change how the lines are shown. Any
+// other flag refuses the command (ok false): what it does is not known.
+func catFiles(args []string) (files []string, ok bool) {
+	for _, a := range args {
+		switch {
+		case a == "-n" || a == "-b" || a == "-A" || a == "-v" || a == "-E" || a == "-T" || a == "-s":
+		case strings.HasPrefix(a, "-"):
+			return nil, false
+		default:
+			files = append(files, a)
+		}
+	}
+	return files, true
+}
+
+// headFiles returns the files of a head or tail command: its arguments but
+// a count of lines or bytes (-n N, -c N, -N). Any other flag, or a count
+// that is not a number, refuses the command (ok false).
+func headFiles(args []string) (files []string, ok bool) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "-n" || a == "-c":
+			if i+1 >= len(args) || !isCount(args[i+1]) {
+				return nil, false
+			}
+			i++
+		case strings.HasPrefix(a, "-") && isCount(a[1:]):
+		case strings.HasPrefix(a, "-"):
+			return nil, false
+		default:
+			files = append(files, a)
+		}
+	}
+	return files, true
+}
+
+// sedFiles returns the files of a sed command that only prints lines; any
+// other sed command refuses (ok false), as it may do anything.
+func sedFiles(args []string) (files []string, ok bool) {
+	// sed -n 'X,Yp' FILE...
+	if len(args) < 3 || args[0] != "-n" || !sedPrint(args[1]) {
+		return nil, false
+	}
+	return args[2:], true
+}
+
+// grepFiles returns the files of a grep or wc command (name): the
+// arguments after its flags (which a "--" ends) and, for grep, after its
+// pattern. A flag other than those known, or no file (the command then
+// reads its input), refuses the command (ok false).
+func grepFiles(name string, args []string) (files []string, ok bool) {
+	start := 0
+	for start < len(args) && strings.HasPrefix(args[start], "-") {
+		if args[start] == "--" {
+			start++
+			break
+		}
+		if strings.Trim(args[start][1:], "nicvwlHhoEFcmLs") != "" {
+			return nil, false
+		}
+		start++
+	}
+	if name == "grep" {
+		start++ // the pattern
+	}
+	if start >= len(args) {
+		return nil, false
+	}
+	return args[start:], true
 }
 
 func isCount(s string) bool {
