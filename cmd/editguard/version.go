@@ -12,9 +12,12 @@ var versionCmd = &command{
 	args:    "",
 	summary: "print editguard's version",
 	help: `Version prints editguard's version: the module version it was installed
-at ("go install ...@v1.2.3"), or "devel" with the commit it was built from
-("devel+0123456789ab", "+dirty" if the work tree had changes) for a build
-from a clone. The MCP server reports the same version to its clients.`,
+at ("go install ...@v1.2.3", or a release built at tag v1.2.3); for a build
+from a clone, the version Go derives from the commit
+("v0.0.0-20260101120000-0123456789ab", "+dirty" if the work tree had
+changes), or "devel" with the commit ("devel+0123456789ab") when Go
+recorded no version (-buildvcs=false). The MCP server reports the same
+version to its clients.`,
 }
 
 func runVersion(ctx context.Context, e *env, args []string) error {
@@ -37,9 +40,10 @@ func printVersion(e *env) error {
 }
 
 // version returns editguard's version from the build information: the main
-// module's version when it was built as a module dependency or installed
-// with "go install ...@version", else "devel", followed by the commit
-// ("devel+0123456789ab") and "+dirty" when the build recorded them.
+// module's version, which Go records for an install at a version and, from
+// git, for a build in a clone (a pseudo-version there); else "devel",
+// followed by the commit ("devel+0123456789ab") and "+dirty" when the
+// build recorded them.
 func version() string {
 	bi, ok := readBuildInfo()
 	if !ok {
