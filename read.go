@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
+	"github.com/editguard/editguard/internal/atomicfile"
 	"github.com/editguard/editguard/internal/textcodec"
 )
 
@@ -146,12 +148,15 @@ func (s *Session) Read(ctx context.Context, p string, opts *ReadOptions) (*ReadR
 
 // readPart serves a read of some lines by streaming the file (see
 // streamLines): the whole file is hashed, only the lines asked for are
-// kept, and files of any size can be read this way. It returns
-// errNotPlainText when the file needs the full decode.
+// kept, and files of any size can be read this way. A file unchanged
+// since such a pass is read only from near its lines to their end (see
+// readcache.go). It returns errNotPlainText when the file needs the full
+// decode.
 func (s *Session) readPart(ctx context.Context, t *target, p string, o *ReadOptions) (*ReadResult, error) {
 	if t.dir == nil {
 		return nil, newError(CodeNotFound, p, "file does not exist", "check the path with list_directory", nil)
 	}
+	start := s.w.reads.clock()
 	f, st, err := t.dir.Open(t.base)
 	if err != nil {
 		return nil, ioError(p, err)
@@ -164,19 +169,10 @@ func (s *Session) readPart(ctx context.Context, t *target, p string, o *ReadOpti
 		return nil, notAFile(p, obs)
 	}
 	defer f.Close()
-	// A file small enough is kept whole as it streams by, for the session
-	// to show what changed since this read (see remember).
-	var kept *cappedBuffer
-	// A read of a file of many GiB takes seconds: it stops when ctx is done.
-	var r io.Reader = ctxReader{ctx, f}
-	if st.Size <= seenFileMax {
-		kept = keptBuffers.Get().(*cappedBuffer)
+	sr, mtimeNS, kept, err := s.streamFile(ctx, f, st, start, o)
+	if kept != nil {
 		defer keptBuffers.Put(kept)
-		kept.reset(seenFileMax)
-		kept.buf.Grow(int(st.Size))
-		r = io.TeeReader(r, kept)
 	}
-	sr, err := streamLines(r, o.Offset, o.Limit, readCaps{bytes: o.MaxBytes, line: o.MaxLineBytes, perLine: o.LineCost}, st.Size)
 	if err == errNotPlainText {
 		return nil, err
 	}
@@ -189,14 +185,8 @@ func (s *Session) readPart(ctx context.Context, t *target, p string, o *ReadOpti
 	if err := pastEnd(p, o.Offset, sr.total); err != nil {
 		return nil, err
 	}
-	// Size and hash describe the bytes read; the mtime is taken after
-	// them, so a rewrite during the read shows as a newer mtime, never as
-	// a size that disagrees with the content.
-	if fi, err := f.Stat(); err == nil {
-		st.MtimeNS = fi.ModTime().UnixNano()
-	}
 	res := &ReadResult{
-		Path: p, Content: sr.text, SHA256: sr.sum, SizeBytes: sr.size, MtimeMS: st.MtimeNS / 1e6,
+		Path: p, Content: sr.text, SHA256: sr.sum, SizeBytes: sr.size, MtimeMS: mtimeNS / 1e6,
 		TotalLines: sr.total, Encoding: "utf-8", LineEnding: sr.lineEnding, Truncated: !sr.full,
 		NextOffset: sr.next, LinesCut: sr.cut, BOM: sr.bom,
 	}
@@ -211,6 +201,53 @@ func (s *Session) readPart(ctx context.Context, t *target, p string, o *ReadOpti
 		s.remember(sr.sum, kept.buf.Bytes())
 	}
 	return res, err
+}
+
+// streamFile selects the lines o asks for from f, open for reading, whose
+// stat at open was st: from what the read cache learned of the file if
+// it can (readCached), else by a full pass (streamIndexed), which the
+// cache then learns from if the file's stat did not move during it and
+// the pass started at start (ns) is not racy. It returns the file's mtime
+// after the read and, for a file of at most seenFileMax bytes read in
+// full, the bytes read, which the caller puts back in keptBuffers.
+func (s *Session) streamFile(ctx context.Context, f *os.File, st atomicfile.Stat, start int64, o *ReadOptions) (sr *streamed, mtimeNS int64, kept *cappedBuffer, err error) {
+	caps := readCaps{bytes: o.MaxBytes, line: o.MaxLineBytes, perLine: o.LineCost}
+	before, statErr := statOf(f)
+	if statErr == nil {
+		if sr, err := s.readCached(ctx, f, before, o, caps); sr != nil || err != nil {
+			return sr, before.mtimeNS, nil, err // before is also the stat after the read
+		}
+	}
+	// A file small enough is kept whole as it streams by, for the session
+	// to show what changed since this read (see remember). A read of a
+	// file of many GiB takes seconds: it stops when ctx is done.
+	var r io.Reader = ctxReader{ctx, f}
+	if st.Size <= seenFileMax {
+		kept = keptBuffers.Get().(*cappedBuffer)
+		kept.reset(seenFileMax)
+		kept.buf.Grow(int(st.Size))
+		r = io.TeeReader(r, kept)
+	}
+	var ix *lineIndex
+	if statErr == nil && s.w.reads.wants(before) {
+		ix = &lineIndex{}
+	}
+	sr, err = streamIndexed(r, o.Offset, o.Limit, caps, st.Size, ix)
+	if err != nil {
+		return nil, 0, kept, err
+	}
+	// Size and hash describe the bytes read; the mtime is taken after
+	// them, so a rewrite during the read shows as a newer mtime, never as
+	// a size that disagrees with the content.
+	mtimeNS = st.MtimeNS
+	if after, err := statOf(f); err == nil {
+		mtimeNS = after.mtimeNS
+		if ix != nil && after == before && sr.size == before.size {
+			s.w.reads.put(start, &readEntry{stat: before, sum: sr.sum, total: sr.total,
+				lineEnding: sr.lineEnding, bom: sr.bom, points: ix.points})
+		}
+	}
+	return sr, mtimeNS, kept, nil
 }
 
 // pastEnd refuses an offset after the last line (offset 1 of an empty file

@@ -51,6 +51,13 @@ type readCaps struct {
 // decoding the whole file and selecting the same lines. size is what r is
 // expected to hold, to allocate the selection once; 0 if unknown.
 func streamLines(r io.Reader, offset, limit int, caps readCaps, size int64) (*streamed, error) {
+	return streamIndexed(r, offset, limit, caps, size, nil)
+}
+
+// streamIndexed is streamLines; with ix set, it also notes in ix where
+// lines start, for later reads of the same bytes to start there (see
+// readEntry.page).
+func streamIndexed(r io.Reader, offset, limit int, caps readCaps, size int64, ix *lineIndex) (*streamed, error) {
 	h := sha256.New()
 	v := &utf8Check{}
 	cr := &countingReader{r: r}
@@ -60,9 +67,12 @@ func streamLines(r io.Reader, offset, limit int, caps readCaps, size int64) (*st
 		bufSize = max(int(size)+1, 8<<10)
 	}
 	br := bufio.NewReaderSize(io.TeeReader(cr, io.MultiWriter(h, v)), bufSize)
-	ls := &lineSelector{first: max(offset, 1), limit: limit, caps: caps, out: &streamed{}, line: 1}
+	ls := &lineSelector{first: max(offset, 1), limit: limit, caps: caps, out: &streamed{}, line: 1, ix: ix}
 	if err := ls.head(br); err != nil {
 		return nil, err
+	}
+	if ix != nil {
+		ix.start(ls.pos, size)
 	}
 	ls.grow(size)
 	ls.startLine()
@@ -96,7 +106,9 @@ type lineSelector struct {
 	out          *streamed
 	sel          strings.Builder
 
-	line     int // number of the line being read
+	line     int   // number of the line being read
+	pos      int64 // bytes of the stream taken, the BOM included
+	ix       *lineIndex
 	lf, crlf int
 	heldCR   bool  // the previous piece of this line ended in '\r', not yet written
 	partial  bool  // the current line has unterminated content
@@ -115,7 +127,7 @@ func (ls *lineSelector) head(br *bufio.Reader) error {
 		return errNotPlainText
 	}
 	if bytes.HasPrefix(head, []byte{0xEF, 0xBB, 0xBF}) {
-		ls.out.bom = true
+		ls.out.bom, ls.pos = true, 3
 		br.Discard(3)
 		head = head[3:]
 	}
@@ -191,6 +203,7 @@ func (ls *lineSelector) piece(piece []byte) {
 	if len(piece) == 0 {
 		return
 	}
+	ls.pos += int64(len(piece))
 	ends := piece[len(piece)-1] == '\n'
 	body := piece
 	if ends {
@@ -217,21 +230,48 @@ func (ls *lineSelector) piece(piece []byte) {
 	ls.endLine()
 	ls.line++
 	ls.partial, ls.heldCR = false, false
+	if ls.ix != nil {
+		ls.ix.note(ls.line, ls.pos)
+	}
 	ls.startLine()
+}
+
+// done reports that no line after the current one can be selected: the
+// selection is over once the current line is not in it. Only meaningful
+// at a line's start.
+func (ls *lineSelector) done() bool {
+	return ls.out.next != 0 || ls.limit > 0 && ls.line >= ls.first+ls.limit
 }
 
 // finish ends the last line, unterminated or not, and fills in the
 // totals: lines, wholeness and the line ending.
 func (ls *lineSelector) finish() *streamed {
 	out := ls.out
-	if ls.heldCR {
-		ls.keep([]byte{'\r'})
-	}
+	ls.endStream()
 	out.total = ls.line - 1
 	if ls.partial {
 		out.total++
+	}
+	out.lineEnding = endingOf(ls.lf, ls.crlf)
+	ls.settle()
+	return out
+}
+
+// endStream ends the last line at the end of the stream: a CR held back
+// stands inside it, and an unterminated selected line may have been cut.
+func (ls *lineSelector) endStream() {
+	if ls.heldCR {
+		ls.keep([]byte{'\r'})
+	}
+	if ls.partial {
 		ls.noteCut()
 	}
+}
+
+// settle fills in what depends on the total number of lines, once
+// out.total holds it: where to go on, the text and its wholeness.
+func (ls *lineSelector) settle() {
+	out := ls.out
 	if out.next > out.total {
 		out.next = 0
 	}
@@ -239,17 +279,21 @@ func (ls *lineSelector) finish() *streamed {
 	// Whole when no line was skipped before the selection or after it, and
 	// nothing was cut.
 	out.full = min(ls.first-1, out.total) == 0 && (ls.limit == 0 || out.total < ls.first+ls.limit) && !out.cut && out.next == 0
+}
+
+// endingOf names the line ending of a text with lf lines ending in LF
+// and crlf in CRLF.
+func endingOf(lf, crlf int) string {
 	switch {
-	case ls.lf == 0 && ls.crlf == 0:
-		out.lineEnding = textcodec.None
-	case ls.crlf == 0:
-		out.lineEnding = textcodec.LF
-	case ls.lf == 0:
-		out.lineEnding = textcodec.CRLF
+	case lf == 0 && crlf == 0:
+		return textcodec.None
+	case crlf == 0:
+		return textcodec.LF
+	case lf == 0:
+		return textcodec.CRLF
 	default:
-		out.lineEnding = textcodec.Mixed
+		return textcodec.Mixed
 	}
-	return out
 }
 
 // countingReader counts the bytes read through it.
