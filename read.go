@@ -2,6 +2,7 @@ package editguard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -203,6 +204,10 @@ func (s *Session) readPart(ctx context.Context, t *target, p string, o *ReadOpti
 	return res, err
 }
 
+// errNotCached stands for the stat streamFile does not take of a file the
+// read cache does not keep.
+var errNotCached = errors.New("not kept by the read cache")
+
 // streamFile selects the lines o asks for from f, open for reading, whose
 // stat at open was st: from what the read cache learned of the file if
 // it can (readCached), else by a full pass (streamIndexed), which the
@@ -212,7 +217,15 @@ func (s *Session) readPart(ctx context.Context, t *target, p string, o *ReadOpti
 // full, the bytes read, which the caller puts back in keptBuffers.
 func (s *Session) streamFile(ctx context.Context, f *os.File, st atomicfile.Stat, start int64, o *ReadOptions) (sr *streamed, mtimeNS int64, kept *cappedBuffer, err error) {
 	caps := readCaps{bytes: o.MaxBytes, line: o.MaxLineBytes, perLine: o.LineCost}
-	before, statErr := statOf(f)
+	// A file the cache does not keep (too small at open) costs no stat of
+	// its own before the read.
+	var (
+		before  fileStat
+		statErr = errNotCached
+	)
+	if s.w.reads.wants(fileStat{size: st.Size}) {
+		before, statErr = statOf(f)
+	}
 	if statErr == nil {
 		if sr, err := s.readCached(ctx, f, before, o, caps); sr != nil || err != nil {
 			return sr, before.mtimeNS, nil, err // before is also the stat after the read
