@@ -3,6 +3,8 @@ package editguard
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/editguard/editguard/internal/history"
@@ -89,6 +91,13 @@ func (w *Workspace) unknownVersion(p, resolved, id string, err error) *Error {
 	if len(ids) > 0 {
 		hint = "use one of the versions listed (newest first; file_history, or editguard history, lists them all)"
 	}
+	if retiredBefore(id, vs) {
+		msg = fmt.Sprintf("version %s of %s was retired from the history (%s); the oldest kept is %s",
+			id, p, w.retentionRule(), vs[len(vs)-1].ID)
+		e := newError(CodeNotFound, p, msg, hint, err)
+		e.Details["version"], e.Details["versions"], e.Details["retired"] = id, ids, true
+		return e
+	}
 	e := newError(CodeInvalidArgument, p, msg, hint, err)
 	e.Details["version"] = id
 	e.Details["versions"] = ids
@@ -128,11 +137,12 @@ func textOf(data []byte, enc string) string {
 
 // afterCommit applies the total size cap in the background, outside any
 // commit's critical section, when a Save of this commit found the store's
-// running byte total over it (see history.Store.OverCap). Each file's own
+// running byte total over it (see history.Store.OverCap), and the age limit
+// when a pass by age is due (history.Store.AgeDue). Each file's own
 // versions are trimmed by its Save, so nothing else needs a whole-store
-// pass, and no commit waits for one unless the cap is reached.
+// pass, and no commit waits for one.
 func (w *Workspace) afterCommit() {
-	if !w.hist.OverCap() {
+	if !w.hist.OverCap() && !w.hist.AgeDue() {
 		return
 	}
 	if !w.pruning.TryLock() {
@@ -236,4 +246,46 @@ func (w *Workspace) PathDiff(p, against string) (string, error) {
 		texts[i] = textOf(obs.data, "")
 	}
 	return udiff.Unified("a/"+against, texts[0], "b/"+p, texts[1]), nil
+}
+
+// retiredBefore reports whether the version id was saved before the oldest
+// of vs (newest first) and is gone for that: version numbers only grow, so
+// a lower one than every kept version's was retired by retention.
+func retiredBefore(id string, vs []history.Version) bool {
+	if len(vs) == 0 {
+		return false
+	}
+	n, ok := versionNumber(id)
+	oldest, ok2 := versionNumber(vs[len(vs)-1].ID)
+	return ok && ok2 && n > 0 && n < oldest
+}
+
+// versionNumber is the number of a version ID such as "v000042".
+func versionNumber(id string) (uint64, bool) {
+	rest, ok := strings.CutPrefix(id, "v")
+	if !ok || rest == "" {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(rest, 10, 64)
+	return n, err == nil
+}
+
+// retentionRule says in words which versions the history keeps, for an
+// error about one it no longer has.
+func (w *Workspace) retentionRule() string {
+	keep, maxBytes := w.opts.KeepVersions, w.opts.HistoryMaxBytes
+	if keep <= 0 {
+		keep = history.DefaultKeepVersions
+	}
+	if maxBytes == 0 {
+		maxBytes = history.DefaultMaxBytes
+	}
+	rule := fmt.Sprintf("it keeps the newest %d versions of each file", keep)
+	if maxBytes > 0 {
+		rule += fmt.Sprintf(" and at most %d MiB in all, the oldest going first", maxBytes>>20)
+	}
+	if w.opts.HistoryMaxAge > 0 {
+		rule += fmt.Sprintf(", and retires versions older than %s but each file's newest", w.opts.HistoryMaxAge)
+	}
+	return rule
 }

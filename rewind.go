@@ -368,13 +368,9 @@ func (w *Workspace) versionWithContent(p, resolved string, first *LedgerRecord, 
 				break
 			}
 		}
-	}
-	if pick == "" {
-		e := newError(CodeNotFound, p, fmt.Sprintf("the content the file held before the session's changes (sha256 %.12s) is no longer in its history", sum),
-			"look at the file's history and restore a version by hand", nil)
-		e.Details["version"] = id
-		e.Details["sha256"] = sum
-		return history.Version{}, nil, e
+		if pick == "" {
+			return history.Version{}, nil, w.contentGone(p, id, sum, vs)
+		}
 	}
 	v, data, err := w.loadVersion(p, resolved, pick)
 	if err != nil {
@@ -388,6 +384,23 @@ func (w *Workspace) versionWithContent(p, resolved string, first *LedgerRecord, 
 		return v, nil, err
 	}
 	return v, data, nil
+}
+
+// contentGone is the error for a content no kept version holds: it says
+// when retention retired the version that held it.
+func (w *Workspace) contentGone(p, id, sum string, vs []history.Version) *Error {
+	msg := fmt.Sprintf("the content the file held before the session's changes (sha256 %.12s) is no longer in its history", sum)
+	retired := retiredBefore(id, vs)
+	if retired {
+		msg = fmt.Sprintf("the content the file held before the session's changes (sha256 %.12s, version %s) was retired from its history (%s)", sum, id, w.retentionRule())
+	}
+	e := newError(CodeNotFound, p, msg, "look at the file's history and restore a version by hand", nil)
+	e.Details["version"] = id
+	e.Details["sha256"] = sum
+	if retired {
+		e.Details["retired"] = true
+	}
+	return e
 }
 
 // approveRewind asks the session's approver once about every file of the

@@ -49,6 +49,13 @@ type Options struct {
 	// (default 1 GiB).
 	KeepVersions    int
 	HistoryMaxBytes int64
+	// HistoryMaxAge, if positive, retires the versions saved longer ago
+	// than that, except the newest of each file, beside KeepVersions and
+	// HistoryMaxBytes (which still apply). A pass by age runs in the
+	// background after a commit, at most every tenth of HistoryMaxAge or
+	// every hour, whichever is sooner (internal/history/age.go). 0, the
+	// default, keeps versions whatever their age.
+	HistoryMaxAge time.Duration
 	// LockTimeout bounds the wait for a lock held by another commit
 	// (default DefaultLockTimeout); a longer wait fails with BUSY.
 	LockTimeout time.Duration
@@ -207,7 +214,7 @@ func (w *Workspace) openState() error {
 	if w.histDir, err = w.state.Sub("history", true); err != nil {
 		return fail("open history", err)
 	}
-	if w.hist, err = history.Open(w.histDir, &history.Options{KeepVersions: w.opts.KeepVersions, MaxBytes: w.opts.HistoryMaxBytes}); err != nil {
+	if w.hist, err = history.Open(w.histDir, &history.Options{KeepVersions: w.opts.KeepVersions, MaxBytes: w.opts.HistoryMaxBytes, MaxAge: w.opts.HistoryMaxAge}); err != nil {
 		return fail("open history", err)
 	}
 	if w.led, err = ledger.Open(w.state, ledgerName, &ledger.Options{LockTimeout: w.opts.LockTimeout}); err != nil {

@@ -93,6 +93,10 @@ type Options struct {
 	// InlineLimit is the largest content kept in its index line rather
 	// than an object (see Save); 0 means DefaultInlineLimit, < 0 none.
 	InlineLimit int
+	// MaxAge, if positive, makes Prune drop the versions saved longer ago
+	// than that, except the newest of each file (see age.go); 0 keeps
+	// versions whatever their age.
+	MaxAge time.Duration
 }
 
 // Meta describes the operation that displaced a content.
@@ -150,6 +154,9 @@ type Store struct {
 	keep                  int
 	inline                int                      // InlineLimit; -1: none
 	maxBytes              int64                    // < 0: unlimited
+	maxAge                time.Duration            // 0: none
+	agedAt                atomic.Int64             // see age.go
+	now                   func() time.Time         // the clock versions are stamped by
 	readOnly              bool                     // opened by Lookup: no locks, no writes
 	spareTrim             atomic.Pointer[trimBufs] // buffers kept between trims
 	hook                  atomic.Pointer[Hook]
@@ -227,7 +234,7 @@ func (e *CorruptObjectError) Unwrap() error { return ErrCorrupt }
 // never depends on a directory entry that is not yet durable. The Store
 // keeps dir and its subdirectories open; Close releases them.
 func Open(dir *statedir.Dir, opts *Options) (*Store, error) {
-	s := &Store{dir: dir, keep: DefaultKeepVersions, maxBytes: DefaultMaxBytes, inline: DefaultInlineLimit}
+	s := &Store{dir: dir, keep: DefaultKeepVersions, maxBytes: DefaultMaxBytes, inline: DefaultInlineLimit, now: time.Now}
 	if opts != nil {
 		if opts.InlineLimit != 0 {
 			s.inline = max(opts.InlineLimit, -1)
@@ -238,6 +245,7 @@ func Open(dir *statedir.Dir, opts *Options) (*Store, error) {
 		if opts.MaxBytes != 0 {
 			s.maxBytes = opts.MaxBytes
 		}
+		s.maxAge = max(opts.MaxAge, 0)
 	}
 	// A file's object directory is created by its first Save that needs
 	// it (durably: see Save), so opening a workspace stays cheap.
@@ -267,7 +275,7 @@ func Open(dir *statedir.Dir, opts *Options) (*Store, error) {
 // a torn last index line, which it ignores). Only List, Get, Load and Paths
 // may be used; a missing subdirectory reads as empty.
 func Lookup(dir *statedir.Dir) (*Store, error) {
-	s := &Store{dir: dir, readOnly: true}
+	s := &Store{dir: dir, readOnly: true, now: time.Now}
 	for _, sub := range []struct {
 		name string
 		d    **statedir.Dir

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/editguard/editguard/internal/statedir"
 )
@@ -44,7 +45,8 @@ func legacyDir(name string) bool { return len(name) == 2 }
 
 // Prune applies retention to the whole store. It first drops all but the
 // newest KeepVersions versions of every file (Save already does this for
-// the file it saves); then, while the objects still referenced total more
+// the file it saves), and, with MaxAge set, the versions older than that
+// but the newest of each file (see age.go); then, while the objects still referenced total more
 // than MaxBytes, it drops the oldest remaining versions across all files,
 // except that the newest version of a file is never dropped. It moves each
 // object still referenced in the old shared layout into its file's
@@ -67,6 +69,7 @@ func legacyDir(name string) bool { return len(name) == 2 }
 func (s *Store) Prune() (PruneStats, error) {
 	r := &pruneRun{
 		s:         s,
+		start:     s.now(),
 		protected: make(map[string]bool),
 		present:   make(map[string]map[string]int64),
 		refs:      make(map[string]int),
@@ -85,6 +88,7 @@ func (s *Store) Prune() (PruneStats, error) {
 		return fail(err)
 	}
 	r.keepNewest()
+	r.dropAged()
 	r.countRefs()
 	r.dropOverCap()
 	if err := r.migrateLegacy(); err != nil {
@@ -100,6 +104,11 @@ func (s *Store) Prune() (PruneStats, error) {
 	if err := s.writeTotal(r.st.BytesKept); err != nil {
 		return fail(err)
 	}
+	if s.maxAge > 0 {
+		if err := s.writeAged(r.start); err != nil {
+			return fail(err)
+		}
+	}
 	return r.st, nil
 }
 
@@ -108,6 +117,7 @@ func (s *Store) Prune() (PruneStats, error) {
 // the store lock Prune holds, and each reads what the steps before it left.
 type pruneRun struct {
 	s         *Store
+	start     time.Time // when the run began: ages are measured from it
 	st        PruneStats
 	files     []*indexFile                // indexes with at least one version
 	protected map[string]bool             // objects named by corrupt indexes

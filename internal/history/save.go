@@ -14,7 +14,6 @@ import (
 	"io/fs"
 	"os"
 	"sync"
-	"time"
 
 	"github.com/editguard/editguard/internal/atomicfile"
 	"github.com/editguard/editguard/internal/statedir"
@@ -114,7 +113,7 @@ func (s *Store) Save(path string, content []byte, absent bool, sum string, meta 
 	err = s.append(path, func(last uint64) ([]byte, error) {
 		// Both taken under the path's lock, so a file's versions are
 		// in the same order by time as by ID.
-		e.ID, e.Time = formatID(last+1), time.Now().UTC()
+		e.ID, e.Time = formatID(last+1), s.now().UTC()
 		return e.line()
 	}, true, !meta.Lazy)
 	v = e.Version
