@@ -273,7 +273,7 @@ func (s *clientSetup) configured() bool { return s.server != nil || len(s.hooks)
 // clientFiles are the configuration files of each client that init
 // writes, MCP server first.
 var clientFiles = map[string][]string{
-	"claude-code": {".mcp.json", ".claude/settings.json"},
+	"claude-code": {".mcp.json", claudeLocalSettings, claudeSharedSettings},
 	"gemini":      {".gemini/settings.json"},
 	"codex":       {".codex/config.toml"},
 	"cursor":      {".cursor/mcp.json"},
@@ -747,14 +747,21 @@ func (s *clientSetup) settingsChecks() []*setupCheck {
 	return []*setupCheck{{Client: s.client, Check: "settings", OK: true, Message: "the settings init writes are in place"}}
 }
 
-// claudeSettings checks .claude/settings.json: with the MCP server, that
-// Claude Code's own file tools are denied, and that it starts editguard's
-// server and offers and runs its tools without asking; with hooks, that
-// editguard's run for every tool init's name (matcherChecks). Each problem
-// goes to problem, with initFix or hookFix as its fix.
+// claudeSettings checks Claude Code's project settings, the local and
+// the shared file taken together as Claude Code merges them: with the MCP
+// server, that Claude Code's own file tools are denied, and that it starts
+// editguard's server and offers and runs its tools without asking; with
+// hooks, that editguard's run for every tool init's name (matcherChecks).
+// Each problem goes to problem, with initFix or hookFix as its fix.
 func (s *clientSetup) claudeSettings(problem func(msg, fix string), initFix, hookFix string) {
-	const file = ".claude/settings.json"
-	st := s.json[file]
+	files := []string{claudeLocalSettings, claudeSharedSettings}
+	st := mergeSettings(s.json[claudeLocalSettings], s.json[claudeSharedSettings])
+	file := claudeLocalSettings
+	if s.json[claudeLocalSettings] == nil && s.json[claudeSharedSettings] != nil {
+		file = claudeSharedSettings
+	} else if s.json[claudeSharedSettings] != nil {
+		file = claudeLocalSettings + " and " + claudeSharedSettings
+	}
 	if s.server != nil {
 		deny := jsonGet(st, "permissions", "deny")
 		var missing []string
@@ -779,9 +786,33 @@ func (s *clientSetup) claudeSettings(problem func(msg, fix string), initFix, hoo
 			problem(fmt.Sprintf("%s: env.ENABLE_TOOL_SEARCH is %v, not \"false\": Claude Code may put editguard's tools behind its tool search", file, jsonText(v)), initFix)
 		}
 	}
-	if s.hasHooks(file) {
-		s.matcherChecks(file, claudeHooks, problem, hookFix)
+	if s.hasHooks(files...) {
+		s.matcherChecks(files, claudeHooks, problem, hookFix)
 	}
+}
+
+// mergeSettings merges Claude Code settings objects the way it does across
+// its files: arrays are joined, objects merged key by key, and for any
+// other value the first file that sets it wins.
+func mergeSettings(first, second map[string]any) map[string]any {
+	out := make(map[string]any, len(first)+len(second))
+	for k, v := range second {
+		out[k] = v
+	}
+	for k, v := range first {
+		switch a := v.(type) {
+		case []any:
+			if b, ok := out[k].([]any); ok {
+				v = append(append([]any{}, a...), b...)
+			}
+		case map[string]any:
+			if b, ok := out[k].(map[string]any); ok {
+				v = mergeSettings(a, b)
+			}
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // geminiSettings checks .gemini/settings.json: with the MCP server, that
@@ -820,7 +851,7 @@ func (s *clientSetup) geminiSettings(problem func(msg, fix string), initFix, hoo
 		}
 	}
 	if s.hasHooks(file) {
-		s.matcherChecks(file, geminiHooks, problem, hookFix)
+		s.matcherChecks([]string{file}, geminiHooks, problem, hookFix)
 	}
 }
 
@@ -855,24 +886,24 @@ func (s *clientSetup) codexSettings(problem func(msg, fix string), initFix, hook
 		if mcp {
 			fix = initFix
 		}
-		s.matcherChecks(file, codexHooks, problem, fix)
+		s.matcherChecks([]string{file}, codexHooks, problem, fix)
 	}
 }
 
-func (s *clientSetup) hasHooks(file string) bool {
-	return slices.ContainsFunc(s.hooks, func(h hookEntry) bool { return h.file == file })
+func (s *clientSetup) hasHooks(files ...string) bool {
+	return slices.ContainsFunc(s.hooks, func(h hookEntry) bool { return slices.Contains(files, h.file) })
 }
 
 // matcherChecks checks that for each of init's hooks, editguard's hooks in
-// file run for every tool it names.
-func (s *clientSetup) matcherChecks(file string, want []initHook, problem func(msg, fix string), fix string) {
+// files (which the client merges) run for every tool it names.
+func (s *clientSetup) matcherChecks(files []string, want []initHook, problem func(msg, fix string), fix string) {
 	for _, h := range want {
 		tools := strings.Split(strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(h.matcher, "^"), "("), ")$"), "|")
 		var missing []string
 		for _, tool := range tools {
 			covered := false
 			for _, e := range s.hooks {
-				if e.file != file || e.event != h.event {
+				if !slices.Contains(files, e.file) || e.event != h.event {
 					continue
 				}
 				re, err := regexp.Compile(e.matcher)
@@ -885,7 +916,7 @@ func (s *clientSetup) matcherChecks(file string, want []initHook, problem func(m
 			}
 		}
 		if len(missing) > 0 {
-			problem(fmt.Sprintf("%s: no editguard hook on hooks.%s runs for %s: those tools are not guarded", file, h.event, strings.Join(missing, ", ")), fix)
+			problem(fmt.Sprintf("%s: no editguard hook on hooks.%s runs for %s: those tools are not guarded", strings.Join(files, " and "), h.event, strings.Join(missing, ", ")), fix)
 		}
 	}
 }

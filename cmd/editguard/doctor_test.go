@@ -79,11 +79,11 @@ func TestDoctorBroken(t *testing.T) {
 	root := t.TempDir()
 	missing := filepath.Join(t.TempDir(), "gone", "editguard")
 	writeFile(t, root, ".mcp.json", `{"mcpServers": {"editguard": {"type": "stdio", "command": "`+missing+`", "args": ["--root", ".", "serve"]}}}`)
-	writeFile(t, root, ".claude/settings.json", `{"permissions": {"deny": ["Read"]}}`)
+	writeFile(t, root, ".claude/settings.local.json", `{"permissions": {"deny": ["Read"]}}`)
 	code, out, errs := cliRun(t, root, "doctor", "claude-code")
 	if code != exitError ||
 		!strings.Contains(out, "PROBLEM claude-code program: .mcp.json names "+missing+", which does not exist: the client cannot start it, and is not guarded\n        fix: install editguard and editguard-hook: git clone") ||
-		!strings.Contains(out, "PROBLEM claude-code settings: .claude/settings.json: permissions.deny lacks Edit, Write, MultiEdit, NotebookEdit") ||
+		!strings.Contains(out, "PROBLEM claude-code settings: .claude/settings.local.json: permissions.deny lacks Edit, Write, MultiEdit, NotebookEdit") ||
 		!strings.Contains(out, "permissions.allow lacks mcp__editguard") ||
 		!strings.Contains(out, "checks found a problem: editguard does not guard this setup as configured until they are fixed") {
 		t.Errorf("missing program: exit %d\n%s%s", code, out, errs)

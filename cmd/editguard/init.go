@@ -18,7 +18,7 @@ import (
 
 var initCmd = &command{
 	name:    "init",
-	args:    "claude-code|gemini|codex|cursor [--hooks] [--bare-names] [--dry-run] [--json]",
+	args:    "claude-code|gemini|codex|cursor [--hooks] [--shared] [--bare-names] [--dry-run] [--json]",
 	summary: "add editguard to a client's configuration in the workspace",
 	help: `Init adds editguard's MCP server to the project configuration of a client
 in the workspace root (--root), and, where the client allows it, turns off
@@ -26,7 +26,7 @@ the client's own file tools so that the model reads and changes files
 through editguard's:
 
   claude-code  .mcp.json: mcpServers.editguard
-               .claude/settings.json: permissions.deny Read, Edit, Write,
+               .claude/settings.local.json: permissions.deny Read, Edit, Write,
                MultiEdit, NotebookEdit; permissions.allow mcp__editguard;
                enabledMcpjsonServers editguard; env.ENABLE_TOOL_SEARCH
                "false" (the tools are loaded directly, not behind a search)
@@ -45,7 +45,7 @@ With --hooks, init leaves the client's own file tools on and guards
 them with editguard's hooks instead (see "editguard help hook"); it adds
 the hooks, not the MCP server:
 
-  claude-code  .claude/settings.json: hooks.PreToolUse for Write, Edit,
+  claude-code  .claude/settings.local.json: hooks.PreToolUse for Write, Edit,
                MultiEdit, NotebookEdit, Bash and hooks.PostToolUse for
                those and Read, running
                /PATH/TO/editguard-hook --root "$CLAUDE_PROJECT_DIR" || exit 2
@@ -57,6 +57,15 @@ the hooks, not the MCP server:
                [[hooks.PostToolUse]] for apply_patch and Bash (Codex's
                exec_command), running
                /PATH/TO/editguard-hook --root . --client codex || exit 2
+
+Claude Code's deny rules and hooks go to .claude/settings.local.json, this
+clone's own settings, which git is told to ignore (init adds the file to
+the repository's info/exclude when nothing ignores it yet): a teammate who
+has not installed editguard keeps Claude Code's own tools, instead of
+finding them denied by a committed file with only Bash left. --shared
+writes them to .claude/settings.json instead, for a team that installs
+editguard everywhere. Gemini CLI and Codex have no such local file: their
+settings go to the project's file.
 
 Each client blocks a tool whose hook exits with status 2 and shows why;
 "|| exit 2" makes a hook program that cannot be started (removed, say)
@@ -116,6 +125,7 @@ type initFile struct {
 	old, text string
 	tools     []string     // the names of editguard's tools
 	progs     initPrograms // the commands to write
+	local     bool         // the client's local settings, kept out of the repository
 }
 
 // initReport is the result of init.
@@ -138,11 +148,21 @@ type initClient struct {
 }
 
 // An initSpec edits one configuration file: edit gets the file's text
-// ("" for a new file) and returns the new text.
+// ("" for a new file) and returns the new text. A spec with shared set
+// names the client's local settings, kept out of the repository: --shared
+// writes the shared file instead.
 type initSpec struct {
-	path string
-	edit func(f *initFile, text string) (string, error)
+	path   string
+	shared string
+	edit   func(f *initFile, text string) (string, error)
 }
+
+// Claude Code's settings files in a project: this clone's own, and the
+// one a repository shares.
+const (
+	claudeLocalSettings  = ".claude/settings.local.json"
+	claudeSharedSettings = ".claude/settings.json"
+)
 
 // serveArgs are the arguments that start editguard's server on the
 // directory the client starts it in.
@@ -165,12 +185,12 @@ var geminiExcluded = []string{"ReadFileTool", "WriteFileTool", "EditTool"}
 var initClients = map[string]initClient{
 	"claude-code": {
 		files: []initSpec{
-			{".mcp.json", func(f *initFile, text string) (string, error) {
+			{path: ".mcp.json", edit: func(f *initFile, text string) (string, error) {
 				return editJSON(f, text, func(d *jsonDoc) error {
 					return addServerJSON(d, f, orderedObject{{"type", "stdio"}, {"command", f.progs.editguard}, {"args", serveArgs}})
 				})
 			}},
-			{filepath.Join(".claude", "settings.json"), func(f *initFile, text string) (string, error) {
+			{path: claudeLocalSettings, shared: claudeSharedSettings, edit: func(f *initFile, text string) (string, error) {
 				return editJSON(f, text, func(d *jsonDoc) error {
 					if err := addStrings(d, f, []string{"permissions", "deny"}, claudeDenied); err != nil {
 						return err
@@ -189,14 +209,14 @@ var initClients = map[string]initClient{
 			}},
 		},
 		notes: []string{
-			"Claude Code applies permissions.allow and enabledMcpjsonServers of .claude/settings.json only in a trusted workspace: run claude here once and accept the trust dialog. Until then it asks before each editguard tool call, and a headless run (-p) refuses them; the deny rules apply either way.",
+			"Claude Code applies permissions.allow and enabledMcpjsonServers of its project settings only in a trusted workspace: run claude here once and accept the trust dialog. Until then it asks before each editguard tool call, and a headless run (-p) refuses them; the deny rules apply either way.",
 			"Bash can still change files outside editguard's tools: run init claude-code --hooks as well to run each Bash command between two checkpoints, which record and keep every file it changes.",
 		},
 		mcp: true,
 	},
 	"gemini": {
 		files: []initSpec{
-			{filepath.Join(".gemini", "settings.json"), func(f *initFile, text string) (string, error) {
+			{path: filepath.Join(".gemini", "settings.json"), edit: func(f *initFile, text string) (string, error) {
 				return editJSON(f, text, func(d *jsonDoc) error {
 					if err := addServerJSON(d, f, orderedObject{{"command", f.progs.editguard}, {"args", serveArgs}, {"trust", true}}); err != nil {
 						return err
@@ -237,7 +257,7 @@ var initClients = map[string]initClient{
 		files: []initSpec{
 			// Codex offers its own apply_patch and exec_command first, and
 			// they cannot be turned off: their hooks guard them too.
-			{filepath.Join(".codex", "config.toml"), func(f *initFile, text string) (string, error) {
+			{path: filepath.Join(".codex", "config.toml"), edit: func(f *initFile, text string) (string, error) {
 				out, err := editCodex(f, text)
 				if err != nil {
 					return "", err
@@ -257,7 +277,7 @@ var initClients = map[string]initClient{
 	},
 	"cursor": {
 		files: []initSpec{
-			{filepath.Join(".cursor", "mcp.json"), func(f *initFile, text string) (string, error) {
+			{path: filepath.Join(".cursor", "mcp.json"), edit: func(f *initFile, text string) (string, error) {
 				return editJSON(f, text, func(d *jsonDoc) error {
 					return addServerJSON(d, f, orderedObject{{"command", f.progs.editguard}, {"args", cursorServeArgs}})
 				})
@@ -283,6 +303,7 @@ func runInit(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(initCmd.name)
 	dryRun := fs.Bool("dry-run", false, "show the changes, write nothing")
 	hooks := fs.Bool("hooks", false, "guard the client's own file tools with editguard's hooks, instead of adding the MCP server")
+	shared := fs.Bool("shared", false, "write Claude Code's deny rules and hooks to .claude/settings.json, which the repository shares,\nnot to this clone's .claude/settings.local.json")
 	bare := fs.Bool("bare-names", false, "write the programs' names alone (editguard, editguard-hook), not their absolute paths,\nfor a PATH you manage yourself: the client must find them on its own PATH")
 	fs.BoolVar(&e.json, "json", false, "print what was done as JSON")
 	pos, err := parseCommand(e, initCmd, fs, args)
@@ -320,7 +341,10 @@ func runInit(ctx context.Context, e *env, args []string) error {
 	// Plan every file before writing any, so that a file that does not
 	// parse leaves all of them as they were.
 	for _, spec := range client.files {
-		f := &initFile{Path: filepath.ToSlash(spec.path), tools: tools, progs: progs}
+		if *shared && spec.shared != "" {
+			spec.path, spec.shared = spec.shared, ""
+		}
+		f := &initFile{Path: filepath.ToSlash(spec.path), tools: tools, progs: progs, local: spec.shared != ""}
 		r, err := s.Read(ctx, spec.path, nil)
 		switch {
 		case errors.Is(err, editguard.ErrNotFound):
@@ -364,6 +388,11 @@ func runInit(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	rep.Notes = append(rep.Notes, client.notes...)
+	for _, f := range rep.Files {
+		if f.local {
+			rep.Notes = append(rep.Notes, keepLocal(ctx, ws.Dir(), f.Path, *dryRun)...)
+		}
+	}
 	if *bare {
 		rep.Notes = append(rep.Notes, "--bare-names: the client starts editguard by its name alone, so editguard and editguard-hook must be on the PATH the client runs with (which may not be this shell's); run editguard doctor "+pos[0]+" from there to check")
 	}

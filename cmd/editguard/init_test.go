@@ -83,7 +83,7 @@ func strs(v ...string) []any {
 
 // initFiles are the files init writes for each client.
 var initFiles = map[string][]string{
-	"claude-code": {".mcp.json", ".claude/settings.json"},
+	"claude-code": {".mcp.json", ".claude/settings.local.json"},
 	"gemini":      {".gemini/settings.json"},
 	"codex":       {".codex/config.toml"},
 	"cursor":      {".cursor/mcp.json"},
@@ -101,7 +101,7 @@ func checkInit(t *testing.T, root, client string) {
 		if got := get(m, "mcpServers", "editguard"); !reflect.DeepEqual(got, want) {
 			t.Errorf(".mcp.json: mcpServers.editguard = %v, want %v", got, want)
 		}
-		s := readJSON(t, root, ".claude/settings.json")
+		s := readJSON(t, root, ".claude/settings.local.json")
 		for _, tool := range claudeDenied {
 			if !contains(get(s, "permissions", "deny"), tool) {
 				t.Errorf("permissions.deny lacks %s: %v", tool, get(s, "permissions", "deny"))
@@ -224,7 +224,7 @@ func TestInitMerges(t *testing.T) {
 	codex := "# my settings\nmodel = \"o3\"   # the model\n\n[mcp_servers.other]\ncommand = \"x\"\nargs = [\n  \"a\", # first\n  'b',\n]\nenv = { K = \"v\" }\n\n[profiles.fast]\nmodel = \"\"\"\nmini\"\"\"\n"
 	cursor := "{}"
 	writeFile(t, root, ".mcp.json", mcp)
-	writeFile(t, root, ".claude/settings.json", settings)
+	writeFile(t, root, ".claude/settings.local.json", settings)
 	writeFile(t, root, ".gemini/settings.json", gemini)
 	writeFile(t, root, ".codex/config.toml", codex)
 	writeFile(t, root, ".cursor/mcp.json", cursor)
@@ -245,11 +245,11 @@ func TestInitMerges(t *testing.T) {
 		!strings.HasSuffix(gotMCP, "\n    },\n    \"zzz\": 1\n}\n") {
 		t.Errorf(".mcp.json lost its layout:\n%s", gotMCP)
 	}
-	s := readFile(t, root, ".claude/settings.json")
+	s := readFile(t, root, ".claude/settings.local.json")
 	if !strings.HasPrefix(s, "{\r\n\t\"model\": \"opus\",\r\n\t\"permissions\": {\r\n\t\t\"allow\": [\r\n\t\t\t\"Bash(go test:*)\",\r\n\t\t\t\"mcp__editguard\"\r\n\t\t],\r\n\t\t\"deny\": [\"Read\", \"Edit\",") {
-		t.Errorf(".claude/settings.json lost its layout or line endings:\n%q", s)
+		t.Errorf(".claude/settings.local.json lost its layout or line endings:\n%q", s)
 	}
-	sj := readJSON(t, root, ".claude/settings.json")
+	sj := readJSON(t, root, ".claude/settings.local.json")
 	if get(sj, "model") != "opus" || get(sj, "hooks") == nil || !contains(get(sj, "permissions", "allow"), "Bash(go test:*)") {
 		t.Errorf("settings lost entries: %v", sj)
 	}
@@ -279,7 +279,7 @@ func TestInitKeepsOtherEditguard(t *testing.T) {
 	settings := `{"env": {"ENABLE_TOOL_SEARCH": "true"}}` + "\n"
 	codex := "[mcp_servers]\neditguard = { command = \"/opt/eg\", args = [\"serve\"] }\n"
 	writeFile(t, root, ".mcp.json", mcp)
-	writeFile(t, root, ".claude/settings.json", settings)
+	writeFile(t, root, ".claude/settings.local.json", settings)
 	writeFile(t, root, ".codex/config.toml", codex)
 	code, out, errs := cliRun(t, root, "init", "claude-code")
 	if code != 0 {
@@ -337,7 +337,7 @@ func TestInitGeminiExcludedNames(t *testing.T) {
 // no file is written.
 func TestInitRefusesBrokenFiles(t *testing.T) {
 	for _, tt := range []struct{ client, file, text, want string }{
-		{"claude-code", ".claude/settings.json", "{\n  \"model\": \"opus\",\n}\n", ".claude/settings.json: not valid JSON: line 3"},
+		{"claude-code", ".claude/settings.local.json", "{\n  \"model\": \"opus\",\n}\n", ".claude/settings.local.json: not valid JSON: line 3"},
 		{"claude-code", ".mcp.json", `{"mcpServers": []}`, ".mcp.json: mcpServers is not an object"},
 		{"gemini", ".gemini/settings.json", `["not an object"]`, "not an object"},
 		{"codex", ".codex/config.toml", "[mcp_servers.x]\ncommand = \n", ".codex/config.toml: not valid TOML: line 2"},
@@ -419,7 +419,7 @@ func TestParseTOML(t *testing.T) {
 
 // hookFiles are the files init --hooks writes for each client.
 var hookFiles = map[string]string{
-	"claude-code": ".claude/settings.json",
+	"claude-code": ".claude/settings.local.json",
 	"gemini":      ".gemini/settings.json",
 	"codex":       ".codex/config.toml",
 }
@@ -599,7 +599,7 @@ func TestInitHooksCommand(t *testing.T) {
 func TestInitHooksKeepsOtherEditguard(t *testing.T) {
 	root := t.TempDir()
 	text := `{"hooks": {"PreToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command": "/opt/bin/editguard --root /src hook --fail-open"}]}]}}`
-	writeFile(t, root, ".claude/settings.json", text)
+	writeFile(t, root, ".claude/settings.local.json", text)
 	f := runInitJSON(t, root, "claude-code", "--hooks").Files[0]
 	if len(f.Kept) != 1 || !strings.Contains(f.Kept[0], "hooks.PreToolUse has an editguard hook with other settings") || len(f.Added) != 1 {
 		t.Errorf("%+v", f)

@@ -42,7 +42,7 @@ var (
 var initHookClients = map[string]initClient{
 	"claude-code": {
 		files: []initSpec{
-			{filepath.Join(".claude", "settings.json"), func(f *initFile, text string) (string, error) {
+			{path: claudeLocalSettings, shared: claudeSharedSettings, edit: func(f *initFile, text string) (string, error) {
 				return editJSON(f, text, func(d *jsonDoc) error {
 					for _, h := range claudeHooks {
 						if err := addHookJSON(d, f, h, "claude-code", orderedObject{{"type", "command"}, {"command", hookCommand("claude-code", f.progs.hook)}}); err != nil {
@@ -72,7 +72,7 @@ var initHookClients = map[string]initClient{
 	},
 	"gemini": {
 		files: []initSpec{
-			{filepath.Join(".gemini", "settings.json"), func(f *initFile, text string) (string, error) {
+			{path: filepath.Join(".gemini", "settings.json"), edit: func(f *initFile, text string) (string, error) {
 				return editJSON(f, text, func(d *jsonDoc) error {
 					for _, h := range geminiHooks {
 						if err := addHookJSON(d, f, h, "gemini", orderedObject{{"name", "editguard"}, {"type", "command"}, {"command", hookCommand("gemini", f.progs.hook)}}); err != nil {
@@ -106,7 +106,7 @@ var initHookClients = map[string]initClient{
 	},
 	"codex": {
 		files: []initSpec{
-			{filepath.Join(".codex", "config.toml"), editCodexHooks},
+			{path: filepath.Join(".codex", "config.toml"), edit: editCodexHooks},
 		},
 		notes: []string{
 			"Codex reads .codex/config.toml only in a trusted project, and runs hooks only once they are trusted too: start codex here and review them (/hooks). codex exec runs hooks not yet trusted only with --dangerously-bypass-hook-trust.",
