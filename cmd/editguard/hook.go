@@ -138,6 +138,7 @@ type hookFile struct {
 type hookClient struct {
 	prefix string // of the session name
 	before string // the event before a tool, which can deny it
+	turn   string // the event that starts a turn: the session forgets its reads (init --turns)
 	// files returns what the event asks of editguard; nothing for a tool
 	// that is not a file tool.
 	files func(ev *hookEvent) ([]hookFile, error)
@@ -156,6 +157,7 @@ var hookClients = map[string]*hookClient{
 	"claude-code": {
 		prefix: "claude",
 		before: "PreToolUse",
+		turn:   "UserPromptSubmit",
 		files:  claudeFiles,
 		deny:   permissionDeny,
 		words: strings.NewReplacer("call read_file on", "Read", "read_file", "Read", "edit_file", "Edit", "write_file", "Write",
@@ -164,6 +166,7 @@ var hookClients = map[string]*hookClient{
 	"gemini": {
 		prefix: "gemini",
 		before: "BeforeTool",
+		turn:   "BeforeAgent",
 		files:  geminiFiles,
 		deny:   func(reason string) any { return map[string]any{"decision": "deny", "reason": reason} },
 		words:  strings.NewReplacer("edit_file", "replace"),
@@ -226,6 +229,9 @@ func runHook(ctx context.Context, e *env, args []string) error {
 	if err == nil && ev.Event == hookProbeEvent {
 		return answerHookProbe(e) // from init or doctor (doctor.go)
 	}
+	if err == nil && c.turn != "" && ev.Event == c.turn {
+		return hookTurn(e, c, ev)
+	}
 	if err == nil {
 		if command, ok := shellCommand(*clientName, ev); ok {
 			return hookShell(ctx, e, c, ev, command, *failOpen)
@@ -243,6 +249,25 @@ func runHook(ctx context.Context, e *env, args []string) error {
 		return nil // not a file tool: nothing to say
 	}
 	return hookFileEvent(ctx, e, c, ev, files, before, *failOpen)
+}
+
+// hookTurn starts a turn in the event's session, as begin_turn does: it
+// forgets the session's reads, so that each file is read again before this
+// turn changes it. It prints nothing, since the clients add what a hook
+// prints at a turn's start to the model's context, and a failure does not
+// block the person's prompt: the changes stay guarded by content either way.
+func hookTurn(e *env, c *hookClient, ev *hookEvent) error {
+	w, err := e.workspace()
+	if err == nil {
+		var s *editguard.Session
+		if s, err = w.OpenSession(hookSessionName(c.prefix, ev.SessionID, ev.AgentID)); err == nil {
+			err = s.BeginTurn()
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "editguard hook: could not start the turn, so reads from earlier turns still count: %v\n", err)
+	}
+	return nil
 }
 
 // readHookEvent reads the event on stdin (at most 16 MiB). With an error it

@@ -18,7 +18,7 @@ import (
 
 var initCmd = &command{
 	name:    "init",
-	args:    "claude-code|gemini|codex|cursor [--hooks] [--shared] [--bare-names] [--dry-run] [--json]",
+	args:    "claude-code|gemini|codex|cursor [--hooks [--turns]] [--shared] [--bare-names] [--dry-run] [--json]",
 	summary: "add editguard to a client's configuration in the workspace",
 	help: `Init adds editguard's MCP server to the project configuration of a client
 in the workspace root (--root), and, where the client allows it, turns off
@@ -66,6 +66,12 @@ finding them denied by a committed file with only Bash left. --shared
 writes them to .claude/settings.json instead, for a team that installs
 editguard everywhere. Gemini CLI and Codex have no such local file: their
 settings go to the project's file.
+
+With --hooks --turns, init also runs the hook at the start of each turn
+(Claude Code's UserPromptSubmit, Gemini CLI's BeforeAgent), where it does
+what begin_turn does: the session forgets its reads, so each file must be
+read again in this turn before the turn changes it, for teams that want
+no change based on a read from an earlier turn.
 
 Each client blocks a tool whose hook exits with status 2 and shows why;
 "|| exit 2" makes a hook program that cannot be started (removed, say)
@@ -126,6 +132,7 @@ type initFile struct {
 	tools     []string     // the names of editguard's tools
 	progs     initPrograms // the commands to write
 	local     bool         // the client's local settings, kept out of the repository
+	turns     bool         // --turns: hooks at each turn's start as well
 }
 
 // initReport is the result of init.
@@ -303,6 +310,7 @@ func runInit(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(initCmd.name)
 	dryRun := fs.Bool("dry-run", false, "show the changes, write nothing")
 	hooks := fs.Bool("hooks", false, "guard the client's own file tools with editguard's hooks, instead of adding the MCP server")
+	turns := fs.Bool("turns", false, "with --hooks: also forget the session's reads at the start of each turn (Claude Code, Gemini CLI)")
 	shared := fs.Bool("shared", false, "write Claude Code's deny rules and hooks to .claude/settings.json, which the repository shares,\nnot to this clone's .claude/settings.local.json")
 	bare := fs.Bool("bare-names", false, "write the programs' names alone (editguard, editguard-hook), not their absolute paths,\nfor a PATH you manage yourself: the client must find them on its own PATH")
 	fs.BoolVar(&e.json, "json", false, "print what was done as JSON")
@@ -323,6 +331,8 @@ func runInit(ctx context.Context, e *env, args []string) error {
 		return usagef(initCmd.name, "editguard has no hooks for %s: use one of %s, or init %s without --hooks", pos[0], strings.Join(initClientNames(clients), ", "), pos[0])
 	case !ok:
 		return usagef(initCmd.name, "unknown client %q: use one of %s", pos[0], strings.Join(initClientNames(clients), ", "))
+	case *turns && (!*hooks || turnHooks[pos[0]].event == ""):
+		return usagef(initCmd.name, "--turns needs --hooks, for claude-code or gemini")
 	}
 	// Find the programs before anything is written: a configuration that
 	// names a program the client cannot start leaves it unguarded.
@@ -344,7 +354,7 @@ func runInit(ctx context.Context, e *env, args []string) error {
 		if *shared && spec.shared != "" {
 			spec.path, spec.shared = spec.shared, ""
 		}
-		f := &initFile{Path: filepath.ToSlash(spec.path), tools: tools, progs: progs, local: spec.shared != ""}
+		f := &initFile{Path: filepath.ToSlash(spec.path), tools: tools, progs: progs, local: spec.shared != "", turns: *turns}
 		r, err := s.Read(ctx, spec.path, nil)
 		switch {
 		case errors.Is(err, editguard.ErrNotFound):

@@ -32,6 +32,12 @@ var (
 		{"BeforeTool", "^(write_file|replace|run_shell_command)$"},
 		{"AfterTool", "^(read_file|write_file|replace|run_shell_command)$"},
 	}
+	// With --turns, the events at the start of each turn, for every
+	// tool: the hook makes the session forget its reads (hookTurn).
+	turnHooks = map[string]initHook{
+		"claude-code": {"UserPromptSubmit", ""},
+		"gemini":      {"BeforeAgent", ""},
+	}
 	// Codex names exec_command's events Bash.
 	codexHooks = []initHook{
 		{"PreToolUse", "^(apply_patch|Bash)$"},
@@ -44,7 +50,7 @@ var initHookClients = map[string]initClient{
 		files: []initSpec{
 			{path: claudeLocalSettings, shared: claudeSharedSettings, edit: func(f *initFile, text string) (string, error) {
 				return editJSON(f, text, func(d *jsonDoc) error {
-					for _, h := range claudeHooks {
+					for _, h := range f.withTurns(claudeHooks, "claude-code") {
 						if err := addHookJSON(d, f, h, "claude-code", orderedObject{{"type", "command"}, {"command", hookCommand("claude-code", f.progs.hook)}}); err != nil {
 							return err
 						}
@@ -74,7 +80,7 @@ var initHookClients = map[string]initClient{
 		files: []initSpec{
 			{path: filepath.Join(".gemini", "settings.json"), edit: func(f *initFile, text string) (string, error) {
 				return editJSON(f, text, func(d *jsonDoc) error {
-					for _, h := range geminiHooks {
+					for _, h := range f.withTurns(geminiHooks, "gemini") {
 						if err := addHookJSON(d, f, h, "gemini", orderedObject{{"name", "editguard"}, {"type", "command"}, {"command", hookCommand("gemini", f.progs.hook)}}); err != nil {
 							return err
 						}
@@ -123,6 +129,15 @@ var earlierMatchers = map[string][]string{
 	"PostToolUse": {"Read|Write|Edit|MultiEdit|NotebookEdit", "^apply_patch$"},
 	"BeforeTool":  {"^(write_file|replace)$"},
 	"AfterTool":   {"^(read_file|write_file|replace)$"},
+}
+
+// withTurns returns hooks, and with --turns the client's hook at the start
+// of each turn too.
+func (f *initFile) withTurns(hooks []initHook, client string) []initHook {
+	if h, ok := turnHooks[client]; ok && f.turns {
+		return append(slices.Clone(hooks), h)
+	}
+	return hooks
 }
 
 func mustJSON(v any) []byte {
@@ -213,10 +228,15 @@ func addHookJSON(d *jsonDoc, f *initFile, h initHook, client string, handler ord
 			}
 		}
 	}
-	if err := d.appendValue([]string{"hooks", h.event}, orderedObject{{"matcher", h.matcher}, {"hooks", []any{handler}}}); err != nil {
+	group := orderedObject{{"matcher", h.matcher}, {"hooks", []any{handler}}}
+	what := "for " + h.matcher
+	if h.matcher == "" { // an event of no tool: a turn's start
+		group, what = group[1:], "at each turn's start"
+	}
+	if err := d.appendValue([]string{"hooks", h.event}, group); err != nil {
 		return err
 	}
-	f.Added = append(f.Added, fmt.Sprintf("%s: editguard hook for %s", label, h.matcher))
+	f.Added = append(f.Added, fmt.Sprintf("%s: editguard hook %s", label, what))
 	return nil
 }
 
