@@ -56,63 +56,104 @@ func (t *Toolset) directoryTree(ctx context.Context, raw json.RawMessage) (*Outp
 	} else if !st.IsDir() {
 		return nil, invalidArgument("directory_tree", "not a directory: "+p, map[string]any{"path": p})
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s/\n", strings.TrimSuffix(p, "/"))
-	shown := 0
-	var walk func(dir string, level int) error
-	walk = func(dir string, level int) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		des, err := t.ws.ReadDir(dir)
-		if err != nil {
-			return nil // unreadable: shown as a leaf
-		}
-		slices.SortFunc(des, func(x, y fs.DirEntry) int {
-			if x.IsDir() != y.IsDir() {
-				if x.IsDir() {
-					return -1
-				}
-				return 1
-			}
-			return strings.Compare(x.Name(), y.Name())
-		})
-		indent := strings.Repeat("  ", level)
-		for i, de := range des {
-			name := de.Name()
-			if shown == maxTreeEntries {
-				fmt.Fprintf(&b, "%s… (%d more entries here; the tree stops at %d)\n", indent, len(des)-i, maxTreeEntries)
-				return errTreeFull
-			}
-			shown++
-			display, _, _ := displayName(name)
-			child := path.Join(dir, name)
-			switch {
-			case de.Type()&fs.ModeSymlink != 0:
-				target, _ := t.ws.Readlink(child)
-				fmt.Fprintf(&b, "%s%s -> %s\n", indent, display, target)
-			case de.IsDir():
-				fmt.Fprintf(&b, "%s%s/\n", indent, display)
-				if name == ".git" {
-					continue
-				}
-				if level < depth {
-					if err := walk(child, level+1); err != nil {
-						return err
-					}
-				} else if des, _ := t.ws.ReadDir(child); len(des) > 0 {
-					fmt.Fprintf(&b, "%s  …\n", indent)
-				}
-			default:
-				fmt.Fprintf(&b, "%s%s\n", indent, display)
-			}
-		}
-		return nil
-	}
-	if err := walk(p, 1); err != nil && err != errTreeFull {
+	w := &treeWalk{t: t, ctx: ctx, depth: depth}
+	fmt.Fprintf(&w.b, "%s/\n", strings.TrimSuffix(p, "/"))
+	tree, err := w.dir(p, 1)
+	truncated := err == errTreeFull
+	if err != nil && !truncated {
 		return nil, err
 	}
-	return &Output{Structured: map[string]any{"path": p, "entries": shown}, Text: b.String()}, nil
+	return &Output{Structured: map[string]any{"path": p, "entries": w.shown, "truncated": truncated, "tree": tree}, Text: w.b.String()}, nil
+}
+
+// TreeEntry is one entry of directory_tree's structured result.
+type TreeEntry struct {
+	Name     string       `json:"name"`
+	Type     string       `json:"type"`             // "file", "directory", "symlink", or "more" (see More)
+	Target   string       `json:"target,omitempty"` // a symlink's
+	Children []*TreeEntry `json:"children,omitempty"`
+	// More counts a directory's entries left out below the depth; in an
+	// entry of type "more", last of its directory, the entries left out
+	// there once the tree reached its limit.
+	More int `json:"more,omitempty"`
+}
+
+// treeWalk is one directory_tree: the text and the entries so far.
+type treeWalk struct {
+	t     *Toolset
+	ctx   context.Context
+	depth int
+	b     strings.Builder
+	shown int
+}
+
+// dir lists dir, at level, directories first, into the text and as
+// entries; errTreeFull ends the walk at the limit.
+func (w *treeWalk) dir(dir string, level int) ([]*TreeEntry, error) {
+	if err := w.ctx.Err(); err != nil {
+		return nil, err
+	}
+	des, err := w.t.ws.ReadDir(dir)
+	if err != nil {
+		return nil, nil // unreadable: shown as a leaf
+	}
+	slices.SortFunc(des, func(x, y fs.DirEntry) int {
+		if x.IsDir() != y.IsDir() {
+			if x.IsDir() {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(x.Name(), y.Name())
+	})
+	indent := strings.Repeat("  ", level)
+	entries := []*TreeEntry{}
+	for i, de := range des {
+		if w.shown == maxTreeEntries {
+			fmt.Fprintf(&w.b, "%s… (%d more entries here; the tree stops at %d)\n", indent, len(des)-i, maxTreeEntries)
+			entries = append(entries, &TreeEntry{Name: "…", Type: "more", More: len(des) - i})
+			return entries, errTreeFull
+		}
+		w.shown++
+		e, err := w.entry(dir, de, level, indent)
+		entries = append(entries, e)
+		if err != nil {
+			return entries, err
+		}
+	}
+	return entries, nil
+}
+
+// entry shows one entry of dir, and what is under it within the depth.
+func (w *treeWalk) entry(dir string, de fs.DirEntry, level int, indent string) (*TreeEntry, error) {
+	name := de.Name()
+	display, _, _ := displayName(name)
+	child := path.Join(dir, name)
+	e := &TreeEntry{Name: name, Type: "file"}
+	switch {
+	case de.Type()&fs.ModeSymlink != 0:
+		e.Type = "symlink"
+		e.Target, _ = w.t.ws.Readlink(child)
+		fmt.Fprintf(&w.b, "%s%s -> %s\n", indent, display, e.Target)
+	case de.IsDir():
+		e.Type = "directory"
+		fmt.Fprintf(&w.b, "%s%s/\n", indent, display)
+		if name == ".git" {
+			return e, nil
+		}
+		if level < w.depth {
+			var err error
+			e.Children, err = w.dir(child, level+1)
+			return e, err
+		}
+		if des, _ := w.t.ws.ReadDir(child); len(des) > 0 {
+			fmt.Fprintf(&w.b, "%s  …\n", indent)
+			e.More = len(des)
+		}
+	default:
+		fmt.Fprintf(&w.b, "%s%s\n", indent, display)
+	}
+	return e, nil
 }
 
 var errTreeFull = fmt.Errorf("tree full")

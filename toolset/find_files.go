@@ -15,7 +15,7 @@ var findFilesTool = &toolDef{
 	input: `{
   "type": "object",
   "properties": {
-    "pattern": {"type": "string", "description": "Glob: * ? [..] within a name, ** across directories. Without a /, matches file names at any depth (\"*.go\"); with one, whole paths relative to path (\"cmd/**/main.go\")."},
+    "pattern": {"type": "string", "description": "Glob: * ? [..] within a name, ** across directories, {a,b} either. Without a /, matches file names at any depth (\"*.go\"); with one, whole paths relative to path (\"cmd/**/main.go\")."},
     "path": {"type": "string", "description": "Directory to search, relative to the workspace root. Default: the root."}
   },
   "required": ["pattern"],

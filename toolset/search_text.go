@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,7 +25,7 @@ var searchTextTool = &toolDef{
   "properties": {
     "pattern": {"type": "string", "description": "What to find: an RE2 regular expression, or plain text with literal: true."},
     "path": {"type": "string", "description": "Directory to search, relative to the workspace root. Default: the root."},
-    "glob": {"type": "string", "description": "Only files whose path matches this glob (\"*.go\", \"src/**/*.ts\")."},
+    "glob": {"type": "string", "description": "Only files whose path matches this glob (\"*.go\", \"src/**/*.{ts,tsx}\")."},
     "literal": {"type": "boolean", "description": "Treat pattern as plain text. Default false."},
     "case_insensitive": {"type": "boolean", "description": "Ignore case. Default false."},
     "max_results": {"type": "integer", "minimum": 1, "maximum": 1000, "description": "Most matching lines to return. Default 100."}
@@ -149,6 +150,7 @@ type fileSearch struct {
 	jobs    chan searchJob
 	mu      sync.Mutex
 	found   map[int][]string // matching lines by job index, under mu
+	rels    map[int]string   // the path of each job with matching lines, under mu
 	total   atomic.Int64     // matching lines found
 	binary  atomic.Int64     // binary files met
 	workers sync.WaitGroup
@@ -163,7 +165,7 @@ type fileSearch struct {
 // startSearch starts the workers of a search for q, so that files are
 // searched while the walk still opens the next ones.
 func startSearch(q *searchQuery) *fileSearch {
-	s := &fileSearch{q: q, jobs: make(chan searchJob, 256), found: map[int][]string{}}
+	s := &fileSearch{q: q, jobs: make(chan searchJob, 256), found: map[int][]string{}, rels: map[int]string{}}
 	for range runtime.GOMAXPROCS(0) {
 		s.workers.Go(s.work)
 	}
@@ -190,6 +192,7 @@ func (s *fileSearch) work() {
 			s.total.Add(int64(len(lines)))
 			s.mu.Lock()
 			s.found[j.idx] = lines
+			s.rels[j.idx] = j.rel
 			s.mu.Unlock()
 		}
 	}
@@ -231,7 +234,8 @@ func (s *fileSearch) finish() {
 // output renders the finished search for the model, rooted at display:
 // a heading, the matching lines, and what was not searched.
 func (s *fileSearch) output(display string) *Output {
-	lines, n, files, more := s.collect()
+	lines, results, files, more := s.collect()
+	n := len(results)
 	var out strings.Builder
 	switch {
 	case n == 0:
@@ -243,7 +247,7 @@ func (s *fileSearch) output(display string) *Output {
 	}
 	out.WriteString(lines)
 	notes, skipped := s.skipped(n)
-	structured := map[string]any{"matches": n, "truncated": more}
+	structured := map[string]any{"matches": n, "truncated": more, "results": results}
 	meta := map[string]any{"matches": n, "files": files, "truncated": more}
 	if len(notes) > 0 {
 		fmt.Fprintf(&out, "Not searched: %s.\n", strings.Join(notes, "; "))
@@ -254,26 +258,44 @@ func (s *fileSearch) output(display string) *Output {
 	return &Output{Structured: structured, Text: out.String(), Meta: meta}
 }
 
+// SearchMatch is one matching line of search_text's structured result.
+type SearchMatch struct {
+	Path string `json:"path"`
+	Line int    `json:"line"`
+	Text string `json:"text"` // cut like the text's, when long
+}
+
 // collect joins the matching lines in path order, within the line limit
-// and the result's budget, and returns them with how many it kept, how
+// and the result's budget, and returns them with the lines as records, how
 // many files they are in and whether some were left out.
-func (s *fileSearch) collect() (lines string, n, files int, more bool) {
+func (s *fileSearch) collect() (lines string, results []SearchMatch, files int, more bool) {
 	var b strings.Builder
 	budget := ReadBudget - readOverhead
+	results = []SearchMatch{}
 	for idx := range s.next {
 		found := s.found[idx]
 		if len(found) > 0 {
 			files++
 		}
 		for _, entry := range found {
-			if n == s.q.limit || b.Len()+len(entry) > budget {
-				return b.String(), n, files, true
+			if len(results) == s.q.limit || b.Len()+len(entry) > budget {
+				return b.String(), results, files, true
 			}
 			b.WriteString(entry)
-			n++
+			results = append(results, matchRecord(s.rels[idx], entry))
 		}
 	}
-	return b.String(), n, files, false
+	return b.String(), results, files, false
+}
+
+// matchRecord reads back an entry "rel:line: text\n" of the file rel.
+func matchRecord(rel, entry string) SearchMatch {
+	m := SearchMatch{Path: rel}
+	rest := strings.TrimSuffix(strings.TrimPrefix(entry, rel+":"), "\n")
+	num, text, _ := strings.Cut(rest, ": ")
+	m.Line, _ = strconv.Atoi(num)
+	m.Text = text
+	return m
 }
 
 // skipped says what was not searched, so that "no matches" is never a

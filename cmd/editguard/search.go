@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"strings"
 
 	"github.com/editguard/editguard/toolset"
 )
@@ -13,8 +15,9 @@ var findCmd = &command{
 	args:    "PATTERN [--path DIR] [--json]",
 	summary: "list the files whose names match a glob, honouring .gitignore",
 	help: `Find lists the files under DIR (default: the root) whose path matches
-PATTERN: "*", "?" and "[...]" within a name, "**" across directories; a
-pattern without "/" matches names at any depth ("*.go"). Files .gitignore
+PATTERN: "*", "?" and "[...]" within a name, "**" across directories,
+"{a,b}" either alternative ("**/*.{go,md}"); a pattern without "/"
+matches names at any depth ("*.go"). Files .gitignore
 excludes (at any level), .git directories and .editguard are skipped, and
 symlinks are not followed. At most 1,000 paths are listed.`,
 }
@@ -26,33 +29,49 @@ var searchCmd = &command{
 	help: `Search prints "path:line: text" for each line under DIR (default: the
 root) that matches PATTERN, an RE2 regular expression (plain text with
 --literal), in path order, at most --max lines (default 100, at most
-1,000). Files .gitignore excludes, binary files, files over 8 MiB, .git
-directories and .editguard are skipped, and a last line says how many
-files it did not search and why (binary ones only when nothing matched);
-symlinks are not followed. It records no read.`,
+1,000). --glob takes "*", "?", "[...]", "**" and "{a,b}" as find does.
+Files .gitignore excludes, binary files, files over 8 MiB, .git
+directories and .editguard are skipped; symlinks are not followed. It
+records no read.
+
+The matching lines go to stdout; the heading and a last line saying how
+many files it did not search and why (binary ones only when nothing
+matched) go to stderr, so that the output pipes like grep's. It exits 0
+when a line matched and 1 when none did, as grep and rg do (and 1 for an
+error, which it says on stderr).
+
+With --json it prints {matches, truncated, results: [{path, line,
+text}], skipped}.`,
 }
 
 var treeCmd = &command{
 	name:    "tree",
-	args:    "[DIR] [--depth N]",
+	args:    "[DIR] [--depth N] [--json]",
 	summary: "show the directory tree",
 	help: `Tree shows the directories and files under DIR (default: the root) as an
 indented tree, to --depth levels (default 3), at most 1,000 entries. .git
-is shown but not opened; .editguard is not shown.`,
+is shown but not opened; .editguard is not shown. With --json it prints
+the tree as nested objects, as the directory_tree tool's structured
+result.`,
+}
+
+// execTool runs one of the file tools as a model would.
+func execTool(ctx context.Context, e *env, name string, args map[string]any) (*toolset.Output, error) {
+	s, err := e.session()
+	if err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return nil, err
+	}
+	return toolset.New(s, nil).Execute(ctx, name, raw)
 }
 
 // runTool runs one of the file tools as a model would, and prints its text
 // (or, with --json, its structured result).
 func runTool(ctx context.Context, e *env, name string, args map[string]any) error {
-	s, err := e.session()
-	if err != nil {
-		return err
-	}
-	raw, err := json.Marshal(args)
-	if err != nil {
-		return err
-	}
-	out, err := toolset.New(s, nil).Execute(ctx, name, raw)
+	out, err := execTool(ctx, e, name, args)
 	if err != nil {
 		return err
 	}
@@ -88,7 +107,7 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 	literal := fs.Bool("literal", false, "PATTERN is plain text")
 	fold := fs.Bool("ignore-case", false, "ignore case")
 	maxN := fs.Int("max", 0, "print at most `N` matching lines (default 100)")
-	fs.BoolVar(&e.json, "json", false, "print the counts as JSON")
+	fs.BoolVar(&e.json, "json", false, "print the matches as JSON")
 	pos, err := parseCommand(e, searchCmd, fs, args)
 	if err != nil {
 		return err
@@ -106,12 +125,40 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 	if *maxN != 0 {
 		a["max_results"] = *maxN
 	}
-	return runTool(ctx, e, "search_text", a)
+	out, err := execTool(ctx, e, "search_text", a)
+	if err != nil {
+		return err
+	}
+	matched := len(out.Structured.(map[string]any)["results"].([]toolset.SearchMatch)) > 0
+	if e.json {
+		err = e.printJSON(out.Structured)
+	} else {
+		err = printSearch(e, out.Text)
+	}
+	if err == nil && !matched {
+		return exitStatus(exitError)
+	}
+	return err
+}
+
+// printSearch prints search_text's text as a command line prints a
+// search: the matching lines on stdout, its heading (the first line) and
+// what it did not search (a last line) on stderr.
+func printSearch(e *env, text string) error {
+	heading, rest, _ := strings.Cut(text, "\n")
+	fmt.Fprintln(e.stderr, heading)
+	if i := strings.LastIndex(rest, "Not searched: "); i >= 0 && (i == 0 || rest[i-1] == '\n') {
+		defer fmt.Fprint(e.stderr, rest[i:])
+		rest = rest[:i]
+	}
+	_, err := io.WriteString(e.stdout, rest)
+	return err
 }
 
 func runTree(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(treeCmd.name)
 	depth := fs.Int("depth", 0, "show `N` levels (default 3)")
+	fs.BoolVar(&e.json, "json", false, "print the tree as JSON")
 	pos, err := parseCommand(e, treeCmd, fs, args)
 	if err != nil {
 		return err
