@@ -31,7 +31,8 @@ type PatchResult struct {
 	TxID   string      `json:"tx"`
 	DryRun bool        `json:"dry_run,omitempty"`
 	Files  []PatchFile `json:"files"`
-	// Warnings say what failed after the transaction committed.
+	// Warnings say what failed after the transaction committed, and
+	// which names it created are not portable (Options.Names).
 	Warnings []string `json:"warnings,omitempty"`
 }
 
@@ -71,7 +72,9 @@ type txFile struct {
 // patch changes needs the session's baseline (a partial read is enough to
 // update or move it, a delete needs a full one) or a precondition; adding a
 // file, or moving one, onto an existing path is refused; every hunk must
-// match exactly one place. Any refusal changes nothing.
+// match exactly one place; the names that added and moved files create are
+// checked against the workspace's name policy (Options.Names). Any refusal
+// changes nothing.
 //
 // Then every displaced content goes to history, a journal of the
 // transaction is made durable in .editguard/tx/, each file is replaced
@@ -110,6 +113,9 @@ func (s *Session) ApplyPatch(ctx context.Context, text string, opts *PatchOption
 		return nil, err
 	}
 	if err := s.planPatch(ops, cs.files, res, &o); err != nil {
+		return nil, err
+	}
+	if err := s.checkPatchNames(cs.files, res); err != nil {
 		return nil, err
 	}
 	if o.DryRun {
@@ -345,6 +351,32 @@ func (s *Session) planPatch(ops []patch.FileOp, files []*txFile, res *PatchResul
 		pf.Diff = udiffMove(f.t.path, dst.t.path, doc.Text, newText)
 	}
 	return nil
+}
+
+// checkPatchNames applies the workspace's name policy to the names that
+// the files a patch adds (or moves to) create: a refusal, or warnings in
+// res.
+func (s *Session) checkPatchNames(files []*txFile, res *PatchResult) error {
+	var gone, created []string
+	for _, f := range files {
+		if f.remove {
+			gone = append(gone, f.t.resolved)
+		}
+	}
+	for _, f := range files {
+		if f.remove || f.obs == nil || f.obs.stat.Exists {
+			continue
+		}
+		created = append(created, f.t.resolved)
+		warnings, err := s.w.checkNames(f.t.path, f.t.resolved, gone...)
+		if err != nil {
+			return err
+		}
+		res.Warnings = append(res.Warnings, warnings...)
+	}
+	warnings, err := s.w.checkTwinsAmong(created)
+	res.Warnings = append(res.Warnings, warnings...)
+	return err
 }
 
 func udiffMove(from, to, oldText, newText string) string {
@@ -653,22 +685,8 @@ func (w *Workspace) finishPatch(a *attempt, files []*txFile, res *PatchResult, e
 		if res != nil && res.DryRun {
 			r = &Result{DryRun: true}
 		}
-		if len(files) > 0 {
-			// The record names the file that failed, if the error does.
-			a.rec.Path = files[0].t.resolved
-			var e *Error
-			if errors.As(err, &e) {
-				p, _ := e.Details["path"].(string)
-				if q, ok := e.Details["file"].(string); ok {
-					p = q
-				}
-				for _, f := range files {
-					if p != "" && (f.t.path == p || f.t.resolved == p) {
-						a.rec.Path = f.t.resolved
-						break
-					}
-				}
-			}
+		if p := w.failedPath(files, err); p != "" {
+			a.rec.Path = p
 		}
 		if _, ferr := w.finish(a, r, err); ferr != nil {
 			return nil, ferr
@@ -676,6 +694,37 @@ func (w *Workspace) finishPatch(a *attempt, files []*txFile, res *PatchResult, e
 		return res, err
 	}
 	return res, nil
+}
+
+// failedPath is the path the record of a failed patch names: the file the
+// error names, resolved, or, for a name the patch did not get to add (a
+// protected path, a symlink), cleaned as the caller gave it; else the
+// patch's first file.
+func (w *Workspace) failedPath(files []*txFile, err error) string {
+	var p string
+	if e := (*Error)(nil); errors.As(err, &e) {
+		p, _ = e.Details["path"].(string)
+		if q, ok := e.Details["file"].(string); ok {
+			p = q
+		}
+	}
+	if p != "" {
+		for _, f := range files {
+			if f.t.path == p || f.t.resolved == p {
+				return f.t.resolved
+			}
+		}
+		if len(p) <= maxErrPath {
+			if l := w.lexical(p); l != "" {
+				return l
+			}
+			return p
+		}
+	}
+	if len(files) > 0 {
+		return files[0].t.resolved
+	}
+	return ""
 }
 
 // txRecords appends the transaction's ledger records, one for each name it

@@ -84,7 +84,12 @@ func TestEveryOptionIsRecorded(t *testing.T) {
 			case reflect.String:
 				fv.SetString("x")
 			case reflect.Pointer:
-				fv.Set(reflect.ValueOf(&editguard.Precondition{ExpectedSHA256: "ab"}))
+				// A pointer set to its zero value is still set (nil is not):
+				// false for create_parents, 0 for file_mode.
+				fv.Set(reflect.New(fv.Type().Elem()))
+				if p, ok := fv.Interface().(*editguard.Precondition); ok {
+					p.ExpectedSHA256 = "ab"
+				}
 			default:
 				t.Fatalf("%s.%s: kind %v not covered by this test", v.Type().Name(), f.Name, fv.Kind())
 			}

@@ -66,9 +66,17 @@ type Result struct {
 	// SourceVersion the history version that keeps what left the source.
 	MovedFrom     string `json:"moved_from,omitempty"`
 	SourceVersion string `json:"source_version,omitempty"`
+	// Mode (octal, such as "0644"), EncodingUsed and LineEnding (lf,
+	// crlf, mixed or none) describe the file a write left, or would
+	// leave (a dry run's new file has a Mode only if the write gives one).
+	Mode         string `json:"mode,omitempty"`
+	EncodingUsed string `json:"encoding_used,omitempty"`
+	LineEnding   string `json:"line_ending,omitempty"`
 	// Warnings say what failed after the change was committed (its bytes
 	// are in place): a directory fsync, the session's baseline, the
-	// ledger. The change stands; the warnings say what is not assured.
+	// ledger; and the names the change created that are not portable
+	// (Options.Names). The change stands; the warnings say what is not
+	// assured.
 	Warnings []string `json:"warnings,omitempty"`
 }
 
@@ -110,6 +118,12 @@ type change struct {
 	// seen is then the content of the read, for build.
 	merge bool
 	seen  []byte
+	// newName makes a change that creates the file check the names it
+	// creates against the workspace's policy (names.go).
+	newName bool
+	// fileInfo makes the result describe the file: mode, encoding and
+	// line endings.
+	fileInfo bool
 }
 
 // plan is the outcome of build.
@@ -126,8 +140,11 @@ type plan struct {
 	replacements     int
 	matchedWith      []string
 	// mode is the permission bits of a file the change creates (0: 0666
-	// less the umask); an existing file keeps its own.
-	mode os.FileMode
+	// less the umask, unless exactMode); an existing file keeps its own.
+	mode      os.FileMode
+	exactMode bool
+	// lineEnding is the line endings of data, if the change knows them.
+	lineEnding string
 	// frozen says that nothing writes to data, now or later, so the
 	// session may keep it without a copy.
 	frozen bool
@@ -334,7 +351,46 @@ func (r *commitRun) plan() error {
 		res.SHA256, res.SizeBytes, res.BytesWritten = sum, int64(len(pl.data)), int64(len(pl.data))
 	}
 	r.pl, r.res = pl, res
-	return nil
+	return r.describe(created)
+}
+
+// describe adds what the change asks of the file it leaves to the result:
+// its mode, encoding and line endings (fileInfo), and the name policy's
+// warnings for the names it creates (newName), unless the policy refuses
+// them.
+func (r *commitRun) describe(created bool) error {
+	c, pl, res := r.c, r.pl, r.res
+	if c.fileInfo {
+		res.EncodingUsed, res.LineEnding = pl.encoding, pl.lineEnding
+		switch {
+		case !created:
+			res.Mode = octalMode(r.obs.stat.Mode)
+		case pl.exactMode || pl.mode != 0:
+			res.Mode = octalMode(pl.mode)
+		}
+	}
+	if !c.newName || !created || pl.remove {
+		return nil
+	}
+	warnings, err := r.s.w.checkNames(c.path, r.t.resolved)
+	res.Warnings = append(res.Warnings, warnings...)
+	return err
+}
+
+// octalMode is m's permission bits, with setuid, setgid and sticky, in
+// octal as chmod takes them ("0644").
+func octalMode(m os.FileMode) string {
+	bits := uint32(m.Perm())
+	if m&os.ModeSetuid != 0 {
+		bits |= 0o4000
+	}
+	if m&os.ModeSetgid != 0 {
+		bits |= 0o2000
+	}
+	if m&os.ModeSticky != 0 {
+		bits |= 0o1000
+	}
+	return fmt.Sprintf("%04o", bits)
 }
 
 // approve asks the session's approver, if any, without holding the file's
@@ -498,6 +554,9 @@ func (r *commitRun) swap(ctx context.Context) (atomicfile.Result, error) {
 // follow is step 8: the session's baseline follows the change.
 func (r *commitRun) follow(ar atomicfile.Result) {
 	s, c, res, base := r.s, r.c, r.res, r.base
+	if c.fileInfo && ar.Stat.Exists {
+		res.Mode = octalMode(ar.Stat.Mode)
+	}
 	var err error
 	switch {
 	case r.pl.remove:
@@ -697,7 +756,7 @@ func (w *Workspace) commit(ctx context.Context, t *target, obs *observation, pl 
 	}
 	switch {
 	case !obs.stat.Exists:
-		opts.Mode, opts.UID, opts.GID = pl.mode, -1, -1
+		opts.Mode, opts.ExactMode, opts.UID, opts.GID = pl.mode, pl.exactMode, -1, -1
 		r, err = t.dir.Create(t.base, pl.data, opts)
 		if errors.Is(err, atomicfile.ErrExist) {
 			now, _ := w.observe(t)

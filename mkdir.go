@@ -8,13 +8,17 @@ import (
 type DirResult struct {
 	Path    string `json:"path"`
 	Created bool   `json:"created"` // false: it already existed
+	// Warnings name the directories it created whose names are not
+	// portable (Options.Names).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // CreateDirectory makes the directory p and any missing parents inside the
 // root, each made durable (it and its parent fsynced) before the next. A
 // directory that exists is not an error; a path that is a file, or a
 // protected path (.git of any repository, editguard's state), is. It
-// discards nothing, so it needs no read and keeps no history.
+// discards nothing, so it needs no read and keeps no history. The names it
+// creates are checked against the workspace's name policy (Options.Names).
 func (s *Session) CreateDirectory(ctx context.Context, p string) (*DirResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -38,10 +42,16 @@ func (s *Session) CreateDirectory(ctx context.Context, p string) (*DirResult, er
 		}
 		existed = st.Exists
 	}
+	var warnings []string
+	if !existed {
+		if warnings, err = s.w.checkNames(p, t.resolved); err != nil {
+			return nil, err
+		}
+	}
 	inner := &target{path: p, resolved: t.resolved + "/."}
 	if err := s.w.makeParent(inner); err != nil {
 		return nil, err
 	}
 	inner.close()
-	return &DirResult{Path: p, Created: !existed}, nil
+	return &DirResult{Path: p, Created: !existed, Warnings: warnings}, nil
 }

@@ -33,7 +33,8 @@ type MoveOptions struct {
 // baseline follows the file. Moves across file systems are refused, and so
 // is a source or destination whose last element is a symbolic link
 // (NOT_A_FILE): Move neither renames a link nor follows one at the end of
-// either path.
+// either path. The names a move to a new destination creates are checked
+// against the workspace's name policy (Options.Names).
 func (s *Session) Move(ctx context.Context, src, dst string, opts *MoveOptions) (res *Result, err error) {
 	var o MoveOptions
 	if opts != nil {
@@ -139,8 +140,11 @@ func (m *moveRun) check(o *MoveOptions) error {
 			enc = base.Encoding
 		}
 		m.res.Diff = unifiedDiff(td.path, textOf(obsD.data, enc), textOf(obsS.data, enc), false, false)
+		return nil
 	}
-	return nil
+	warnings, err := m.cs.s.w.checkNames(td.path, td.resolved, ts.resolved)
+	m.res.Warnings = append(m.res.Warnings, warnings...)
+	return err
 }
 
 // intents makes the intents of both names durable before the move: a

@@ -75,6 +75,10 @@ type Options struct {
 	// NoMerge makes every edit whose file changed since the session's
 	// read fail with STALE_FILE, as before merging existed (merge.go).
 	NoMerge bool
+	// Names is the policy for names a change creates that are not
+	// portable (names.go): NamesWarn, NamesRefuse or NamesOff. Empty
+	// means the word in .editguard/names if there is one, else NamesWarn.
+	Names string
 }
 
 // DefaultCheckpointInclude is what checkpoints cover of the files a
@@ -175,6 +179,10 @@ func Open(dir string, opts *Options) (*Workspace, error) {
 	w := &Workspace{dir: real, root: root, opts: o}
 	if err := w.openState(); err != nil {
 		w.closeFiles()
+		return nil, err
+	}
+	if w.opts.Names, err = w.namePolicy(o.Names); err != nil {
+		w.Close()
 		return nil, err
 	}
 	return w, nil

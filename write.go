@@ -3,6 +3,9 @@ package editguard
 import (
 	"context"
 	"fmt"
+	"os"
+	"path"
+	"strings"
 
 	"github.com/editguard/editguard/internal/textcodec"
 	"github.com/editguard/editguard/internal/textedit"
@@ -25,6 +28,18 @@ type WriteOptions struct {
 	// Mode is WriteOverwrite (the default, also ""), WriteCreate or
 	// WriteAppend.
 	Mode string `json:"mode,omitempty"`
+	// CreateParents, if set to false, refuses a new file whose directory
+	// does not exist (NOT_FOUND, naming the first missing directory);
+	// nil, the default, or true creates the missing directories.
+	CreateParents *bool `json:"create_parents,omitempty"`
+	// FileMode, if set, is the permission bits (0 to 0o777) of a file the
+	// write creates, applied exactly: the temporary file is made 0600,
+	// set to FileMode with fchmod (which the umask does not narrow, so
+	// the file gets neither more nor fewer bits than asked) before it is
+	// fsynced and renamed into place, so the file never exists under its
+	// name with another mode. nil: 0666 less the umask. An existing file
+	// keeps its own mode. Setuid, setgid and sticky bits are refused.
+	FileMode *uint32 `json:"file_mode,omitempty"`
 }
 
 // Write modes.
@@ -45,12 +60,31 @@ const (
 // session last saw (or what the precondition says), keeps the file's
 // encoding and line endings, and replaces it atomically. Writing over an
 // existing file needs a full read or an explicit precondition; a new file
-// needs neither (its missing parent directories are created).
+// needs neither (its missing parent directories are created, unless
+// CreateParents is false). A name it creates is checked against the
+// workspace's name policy (Options.Names).
 func (s *Session) Write(ctx context.Context, p, content string, opts *WriteOptions) (*Result, error) {
 	var o WriteOptions
 	if opts != nil {
 		o = *opts
 	}
+	pre, err := checkWriteOptions(p, &o)
+	if err != nil {
+		return nil, err
+	}
+	args := writeArgs(p, content, &o)
+	return s.mutate(ctx, &change{
+		tool: opWrite, path: p, pre: pre, dryRun: o.DryRun, wholeFile: true, noRead: o.Mode == WriteAppend,
+		args: args, newName: true, fileInfo: true,
+		build: func(t *target, obs *observation, enc string) (*plan, error) {
+			return s.buildWrite(t, obs, enc, content, &o, args.ContentSHA256)
+		},
+	})
+}
+
+// checkWriteOptions refuses options that do not go together, and returns
+// the precondition the write checks.
+func checkWriteOptions(p string, o *WriteOptions) (*Precondition, error) {
 	if o.LineEnding != "" && o.LineEnding != textcodec.LF && o.LineEnding != textcodec.CRLF {
 		return nil, newError(CodeInvalidArgument, p, fmt.Sprintf("line_ending must be %q or %q", textcodec.LF, textcodec.CRLF), "", nil)
 	}
@@ -65,38 +99,44 @@ func (s *Session) Write(ctx context.Context, p, content string, opts *WriteOptio
 	default:
 		return nil, newError(CodeInvalidArgument, p, fmt.Sprintf("mode must be %q, %q or %q", WriteOverwrite, WriteCreate, WriteAppend), "", nil)
 	}
-	appending := o.Mode == WriteAppend
-	args := writeArgs(p, content, &o)
-	return s.mutate(ctx, &change{
-		tool: opWrite, path: p, pre: pre, dryRun: o.DryRun, wholeFile: true, noRead: appending,
-		args: args,
-		build: func(t *target, obs *observation, enc string) (*plan, error) {
-			doc, err := s.docFor(p, obs, firstNonEmpty(o.Encoding, enc), o.BOM)
-			if err != nil {
-				return nil, err
-			}
-			newText := content
-			if appending {
-				if content == "" {
-					return nil, newError(CodeNoChange, p, "nothing to append", "", nil)
-				}
-				newText = doc.Text + content
-			} else if err := checkWritePlaceholders(p, doc.Text, content, obs.stat.Exists, o.AllowPlaceholders); err != nil {
-				return nil, err
-			}
-			data, asIs, err := encodeText(doc, newText, o.LineEnding)
-			if err != nil {
-				return nil, codecError(p, err)
-			}
-			pl := &plan{data: data, frozen: true, oldText: doc.Text, newText: newText, encoding: doc.Format.Encoding}
-			if !appending && (asIs || string(data) == content) {
-				// The bytes are the content, whose hash the ledger's
-				// arguments already hold.
-				pl.sum = args.ContentSHA256
-			}
-			return pl, nil
-		},
-	})
+	return pre, checkFileMode(p, o.FileMode)
+}
+
+// buildWrite computes a write's new bytes from the observed file; sum is
+// the content's SHA-256.
+func (s *Session) buildWrite(t *target, obs *observation, enc, content string, o *WriteOptions, sum string) (*plan, error) {
+	p, appending := t.path, o.Mode == WriteAppend
+	if o.CreateParents != nil && !*o.CreateParents && t.dir == nil {
+		return nil, s.w.missingParent(t)
+	}
+	doc, err := s.docFor(p, obs, firstNonEmpty(o.Encoding, enc), o.BOM)
+	if err != nil {
+		return nil, err
+	}
+	newText := content
+	if appending {
+		if content == "" {
+			return nil, newError(CodeNoChange, p, "nothing to append", "", nil)
+		}
+		newText = doc.Text + content
+	} else if err := checkWritePlaceholders(p, doc.Text, content, obs.stat.Exists, o.AllowPlaceholders); err != nil {
+		return nil, err
+	}
+	data, asIs, err := encodeText(doc, newText, o.LineEnding)
+	if err != nil {
+		return nil, codecError(p, err)
+	}
+	pl := &plan{data: data, frozen: true, oldText: doc.Text, newText: newText, encoding: doc.Format.Encoding,
+		lineEnding: writtenLineEnding(p, doc, newText, o.LineEnding, data)}
+	if o.FileMode != nil && !obs.stat.Exists {
+		pl.mode, pl.exactMode = os.FileMode(*o.FileMode), true
+	}
+	if !appending && (asIs || string(data) == content) {
+		// The bytes are the content, whose hash the ledger's arguments
+		// already hold.
+		pl.sum = sum
+	}
+	return pl, nil
 }
 
 // encodeText returns text as doc's file holds it. Where that is the text's
@@ -108,6 +148,59 @@ func encodeText(doc *textcodec.Doc, text, lineEnding string) (data []byte, asIs 
 	}
 	data, err = doc.Encode(text, lineEnding)
 	return data, false, err
+}
+
+// checkFileMode refuses a file mode outside 0-0777.
+func checkFileMode(p string, m *uint32) error {
+	switch {
+	case m == nil:
+		return nil
+	case *m&0o7000 != 0:
+		return newError(CodeInvalidArgument, p, fmt.Sprintf("file_mode %04o sets the setuid, setgid or sticky bit, which write_file does not set", *m),
+			"give permission bits only, from 0000 to 0777, such as 0644 or 0600", nil)
+	case *m > 0o777:
+		return newError(CodeInvalidArgument, p, fmt.Sprintf("file_mode %o is not a permission mode", *m),
+			"give permission bits only, from 0000 to 0777, such as 0644 or 0600", nil)
+	}
+	return nil
+}
+
+// writtenLineEnding returns the line endings of text as written in doc's
+// format (data): lf, crlf, mixed or none.
+func writtenLineEnding(p string, doc *textcodec.Doc, text, lineEnding string, data []byte) string {
+	switch {
+	case !strings.Contains(text, "\n"):
+		return textcodec.None
+	case lineEnding != "":
+		return lineEnding
+	case doc.Format.LineEnding == textcodec.None:
+		return textcodec.LF // a file's first line breaks are LF
+	case doc.Format.LineEnding != textcodec.Mixed:
+		return doc.Format.LineEnding
+	}
+	// A mixed file keeps each line's ending: what is left is measured.
+	if d, err := decode(p, data, doc.Format.Encoding); err == nil {
+		return d.Format.LineEnding
+	}
+	return textcodec.Mixed
+}
+
+// missingParent is the NOT_FOUND of a new file whose directory does not
+// exist, naming the first missing one.
+func (w *Workspace) missingParent(t *target) error {
+	dir := path.Dir(t.resolved)
+	elems := splitPath(dir)
+	for i := range elems {
+		at := strings.Join(elems[:i+1], "/")
+		if _, err := w.root.Lstat(at); err != nil {
+			dir = at
+			break
+		}
+	}
+	e := newError(CodeNotFound, t.path, fmt.Sprintf("the directory %s does not exist, and create_parents is false", shortPath(dir)),
+		"create the directory with create_directory first, or write with create_parents true", nil)
+	e.Details["directory"] = dir
+	return e
 }
 
 func firstNonEmpty(a, b string) string {

@@ -157,6 +157,9 @@ func changeText(verb string, res *editguard.Result) string {
 	default:
 		fmt.Fprintf(&b, "The previous content is kept as version %s (file_history, restore_file).\n", res.BackupVersion)
 	}
+	if info := fileInfoText(res); info != "" {
+		b.WriteString(info)
+	}
 	for _, w := range res.Warnings {
 		fmt.Fprintf(&b, "Warning: %s\n", w)
 	}
@@ -173,6 +176,25 @@ func changeText(verb string, res *editguard.Result) string {
 		b.WriteString(d)
 	}
 	return b.String()
+}
+
+// fileInfoText is the line on the file a write left: its mode, encoding
+// and line endings, those the result gives.
+func fileInfoText(res *editguard.Result) string {
+	var parts []string
+	if res.Mode != "" {
+		parts = append(parts, "mode "+res.Mode)
+	}
+	if res.EncodingUsed != "" {
+		parts = append(parts, "encoding "+res.EncodingUsed)
+	}
+	if res.LineEnding != "" {
+		parts = append(parts, "line endings "+res.LineEnding)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "File: " + strings.Join(parts, ", ") + ".\n"
 }
 
 // moveText summarises a move for a model.

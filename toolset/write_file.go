@@ -3,6 +3,9 @@ package toolset
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/editguard/editguard"
 )
@@ -21,7 +24,9 @@ var writeFileTool = &toolDef{
     "encoding": {"type": "string", "description": "Encoding to write. Omit to keep the file's own (UTF-8 for new files)."},
     "bom": {"type": "boolean", "description": "Start a new UTF-8 file with a byte order mark. Default false; existing files keep theirs."},
     "mode": {"type": "string", "enum": ["overwrite", "create", "append"], "description": "overwrite (default): replace the whole file, or create it. create: only create; fails with STALE_FILE (reason created) if the path exists. append: add content at the end (no read needed, since nothing is discarded; the file keeps its encoding and line endings)."},
-    "allow_placeholders": {"type": "boolean", "description": "Set only if the content really contains text like '... existing code ...' on purpose."}
+    "allow_placeholders": {"type": "boolean", "description": "Set only if the content really contains text like '... existing code ...' on purpose."},
+    "create_parents": {"type": "boolean", "description": "Create missing parent directories (default true). false: a missing directory fails with NOT_FOUND naming it."},
+    "file_mode": {"type": "string", "pattern": "^(0o?)?[0-7]{1,3}$", "description": "Permission bits of a new file, in octal, such as \"0644\" or \"0600\" (0000 to 0777; no setuid, setgid or sticky bit). Applied exactly, the umask aside. Omit for the usual 0666 less the umask; an existing file keeps its mode."}
   },
   "required": ["path", "content"],
   "additionalProperties": false
@@ -37,7 +42,7 @@ Prefer edit_file for changing an existing file: it is shorter, and it cannot dro
 With mode "append" the content is added at the end and no read is needed. Otherwise an existing file must have been read in full (read_file without offset/limit) in this session, and must not have changed since:
 - NOT_READ: you have not read the file (or read only part of it). Call read_file on it, then redo the write.
 - STALE_FILE: the file changed after your last read (someone else edited it). The error shows the changes since your read when they are small: keep them, with edit_file (no new read needed), or call read_file before writing the whole file again. Do not retry blindly.
-Missing parent directories are created. The file keeps its encoding and line endings (CRLF stays CRLF); write with LF newlines. Every replaced version is kept in history (file_history, restore_file). The result is text: what was done ("+N -M lines in K hunks"), the new size and SHA-256, the history version that keeps the old content, then the unified diff, cut after about 4,000 characters. dry_run returns the same without writing.`
+Missing parent directories are created unless create_parents is false. file_mode sets a new file's permissions (such as "0600"). The file keeps its encoding and line endings (CRLF stays CRLF); write with LF newlines. Every replaced version is kept in history (file_history, restore_file). A new name that is not portable (reserved on Windows like CON or aux.txt, a character among <>:"|?* or a control character or backslash, a trailing dot or space, over 255 bytes, or a twin of a name beside it differing only in case or Unicode normalization) gets a warning, or is refused with INVALID_ARGUMENT if the workspace says so. The result is text: what was done ("+N -M lines in K hunks"), the new size and SHA-256, the file's mode, encoding and line endings, the history version that keeps the old content, then the unified diff, cut after about 4,000 characters. dry_run returns the same without writing.`
 
 type writeArgs struct {
 	Path              *string                 `json:"path"`
@@ -49,6 +54,22 @@ type writeArgs struct {
 	AllowPlaceholders bool                    `json:"allow_placeholders"`
 	BOM               bool                    `json:"bom"`
 	Mode              string                  `json:"mode"`
+	CreateParents     *bool                   `json:"create_parents"`
+	FileMode          *string                 `json:"file_mode"`
+}
+
+// parseFileMode reads file_mode, an octal string such as "0644".
+func parseFileMode(s *string) (*uint32, error) {
+	if s == nil {
+		return nil, nil
+	}
+	digits := strings.TrimPrefix(*s, "0o")
+	m, err := strconv.ParseUint(digits, 8, 32)
+	if err != nil || digits == "" {
+		return nil, invalidArgument("write_file", fmt.Sprintf("file_mode %q is not an octal mode such as \"0644\"", *s), map[string]any{"argument": "file_mode"})
+	}
+	mode := uint32(m)
+	return &mode, nil
 }
 
 func (t *Toolset) writeFile(ctx context.Context, raw json.RawMessage) (*Output, error) {
@@ -62,9 +83,14 @@ func (t *Toolset) writeFile(ctx context.Context, raw json.RawMessage) (*Output, 
 	if a.Content == nil {
 		return nil, missing("write_file", "content")
 	}
+	mode, err := parseFileMode(a.FileMode)
+	if err != nil {
+		return nil, err
+	}
 	res, err := t.s.Write(ctx, *a.Path, *a.Content, &editguard.WriteOptions{
 		Precondition: a.Precondition, DryRun: a.DryRun, LineEnding: a.LineEnding,
 		Encoding: a.Encoding, AllowPlaceholders: a.AllowPlaceholders, BOM: a.BOM, Mode: a.Mode,
+		CreateParents: a.CreateParents, FileMode: mode,
 	})
 	if err != nil {
 		return nil, err

@@ -80,6 +80,9 @@ type env struct {
 
 	version bool // --version
 
+	// names is --names; "": the workspace's own (.editguard/names).
+	names namePolicy
+
 	ws   *editguard.Workspace
 	sess *editguard.Session
 
@@ -272,6 +275,7 @@ var globalUsage = map[string]string{
 	"root":          "workspace root `DIR`",
 	"session":       "session `NAME` whose reads guard later changes",
 	"version":       "print editguard's version and exit",
+	"names":         "what a change does with a new name that is not portable: `POLICY` warn, refuse or off (default: the word in .editguard/names, else warn)",
 	"max-file-size": "the largest file editguard reads, writes or keeps, as `SIZE`: bytes, or with KiB, MiB or GiB (default 64MiB)",
 }
 
@@ -282,6 +286,9 @@ func (e *env) options(o *editguard.Options) *editguard.Options {
 	}
 	if e.maxFileSize > 0 {
 		o.MaxFileSize = int64(e.maxFileSize)
+	}
+	if e.names != "" {
+		o.Names = string(e.names)
 	}
 	return o
 }
@@ -316,6 +323,25 @@ func (z *size) Set(s string) error {
 	return nil
 }
 
+// namePolicy is the --names flag: a name policy of the library.
+type namePolicy string
+
+func (n *namePolicy) String() string {
+	if n == nil {
+		return ""
+	}
+	return string(*n)
+}
+
+func (n *namePolicy) Set(s string) error {
+	switch s {
+	case editguard.NamesWarn, editguard.NamesRefuse, editguard.NamesOff:
+		*n = namePolicy(s)
+		return nil
+	}
+	return fmt.Errorf("want warn, refuse or off, got %q", s)
+}
+
 // addGlobalFlags defines the global flags in fs, writing to e; the current
 // values are the defaults, so a flag given after the command overrides one
 // given before it.
@@ -331,6 +357,9 @@ func (e *env) addGlobalFlags(fs *flag.FlagSet) {
 	}
 	if fs.Lookup("max-file-size") == nil {
 		fs.Var(&e.maxFileSize, "max-file-size", globalUsage["max-file-size"])
+	}
+	if fs.Lookup("names") == nil {
+		fs.Var(&e.names, "names", globalUsage["names"])
 	}
 }
 
@@ -510,6 +539,11 @@ Global flags (before or after the command):
   --max-file-size SIZE
                    the largest file editguard reads whole, writes or keeps:
                    bytes, or with KiB, MiB or GiB (default 64MiB)
+  --names warn|refuse|off
+                   what a change does with a new file or directory name that
+                   is not portable (Windows-reserved, <>:"|?*\, a trailing dot
+                   or space, a case twin): warn (default), refuse, or off;
+                   the default is the word in DIR/.editguard/names, else warn
 
 Commands:
 `)

@@ -2,14 +2,17 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"strconv"
+	"strings"
 
 	"github.com/editguard/editguard"
 )
 
 var writeCmd = &command{
 	name:    "write",
-	args:    "PATH [--expect-sha256 H] [--expect-mtime-ms MS] [--expect-size N] [--require-all] [--must-not-exist] [--mode overwrite|create|append] [--allow-placeholders] [--dry-run] [--yes] [--json] [--line-ending lf|crlf] [--encoding E] [--bom]",
+	args:    "PATH [--expect-sha256 H] [--expect-mtime-ms MS] [--expect-size N] [--require-all] [--must-not-exist] [--mode overwrite|create|append] [--allow-placeholders] [--dry-run] [--yes] [--json] [--line-ending lf|crlf] [--encoding E] [--bom] [--no-create-parents] [--file-mode MODE]",
 	summary: "replace a file with the text on standard input",
 	help: `Write replaces PATH with the text read from standard input, atomically.
 An existing file must have been read in full by this session and still have
@@ -18,6 +21,12 @@ the bytes that were read (or match --expect-sha256, --expect-mtime-ms and
 is written and the exit code is 3. A new file needs no read; --must-not-exist
 refuses to replace one that appeared meanwhile. The file keeps its encoding,
 BOM and line endings unless --encoding or --line-ending say otherwise.
+Missing parent directories are created, unless --no-create-parents is given
+(then a missing one fails with NOT_FOUND). --file-mode sets a new file's
+permission bits, in octal (0600); an existing file keeps its own. A new name
+that is not portable gets a warning on standard error, or is refused (see the
+global flag --names). With --json the result carries the file's mode,
+encoding_used and line_ending.
 
 Confirmation: standard input carries the content, so the question is asked
 on the controlling terminal (/dev/tty), and only when standard output is a
@@ -37,6 +46,8 @@ func runWrite(ctx context.Context, e *env, args []string) error {
 	fs.BoolVar(&opts.BOM, "bom", false, "start a new UTF-8 file with a byte order mark")
 	fs.StringVar(&opts.Mode, "mode", "", "`overwrite` (default), create (fail if the file exists) or append (add at the end; needs no read)")
 	fs.BoolVar(&opts.AllowPlaceholders, "allow-placeholders", false, "write text such as \"// ... rest of code ...\" that is meant literally")
+	noParents := fs.Bool("no-create-parents", false, "fail with NOT_FOUND if the file's directory does not exist, instead of creating it")
+	fileMode := fs.String("file-mode", "", "permission bits of a new file, in octal `MODE` such as 0600 (default: 0666 less the umask)")
 	pos, err := parseCommand(e, writeCmd, fs, args)
 	if err != nil {
 		return err
@@ -51,6 +62,16 @@ func runWrite(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	opts.DryRun = m.dryRun
+	if *noParents {
+		opts.CreateParents = new(bool)
+	}
+	if *fileMode != "" {
+		mode, err := strconv.ParseUint(strings.TrimPrefix(*fileMode, "0o"), 8, 32)
+		if err != nil {
+			return usagef(writeCmd.name, "--file-mode must be an octal mode such as 0644, got %q", *fileMode)
+		}
+		opts.FileMode = new(uint32(mode))
+	}
 	content, err := io.ReadAll(e.stdin)
 	if err != nil {
 		return err
@@ -69,5 +90,11 @@ func runWrite(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return printResult(e, "wrote", r)
+	if err := printResult(e, "wrote", r); err != nil || e.json {
+		return err
+	}
+	for _, w := range r.Warnings {
+		fmt.Fprintf(e.stderr, "warning: %s\n", w)
+	}
+	return nil
 }

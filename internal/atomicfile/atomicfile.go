@@ -236,8 +236,11 @@ func readAll(r io.Reader, size, maxSize int64) ([]byte, error) {
 // Options describe the file to be written.
 type Options struct {
 	// Mode is the permission bits (and setuid/setgid/sticky) of the file;
-	// 0 creates it with 0666 less the process's umask, as a new file.
+	// 0 creates it with 0666 less the process's umask, as a new file,
+	// unless ExactMode is set.
 	Mode os.FileMode
+	// ExactMode applies Mode as it is, even 0 (no permission bits).
+	ExactMode bool
 	// UID and GID, if >= 0, are the owner the file must have. If the
 	// caller cannot give it that owner (only root may give a file away),
 	// the operation fails with ErrOwner and writes nothing.
@@ -396,7 +399,7 @@ func (d *Dir) writeTemp(name string, data []byte, opts Options) (string, error) 
 	// would create it; a replacement starts private and takes the old mode
 	// below, so no one reads it under a wider mode meanwhile.
 	perm := uint32(0o600)
-	if opts.Mode == 0 {
+	if opts.Mode == 0 && !opts.ExactMode {
 		perm = 0o666
 	}
 	fd, err := sys.openat(d.hook, d.fd, tmp, flags, perm)
@@ -434,7 +437,7 @@ func (d *Dir) writeTemp(name string, data []byte, opts Options) (string, error) 
 			}
 		}
 	}
-	if opts.Mode != 0 {
+	if opts.Mode != 0 || opts.ExactMode {
 		// fchmod after fchown: chown clears setuid/setgid bits.
 		if err := sys.fchmod(d.hook, fd, unixMode(opts.Mode)); err != nil {
 			return fail("chmod", err)
