@@ -1,7 +1,8 @@
 package editguard
 
 // The ledger keeps each call's arguments, so that the log says what was
-// asked and a replayer (ledger.go) can check that a replayed call is the recorded one. A
+// asked, package internal/replay can decide the call again, and the
+// tests' Replayer can check that a replayed call is the recorded one. A
 // call is its positional arguments and its options struct, embedded: the
 // options' JSON names are the tools' argument names, and a field added to
 // an options struct is recorded, and compared on replay, with no further
@@ -64,47 +65,4 @@ func moveArgs(src, dst string, o *MoveOptions) *moveCall {
 	c := &moveCall{Source: src, Destination: dst, MoveOptions: *o}
 	c.Precondition = nonEmpty(c.Precondition)
 	return c
-}
-
-// Every Session method that records a call has a replayer method of the
-// same name and signature, less the context (TestReplayerCoversSession
-// holds them to that).
-
-// Write replays a Session.Write call.
-func (r *replayer) Write(p, content string, opts *WriteOptions) (*Result, error) {
-	return r.next(opWrite, p, writeArgs(p, content, orZero(opts)))
-}
-
-// Edit replays a Session.Edit call.
-func (r *replayer) Edit(p string, edits []Edit, opts *EditOptions) (*Result, error) {
-	return r.next(opEdit, p, editArgs(p, edits, orZero(opts)))
-}
-
-// Restore replays a Session.Restore call.
-func (r *replayer) Restore(p, version string, opts *RestoreOptions) (*Result, error) {
-	return r.next(opRestore, p, restoreArgs(p, version, orZero(opts)))
-}
-
-// Delete replays a Session.Delete call.
-func (r *replayer) Delete(p string, opts *DeleteOptions) (*Result, error) {
-	return r.next(opDelete, p, deleteArgs(p, orZero(opts)))
-}
-
-// Move replays a Session.Move call.
-func (r *replayer) Move(src, dst string, opts *MoveOptions) (*Result, error) {
-	call := moveArgs(src, dst, orZero(opts))
-	res, err := r.next(opMove, src, call)
-	if err != nil || res.DryRun {
-		return res, err
-	}
-	// A move that happened has a second record, the destination's.
-	return r.next(opMove, dst, call)
-}
-
-// orZero returns opts, or a new zero value if it is nil.
-func orZero[T any](opts *T) *T {
-	if opts == nil {
-		return new(T)
-	}
-	return opts
 }

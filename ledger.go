@@ -1,12 +1,10 @@
 package editguard
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 
 	"github.com/editguard/editguard/internal/history"
@@ -164,53 +162,4 @@ func verifyHistory(state *statedir.Dir) error {
 		}
 	}
 	return nil
-}
-
-// replayer answers a recorded sequence of tool calls with their recorded
-// outcomes, without touching the disk: the ledger's pure replay mode. Calls
-// must come in the recorded order; one that differs from the record fails
-// with a *ledger.DivergenceError. Tests use it to check that the ledger
-// records every call whole.
-type replayer struct {
-	r *ledger.Replayer
-}
-
-// newReplayer replays the workspace's ledger, only session's records if
-// session is not empty.
-func (w *Workspace) newReplayer(session string) (*replayer, error) {
-	r, err := ledger.LoadReplayer(w.state, ledgerName, session)
-	if err != nil {
-		return nil, err
-	}
-	return &replayer{r: r}, nil
-}
-
-// Remaining reports how many recorded calls have not been replayed.
-func (r *replayer) Remaining() int { return r.r.Remaining() }
-
-// next matches a call against the next record and returns its recorded
-// outcome: the Result, or the *Error the call returned.
-func (r *replayer) next(tool, p string, args any) (*Result, error) {
-	raw, err := json.Marshal(args)
-	if err != nil {
-		return nil, err
-	}
-	// The ledger records the path as resolved inside the root; a relative
-	// path without symlinks resolves to its lexically clean form.
-	rec, err := r.r.Next(tool, path.Clean(filepath.ToSlash(p)), raw)
-	if err != nil {
-		return nil, err
-	}
-	if rec.Outcome == "error" {
-		e := &Error{}
-		if err := json.Unmarshal(rec.Result, e); err != nil || e.Code == "" {
-			return nil, errors.New("editguard: replay: recorded error is unreadable")
-		}
-		return nil, e
-	}
-	res := &Result{}
-	if err := json.Unmarshal(rec.Result, res); err != nil {
-		return nil, errors.New("editguard: replay: recorded result is unreadable")
-	}
-	return res, nil
 }

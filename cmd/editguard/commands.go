@@ -29,6 +29,7 @@ var commandTable = []struct {
 	{publishCmd, runPublish},
 	{pullCmd, runPull},
 	{readCmd, runRead},
+	{replayCmd, runReplay},
 	{restoreCmd, runRestore},
 	{rewindCmd, runRewind},
 	{searchCmd, runSearch},

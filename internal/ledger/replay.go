@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 
 	"github.com/editguard/editguard/internal/statedir"
@@ -160,4 +161,33 @@ func canonicalJSON(v json.RawMessage) ([]byte, error) {
 		return nil, errors.New("trailing data after JSON value")
 	}
 	return json.Marshal(x)
+}
+
+// Rewrite replaces the ledger file at path with records, each sealed again
+// onto the one before it (Prev and Hash recomputed, Seq kept), and its head
+// anchor with one naming the last: what anyone who can write the state
+// directory and knows the format can do, since the chain has no key.
+// Verify then passes. It takes no lock; tests use it to forge a ledger
+// that verifies.
+func Rewrite(path string, records []*Record) error {
+	var data []byte
+	prev := ""
+	for _, r := range records {
+		r.Prev = prev
+		line, err := seal(r)
+		if err != nil {
+			return err
+		}
+		data = append(data, line...)
+		prev = r.Hash
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		return err
+	}
+	if len(records) == 0 {
+		return os.Remove(path + headSuffix)
+	}
+	last := records[len(records)-1]
+	h := head{seq: last.Seq, hash: last.Hash}.encode()
+	return os.WriteFile(path+headSuffix, append(h, h...), 0o600)
 }

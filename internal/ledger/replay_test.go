@@ -139,3 +139,34 @@ func TestNewReplayerEmpty(t *testing.T) {
 		t.Fatalf("Next() on an empty log = %v, want exhausted at record 1", err)
 	}
 }
+
+// TestRewriteVerifies checks that a ledger rewritten with an edited record
+// verifies, holds the edit, and that the unedited records keep their hashes
+// up to the edited one.
+func TestRewriteVerifies(t *testing.T) {
+	lg := replayLog(t)
+	var recs []*Record
+	if err := Scan(lg.dir, testName, func(r *Record) error { recs = append(recs, r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	first := recs[0].Hash
+	edited := recs[2].Hash
+	recs[2].SHA256After = "00"
+	if err := Rewrite(lg.file, recs); err != nil {
+		t.Fatal(err)
+	}
+	n, err := Verify(lg.dir, testName)
+	if err != nil || n != len(recs) {
+		t.Fatalf("Verify() after Rewrite = %d, %v; want %d, nil", n, err, len(recs))
+	}
+	var got []*Record
+	if err := Scan(lg.dir, testName, func(r *Record) error { got = append(got, r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if got[2].SHA256After != "00" || got[2].Hash == edited {
+		t.Errorf("record 3 after Rewrite: sha256_after %q hash %s; want the edit and a new hash", got[2].SHA256After, got[2].Hash)
+	}
+	if got[0].Hash != first {
+		t.Errorf("record 1's hash changed from %s to %s", first, got[0].Hash)
+	}
+}
