@@ -76,6 +76,7 @@ func Example() {
 	// create_directory readOnly=false
 	// restore_file readOnly=false
 	// begin_turn readOnly=false
+	// begin_session readOnly=false
 	// edit_file failed: NOT_READ; hint: call read_file on greet.go first, then redo the change
 	// greet.go: all 2 lines, 33 bytes, sha256 60f3d77b94baccef143f5f5cee7e795202b779a9c0eb4062ad4a12fe0cda24db
 	//      1	package greet

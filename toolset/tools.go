@@ -25,4 +25,5 @@ var defs = []*toolDef{
 	createDirectoryTool,
 	restoreFileTool,
 	beginTurnTool,
+	beginSessionTool,
 }

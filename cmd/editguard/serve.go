@@ -30,6 +30,17 @@ Without --http it speaks MCP on stdin/stdout (one session). With --http ADDR
 it serves streamable HTTP at http://ADDR/mcp (https://ADDR/mcp with TLS).
 SIGINT or SIGTERM stops the server gracefully.
 
+Both protocol eras are served at once, on stdio and on HTTP: clients of
+2025-11-25 and earlier open a session (initialize, Mcp-Session-Id);
+clients of 2026-07-28 have none (server/discover, stateless HTTP). A
+2026-07-28 call runs in the session of the agent its token names (one per
+token; one for all without tokens), or in one of its own: the tool
+begin_session returns a handle to pass as the "session" argument of any
+tool. A handle answers only to the token that made it. A change sent
+twice (the same JSON-RPC id in one session, or the same
+"editguard/idempotency_key" in the call's _meta) is made once; the second
+call gets the first one's result.
+
 On a loopback address (127.0.0.1:PORT, [::1]:PORT, localhost:PORT) any
 local program may connect, unless tokens are set. Any other address (a LAN
 address, 0.0.0.0, a host name) is a remote server, and serve refuses to
@@ -71,16 +82,19 @@ requests get 403, and so does a Host header that is not loopback on a
 loopback address (DNS rebinding).
 
 An MCP session that has had no request for --session-timeout (default 10m)
-is closed and its reads are forgotten (the agent reads again). At most
---max-sessions sessions are open at once (default 1024), at most
---max-sessions-per-token of them with one token (default 64); a request
-that would open one more gets a JSON-RPC error naming the limit (429 for
-the token's, 503 for the server's) and should close sessions it no longer
-uses (DELETE) or wait. 0 means no limit.
+is closed and its reads are forgotten (the agent reads again); so is a
+begin_session handle unused that long. At most --max-sessions sessions are
+open at once (default 1024), at most --max-sessions-per-token of them with
+one token (default 64); a request that would open one more gets a JSON-RPC
+error naming the limit (429 for the token's, 503 for the server's) and
+should close sessions it no longer uses (DELETE) or wait. Handles count
+apart, against the same two limits: begin_session beyond them fails with
+BUSY. 0 means no limit.
 
 --approve ask puts the diff of every change to the person at the client
-(MCP elicitation) and writes only what they accept; a client that cannot ask
-gets REJECTED. --approve read-only offers only the tools that never change
+(MCP elicitation; for 2026-07-28 an input_required result, the call coming
+back with the answer) and writes only what they accept, after checking the
+file again; a client that cannot ask gets REJECTED. --approve read-only offers only the tools that never change
 a file (read_file, read_multiple_files, list_directory, directory_tree,
 find_files, search_text, file_info, file_history, file_diff,
 list_allowed_directories).
@@ -125,9 +139,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	fs.IntVar(&h.maxInFlight, "max-inflight", mcpserver.DefaultMaxInFlight, "requests of one token handled at once, at most `N` (0: no limit)")
 	fs.Float64Var(&h.rate, "rate", mcpserver.DefaultRate, "requests per second of one token, at most `N` (0: no limit)")
 	fs.IntVar(&h.burst, "burst", 0, "largest burst of requests of one token, `N` requests (default twice --rate)")
-	fs.IntVar(&h.maxSessions, "max-sessions", mcpserver.DefaultMaxSessions, "MCP sessions open at once, at most `N` (0: no limit)")
-	fs.IntVar(&h.maxSessionsPerToken, "max-sessions-per-token", mcpserver.DefaultMaxSessionsPerToken, "MCP sessions open at once with one token, at most `N` (0: no limit)")
-	fs.DurationVar(&h.sessionTimeout, "session-timeout", mcpserver.DefaultSessionTimeout, "close MCP sessions without a request for `D` (0: never)")
+	fs.IntVar(&h.maxSessions, "max-sessions", mcpserver.DefaultMaxSessions, "MCP sessions (and, apart, begin_session handles) open at once, at most `N` (0: no limit)")
+	fs.IntVar(&h.maxSessionsPerToken, "max-sessions-per-token", mcpserver.DefaultMaxSessionsPerToken, "MCP sessions (and, apart, handles) open at once with one token, at most `N` (0: no limit)")
+	fs.DurationVar(&h.sessionTimeout, "session-timeout", mcpserver.DefaultSessionTimeout, "close MCP sessions and handles without a request for `D` (0: never)")
 	fs.StringVar(&h.token, "token", "", "one bearer `TOKEN` required from HTTP clients on loopback (default $EDITGUARD_TOKEN)")
 	pos, err := parseCommand(e, serveCmd, fs, args)
 	if err != nil {

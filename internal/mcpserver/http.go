@@ -146,7 +146,13 @@ func TLSConfig(certFile, keyFile string) (*tls.Config, error) {
 }
 
 // Handler returns the HTTP handler of the streamable endpoint at Endpoint.
-// Each MCP session (Mcp-Session-Id) gets its own editguard session.
+// It serves 2026-07-28 clients (stateless) and those of earlier revisions
+// (with sessions) at once (see eraRouter). Each MCP session
+// (Mcp-Session-Id) gets its own editguard session; a 2026-07-28 call runs
+// in the session of its token, or of a handle from begin_session, bound to
+// the token that made it. Handles count against MaxSessions and
+// MaxSessionsPerToken apart from MCP sessions, and expire after
+// SessionTimeout unused.
 //
 // Requests pass, in order: the bearer token check (when tokens are set;
 // 401), the token's limits (429), cross-origin protection (a browser page
@@ -174,12 +180,20 @@ func (s *Server) Handler(opts *HTTPOptions) http.Handler {
 	if o.MaxSessionsPerToken == 0 {
 		o.MaxSessionsPerToken = DefaultMaxSessionsPerToken
 	}
+	reg := newRegistry(s, o.SessionTimeout, o.MaxSessions, o.MaxSessionsPerToken)
 	// The SDK asks getServer for a server on every request; sessionGate
 	// makes the one of a new session (see serverFor).
 	probe := s.NewMCPServer()
 	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server { return serverFor(r, probe) }, &mcp.StreamableHTTPOptions{
 		Logger:              s.opts.Logger,
 		SessionTimeout:      o.SessionTimeout,
+		MaxRequestBodyBytes: o.MaxFileSize + requestOverhead,
+	})
+	stateless := s.statelessServer(reg)
+	modern := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return stateless }, &mcp.StreamableHTTPOptions{
+		Stateless:           true,
+		JSONResponse:        true,
+		Logger:              s.opts.Logger,
 		MaxRequestBodyBytes: o.MaxFileSize + requestOverhead,
 	})
 	if o.BodyTimeout <= 0 {
@@ -198,7 +212,8 @@ func (s *Server) Handler(opts *HTTPOptions) http.Handler {
 		o.Burst = int(math.Ceil(2 * o.Rate))
 	}
 	mux := http.NewServeMux()
-	mux.Handle(Endpoint, http.NewCrossOriginProtection().Handler(limitBodies(&o, o.MaxFileSize+requestOverhead, newSessionGate(s, &o, h))))
+	mux.Handle(Endpoint, http.NewCrossOriginProtection().Handler(limitBodies(&o, o.MaxFileSize+requestOverhead,
+		eraRouter{legacy: newSessionGate(s, &o, h, reg), modern: modern})))
 	tokens := o.Tokens
 	if tokens == nil && o.Token != "" {
 		tokens = singleToken(o.Token)
@@ -231,7 +246,8 @@ func requireToken(t *Tokens, o *HTTPOptions, next http.Handler) http.Handler {
 	}
 	type tokenIndex struct{}
 	bind := auth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
-		return &auth.TokenInfo{UserID: "token-" + strconv.Itoa(ctx.Value(tokenIndex{}).(int))}, nil
+		i := ctx.Value(tokenIndex{}).(int)
+		return &auth.TokenInfo{UserID: "token-" + strconv.Itoa(i), Extra: map[string]any{"agent": t.entries[i].agent}}, nil
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		i := t.lookup(r.Header.Get("Authorization"))
@@ -301,7 +317,7 @@ func limitBodies(o *HTTPOptions, limit int64, next http.Handler) http.Handler {
 		rc.SetReadDeadline(time.Time{})
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r.WithContext(withBody(r.Context(), body)))
 	})
 }
 

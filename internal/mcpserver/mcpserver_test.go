@@ -45,9 +45,19 @@ func newServer(t testing.TB, ws *editguard.Workspace, approve string) *mcpserver
 	return srv
 }
 
-// connect starts one MCP session of srv over in-memory transports and
-// returns the client's end.
+// legacyVersion is the latest protocol revision with sessions: the tests
+// that connect with it check what clients of the earlier revisions see.
+const legacyVersion = "2025-11-25"
+
+// connect starts one MCP session of srv over in-memory transports at
+// legacyVersion and returns the client's end.
 func connect(t testing.TB, srv *mcpserver.Server, copts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	return connectAt(t, srv, copts, legacyVersion)
+}
+
+// connectAt is connect at protocol revision version.
+func connectAt(t testing.TB, srv *mcpserver.Server, copts *mcp.ClientOptions, version string) *mcp.ClientSession {
 	t.Helper()
 	ctx := context.Background()
 	ct, st := mcp.NewInMemoryTransports()
@@ -55,7 +65,7 @@ func connect(t testing.TB, srv *mcpserver.Server, copts *mcp.ClientOptions) *mcp
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, copts).Connect(ctx, ct, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, copts).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +185,7 @@ func TestListTools(t *testing.T) {
 	want := map[string]annot{
 		"read_file": {true, false}, "list_directory": {true, false}, "file_info": {true, false}, "file_history": {true, false},
 		"edit_file": {false, true}, "write_file": {false, true}, "delete_file": {false, true}, "move_file": {false, true}, "create_directory": {false, false},
-		"read_multiple_files": {true, false}, "directory_tree": {true, false}, "file_diff": {true, false}, "find_files": {true, false}, "search_text": {true, false}, "list_allowed_directories": {true, false}, "apply_patch": {false, true}, "undo_patch": {false, true}, "restore_file": {false, true}, "begin_turn": {false, false},
+		"read_multiple_files": {true, false}, "directory_tree": {true, false}, "file_diff": {true, false}, "find_files": {true, false}, "search_text": {true, false}, "list_allowed_directories": {true, false}, "apply_patch": {false, true}, "undo_patch": {false, true}, "restore_file": {false, true}, "begin_turn": {false, false}, "begin_session": {false, false},
 	}
 	var names []string
 	for _, tool := range res.Tools {
@@ -194,7 +204,7 @@ func TestListTools(t *testing.T) {
 		if schema["type"] != "object" || schema["additionalProperties"] != false || props == nil {
 			t.Errorf("%s input schema = %v, want a closed object schema", tool.Name, tool.InputSchema)
 		}
-		if !slices.Contains([]string{"begin_turn", "move_file", "read_multiple_files", "directory_tree", "find_files", "search_text", "list_allowed_directories", "apply_patch", "undo_patch"}, tool.Name) && props["path"] == nil {
+		if !slices.Contains([]string{"begin_turn", "begin_session", "move_file", "read_multiple_files", "directory_tree", "find_files", "search_text", "list_allowed_directories", "apply_patch", "undo_patch"}, tool.Name) && props["path"] == nil {
 			t.Errorf("%s input schema has no path property", tool.Name)
 		}
 		if tool.Title == "" {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/editguard/editguard"
+	"github.com/editguard/editguard/toolset"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -68,7 +69,7 @@ func TestStdioProcesses(t *testing.T) {
 	}
 	start := func() *mcp.ClientSession {
 		cmd := exec.Command(bin, "--root", root, "serve")
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "stdio-test", Version: "1"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "stdio-test", Version: "1"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: legacyVersion})
 		if err != nil {
 			t.Fatalf("connect to %s: %v", cmd, err)
 		}
@@ -77,8 +78,8 @@ func TestStdioProcesses(t *testing.T) {
 	}
 	a, b := start(), start()
 	res, err := a.ListTools(context.Background(), nil)
-	if err != nil || len(res.Tools) != 19 {
-		t.Fatalf("ListTools = %v, %v; want 19 tools", res, err)
+	if err != nil || len(res.Tools) != len(toolset.Names(false)) {
+		t.Fatalf("ListTools = %v, %v; want %d tools", res, err, len(toolset.Names(false)))
 	}
 	ok(t, a, "read_file", map[string]any{"path": "a.txt"})
 	ok(t, b, "read_file", map[string]any{"path": "a.txt"})

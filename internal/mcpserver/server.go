@@ -1,12 +1,18 @@
 // Package mcpserver serves editguard's tools over the Model Context Protocol
 // with the official Go SDK, on stdio or streamable HTTP.
 //
-// Each MCP session gets its own editguard session, so the read baselines of
-// one agent never vouch for another: two agents on one workspace conflict
-// exactly as two library sessions do. The tools, their schemas and their
-// results come from package toolset unchanged; this package adds only the
-// binding: annotations, error results, and approval of changes by the person
-// at the client through MCP elicitation.
+// It serves the revisions with sessions (2025-11-25 and earlier) and
+// 2026-07-28, which has none, at once. Each MCP session gets its own
+// editguard session; a 2026-07-28 call runs in the session of the agent its
+// token names, or in one made by the tool begin_session and named by the
+// call's session argument. So the read baselines of one agent never vouch
+// for another: two agents on one workspace conflict exactly as two library
+// sessions do. The tools, their schemas and their results come from
+// package toolset unchanged (with the session argument added); this package
+// adds only the binding: annotations, error results, answering a re-sent
+// change with its first result (replay.go), and approval of changes by the
+// person at the client, through MCP elicitation or, in 2026-07-28, an
+// input_required result (roundtrip.go).
 package mcpserver
 
 import (
@@ -28,19 +34,26 @@ const (
 	// ApproveAuto commits every change that passes the checks.
 	ApproveAuto = "auto"
 	// ApproveAsk shows the person at the client the diff of every change,
-	// through MCP elicitation, and commits only what they accept. A client
-	// that cannot ask gets REJECTED: never a silent write.
+	// through MCP elicitation (in 2026-07-28: an input_required result,
+	// answered by sending the call again), and commits only what they
+	// accept. A client that cannot ask gets REJECTED: never a silent write.
 	ApproveAsk = "ask"
 	// ApproveReadOnly offers only the tools that never change a file.
 	ApproveReadOnly = "read-only"
 )
 
-// protocolVersions are the MCP revisions served: those with sessions.
-// editguard's read baselines are per-session state, and approval asks the
-// client in the middle of a call; the 2026-07-28 revision has neither
-// sessions nor server-initiated requests, and its clients fall back to
-// 2025-11-25 when the server does not offer it.
-var protocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+// protocolVersions are the MCP revisions served. 2026-07-28 has no
+// protocol sessions and no requests from server to client: over HTTP its
+// requests go to a stateless handler (see eraRouter), a call runs in the
+// editguard session its token names unless it names a handle from
+// begin_session (handles.go), and approval is an input_required result
+// that the call carries back with the answer (roundtrip.go). The earlier
+// revisions keep one editguard session per MCP session and approval by
+// elicitation.
+var protocolVersions = []string{modernVersion, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+// modernVersion is the first revision without protocol sessions.
+const modernVersion = "2026-07-28"
 
 const instructions = `editguard file tools. Read a file with read_file before changing it; prefer edit_file (exact string replacement) over write_file for existing files. A change is refused with NOT_READ if you have not read the file, and with STALE_FILE if it changed after your read: the error shows what changed when the change is small, so you can redo an edit on the new content at once; otherwise call read_file again first. Every replaced version is kept (file_history, restore_file); apply_patch changes several files all or nothing.`
 
@@ -59,6 +72,7 @@ type Options struct {
 type Server struct {
 	ws   *editguard.Workspace
 	opts Options
+	key  [32]byte // signs the state of approval round trips
 
 	toolsOnce sync.Once
 	tools     []mcpTool // the catalogue, shared by every session's server
@@ -69,6 +83,7 @@ type mcpTool struct {
 	tool       *mcp.Tool // not changed by the SDK, so shared
 	structured bool      // its result is structuredContent
 	asks       bool      // a call asks the person at the client
+	mutates    bool      // a call may change a file: a re-sent one is answered, not run again
 }
 
 // New returns a Server for ws. It fails on an unknown approval mode.
@@ -87,7 +102,9 @@ func New(ws *editguard.Workspace, opts *Options) (*Server, error) {
 	if o.Version == "" {
 		o.Version = "devel"
 	}
-	return &Server{ws: ws, opts: o}, nil
+	s := &Server{ws: ws, opts: o}
+	rand.Read(s.key[:])
+	return s, nil
 }
 
 // Run serves one MCP session over t (for example &mcp.StdioTransport{})
@@ -102,38 +119,62 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 
 // NewMCPServer returns an MCP server with a new editguard session of its
 // own. Connect it to one client: every client connected to it shares the
-// session's read baselines.
-func (s *Server) NewMCPServer() *mcp.Server { return s.newMCPServer("") }
+// session's read baselines. Handles from begin_session made through it
+// are its own.
+func (s *Server) NewMCPServer() *mcp.Server {
+	return s.newMCPServer("", newRegistry(s, DefaultSessionTimeout, -1, DefaultMaxSessionsPerToken))
+}
 
 // newMCPServer is NewMCPServer for a session opened by agent (a name from
-// the tokens file, or "" when there is none).
-func (s *Server) newMCPServer(agent string) *mcp.Server {
+// the tokens file, or "" when there is none), whose begin_session handles
+// are kept in reg.
+func (s *Server) newMCPServer(agent string, reg *registry) *mcp.Server {
 	id := rand.Text()
+	st := s.newSession(agent, id, reg)
+	srv := s.mcpServer(func() string { return id })
+	for _, t := range s.catalogue(st.tools) {
+		srv.AddTool(t.tool, reg.handler(t, func(*mcp.CallToolRequest) (*session, error) { return st, nil }))
+	}
+	return srv
+}
+
+// mcpServer returns an MCP server without tools. getID, if not nil, names
+// its sessions (GetSessionID).
+func (s *Server) mcpServer(getID func() string) *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "editguard", Version: s.opts.Version}, &mcp.ServerOptions{
+		Instructions:              instructions,
+		Logger:                    s.opts.Logger,
+		SupportedProtocolVersions: protocolVersions,
+		GetSessionID:              getID,
+	})
+	srv.AddReceivingMiddleware(plainResults)
+	return srv
+}
+
+// newSession returns a new editguard session of agent with its toolset;
+// id is the MCP session's id, or "" for a session of another kind.
+func (s *Server) newSession(agent, id string, reg *registry) *session {
+	if id == "" {
+		id = rand.Text()
+	}
 	// The ledger names the session by a prefix of its id only: over HTTP the
-	// whole id addresses the session. The agent's name before it tells in
-	// the ledger which agent made a change.
+	// whole id may address the session. The agent's name before it tells
+	// in the ledger which agent made a change.
 	name := "mcp-" + id[:8]
 	if agent != "" {
 		name = agent + "/" + name
 	}
 	sess := s.ws.NewSession(name)
 	st := &session{
-		tools: toolset.New(sess, &toolset.Options{ReadOnly: s.opts.Approve == ApproveReadOnly}),
+		name:   name,
+		key:    &s.key,
+		tools:  toolset.New(sess, &toolset.Options{ReadOnly: s.opts.Approve == ApproveReadOnly}),
+		replay: newReplay(reg.replayMax, reg.replayAge),
 	}
 	if s.opts.Approve == ApproveAsk {
 		sess.SetApprover(editguard.ApproverFunc(st.approve))
 	}
-	srv := mcp.NewServer(&mcp.Implementation{Name: "editguard", Version: s.opts.Version}, &mcp.ServerOptions{
-		Instructions:              instructions,
-		Logger:                    s.opts.Logger,
-		SupportedProtocolVersions: protocolVersions,
-		GetSessionID:              func() string { return id },
-	})
-	srv.AddReceivingMiddleware(plainResults)
-	for _, t := range s.catalogue(st.tools) {
-		srv.AddTool(t.tool, st.handler(t.tool.Name, t.structured, t.asks))
-	}
-	return srv
+	return st
 }
 
 // catalogue returns the MCP tools, made once from those of ts (every
@@ -158,16 +199,22 @@ func (s *Server) catalogue(ts *toolset.Toolset) []mcpTool {
 			if t.OutputSchema != nil {
 				tool.OutputSchema = t.OutputSchema
 			}
+			tool.InputSchema = toolset.WithSessionArgument(t.InputSchema)
 			s.tools = append(s.tools, mcpTool{tool: tool, structured: t.OutputSchema != nil,
-				asks: !t.Annotations.ReadOnly && s.opts.Approve == ApproveAsk})
+				asks:    !t.Annotations.ReadOnly && s.opts.Approve == ApproveAsk,
+				mutates: !t.Annotations.ReadOnly})
 		}
 	})
 	return s.tools
 }
 
-// session is the state of one MCP session.
+// session is one editguard session as the MCP server serves it: that of
+// an MCP session, of a token (2026-07-28), or of a begin_session handle.
 type session struct {
-	tools *toolset.Toolset
+	name   string // in the ledger
+	key    *[32]byte
+	tools  *toolset.Toolset
+	replay *replay
 }
 
 // clientKey carries the ServerSession of a tool call through the core to
@@ -188,27 +235,30 @@ const (
 	MetaError = "editguard/error"
 )
 
-// handler runs one tool. A tool with structured results (an output schema)
-// returns them as structuredContent, with the text beside; the others
-// return text alone, since some clients show the model only the JSON of
-// structuredContent when it is present and that would hide the text.
-func (st *session) handler(name string, structured, asks bool) mcp.ToolHandler {
-	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		if asks {
-			ctx = context.WithValue(ctx, clientKey{}, req.Session)
-		}
-		out, err := st.tools.Execute(ctx, name, req.Params.Arguments)
-		if err != nil {
-			return errorResult(err), nil
-		}
-		res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: out.Text}}}
-		if structured {
-			res.StructuredContent = out.Structured
-		} else if out.Meta != nil {
-			res.Meta = mcp.Meta{MetaResult: out.Meta}
-		}
-		return res, nil
+// run runs one tool in st. A tool with structured results (an output
+// schema) returns them as structuredContent, with the text beside; the
+// others return text alone, since some clients show the model only the
+// JSON of structuredContent when it is present and that would hide the
+// text.
+func (st *session) run(ctx context.Context, t mcpTool, req *mcp.CallToolRequest, args json.RawMessage) *mcp.CallToolResult {
+	if t.asks {
+		ctx = withAsker(ctx, req, args)
 	}
+	out, err := st.tools.Execute(ctx, t.tool.Name, args)
+	if err != nil {
+		var q *question
+		if errors.As(err, &q) {
+			return q.result()
+		}
+		return errorResult(err)
+	}
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: out.Text}}}
+	if t.structured {
+		res.StructuredContent = out.Structured
+	} else if out.Meta != nil {
+		res.Meta = mcp.Meta{MetaResult: out.Meta}
+	}
+	return res
 }
 
 // errorResult reports a failure as a tool error the model can read: the
@@ -279,6 +329,9 @@ const maxDiffInQuestion = 64 << 10
 // accept with approve=true commits; decline, cancel, a missing answer or a
 // failed request do not.
 func (st *session) approve(ctx context.Context, p *editguard.Preview) (bool, error) {
+	if rt, ok := ctx.Value(roundTripKey{}).(*roundTrip); ok {
+		return st.approveRoundTrip(rt, p)
+	}
 	ss, _ := ctx.Value(clientKey{}).(*mcp.ServerSession)
 	if ss == nil {
 		return false, errors.New("no client to ask")
@@ -287,6 +340,19 @@ func (st *session) approve(ctx context.Context, p *editguard.Preview) (bool, err
 	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
 		return false, errNoElicitation
 	}
+	res, err := ss.Elicit(ctx, questionParams(p))
+	if err != nil {
+		return false, fmt.Errorf("asking the user: %w", err)
+	}
+	if res.Action == "cancel" {
+		return false, errNotShown
+	}
+	ok, _ := res.Content["approve"].(bool)
+	return res.Action == "accept" && ok, nil
+}
+
+// questionParams is the approval question of the change p.
+func questionParams(p *editguard.Preview) *mcp.ElicitParams {
 	what := "change"
 	switch {
 	case p.Created:
@@ -298,16 +364,8 @@ func (st *session) approve(ctx context.Context, p *editguard.Preview) (bool, err
 	if len(diff) > maxDiffInQuestion {
 		diff = diff[:maxDiffInQuestion] + "\n[diff cut: " + fmt.Sprint(len(p.Diff)-maxDiffInQuestion) + " more bytes]\n"
 	}
-	res, err := ss.Elicit(ctx, &mcp.ElicitParams{
+	return &mcp.ElicitParams{
 		Message:         fmt.Sprintf("editguard: %s wants to %s %s.\n\n%s", p.Tool, what, p.Path, diff),
 		RequestedSchema: approvalSchema,
-	})
-	if err != nil {
-		return false, fmt.Errorf("asking the user: %w", err)
 	}
-	if res.Action == "cancel" {
-		return false, errNotShown
-	}
-	ok, _ := res.Content["approve"].(bool)
-	return res.Action == "accept" && ok, nil
 }

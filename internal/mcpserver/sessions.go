@@ -50,15 +50,16 @@ type sessionGate struct {
 	maxPerToken int // <= 0: no bound
 	timeout     time.Duration
 	next        http.Handler
+	reg         *registry // the sessions' begin_session handles
 
 	mu       sync.Mutex
 	open     int
 	perToken map[int]int
 }
 
-func newSessionGate(s *Server, o *HTTPOptions, next http.Handler) *sessionGate {
+func newSessionGate(s *Server, o *HTTPOptions, next http.Handler, reg *registry) *sessionGate {
 	return &sessionGate{s: s, max: o.MaxSessions, maxPerToken: o.MaxSessionsPerToken, timeout: o.SessionTimeout,
-		next: next, perToken: map[int]int{}}
+		next: next, reg: reg, perToken: map[int]int{}}
 }
 
 // ServeHTTP passes every request on. One that opens a session (a POST
@@ -74,7 +75,7 @@ func (g *sessionGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.refuse(w, r, status, msg, data)
 		return
 	}
-	srv := g.s.newMCPServer(agentFrom(r.Context()))
+	srv := g.s.newMCPServer(agentFrom(r.Context()), g.reg)
 	defer func() {
 		// The server serves at most the one session made by this request.
 		// If the SDK made none, or has closed it already, the place is

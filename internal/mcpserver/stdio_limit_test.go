@@ -99,7 +99,7 @@ func TestStdioMessageOverLimitKeepsSession(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(ctx, mcpserver.LimitedStdioTransport(sr, sw, 1<<20)) }()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "pipe", Version: "1"}, nil).Connect(ctx, &mcp.IOTransport{Reader: cr, Writer: cw}, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "pipe", Version: "1"}, nil).Connect(ctx, &mcp.IOTransport{Reader: cr, Writer: cw}, &mcp.ClientSessionOptions{ProtocolVersion: legacyVersion})
 	if err != nil {
 		t.Fatal(err)
 	}

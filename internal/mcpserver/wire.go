@@ -22,6 +22,9 @@ type wireToolResult struct {
 	Content           []wireText `json:"content"`
 	StructuredContent any        `json:"structuredContent,omitempty"`
 	IsError           bool       `json:"isError,omitempty"`
+	// ResultType is "complete" for the clients to which the SDK would
+	// say so (see asWire), else empty.
+	ResultType string `json:"resultType,omitempty"`
 }
 
 // wireText is a TextContent without _meta or annotations.
@@ -37,7 +40,8 @@ const multiRoundTripVersion = "2026-07-28"
 
 // plainResults is a receiving middleware that turns the results of
 // tools/call into wireToolResult when the SDK would encode nothing more
-// than wireToolResult holds; any other result goes out as it came.
+// than wireToolResult holds; any other result goes out as it came. (The
+// SDK adds its serverInfo to the _meta of either, for 2026-07-28 calls.)
 func plainResults(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
@@ -58,21 +62,32 @@ func asWire(req mcp.Request, res mcp.Result) *wireToolResult {
 	if !ok || r == nil || r.InputRequests != nil || r.RequestState != "" || r.NeedsInput() {
 		return nil
 	}
-	// The SDK marks results "complete" for clients that asked for the
-	// multi-round-trip revision, in the session or in the call's _meta.
-	ss, ok := req.GetSession().(*mcp.ServerSession)
+	complete, ok := completes(req)
 	if !ok {
 		return nil
 	}
-	if ip := ss.InitializeParams(); ip == nil || ip.ProtocolVersion >= multiRoundTripVersion {
-		return nil
+	w := wireResult(r)
+	if w != nil && complete {
+		w.ResultType = "complete"
 	}
-	if p := req.GetParams(); p == nil {
-		return nil
-	} else if _, ok := p.GetMeta()[mcp.MetaKeyProtocolVersion]; ok {
-		return nil
+	return w
+}
+
+// completes reports whether the SDK marks the result of req "complete":
+// for a client of the multi-round-trip revision, in the session (a
+// stateless session has no initialize: the latest revision) or in the
+// call's _meta. ok is false for a request it cannot tell about.
+func completes(req mcp.Request) (complete, ok bool) {
+	ss, isServer := req.GetSession().(*mcp.ServerSession)
+	p := req.GetParams()
+	if !isServer || p == nil {
+		return false, false
 	}
-	return wireResult(r)
+	if _, inMeta := p.GetMeta()[mcp.MetaKeyProtocolVersion]; inMeta {
+		return true, true
+	}
+	ip := ss.InitializeParams()
+	return ip == nil || ip.ProtocolVersion >= multiRoundTripVersion, true
 }
 
 // wireResult returns r as a wireToolResult, or nil when r has content other

@@ -132,12 +132,12 @@ async function freePort() {
 }
 
 /**
- * Starts `editguard --root root serve --http 127.0.0.1:PORT` and waits until
- * it accepts connections. Returns the /mcp endpoint URL.
+ * Starts `editguard --root root serve --http 127.0.0.1:PORT [args...]` and
+ * waits until it accepts connections. Returns the /mcp endpoint URL.
  */
-export async function httpServer(t, root, { approve } = {}) {
+export async function httpServer(t, root, { approve, args: more = [] } = {}) {
   const port = await freePort();
-  const args = ['--root', root, 'serve', '--http', `127.0.0.1:${port}`];
+  const args = ['--root', root, 'serve', '--http', `127.0.0.1:${port}`, ...more];
   if (approve) args.push('--approve', approve);
   const proc = spawn(editguardBin(), args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';

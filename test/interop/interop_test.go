@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-// TestNodeSDKInterop builds cmd/editguard, installs the pinned SDK with
+// TestNodeSDKInterop builds cmd/editguard, installs the pinned SDKs with
 // npm ci when node_modules is missing, and runs node --test on the suite.
 // It is skipped with -short and when node is not installed; when node is
 // there but npm ci fails, the test fails: a broken install must not pass as
@@ -35,7 +35,7 @@ func TestNodeSDKInterop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
+	if !installed(dir, "sdk", "client") {
 		npm, err := exec.LookPath("npm")
 		if err != nil {
 			t.Fatalf("node is installed but npm is not; cannot install the interop dependencies: %v", err)
@@ -54,6 +54,17 @@ func TestNodeSDKInterop(t *testing.T) {
 	}
 	args := append([]string{"--test", "--test-reporter=spec"}, files...)
 	run(ctx, t, dir, []string{"EDITGUARD_BIN=" + bin}, node, args...)
+}
+
+// installed reports whether the packages @modelcontextprotocol/NAME are
+// all in dir's node_modules.
+func installed(dir string, names ...string) bool {
+	for _, name := range names {
+		if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", name)); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // run runs name with args in dir, streams its output to t.Log line by line,
