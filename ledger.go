@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/ledger"
@@ -22,11 +23,13 @@ type LogFilter struct {
 	// the ledger's length; an intent whose outcome is missing then comes
 	// in its place by seq, not after the others.
 	Last int
+	// Since, if set, keeps only the records made at or after it.
+	Since time.Time
 }
 
 // Log calls fn for each ledger record that matches f, oldest first.
 func (w *Workspace) Log(f LogFilter, fn func(*LedgerRecord) error) error {
-	m := ledger.Match{Session: f.Session, Tool: f.Tool}
+	m := ledger.Match{Session: f.Session, Tool: f.Tool, Since: f.Since}
 	if f.Path != "" {
 		resolved, err := w.resolve(f.Path)
 		if err != nil {

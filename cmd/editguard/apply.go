@@ -37,6 +37,10 @@ func runApply(ctx context.Context, e *env, args []string) error {
 	if len(pos) != 0 {
 		return usagef(applyCmd.name, "apply reads the patch on standard input and takes no arguments, got %d", len(pos))
 	}
+	if isTerminal(e.stdin) {
+		// Nothing would show that apply waits for the patch.
+		fmt.Fprintln(e.stderr, "editguard: reading the patch from the terminal: paste it and end with Ctrl-D (or: editguard apply < change.patch)")
+	}
 	text, err := io.ReadAll(io.LimitReader(e.stdin, 64<<20))
 	if err != nil {
 		return err

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/editguard/editguard"
@@ -84,20 +83,4 @@ func writeDiff(w io.Writer, diff string, color bool) {
 			fmt.Fprintf(w, "%s%s%s\n", c, body, ansiReset)
 		}
 	}
-}
-
-// useColor reports whether the diff may be coloured: not when NO_COLOR is
-// set (https://no-color.org), and only when both stdout and stderr are
-// terminals, so a redirected run never gets escape codes in its logs.
-func useColor(e *env) bool {
-	if os.Getenv("NO_COLOR") != "" {
-		return false
-	}
-	return isTerminal(e.stdout) && isTerminal(e.stderr)
-}
-
-// isTerminal reports whether v is an *os.File open on a terminal.
-func isTerminal(v any) bool {
-	f, ok := v.(*os.File)
-	return ok && f != nil && isTerminalFd(int(f.Fd()))
 }

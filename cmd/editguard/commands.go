@@ -13,6 +13,7 @@ var commandTable = []struct {
 }{
 	{applyCmd, runApply},
 	{beginTurnCmd, runBeginTurn},
+	{completionCmd, runCompletion},
 	{deleteCmd, runDelete},
 	{diffCmd, runDiff},
 	{doctorCmd, runDoctor},
@@ -24,6 +25,7 @@ var commandTable = []struct {
 	{hookCmd, runHook},
 	{initCmd, runInit},
 	{logCmd, runLog},
+	{manCmd, runMan},
 	{mkdirCmd, runMkdir},
 	{moveCmd, runMove},
 	{publishCmd, runPublish},

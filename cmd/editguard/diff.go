@@ -23,9 +23,9 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 	}
 	switch {
 	case *against != "" && len(pos) != 1:
-		return usagef(diffCmd.name, "diff --against takes one PATH, got %d arguments", len(pos))
+		return usagef(diffCmd.name, "diff --against takes one PATH, got %s", arguments(len(pos)))
 	case *against == "" && len(pos) != 2:
-		return usagef(diffCmd.name, "diff takes PATH and VERSION, got %d arguments", len(pos))
+		return usagef(diffCmd.name, "diff takes PATH and VERSION, got %s", arguments(len(pos)))
 	}
 	w, err := e.workspace()
 	if err != nil {
@@ -46,6 +46,8 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stderr, "%s: identical to %s\n", pos[0], from)
 		return nil
 	}
-	writeDiff(e.stdout, d, useColor(e))
+	color := useColor(e)
+	e.page()
+	writeDiff(e.stdout, d, color)
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"text/tabwriter"
+	"time"
 )
 
 var historyCmd = &command{
@@ -46,6 +47,7 @@ func runHistory(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stderr, "%s: no history\n", pos[0])
 		return nil
 	}
+	e.page()
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "VERSION\tTIME\tSHA256\tSIZE\tOP\tSESSION")
 	for _, v := range vs {
@@ -53,7 +55,11 @@ func runHistory(ctx context.Context, e *env, args []string) error {
 		if v.Absent {
 			sum, size = "(did not exist)", "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.ID, v.Time, sum, size, v.Op, v.Session)
+		when := v.Time
+		if t, err := time.Parse(time.RFC3339Nano, v.Time); err == nil {
+			when = cliTime(t)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.ID, when, sum, size, v.Op, v.Session)
 	}
 	return tw.Flush()
 }

@@ -4,23 +4,29 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/editguard/editguard"
 )
 
 var logCmd = &command{
 	name:    "log",
-	args:    "[-n N] [--path P] [--session S] [--tool T] [--json]",
+	args:    "[-n N] [--since T] [--path P] [--session S] [--tool T] [--json]",
 	summary: "print the ledger: every change attempted, accepted or refused",
 	help: `Log prints the ledger's records, oldest first: every write, edit and restore
 that was attempted through editguard, whether it was committed or refused
 (and why), by which session, with the SHA-256 before and after and the
 history version that keeps what was displaced.
 
---path, --session and --tool select records; -n N prints only the last N of
-them, read from the ledger's end, so it stays fast on a long ledger. With
+--path, --session, --tool and --since select records; --since takes a
+time (2026-11-26T10:00:00Z, 2026-11-26 10:00, 2026-11-26, in local time
+without a zone) or an age (90m, 12h, 3d: that long ago). -n N prints only
+the last N of them, read from the ledger's end, so it stays fast on a long
+ledger. Times are printed as ISO 8601 with the zone, as history prints
+them. With
 --json it prints one JSON record per line, exactly as stored (with its hash
 chain fields).`,
 }
@@ -32,6 +38,7 @@ func runLog(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&f.Session, "session", "", "only records of session `S`")
 	fs.StringVar(&f.Tool, "tool", "", "only records of tool `T` (write_file, edit_file, restore_file)")
 	fs.IntVar(&f.Last, "n", 0, "only the last `N` records (0: all)")
+	since := fs.String("since", "", "only records made at or after `T`: a time or an age (12h, 3d)")
 	fs.BoolVar(&e.json, "json", false, "print records as JSON lines")
 	pos, err := parseCommand(e, logCmd, fs, args)
 	if err != nil {
@@ -43,6 +50,11 @@ func runLog(ctx context.Context, e *env, args []string) error {
 	if len(pos) != 0 {
 		return usagef(logCmd.name, "log takes no arguments, got %q", pos)
 	}
+	if *since != "" {
+		if f.Since, err = parseSince(*since, time.Now()); err != nil {
+			return usagef(logCmd.name, "--since: %v", err)
+		}
+	}
 	w, err := e.workspace()
 	if err != nil {
 		return err
@@ -52,6 +64,7 @@ func runLog(ctx context.Context, e *env, args []string) error {
 		enc.SetEscapeHTML(false)
 		return w.Log(f, func(r *editguard.LedgerRecord) error { return enc.Encode(r) })
 	}
+	e.page()
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SEQ\tTIME\tSESSION\tTOOL\tPATH\tOUTCOME\tAFTER\tVERSION\tCOMMAND")
 	err = w.Log(f, func(r *editguard.LedgerRecord) error {
@@ -63,7 +76,7 @@ func runLog(ctx context.Context, e *env, args []string) error {
 			}
 		}
 		after := r.SHA256After[:min(12, len(r.SHA256After))]
-		_, err := fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Seq, r.Time.Format("2006-01-02 15:04:05"),
+		_, err := fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Seq, cliTime(r.Time),
 			r.Session, r.Tool, r.Path, outcome, after, r.HistoryVersion, commandOf(r))
 		return err
 	})
@@ -71,6 +84,33 @@ func runLog(ctx context.Context, e *env, args []string) error {
 		err = ferr
 	}
 	return err
+}
+
+// cliTime is how the command line prints a time: ISO 8601 to the second,
+// in local time, with the zone.
+func cliTime(t time.Time) string { return t.Local().Format(time.RFC3339) }
+
+// parseSince reads --since: a time (RFC 3339, or a date with or without
+// hours and minutes in local time) or an age before now (90m, 12h, 3d).
+func parseSince(s string, now time.Time) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		if n, err := strconv.Atoi(days); err == nil && n >= 0 {
+			return now.AddDate(0, 0, -n), nil
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	for _, layout := range []string{"2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02T15:04", "2006-01-02 15:04", "2006-01-02"} {
+		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("want a time such as 2026-11-26T10:00:00Z or 2026-11-26, or an age such as 12h or 3d, got %q", s)
 }
 
 // commandOf returns the shell command a record of a command's change names

@@ -30,6 +30,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/editguard/editguard"
 )
@@ -70,6 +71,7 @@ type env struct {
 	root        string // --root
 	sessionName string // --session
 	maxFileSize size   // --max-file-size; 0: the library's default
+	historyAge  age    // --history-max-age; 0: versions kept whatever their age
 
 	stdin          io.Reader
 	stdout, stderr io.Writer
@@ -78,7 +80,16 @@ type env struct {
 	// printed as a JSON object on stdout too.
 	json bool
 
+	// collect, if set, is handed each command's flag set by parseCommand,
+	// which then stops the command before it does anything: completion
+	// and man learn the flags this way (flagSets).
+	collect func(*flag.FlagSet)
+
 	version bool // --version
+
+	color   colorMode // --color
+	noPager bool      // --no-pager
+	pager   *pager    // the pager stdout goes through, if any (pager.go)
 
 	// names is --names; "": the workspace's own (.editguard/names).
 	names namePolicy
@@ -173,12 +184,12 @@ func checkRoot(root string) error {
 }
 
 func (e *env) close() {
+	e.closePager()
 	if e.ws != nil {
 		e.ws.Close()
 	}
 }
 
-// printJSON writes v as indented JSON on stdout.
 // printJSON prints v as indented JSON. An object that has no "status" gets
 // "status": "ok" first, so that every answer says whether it is a success
 // (a failure's is {"status": "error", "error": {...}}).
@@ -262,7 +273,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	c, ok := commands[rest[0]]
 	if !ok {
-		return report(e, usagef("", "unknown command %q", rest[0]))
+		return report(e, usagef("", "unknown command %q%s", rest[0], didYouMean(rest[0])))
 	}
 	return report(e, c.run(ctx, e, rest[1:]))
 }
@@ -272,11 +283,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // command's flag set accepts them too, unless the command has a flag of the
 // same name (log --session filters by session).
 var globalUsage = map[string]string{
-	"root":          "workspace root `DIR`",
-	"session":       "session `NAME` whose reads guard later changes",
-	"version":       "print editguard's version and exit",
-	"names":         "what a change does with a new name that is not portable: `POLICY` warn, refuse or off (default: the word in .editguard/names, else warn)",
-	"max-file-size": "the largest file editguard reads, writes or keeps, as `SIZE`: bytes, or with KiB, MiB or GiB (default 64MiB)",
+	"root":            "workspace root `DIR`",
+	"session":         "session `NAME` whose reads guard later changes",
+	"version":         "print editguard's version and exit",
+	"names":           "what a change does with a new name that is not portable: `POLICY` warn, refuse or off (default: the word in .editguard/names, else warn)",
+	"max-file-size":   "the largest file editguard reads, writes or keeps, as `SIZE`: bytes, or with KiB, MiB or GiB (default 64MiB)",
+	"history-max-age": "retire history versions older than `AGE` (such as 30d or 12h), but each file's newest (default: keep them whatever their age)",
+	"color":           "colour diffs: `WHEN` auto (on a terminal, unless NO_COLOR is set), always or never",
+	"no-pager":        "do not send long output (log, history, diff) through a pager on a terminal",
 }
 
 // options returns o, or new Options, with the global flags' settings.
@@ -289,6 +303,9 @@ func (e *env) options(o *editguard.Options) *editguard.Options {
 	}
 	if e.names != "" {
 		o.Names = string(e.names)
+	}
+	if e.historyAge > 0 {
+		o.HistoryMaxAge = time.Duration(e.historyAge)
 	}
 	return o
 }
@@ -320,6 +337,35 @@ func (z *size) Set(s string) error {
 		return fmt.Errorf("want a size above zero in bytes, or with KiB, MiB or GiB, got %q", s)
 	}
 	*z = size(n * unit)
+	return nil
+}
+
+// age is a flag's duration, written as Go writes one (12h, 90m) or as a
+// whole number of days (30d).
+type age time.Duration
+
+func (a *age) String() string {
+	if a == nil || *a == 0 {
+		return ""
+	}
+	return time.Duration(*a).String()
+}
+
+func (a *age) Set(s string) error {
+	s = strings.TrimSpace(s)
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.ParseInt(days, 10, 64)
+		if err != nil || n < 1 || n > 100*365 {
+			return fmt.Errorf("want a number of days such as 30d, got %q", s)
+		}
+		*a = age(time.Duration(n) * 24 * time.Hour)
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return fmt.Errorf("want an age above zero such as 30d, 12h or 90m, got %q", s)
+	}
+	*a = age(d)
 	return nil
 }
 
@@ -360,6 +406,15 @@ func (e *env) addGlobalFlags(fs *flag.FlagSet) {
 	}
 	if fs.Lookup("names") == nil {
 		fs.Var(&e.names, "names", globalUsage["names"])
+	}
+	if fs.Lookup("history-max-age") == nil {
+		fs.Var(&e.historyAge, "history-max-age", globalUsage["history-max-age"])
+	}
+	if fs.Lookup("color") == nil {
+		fs.Var(&e.color, "color", globalUsage["color"])
+	}
+	if fs.Lookup("no-pager") == nil {
+		fs.BoolVar(&e.noPager, "no-pager", e.noPager, globalUsage["no-pager"])
 	}
 }
 
@@ -513,6 +568,10 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 // flags are accepted among the command's own.
 func parseCommand(e *env, c *command, fs *flag.FlagSet, args []string) ([]string, error) {
 	e.addGlobalFlags(fs)
+	if e.collect != nil {
+		e.collect(fs)
+		return nil, errHelp
+	}
 	pos, err := parseArgs(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		commandHelp(e.stdout, c, fs)
@@ -544,6 +603,15 @@ Global flags (before or after the command):
                    is not portable (Windows-reserved, <>:"|?*\, a trailing dot
                    or space, a case twin): warn (default), refuse, or off;
                    the default is the word in DIR/.editguard/names, else warn
+  --history-max-age AGE
+                   retire history versions older than AGE (30d, 12h, 90m),
+                   but each file's newest; beside the 50 versions per file
+                   and 1 GiB in all kept (default: no age limit)
+  --color auto|always|never
+                   colour diffs: auto (default) on a terminal unless NO_COLOR
+                   is set
+  --no-pager       print log, history and diff straight to the terminal, not
+                   through $EDITGUARD_PAGER, $PAGER or less
 
 Commands:
 `)

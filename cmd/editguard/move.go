@@ -33,7 +33,7 @@ func runMove(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) != 2 {
-		return usagef(moveCmd.name, "move takes SRC and DST, got %d arguments", len(pos))
+		return usagef(moveCmd.name, "move takes SRC and DST, got %s", arguments(len(pos)))
 	}
 	opts := editguard.MoveOptions{Overwrite: *overwrite, DryRun: m.dryRun}
 	if opts.Precondition, err = m.precondition(moveCmd.name, false); err != nil {

@@ -28,7 +28,7 @@ func runRestore(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) != 2 {
-		return usagef(restoreCmd.name, "restore takes PATH and VERSION, got %d arguments", len(pos))
+		return usagef(restoreCmd.name, "restore takes PATH and VERSION, got %s", arguments(len(pos)))
 	}
 	var opts editguard.RestoreOptions
 	if opts.Precondition, err = m.precondition(restoreCmd.name, false); err != nil {

@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"slices"
+	"time"
 
 	"github.com/editguard/editguard/internal/filelock"
 	"github.com/editguard/editguard/internal/statedir"
@@ -80,13 +81,15 @@ type Match struct {
 	Path    string
 	Session string
 	Tool    string
+	Since   time.Time // records at or after; zero: any time
 }
 
 // Matches reports whether r satisfies m.
 func (m Match) Matches(r *Record) bool {
 	return (m.Path == "" || m.Path == r.Path) &&
 		(m.Session == "" || m.Session == r.Session) &&
-		(m.Tool == "" || m.Tool == r.Tool)
+		(m.Tool == "" || m.Tool == r.Tool) &&
+		(m.Since.IsZero() || !r.Time.Before(m.Since))
 }
 
 // Filter is like Scan but calls fn only for the records that m matches,
