@@ -58,6 +58,12 @@ type Approver interface {
 	Approve(ctx context.Context, p *Preview) (bool, error)
 }
 
+// ErrApprovalPending is what an Approver returns (or wraps) when the
+// question has gone to the person and the answer will come with a later
+// call, as MCP's input_required round trip does: nothing is changed, and
+// the ledger records the attempt as asked, not as a failed approval.
+var ErrApprovalPending = errors.New("editguard: the change awaits the person's answer")
+
 // ApproverFunc adapts a function to Approver.
 type ApproverFunc func(ctx context.Context, p *Preview) (bool, error)
 
@@ -84,6 +90,10 @@ func (s *Session) approve(ctx context.Context, a *attempt, preview func() *Previ
 		unlock()
 	}
 	ok, err := ap.Approve(ctx, preview())
+	if errors.Is(err, ErrApprovalPending) {
+		a.rec.Approval = "asked"
+		return newError(CodeRejected, r.path, "the change was put to the person and awaits their answer; nothing was changed yet", "", err)
+	}
 	if err != nil {
 		a.rec.Approval = "failed"
 		return newError(CodeRejected, r.path, "approval failed: "+err.Error(), "", err)

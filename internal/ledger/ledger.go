@@ -128,7 +128,7 @@ type Record struct {
 	SHA256After    string          `json:"sha256_after,omitempty"`
 	Strategy       string          `json:"strategy,omitempty"` // "exchange", "rename", "create", "delete"
 	HistoryVersion string          `json:"history_version,omitempty"`
-	Approval       string          `json:"approval,omitempty"`  // "auto", "accepted", "declined", ...
+	Approval       string          `json:"approval,omitempty"`  // "auto", "accepted", "declined", "asked", "failed"
 	Result         json.RawMessage `json:"result,omitempty"`    // the structured result or error object returned, for replay
 	Displaced      []byte          `json:"displaced,omitempty"` // an intent's copy of the content its change displaces, when small (base64)
 	// DisplacedObject marks an intent whose change keeps what it displaces

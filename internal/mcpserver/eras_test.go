@@ -299,6 +299,15 @@ func TestRoundTripApproval(t *testing.T) {
 	if got := readDisk(t, e.ws, "a.txt"); got != "one\n" {
 		t.Fatalf("a.txt = %q before the answer", got)
 	}
+	// The question is recorded as asked, not as a failed approval.
+	var approvals []string
+	e.ws.Log(editguard.LogFilter{Path: "a.txt", Tool: "edit_file"}, func(r *editguard.LedgerRecord) error {
+		approvals = append(approvals, r.Approval)
+		return nil
+	})
+	if len(approvals) != 1 || approvals[0] != "asked" {
+		t.Errorf("ledger approvals after the question = %q, want one \"asked\"", approvals)
+	}
 	// Declined, cancelled, or answered with a state of another question:
 	// nothing is written.
 	res := answer(t, a, "edit_file", edit, q, "decline", false)

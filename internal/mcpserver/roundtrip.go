@@ -67,6 +67,9 @@ type question struct {
 
 func (q *question) Error() string { return "the change awaits the user's answer" }
 
+// Unwrap lets the engine record the question as asked (ErrApprovalPending).
+func (q *question) Unwrap() error { return editguard.ErrApprovalPending }
+
 // result is q as the call's result.
 func (q *question) result() *mcp.CallToolResult {
 	return &mcp.CallToolResult{
