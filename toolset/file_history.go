@@ -20,25 +20,6 @@ var fileHistoryTool = &toolDef{
   "required": ["path"],
   "additionalProperties": false
 }`,
-	output: `{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string"},
-    "versions": {"type": "array", "items": {
-      "type": "object",
-      "properties": {
-        "version": {"type": "string"},
-        "time": {"type": "string", "format": "date-time"},
-        "sha256": {"type": "string"},
-        "size_bytes": {"type": "integer"},
-        "absent": {"type": "boolean"},
-        "op": {"type": "string"}
-      },
-      "required": ["version", "time", "op"]
-    }}
-  },
-  "required": ["path", "versions"]
-}`,
 	annotations: Annotations{ReadOnly: true, Idempotent: true},
 	run:         (*Toolset).fileHistory,
 }
@@ -82,5 +63,5 @@ func (t *Toolset) fileHistory(ctx context.Context, raw json.RawMessage) (*Output
 		}
 		fmt.Fprintf(&b, "%s\t%s\t%s\t%d bytes\tsha256 %s\n", v.ID, v.Time, v.Op, v.SizeBytes, sum)
 	}
-	return &Output{Structured: h, Text: b.String()}, nil
+	return &Output{Structured: h, Text: b.String(), Meta: h}, nil
 }

@@ -24,19 +24,6 @@ var fileInfoTool = &toolDef{
   "required": ["path"],
   "additionalProperties": false
 }`,
-	output: `{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string"},
-    "exists": {"type": "boolean"},
-    "type": {"type": "string", "enum": ["file", "dir", "symlink", "other"]},
-    "symlink": {"type": "boolean"},
-    "sha256": {"type": "string"},
-    "size_bytes": {"type": "integer"},
-    "mtime_ms": {"type": "integer"}
-  },
-  "required": ["path", "exists", "size_bytes"]
-}`,
 	annotations: Annotations{ReadOnly: true, Idempotent: true},
 	run:         (*Toolset).fileInfo,
 }
@@ -67,7 +54,7 @@ func (t *Toolset) fileInfo(ctx context.Context, raw json.RawMessage) (*Output, e
 	info := &FileInfo{Path: p}
 	lst, err := t.ws.Lstat(p)
 	if errors.Is(err, editguard.ErrNotFound) {
-		return &Output{Structured: info, Text: p + " does not exist\n"}, nil
+		return &Output{Structured: info, Text: p + " does not exist\n", Meta: info}, nil
 	}
 	if err != nil {
 		return nil, err
@@ -94,7 +81,7 @@ func (t *Toolset) fileInfo(ctx context.Context, raw json.RawMessage) (*Output, e
 	if info.Type == "file" {
 		text += fmt.Sprintf(", %d bytes, sha256 %s", info.SizeBytes, info.SHA256)
 	}
-	return &Output{Structured: info, Text: text + "\n"}, nil
+	return &Output{Structured: info, Text: text + "\n", Meta: info}, nil
 }
 
 // hashFile fills in the size, mtime and SHA-256 of one open descriptor, so

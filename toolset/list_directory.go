@@ -21,27 +21,6 @@ var listDirectoryTool = &toolDef{
   },
   "additionalProperties": false
 }`,
-	output: `{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string"},
-    "entries": {"type": "array", "items": {
-      "type": "object",
-      "properties": {
-        "name": {"type": "string"},
-        "type": {"type": "string", "enum": ["file", "dir", "symlink", "other"]},
-        "size_bytes": {"type": "integer"},
-        "non_utf8": {"type": "boolean"},
-        "name_hex": {"type": "string"}
-      },
-      "required": ["name", "type", "size_bytes"]
-    }},
-    "truncated": {"type": "boolean"},
-    "total": {"type": "integer"},
-    "next_offset": {"type": "integer"}
-  },
-  "required": ["path", "entries"]
-}`,
 	annotations: Annotations{ReadOnly: true, Idempotent: true},
 	run:         (*Toolset).listDirectory,
 }
@@ -151,7 +130,7 @@ func (t *Toolset) listDirectory(ctx context.Context, raw json.RawMessage) (*Outp
 		}
 		l.Entries = append(l.Entries, e)
 	}
-	return &Output{Structured: l, Text: listingText(l)}, nil
+	return &Output{Structured: l, Text: listingText(l), Meta: l}, nil
 }
 
 func listingText(l *Listing) string {

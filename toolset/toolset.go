@@ -77,13 +77,15 @@ type Tool struct {
 //
 // Agent clients show a model one of two things: some (Claude Code, Codex,
 // VS Code) show only the JSON of the structured result when there is one,
-// the others show the text. So a tool with an OutputSchema gives the model
-// Structured, small and complete, and Text says the same; a tool without
-// one (read_file, write_file, edit_file, restore_file) gives the model Text
-// alone, because its result is text a model must read as text: numbered
-// lines, a diff. Structured is then for programs (an embedding, the CLI's
-// --json), and Meta is its small part, for MCP clients that want the
-// facts without the content.
+// the others show the text. JSON is longer for the same facts (a listing
+// is about three times its text) and says them less plainly, so only the
+// tools whose result is a handful of fields a program acts on
+// (create_directory, begin_turn, begin_session, list_allowed_directories)
+// have an OutputSchema and give the model Structured; every other tool
+// gives the model Text alone: numbered lines, a diff, a listing, a file's
+// facts, its versions. Structured is then for programs (an embedding, the
+// CLI's --json), and Meta carries it, or its small part, for MCP clients
+// that want the facts without parsing the text.
 type Output struct {
 	// Structured is the result object; it encodes to JSON as DESIGN §8
 	// names it. Its type is *editguard.ReadResult for read_file,
@@ -97,7 +99,8 @@ type Output struct {
 	// summary alone: the diff would repeat the content the model read).
 	Text string
 	// Meta is Structured without the file content or diff, for the tools
-	// whose Structured the model is not shown; nil for the others. For
+	// whose Structured the model is not shown (list_directory, file_info
+	// and file_history: Structured whole); nil for the others. For
 	// apply_patch and undo_patch it lists the files and warnings that Text
 	// lists, and counts the others (files_omitted, warnings_omitted).
 	Meta any

@@ -88,7 +88,8 @@ func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]
 // textOnly are the tools whose result the model reads as text alone: no
 // structuredContent, the facts in _meta.
 var textOnly = map[string]bool{"read_file": true, "write_file": true, "edit_file": true, "delete_file": true, "move_file": true, "restore_file": true,
-	"read_multiple_files": true, "directory_tree": true, "file_diff": true, "find_files": true, "search_text": true, "apply_patch": true, "undo_patch": true}
+	"read_multiple_files": true, "directory_tree": true, "file_diff": true, "find_files": true, "search_text": true, "apply_patch": true, "undo_patch": true,
+	"list_directory": true, "file_info": true, "file_history": true}
 
 // ok calls a tool that must succeed and returns its structured content, or
 // for a text-only tool the result in _meta.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -210,4 +211,41 @@ func appendLine(ws, name, line string) error {
 		err = err2
 	}
 	return err
+}
+
+// TestClaudeCodeSeesRecordsAsText checks what the model reads of the small
+// records, list_directory, file_info and file_history: their text, one
+// line an entry, not the JSON Claude Code shows in place of the text when
+// a result has structuredContent (about three times as long for a listing).
+func TestClaudeCodeSeesRecordsAsText(t *testing.T) {
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "small.go"), []byte(smallGo(4096)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := []Step{
+		{Tool: "read_file", Input: map[string]any{"path": "small.go"}},
+		{Tool: "edit_file", Input: map[string]any{"path": "small.go", "old_string": "package small\n", "new_string": "package small // edited\n"}},
+		{Tool: "list_directory", Input: map[string]any{"path": "."}},
+		{Tool: "file_info", Input: map[string]any{"path": "small.go"}},
+		{Tool: "file_history", Input: map[string]any{"path": "small.go"}},
+	}
+	run := runClaudeFull(t, ws, script)
+	if len(run.Results) != len(script) {
+		dumpRun(t, run)
+		t.Fatalf("got %d tool results for %d steps", len(run.Results), len(script))
+	}
+	for _, tc := range []struct {
+		step int
+		want *regexp.Regexp
+	}{
+		{2, regexp.MustCompile(`^small\.go\t\d+ bytes\n$`)},
+		{3, regexp.MustCompile(`^small\.go: file, \d+ bytes, sha256 [0-9a-f]{64}\n$`)},
+		{4, regexp.MustCompile(`^v000001\t\S+\tedit_file\t4096 bytes\tsha256 [0-9a-f]{12}\n$`)},
+	} {
+		r := run.Results[tc.step]
+		t.Logf("%s: the model reads %d characters: %q", r.Tool, len(r.Content), r.Content)
+		if r.IsError || !tc.want.MatchString(r.Content) {
+			t.Errorf("%s: the model reads %q, want text matching %s", r.Tool, r.Content, tc.want)
+		}
+	}
 }

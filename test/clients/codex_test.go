@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -167,15 +168,16 @@ func runCodex(t *testing.T, workspace string, script []Step, opts codexOptions) 
 
 // TestCodexCLISeesToolResults checks what Codex CLI hands the model for
 // editguard's results: a 4 KiB file read as numbered lines of unescaped text,
-// a STALE_FILE refusal after someone else changed the file, and a result
-// with structuredContent.
+// a STALE_FILE refusal after someone else changed the file, and a listing.
 //
 // Codex CLI 0.169.0 answers a call with a function_call_output whose output
 // is two input_text items: "Wall time: SECONDS seconds\nOutput:" and the
 // result's text content as it is. A result with isError set looks the same:
 // nothing marks it as an error but its text. A result with structuredContent
 // becomes one string, "Wall time: SECONDS seconds\nOutput:\n" and the
-// structuredContent as JSON; its text content is dropped.
+// structuredContent as JSON; its text content is dropped. So editguard
+// sends structuredContent only for tools whose result a program acts on
+// (begin_session's handle, ...): a listing arrives as its text.
 func TestCodexCLISeesToolResults(t *testing.T) {
 	ws := t.TempDir()
 	small := smallGo(4096)
@@ -229,9 +231,11 @@ func TestCodexCLISeesToolResults(t *testing.T) {
 		t.Errorf("small.go after the redo: want the edit and the other change both; got %q (%v)", truncate(string(after), 300), err)
 	}
 
-	// A small record: its structuredContent, as JSON.
-	if ls := run.Results[3].Content; !strings.Contains(ls, "Output:\n{\"path\":\".\",\"entries\":[{\"name\":\"small.go\"") {
-		t.Errorf("list_directory: want the structuredContent as JSON; got %q", truncate(ls, 300))
+	// A listing: its text, one entry a line, not JSON (list_directory has
+	// no structuredContent, which Codex would show in place of the text).
+	ls := run.Results[3]
+	if len(ls.Parts) != 2 || !regexp.MustCompile(`^small.go\t\d+ bytes\n$`).MatchString(ls.Parts[1]) || strings.Contains(ls.Content, "{") {
+		t.Errorf("list_directory: want the listing as text; got %q", truncate(ls.Content, 300))
 	}
 }
 
