@@ -38,6 +38,7 @@ var commandTable = []struct {
 	{serveCmd, runServe},
 	{stateCmd, runState},
 	{treeCmd, runTree},
+	{uiCmd, runUI},
 	{undoCmd, runUndo},
 	{verifyCmd, runVerify},
 	{versionCmd, runVersion},

@@ -1,0 +1,160 @@
+package ui
+
+import (
+	"encoding/json"
+	"errors"
+	"path"
+	"strings"
+
+	"github.com/editguard/editguard"
+)
+
+// Sources of a change, as the timeline names them.
+const (
+	sourceMCP     = "MCP"
+	sourceHook    = "hook"
+	sourceShell   = "shell"
+	sourceCLI     = "CLI"
+	sourceRecover = "recover"
+)
+
+// hookPrefixes are the session name prefixes of the agents' hooks.
+var hookPrefixes = []string{"claude-", "gemini-", "codex-", "cursor-"}
+
+// sourceOf names where a record's change came from: an MCP session, an
+// agent's hook, a shell command, the CLI, or recovery at open.
+func sourceOf(r *editguard.LedgerRecord) string {
+	switch {
+	case r.Recovered || r.Session == "recovery" || r.Tool == "recover":
+		return sourceRecover
+	case strings.HasPrefix(r.Strategy, "command"):
+		return sourceShell
+	case strings.HasPrefix(r.Session, "mcp-") || strings.Contains(r.Session, "/mcp-"):
+		return sourceMCP
+	}
+	for _, p := range hookPrefixes {
+		if strings.HasPrefix(r.Session, p) {
+			return sourceHook
+		}
+	}
+	return sourceCLI
+}
+
+// outcomeOf is a record's outcome as the timeline shows it: "ok",
+// "dry_run", "pending", or the error code.
+func outcomeOf(r *editguard.LedgerRecord) string {
+	if r.Outcome == "error" && r.ErrorCode != "" {
+		return r.ErrorCode
+	}
+	return r.Outcome
+}
+
+// txOf returns the patch transaction a record belongs to, or "".
+func txOf(r *editguard.LedgerRecord) string {
+	if tx, ok := strings.CutPrefix(r.Strategy, "transaction "); ok {
+		return tx
+	}
+	return ""
+}
+
+// groupOf returns the key that joins a record to the others of its patch
+// transaction or shell command, or "" for a record of its own.
+func groupOf(r *editguard.LedgerRecord) string {
+	if tx := txOf(r); tx != "" {
+		return "tx:" + tx
+	}
+	if !strings.HasPrefix(r.Strategy, "command") {
+		return ""
+	}
+	var a struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal(r.Args, &a) == nil && a.ID != "" {
+		return "cmd:" + r.Session + ":" + a.ID
+	}
+	return ""
+}
+
+// commandText returns the shell command a record names, or "".
+func commandText(r *editguard.LedgerRecord) string {
+	var a struct {
+		Command string `json:"command"`
+	}
+	if len(r.Args) == 0 || json.Unmarshal(r.Args, &a) != nil {
+		return ""
+	}
+	return a.Command
+}
+
+// storedResult is what a record's result field holds: a Result for a
+// change, an Error for a refusal.
+type storedResult struct {
+	editguard.Result
+	Code         string         `json:"code"`
+	Message      string         `json:"message"`
+	Details      map[string]any `json:"details"`
+	RecoveryHint string         `json:"recovery_hint"`
+}
+
+func resultOf(r *editguard.LedgerRecord) *storedResult {
+	var s storedResult
+	if len(r.Result) > 0 {
+		_ = json.Unmarshal(r.Result, &s)
+	}
+	return &s
+}
+
+// detail returns a string detail of a refusal, or "".
+func (s *storedResult) detail(key string) string {
+	v, _ := s.Details[key].(string)
+	return v
+}
+
+// filter selects records; empty fields match everything. Path, Session
+// and Tool go to the ledger's own filter; Outcome and Source are checked
+// on each record.
+type filter struct {
+	Path, Session, Tool, Outcome, Source string
+}
+
+func (f filter) logFilter(last int) editguard.LogFilter {
+	return editguard.LogFilter{Path: f.Path, Session: f.Session, Tool: f.Tool, Last: last}
+}
+
+// local reports whether the filter has conditions the ledger does not
+// check itself.
+func (f filter) local() bool { return f.Outcome != "" || f.Source != "" }
+
+func (f filter) matches(r *editguard.LedgerRecord) bool {
+	switch {
+	case f.Outcome == "refused" && r.Outcome != "error":
+		return false
+	case f.Outcome != "" && f.Outcome != "refused" && outcomeOf(r) != f.Outcome:
+		return false
+	case f.Source != "" && sourceOf(r) != f.Source:
+		return false
+	}
+	return true
+}
+
+// matchesAll checks every condition of f on r, the ledger's own ones
+// too, for records read without the ledger's filter.
+func (f filter) matchesAll(r *editguard.LedgerRecord) bool {
+	return (f.Path == "" || path.Clean(f.Path) == r.Path) &&
+		(f.Session == "" || f.Session == r.Session) &&
+		(f.Tool == "" || f.Tool == r.Tool) && f.matches(r)
+}
+
+// query returns the filter as URL query parameters.
+func (f filter) query() string {
+	var q []string
+	for _, kv := range [][2]string{{"path", f.Path}, {"session", f.Session}, {"tool", f.Tool}, {"outcome", f.Outcome}, {"source", f.Source}} {
+		if kv[1] != "" {
+			q = append(q, kv[0]+"="+urlEscape(kv[1]))
+		}
+	}
+	return strings.Join(q, "&")
+}
+
+// asError finds an *editguard.Error in err's chain.
+func asError(err error, target **editguard.Error) bool { return errors.As(err, target) }

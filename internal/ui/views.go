@@ -1,0 +1,348 @@
+package ui
+
+import (
+	"bytes"
+	"embed"
+	"html/template"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/editguard/editguard"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticRoot embed.FS
+
+// staticFS serves the page's script and style under /static/.
+var staticFS fs.FS = staticRoot
+
+// templates parses the pages on first use, not at init: every editguard
+// command, and every hook, starts a program that links this package.
+var templates = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("").Funcs(template.FuncMap{
+		"short": shortHash,
+		"body":  lineBody,
+	}).ParseFS(templateFS, "templates/*.html"))
+})
+
+func urlEscape(s string) string { return url.QueryEscape(s) }
+
+// lineBody is a diff line without its first column (+, - or space).
+func lineBody(s string) string {
+	if s == "" {
+		return ""
+	}
+	return s[1:]
+}
+
+func shortHash(s string) string { return s[:min(12, len(s))] }
+
+// member is one file of a timeline row.
+type member struct {
+	Seq     uint64
+	Path    string
+	Outcome string
+	Added   int
+	Removed int
+	Counted bool
+}
+
+// row is one line of the timeline: a record, or the records of one patch
+// transaction or shell command.
+type row struct {
+	Seq     uint64
+	Time    string
+	Session string
+	Source  string
+	Tool    string
+	Outcome string
+	Refused bool
+	Tx      string
+	Command string
+	Files   []member
+	Added   int
+	Removed int
+	Counted bool
+	Live    bool
+}
+
+// rows groups records, newest first, into timeline rows: consecutive
+// records of one transaction or command make one row.
+func (s *Server) rows(recs []*editguard.LedgerRecord, h *histories, live bool) []*row {
+	var out []*row
+	lastKey := ""
+	for _, r := range recs {
+		key := groupOf(r)
+		m := member{Seq: r.Seq, Path: r.Path, Outcome: outcomeOf(r)}
+		if v, ok := s.lineCounts(r, h); ok {
+			m.Added, m.Removed, m.Counted = v[0], v[1], true
+		}
+		if key != "" && key == lastKey {
+			out[len(out)-1].add(m, r)
+			continue
+		}
+		lastKey = key
+		rw := &row{Seq: r.Seq, Time: r.Time.Local().Format("2006-01-02 15:04:05"), Session: r.Session,
+			Source: sourceOf(r), Tool: r.Tool, Outcome: m.Outcome, Tx: txOf(r), Command: commandText(r), Live: live}
+		rw.add(m, r)
+		out = append(out, rw)
+	}
+	return out
+}
+
+func (rw *row) add(m member, r *editguard.LedgerRecord) {
+	rw.Files = append(rw.Files, m)
+	if m.Counted {
+		rw.Added += m.Added
+		rw.Removed += m.Removed
+		rw.Counted = true
+	}
+	if r.Outcome == "error" {
+		rw.Refused = true
+		rw.Outcome = m.Outcome
+	}
+}
+
+// base is what every page's header shows.
+type base struct {
+	Title string
+	Trust trustStatus
+}
+
+func (s *Server) base(title string) base { return base{Title: title, Trust: s.trust.get()} }
+
+// render executes the template name into w with status.
+func render(w http.ResponseWriter, status int, name string, data any) {
+	var b bytes.Buffer
+	if err := templates().ExecuteTemplate(&b, name, data); err != nil {
+		http.Error(w, "page failed: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = b.WriteTo(w)
+}
+
+// failPage shows an error of the library (its code, message and hint).
+func (s *Server) failPage(w http.ResponseWriter, status int, err error) {
+	render(w, status, "error", struct {
+		base
+		Err *errorView
+	}{s.base("error"), errorOf(err)})
+}
+
+// errorView is an error as a page shows it.
+type errorView struct {
+	Code, Message, Hint string
+	Changes             *shownDiff
+	Unavailable         string
+}
+
+func errorOf(err error) *errorView {
+	var e *editguard.Error
+	if !asError(err, &e) {
+		return &errorView{Code: "ERROR", Message: err.Error()}
+	}
+	v := &errorView{Code: string(e.Code), Message: e.Message, Hint: e.RecoveryHint}
+	if d, ok := e.Details["changes"].(string); ok && d != "" {
+		v.Changes = showDiff(d)
+	}
+	v.Unavailable, _ = e.Details["changes_unavailable"].(string)
+	return v
+}
+
+func filterFrom(r *http.Request) filter {
+	q := r.URL.Query()
+	return filter{Path: q.Get("path"), Session: q.Get("session"), Tool: q.Get("tool"),
+		Outcome: q.Get("outcome"), Source: q.Get("source")}
+}
+
+// timeline serves the newest records, a page at a time from the ledger's
+// end (?skip=N), with the filters.
+func (s *Server) timeline(w http.ResponseWriter, r *http.Request) {
+	f := filterFrom(r)
+	skip, _ := strconv.Atoi(r.URL.Query().Get("skip"))
+	skip = max(skip, 0)
+	newest, err := s.newestSeq()
+	if err != nil {
+		s.failPage(w, http.StatusInternalServerError, err)
+		return
+	}
+	recs, more, err := s.page(f, skip, s.opts.PageSize)
+	if err != nil {
+		s.failPage(w, http.StatusInternalServerError, err)
+		return
+	}
+	h := &histories{w: s.w}
+	render(w, http.StatusOK, "timeline", struct {
+		base
+		F        filter
+		Rows     []*row
+		Newest   string // the first page's address, "" on the first page
+		Older    string // the next page's address, "" on the last
+		Since    uint64
+		Query    string
+		Sources  []string
+		Outcomes []string
+	}{s.base("timeline"), f, s.rows(recs, h, false), pageURL(f, 0, skip > 0), pageURL(f, skip+s.opts.PageSize, more), newest, f.query(),
+		[]string{sourceMCP, sourceHook, sourceShell, sourceCLI, sourceRecover},
+		[]string{"ok", "refused", "STALE_FILE", "NOT_READ", "dry_run", "pending"}})
+}
+
+// pageURL returns the address of the timeline's page at skip with the
+// filters f, or "" when there is no such page.
+func pageURL(f filter, skip int, exists bool) string {
+	if !exists {
+		return ""
+	}
+	q := f.query()
+	if q != "" {
+		q += "&"
+	}
+	return "/?" + q + "skip=" + strconv.Itoa(skip)
+}
+
+// change serves one record: its diff inline or side by side, or what the
+// refusal said, and the other files of its transaction or command.
+func (s *Server) change(w http.ResponseWriter, r *http.Request) {
+	rec, ok := s.recordParam(w, r)
+	if !ok {
+		return
+	}
+	h := &histories{w: s.w}
+	d, notes := s.changeDiff(rec, h)
+	group, _ := s.group(rec)
+	res := resultOf(rec)
+	data := struct {
+		base
+		Rec     *editguard.LedgerRecord
+		Source  string
+		Outcome string
+		Tx      string
+		Command string
+		Group   []*row
+		Diff    *shownDiff
+		Notes   []string
+		Split   bool
+		Refusal *errorView
+		Result  *storedResult
+	}{base: s.base("change " + strconv.FormatUint(rec.Seq, 10)), Rec: rec, Source: sourceOf(rec), Outcome: outcomeOf(rec),
+		Tx: txOf(rec), Command: commandText(rec), Diff: showDiff(d), Notes: notes,
+		Split: r.URL.Query().Get("view") == "split", Result: res}
+	if len(group) > 1 {
+		data.Group = s.rows(group, h, false)
+	}
+	if rec.Outcome == "error" {
+		data.Refusal = refusalOf(res)
+	}
+	render(w, http.StatusOK, "change", data)
+}
+
+// refusalOf is the error a refused record's result holds.
+func refusalOf(res *storedResult) *errorView {
+	v := &errorView{Code: res.Code, Message: res.Message, Hint: res.RecoveryHint,
+		Unavailable: res.detail("changes_unavailable")}
+	if d := res.detail("changes"); d != "" {
+		v.Changes = showDiff(d)
+	}
+	return v
+}
+
+// changeRaw streams a change's whole diff as plain text.
+func (s *Server) changeRaw(w http.ResponseWriter, r *http.Request) {
+	rec, ok := s.recordParam(w, r)
+	if !ok {
+		return
+	}
+	d, _ := s.changeDiff(rec, &histories{w: s.w})
+	if rec.Outcome == "error" {
+		d = resultOf(rec).detail("changes")
+	}
+	streamText(w, d)
+}
+
+// streamText writes text as plain text, in pieces.
+func streamText(w http.ResponseWriter, text string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	fl, _ := w.(http.Flusher)
+	rd := strings.NewReader(text)
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := rd.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return
+			}
+			if fl != nil {
+				fl.Flush()
+			}
+		}
+		if err == io.EOF {
+			return
+		}
+	}
+}
+
+// recordParam finds the record the path's {seq} names, or answers 404.
+func (s *Server) recordParam(w http.ResponseWriter, r *http.Request) (*editguard.LedgerRecord, bool) {
+	seq, err := strconv.ParseUint(r.PathValue("seq"), 10, 64)
+	if err != nil {
+		http.Error(w, "no such record", http.StatusNotFound)
+		return nil, false
+	}
+	rec, err := s.record(seq)
+	if err != nil {
+		s.failPage(w, http.StatusInternalServerError, err)
+		return nil, false
+	}
+	if rec == nil {
+		http.Error(w, "no such record", http.StatusNotFound)
+		return nil, false
+	}
+	return rec, true
+}
+
+// session serves the changes of one session, with its rewind and the
+// undo of its patches.
+func (s *Server) session(w http.ResponseWriter, r *http.Request) {
+	name := r.URL.Query().Get("name")
+	if name == "" {
+		http.Error(w, "which session? (?name=)", http.StatusBadRequest)
+		return
+	}
+	recs, more, err := s.page(filter{Session: name}, 0, 1000)
+	if err != nil {
+		s.failPage(w, http.StatusInternalServerError, err)
+		return
+	}
+	var txs []string
+	for _, rec := range recs {
+		if tx := txOf(rec); tx != "" && rec.Outcome == "ok" && !contains(txs, tx) {
+			txs = append(txs, tx)
+		}
+	}
+	render(w, http.StatusOK, "session", struct {
+		base
+		Name string
+		Rows []*row
+		More bool
+		Txs  []string
+	}{s.base("session " + name), name, s.rows(recs, &histories{w: s.w}, false), more, txs})
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
