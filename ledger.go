@@ -25,11 +25,15 @@ type LogFilter struct {
 	Last int
 	// Since, if set, keeps only the records made at or after it.
 	Since time.Time
+	// Before, if set, keeps only the records with a lower seq. With Last,
+	// the ledger is read back from that record, found by bisecting the
+	// file, so a page far from the end costs only the page.
+	Before uint64
 }
 
 // Log calls fn for each ledger record that matches f, oldest first.
 func (w *Workspace) Log(f LogFilter, fn func(*LedgerRecord) error) error {
-	m := ledger.Match{Session: f.Session, Tool: f.Tool, Since: f.Since}
+	m := ledger.Match{Session: f.Session, Tool: f.Tool, Since: f.Since, Before: f.Before}
 	if f.Path != "" {
 		resolved, err := w.resolve(f.Path)
 		if err != nil {

@@ -82,6 +82,7 @@ type Match struct {
 	Session string
 	Tool    string
 	Since   time.Time // records at or after; zero: any time
+	Before  uint64    // records with a lower seq; 0: any (Tail seeks to it)
 }
 
 // Matches reports whether r satisfies m.
@@ -89,7 +90,8 @@ func (m Match) Matches(r *Record) bool {
 	return (m.Path == "" || m.Path == r.Path) &&
 		(m.Session == "" || m.Session == r.Session) &&
 		(m.Tool == "" || m.Tool == r.Tool) &&
-		(m.Since.IsZero() || !r.Time.Before(m.Since))
+		(m.Since.IsZero() || !r.Time.Before(m.Since)) &&
+		(m.Before == 0 || r.Seq < m.Before)
 }
 
 // Filter is like Scan but calls fn only for the records that m matches,

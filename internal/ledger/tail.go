@@ -3,6 +3,7 @@
 package ledger
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -21,9 +22,11 @@ const tailChunk = 64 << 10
 // outcome follows comes in its place by seq instead of after every other
 // record. It reads the ledger backward from its end, decoding only the
 // lines that may match, so its cost grows with the records it passes over
-// and not with the ledger's length. Like Scan it reads the ledger as it is
-// when Tail begins, skips a final line without newline, and verifies no
-// chain. n < 1 lists nothing.
+// and not with the ledger's length. With m.Before set it first finds the
+// line of that seq by bisecting the file (seqs grow line by line), so a
+// page far from the end costs the page too. Like Scan it reads the ledger
+// as it is when Tail begins, skips a final line without newline, and
+// verifies no chain. n < 1 lists nothing.
 func Tail(dir *statedir.Dir, name string, m Match, n int, fn func(*Record) error) error {
 	if n < 1 {
 		return nil
@@ -35,6 +38,15 @@ func Tail(dir *statedir.Dir, name string, m Match, n int, fn func(*Record) error
 	defer f.Close()
 	b := &backward{f: f, pos: size}
 	resolved := map[uint64]bool{} // intents an outcome already passed over names
+	if m.Before > 0 {
+		if b.pos, err = seekSeq(f, size, m.Before); err != nil {
+			return err
+		}
+		b.cut = b.pos < size // a line's start; at the end, a torn line may precede it
+		if err := outcomesAfter(f, b.pos, size, resolved); err != nil {
+			return err
+		}
+	}
 	var out []*Record
 	for len(out) < n {
 		line, ok, err := b.line()
@@ -160,5 +172,83 @@ func (b *backward) more() error {
 	}
 	b.pos -= n
 	b.buf = append(chunk, b.buf...)
+	return nil
+}
+
+// seekSeq returns the offset of the first complete line of f (of size
+// bytes) whose seq is seq or more, or size if there is none. Bisection
+// narrows lo, always a line's start with only lower seqs before it (a
+// line's seq is greater than every seq before it); hi only bounds the
+// search, so a line that does not read (torn, or longer than a chunk)
+// costs a longer scan, never a record passed over.
+func seekSeq(f *os.File, size int64, seq uint64) (int64, error) {
+	lo, hi := int64(0), size
+	for hi-lo > tailChunk {
+		mid := lo + (hi-lo)/2
+		start, got, ok, err := lineAfter(f, mid, size)
+		switch {
+		case err != nil:
+			return 0, err
+		case !ok || start >= hi || got >= seq:
+			hi = mid
+		default:
+			lo = start
+		}
+	}
+	return scanToSeq(f, lo, size, seq)
+}
+
+// lineAfter reads the first line that starts after off (off > 0) and
+// returns its start and seq; ok is false when no complete line with a seq
+// starts within a chunk.
+func lineAfter(f *os.File, off, size int64) (start int64, seq uint64, ok bool, err error) {
+	buf := make([]byte, min(int64(tailChunk), size-off))
+	if _, err := f.ReadAt(buf, off); err != nil && err != io.EOF {
+		return 0, 0, false, err
+	}
+	i := bytes.IndexByte(buf, '\n') + 1
+	if i == 0 {
+		return 0, 0, false, nil
+	}
+	end := bytes.IndexByte(buf[i:], '\n')
+	if end < 0 {
+		return 0, 0, false, nil
+	}
+	seq, ok = seqOf(buf[i : i+end])
+	return off + int64(i), seq, ok, nil
+}
+
+// scanToSeq reads the lines of f forward from lo, a line's start, and
+// returns the start of the first whose seq is seq or more, or size.
+func scanToSeq(f *os.File, lo, size int64, seq uint64) (int64, error) {
+	r := bufio.NewReaderSize(io.NewSectionReader(f, lo, size-lo), tailChunk)
+	for pos := lo; ; {
+		line, err := r.ReadBytes('\n')
+		if err == io.EOF {
+			return size, nil // a final line without newline is not a record
+		}
+		if err != nil {
+			return 0, err
+		}
+		if got, ok := seqOf(line); ok && got >= seq {
+			return pos, nil
+		}
+		pos += int64(len(line))
+	}
+}
+
+// outcomesAfter notes in resolved the intents that the outcomes in the
+// chunk after pos name, so that a page ending just before an outcome does
+// not show its intent as pending.
+func outcomesAfter(f *os.File, pos, size int64, resolved map[uint64]bool) error {
+	buf := make([]byte, min(int64(tailChunk), size-pos))
+	if _, err := f.ReadAt(buf, pos); err != nil && err != io.EOF {
+		return err
+	}
+	for _, line := range bytes.Split(buf, []byte{'\n'}) {
+		if in, ok := intentOf(line); ok {
+			resolved[in] = true
+		}
+	}
 	return nil
 }

@@ -84,6 +84,83 @@ func TestTailMatchesFilter(t *testing.T) {
 	}
 }
 
+// TestTailBefore holds Tail with Match.Before to Filter over the records
+// before that seq, on a ledger with intents, lines longer than a chunk and
+// a torn tail, for cuts all along it. Filter knows the outcome of every
+// intent; Tail only those in the chunk after the cut, so an intent whose
+// outcome lies further on may come as pending: such records are compared
+// apart.
+func TestTailBefore(t *testing.T) {
+	lg := newTestLedger(t)
+	l := openTest(t, lg, &Options{DisableGroupCommit: true})
+	rng := rand.New(rand.NewPCG(3, 4))
+	var open []uint64
+	for i := range 3000 {
+		r := &Record{Session: fmt.Sprintf("s%d", rng.IntN(3)), Tool: "edit_file", Path: fmt.Sprintf("f%d.txt", rng.IntN(5)), Outcome: "ok"}
+		switch k := rng.IntN(10); {
+		case k < 2:
+			r.Outcome = OutcomePending
+		case k < 4 && len(open) > 0:
+			r.Intent, open = open[0], open[1:]
+		case k == 4:
+			big, _ := json.Marshal(map[string]string{"text": strings.Repeat("y", tailChunk+rng.IntN(2*tailChunk))})
+			r.Result = big
+		case k == 5:
+			r.Args = json.RawMessage(fmt.Sprintf(`{"outcome":"pending","n":%d}`, i))
+		}
+		if err := l.Append(r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Outcome == OutcomePending {
+			open = append(open, r.Seq)
+		}
+	}
+	l.Close()
+	f, err := os.OpenFile(lg.file, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"seq":99999,"time":"`)
+	f.Close()
+
+	var all []*Record
+	if err := Filter(lg.dir, testName, Match{}, func(r *Record) error { all = append(all, r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(all, func(a, b *Record) int { return int(a.Seq) - int(b.Seq) })
+	for _, before := range []uint64{1, 2, 3, 50, 777, 1500, 2999, 3000, 3001, 5000} {
+		for _, m := range []Match{{Before: before}, {Before: before, Path: "f2.txt"}} {
+			var want []uint64
+			for _, r := range all {
+				if r.Seq < before && (m.Path == "" || r.Path == m.Path) {
+					want = append(want, r.Seq)
+				}
+			}
+			want = want[max(0, len(want)-40):]
+			var got, pending []uint64
+			err := Tail(lg.dir, testName, m, 40, func(r *Record) error {
+				if r.Seq >= before {
+					t.Errorf("Tail(Before %d) listed seq %d", before, r.Seq)
+				}
+				if r.Outcome == OutcomePending && !slices.Contains(want, r.Seq) {
+					pending = append(pending, r.Seq)
+					return nil
+				}
+				got = append(got, r.Seq)
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The pending ones took places the list of Filter gives to
+			// older records: compare the newest of Filter's.
+			if want = want[min(len(pending), len(want)):]; !slices.Equal(got, want) {
+				t.Errorf("Tail(%+v, 40) = %v, want %v (and %d pending)", m, got, want, len(pending))
+			}
+		}
+	}
+}
+
 // BenchmarkTail lists the last 20 records of ledgers of growing length:
 // the cost must not grow with the ledger.
 func BenchmarkTail(b *testing.B) {

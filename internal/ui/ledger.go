@@ -11,11 +11,12 @@ import (
 // over to find the records a filter the ledger does not check matches.
 const maxScan = 1 << 18
 
-// tail returns the last n records f's ledger filter matches, newest
-// first, read from the ledger's end.
-func (s *Server) tail(f filter, n int) ([]*editguard.LedgerRecord, error) {
+// tail returns the last n records f's ledger filter matches with a seq
+// below before (0: any), newest first, read back from there: the ledger
+// finds that record by bisecting its file, so the cost is the page's.
+func (s *Server) tail(f filter, before uint64, n int) ([]*editguard.LedgerRecord, error) {
 	var recs []*editguard.LedgerRecord
-	err := s.w.Log(f.logFilter(n), func(r *editguard.LedgerRecord) error {
+	err := s.w.Log(f.logFilter(before, n), func(r *editguard.LedgerRecord) error {
 		recs = append(recs, r)
 		return nil
 	})
@@ -23,14 +24,15 @@ func (s *Server) tail(f filter, n int) ([]*editguard.LedgerRecord, error) {
 	return recs, err
 }
 
-// page returns up to n records that f matches, newest first, after the
-// newest skip of them, and whether older ones follow. It reads only from
-// the ledger's end: the cost grows with skip+n, not with the ledger.
-func (s *Server) page(f filter, skip, n int) ([]*editguard.LedgerRecord, bool, error) {
-	want := skip + n + 1
+// page returns up to n records that f matches with a seq below before (0:
+// from the newest), newest first, and whether older ones follow. For the
+// conditions the ledger does not check itself it reads further back, at
+// most maxScan records.
+func (s *Server) page(f filter, before uint64, n int) ([]*editguard.LedgerRecord, bool, error) {
+	want := n + 1
 	for last := want; ; last *= 4 {
 		last = min(last, maxScan)
-		recs, err := s.tail(f, last)
+		recs, err := s.tail(f, before, last)
 		if err != nil {
 			return nil, false, err
 		}
@@ -39,40 +41,35 @@ func (s *Server) page(f filter, skip, n int) ([]*editguard.LedgerRecord, bool, e
 			matched = slices.DeleteFunc(slices.Clone(recs), func(r *editguard.LedgerRecord) bool { return !f.matches(r) })
 		}
 		if len(matched) >= want || len(recs) < last || last == maxScan {
-			matched = matched[min(skip, len(matched)):]
-			more := len(matched) > n
-			return matched[:min(n, len(matched))], more, nil
+			return matched[:min(n, len(matched))], len(matched) > n, nil
 		}
 	}
 }
 
 // newestSeq returns the sequence number of the ledger's last record, or 0.
 func (s *Server) newestSeq() (uint64, error) {
-	recs, err := s.tail(filter{}, 1)
+	recs, err := s.tail(filter{}, 0, 1)
 	if err != nil || len(recs) == 0 {
 		return 0, err
 	}
 	return recs[0].Seq, nil
 }
 
-// record finds the record seq, reading back from the ledger's end only as
-// far as it lies.
+// record finds the record seq, wherever it lies in the ledger.
 func (s *Server) record(seq uint64) (*editguard.LedgerRecord, error) {
-	newest, err := s.newestSeq()
-	if err != nil || seq == 0 || seq > newest {
+	if seq == 0 {
+		return nil, nil
+	}
+	recs, err := s.tail(filter{}, seq+1, 1)
+	if err != nil || len(recs) == 0 || recs[0].Seq != seq {
 		return nil, err
 	}
-	recs, err := s.tail(filter{}, int(min(newest-seq+1, maxScan)))
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range recs {
-		if r.Seq == seq {
-			return r, nil
-		}
-	}
-	return nil, nil
+	return recs[0], nil
 }
+
+// groupReach is how far from a record the other records of its patch
+// transaction or shell command are looked for, in sequence numbers.
+const groupReach = 256
 
 // group returns the records of one patch transaction or shell command
 // near the record r, oldest first.
@@ -81,11 +78,7 @@ func (s *Server) group(r *editguard.LedgerRecord) ([]*editguard.LedgerRecord, er
 	if key == "" {
 		return []*editguard.LedgerRecord{r}, nil
 	}
-	newest, err := s.newestSeq()
-	if err != nil {
-		return nil, err
-	}
-	recs, err := s.tail(filter{Session: r.Session}, int(min(newest-r.Seq+256, maxScan)))
+	recs, err := s.tail(filter{Session: r.Session}, r.Seq+groupReach, 2*groupReach)
 	if err != nil {
 		return nil, err
 	}

@@ -96,7 +96,7 @@ func (s *Server) since(f filter, seq uint64) ([]*editguard.LedgerRecord, uint64,
 	if err != nil || newest <= seq {
 		return nil, max(seq, newest), err
 	}
-	recs, err := s.tail(filter{}, int(min(newest-seq, maxLive)))
+	recs, err := s.tail(filter{}, 0, int(min(newest-seq, maxLive)))
 	if err != nil {
 		return nil, seq, err
 	}

@@ -117,8 +117,8 @@ type filter struct {
 	Path, Session, Tool, Outcome, Source string
 }
 
-func (f filter) logFilter(last int) editguard.LogFilter {
-	return editguard.LogFilter{Path: f.Path, Session: f.Session, Tool: f.Tool, Last: last}
+func (f filter) logFilter(before uint64, last int) editguard.LogFilter {
+	return editguard.LogFilter{Path: f.Path, Session: f.Session, Tool: f.Tool, Before: before, Last: last}
 }
 
 // local reports whether the filter has conditions the ledger does not

@@ -97,8 +97,11 @@ func TestUIPagesFromTheTail(t *testing.T) {
 		check func(page string) string
 	}{
 		{"/", manyRecords, nil},
-		{"/?skip=100", manyRecords - 100, nil},
-		{"/?skip=300", manyRecords - 300, nil},
+		{fmt.Sprintf("/?before=%d", manyRecords-99), manyRecords - 100, nil},
+		{fmt.Sprintf("/?before=%d", manyRecords-299), manyRecords - 300, nil},
+		// Deep in the ledger: found by bisecting the file, not by reading
+		// back from its end.
+		{fmt.Sprintf("/?before=%d", 1001), 1000, nil},
 		{"/?session=s-1", newestOf(func(i int) bool { return i%3 == 1 }), func(p string) string {
 			if strings.Contains(p, ">s-0<") || strings.Contains(p, ">s-2<") {
 				return "another session's record"

@@ -166,17 +166,16 @@ func filterFrom(r *http.Request) filter {
 }
 
 // timeline serves the newest records, a page at a time from the ledger's
-// end (?skip=N), with the filters.
+// end (?before=SEQ: the records older than SEQ), with the filters.
 func (s *Server) timeline(w http.ResponseWriter, r *http.Request) {
 	f := filterFrom(r)
-	skip, _ := strconv.Atoi(r.URL.Query().Get("skip"))
-	skip = max(skip, 0)
+	before, _ := strconv.ParseUint(r.URL.Query().Get("before"), 10, 64)
 	newest, err := s.newestSeq()
 	if err != nil {
 		s.failPage(w, http.StatusInternalServerError, err)
 		return
 	}
-	recs, more, err := s.page(f, skip, s.opts.PageSize)
+	recs, more, err := s.page(f, before, s.opts.PageSize)
 	if err != nil {
 		s.failPage(w, http.StatusInternalServerError, err)
 		return
@@ -192,22 +191,34 @@ func (s *Server) timeline(w http.ResponseWriter, r *http.Request) {
 		Query    string
 		Sources  []string
 		Outcomes []string
-	}{s.base("timeline"), f, s.rows(recs, h, false), pageURL(f, 0, skip > 0), pageURL(f, skip+s.opts.PageSize, more), newest, f.query(),
+	}{s.base("timeline"), f, s.rows(recs, h, false), pageURL(f, 0, before > 0), pageURL(f, oldestOf(recs), more), newest, f.query(),
 		[]string{sourceMCP, sourceHook, sourceShell, sourceCLI, sourceRecover},
 		[]string{"ok", "refused", "STALE_FILE", "NOT_READ", "dry_run", "pending"}})
 }
 
-// pageURL returns the address of the timeline's page at skip with the
-// filters f, or "" when there is no such page.
-func pageURL(f filter, skip int, exists bool) string {
+// pageURL returns the address of the timeline's page of the records older
+// than before (0: the newest) with the filters f, or "" when there is no
+// such page.
+func pageURL(f filter, before uint64, exists bool) string {
 	if !exists {
 		return ""
 	}
 	q := f.query()
+	if before == 0 {
+		return "/?" + q
+	}
 	if q != "" {
 		q += "&"
 	}
-	return "/?" + q + "skip=" + strconv.Itoa(skip)
+	return "/?" + q + "before=" + strconv.FormatUint(before, 10)
+}
+
+// oldestOf returns the seq of the last of recs (newest first), or 0.
+func oldestOf(recs []*editguard.LedgerRecord) uint64 {
+	if len(recs) == 0 {
+		return 0
+	}
+	return recs[len(recs)-1].Seq
 }
 
 // change serves one record: its diff inline or side by side, or what the
