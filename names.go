@@ -168,7 +168,11 @@ type nameIssue struct {
 // symlink in it) that a change creating it would create and that are not
 // portable: the missing parents and the last element, if missing. Names
 // that exist are never checked, nor are the paths in gone twins.
-func (w *Workspace) newNameIssues(resolved string, gone []string) ([]nameIssue, error) {
+//
+// A path it cannot look at (through a file, or a directory it may not
+// read) has no name to judge: the change itself then fails with the
+// error that says why (NOT_A_FILE, PERMISSION_DENIED), not this check.
+func (w *Workspace) newNameIssues(resolved string, gone []string) []nameIssue {
 	elems := splitPath(resolved)
 	var issues []nameIssue
 	parentNew := false
@@ -178,14 +182,14 @@ func (w *Workspace) newNameIssues(resolved string, gone []string) ([]nameIssue, 
 			if _, err := w.root.Lstat(at); err == nil {
 				continue
 			} else if !errors.Is(err, fs.ErrNotExist) {
-				return nil, err
+				return issues
 			}
 		}
 		is := nameIssue{elem: e, at: at, reasons: nameReasons(e)}
 		if !parentNew {
 			twin, err := w.findTwin(path.Dir(at), e, gone)
 			if err != nil {
-				return nil, err
+				return issues
 			}
 			is.twin = twin
 		}
@@ -194,7 +198,7 @@ func (w *Workspace) newNameIssues(resolved string, gone []string) ([]nameIssue, 
 			issues = append(issues, is)
 		}
 	}
-	return issues, nil
+	return issues
 }
 
 // why is the issue said in one clause.
@@ -223,11 +227,7 @@ func (w *Workspace) checkNames(p, resolved string, gone ...string) ([]string, er
 	if w.opts.Names == NamesOff {
 		return nil, nil
 	}
-	issues, err := w.newNameIssues(resolved, gone)
-	if err != nil {
-		return nil, ioError(p, err)
-	}
-	return w.nameVerdict(p, issues)
+	return w.nameVerdict(p, w.newNameIssues(resolved, gone))
 }
 
 // nameVerdict is the policy's answer to issues: the INVALID_ARGUMENT of
