@@ -179,7 +179,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	srv, err := mcpserver.New(ws, &mcpserver.Options{
 		Approve: approve,
 		Version: version(),
-		Logger:  slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Logger:  slog.New(quietStop{slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})}),
 	})
 	if err != nil {
 		return usagef(serveCmd.name, "%v", err)
@@ -290,3 +290,18 @@ client, not typed at. To add editguard to a client, run in the project:
   editguard init claude-code    (or gemini, codex, cursor)
 or see 'editguard help serve'. Press Ctrl-D or Ctrl-C to stop.
 `
+
+// quietStop drops the SDK's report that the server stopped because its
+// context ended: that is Ctrl-C or SIGTERM, a normal stop, not an error.
+type quietStop struct{ slog.Handler }
+
+func (q quietStop) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == "server run cancelled" {
+		return nil
+	}
+	return q.Handler.Handle(ctx, r)
+}
+
+func (q quietStop) WithAttrs(as []slog.Attr) slog.Handler { return quietStop{q.Handler.WithAttrs(as)} }
+
+func (q quietStop) WithGroup(name string) slog.Handler { return quietStop{q.Handler.WithGroup(name)} }

@@ -93,3 +93,29 @@ func TestServeQuietOnPipe(t *testing.T) {
 		t.Errorf("serve with empty stdin: exit %d, stderr %q", code, stderr.String())
 	}
 }
+
+// TestServeQuietStop: stopping serve (Ctrl-C, SIGTERM: its context ends)
+// while a client is connected logs no error.
+func TestServeQuietStop(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr syncBuffer
+	done := make(chan int)
+	go func() { done <- run(ctx, []string{"--root", t.TempDir(), "serve"}, r, &stdout, &stderr) }()
+	w.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n"))
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(stdout.String(), `"id":1`) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if code := <-done; code != 0 || stderr.String() != "" {
+		t.Errorf("serve stopped: exit %d, stderr %q", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), `"id":1`) {
+		t.Fatalf("serve never answered initialize: %q", stdout.String())
+	}
+}
