@@ -536,3 +536,47 @@ func TestModernLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestModernWithoutTokens: without tokens nothing tells two 2026-07-28
+// clients apart, so a call must name a begin_session handle; two agents
+// with handles conflict as two sessions do.
+func TestModernWithoutTokens(t *testing.T) {
+	t.Parallel()
+	ws := newWorkspace(t, nil, map[string]string{"a.txt": "one\n"})
+	hs := httptest.NewServer(newServer(t, ws, mcpserver.ApproveAuto).Handler(&mcpserver.HTTPOptions{Rate: -1}))
+	t.Cleanup(hs.Close)
+	connect := func(name string) *mcp.ClientSession {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil).Connect(context.Background(),
+			&mcp.StreamableClientTransport{Endpoint: hs.URL + mcpserver.Endpoint}, &mcp.ClientSessionOptions{ProtocolVersion: modernVersion})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	a, b := connect("a"), connect("b")
+	res := callTool(t, a, "read_file", map[string]any{"path": "a.txt"})
+	if !res.IsError || !strings.Contains(text(res), "INVALID_ARGUMENT") || !strings.Contains(text(res), "begin_session") {
+		t.Fatalf("read_file without a handle or tokens: %s, want INVALID_ARGUMENT naming begin_session", text(res))
+	}
+	handle := func(cs *mcp.ClientSession) string {
+		t.Helper()
+		out := ok(t, cs, "begin_session", map[string]any{})
+		h, _ := out["session"].(string)
+		if h == "" {
+			t.Fatalf("begin_session = %v, want a handle", out)
+		}
+		return h
+	}
+	ha, hb := handle(a), handle(b)
+	ok(t, a, "read_file", map[string]any{"path": "a.txt", "session": ha})
+	ok(t, b, "read_file", map[string]any{"path": "a.txt", "session": hb})
+	ok(t, b, "write_file", map[string]any{"path": "a.txt", "content": "bee\n", "session": hb})
+	res = callTool(t, a, "write_file", map[string]any{"path": "a.txt", "content": "ay\n", "session": ha})
+	if !res.IsError || !strings.Contains(text(res), "STALE_FILE") {
+		t.Errorf("a's write after b's: %s, want STALE_FILE", text(res))
+	}
+	if got := readDisk(t, ws, "a.txt"); got != "bee\n" {
+		t.Errorf("a.txt = %q, want b's write kept", got)
+	}
+}

@@ -66,7 +66,11 @@ func newRegistry(s *Server, timeout time.Duration, max, maxPerToken int) *regist
 
 // handler runs the tool t in the session a call names with its session
 // argument, else in the one def returns. A re-sent call of a tool that
-// changes files is answered from the first one's result (replay.go).
+// changes files is answered from the first one's result (replay.go): one
+// with the same idempotency key, or the same JSON-RPC id with the same
+// tool and arguments. A session is never shared by agents that cannot be
+// told apart (agentSession), so ids repeat only across the clients of one
+// token or handle, where an identical call is the same change.
 func (r *registry) handler(t mcpTool, def func(*mcp.CallToolRequest) (*session, error)) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		handle, args, err := toolset.TakeSession(t.tool.Name, req.Params.Arguments)
@@ -95,10 +99,21 @@ func (r *registry) handler(t mcpTool, def func(*mcp.CallToolRequest) (*session, 
 	}
 }
 
-// agentSession is the session of the token req carries (of everyone
-// without tokens), made at its first call.
+// agentSession is the session of the token req carries, made at its
+// first call. Without tokens nothing tells one client from another (a
+// 2026-07-28 request carries no session, and JSON-RPC ids repeat across
+// clients): one session for all would let one agent's reads vouch for
+// another's writes. So a call without tokens must name a begin_session
+// handle, except begin_session itself, which runs in a session of its own.
 func (r *registry) agentSession(req *mcp.CallToolRequest) (*session, error) {
 	id := identityOf(req)
+	if id == (identity{}) {
+		if req.Params.Name == "begin_session" {
+			return r.s.newSession("", "", r), nil
+		}
+		return nil, &editguard.Error{Code: editguard.CodeInvalidArgument, Message: "this server has no tokens, so it cannot tell one agent from another",
+			RecoveryHint: "call begin_session once, then pass the handle it returns as the session argument of every call"}
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	st := r.agents[id]

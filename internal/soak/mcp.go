@@ -26,7 +26,10 @@ type mcpClient struct {
 // dialMCP opens a session. The transport does not retry: a dropped
 // connection is a failure of the run, not something to paper over. The
 // standalone SSE stream is off because the server sends nothing unasked
-// when changes are approved automatically.
+// when changes are approved automatically. The client asks for MCP
+// 2025-11-25, whose protocol sessions are the soak's agents: at 2026-07-28
+// a session is a token's or a begin_session handle's, which the eras tests
+// of internal/mcpserver and test/interop drive.
 func dialMCP(ctx context.Context, url string) (*mcpClient, error) {
 	tr := &mcp.StreamableClientTransport{
 		Endpoint:             url,
@@ -34,12 +37,15 @@ func dialMCP(ctx context.Context, url string) (*mcpClient, error) {
 		MaxRetries:           -1,
 		DisableStandaloneSSE: true,
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "editguard-soak", Version: "1"}, nil).Connect(ctx, tr, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "editguard-soak", Version: "1"}, nil).Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: sessionEra})
 	if err != nil {
 		return nil, fmt.Errorf("soak: connect to %s: %w", url, err)
 	}
 	return &mcpClient{cs: cs}, nil
 }
+
+// sessionEra is the MCP revision the soak's clients speak.
+const sessionEra = "2025-11-25"
 
 // ledgerName is the session name the server records in the ledger.
 func (c *mcpClient) ledgerName() string {

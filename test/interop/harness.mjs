@@ -177,7 +177,7 @@ export async function httpClient(t, url, { name = 'interop-http', elicit } = {})
 }
 
 /** The tools whose result a model reads as text alone (no structuredContent). */
-const textOnly = new Set(['read_file', 'write_file', 'edit_file', 'delete_file', 'move_file', 'restore_file', 'read_multiple_files', 'directory_tree', 'file_diff', 'find_files', 'search_text', 'apply_patch', 'undo_patch']);
+const textOnly = new Set(['read_file', 'write_file', 'edit_file', 'delete_file', 'move_file', 'restore_file', 'read_multiple_files', 'directory_tree', 'file_diff', 'find_files', 'search_text', 'apply_patch', 'undo_patch', 'list_directory', 'file_info', 'file_history']);
 
 /** The text content of a result. */
 export function textOf(res) {
