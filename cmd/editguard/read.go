@@ -65,7 +65,12 @@ func runRead(ctx context.Context, e *env, args []string) error {
 	if r.LinesCut {
 		fmt.Fprintf(e.stderr, "editguard: lines longer than %d bytes are cut where marked; --full prints them whole\n", toolset.MaxLineBytes)
 	}
-	if r.NextOffset > 0 {
+	switch {
+	case r.NextOffset > 0 && *full:
+		// --full stops only at the file size limit.
+		fmt.Fprintf(e.stderr, "editguard: stopped at the file size limit, before line %d of %d: go on with --offset %d, or raise --max-file-size\n",
+			r.NextOffset, r.TotalLines, r.NextOffset)
+	case r.NextOffset > 0:
 		fmt.Fprintf(e.stderr, "editguard: stopped at %d KiB, before line %d of %d: go on with --offset %d, or print it all with --full\n",
 			cliReadBytes>>10, r.NextOffset, r.TotalLines, r.NextOffset)
 	}

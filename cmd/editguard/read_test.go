@@ -84,3 +84,43 @@ func TestEditNoMergeOnTheCommandLine(t *testing.T) {
 		t.Fatalf("f.txt = %q", got)
 	}
 }
+
+// TestReadBoundedAtTheLimit: a 64 MiB line and a file of 65 MiB, read from
+// the command line, print a bounded page; --full prints the line whole,
+// and the file up to the size limit (64 MiB: where to go on is said), or
+// whole with --max-file-size raised past it.
+func TestReadBoundedAtTheLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes and reads 130 MiB")
+	}
+	root := t.TempDir()
+	line := strings.Repeat("y", 64<<20-1) + "\n"
+	writeFile(t, root, "line.txt", line)
+	var b strings.Builder
+	for b.Len() < 65<<20 {
+		b.WriteString("a line of a file of sixty-five mebibytes, to be read in pages\n")
+	}
+	big := b.String()
+	writeFile(t, root, "big.txt", big)
+
+	for _, args := range [][]string{{"read", "line.txt", "--offset", "1", "--limit", "1"}, {"read", "line.txt"}} {
+		code, out, errs := cliRun(t, root, args...)
+		if code != 0 || len(out) > 4000 || !strings.Contains(errs, "--full prints them whole") {
+			t.Errorf("%q: exit %d, %d bytes, stderr %q; want the line cut", args, code, len(out), errs)
+		}
+	}
+	if code, out, errs := cliRun(t, root, "read", "line.txt", "--full"); code != 0 || len(out) != len(line) {
+		t.Errorf("read line.txt --full: exit %d, %d bytes (want %d), %s", code, len(out), len(line), errs)
+	}
+	code, out, errs := cliRun(t, root, "read", "big.txt")
+	if code != 0 || len(out) > cliReadBytes+100 || !strings.Contains(errs, "go on with --offset") {
+		t.Errorf("read big.txt: exit %d, %d bytes, stderr %q; want one bounded page", code, len(out), errs)
+	}
+	code, out, errs = cliRun(t, root, "read", "big.txt", "--full")
+	if code != 0 || len(out) > 64<<20+200 || len(out) < 63<<20 || !strings.HasPrefix(big, out) || !strings.Contains(errs, "stopped at the file size limit") {
+		t.Errorf("read big.txt --full: exit %d, %d bytes, stderr %q; want the lines up to the 64 MiB limit and where to go on", code, len(out), errs)
+	}
+	if code, out, _ := cliRun(t, root, "--max-file-size", "66MiB", "read", "big.txt", "--full"); code != 0 || out != big {
+		t.Errorf("read big.txt --full --max-file-size 66MiB: exit %d, %d bytes, want the whole %d", code, len(out), len(big))
+	}
+}
