@@ -36,7 +36,8 @@ var editFileTool = &toolDef{
     "precondition": ` + preconditionSchema + `,
     "dry_run": {"type": "boolean", "description": "If true, check and return the diff without writing."},
     "encoding": {"type": "string", "description": "Legacy encoding of the file. Omit to use the one it was read with."},
-    "allow_placeholders": {"type": "boolean", "description": "Set only if new_string really contains text like '... existing code ...' on purpose."}
+    "allow_placeholders": {"type": "boolean", "description": "Set only if new_string really contains text like '... existing code ...' on purpose."},
+    "no_merge": {"type": "boolean", "description": "If true, refuse with STALE_FILE whenever the file changed since your read, instead of merging the edit over another change it does not touch."}
   },
   "required": ["path"],
   "additionalProperties": false
@@ -52,7 +53,8 @@ To create a new file, use a single edit with an empty old_string.
 
 Refusals and how to recover:
 - NOT_READ: the file has not been read in this session. Call read_file on it, then redo the edit.
-- STALE_FILE: the file changed after your last read. When the change is small the error shows it as a diff and your read is moved to the current content: redo the edit against it, without reading again. Otherwise call read_file and redo the edit.
+- If the file changed after your last read but each old_string is still found exactly once and away from the other change, the edit is applied over it: the result says "merged" and shows the other change. no_merge: true refuses instead.
+- STALE_FILE: the file changed after your last read in a way the edit cannot be merged over. When the change is small the error shows it as a diff and your read is moved to the current content: redo the edit against it, without reading again. Otherwise call read_file and redo the edit.
 - NO_MATCH: old_string is not in the file (details may list the closest lines). Read the file again and copy the text exactly.
 - AMBIGUOUS_MATCH: old_string occurs several times (details list the lines). Add surrounding lines, or set replace_all.
 - NO_CHANGE: old_string equals new_string.
@@ -74,6 +76,7 @@ type editArgs struct {
 	DryRun            bool                    `json:"dry_run"`
 	Encoding          string                  `json:"encoding"`
 	AllowPlaceholders bool                    `json:"allow_placeholders"`
+	NoMerge           bool                    `json:"no_merge"`
 }
 
 func (t *Toolset) editFile(ctx context.Context, raw json.RawMessage) (*Output, error) {
@@ -113,6 +116,7 @@ func (t *Toolset) editFile(ctx context.Context, raw json.RawMessage) (*Output, e
 	}
 	res, err := t.s.Edit(ctx, *a.Path, edits, &editguard.EditOptions{
 		Precondition: a.Precondition, DryRun: a.DryRun, Encoding: a.Encoding, AllowPlaceholders: a.AllowPlaceholders,
+		NoMerge: a.NoMerge,
 	})
 	if err != nil {
 		return nil, err

@@ -462,3 +462,39 @@ func TestListNonUTF8Name(t *testing.T) {
 		t.Errorf("directory has %d entries, want the file and .editguard", len(ents))
 	}
 }
+
+// TestEditNoMerge: an edit over another session's change to another line
+// merges; with no_merge it is refused with STALE_FILE and nothing changes.
+func TestEditNoMerge(t *testing.T) {
+	ws := newWorkspace(t, map[string]string{"a.txt": "one\ntwo\nthree\nfour\nfive\n"})
+	ts := newToolset(ws, nil)
+	other := newToolset(ws, nil)
+	mustCall(t, ts, "read_file", `{"path": "a.txt"}`)
+	mustCall(t, other, "read_file", `{"path": "a.txt"}`)
+	mustCall(t, other, "edit_file", `{"path": "a.txt", "old_string": "five", "new_string": "FIVE"}`)
+	wantCode(t, ts, "edit_file", `{"path": "a.txt", "old_string": "one", "new_string": "ONE", "no_merge": true}`, editguard.CodeStaleFile)
+	if got := readWS(t, ws, "a.txt"); got != "one\ntwo\nthree\nfour\nFIVE\n" {
+		t.Fatalf("a.txt after a refused no_merge edit = %q", got)
+	}
+	// The refusal moved the read to the current content: the same edit now
+	// applies. Another change made after it merges, without no_merge.
+	mustCall(t, other, "read_file", `{"path": "a.txt"}`)
+	mustCall(t, other, "edit_file", `{"path": "a.txt", "old_string": "four", "new_string": "FOUR"}`)
+	out := mustCall(t, ts, "edit_file", `{"path": "a.txt", "old_string": "one", "new_string": "ONE"}`)
+	if !strings.Contains(out.Text, "erged") {
+		t.Errorf("edit over another change: %q, want it merged", out.Text)
+	}
+	if got := readWS(t, ws, "a.txt"); got != "ONE\ntwo\nthree\nFOUR\nFIVE\n" {
+		t.Errorf("a.txt = %q, want both changes", got)
+	}
+}
+
+// readWS returns the file name in ws as it is on disk.
+func readWS(t *testing.T, ws *editguard.Workspace, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(ws.Dir(), name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
