@@ -38,7 +38,9 @@ through editguard's:
   codex        .codex/config.toml: [mcp_servers.editguard] with
                default_tools_approval_mode "approve" (its tools run
                without asking), and the hooks below for Codex's own
-               apply_patch and exec_command, which cannot be turned off
+               apply_patch and exec_command, which cannot be turned off;
+               AGENTS.md: a marked section telling the model to use
+               editguard's tools where they are offered
   cursor       .cursor/mcp.json: mcpServers.editguard
 
 With --hooks, init leaves the client's own file tools on and guards
@@ -274,6 +276,7 @@ var initClients = map[string]initClient{
 				}
 				return editCodexHooks(f, out)
 			}},
+			{path: agentsFile, edit: editAgents},
 		},
 		notes: []string{
 			"Codex reads .codex/config.toml only in a trusted project; otherwise put the same [mcp_servers.editguard] table in ~/.codex/config.toml, with the project's absolute path after --root.",

@@ -85,7 +85,7 @@ func strs(v ...string) []any {
 var initFiles = map[string][]string{
 	"claude-code": {".mcp.json", ".claude/settings.local.json"},
 	"gemini":      {".gemini/settings.json"},
-	"codex":       {".codex/config.toml"},
+	"codex":       {".codex/config.toml", "AGENTS.md"},
 	"cursor":      {".cursor/mcp.json"},
 }
 
@@ -228,6 +228,8 @@ func TestInitMerges(t *testing.T) {
 	writeFile(t, root, ".gemini/settings.json", gemini)
 	writeFile(t, root, ".codex/config.toml", codex)
 	writeFile(t, root, ".cursor/mcp.json", cursor)
+	agents := "# Project\n\nRun go test ./... before a commit."
+	writeFile(t, root, "AGENTS.md", agents)
 
 	for client := range initFiles {
 		rep := runInitJSON(t, root, client)
@@ -240,6 +242,9 @@ func TestInitMerges(t *testing.T) {
 	}
 
 	// Everything that was there is still there.
+	if got := readFile(t, root, "AGENTS.md"); !strings.HasPrefix(got, agents+"\n\n"+agentsBegin+"\n") || !strings.HasSuffix(got, agentsEnd+"\n") {
+		t.Errorf("AGENTS.md = %q, want the project's text, then editguard's section", got)
+	}
 	gotMCP := readFile(t, root, ".mcp.json")
 	if !strings.HasPrefix(gotMCP, "{\n    \"mcpServers\": {\n        \"other\": {\"command\": \"other-server\", \"args\": []},\n        \"editguard\": {\n            \"type\": \"stdio\",") ||
 		!strings.HasSuffix(gotMCP, "\n    },\n    \"zzz\": 1\n}\n") {
