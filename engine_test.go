@@ -127,7 +127,7 @@ var changePaths = []changePath{
 // commit protocol, and why.
 var notChanging = map[string]string{
 	"Read": "reads", "Baseline": "reads the session's state", "Name": "reads", "Workspace": "reads",
-	"SetApprover": "sets the session's approver", "BeginTurn": "starts the session's turn",
+	"SetApprover": "sets the session's approver", "BeginTurn": "starts the session's turn: forgets its reads and marks the turn in the ledger",
 	"Publish":         "writes no workspace file, only git objects and its own state",
 	"CreateDirectory": "makes directories, durably; changes no file",
 	"Guard":           "saves history before another program's tool writes; that write is not editguard's",

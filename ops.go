@@ -21,4 +21,5 @@ const (
 	opCrashedWrite = "crashed_write"      // a dead writer's temporary file, kept
 	opDisplaced    = "displaced_write"    // bytes another program wrote into a displaced file
 	opExec         = "exec"               // a shell command's changes, when no client names its shell tool
+	opBeginTurn    = "begin_turn"         // a turn's start: a mark with no path, no change
 )

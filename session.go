@@ -176,9 +176,18 @@ func (s *Session) getApprover() Approver {
 }
 
 // BeginTurn forgets every baseline: from now on each existing file must be
-// read again before it is changed.
+// read again before it is changed. It marks the turn's start in the ledger
+// (a begin_turn record with no path), so that readers of the ledger (log,
+// the ui's timeline) can tell one turn's changes from the next. The mark
+// is not waited for: a lost mark loses a boundary, nothing else.
 func (s *Session) BeginTurn() error {
-	return s.update(func(e baselineEditor) error { return e.clear() })
+	if err := s.update(func(e baselineEditor) error { return e.clear() }); err != nil {
+		return err
+	}
+	if _, err := s.w.led.Write(&LedgerRecord{Session: s.name, Tool: opBeginTurn, Outcome: "ok"}); err != nil {
+		return stateError("record the turn's start in the ledger", err)
+	}
+	return nil
 }
 
 // baselineOf returns the session's baseline for a path, if any.

@@ -19,7 +19,8 @@ var logCmd = &command{
 	help: `Log prints the ledger's records, oldest first: every write, edit and restore
 that was attempted through editguard, whether it was committed or refused
 (and why), by which session, with the SHA-256 before and after and the
-history version that keeps what was displaced.
+history version that keeps what was displaced; and, as begin_turn with no
+path, where a session began a turn.
 
 --path, --session, --tool and --since select records; --since takes a
 time (2026-11-26T10:00:00Z, 2026-11-26 10:00, 2026-11-26, in local time

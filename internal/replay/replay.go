@@ -153,7 +153,7 @@ func accepted(after string) verdict         { return verdict{after: after, after
 // one replays rec and counts what it finds.
 func (r *run) one(rec *ledger.Record) {
 	r.note(rec)
-	if rec.Seq < r.o.Since || r.o.Session != "" && rec.Session != r.o.Session {
+	if rec.Seq < r.o.Since || r.o.Session != "" && rec.Session != r.o.Session || rec.Tool == toolTurn {
 		return
 	}
 	v := r.evaluate(rec)

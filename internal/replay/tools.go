@@ -16,6 +16,10 @@ const (
 	toolMove    = "move_file"
 	toolPatch   = "apply_patch"
 	toolUndo    = "undo_patch"
+
+	// toolTurn marks a turn's start: no call that changes a file, so
+	// replay passes over it without counting it.
+	toolTurn = "begin_turn"
 )
 
 // known are the tools replay decides again.

@@ -397,3 +397,28 @@ func TestUIEventLines(t *testing.T) {
 		t.Errorf("event written as %q, want %q", got, want)
 	}
 }
+
+// TestUITurns: a session's begin_turn marks divide its changes into turns
+// on the timeline, and open the session.
+func TestUITurns(t *testing.T) {
+	f := newFixture(t)
+	s := f.w.NewSession("agent")
+	write(t, s, "a.txt", "one\n")
+	if err := s.BeginTurn(); err != nil {
+		t.Fatal(err)
+	}
+	write(t, s, "b.txt", "two\n")
+	c := f.client(t)
+	code, body := get(t, c, f.hs.URL, "/?session=agent")
+	if code != 200 {
+		t.Fatalf("GET /?session=agent: %d", code)
+	}
+	turn := strings.Index(body, `class="row turn`)
+	a, b := strings.Index(body, ">a.txt<"), strings.Index(body, ">b.txt<")
+	if turn < 0 || a < 0 || b < 0 || !(b < turn && turn < a) {
+		t.Fatalf("the turn mark is not between the two turns' changes (b %d, turn %d, a %d):\n%s", b, turn, a, body)
+	}
+	if !strings.Contains(body[turn:], `data-href="/session?name=agent"`) {
+		t.Error("the turn row does not open its session")
+	}
+}

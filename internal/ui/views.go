@@ -72,14 +72,21 @@ type row struct {
 	Removed int
 	Counted bool
 	Live    bool
+	Turn    bool // a begin_turn mark: the session's next turn starts here
 }
 
 // rows groups records, newest first, into timeline rows: consecutive
-// records of one transaction or command make one row.
+// records of one transaction or command make one row, and a session's
+// begin_turn mark a row of its own that divides its turns.
 func (s *Server) rows(recs []*editguard.LedgerRecord, h *histories, live bool) []*row {
 	var out []*row
 	lastKey := ""
 	for _, r := range recs {
+		if r.Tool == toolBeginTurn {
+			out = append(out, &row{Seq: r.Seq, Time: r.Time.Local().Format("2006-01-02 15:04:05"), Session: r.Session, Tool: r.Tool, Turn: true, Live: live})
+			lastKey = ""
+			continue
+		}
 		key := groupOf(r)
 		m := member{Seq: r.Seq, Path: r.Path, Outcome: outcomeOf(r)}
 		if v, ok := s.lineCounts(r, h); ok {
@@ -110,6 +117,9 @@ func (rw *row) add(m member, r *editguard.LedgerRecord) {
 		rw.Outcome = m.Outcome
 	}
 }
+
+// toolBeginTurn is the ledger's mark of a turn's start.
+const toolBeginTurn = "begin_turn"
 
 // base is what every page's header shows.
 type base struct {
