@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/editguard/editguard"
 )
@@ -83,7 +84,7 @@ func (s *Server) rows(recs []*editguard.LedgerRecord, h *histories, live bool) [
 	lastKey := ""
 	for _, r := range recs {
 		if r.Tool == toolBeginTurn {
-			out = append(out, &row{Seq: r.Seq, Time: r.Time.Local().Format("2006-01-02 15:04:05"), Session: r.Session, Tool: r.Tool, Turn: true, Live: live})
+			out = append(out, &row{Seq: r.Seq, Time: r.Time.Local().Format(time.RFC3339), Session: r.Session, Tool: r.Tool, Turn: true, Live: live})
 			lastKey = ""
 			continue
 		}
@@ -97,7 +98,7 @@ func (s *Server) rows(recs []*editguard.LedgerRecord, h *histories, live bool) [
 			continue
 		}
 		lastKey = key
-		rw := &row{Seq: r.Seq, Time: r.Time.Local().Format("2006-01-02 15:04:05"), Session: r.Session,
+		rw := &row{Seq: r.Seq, Time: r.Time.Local().Format(time.RFC3339), Session: r.Session,
 			Source: sourceOf(r), Tool: r.Tool, Outcome: m.Outcome, Tx: txOf(r), Command: commandText(r), Live: live}
 		rw.add(m, r)
 		out = append(out, rw)
