@@ -7,16 +7,19 @@ import (
 
 var diffCmd = &command{
 	name:    "diff",
-	args:    "PATH VERSION | PATH --against FILE",
+	args:    "PATH VERSION | PATH --against FILE [--json]",
 	summary: "show what changed between a history version and the current file",
 	help: `Diff prints a unified diff from VERSION (see "editguard history PATH"),
-or from the file given with --against, to the current content of PATH, coloured on a terminal (NO_COLOR turns colour
-off). It changes nothing and records nothing.`,
+or from the file given with --against, to the current content of PATH,
+coloured on a terminal (--color, NO_COLOR) and through a pager there. It
+changes nothing and records nothing. With --json it prints {path, from,
+identical, diff}.`,
 }
 
 func runDiff(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(diffCmd.name)
 	against := fs.String("against", "", "compare with `FILE` instead of a history version")
+	fs.BoolVar(&e.json, "json", false, "print the diff in a JSON object")
 	pos, err := parseCommand(e, diffCmd, fs, args)
 	if err != nil {
 		return err
@@ -41,6 +44,9 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 	}
 	if err != nil {
 		return err
+	}
+	if e.json {
+		return e.printJSON(map[string]any{"path": pos[0], "from": from, "identical": d == "", "diff": d})
 	}
 	if d == "" {
 		fmt.Fprintf(e.stderr, "%s: identical to %s\n", pos[0], from)

@@ -10,7 +10,7 @@ import (
 
 var verifyCmd = &command{
 	name:    "verify",
-	args:    "",
+	args:    "[--json]",
 	summary: "check the ledger's hash chain",
 	help: `Verify checks that no ledger record was edited, deleted, reordered or
 inserted: every record's hash must cover its content and the previous
@@ -22,11 +22,15 @@ the last one, or a torn final line (an append that never completed).
 
 Verify only reads: it repairs nothing and creates nothing, so what it
 reports stays there to be looked at. The next write repairs a torn final
-line, after saving it to .editguard/quarantine/.`,
+line, after saving it to .editguard/quarantine/.
+
+With --json it prints {records} when the chain is intact, and the error
+object (with seq, line and reason) when it is not.`,
 }
 
 func runVerify(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(verifyCmd.name)
+	fs.BoolVar(&e.json, "json", false, "print the result as JSON")
 	pos, err := parseCommand(e, verifyCmd, fs, args)
 	if err != nil {
 		return err
@@ -43,6 +47,9 @@ func runVerify(ctx context.Context, e *env, args []string) error {
 	}
 	if err != nil {
 		return err
+	}
+	if e.json {
+		return e.printJSON(map[string]any{"records": n})
 	}
 	fmt.Fprintf(e.stdout, "ledger ok: %d records, hash chain intact\n", n)
 	return nil

@@ -9,7 +9,7 @@ import (
 
 var versionCmd = &command{
 	name:    "version",
-	args:    "",
+	args:    "[--json]",
 	summary: "print editguard's version",
 	help: `Version prints editguard's version: the module version it was installed
 at ("go install ...@v1.2.3", or a release built at tag v1.2.3); for a build
@@ -17,17 +17,21 @@ from a clone, the version Go derives from the commit
 ("v0.0.0-20260101120000-0123456789ab", "+dirty" if the work tree had
 changes), or "devel" with the commit ("devel+0123456789ab") when Go
 recorded no version (-buildvcs=false). The MCP server reports the same
-version to its clients.`,
+version to its clients. With --json it prints {version, go, os, arch}.`,
 }
 
 func runVersion(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(versionCmd.name)
+	fs.BoolVar(&e.json, "json", false, "print the version as JSON")
 	pos, err := parseCommand(e, versionCmd, fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 0 {
 		return usagef(versionCmd.name, "version takes no arguments, got %q", pos)
+	}
+	if e.json {
+		return e.printJSON(map[string]string{"version": version(), "go": runtime.Version(), "os": runtime.GOOS, "arch": runtime.GOARCH})
 	}
 	return printVersion(e)
 }
