@@ -1,6 +1,7 @@
 package mcpserver_test
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -97,7 +98,11 @@ func TestModelView(t *testing.T) {
 	for _, f := range []string{"a.go", "big.txt", "crlf.txt", "b.txt", "dir/sub.txt", "dir"} {
 		os.Chtimes(filepath.Join(ws.Dir(), f), stamp, stamp)
 	}
-	cs := connect(t, newServer(t, ws, mcpserver.ApproveAuto), nil)
+	// The client calls itself as Gemini CLI's does: the server then keeps
+	// only the code of an error in _meta, which Gemini CLI shows the
+	// model beside the text (geminiErrorView). The other views do not
+	// depend on the client's name.
+	cs := connectAs(t, newServer(t, ws, mcpserver.ApproveAuto), "gemini-cli-mcp-client")
 
 	type call struct {
 		name   string // golden file name
@@ -208,4 +213,45 @@ func mustJSON(t *testing.T, v any, max int) string {
 		return string(b[:max]) + "…"
 	}
 	return string(b)
+}
+
+// connectAs connects a client named name to srv, at the session era.
+func connectAs(t testing.TB, srv *mcpserver.Server, name string) *mcp.ClientSession {
+	t.Helper()
+	ctx := context.Background()
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := srv.NewMCPServer().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: legacyVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close(); ss.Close() })
+	return cs
+}
+
+// TestGeminiErrorMeta: for Gemini CLI's client, which shows the model an
+// error result whole, _meta keeps only the error's code and path; for any
+// other client it is the whole error object.
+func TestGeminiErrorMeta(t *testing.T) {
+	ws := newWorkspace(t, nil, map[string]string{"a.txt": "one\n"})
+	srv := newServer(t, ws, mcpserver.ApproveAuto)
+	args := map[string]any{"path": "a.txt", "old_string": "one", "new_string": "two"}
+	for name, whole := range map[string]bool{"gemini-cli-mcp-client": false, "claude-code": true} {
+		res := callTool(t, connectAs(t, srv, name), "edit_file", args)
+		var meta map[string]any
+		b, _ := json.Marshal(res.Meta[mcpserver.MetaError])
+		json.Unmarshal(b, &meta)
+		if !res.IsError || meta["code"] != "NOT_READ" {
+			t.Fatalf("%s: %s, _meta %v; want NOT_READ", name, text(res), meta)
+		}
+		if _, has := meta["message"]; has != whole {
+			t.Errorf("%s: _meta error = %v; want the whole object: %v", name, meta, whole)
+		}
+		if !strings.HasPrefix(text(res), "NOT_READ a.txt") {
+			t.Errorf("%s: text %q", name, text(res))
+		}
+	}
 }

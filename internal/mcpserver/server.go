@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 
 	"github.com/editguard/editguard"
@@ -250,7 +251,11 @@ func (st *session) run(ctx context.Context, t mcpTool, req *mcp.CallToolRequest,
 		if errors.As(err, &q) {
 			return q.result()
 		}
-		return errorResult(err)
+		res := errorResult(err)
+		if showsWholeResult(req) {
+			compactErrorMeta(res)
+		}
+		return res
 	}
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: out.Text}}}
 	if t.structured {
@@ -288,6 +293,46 @@ func errorResult(err error) *mcp.CallToolResult {
 		Meta:    mcp.Meta{MetaError: errorMeta(e)},
 		IsError: true,
 	}
+}
+
+// showsWholeResult reports whether the client shows a model an error
+// result whole, _meta included, as JSON: Gemini CLI does (its MCP client
+// calls itself gemini-cli-mcp-client), so there the error object in _meta
+// would say everything the text says a second time.
+func showsWholeResult(req *mcp.CallToolRequest) bool {
+	name := ""
+	if req.Session != nil {
+		if ip := req.Session.InitializeParams(); ip != nil && ip.ClientInfo != nil {
+			name = ip.ClientInfo.Name
+		}
+	}
+	if name == "" && req.Params != nil {
+		if ci, ok := req.Params.Meta[mcp.MetaKeyClientInfo].(map[string]any); ok {
+			name, _ = ci["name"].(string)
+		}
+	}
+	return strings.HasPrefix(name, "gemini-cli")
+}
+
+// compactErrorMeta leaves in an error result's _meta only the error's code
+// and the details a program acts on (path, version), for a client that
+// shows the model the whole result: the text says the rest.
+func compactErrorMeta(res *mcp.CallToolResult) {
+	raw, _ := res.Meta[MetaError].(json.RawMessage)
+	var full struct {
+		Code    string         `json:"code"`
+		Details map[string]any `json:"details"`
+	}
+	if json.Unmarshal(raw, &full) != nil {
+		return
+	}
+	small := map[string]any{"code": full.Code}
+	for _, k := range []string{"path", "version", "reason"} {
+		if v, ok := full.Details[k]; ok {
+			small[k] = v
+		}
+	}
+	res.Meta[MetaError] = small
 }
 
 // errNotShown is the failure of an approval the client cancelled: clients

@@ -225,6 +225,12 @@ func TestGeminiCLISeesToolResults(t *testing.T) {
 	if err != nil || !strings.HasPrefix(text, "STALE_FILE small.go") || !strings.Contains(text, "\n+"+staleChange+"\n") {
 		t.Errorf("edit_file after an external change: the text content is not recoverable from the error (%v): %q", err, truncate(text, 800))
 	}
+	// Gemini CLI shows the whole result, _meta included: the error object
+	// there keeps only its code, so the message is said once.
+	t.Logf("the model reads %d characters of the STALE_FILE error", len(stale))
+	if n := strings.Count(stale, "changed since your last read"); n != 1 {
+		t.Errorf("the STALE_FILE message reaches the model %d times, want once: %s", n, truncate(stale, 1500))
+	}
 	if !strings.Contains(run.Results[2].Content, "Edited small.go") {
 		t.Errorf("edit_file redo: %s", truncate(run.Results[2].Content, 500))
 	}
