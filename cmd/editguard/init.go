@@ -309,86 +309,133 @@ func initClientNames(clients map[string]initClient) []string {
 	return names
 }
 
+// initRun is one init: its flags, the client chosen and what it did.
+type initRun struct {
+	e                            *env
+	name                         string // the client
+	client                       initClient
+	dryRun, hooks, turns, shared bool
+	bare                         bool
+	progs                        initPrograms
+	s                            *editguard.Session
+	rep                          *initReport
+}
+
 func runInit(ctx context.Context, e *env, args []string) error {
+	r := &initRun{e: e}
 	fs := newFlagSet(initCmd.name)
-	dryRun := fs.Bool("dry-run", false, "show the changes, write nothing")
-	hooks := fs.Bool("hooks", false, "guard the client's own file tools with editguard's hooks, instead of adding the MCP server")
-	turns := fs.Bool("turns", false, "with --hooks: also forget the session's reads at the start of each turn (Claude Code, Gemini CLI)")
-	shared := fs.Bool("shared", false, "write Claude Code's deny rules and hooks to .claude/settings.json, which the repository shares,\nnot to this clone's .claude/settings.local.json")
-	bare := fs.Bool("bare-names", false, "write the programs' names alone (editguard, editguard-hook), not their absolute paths,\nfor a PATH you manage yourself: the client must find them on its own PATH")
+	fs.BoolVar(&r.dryRun, "dry-run", false, "show the changes, write nothing")
+	fs.BoolVar(&r.hooks, "hooks", false, "guard the client's own file tools with editguard's hooks, instead of adding the MCP server")
+	fs.BoolVar(&r.turns, "turns", false, "with --hooks: also forget the session's reads at the start of each turn (Claude Code, Gemini CLI)")
+	fs.BoolVar(&r.shared, "shared", false, "write Claude Code's deny rules and hooks to .claude/settings.json, which the repository shares,\nnot to this clone's .claude/settings.local.json")
+	fs.BoolVar(&r.bare, "bare-names", false, "write the programs' names alone (editguard, editguard-hook), not their absolute paths,\nfor a PATH you manage yourself: the client must find them on its own PATH")
 	fs.BoolVar(&e.json, "json", false, "print what was done as JSON")
 	pos, err := parseCommand(e, initCmd, fs, args)
 	if err != nil {
 		return err
 	}
-	clients := initClients
-	if *hooks {
-		clients = initHookClients
-	}
-	if len(pos) != 1 {
-		return usagef(initCmd.name, "init takes one client: %s", strings.Join(initClientNames(clients), ", "))
-	}
-	client, ok := clients[pos[0]]
-	switch {
-	case !ok && *hooks && initClients[pos[0]].files != nil:
-		return usagef(initCmd.name, "editguard has no hooks for %s: use one of %s, or init %s without --hooks", pos[0], strings.Join(initClientNames(clients), ", "), pos[0])
-	case !ok:
-		return usagef(initCmd.name, "unknown client %q: use one of %s", pos[0], strings.Join(initClientNames(clients), ", "))
-	case *turns && (!*hooks || turnHooks[pos[0]].event == ""):
-		return usagef(initCmd.name, "--turns needs --hooks, for claude-code or gemini")
+	if err := r.choose(pos); err != nil {
+		return err
 	}
 	// Find the programs before anything is written: a configuration that
 	// names a program the client cannot start leaves it unguarded.
-	progs, err := resolvePrograms(pos[0], *bare, client.hooks)
-	if err != nil {
+	if r.progs, err = resolvePrograms(r.name, r.bare, r.client.hooks); err != nil {
 		return err
 	}
 	ws, err := e.workspace()
 	if err != nil {
 		return err
 	}
-	s := ws.NewSession("editguard-init")
-	rep := &initReport{Client: pos[0], Root: ws.Dir(), DryRun: *dryRun}
+	r.s = ws.NewSession("editguard-init")
+	r.rep = &initReport{Client: r.name, Root: ws.Dir(), DryRun: r.dryRun}
+	if err := r.plan(ctx); err != nil {
+		return err
+	}
+	if err := r.write(ctx); err != nil {
+		return err
+	}
+	r.notes(ctx, ws.Dir())
+	if !r.dryRun {
+		// Run what the configuration now names, as the client will.
+		setup, err := readClientSetup(ws.Dir(), r.name)
+		if err != nil {
+			return err
+		}
+		r.rep.Checks = runSetupChecks(ctx, setup, r.client.mcp, r.client.hooks, &r.progs)
+	}
+	return r.report()
+}
 
+// choose picks the client the command line names, among those of the mode
+// (MCP server or hooks), and checks the flags that depend on it.
+func (r *initRun) choose(pos []string) error {
+	clients := initClients
+	if r.hooks {
+		clients = initHookClients
+	}
+	if len(pos) != 1 {
+		return usagef(initCmd.name, "init takes one client: %s", strings.Join(initClientNames(clients), ", "))
+	}
+	var ok bool
+	r.name = pos[0]
+	r.client, ok = clients[r.name]
+	switch {
+	case !ok && r.hooks && initClients[r.name].files != nil:
+		return usagef(initCmd.name, "editguard has no hooks for %s: use one of %s, or init %s without --hooks", r.name, strings.Join(initClientNames(clients), ", "), r.name)
+	case !ok:
+		return usagef(initCmd.name, "unknown client %q: use one of %s", r.name, strings.Join(initClientNames(clients), ", "))
+	case r.turns && (!r.hooks || turnHooks[r.name].event == ""):
+		return usagef(initCmd.name, "--turns needs --hooks, for claude-code or gemini")
+	}
+	return nil
+}
+
+// plan reads and edits every file before any is written, so that a file
+// that does not parse leaves all of them as they were.
+func (r *initRun) plan(ctx context.Context) error {
 	tools := toolset.Names(false)
-	// Plan every file before writing any, so that a file that does not
-	// parse leaves all of them as they were.
-	for _, spec := range client.files {
-		if *shared && spec.shared != "" {
+	for _, spec := range r.client.files {
+		if r.shared && spec.shared != "" {
 			spec.path, spec.shared = spec.shared, ""
 		}
-		f := &initFile{Path: filepath.ToSlash(spec.path), tools: tools, progs: progs, local: spec.shared != "", turns: *turns}
-		r, err := s.Read(ctx, spec.path, nil)
+		f := &initFile{Path: filepath.ToSlash(spec.path), tools: tools, progs: r.progs, local: spec.shared != "", turns: r.turns}
+		res, err := r.s.Read(ctx, spec.path, nil)
 		switch {
 		case errors.Is(err, editguard.ErrNotFound):
 		case err != nil:
 			return err
-		case r.Truncated:
+		case res.Truncated:
 			return fmt.Errorf("%s: read only in part", spec.path)
 		default:
-			f.exists, f.old = true, r.Content
+			f.exists, f.old = true, res.Content
 		}
 		if f.text, err = spec.edit(f, f.old); err != nil {
 			return &editguard.Error{
 				Code:         editguard.CodeInvalidArgument,
 				Message:      err.Error(),
 				Details:      map[string]any{"path": f.Path},
-				RecoveryHint: fmt.Sprintf("fix %s (or move it aside), then run editguard init %s again; no file was changed", f.Path, pos[0]),
+				RecoveryHint: fmt.Sprintf("fix %s (or move it aside), then run editguard init %s again; no file was changed", f.Path, r.name),
 				Err:          err,
 			}
 		}
-		rep.Files = append(rep.Files, f)
+		r.rep.Files = append(r.rep.Files, f)
 	}
-	for _, f := range rep.Files {
+	return nil
+}
+
+// write writes each planned file that changed, as a guarded change (a new
+// file must still not exist), or with --dry-run keeps its diff.
+func (r *initRun) write(ctx context.Context) error {
+	for _, f := range r.rep.Files {
 		f.Action = "unchanged"
 		if f.exists && f.text == f.old {
 			continue
 		}
-		opts := &editguard.WriteOptions{DryRun: *dryRun, AllowPlaceholders: true}
+		opts := &editguard.WriteOptions{DryRun: r.dryRun, AllowPlaceholders: true}
 		if !f.exists {
 			opts.Precondition = &editguard.Precondition{MustNotExist: true}
 		}
-		r, err := s.Write(ctx, f.Path, f.text, opts)
+		res, err := r.s.Write(ctx, f.Path, f.text, opts)
 		if err != nil {
 			return err
 		}
@@ -396,40 +443,44 @@ func runInit(ctx context.Context, e *env, args []string) error {
 		if !f.exists {
 			f.Action = "created"
 		}
-		if *dryRun {
-			f.Diff = r.Diff
+		if r.dryRun {
+			f.Diff = res.Diff
 		}
 	}
-	rep.Notes = append(rep.Notes, client.notes...)
-	for _, f := range rep.Files {
+	return nil
+}
+
+// notes adds the client's notes, what keeping its local settings out of
+// git took, and what --bare-names asks of the PATH.
+func (r *initRun) notes(ctx context.Context, root string) {
+	r.rep.Notes = append(r.rep.Notes, r.client.notes...)
+	for _, f := range r.rep.Files {
 		if f.local {
-			rep.Notes = append(rep.Notes, keepLocal(ctx, ws.Dir(), f.Path, *dryRun)...)
+			r.rep.Notes = append(r.rep.Notes, keepLocal(ctx, root, f.Path, r.dryRun)...)
 		}
 	}
-	if *bare {
-		rep.Notes = append(rep.Notes, "--bare-names: the client starts editguard by its name alone, so editguard and editguard-hook must be on the PATH the client runs with (which may not be this shell's); run editguard doctor "+pos[0]+" from there to check")
+	if r.bare {
+		r.rep.Notes = append(r.rep.Notes, "--bare-names: the client starts editguard by its name alone, so editguard and editguard-hook must be on the PATH the client runs with (which may not be this shell's); run editguard doctor "+r.name+" from there to check")
 	}
-	if !*dryRun {
-		// Run what the configuration now names, as the client will.
-		setup, err := readClientSetup(ws.Dir(), pos[0])
-		if err != nil {
-			return err
-		}
-		rep.Checks = runSetupChecks(ctx, setup, client.mcp, client.hooks, &progs)
-	}
+}
+
+// report prints what init did, and fails when the setup it wrote does not
+// work.
+func (r *initRun) report() error {
+	e := r.e
 	if e.json {
-		if err := e.printJSON(rep); err != nil {
+		if err := e.printJSON(r.rep); err != nil {
 			return err
 		}
 	} else {
-		printInit(e, rep)
+		printInit(e, r.rep)
 	}
-	if failed := failedChecks(rep.Checks); len(failed) > 0 {
+	if failed := failedChecks(r.rep.Checks); len(failed) > 0 {
 		fmt.Fprintf(e.stderr, "editguard: the setup init wrote does not work: %s\n", failed[0].Message)
 		if failed[0].Fix != "" {
 			fmt.Fprintf(e.stderr, "hint: %s\n", failed[0].Fix)
 		}
-		fmt.Fprintf(e.stderr, "editguard: until this is fixed, %s is not guarded by editguard. The configuration was written and stays as it is; run editguard doctor %s once it is fixed.\n", clientTitle(pos[0]), pos[0])
+		fmt.Fprintf(e.stderr, "editguard: until this is fixed, %s is not guarded by editguard. The configuration was written and stays as it is; run editguard doctor %s once it is fixed.\n", clientTitle(r.name), r.name)
 		return exitStatus(exitError)
 	}
 	return nil
