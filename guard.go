@@ -7,6 +7,7 @@ import (
 
 	"github.com/editguard/editguard/internal/filelock"
 	"github.com/editguard/editguard/internal/history"
+	"github.com/editguard/editguard/internal/textcodec"
 )
 
 // GuardResult is what Guard found and kept.
@@ -15,6 +16,12 @@ type GuardResult struct {
 	Exists  bool   `json:"exists"`
 	SHA256  string `json:"sha256,omitempty"`
 	Version string `json:"version"` // the history version that keeps it
+	// Merged is set when the file changed since the session's read but
+	// the tool's exact edits (GuardOptions.Edits) leave that change
+	// alone, so the tool may make them over it (merge.go); ExternalDiff
+	// is the other change, from the read to the file now.
+	Merged       bool   `json:"merged,omitempty"`
+	ExternalDiff string `json:"external_diff,omitempty"`
 }
 
 // GuardOptions say what Guard asks of the session's read of the file.
@@ -28,6 +35,12 @@ type GuardOptions struct {
 	// does with its context lines, on a client whose reads the hook never
 	// sees. A file the session has read must still be as it was read.
 	Unread bool
+	// Edits are the exact edits the tool is about to make, if it makes
+	// such edits (an agent's Edit): a file that changed since the read
+	// then passes if they merge over the other change, as edit_file's
+	// do (merge.go), and the result says so. Nil for a tool that writes
+	// whole files.
+	Edits []Edit
 }
 
 // guardOp prefixes the history operation of a Guard, and the ledger tool
@@ -89,9 +102,12 @@ func (s *Session) Guard(ctx context.Context, p, tool string, opts *GuardOptions)
 	if !read && t.lexical != "" {
 		_, read = s.baseline(t.lexical)
 	}
+	var merged string
 	if read || !o.Unread {
-		if _, err := s.check(t, nil, obs, o.WholeFile); err != nil {
-			return nil, err
+		if base, err := s.check(t, nil, obs, o.WholeFile); err != nil {
+			if merged, err = s.guardMerge(base, obs, o.Edits, err); err != nil {
+				return nil, err
+			}
 		}
 	}
 	// The trim of old versions that a Save may run waits until after
@@ -100,7 +116,42 @@ func (s *Session) Guard(ctx context.Context, p, tool string, opts *GuardOptions)
 	if err != nil {
 		return nil, historyFailed(p, err)
 	}
-	return &GuardResult{Path: t.resolved, Exists: obs.stat.Exists, SHA256: obs.sum, Version: v.ID}, nil
+	return &GuardResult{Path: t.resolved, Exists: obs.stat.Exists, SHA256: obs.sum, Version: v.ID, Merged: merged != "", ExternalDiff: merged}, nil
+}
+
+// guardMerge decides, for a Guard whose check failed with stale, whether
+// the tool's edits merge over the other change: the same rules as
+// edit_file's (merge.go), against b, the session's read the check found
+// (the check has already moved the session's read on, as STALE_FILE
+// does), and the bytes observed under the lock. It returns the other
+// change's diff, or stale (saying why not, where it was a question of
+// merging).
+func (s *Session) guardMerge(b *Baseline, obs *observation, edits []Edit, stale error) (string, error) {
+	var e *Error
+	if len(edits) == 0 || s.w.opts.NoMerge || !errors.As(stale, &e) || e.Code != CodeStaleFile || e.Details["reason"] != ReasonModified ||
+		!obs.stat.Exists || !obs.stat.Regular() || len(obs.data) > seenFileMax {
+		return "", stale
+	}
+	if b == nil {
+		return "", stale
+	}
+	seen, ok := s.recall(b.SHA256)
+	if !ok {
+		return "", stale
+	}
+	cur, err := textcodec.Decode(obs.data, b.Encoding)
+	if err != nil {
+		return "", stale
+	}
+	_, diff, _, err := mergeEdits(seen, b.Encoding, cur.Text, edits)
+	if nm, ok := isNoMerge(err); ok {
+		e.Details["not_merged"] = nm.why
+		return "", stale
+	}
+	if err != nil {
+		return "", stale
+	}
+	return diff, nil
 }
 
 // Record is the step after another program's tool changed p, which Guard

@@ -145,3 +145,53 @@ func TestGuardTrimsAfter(t *testing.T) {
 		t.Errorf("History() after Close = %d versions, %v; want 1 or 2", len(vs), err)
 	}
 }
+
+// TestGuardMergesEdits: an agent's Edit of a file that changed since the
+// session's read passes Guard when its edits leave the other change alone
+// (the result says so, with the change), and is refused when they touch
+// it, or when the workspace turns merging off.
+func TestGuardMergesEdits(t *testing.T) {
+	for _, noMerge := range []bool{false, true} {
+		dir := t.TempDir()
+		w, err := editguard.Open(dir, &editguard.Options{NoMerge: noMerge})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		writeFile(t, dir, "a.go", "package a\n\nvar X = 1\n\nvar Y = 1\n")
+		s := w.NewSession("hook")
+		if _, err := s.Read(ctx, "a.go", nil); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, dir, "a.go", "package a\n\nvar X = 2 // someone else\n\nvar Y = 1\n")
+		edit := []editguard.Edit{{OldString: "var Y = 1", NewString: "var Y = 2"}}
+		res, err := s.Guard(ctx, "a.go", "Edit", &editguard.GuardOptions{Edits: edit})
+		if noMerge {
+			if !errors.Is(err, editguard.ErrStaleFile) {
+				t.Errorf("with NoMerge: Guard = %v, %v; want STALE_FILE", res, err)
+			}
+			continue
+		}
+		if err != nil || !res.Merged || !strings.Contains(res.ExternalDiff, "+var X = 2 // someone else") {
+			t.Fatalf("Guard of a disjoint edit = %+v, %v; want it merged, with the other change", res, err)
+		}
+		// The tool then writes; Record moves the read on. An edit of the
+		// line someone else changed next is refused, and says why.
+		writeFile(t, dir, "a.go", "package a\n\nvar X = 2 // someone else\n\nvar Y = 2\n")
+		if _, err := s.Record(ctx, "a.go", "Edit"); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, dir, "a.go", "package a\n\nvar X = 3 // again\n\nvar Y = 2\n")
+		_, err = s.Guard(ctx, "a.go", "Edit", &editguard.GuardOptions{Edits: []editguard.Edit{{OldString: "var X = 3 // again", NewString: "var X = 4"}}})
+		var e *editguard.Error
+		if !errors.As(err, &e) || e.Code != editguard.CodeStaleFile || e.Details["not_merged"] == nil {
+			t.Errorf("Guard of an edit over the other change = %v; want STALE_FILE saying why it did not merge", err)
+		}
+		// Whole-file writes never merge: after a change seen only as a
+		// diff, a write needs a full read.
+		writeFile(t, dir, "a.go", "package a\n\nvar X = 5\n\nvar Y = 2\n")
+		if _, err := s.Guard(ctx, "a.go", "Write", &editguard.GuardOptions{WholeFile: true}); err == nil {
+			t.Error("Guard of a whole-file write over another change passed")
+		}
+	}
+}

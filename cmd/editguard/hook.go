@@ -144,6 +144,9 @@ type hookClient struct {
 	files func(ev *hookEvent) ([]hookFile, error)
 	// deny is the answer that denies the tool, with a reason for the model.
 	deny func(reason string) any
+	// tell, if set, is the answer that lets the tool run and tells the
+	// model something (an edit merged over another change).
+	tell func(context string) any
 	// words puts editguard's tool names in the client's words.
 	words *strings.Replacer
 }
@@ -160,6 +163,7 @@ var hookClients = map[string]*hookClient{
 		turn:   "UserPromptSubmit",
 		files:  claudeFiles,
 		deny:   permissionDeny,
+		tell:   preToolContext,
 		words: strings.NewReplacer("call read_file on", "Read", "read_file", "Read", "edit_file", "Edit", "write_file", "Write",
 			"no need to call Read again", "no new Read is needed"),
 	},
@@ -300,7 +304,7 @@ func hookFileEvent(ctx context.Context, e *env, c *hookClient, ev *hookEvent, fi
 	if err != nil {
 		return hookFailure(e, c, before, err, failOpen)
 	}
-	var denials []string
+	var denials, notes []string
 	for _, f := range files {
 		p := hookPath(w, ev, f.path)
 		switch f.step {
@@ -309,12 +313,15 @@ func hookFileEvent(ctx context.Context, e *env, c *hookClient, ev *hookEvent, fi
 				return hookFailure(e, c, false, err, true) // the read happened; nothing to deny
 			}
 		case hookGuard:
-			denial, denied, err := guardStep(ctx, c, s, p, ev.Tool, &f.opts)
+			denial, denied, note, err := guardStep(ctx, c, s, p, ev.Tool, &f.opts)
 			if err != nil {
 				return hookFailure(e, c, true, err, failOpen)
 			}
 			if denied {
 				denials = append(denials, denial)
+			}
+			if note != "" {
+				notes = append(notes, note)
 			}
 		case hookRecord:
 			wait, err := s.RecordNoWait(ctx, p, ev.Tool)
@@ -328,6 +335,9 @@ func hookFileEvent(ctx context.Context, e *env, c *hookClient, ev *hookEvent, fi
 	}
 	if len(denials) > 0 {
 		return hookDeny(e, c, strings.Join(denials, "\n"))
+	}
+	if len(notes) > 0 && c.tell != nil {
+		return json.NewEncoder(e.stdout).Encode(c.tell(strings.Join(notes, "\n")))
 	}
 	return nil
 }
@@ -361,16 +371,27 @@ func readStep(ctx context.Context, s *editguard.Session, p string, f *hookFile) 
 // it, and keeps what p holds (Session.Guard). denied says editguard
 // refuses the change, and denial is why, in the client's words; err is the
 // hook's own failure. A path outside the root is not editguard's to guard.
-func guardStep(ctx context.Context, c *hookClient, s *editguard.Session, p, tool string, opts *editguard.GuardOptions) (denial string, denied bool, err error) {
-	_, err = s.Guard(ctx, p, tool, opts)
+func guardStep(ctx context.Context, c *hookClient, s *editguard.Session, p, tool string, opts *editguard.GuardOptions) (denial string, denied bool, note string, err error) {
+	res, err := s.Guard(ctx, p, tool, opts)
 	if outside(err) {
-		return "", false, nil
+		return "", false, "", nil
 	}
 	var ge *editguard.Error
 	if errors.As(err, &ge) && ge.Code != editguard.CodeIO {
-		return c.words.Replace(toolset.ErrorText(ge)), true, nil
+		return c.words.Replace(toolset.ErrorText(ge)), true, "", nil
 	}
-	return "", false, err
+	if err == nil && res.Merged {
+		note = fmt.Sprintf("editguard: %s changed since you read it (the change is below); your edit does not touch that change, so it is made over it and both are kept. Read the file again before an edit near that change.\n%s", p, shortDiff(res.ExternalDiff))
+	}
+	return "", false, note, err
+}
+
+// shortDiff cuts a diff shown to the model, as the tools cut theirs.
+func shortDiff(d string) string {
+	if len(d) <= toolset.DiffBudget {
+		return d
+	}
+	return d[:toolset.DiffBudget] + "\n... (the change is longer; read the file to see all of it)\n"
 }
 
 // hookSessionName names the session of an event: the client's prefix, the
@@ -397,6 +418,16 @@ func outside(err error) bool { return errors.Is(err, editguard.ErrOutsideRoot) }
 // hookDeny answers an event before a tool with a denial the model reads.
 func hookDeny(e *env, c *hookClient, reason string) error {
 	return json.NewEncoder(e.stdout).Encode(c.deny(reason))
+}
+
+// preToolContext lets Claude Code's tool run and gives the model context
+// with it; no permission decision is made, so the person's own rules and
+// prompts apply as without the hook.
+func preToolContext(context string) any {
+	return map[string]any{"hookSpecificOutput": map[string]any{
+		"hookEventName":     "PreToolUse",
+		"additionalContext": context,
+	}}
 }
 
 // permissionDeny is the denial of Claude Code and Codex.
@@ -426,6 +457,8 @@ func claudeFiles(ev *hookEvent) ([]hookFile, error) {
 		NotebookPath string `json:"notebook_path"`
 		Offset       int    `json:"offset"`
 		Limit        int    `json:"limit"`
+		toolEdit
+		Edits []toolEdit `json:"edits"` // MultiEdit's
 	}
 	switch ev.Tool {
 	case "Read", "Write", "Edit", "MultiEdit", "NotebookEdit":
@@ -451,11 +484,35 @@ func claudeFiles(ev *hookEvent) ([]hookFile, error) {
 	case ev.Tool == "Read":
 		return nil, nil
 	case ev.Event == "PreToolUse":
-		return []hookFile{{step: hookGuard, path: p, opts: editguard.GuardOptions{WholeFile: ev.Tool == "Write"}}}, nil
+		opts := editguard.GuardOptions{WholeFile: ev.Tool == "Write"}
+		switch ev.Tool {
+		case "Edit":
+			opts.Edits = exactEdits([]toolEdit{in.toolEdit})
+		case "MultiEdit":
+			opts.Edits = exactEdits(in.Edits)
+		}
+		return []hookFile{{step: hookGuard, path: p, opts: opts}}, nil
 	case ev.Event == "PostToolUse":
 		return []hookFile{{step: hookRecord, path: p}}, nil
 	}
 	return nil, nil
+}
+
+// toolEdit is one exact edit in Claude Code's Edit and MultiEdit input.
+type toolEdit struct {
+	OldString  string `json:"old_string"`
+	NewString  string `json:"new_string"`
+	ReplaceAll bool   `json:"replace_all"`
+}
+
+// exactEdits returns the edits as the library states them, for Guard to
+// decide whether they merge over a change made since the read.
+func exactEdits(in []toolEdit) []editguard.Edit {
+	var out []editguard.Edit
+	for _, e := range in {
+		out = append(out, editguard.Edit{OldString: e.OldString, NewString: e.NewString, ReplaceAll: e.ReplaceAll})
+	}
+	return out
 }
 
 // geminiFiles reads an event of Gemini CLI's read_file, write_file and
@@ -495,6 +552,9 @@ func geminiFiles(ev *hookEvent) ([]hookFile, error) {
 	case ev.Tool == "read_file":
 		return nil, nil
 	case ev.Event == "BeforeTool":
+		// No Edits: Gemini CLI's hooks have no way to tell the model, as
+		// the tool runs, that its edit was made over another change, so
+		// a stale replace is refused, with the change.
 		return []hookFile{{step: hookGuard, path: in.FilePath, opts: editguard.GuardOptions{WholeFile: ev.Tool == "write_file"}}}, nil
 	case ev.Event == "AfterTool":
 		return []hookFile{{step: hookRecord, path: in.FilePath}}, nil

@@ -44,9 +44,16 @@ func TestClaudeCodeHooks(t *testing.T) {
 		{
 			Tool:  "Edit",
 			Input: map[string]any{"file_path": a, "old_string": "var Y = 1", "new_string": "var Y = 2"},
-			// A person changes the file and keeps its mtime, which
-			// Claude Code's own check looks at.
+			// A person changes another line and keeps the file's
+			// mtime, which Claude Code's own check looks at: the Edit
+			// merges over the change, and the model is told.
 			Before: personChange(a, "package a\n\nvar X = 2 // reviewed\n\nvar Y = 1\n"),
+		},
+		{
+			Tool:  "Edit",
+			Input: map[string]any{"file_path": a, "old_string": "var X = 2 // reviewed", "new_string": "var X = 3"},
+			// A person changes the very line the Edit replaces: refused.
+			Before: personChange(a, "package a\n\nvar X = 2 // reviewed twice\n\nvar Y = 2\n"),
 		},
 		{Tool: "Write", Input: map[string]any{"file_path": newFile, "content": "new\n"}},
 	}
@@ -58,15 +65,21 @@ func TestClaudeCodeHooks(t *testing.T) {
 		dumpRun(t, run)
 		t.Fatalf("got %d tool results for %d steps", len(run.Results), len(script))
 	}
-	if run.Results[1].IsError || run.Results[3].IsError {
-		t.Errorf("a guarded Edit or Write was refused: %q / %q", run.Results[1].Content, run.Results[3].Content)
+	if run.Results[1].IsError || run.Results[4].IsError {
+		t.Errorf("a guarded Edit or Write was refused: %q / %q", run.Results[1].Content, run.Results[4].Content)
 	}
-	stale := run.Results[2]
-	if !stale.IsError || !strings.Contains(stale.Content, "STALE_FILE") || !strings.Contains(stale.Content, "reviewed") {
-		t.Errorf("the Edit after the external change: is_error=%v %q; want STALE_FILE showing the change", stale.IsError, stale.Content)
+	merged := run.Results[2]
+	t.Logf("merged Edit: the model also reads %q", merged.Along)
+	if merged.IsError || !strings.Contains(merged.Along, "made over it") || !strings.Contains(merged.Along, "+var X = 2 // reviewed") {
+		t.Errorf("the Edit of another line after the external change: is_error=%v %q, along %q; want it made, the model told, with the change",
+			merged.IsError, merged.Content, merged.Along)
 	}
-	if got, _ := os.ReadFile(a); string(got) != "package a\n\nvar X = 2 // reviewed\n\nvar Y = 1\n" {
-		t.Errorf("a.go = %q; the person's change must stay", got)
+	stale := run.Results[3]
+	if !stale.IsError || !strings.Contains(stale.Content, "STALE_FILE") || !strings.Contains(stale.Content, "reviewed twice") {
+		t.Errorf("the Edit of the line someone changed: is_error=%v %q; want STALE_FILE showing the change", stale.IsError, stale.Content)
+	}
+	if got, _ := os.ReadFile(a); string(got) != "package a\n\nvar X = 2 // reviewed twice\n\nvar Y = 2\n" {
+		t.Errorf("a.go = %q; both the merged edit and the person's changes must stay", got)
 	}
 	bin := editguardBin(t)
 	for _, c := range [][]string{
