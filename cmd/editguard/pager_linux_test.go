@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestPagerOnTerminal checks the pager: on a terminal, log goes through
@@ -178,5 +179,52 @@ func TestApplyTellsItWaits(t *testing.T) {
 	errs.Reset()
 	if code := run(context.Background(), []string{"--root", root, "apply", "--dry-run"}, strings.NewReader(patch), &out, &errs); code != 0 || strings.Contains(errs.String(), "terminal") {
 		t.Errorf("apply from a pipe: exit %d, stderr %q", code, errs.String())
+	}
+}
+
+// TestProgressLine: a long operation on a terminal shows a progress line
+// that it keeps up to date and erases at the end; off a terminal it shows
+// nothing.
+func TestProgressLine(t *testing.T) {
+	defer func(a, e time.Duration) { progressAfter, progressEvery = a, e }(progressAfter, progressEvery)
+	progressAfter, progressEvery = 20*time.Millisecond, 20*time.Millisecond
+	var buf syncBuffer
+	done := startProgress(&buf, "verifying the ledger")
+	deadline := time.Now().Add(10 * time.Second)
+	for strings.Count(buf.String(), "editguard: verifying the ledger... ") < 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	done()
+	done() // a second call is harmless
+	out := buf.String()
+	if strings.Count(out, "\r\x1b[Keditguard: verifying the ledger... ") < 2 || !strings.HasSuffix(out, "\r\x1b[K") {
+		t.Errorf("progress output %q: want the line drawn again and erased at the end", out)
+	}
+	// A quick operation draws nothing.
+	progressAfter = time.Hour
+	buf2 := &syncBuffer{}
+	startProgress(buf2, "quick")()
+	if buf2.String() != "" {
+		t.Errorf("a quick operation drew %q", buf2.String())
+	}
+	// Off a terminal, nothing.
+	var plain bytes.Buffer
+	(&env{stderr: &plain}).progress("x")()
+	if plain.Len() != 0 {
+		t.Errorf("off a terminal: %q", plain.String())
+	}
+	// On a terminal, verify of a workspace runs with it and leaves the
+	// screen clean.
+	progressAfter = 0
+	root := t.TempDir()
+	writeFile(t, root, "a.txt", "one\n")
+	cliRun(t, root, "read", "a.txt")
+	cliRun(t, root, "edit", "a.txt", "--old", "one", "--new", "two")
+	master, slave := openPTY(t)
+	var screen syncBuffer
+	go io.Copy(&screen, master)
+	var out2 bytes.Buffer
+	if code := run(context.Background(), []string{"--root", root, "verify"}, strings.NewReader(""), &out2, slave); code != 0 || !strings.Contains(out2.String(), "ledger ok") {
+		t.Fatalf("verify with a terminal on stderr: exit %d, %q", code, out2.String())
 	}
 }

@@ -55,7 +55,9 @@ func runPublish(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	s := ws.NewSession(e.sessionName)
+	done := e.progress("publishing")
 	r, err := s.Publish(ctx, &o)
+	done()
 	if err != nil {
 		var ge *editguard.Error
 		if !e.json && errors.As(err, &ge) && ge.Code == editguard.CodeStaleFile {

@@ -46,7 +46,7 @@ func runPull(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	r, err := s.Pull(ctx, &o)
+	r, err := s.Pull(ctx, &o) // no progress line: a pull may ask the person at the terminal
 	if err != nil {
 		return err
 	}

@@ -52,7 +52,9 @@ func runReplay(ctx context.Context, e *env, args []string) error {
 	if err := checkRoot(e.root); err != nil {
 		return err
 	}
+	done := e.progress("replaying the ledger")
 	rep, err := replayDir(e.root, o)
+	done()
 	if err != nil {
 		return err
 	}

@@ -125,7 +125,9 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 	if *maxN != 0 {
 		a["max_results"] = *maxN
 	}
+	done := e.progress("searching")
 	out, err := execTool(ctx, e, "search_text", a)
+	done()
 	if err != nil {
 		return err
 	}

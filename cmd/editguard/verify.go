@@ -38,7 +38,9 @@ func runVerify(ctx context.Context, e *env, args []string) error {
 	if len(pos) != 0 {
 		return usagef(verifyCmd.name, "verify takes no arguments, got %q", pos)
 	}
+	done := e.progress("verifying the ledger")
 	n, err := editguard.VerifyDir(e.root)
+	done()
 	var ve *editguard.LedgerVerifyError
 	if errors.As(err, &ve) {
 		return &editguard.Error{Code: editguard.CodeIO,
