@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/editguard/editguard/internal/history"
+	"github.com/editguard/editguard/internal/ledger"
 )
 
 // RewindOptions control Rewind. Without ToSeq or ToTime every change of the
@@ -192,7 +193,10 @@ func (s *Session) Rewind(ctx context.Context, session string, opts *RewindOption
 func (w *Workspace) sessionChanges(session string, o *RewindOptions) ([]*rewindPath, error) {
 	byPath := map[string]*rewindPath{}
 	found := false
-	err := w.Log(LogFilter{}, func(r *LedgerRecord) error {
+	// Only records that name the session, as their own or as the one a
+	// rewind undid, are decoded: on a long ledger the rest is read, not
+	// parsed.
+	err := readError("read ledger", ledger.Filter(w.state, ledgerName, ledger.Match{Mentions: session}, func(r *LedgerRecord) error {
 		if r.Outcome != "ok" || r.Path == "" {
 			return nil
 		}
@@ -216,7 +220,7 @@ func (w *Workspace) sessionChanges(session string, o *RewindOptions) ([]*rewindP
 		}
 		rp.recs = append(rp.recs, r)
 		return nil
-	})
+	}))
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ package ledger
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -83,6 +84,10 @@ type Match struct {
 	Tool    string
 	Since   time.Time // records at or after; zero: any time
 	Before  uint64    // records with a lower seq; 0: any (Tail seeks to it)
+	// Mentions, if set, is a string the record must hold somewhere (its
+	// JSON text in the line): a prefilter for readers that select on a
+	// field of the arguments, as rewind does on the session it undoes.
+	Mentions string
 }
 
 // Matches reports whether r satisfies m.
@@ -98,11 +103,27 @@ func (m Match) Matches(r *Record) bool {
 // and not for an intent (Outcome "pending") that an outcome record follows:
 // the outcome repeats what the intent said. An intent that no outcome
 // follows is passed to fn after every other record, in order of seq.
+//
+// A line is decoded only if it may match: one that lacks the JSON text of
+// m's path, session or tool (or of m.Mentions) is passed over unread, so
+// selecting a few records of a long ledger costs a read of its bytes, not
+// a decoding of every record. A malformed line is reported only where it
+// is decoded.
 func Filter(dir *statedir.Dir, name string, m Match, fn func(*Record) error) error {
 	var open []*Record // intents without an outcome so far, in order of seq
-	err := Scan(dir, name, func(r *Record) error {
-		if r.Intent != 0 {
-			open = slices.DeleteFunc(open, func(p *Record) bool { return p.Seq == r.Intent })
+	needles := m.needles()
+	_, err := read(dir, name, nil, func(line []byte, n int) error {
+		if in, ok := intentOf(line); ok {
+			open = slices.DeleteFunc(open, func(p *Record) bool { return p.Seq == in })
+		}
+		for _, q := range needles {
+			if !bytes.Contains(line, q) {
+				return nil
+			}
+		}
+		r := new(Record)
+		if err := json.Unmarshal(line, r); err != nil {
+			return &VerifyError{Seq: uint64(n), Line: n, Reason: ReasonMalformed, Err: err}
 		}
 		if !m.Matches(r) {
 			return nil
@@ -122,6 +143,19 @@ func Filter(dir *statedir.Dir, name string, m Match, fn func(*Record) error) err
 		}
 	}
 	return nil
+}
+
+// needles are the JSON texts a line must contain to be a record m may
+// match.
+func (m Match) needles() [][]byte {
+	var out [][]byte
+	for _, v := range []string{m.Path, m.Session, m.Tool, m.Mentions} {
+		if v != "" {
+			q, _ := json.Marshal(v)
+			out = append(out, q)
+		}
+	}
+	return out
 }
 
 // Verify checks the whole chain of the ledger name in dir against itself

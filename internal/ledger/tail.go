@@ -38,6 +38,7 @@ func Tail(dir *statedir.Dir, name string, m Match, n int, fn func(*Record) error
 	defer f.Close()
 	b := &backward{f: f, pos: size}
 	resolved := map[uint64]bool{} // intents an outcome already passed over names
+	needles := m.needles()
 	if m.Before > 0 {
 		if b.pos, err = seekSeq(f, size, m.Before); err != nil {
 			return err
@@ -56,7 +57,7 @@ func Tail(dir *statedir.Dir, name string, m Match, n int, fn func(*Record) error
 		if !ok {
 			break
 		}
-		r, err := tailRecord(line, m, resolved)
+		r, err := tailRecord(line, m, needles, resolved)
 		if err != nil {
 			return err
 		}
@@ -75,7 +76,7 @@ func Tail(dir *statedir.Dir, name string, m Match, n int, fn func(*Record) error
 // tailRecord decodes line if it is a record m matches that Filter would
 // list, noting in resolved the intent an outcome names; else it returns
 // nil. Lines that cannot match are passed over without being decoded.
-func tailRecord(line []byte, m Match, resolved map[uint64]bool) (*Record, error) {
+func tailRecord(line []byte, m Match, needles [][]byte, resolved map[uint64]bool) (*Record, error) {
 	if in, ok := intentOf(line); ok {
 		resolved[in] = true
 	}
@@ -84,11 +85,7 @@ func tailRecord(line []byte, m Match, resolved map[uint64]bool) (*Record, error)
 			return nil, nil // its outcome, later in the ledger, stands for it
 		}
 	}
-	for _, v := range []string{m.Path, m.Session, m.Tool} {
-		if v == "" {
-			continue
-		}
-		q, _ := json.Marshal(v)
+	for _, q := range needles {
 		if !bytes.Contains(line, q) {
 			return nil, nil
 		}

@@ -3,6 +3,7 @@
 package ledger
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -178,6 +179,95 @@ func BenchmarkTail(b *testing.B) {
 				n := 0
 				if err := Tail(lg.dir, testName, Match{}, 20, func(*Record) error { n++; return nil }); err != nil || n != 20 {
 					b.Fatalf("Tail = %d records, %v", n, err)
+				}
+			}
+		})
+	}
+}
+
+// TestFilterPrefilter holds Filter, which decodes only the lines that
+// hold its match's JSON text, to Scan and Matches on every record, with
+// names JSON escapes (<, &, quotes, non-ASCII) and a Mentions in the
+// arguments.
+func TestFilterPrefilter(t *testing.T) {
+	lg := newTestLedger(t)
+	l := openTest(t, lg, &Options{DisableGroupCommit: true})
+	names := []string{"a&b.txt", "<x>.go", `q"uote.md`, "é.txt", "s1", "s10"}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 600 {
+		r := &Record{Session: names[rng.IntN(len(names))], Tool: "edit_file", Path: names[rng.IntN(len(names))], Outcome: "ok"}
+		if rng.IntN(4) == 0 {
+			r.Tool = "rewind"
+			r.Args = json.RawMessage(fmt.Sprintf(`{"session":%q}`, names[rng.IntN(len(names))]))
+		}
+		if err := l.Append(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Close()
+	var all []*Record
+	if err := Scan(lg.dir, testName, func(r *Record) error { all = append(all, r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		for _, m := range []Match{{Path: n}, {Session: n}, {Session: n, Tool: "rewind"}, {Mentions: n}} {
+			var want, got []uint64
+			for _, r := range all {
+				line, _ := json.Marshal(r)
+				q, _ := json.Marshal(n)
+				if m.Matches(r) && (m.Mentions == "" || bytes.Contains(line, q)) {
+					want = append(want, r.Seq)
+				}
+			}
+			if err := Filter(lg.dir, testName, m, func(r *Record) error { got = append(got, r.Seq); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, want) || len(want) == 0 {
+				t.Errorf("Filter(%+v) = %d records, want %d (and some)", m, len(got), len(want))
+			}
+		}
+	}
+}
+
+// BenchmarkFilterSession selects one session's records (a tenth) of a
+// ledger of 100,000: Filter, which decodes only lines that name the
+// session, against decoding every record (Scan) and matching after, as
+// Filter did before.
+func BenchmarkFilterSession(b *testing.B) {
+	lg := newTestLedger(b)
+	l := openTest(b, lg, nil)
+	for i := range 100000 {
+		if _, err := l.Write(&Record{Session: fmt.Sprintf("s-%d", i%10), Tool: "edit_file", Path: fmt.Sprintf("f%d.txt", i%100), Outcome: "ok",
+			Args: json.RawMessage(`{"path":"x","old_string":"a","new_string":"b"}`)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	l.Close()
+	m := Match{Session: "s-3"}
+	for _, c := range []struct {
+		name string
+		run  func() int
+	}{
+		{"decode-all", func() int {
+			n := 0
+			Scan(lg.dir, testName, func(r *Record) error {
+				if m.Matches(r) {
+					n++
+				}
+				return nil
+			})
+			return n
+		}},
+		{"filter", func() int {
+			n := 0
+			Filter(lg.dir, testName, m, func(*Record) error { n++; return nil })
+			return n
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if n := c.run(); n != 10000 {
+					b.Fatalf("%d records, want 10000", n)
 				}
 			}
 		})
