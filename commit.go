@@ -299,19 +299,14 @@ func (r *commitRun) check() error {
 // change (merge.go), keeping the staleness in r.stale and the session's
 // read in c.seen for build; it returns any other error as it is.
 func (r *commitRun) mayMerge(err error) error {
-	c, obs := r.c, r.obs
-	if !c.merge || r.s.w.opts.NoMerge || r.base == nil || !obs.stat.Exists || !obs.stat.Regular() || len(obs.data) > seenFileMax {
+	if !r.c.merge {
 		return err
 	}
-	var e *Error
-	if !errors.As(err, &e) || e.Code != CodeStaleFile || e.Details["reason"] != ReasonModified {
-		return err
-	}
-	seen, ok := r.s.recall(r.base.SHA256)
+	seen, ok := r.s.seenForMerge(r.base, r.obs, err)
 	if !ok {
 		return err
 	}
-	c.seen, r.stale = seen, err
+	r.c.seen, r.stale = seen, err
 	return nil
 }
 

@@ -52,7 +52,8 @@ const guardOp = "hook:"
 // the file's lock it checks the file against the session's baseline, as a
 // guarded write would (NOT_READ without a read, unless opts.Unread; a full
 // one for a whole-file write; STALE_FILE, with the changes since the read
-// when they are small, if it changed), and saves what the file holds now to
+// when they are small, if it changed, unless opts.Edits merge over that
+// change), and saves what the file holds now to
 // history, so that the
 // version the tool is about to replace can always be restored. A refusal is
 // recorded in the ledger; a pass is recorded by Record, after the tool.
@@ -127,16 +128,8 @@ func (s *Session) Guard(ctx context.Context, p, tool string, opts *GuardOptions)
 // change's diff, or stale (saying why not, where it was a question of
 // merging).
 func (s *Session) guardMerge(b *Baseline, obs *observation, edits []Edit, stale error) (string, error) {
-	var e *Error
-	if len(edits) == 0 || s.w.opts.NoMerge || !errors.As(stale, &e) || e.Code != CodeStaleFile || e.Details["reason"] != ReasonModified ||
-		!obs.stat.Exists || !obs.stat.Regular() || len(obs.data) > seenFileMax {
-		return "", stale
-	}
-	if b == nil {
-		return "", stale
-	}
-	seen, ok := s.recall(b.SHA256)
-	if !ok {
+	seen, ok := s.seenForMerge(b, obs, stale)
+	if len(edits) == 0 || !ok {
 		return "", stale
 	}
 	cur, err := textcodec.Decode(obs.data, b.Encoding)
@@ -145,6 +138,8 @@ func (s *Session) guardMerge(b *Baseline, obs *observation, edits []Edit, stale 
 	}
 	_, diff, _, err := mergeEdits(seen, b.Encoding, cur.Text, edits)
 	if nm, ok := isNoMerge(err); ok {
+		var e *Error
+		errors.As(stale, &e) // seenForMerge found it so
 		e.Details["not_merged"] = nm.why
 		return "", stale
 	}

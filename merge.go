@@ -36,6 +36,20 @@ import (
 // writes, deletes and moves never merge: they would discard the other
 // change. Options.NoMerge and EditOptions.NoMerge turn merging off.
 
+// seenForMerge returns the content of b, the session's read, when stale
+// is the STALE_FILE of a file modified since that read which an edit may
+// merge over: merging is on, the file is still a regular file small
+// enough for the session to remember it, and the session does remember
+// that read. Edit (commitRun.mayMerge) and Guard (guardMerge) both ask it.
+func (s *Session) seenForMerge(b *Baseline, obs *observation, stale error) ([]byte, bool) {
+	var e *Error
+	if s.w.opts.NoMerge || b == nil || !obs.stat.Exists || !obs.stat.Regular() || len(obs.data) > seenFileMax ||
+		!errors.As(stale, &e) || e.Code != CodeStaleFile || e.Details["reason"] != ReasonModified {
+		return nil, false
+	}
+	return s.recall(b.SHA256)
+}
+
 // strategyMerged is the ledger strategy of a merged edit.
 const strategyMerged = "merged"
 

@@ -231,12 +231,3 @@ func editDistance(a, b string) int {
 	}
 	return prev[len(b)]
 }
-
-// arguments says how many arguments a command line gave: "1 argument",
-// "3 arguments".
-func arguments(n int) string {
-	if n == 1 {
-		return "1 argument"
-	}
-	return fmt.Sprintf("%d arguments", n)
-}

@@ -231,6 +231,15 @@ func usagef(cmd, format string, args ...any) error {
 	return &usageError{cmd: cmd, msg: fmt.Sprintf(format, args...)}
 }
 
+// arguments says how many arguments a command line gave: "1 argument",
+// "3 arguments".
+func arguments(n int) string {
+	if n == 1 {
+		return "1 argument"
+	}
+	return fmt.Sprintf("%d arguments", n)
+}
+
 // exitStatus ends a command that has printed its own report with that exit
 // code: rewind when some files were refused and the others rewound, pull
 // with conflicts.

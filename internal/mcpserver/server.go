@@ -251,11 +251,7 @@ func (st *session) run(ctx context.Context, t mcpTool, req *mcp.CallToolRequest,
 		if errors.As(err, &q) {
 			return q.result()
 		}
-		res := errorResult(err)
-		if showsWholeResult(req) {
-			compactErrorMeta(res)
-		}
-		return res
+		return errorResultFor(err, showsWholeResult(req))
 	}
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: out.Text}}}
 	if t.structured {
@@ -271,8 +267,14 @@ func (st *session) run(ctx context.Context, t mcpTool, req *mcp.CallToolRequest,
 // There is no structuredContent, so the clients that show a model the text
 // of a result show it that text, once. Gemini CLI shows the model the JSON
 // of an error result whole, the text and _meta both, so there the error
-// object repeats what the text says; that is why the text is kept compact.
-func errorResult(err error) *mcp.CallToolResult {
+// object repeats what the text says; that is why the text is kept compact,
+// and why errorResultFor keeps less in _meta for it.
+func errorResult(err error) *mcp.CallToolResult { return errorResultFor(err, false) }
+
+// errorResultFor is errorResult; with whole (a client that shows the model
+// the whole result) _meta holds only the error's code and the details a
+// program acts on (path, version, reason): the text says the rest.
+func errorResultFor(err error, whole bool) *mcp.CallToolResult {
 	var e *editguard.Error
 	if !errors.As(err, &e) {
 		e = &editguard.Error{Code: editguard.CodeIO, Message: err.Error(), Err: err}
@@ -288,9 +290,19 @@ func errorResult(err error) *mcp.CallToolResult {
 		c.RecoveryHint = "nobody declined the change; tell the user that this client cannot show approval questions here, and that editguard serve --approve auto allows changes without asking"
 		e = &c
 	}
+	var meta any = errorMeta(e)
+	if whole {
+		small := map[string]any{"code": e.Code}
+		for _, k := range []string{"path", "version", "reason"} {
+			if v, ok := e.Details[k]; ok {
+				small[k] = v
+			}
+		}
+		meta = small
+	}
 	return &mcp.CallToolResult{
 		Content: []mcp.Content{&mcp.TextContent{Text: toolset.ErrorText(e)}},
-		Meta:    mcp.Meta{MetaError: errorMeta(e)},
+		Meta:    mcp.Meta{MetaError: meta},
 		IsError: true,
 	}
 }
@@ -312,27 +324,6 @@ func showsWholeResult(req *mcp.CallToolRequest) bool {
 		}
 	}
 	return strings.HasPrefix(name, "gemini-cli")
-}
-
-// compactErrorMeta leaves in an error result's _meta only the error's code
-// and the details a program acts on (path, version), for a client that
-// shows the model the whole result: the text says the rest.
-func compactErrorMeta(res *mcp.CallToolResult) {
-	raw, _ := res.Meta[MetaError].(json.RawMessage)
-	var full struct {
-		Code    string         `json:"code"`
-		Details map[string]any `json:"details"`
-	}
-	if json.Unmarshal(raw, &full) != nil {
-		return
-	}
-	small := map[string]any{"code": full.Code}
-	for _, k := range []string{"path", "version", "reason"} {
-		if v, ok := full.Details[k]; ok {
-			small[k] = v
-		}
-	}
-	res.Meta[MetaError] = small
 }
 
 // errNotShown is the failure of an approval the client cancelled: clients
