@@ -1,21 +1,18 @@
 package editguard
 
 import (
-	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/editguard/editguard/internal/filelock"
 	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/patch"
-	"golang.org/x/sys/unix"
 )
 
 // PatchOptions control ApplyPatch.
@@ -190,21 +187,31 @@ func (s *Session) resolvePatch(cs *changeSet, ops []patch.FileOp, res *PatchResu
 	return nil
 }
 
-// commitTx commits a checked transaction: what each name holds goes to
-// history first, then the journal, the files one by one, the records (the
-// commit) and the journal's removal; a failing step before the records
-// rolls back at once. The baselines
-// follow the files. The caller holds every file's lock.
+// commitTx commits a checked transaction (see txcommit.go): what each name
+// holds goes to history and each new content to its temporary name, both
+// made durable together; then the journal, the swaps, one fsync per
+// directory, the records (the commit) and the journal's removal. A failing
+// step before the records rolls back at once. The baselines follow the
+// files. The caller holds every file's lock.
 func (s *Session) commitTx(a *attempt, op string, cs *changeSet, res *PatchResult) error {
 	files := cs.files
-	// What each name holds goes to history first.
-	if err := cs.snapshot(op); err != nil {
+	bulk := len(files) > fsyncObjects
+	histPaths, err := cs.saveVersions(op)
+	if err != nil {
 		return err
 	}
 	for _, f := range files {
 		if res.Files[f.out].BackupVersion == "" {
 			res.Files[f.out].BackupVersion = f.version
 		}
+	}
+	st, err := s.w.stageTx(files, s.name, bulk)
+	if err != nil {
+		return err
+	}
+	defer st.abort()
+	if err := st.durable(histPaths); err != nil {
+		return err
 	}
 	j := journalFor(res.TxID, op, s.name, files)
 	if err := s.w.writeJournal(j); err != nil {
@@ -213,27 +220,13 @@ func (s *Session) commitTx(a *attempt, op string, cs *changeSet, res *PatchResul
 		return e
 	}
 	for i, f := range files {
-		warning, err := s.w.commitTxFile(f, s.name)
-		if warning != "" {
-			res.Warnings = append(res.Warnings, warning)
-		}
-		if err != nil {
-			// Undo the files already changed, then drop the journal.
-			if rerr := s.w.rollBack(j, s.name); rerr != nil {
-				e := ioError(f.t.path, err)
-				e.Message = fmt.Sprintf("the patch failed at %s (%v), and undoing it failed too (%v); the journal is kept, and the next open of the workspace undoes it", f.t.path, err, rerr)
-				return e
-			}
-			s.w.removeJournal(j.ID)
-			var ee *Error
-			if !errors.As(err, &ee) {
-				ee = ioError(f.t.path, err)
-			}
-			ee.Details["file"] = f.t.path
-			ee.Details["undone"] = i
-			return ee
+		if err := st.swap(i); err != nil {
+			// The files swapped so far are settled, then put back.
+			st.settle(s.name)
+			return s.w.undoTx(j, s.name, f, i, err)
 		}
 	}
+	res.Warnings = append(res.Warnings, st.settle(s.name)...)
 	// The commit point: the records, durable before the journal goes, so
 	// that a transaction without its journal has its records. A process
 	// killed between the two is rolled forward at the next Open.
@@ -261,6 +254,24 @@ func (s *Session) commitTx(a *attempt, op string, cs *changeSet, res *PatchResul
 		}
 	}
 	return nil
+}
+
+// undoTx undoes a transaction whose i-th file, f, failed to swap with err:
+// the files already changed are put back, then the journal dropped.
+func (w *Workspace) undoTx(j *journal, session string, f *txFile, i int, err error) error {
+	if rerr := w.rollBack(j, session); rerr != nil {
+		e := ioError(f.t.path, err)
+		e.Message = fmt.Sprintf("the patch failed at %s (%v), and undoing it failed too (%v); the journal is kept, and the next open of the workspace undoes it", f.t.path, err, rerr)
+		return e
+	}
+	w.removeJournal(j.ID)
+	var ee *Error
+	if !errors.As(err, &ee) {
+		ee = ioError(f.t.path, err)
+	}
+	ee.Details["file"] = f.t.path
+	ee.Details["undone"] = i
+	return ee
 }
 
 // planPatch observes and checks every file under the locks and computes
@@ -435,31 +446,10 @@ func (w *Workspace) lockTargets(ctx context.Context, files []*txFile) ([]*filelo
 // lockDirs takes the commit locks of every target's directory, each once,
 // in (device, inode) order.
 func (w *Workspace) lockDirs(ctx context.Context, files []*txFile) ([]*filelock.Lock, error) {
-	type dirID struct{ dev, ino uint64 }
-	type dir struct {
-		id dirID
-		t  *target
+	dirs, err := txDirs(files)
+	if err != nil {
+		return nil, err
 	}
-	var dirs []dir
-	for _, f := range files {
-		if f.t.dirFile == nil {
-			continue
-		}
-		var st unix.Stat_t
-		if err := unix.Fstat(int(f.t.dirFile.Fd()), &st); err != nil {
-			return nil, ioError(f.t.path, err)
-		}
-		id := dirID{uint64(st.Dev), st.Ino}
-		if !slices.ContainsFunc(dirs, func(d dir) bool { return d.id == id }) {
-			dirs = append(dirs, dir{id, f.t})
-		}
-	}
-	slices.SortFunc(dirs, func(a, b dir) int {
-		if a.id.dev != b.id.dev {
-			return cmp.Compare(a.id.dev, b.id.dev)
-		}
-		return cmp.Compare(a.id.ino, b.id.ino)
-	})
 	var locks []*filelock.Lock
 	for _, d := range dirs {
 		l, err := w.lock(ctx, d.t)
@@ -472,29 +462,6 @@ func (w *Workspace) lockDirs(ctx context.Context, files []*txFile) ([]*filelock.
 		locks = append(locks, l)
 	}
 	return locks, nil
-}
-
-// commitTxFile puts one file's new state in place. A failure after the
-// swap (a directory fsync) does not undo the change: it is a warning, as
-// for a single file's commit.
-func (w *Workspace) commitTxFile(f *txFile, session string) (warning string, err error) {
-	tmp, err := w.sweepTemp(f.t, session)
-	if err != nil {
-		return "", ioError(f.t.path, err)
-	}
-	pl := &plan{data: f.data, sum: f.sum, remove: f.remove}
-	ar, err := w.commit(context.Background(), f.t, f.obs, pl, tmp, nil, true)
-	if err != nil && ar.Strategy == "" {
-		return "", err
-	}
-	if err != nil {
-		warning = fmt.Sprintf("%s is changed, but %v", f.t.path, err)
-	}
-	f.mtimeMS = ar.Stat.MtimeNS / 1e6
-	if len(ar.Displaced) > 0 {
-		w.keepDisplaced(f.t, session, ar.Displaced)
-	}
-	return warning, nil
 }
 
 // A journal is the durable record of a transaction in progress, in

@@ -110,17 +110,11 @@ func (cs *changeSet) approve(ctx context.Context, a *attempt, preview func() *Pr
 // records do (command.go). Contents kept as objects are durable as Save
 // writes them.
 func (cs *changeSet) snapshot(op string) error {
-	w := cs.s.w
-	paths := make([]string, 0, len(cs.files))
-	for _, f := range cs.files {
-		v, err := w.hist.Save(f.t.resolved, f.obs.data, !f.obs.stat.Exists, f.obs.sum, history.Meta{Op: op, Session: cs.s.name, Lazy: true})
-		if err != nil {
-			return historyFailed(f.t.path, err)
-		}
-		f.version = v.ID
-		paths = append(paths, f.t.resolved)
+	paths, err := cs.saveVersions(op)
+	if err != nil {
+		return err
 	}
-	var err error
+	w := cs.s.w
 	if len(paths) > fsyncObjects {
 		err = syncFS(int(w.histDir.File().Fd()))
 	} else {
@@ -130,6 +124,22 @@ func (cs *changeSet) snapshot(op string) error {
 		return historyFailed(cs.files[0].t.path, err)
 	}
 	return nil
+}
+
+// saveVersions is snapshot without the sync: it writes the versions and
+// returns the paths whose index lines the caller makes durable.
+func (cs *changeSet) saveVersions(op string) ([]string, error) {
+	w := cs.s.w
+	paths := make([]string, 0, len(cs.files))
+	for _, f := range cs.files {
+		v, err := w.hist.Save(f.t.resolved, f.obs.data, !f.obs.stat.Exists, f.obs.sum, history.Meta{Op: op, Session: cs.s.name, Lazy: true})
+		if err != nil {
+			return nil, historyFailed(f.t.path, err)
+		}
+		f.version = v.ID
+		paths = append(paths, f.t.resolved)
+	}
+	return paths, nil
 }
 
 // close lets the locks go and closes every name's directory.

@@ -753,13 +753,6 @@ func (w *Workspace) commit(ctx context.Context, t *target, obs *observation, pl 
 	case !obs.stat.Exists:
 		opts.Mode, opts.ExactMode, opts.UID, opts.GID = pl.mode, pl.exactMode, -1, -1
 		r, err = t.dir.Create(t.base, pl.data, opts)
-		if errors.Is(err, atomicfile.ErrExist) {
-			now, _ := w.observe(t)
-			if now == nil {
-				now = &observation{}
-			}
-			return r, stale(t.path, ReasonCreated, now)
-		}
 	case pl.remove:
 		r, err = t.dir.Remove(t.base, obs.sum, opts)
 	default:
@@ -773,26 +766,8 @@ func (w *Workspace) commit(ctx context.Context, t *target, obs *observation, pl 
 		// file: an open of it would wait for this very lease.
 		pl.held.Release()
 	}
-	if errors.Is(err, atomicfile.ErrRaced) {
-		now, _ := w.observe(t)
-		if now == nil {
-			now = &observation{}
-		}
-		reason := ReasonModified
-		if !now.stat.Exists {
-			reason = ReasonDeleted
-		}
-		e := stale(t.path, reason, now)
-		e.Message = "file was changed by another program during the commit; nothing was written"
-		e.Err = err
-		return r, e
-	}
-	var e *Error
-	if errors.As(err, &e) {
-		return r, err // from ready
-	}
 	if err != nil {
-		return r, ioError(t.path, err)
+		return r, w.commitError(t, err)
 	}
 	return r, nil
 }

@@ -296,6 +296,9 @@ type Options struct {
 	Volatile bool
 	// BeforeSync, if set, is called before the temporary file's fsync.
 	BeforeSync func()
+	// SyncLater (Stage* only) skips the temporary file's fsync: the caller
+	// makes it durable before Swap, for many files at once (Dir.SyncFS).
+	SyncLater bool
 }
 
 // swapped calls opts.Swapped, if set.
@@ -446,7 +449,7 @@ func (d *Dir) writeTemp(name string, data []byte, opts Options) (string, error) 
 	// Without this fsync the rename below may reach the disk before the
 	// data does, and a crash would leave an empty or partial file under the
 	// target's name.
-	if !opts.Volatile {
+	if !opts.Volatile && !opts.SyncLater {
 		if opts.BeforeSync != nil {
 			opts.BeforeSync()
 		}
@@ -511,6 +514,17 @@ func unixMode(m os.FileMode) uint32 {
 // name, or neither, and a created entry may vanish.
 func (d *Dir) Sync() error { return d.syncDir() }
 
+// SyncFS makes every write to the file system that holds d durable, the
+// files' data and every directory's entries: one flush that costs what is
+// dirty on the whole file system, for many files whose own fsyncs would
+// cost more (Options.SyncLater).
+func (d *Dir) SyncFS() error {
+	if err := sys.syncfs(d.hook, d.fd); err != nil {
+		return &StepError{"syncfs", err}
+	}
+	return nil
+}
+
 func (d *Dir) syncDir() error {
 	if err := sys.fsync(d.hook, d.fd); err != nil {
 		return &StepError{"fsync dir", err}
@@ -526,45 +540,33 @@ func (d *Dir) syncDir() error {
 // ErrNotWritable, and one whose owner cannot be kept with ErrOwner; then
 // nothing is written.
 func (d *Dir) Replace(name string, data []byte, want string, opts Options) (Result, error) {
-	if err := d.checkWritable(name); err != nil {
-		return Result{}, err
-	}
-	tmp, err := d.writeTemp(name, data, opts)
+	s, err := d.StageReplace(name, data, want, opts)
 	if err != nil {
 		return Result{}, err
 	}
 	if err := opts.ready(); err != nil {
-		sys.unlinkat(d.hook, d.fd, tmp, 0)
+		s.Abort()
 		return Result{}, err
 	}
-	strategy, old, err := d.swap(tmp, name, want, opts.Expect, opts.Held, data, opts.Park)
-	if err != nil {
+	if err := s.Swap(); err != nil {
 		return Result{}, err
 	}
-	r := Result{Strategy: strategy}
-	if old != nil && opts.Held != nil && opts.Held.Intact() {
-		return d.removeHeld(name, tmp, old, want, &opts, r)
+	if s.old != nil && opts.Held != nil && opts.Held.Intact() {
+		old := s.old
+		s.old, s.finished = nil, true
+		return d.removeHeld(name, s.tmp, old, want, &opts, s.r)
 	}
 	opts.swapped()
 	if err := d.syncAfterSwap(&opts); err != nil {
 		// The new content is in place but its durability is unknown. The
 		// displaced file stays under its temporary name: it is not ours to
 		// remove until the swap is known durable.
-		if old != nil {
-			old.f.Close()
-		}
-		return r, err
+		s.Abort()
+		return s.r, err
 	}
 	// The displaced file (exchange) is removed after the directory fsync, so
 	// a crash in between leaves an extra temp file, never a missing target.
-	if old != nil {
-		r.Displaced, err = d.removeVerified(tmp, old, want, opts.Park)
-		if err != nil {
-			return r, err
-		}
-	}
-	r.Stat, err = d.statName(name)
-	return r, err
+	return s.Finish()
 }
 
 // removeHeld ends a Replace whose displaced file old is the held one, with
@@ -784,27 +786,22 @@ func (d *Dir) statName(name string) (Stat, error) {
 // appeared there meanwhile it returns ErrExist and writes nothing: a
 // no-replace rename lets exactly one of two creators win.
 func (d *Dir) Create(name string, data []byte, opts Options) (Result, error) {
-	tmp, err := d.writeTemp(name, data, opts)
+	s, err := d.StageCreate(name, data, opts)
 	if err != nil {
 		return Result{}, err
 	}
 	if err := opts.ready(); err != nil {
-		sys.unlinkat(d.hook, d.fd, tmp, 0)
+		s.Abort()
 		return Result{}, err
 	}
-	if err := d.renameNoReplace(tmp, name); err != nil {
-		sys.unlinkat(d.hook, d.fd, tmp, 0)
-		if err == unix.EEXIST {
-			return Result{}, ErrExist
-		}
-		return Result{}, &StepError{"rename", err}
+	if err := s.Swap(); err != nil {
+		return Result{}, err
 	}
 	opts.swapped()
 	if err := d.syncAfterSwap(&opts); err != nil {
-		return Result{Strategy: Create}, err
+		return s.r, err
 	}
-	st, err := d.statName(name)
-	return Result{Strategy: Create, Stat: st}, err
+	return s.Finish()
 }
 
 // Remove removes the regular file name if its bytes still hash to want. The
@@ -813,44 +810,21 @@ func (d *Dir) Create(name string, data []byte, opts Options) (Result, error) {
 // ErrRaced returned. Bytes a writer that had the file open added after the
 // check are returned in Result.Displaced.
 func (d *Dir) Remove(name string, want string, opts Options) (Result, error) {
-	if err := d.checkWritable(name); err != nil {
+	s, err := d.StageRemove(name, want, opts)
+	if err != nil {
 		return Result{}, err
-	}
-	tmp := opts.Temp
-	if tmp == "" {
-		tmp = tempName(name)
 	}
 	if err := opts.ready(); err != nil {
 		return Result{}, err
 	}
-	if err := d.renameNoReplace(name, tmp); err != nil {
-		if err == unix.ENOENT {
-			return Result{}, ErrRaced
-		}
-		return Result{}, &StepError{"rename", err}
-	}
-	v, got, err := d.openHash(tmp)
-	if err != nil || got != want {
-		if v != nil {
-			v.f.Close()
-		}
-		if rerr := d.renameNoReplace(tmp, name); rerr != nil {
-			return Result{}, &StepError{"rename back", fmt.Errorf("%w; the displaced file is kept as %s", rerr, tmp)}
-		}
-		if err != nil {
-			return Result{}, &StepError{"hash displaced", err}
-		}
-		return Result{}, ErrRaced
-	}
-	opts.swapped()
-	displaced, err := d.removeVerified(tmp, v, want, opts.Park)
-	if err != nil {
+	if err := s.Swap(); err != nil {
 		return Result{}, err
 	}
+	opts.swapped()
 	if err := d.syncAfterSwap(&opts); err != nil {
-		return Result{Strategy: Delete, Displaced: displaced}, err
+		return s.r, err
 	}
-	return Result{Strategy: Delete, Displaced: displaced}, nil
+	return s.Finish()
 }
 
 // Put creates or replaces name with data by rename, without checking what it

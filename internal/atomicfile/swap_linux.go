@@ -15,6 +15,10 @@ func renameat2(olddirfd int, oldpath string, newdirfd int, newpath string, flags
 	return unix.Renameat2(olddirfd, oldpath, newdirfd, newpath, flags)
 }
 
+// syncfs makes every write to the file system holding fd durable: one
+// flush for many files (syncfs(2)).
+func syncfs(fd int) error { return unix.Syncfs(fd) }
+
 // noExchange is set once the file system or kernel has refused
 // RENAME_EXCHANGE (EINVAL, ENOSYS), so later commits go straight to rename.
 var noExchange atomic.Bool

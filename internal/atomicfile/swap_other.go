@@ -15,6 +15,13 @@ func renameat2(olddirfd int, oldpath string, newdirfd int, newpath string, flags
 	return unix.ENOSYS
 }
 
+// syncfs makes every write durable where there is no syncfs(2): sync(2)
+// flushes every file system.
+func syncfs(fd int) error {
+	unix.Sync()
+	return nil
+}
+
 // swap puts tmp in place of name with rename(2). Without an exchange the
 // displaced bytes cannot be checked after the swap; the caller's lock still
 // serialises all cooperating writers.

@@ -12,6 +12,7 @@ var sys = struct {
 	write     func(h Hook, fd int, p []byte) (int, error)
 	fchmod    func(h Hook, fd int, mode uint32) error
 	fsync     func(h Hook, fd int) error
+	syncfs    func(h Hook, fd int) error
 	unlinkat  func(h Hook, dirfd int, path string, flags int) error
 	renameat  func(h Hook, olddirfd int, oldpath string, newdirfd int, newpath string) error
 	renameat2 func(h Hook, olddirfd int, oldpath string, newdirfd int, newpath string, flags uint) error
@@ -41,6 +42,12 @@ var sys = struct {
 			return err
 		}
 		return unix.Fsync(fd)
+	},
+	syncfs: func(h Hook, fd int) error {
+		if err := call(h, &Call{Op: "syncfs", FD: fd}); err != nil {
+			return err
+		}
+		return syncfs(fd)
 	},
 	unlinkat: func(h Hook, dirfd int, path string, flags int) error {
 		if err := call(h, &Call{Op: "unlinkat", FD: dirfd, Name: path}); err != nil {
@@ -77,7 +84,7 @@ type Hook func(*Call) error
 
 // Call is one system call as Hook sees it.
 type Call struct {
-	Op    string // "openat", "write", "fchmod", "fsync", "unlinkat", "renameat", "renameat2", "linkat"
+	Op    string // "openat", "write", "fchmod", "fsync", "syncfs", "unlinkat", "renameat", "renameat2", "linkat"
 	FD    int    // the descriptor acted on; for calls with a path, the directory's
 	Name  string // the path, for calls with one (a rename's old name)
 	To    string // a rename's new name

@@ -30,7 +30,9 @@ type State struct {
 //     persist; of those after its last fsync, any prefix persists, and the
 //     last write of the prefix may persist only in part (its first byte,
 //     half of it, all but its last byte), independently of other files and
-//     of the directories.
+//     of the directories;
+//   - every operation followed by a syncfs persists (the recorded tree is
+//     taken to be on one file system).
 //
 // It stops at the first error visit returns. States are deduplicated by
 // their content. The number of combinations is the product, over the
@@ -111,9 +113,11 @@ type prefix struct {
 type choice struct{ keep, part int }
 
 func newPrefix(issued []Op) prefix {
-	lastDirSync, lastFileSync := map[string]int{}, map[int]int{}
+	lastDirSync, lastFileSync, lastAll := map[string]int{}, map[int]int{}, -1
 	for i, o := range issued {
 		switch o.Kind {
+		case SyncAll:
+			lastAll = i
 		case SyncDir:
 			lastDirSync[o.Dir] = i
 		case SyncFile:
@@ -133,6 +137,9 @@ func newPrefix(issued []Op) prefix {
 		p.groups[g] = append(p.groups[g], i)
 	}
 	for i, o := range issued {
+		if i < lastAll {
+			continue // durable
+		}
 		switch {
 		case o.entry():
 			if s, ok := lastDirSync[o.Dir]; ok && i < s {

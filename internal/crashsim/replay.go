@@ -25,9 +25,10 @@ const (
 	Truncate             // Ino's size becomes Size
 	SyncFile             // Ino's data operations so far are durable
 	SyncDir              // Dir's entry operations so far are durable
+	SyncAll              // every operation so far is durable (syncfs)
 )
 
-var kindNames = [...]string{"create", "mkdir", "rename", "exchange", "unlink", "rmdir", "write", "truncate", "fsync", "fsync dir"}
+var kindNames = [...]string{"create", "mkdir", "rename", "exchange", "unlink", "rmdir", "write", "truncate", "fsync", "fsync dir", "syncfs"}
 
 func (k Kind) String() string { return kindNames[k] }
 
@@ -57,6 +58,8 @@ func (o Op) String() string {
 		return fmt.Sprintf("fsync ino%d", o.Ino)
 	case SyncDir:
 		return "fsync dir " + o.Dir
+	case SyncAll:
+		return "syncfs"
 	case Rename, Exchange:
 		return fmt.Sprintf("%s %s %s", o.Kind, o.Path, o.To)
 	}
@@ -205,6 +208,11 @@ func (r *replayer) call(i int, c Syscall) error {
 		}
 	case "fsync", "fdatasync":
 		r.fsync(i, c)
+	case "syncfs":
+		// The recorded root is taken to be on one file system.
+		if _, ok := r.rel(c.Args[0].Path); ok {
+			r.emit(Op{Kind: SyncAll, Call: i})
+		}
 	case "close":
 		delete(r.fds, c.Args[0].FD)
 	case "mkdirat":

@@ -187,16 +187,36 @@ func TestKill9DuringApply(t *testing.T) {
 // TestApplyPatchFaultAtEveryStep fails each file-system call of a patch's
 // commit in turn (and each step of its history saves): every time the
 // tree is either all as before (with an error) or all as after (without),
-// and no journal is left.
+// and no journal is left. The patch of four files fsyncs each; the one of
+// ten makes them durable with one syncfs (bulk), which is failed too.
 func TestApplyPatchFaultAtEveryStep(t *testing.T) {
+	t.Run("four files", func(t *testing.T) {
+		faultEveryStep(t, func(t *testing.T) (*editguard.Workspace, string, *editguard.Session, string, map[string]string) {
+			w, dir, s := testutil.ApplyWorkspace(t)
+			return w, dir, s, testutil.ApplyPatchText, testutil.ApplyAfter
+		})
+	})
+	t.Run("ten files", func(t *testing.T) {
+		faultEveryStep(t, func(t *testing.T) (*editguard.Workspace, string, *editguard.Session, string, map[string]string) {
+			return testutil.BulkPatch(t, 10)
+		})
+	})
+}
+
+func faultEveryStep(t *testing.T, setup func(t *testing.T) (*editguard.Workspace, string, *editguard.Session, string, map[string]string)) {
 	ctx := context.Background()
 	// Count the calls of a clean run.
-	calls, histSteps := 0, 0
+	calls, histSteps, syncfs := 0, 0, 0
 	{
-		w, _, s := testutil.ApplyWorkspace(t)
-		testutil.SetFaults(w, func(*atomicfile.Call) error { calls++; return nil },
-			func(op, name string) error { histSteps++; return nil }, nil)
-		if _, err := s.ApplyPatch(ctx, testutil.ApplyPatchText, nil); err != nil {
+		w, _, s, patch, _ := setup(t)
+		testutil.SetFaults(w, func(c *atomicfile.Call) error {
+			calls++
+			if c.Op == "syncfs" {
+				syncfs++
+			}
+			return nil
+		}, func(op, name string) error { histSteps++; return nil }, nil)
+		if _, err := s.ApplyPatch(ctx, patch, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -221,7 +241,7 @@ func TestApplyPatchFaultAtEveryStep(t *testing.T) {
 	}
 	for k := 1; k <= calls; k++ {
 		t.Run(fmt.Sprintf("call %d", k), func(t *testing.T) {
-			w, dir, s := testutil.ApplyWorkspace(t)
+			w, dir, s, patch, after := setup(t)
 			before := testutil.Tree(t, dir)
 			n := 0
 			testutil.SetFaults(w, func(c *atomicfile.Call) error {
@@ -230,14 +250,14 @@ func TestApplyPatchFaultAtEveryStep(t *testing.T) {
 				}
 				return nil
 			}, nil, nil)
-			_, err := s.ApplyPatch(ctx, testutil.ApplyPatchText, nil)
+			_, err := s.ApplyPatch(ctx, patch, nil)
 			testutil.SetFaults(w, nil, nil, nil)
-			check(t, dir, before, testutil.ApplyAfter, err)
+			check(t, dir, before, after, err)
 		})
 	}
 	for k := 1; k <= histSteps; k++ {
 		t.Run(fmt.Sprintf("history step %d", k), func(t *testing.T) {
-			w, dir, s := testutil.ApplyWorkspace(t)
+			w, dir, s, patch, after := setup(t)
 			before := testutil.Tree(t, dir)
 			n := 0
 			testutil.SetFaults(w, nil, func(op, name string) error {
@@ -246,10 +266,10 @@ func TestApplyPatchFaultAtEveryStep(t *testing.T) {
 				}
 				return nil
 			}, nil)
-			_, err := s.ApplyPatch(ctx, testutil.ApplyPatchText, nil)
+			_, err := s.ApplyPatch(ctx, patch, nil)
 			testutil.SetFaults(w, nil, nil, nil)
-			check(t, dir, before, testutil.ApplyAfter, err)
+			check(t, dir, before, after, err)
 		})
 	}
-	t.Logf("%d commit calls and %d history steps each failed in turn: %d times all before, %d times all after (a fault after the swap is a warning)", calls, histSteps, failed, succeeded)
+	t.Logf("%d commit calls (%d of them syncfs) and %d history steps each failed in turn: %d times all before, %d times all after (a fault after the swap is a warning)", calls, syncfs, histSteps, failed, succeeded)
 }

@@ -19,6 +19,7 @@ import (
 const (
 	tracedPatchEnv = "EDITGUARD_TRACED_PATCH_DIR"
 	tracedUndoEnv  = "EDITGUARD_TRACED_UNDO" // set: the child applies the patch, then undoes it under the trace
+	tracedBulkEnv  = "EDITGUARD_TRACED_BULK" // set: the child applies bulkPatch
 )
 
 // The patch TestPowerLossPatch cuts the power in: two updates, an add and a
@@ -43,6 +44,48 @@ var (
 	patchAfter  = map[string]string{"a.txt": "a new\n", "b.txt": "b new\n", "c.txt": "c new\n"}
 )
 
+// A tracedCase is a patch TestPowerLossPatch cuts the power in, with the
+// tree before and after it.
+type tracedCase struct {
+	patch         string
+	before, after map[string]string
+}
+
+// tracedPatchCase is the patch of four files, or, with tracedBulkEnv set,
+// one of ten (eight updates, an add and a delete), which makes its files
+// durable with one syncfs instead of an fsync each.
+func tracedPatchCase() tracedCase {
+	if os.Getenv(tracedBulkEnv) == "" {
+		return tracedCase{tracedPatch, patchBefore, patchAfter}
+	}
+	c := tracedCase{before: map[string]string{"gone.txt": "gone\n"}, after: map[string]string{"new.txt": "new\n"}}
+	var p strings.Builder
+	p.WriteString("*** Begin Patch\n")
+	for i := range 8 {
+		name := fmt.Sprintf("f%d.txt", i)
+		c.before[name], c.after[name] = fmt.Sprintf("f%d old\n", i), fmt.Sprintf("f%d new\n", i)
+		fmt.Fprintf(&p, "*** Update File: %s\n@@\n-f%d old\n+f%d new\n", name, i, i)
+	}
+	p.WriteString("*** Add File: new.txt\n+new\n*** Delete File: gone.txt\n*** End Patch\n")
+	c.patch = p.String()
+	return c
+}
+
+// names returns the files c's patch touches.
+func (c tracedCase) names() []string {
+	var names []string
+	for n := range c.before {
+		names = append(names, n)
+	}
+	for n := range c.after {
+		if _, ok := c.before[n]; !ok {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
 // TestTracedPatchChild is the traced process of TestPowerLossPatch.
 func TestTracedPatchChild(t *testing.T) {
 	dir := os.Getenv(tracedPatchEnv)
@@ -54,19 +97,20 @@ func TestTracedPatchChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := w.NewSession("traced")
-	for _, p := range []string{"a.txt", "b.txt", "d.txt"} {
+	c := tracedPatchCase()
+	for p := range c.before {
 		if _, err := s.Read(ctx, p, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if os.Getenv(tracedUndoEnv) == "" {
 		os.Stderr.WriteString(testutil.TraceBegin)
-		if _, err := s.ApplyPatch(ctx, tracedPatch, nil); err != nil {
+		if _, err := s.ApplyPatch(ctx, c.patch, nil); err != nil {
 			t.Fatal(err)
 		}
 		os.Stderr.WriteString(testutil.TraceEnd)
 	} else {
-		res, err := s.ApplyPatch(ctx, tracedPatch, nil)
+		res, err := s.ApplyPatch(ctx, c.patch, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,6 +135,13 @@ func TestTracedPatchChild(t *testing.T) {
 // those a kill -9 after each system call leaves.
 func TestPowerLossPatch(t *testing.T) { powerLossPatch(t, false) }
 
+// TestPowerLossBulkPatch is TestPowerLossPatch for a patch of ten files,
+// whose temporary files and history lines one syncfs makes durable.
+func TestPowerLossBulkPatch(t *testing.T) {
+	t.Setenv(tracedBulkEnv, "1")
+	powerLossPatch(t, false)
+}
+
 // TestPowerLossUndo is TestPowerLossPatch for the undo of the patch: the
 // files end all as the patch left them, with no undo record, or all as
 // before it, with one undo record per file.
@@ -101,9 +152,10 @@ func powerLossPatch(t *testing.T, undo bool) {
 	if undo {
 		t.Setenv(tracedUndoEnv, "1")
 	}
+	c := tracedPatchCase()
 	w, dir := testutil.NewWorkspace(t)
 	s := w.NewSession("setup")
-	for name, content := range patchBefore {
+	for name, content := range c.before {
 		if _, err := s.Write(ctx, name, content, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -118,7 +170,7 @@ func powerLossPatch(t *testing.T, undo bool) {
 	start := crashsim.Apply(tw.Initial, ops[:first])
 	ops = ops[first:]
 
-	names := []string{"a.txt", "b.txt", "c.txt", "d.txt"}
+	names := c.names()
 	// The patch has 60 to 100 operations and 50,000 to 160,000 crash
 	// states (how many depends on which background writes fall inside the
 	// trace). Enumerating them takes minutes and checking them all far
@@ -162,9 +214,9 @@ func powerLossPatch(t *testing.T, undo bool) {
 			}
 		}
 		switch fmt.Sprint(got) {
-		case fmt.Sprint(patchBefore):
+		case fmt.Sprint(c.before):
 			befores++
-		case fmt.Sprint(patchAfter):
+		case fmt.Sprint(c.after):
 			afters++
 		default:
 			fail("files = %q, neither all before nor all after the patch", got)
@@ -182,13 +234,13 @@ func powerLossPatch(t *testing.T, undo bool) {
 			return nil
 		})
 		wantApply, wantUndo := 0, 0
-		switch done := fmt.Sprint(got) == fmt.Sprint(patchAfter); {
+		switch done := fmt.Sprint(got) == fmt.Sprint(c.after); {
 		case !undo && done:
-			wantApply = 4
+			wantApply = len(names)
 		case undo && done:
-			wantApply = 4
+			wantApply = len(names)
 		case undo:
-			wantApply, wantUndo = 4, 4
+			wantApply, wantUndo = len(names), len(names)
 		}
 		if counts["apply_patch"] != wantApply || counts["undo_patch"] != wantUndo {
 			fail("ledger holds %d apply_patch and %d undo_patch records for files %q; want %d and %d", counts["apply_patch"], counts["undo_patch"], got, wantApply, wantUndo)
@@ -205,8 +257,8 @@ func powerLossPatch(t *testing.T, undo bool) {
 				}
 			}
 		}
-		if fmt.Sprint(got) == fmt.Sprint(patchBefore) {
-			if _, err := s.ApplyPatch(ctx, tracedPatch, nil); err != nil {
+		if fmt.Sprint(got) == fmt.Sprint(c.before) {
+			if _, err := s.ApplyPatch(ctx, c.patch, nil); err != nil {
 				fail("the patch after recovery: %v", err)
 			}
 		}

@@ -2,8 +2,10 @@ package testutil
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/editguard/editguard"
@@ -93,4 +95,33 @@ func Journals(t *testing.T, dir string) []string {
 		}
 	}
 	return out
+}
+
+// BulkPatch is a workspace, a session that has read its files, and a
+// patch of n files (n > 8: the bulk commit that makes them durable with
+// syncfs): updates in two directories, one file added and one deleted;
+// with the tree the patch leaves.
+func BulkPatch(t *testing.T, n int) (w *editguard.Workspace, dir string, s *editguard.Session, patch string, after map[string]string) {
+	t.Helper()
+	w, dir = NewWorkspace(t)
+	s = w.NewSession("agent")
+	after = map[string]string{}
+	var p strings.Builder
+	p.WriteString("*** Begin Patch\n")
+	for i := range n - 2 {
+		name := fmt.Sprintf("d%d/f%02d.txt", i%2, i)
+		WriteFile(t, dir, name, fmt.Sprintf("line\nfile %d\n", i))
+		if _, err := s.Read(context.Background(), name, nil); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&p, "*** Update File: %s\n@@\n line\n-file %d\n+FILE %d\n", name, i, i)
+		after[name] = fmt.Sprintf("line\nFILE %d\n", i)
+	}
+	WriteFile(t, dir, "d0/gone.txt", "gone\n")
+	if _, err := s.Read(context.Background(), "d0/gone.txt", nil); err != nil {
+		t.Fatal(err)
+	}
+	p.WriteString("*** Delete File: d0/gone.txt\n*** Add File: d1/new.txt\n+new\n*** End Patch\n")
+	after["d1/new.txt"] = "new\n"
+	return w, dir, s, p.String(), after
 }

@@ -21,7 +21,7 @@ const (
 	TraceEnd      = "EDITGUARD-TRACE-END\n"
 	TracedOld     = "old content\nsecond line\n"
 	TracedNew     = "new content, which is longer than the old one\nsecond line\n"
-	tracedSyscall = "trace=openat,write,pwrite64,fsync,fdatasync,rename,renameat,renameat2,flock,unlinkat,close,ftruncate,mkdirat,linkat"
+	tracedSyscall = "trace=openat,write,pwrite64,fsync,fdatasync,syncfs,rename,renameat,renameat2,flock,unlinkat,close,ftruncate,mkdirat,linkat"
 )
 
 // TracedWriteOf is the traced child's body: it reads a.txt in dir and

@@ -1,0 +1,108 @@
+//go:build linux
+
+package atomicfile
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// TestStagedChangesTogether stages a replacement, a creation and a
+// removal, syncs them with one syncfs, swaps them all, syncs the directory
+// once and finishes them: the tree is as after, with no temporary file, and
+// the calls are in that order.
+func TestStagedChangesTogether(t *testing.T) {
+	d, dir := openDir(t)
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a old"), 0o644)
+	os.WriteFile(filepath.Join(dir, "gone.txt"), []byte("gone"), 0o644)
+	var ops []string
+	d.SetHook(func(c *Call) error { ops = append(ops, c.Op); return nil })
+	opts := Options{UID: -1, GID: -1, SyncLater: true}
+	a, err := d.StageReplace("a.txt", []byte("a new"), sum([]byte("a old")), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := d.StageCreate("b.txt", []byte("b new"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := d.StageRemove("gone.txt", sum([]byte("gone")), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(ops, "fsync") {
+		t.Errorf("SyncLater staging fsynced: %v", ops)
+	}
+	if err := d.SyncFS(); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*Staged{a, b, g} {
+		if err := s.Swap(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*Staged{a, b, g} {
+		r, err := s.Finish()
+		if err != nil || r.Strategy == "" {
+			t.Fatalf("Finish() = %+v, %v", r, err)
+		}
+	}
+	if got := listDir(t, dir); !slices.Equal(got, []string{"a.txt", "b.txt"}) {
+		t.Errorf("directory = %v, want a.txt and b.txt only", got)
+	}
+	for name, want := range map[string]string{"a.txt": "a new", "b.txt": "b new"} {
+		if got, _ := os.ReadFile(filepath.Join(dir, name)); string(got) != want {
+			t.Errorf("%s = %q, want %q", name, got, want)
+		}
+	}
+	syncfs, dirSync := slices.Index(ops, "syncfs"), -1
+	for i, op := range ops {
+		if op == "fsync" {
+			dirSync = i
+		}
+	}
+	firstSwap := slices.Index(ops, "renameat2")
+	if syncfs < 0 || firstSwap < syncfs || dirSync < firstSwap || slices.Contains(ops[:syncfs], "fsync") {
+		t.Errorf("calls %v: want the temporary files unsynced, one syncfs, the swaps, then one directory fsync", ops)
+	}
+}
+
+// TestStagedRacedAndAborted checks a staged replacement whose target
+// another program changed (ErrRaced at Swap, the target keeps the other
+// program's bytes) and one aborted before its swap: neither leaves a
+// temporary file.
+func TestStagedRacedAndAborted(t *testing.T) {
+	d, dir := openDir(t)
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a old"), 0o644)
+	os.WriteFile(filepath.Join(dir, "c.txt"), []byte("c old"), 0o644)
+	opts := Options{UID: -1, GID: -1}
+	a, err := d.StageReplace("a.txt", []byte("a new"), sum([]byte("a old")), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := d.StageReplace("c.txt", []byte("c new"), sum([]byte("c old")), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a theirs"), 0o644)
+	if err := a.Swap(); !errors.Is(err, ErrRaced) {
+		t.Fatalf("Swap() of a changed target = %v, want ErrRaced", err)
+	}
+	c.Abort()
+	a.Abort() // nothing left to do
+	if got := listDir(t, dir); !slices.Equal(got, []string{"a.txt", "c.txt"}) {
+		t.Errorf("directory = %v, want no temporary file", got)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(got) != "a theirs" {
+		t.Errorf("a.txt = %q, want the other program's bytes", got)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "c.txt")); string(got) != "c old" {
+		t.Errorf("c.txt = %q, want it untouched", got)
+	}
+}
