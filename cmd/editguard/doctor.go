@@ -251,6 +251,7 @@ type clientSetup struct {
 	root, client string
 	broken       []*setupCheck // files that could not be read
 	server       *serverEntry  // mcpServers.editguard, or nil
+	hookServer   *serverEntry  // mcpServers.editguard-hooks (init --hooks --via mcp), or nil
 	hooks        []hookEntry   // the hook handlers that run editguard
 	json         map[string]map[string]any
 	toml         *tomlDoc
@@ -268,7 +269,9 @@ type hookEntry struct {
 	file, event, matcher, command string
 }
 
-func (s *clientSetup) configured() bool { return s.server != nil || len(s.hooks) > 0 }
+func (s *clientSetup) configured() bool {
+	return s.server != nil || s.hookServer != nil || len(s.hooks) > 0
+}
 
 // clientFiles are the configuration files of each client that init
 // writes, MCP server first.
@@ -317,6 +320,9 @@ func readClientSetup(root, client string) (*clientSetup, error) {
 func (s *clientSetup) readJSON(file string, m map[string]any) {
 	if srv, ok := jsonGet(m, "mcpServers", "editguard").(map[string]any); ok && s.server == nil {
 		s.server = newServerEntry(file, srv)
+	}
+	if srv, ok := jsonGet(m, "mcpServers", hookMCPServer).(map[string]any); ok && s.hookServer == nil {
+		s.hookServer = newServerEntry(file, srv)
 	}
 	events, _ := jsonGet(m, "hooks").(map[string]any)
 	s.readHooks(file, events)
@@ -384,6 +390,13 @@ func runSetupChecks(ctx context.Context, s *clientSetup, mcp, hooks bool, only *
 		checks = append(checks, pc...)
 		if prog != "" {
 			checks = append(checks, s.checkServer(ctx, srv))
+		}
+	}
+	if hooks && s.hookServer != nil && only == nil {
+		prog, pc := s.checkProgram(s.hookServer.file, s.hookServer.command)
+		checks = append(checks, pc...)
+		if prog != "" {
+			checks = append(checks, checkHookMCP(ctx, s.root, prog))
 		}
 	}
 	if hooks {

@@ -18,7 +18,7 @@ import (
 
 var hookCmd = &command{
 	name:    "hook",
-	args:    "[--client claude-code|gemini|codex] [--fail-open] < EVENT | hook --serve [--idle D]",
+	args:    "[--client claude-code|gemini|codex] [--fail-open] < EVENT | hook --serve [--idle D] | hook --mcp [--fail-open]",
 	summary: "guard an agent's own file tools from its hooks",
 	help: `Hook reads one hook event (JSON) of an agent on standard input and
 answers in that agent's hook protocol, so that the agent's own file tools
@@ -84,6 +84,14 @@ A faster start: editguard-hook
   installs both programs, and init
   --hooks writes editguard-hook, by its absolute path.
   "kill $(cat SOCKET.lock)" stops a server.
+
+As an MCP tool: hook --mcp
+  editguard hook --mcp serves the tool "hook" on stdin/stdout, for
+  Claude Code's hooks of type mcp_tool ("editguard init claude-code
+  --hooks --via mcp" writes them): Claude Code starts it once, with the
+  session, and calls the tool with the event's fields (objects as JSON
+  text); the tool answers what hook would print. No process starts per
+  event, but Claude Code lets the tool run when the server is down.
 
 The tool's own write is not under editguard's lock: a program that writes
 the file between the check and the tool's write is not seen by the check.
@@ -219,11 +227,15 @@ func runHook(ctx context.Context, e *env, args []string) error {
 	failOpen := fs.Bool("fail-open", false, "let the tool run when the hook itself fails (default: deny it)")
 	serve := fs.Bool("serve", false, "serve the events editguard-hook hands over, for the workspace at --root")
 	idle := fs.Duration("idle", defaultHookIdle, "with --serve: stop after this long without an event")
+	asMCP := fs.Bool("mcp", false, "answer the events as the MCP tool \"hook\" on stdin/stdout, for Claude Code's hooks of type mcp_tool")
 	if _, err := parseCommand(e, hookCmd, fs, args); err != nil {
 		return err
 	}
 	if *serve {
 		return serveHooks(ctx, e, *idle)
+	}
+	if *asMCP {
+		return serveHookMCP(ctx, e, *failOpen)
 	}
 	c, ok := hookClients[*clientName]
 	if !ok {

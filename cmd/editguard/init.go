@@ -18,7 +18,7 @@ import (
 
 var initCmd = &command{
 	name:    "init",
-	args:    "claude-code|gemini|codex|cursor [--hooks [--turns]] [--shared] [--bare-names] [--dry-run] [--json]",
+	args:    "claude-code|gemini|codex|cursor [--hooks [--turns] [--via command|mcp]] [--shared] [--bare-names] [--dry-run] [--json]",
 	summary: "add editguard to a client's configuration in the workspace",
 	help: `Init adds editguard's MCP server to the project configuration of a client
 in the workspace root (--root), and, where the client allows it, turns off
@@ -79,6 +79,25 @@ Each client blocks a tool whose hook exits with status 2 and shows why;
 "|| exit 2" makes a hook program that cannot be started (removed, say)
 block the tool too, where Claude Code and Codex would let it run
 unguarded.
+
+With --hooks --via mcp (claude-code only), Claude Code's hooks are of
+type mcp_tool: they call the tool "hook" of "editguard hook --mcp", a
+server Claude Code starts with each session, so no process starts per
+tool call (about half the time a command hook adds: docs/BENCHMARKS.md):
+
+  claude-code  .mcp.json: mcpServers.editguard-hooks, running
+               /PATH/TO/editguard --root . hook --mcp
+               .claude/settings.local.json: the hooks above, of type
+               mcp_tool; permissions.deny mcp__editguard-hooks__hook (the
+               tool is the hooks', and the model must not record reads it
+               did not make); enabledMcpjsonServers editguard-hooks
+
+It fails open: when that server is not connected (it could not start, or
+stopped) or the call fails, Claude Code lets the tool run unguarded and
+says so only in its debug log. Command hooks, the default, fail closed.
+"editguard doctor claude-code" checks the server. Codex (0.169) accepts
+a hook of type mcp_tool in its configuration and never runs it, so --via
+mcp is for Claude Code alone.
 
 A hook group that already runs editguard's hook with other settings is
 left as it is; other hooks stay as they are. Deny rules or exclusions
@@ -316,6 +335,7 @@ type initRun struct {
 	client                       initClient
 	dryRun, hooks, turns, shared bool
 	bare                         bool
+	via                          string // --via: how the hooks reach editguard
 	progs                        initPrograms
 	s                            *editguard.Session
 	rep                          *initReport
@@ -326,6 +346,7 @@ func runInit(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(initCmd.name)
 	fs.BoolVar(&r.dryRun, "dry-run", false, "show the changes, write nothing")
 	fs.BoolVar(&r.hooks, "hooks", false, "guard the client's own file tools with editguard's hooks, instead of adding the MCP server")
+	fs.StringVar(&r.via, "via", "command", "with --hooks for claude-code: `command` (editguard-hook, a process per event; fails closed)\nor mcp (a tool on an MCP server Claude Code keeps running; Claude Code lets the tool run when it is down)")
 	fs.BoolVar(&r.turns, "turns", false, "with --hooks: also forget the session's reads at the start of each turn (Claude Code, Gemini CLI)")
 	fs.BoolVar(&r.shared, "shared", false, "write Claude Code's deny rules and hooks to .claude/settings.json, which the repository shares,\nnot to this clone's .claude/settings.local.json")
 	fs.BoolVar(&r.bare, "bare-names", false, "write the programs' names alone (editguard, editguard-hook), not their absolute paths,\nfor a PATH you manage yourself: the client must find them on its own PATH")
@@ -362,6 +383,9 @@ func runInit(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		r.rep.Checks = runSetupChecks(ctx, setup, r.client.mcp, r.client.hooks, &r.progs)
+		if r.via == "mcp" {
+			r.rep.Checks = append(r.rep.Checks, checkHookMCP(ctx, ws.Dir(), r.progs.editguard))
+		}
 	}
 	return r.report()
 }
@@ -386,6 +410,12 @@ func (r *initRun) choose(pos []string) error {
 		return usagef(initCmd.name, "unknown client %q: use one of %s", r.name, strings.Join(initClientNames(clients), ", "))
 	case r.turns && (!r.hooks || turnHooks[r.name].event == ""):
 		return usagef(initCmd.name, "--turns needs --hooks, for claude-code or gemini")
+	case r.via != "command" && r.via != "mcp":
+		return usagef(initCmd.name, "--via takes command or mcp, not %q", r.via)
+	case r.via == "mcp" && (!r.hooks || r.name != "claude-code"):
+		return usagef(initCmd.name, "--via mcp needs --hooks, for claude-code (Claude Code's hooks of type mcp_tool)")
+	case r.via == "mcp":
+		r.client = claudeHooksViaMCP
 	}
 	return nil
 }
@@ -542,8 +572,13 @@ func editJSON(f *initFile, text string, fn func(*jsonDoc) error) (string, error)
 
 // addServerJSON adds mcpServers.editguard, or reports the one there.
 func addServerJSON(d *jsonDoc, f *initFile, want orderedObject) error {
-	const name = "mcpServers.editguard"
-	n, err := d.ensure([]string{"mcpServers", "editguard"}, want)
+	return addNamedServerJSON(d, f, "editguard", want)
+}
+
+// addNamedServerJSON adds mcpServers.SERVER, or reports the one there.
+func addNamedServerJSON(d *jsonDoc, f *initFile, server string, want orderedObject) error {
+	name := "mcpServers." + server
+	n, err := d.ensure([]string{"mcpServers", server}, want)
 	if err != nil {
 		return err
 	}

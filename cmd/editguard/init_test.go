@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -722,6 +723,61 @@ func TestInitCodexOutputLimit(t *testing.T) {
 		// A second run changes nothing.
 		if f := runInitJSON(t, root, "codex").Files[0]; f.Action != "unchanged" {
 			t.Errorf("over %q, second run: %+v", tt.text, f)
+		}
+	}
+}
+
+// TestInitHooksViaMCP checks what init claude-code --hooks --via mcp
+// writes: the server of "hook --mcp" in .mcp.json, mcp_tool hooks on the
+// guarded tools, the hook tool denied to the model and the server enabled;
+// that its check calls the server; that doctor checks it too; that a second
+// run changes nothing; and that --via is refused where it does not apply.
+func TestInitHooksViaMCP(t *testing.T) {
+	root := t.TempDir()
+	rep := runInitJSON(t, root, "claude-code", "--hooks", "--via", "mcp")
+	if failed := failedChecks(rep.Checks); len(failed) > 0 || len(rep.Checks) == 0 {
+		t.Fatalf("checks %+v", rep.Checks)
+	}
+	if last := rep.Checks[len(rep.Checks)-1]; !strings.Contains(last.Message, "answered a probe") || !strings.Contains(last.Message, "fails open") {
+		t.Errorf("the server's check says %q", last.Message)
+	}
+	srv, _ := get(readJSON(t, root, ".mcp.json"), "mcpServers", hookMCPServer).(map[string]any)
+	if srv == nil || fmt.Sprint(srv["args"]) != "[--root . hook --mcp]" || !filepath.IsAbs(srv["command"].(string)) {
+		t.Fatalf(".mcp.json: %s", readFile(t, root, ".mcp.json"))
+	}
+	settings := readJSON(t, root, claudeLocalSettings)
+	for event, tools := range map[string]string{"PreToolUse": "Write|Edit|MultiEdit|NotebookEdit|Bash", "PostToolUse": "Read|Write|Edit|MultiEdit|NotebookEdit|Bash"} {
+		groups, _ := get(settings, "hooks", event).([]any)
+		if len(groups) != 1 {
+			t.Fatalf("hooks.%s = %v", event, groups)
+		}
+		g := groups[0].(map[string]any)
+		h := g["hooks"].([]any)[0].(map[string]any)
+		in, _ := h["input"].(map[string]any)
+		if g["matcher"] != tools || !isMCPHook(h) || h["tool"] != hookToolName || in["tool_input"] != "${tool_input}" || in["session_id"] != "${session_id}" {
+			t.Errorf("hooks.%s = %v", event, g)
+		}
+	}
+	if !contains(get(settings, "permissions", "deny"), hookMCPTool) || !contains(get(settings, "enabledMcpjsonServers"), hookMCPServer) {
+		t.Errorf("settings: %s", readFile(t, root, claudeLocalSettings))
+	}
+	again := runInitJSON(t, root, "claude-code", "--hooks", "--via", "mcp")
+	for _, f := range again.Files {
+		if f.Action != "unchanged" {
+			t.Errorf("a second init changed %s: %+v", f.Path, f)
+		}
+	}
+	code, out, errs := cliRun(t, root, "doctor", "claude-code")
+	if code != 0 || !strings.Contains(out, "hook server in .mcp.json") {
+		t.Errorf("doctor: exit %d\n%s%s", code, out, errs)
+	}
+	for _, args := range [][]string{
+		{"init", "claude-code", "--via", "mcp"},
+		{"init", "gemini", "--hooks", "--via", "mcp"},
+		{"init", "claude-code", "--hooks", "--via", "http"},
+	} {
+		if code, _, errs := cliRun(t, root, args...); code != exitUsage || !strings.Contains(errs, "--via") {
+			t.Errorf("%v: exit %d %q", args, code, errs)
 		}
 	}
 }

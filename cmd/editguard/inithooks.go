@@ -176,10 +176,19 @@ func addHookJSON(d *jsonDoc, f *initFile, h initHook, client string, handler ord
 			for i, x := range handlers {
 				hm, _ := x.(map[string]any)
 				c, _ := hm["command"].(string)
+				old, _ := group["matcher"].(string)
+				if isMCPHook(hm) && command == "" {
+					// An mcp_tool hook of editguard's, and one is added.
+					if old != h.matcher {
+						f.Kept = append(f.Kept, fmt.Sprintf("%s has an editguard hook with other settings: %s", label, inlineJSON(group)))
+					} else {
+						f.Present = append(f.Present, label+": editguard hook (mcp_tool)")
+					}
+					return nil
+				}
 				if !isHookCommand(c) {
 					continue
 				}
-				old, _ := group["matcher"].(string)
 				// An earlier init wrote the matcher for the tools
 				// guarded then, or a command naming a program by its
 				// name alone: both are brought up to date.

@@ -100,7 +100,7 @@ func firstText(raw json.RawMessage) string {
 // hookedClaudeProject makes ws a project whose settings allow Claude Code's
 // Read, Edit and Write and run editguard's hooks, as init --hooks writes
 // them.
-func hookedClaudeProject(t *testing.T, ws string) {
+func hookedClaudeProject(t testing.TB, ws string) {
 	t.Helper()
 	settings, _ := json.Marshal(map[string]any{"permissions": map[string]any{"allow": []string{"Read", "Edit", "Write"}}})
 	if err := os.MkdirAll(filepath.Join(ws, ".claude"), 0o755); err != nil {
@@ -114,7 +114,7 @@ func hookedClaudeProject(t *testing.T, ws string) {
 
 // streamSessionID returns the session_id of the result event of Claude
 // Code's stream-json output.
-func streamSessionID(t *testing.T, stdout string) string {
+func streamSessionID(t testing.TB, stdout string) string {
 	t.Helper()
 	for _, line := range strings.Split(stdout, "\n") {
 		var ev struct {
@@ -131,7 +131,7 @@ func streamSessionID(t *testing.T, stdout string) string {
 
 // editguardSessions returns the names of the sessions editguard keeps in ws
 // (each holds its baselines in sessions/<name>.b/).
-func editguardSessions(t *testing.T, ws string) []string {
+func editguardSessions(t testing.TB, ws string) []string {
 	t.Helper()
 	ents, err := os.ReadDir(filepath.Join(ws, ".editguard", "sessions"))
 	if err != nil {

@@ -32,7 +32,7 @@ const codexModel = "scripted"
 // executable from the platform package, an optional dependency; that
 // executable is started directly when it is there, so that ending a run
 // ends Codex itself.
-func codexCommand(t *testing.T) (string, []string) {
+func codexCommand(t testing.TB) (string, []string) {
 	t.Helper()
 	pkg := nodePackage(t, "@openai/codex")
 	triple := map[string]string{
@@ -83,7 +83,7 @@ type codexOptions struct {
 // a model_providers table with base_url pointing at the model server and
 // wire_api "responses" sends the conversation to BASE_URL/responses, with
 // the key from the environment variable env_key.
-func runCodex(t *testing.T, workspace string, script []Step, opts codexOptions) *ClientRun {
+func runCodex(t testing.TB, workspace string, script []Step, opts codexOptions) *ClientRun {
 	t.Helper()
 	exe, pre := codexCommand(t)
 	bin := editguardBin(t)

@@ -31,7 +31,7 @@ type fakeCodex struct {
 	seq        atomic.Int64
 }
 
-func startFakeCodex(t *testing.T, serverName string, script []Step) *fakeCodex {
+func startFakeCodex(t testing.TB, serverName string, script []Step) *fakeCodex {
 	t.Helper()
 	m := &fakeCodex{scriptPlayer: newScriptPlayer(script), serverName: serverName}
 	m.url = serveLoopback(t, m)

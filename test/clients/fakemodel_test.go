@@ -97,7 +97,7 @@ type fakeModel struct {
 	url        string
 }
 
-func startFakeModel(t *testing.T, serverName string, script []Step) *fakeModel {
+func startFakeModel(t testing.TB, serverName string, script []Step) *fakeModel {
 	t.Helper()
 	m := &fakeModel{scriptPlayer: newScriptPlayer(script), serverName: serverName}
 	m.url = serveLoopback(t, m)
@@ -106,7 +106,7 @@ func startFakeModel(t *testing.T, serverName string, script []Step) *fakeModel {
 
 // serveLoopback serves h on a free loopback port until the test ends and
 // returns its base URL.
-func serveLoopback(t *testing.T, h http.Handler) string {
+func serveLoopback(t testing.TB, h http.Handler) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -60,7 +60,7 @@ type geminiOptions struct {
 //     loaded, so the workspace's .gemini/settings.json is then ignored.
 //   - GEMINI_CLI_NO_RELAUNCH keeps it from starting itself again in a child
 //     node process with a larger heap.
-func runGemini(t *testing.T, workspace string, script []Step, opts geminiOptions) *ClientRun {
+func runGemini(t testing.TB, workspace string, script []Step, opts geminiOptions) *ClientRun {
 	t.Helper()
 	pkg := nodePackage(t, "@google/gemini-cli")
 	node, _ := exec.LookPath("node")
@@ -152,7 +152,7 @@ func runGemini(t *testing.T, workspace string, script []Step, opts geminiOptions
 	return run
 }
 
-func writeJSONFile(t *testing.T, path string, v any) {
+func writeJSONFile(t testing.TB, path string, v any) {
 	t.Helper()
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
@@ -302,7 +302,7 @@ func TestInitGemini(t *testing.T) {
 	}
 }
 
-func testInitGemini(t *testing.T, approval string) {
+func testInitGemini(t testing.TB, approval string) {
 	ws, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

@@ -26,7 +26,7 @@ type fakeGemini struct {
 	url        string
 }
 
-func startFakeGemini(t *testing.T, serverName string, script []Step) *fakeGemini {
+func startFakeGemini(t testing.TB, serverName string, script []Step) *fakeGemini {
 	t.Helper()
 	m := &fakeGemini{scriptPlayer: newScriptPlayer(script), serverName: serverName}
 	m.url = serveLoopback(t, m)

@@ -43,7 +43,7 @@ var (
 // editguardBin builds cmd/editguard once per test binary and returns its
 // path. cmd/editguard-hook is built next to it, as go install ./cmd/...
 // puts it, so init --hooks configures it.
-func editguardBin(t *testing.T) string {
+func editguardBin(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "editguard-clients-")
@@ -73,7 +73,7 @@ type buildError struct {
 
 func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
 
-func packageDir(t *testing.T) string {
+func packageDir(t testing.TB) string {
 	t.Helper()
 	dir, err := os.Getwd()
 	if err != nil {
@@ -95,7 +95,7 @@ var pinnedPackages = []string{"@anthropic-ai/claude-code", "@google/gemini-cli",
 // the pinned packages with npm ci when node_modules lacks one of them. It
 // skips with -short and when node is not installed, and fails when the
 // install fails: a broken install must not pass as a skip.
-func nodePackage(t *testing.T, pkg string) string {
+func nodePackage(t testing.TB, pkg string) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts client and editguard processes; skipped with -short")
@@ -146,7 +146,7 @@ func nodePackage(t *testing.T, pkg string) string {
 // is started directly, so that ending a run ends Claude Code itself; when the
 // platform package is missing, node runs the package's cli-wrapper.cjs,
 // which finds it the same way.
-func claudeCommand(t *testing.T) (string, []string) {
+func claudeCommand(t testing.TB) (string, []string) {
 	t.Helper()
 	pkg := nodePackage(t, "@anthropic-ai/claude-code")
 	dir := packageDir(t)
@@ -186,7 +186,7 @@ type ClientRun struct {
 // runClaude runs Claude Code on workspace with editguard as its only MCP
 // server and the model replaced by script, and returns what Claude Code sent
 // back for each step. It fails the test unless every step got a result.
-func runClaude(t *testing.T, workspace string, script []Step) []ToolResult {
+func runClaude(t testing.TB, workspace string, script []Step) []ToolResult {
 	t.Helper()
 	run := runClaudeFull(t, workspace, script)
 	if len(run.Results) != len(script) {
@@ -211,7 +211,7 @@ func runClaude(t *testing.T, workspace string, script []Step) []ToolResult {
 // Claude Code refuses --dangerously-skip-permissions (bypassPermissions)
 // for root, so the run allows the server's tools with --allowedTools
 // mcp__editguard, which covers every tool of that server.
-func runClaudeFull(t *testing.T, workspace string, script []Step) *ClientRun {
+func runClaudeFull(t testing.TB, workspace string, script []Step) *ClientRun {
 	t.Helper()
 	exe, pre := claudeCommand(t)
 	bin := editguardBin(t)
@@ -334,7 +334,7 @@ func claudeEnv(home, baseURL string) []string {
 // choosing (Codex passes MCP servers a few variables, HOME among them):
 // the workspace the test set up, or "editguard init" opened, is then theirs
 // too, as it is for a user whose client runs with their own HOME.
-func shareKey(t *testing.T, home string) {
+func shareKey(t testing.TB, home string) {
 	t.Helper()
 	key, err := userkey.Load()
 	if err != nil {
@@ -362,7 +362,7 @@ func keyHomeEnv() string {
 }
 
 // dumpRun logs a run for a failure report.
-func dumpRun(t *testing.T, run *ClientRun) {
+func dumpRun(t testing.TB, run *ClientRun) {
 	t.Helper()
 	t.Logf("stderr:\n%s", run.Stderr)
 	t.Logf("output:\n%s", truncate(run.Stdout, 20000))
@@ -377,7 +377,7 @@ func dumpRun(t *testing.T, run *ClientRun) {
 
 // logRun logs what the model saw of a run: the tools offered and, for each
 // step, the result's flag, length and first 300 characters.
-func logRun(t *testing.T, run *ClientRun) {
+func logRun(t testing.TB, run *ClientRun) {
 	t.Helper()
 	t.Logf("offered tools: %v", run.Offered)
 	for i, r := range run.Requests {
@@ -395,7 +395,7 @@ func logRun(t *testing.T, run *ClientRun) {
 }
 
 // editguardTools returns the names of editguard's tools.
-func editguardTools(t *testing.T) []string {
+func editguardTools(t testing.TB) []string {
 	t.Helper()
 	ws, err := editguard.Open(t.TempDir(), nil)
 	if err != nil {

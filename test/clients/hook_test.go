@@ -107,7 +107,7 @@ func TestClaudeCodeHooks(t *testing.T) {
 }
 
 // initHooks runs "editguard init CLIENT --hooks" on ws.
-func initHooks(t *testing.T, ws, client string) {
+func initHooks(t testing.TB, ws, client string) {
 	t.Helper()
 	t.Cleanup(func() {
 		// editguard-hook, which init configured, started a server for ws.
@@ -128,7 +128,7 @@ func initHooks(t *testing.T, ws, client string) {
 // stopHookServers stops the hook servers editguard-hook started for ws
 // ("editguard --root WS hook --serve"), which would otherwise wait some
 // minutes for more events.
-func stopHookServers(t *testing.T, ws string) int {
+func stopHookServers(t testing.TB, ws string) int {
 	n := 0
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, p := range procs {
@@ -150,7 +150,7 @@ func stopHookServers(t *testing.T, ws string) int {
 // hookHistory runs editguard history, log and verify on ws and checks that
 // the history of changed lists a version the change replaced and that of
 // created records that it did not exist.
-func hookHistory(t *testing.T, ws, changed, created string) {
+func hookHistory(t testing.TB, ws, changed, created string) {
 	t.Helper()
 	bin := editguardBin(t)
 	for _, c := range [][]string{

@@ -22,7 +22,7 @@ import (
 // own configuration, as accepting the trust dialog of an interactive run
 // does: Claude Code ignores permissions.allow in an untrusted project's
 // .claude/settings.json (its deny rules and env apply regardless).
-func runClaudeProject(t *testing.T, workspace string, trusted bool, script []Step) *ClientRun {
+func runClaudeProject(t testing.TB, workspace string, trusted bool, script []Step) *ClientRun {
 	t.Helper()
 	model := startFakeModel(t, "editguard", script)
 	stdout, stderr, err := runClaudeIn(t, workspace, claudeHome(t, workspace, trusted), model.url)
@@ -46,7 +46,7 @@ func runClaudeProject(t *testing.T, workspace string, trusted bool, script []Ste
 
 // claudeHome returns a new home directory for Claude Code, in which
 // workspace is recorded as trusted when trusted is set.
-func claudeHome(t *testing.T, workspace string, trusted bool) string {
+func claudeHome(t testing.TB, workspace string, trusted bool) string {
 	t.Helper()
 	home := t.TempDir()
 	shareKey(t, home)
@@ -66,13 +66,13 @@ func claudeHome(t *testing.T, workspace string, trusted bool) string {
 // and the model server at url, as runClaudeProject describes, with more
 // arguments args; it returns Claude Code's output, its standard error and
 // debug log, and the error of the run.
-func runClaudeIn(t *testing.T, workspace, home, url string, args ...string) (stdout, stderr string, err error) {
+func runClaudeIn(t testing.TB, workspace, home, url string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	return runClaudeWithPath(t, workspace, home, url, filepath.Dir(editguardBin(t))+string(os.PathListSeparator)+os.Getenv("PATH"), args...)
 }
 
 // runClaudeWithPath is runClaudeIn with path as the run's PATH.
-func runClaudeWithPath(t *testing.T, workspace, home, url, path string, args ...string) (stdout, stderr string, err error) {
+func runClaudeWithPath(t testing.TB, workspace, home, url, path string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	exe, pre := claudeCommand(t)
 	debugLog := filepath.Join(home, "debug.log")

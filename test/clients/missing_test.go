@@ -25,7 +25,7 @@ func pathWithoutEditguard() string {
 
 // editguardWithPath runs editguard with args and PATH set to path, and
 // returns its exit code and output.
-func editguardWithPath(t *testing.T, path string, args ...string) (int, string) {
+func editguardWithPath(t testing.TB, path string, args ...string) (int, string) {
 	t.Helper()
 	cmd := exec.Command(editguardBin(t), args...)
 	cmd.Env = append(os.Environ(), "PATH="+path)
@@ -43,7 +43,7 @@ func editguardWithPath(t *testing.T, path string, args ...string) (int, string) 
 // args) on ws with neither program on PATH: init writes the names alone,
 // then finds it cannot run them, and must say so and exit 1. doctor then
 // reports the same problem.
-func initBareNamesMissing(t *testing.T, ws, client string, args ...string) {
+func initBareNamesMissing(t testing.TB, ws, client string, args ...string) {
 	t.Helper()
 	path := pathWithoutEditguard()
 	code, out := editguardWithPath(t, path, append([]string{"--root", ws, "init", client, "--bare-names"}, args...)...)

@@ -14,7 +14,7 @@ import (
 
 // treeSums maps every file under ws (but .editguard and .claude) to its
 // SHA-256.
-func treeSums(t *testing.T, ws string) map[string]string {
+func treeSums(t testing.TB, ws string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	filepath.WalkDir(ws, func(p string, d fs.DirEntry, err error) error {
@@ -201,7 +201,7 @@ func equalSums(a, b map[string]string) bool {
 
 // shellRecords returns, per path, the commands of the ledger's records of
 // tool for ws.
-func shellRecords(t *testing.T, ws, tool string) (map[string]string, string) {
+func shellRecords(t testing.TB, ws, tool string) (map[string]string, string) {
 	t.Helper()
 	out, err := exec.Command(editguardBin(t), "--root", ws, "log", "--json").Output()
 	if err != nil {
