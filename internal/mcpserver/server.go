@@ -147,6 +147,14 @@ func (s *Server) mcpServer(getID func() string) *mcp.Server {
 		Logger:                    s.opts.Logger,
 		SupportedProtocolVersions: protocolVersions,
 		GetSessionID:              getID,
+		// The SDK answers prompts/list and resources/list whatever is
+		// declared (editguard has neither: empty lists), and a server
+		// that answers them must declare them (2026-07-28).
+		Capabilities: &mcp.ServerCapabilities{
+			Logging:   &mcp.LoggingCapabilities{},
+			Prompts:   &mcp.PromptCapabilities{},
+			Resources: &mcp.ResourceCapabilities{},
+		},
 	})
 	srv.AddReceivingMiddleware(plainResults)
 	return srv
