@@ -673,10 +673,26 @@ func (w *Workspace) finishCommand(cp *checkpoints, s *Session, act *activeComman
 	res := &CommandResult{ID: act.ID, Session: act.Session, Command: act.Command, Unended: unended, Changes: []CommandChange{}}
 	res.NotChecked = mergeNotChecked(act.NotCheck, notChecked)
 
-	// The checkpoints in the command's time: its first, those of the
-	// commands that began since (still in progress), the one just taken.
-	var mids []string
-	var others []otherCommand
+	mids, others := commandsDuring(cp, act, after)
+	byPath, ended := w.ledgerSteps(s, act, res)
+	for _, oc := range ended {
+		if !slices.ContainsFunc(others, func(o otherCommand) bool { return o.name == oc.name }) {
+			others = append(others, *oc)
+		}
+	}
+
+	steps := w.commandSteps(cp, act, after, pos, mids, others, byPath)
+	slices.SortStableFunc(steps, func(x, y step) int { return strings.Compare(x.path, y.path) })
+	w.recordSteps(cp, s, act, steps, res, unended)
+	return res
+}
+
+// commandsDuring returns the other commands in progress, as others, to
+// tell which ran alongside each step; and, as mids, those that began in
+// act's time (after its first checkpoint, before after): their first
+// checkpoints fall between act's, so its steps go checkpoint to checkpoint
+// through them.
+func commandsDuring(cp *checkpoints, act *activeCommand, after *cpManifest) (mids []string, others []otherCommand) {
 	heads, _ := cp.activeRecords()
 	for _, h := range heads {
 		if h.ID == act.ID {
@@ -687,9 +703,14 @@ func (w *Workspace) finishCommand(cp *checkpoints, s *Session, act *activeComman
 			mids = append(mids, h.ID)
 		}
 	}
+	return mids, others
+}
 
-	// The records of changes since the first checkpoint, by file; those
-	// of other commands also tell when those commands ran.
+// ledgerSteps returns the records of changes since act's first checkpoint,
+// by file; those of other commands also tell when those commands ran,
+// returned as ended by name. A ledger that could not be read since the
+// first checkpoint is warned of in res.
+func (w *Workspace) ledgerSteps(s *Session, act *activeCommand, res *CommandResult) (byPath map[string][]*ledgerStep, ended map[string]*otherCommand) {
 	recs, anchored, err := w.led.OKAfter(act.Ledger)
 	switch {
 	case err != nil:
@@ -697,55 +718,70 @@ func (w *Workspace) finishCommand(cp *checkpoints, s *Session, act *activeComman
 	case !anchored:
 		res.warn("the ledger grew by more than %d MiB since the command began: a change another tool recorded meanwhile may be recorded again here", ledger.SinceLimit>>20)
 	}
-	byPath := map[string][]*ledgerStep{}
-	ended := map[string]*otherCommand{}
+	byPath = map[string][]*ledgerStep{}
+	ended = map[string]*otherCommand{}
 	for _, r := range recs {
-		ls := &ledgerStep{seq: r.Seq, before: r.SHA256Before, after: r.SHA256After, session: r.Session,
-			name: fmt.Sprintf("%s %s (ledger record %d)", r.Session, r.Tool, r.Seq), other: r.Session != s.name}
-		if r.Strategy == strategyCommand || r.Strategy == strategyUnended {
-			var a commandArgs
-			if json.Unmarshal(r.Args, &a) == nil {
-				switch a.Unchecked {
-				case "before":
-					ls.before = unchecked
-				case "after":
-					ls.after = unchecked
-				}
-				if !a.From.IsZero() && !a.To.IsZero() {
-					ls.from, ls.to = a.From.UnixNano(), a.To.UnixNano()
-				}
-				if a.ID == act.ID {
-					ls.own, ls.other = true, false
-				} else {
-					ls.command = commandName(r.Session, r.Tool, a.ID)
-					oc := ended[ls.command]
-					if oc == nil {
-						oc = &otherCommand{name: ls.command}
-						if !a.Started.IsZero() {
-							oc.start = a.Started.UnixNano()
-						}
-						ended[ls.command] = oc
-					}
-					// It ran until its last checkpoint began.
-					end := r.Time
-					if !a.To.IsZero() {
-						end = a.To
-					}
-					oc.end = max(oc.end, end.UnixNano())
-				}
-			}
-		}
-		byPath[r.Path] = append(byPath[r.Path], ls)
+		byPath[r.Path] = append(byPath[r.Path], newLedgerStep(r, s.name, act.ID, ended))
 	}
-	for _, oc := range ended {
-		if !slices.ContainsFunc(others, func(o otherCommand) bool { return o.name == oc.name }) {
-			others = append(others, *oc)
-		}
-	}
-	recs = nil
+	return byPath, ended
+}
 
-	// The steps, checkpoint to checkpoint. Only two checkpoints' files are
-	// in memory at a time besides the first.
+// newLedgerStep returns r as a step, as seen by the command actID of
+// session. A command's record also tells which states it could not check,
+// when its change was made and which command made it; the time of another
+// command's is noted in ended.
+func newLedgerStep(r *ledger.Record, session, actID string, ended map[string]*otherCommand) *ledgerStep {
+	ls := &ledgerStep{seq: r.Seq, before: r.SHA256Before, after: r.SHA256After, session: r.Session,
+		name: fmt.Sprintf("%s %s (ledger record %d)", r.Session, r.Tool, r.Seq), other: r.Session != session}
+	if r.Strategy != strategyCommand && r.Strategy != strategyUnended {
+		return ls
+	}
+	var a commandArgs
+	if json.Unmarshal(r.Args, &a) != nil {
+		return ls
+	}
+	switch a.Unchecked {
+	case "before":
+		ls.before = unchecked
+	case "after":
+		ls.after = unchecked
+	}
+	if !a.From.IsZero() && !a.To.IsZero() {
+		ls.from, ls.to = a.From.UnixNano(), a.To.UnixNano()
+	}
+	if a.ID == actID {
+		ls.own, ls.other = true, false
+		return ls
+	}
+	ls.command = commandName(r.Session, r.Tool, a.ID)
+	noteEnded(ended, ls.command, &a, r)
+	return ls
+}
+
+// noteEnded widens the time of the other command name in ended to cover
+// its record r (with args a), adding it if it is not there yet.
+func noteEnded(ended map[string]*otherCommand, name string, a *commandArgs, r *ledger.Record) {
+	oc := ended[name]
+	if oc == nil {
+		oc = &otherCommand{name: name}
+		if !a.Started.IsZero() {
+			oc.start = a.Started.UnixNano()
+		}
+		ended[name] = oc
+	}
+	// It ran until its last checkpoint began.
+	end := r.Time
+	if !a.To.IsZero() {
+		end = a.To
+	}
+	oc.end = max(oc.end, end.UnixNano())
+}
+
+// commandSteps returns the steps of act's command, checkpoint to
+// checkpoint: from its first through mids to after (pos: the ledger's last
+// record before its scan). Only two checkpoints' files are in memory at a
+// time besides the first.
+func (w *Workspace) commandSteps(cp *checkpoints, act *activeCommand, after *cpManifest, pos ledger.Position, mids []string, others []otherCommand, byPath map[string][]*ledgerStep) []step {
 	var steps []step
 	a := &cpPoint{m: act.Before, ledger: act.Ledger.Seq, scanned: act.Scanned.Seq}
 	for first := true; ; first = false {
@@ -757,22 +793,26 @@ func (w *Workspace) finishCommand(cp *checkpoints, s *Session, act *activeComman
 				b = &cpPoint{m: mid.Before, ledger: mid.Ledger.Seq, scanned: mid.Scanned.Seq}
 			}
 		}
-		var concurrent []string
-		for _, o := range others {
-			if o.start < b.m.StartNS && (o.end == 0 || o.end > a.m.StartNS) {
-				concurrent = append(concurrent, o.name)
-			}
-		}
-		slices.Sort(concurrent)
-		steps = w.pairSteps(steps, a, b, first, b.m == after, byPath, concurrent)
+		steps = w.pairSteps(steps, a, b, first, b.m == after, byPath, concurrentWith(others, a, b))
 		if b.m == after {
 			break
 		}
 		a = b
 	}
-	slices.SortStableFunc(steps, func(x, y step) int { return strings.Compare(x.path, y.path) })
-	w.recordSteps(cp, s, act, steps, res, unended)
-	return res
+	return steps
+}
+
+// concurrentWith returns the names of the commands of others in progress
+// at some time between checkpoints a and b, sorted.
+func concurrentWith(others []otherCommand, a, b *cpPoint) []string {
+	var concurrent []string
+	for _, o := range others {
+		if o.start < b.m.StartNS && (o.end == 0 || o.end > a.m.StartNS) {
+			concurrent = append(concurrent, o.name)
+		}
+	}
+	slices.Sort(concurrent)
+	return concurrent
 }
 
 // pairSteps appends the steps of the files between checkpoints a and b

@@ -166,15 +166,9 @@ func (w *Workspace) snapshotUnpublished(ctx context.Context, bs *branchSync, ses
 	if bs.Files == nil {
 		bs.Files = map[string]syncedFile{}
 	}
-	first, _, err := w.unpublishedChanges(bs, nil)
+	only, err := w.unpublishedPaths(bs, session)
 	if err != nil {
 		return nil, err
-	}
-	only := map[string]bool{}
-	for p, u := range first {
-		if session == "" || slices.ContainsFunc(u.recs, func(r *LedgerRecord) bool { return r.Session == session }) {
-			only[p] = true
-		}
 	}
 	if len(only) == 0 {
 		return nil, nil
@@ -186,16 +180,7 @@ func (w *Workspace) snapshotUnpublished(ctx context.Context, bs *branchSync, ses
 		}
 	}()
 	var local []map[string]any
-	paths := sortedKeys(only)
-	for _, p := range paths {
-		t, err := w.openTarget(p)
-		if err != nil {
-			local = append(local, map[string]any{"path": p, "side": "local", "reason": ReasonTypeChanged, "error": err.Error()})
-			delete(only, p)
-			continue
-		}
-		targets = append(targets, &txFile{t: t})
-	}
+	targets, local = w.openUnpublished(only)
 	locks, err := w.lockTargets(ctx, targets)
 	if err != nil {
 		return nil, err
@@ -209,6 +194,55 @@ func (w *Workspace) snapshotUnpublished(ctx context.Context, bs *branchSync, ses
 	if err != nil {
 		return nil, err
 	}
+	out, local, err := w.readUnpublished(targets, pending, local)
+	if err != nil {
+		return nil, err
+	}
+	if len(local) > 0 {
+		return nil, changedLocally(local)
+	}
+	return out, nil
+}
+
+// unpublishedPaths returns the paths of the files with unpublished
+// changes, only those session changed if it is set: the files a publish
+// looks at.
+func (w *Workspace) unpublishedPaths(bs *branchSync, session string) (map[string]bool, error) {
+	first, _, err := w.unpublishedChanges(bs, nil)
+	if err != nil {
+		return nil, err
+	}
+	only := map[string]bool{}
+	for p, u := range first {
+		if session == "" || slices.ContainsFunc(u.recs, func(r *LedgerRecord) bool { return r.Session == session }) {
+			only[p] = true
+		}
+	}
+	return only, nil
+}
+
+// openUnpublished opens the targets of the paths of only, in sorted order,
+// so that their locks can be taken. A path that cannot be opened is taken
+// out of only and listed in local, for the STALE_FILE error.
+func (w *Workspace) openUnpublished(only map[string]bool) (targets []*txFile, local []map[string]any) {
+	paths := sortedKeys(only)
+	for _, p := range paths {
+		t, err := w.openTarget(p)
+		if err != nil {
+			local = append(local, map[string]any{"path": p, "side": "local", "reason": ReasonTypeChanged, "error": err.Error()})
+			delete(only, p)
+			continue
+		}
+		targets = append(targets, &txFile{t: t})
+	}
+	return targets, local
+}
+
+// readUnpublished reads the file of each of targets that has pending
+// changes, under the locks the caller holds. A file whose path now leads
+// elsewhere, or that is not as its last guarded change left it, is added
+// to local instead, for the STALE_FILE error; local is returned with them.
+func (w *Workspace) readUnpublished(targets []*txFile, pending map[string]*unpublished, local []map[string]any) ([]*publishFile, []map[string]any, error) {
 	var out []*publishFile
 	for _, tf := range targets {
 		if tf.t.resolved != tf.t.path {
@@ -224,7 +258,7 @@ func (w *Workspace) snapshotUnpublished(ctx context.Context, bs *branchSync, ses
 		}
 		obs, err := w.observe(tf.t)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		now := syncedFile{Exists: obs.stat.Exists, SHA256: obs.sum}
 		want := u.result()
@@ -235,17 +269,20 @@ func (w *Workspace) snapshotUnpublished(ctx context.Context, bs *branchSync, ses
 		}
 		out = append(out, &publishFile{u: u, state: now, data: obs.data, exec: obs.stat.Mode&0o111 != 0})
 	}
-	if len(local) > 0 {
-		e := newError(CodeStaleFile, "", fmt.Sprintf("%s changed after the last guarded change, by something other than editguard; nothing was published", count(len(local), "file")),
-			"publish sends only what the ledger accounts for: make the change through editguard (read the file and write it again), or restore the last guarded version, then publish", nil)
-		e.Details["side"] = "local"
-		e.Details["files"] = local
-		if len(local) == 1 {
-			e.Details["path"] = local[0]["path"]
-		}
-		return nil, e
+	return out, local, nil
+}
+
+// changedLocally is the STALE_FILE error of a publish that found the files
+// of local (at least one) changed after their last guarded change.
+func changedLocally(local []map[string]any) *Error {
+	e := newError(CodeStaleFile, "", fmt.Sprintf("%s changed after the last guarded change, by something other than editguard; nothing was published", count(len(local), "file")),
+		"publish sends only what the ledger accounts for: make the change through editguard (read the file and write it again), or restore the last guarded version, then publish", nil)
+	e.Details["side"] = "local"
+	e.Details["files"] = local
+	if len(local) == 1 {
+		e.Details["path"] = local[0]["path"]
 	}
-	return out, nil
+	return e
 }
 
 // publish runs steps 1-4 of Publish for files and fills in res.

@@ -150,7 +150,53 @@ func (s *Session) pullLocked(ctx context.Context, o *PullOptions, a *attempt) (*
 		return nil, gitError(err)
 	}
 	res := &PullResult{Remote: remote, Branch: branch, OldBase: bs.Base, Head: head, Updated: []PulledFile{}, Conflicts: []PullConflict{}}
-	base := bs.Base
+	base, err := pullBase(ctx, repo, bs.Base, head, res)
+	if err != nil {
+		return nil, err
+	}
+	paths, err := pullPaths(ctx, repo, base, head, bs.Files)
+	if err != nil {
+		return nil, err
+	}
+	// The writes are recorded under the caller's name, but in a session
+	// of their own: the caller did not see upstream's content, so its
+	// reads must not come to cover it (its next change to such a file is
+	// STALE_FILE, as for every other session's). The caller's approver
+	// is asked about each file, as about every other change.
+	writer := w.NewSession(s.name)
+	writer.SetApprover(s.getApprover())
+	pr := &pullRun{syncRun: sr, base: base, head: head, discard: o.DiscardLocal, res: res}
+	for len(paths) > 0 {
+		n := min(len(paths), 256) // bounds the tree entries looked at at once
+		chunk := paths[:n]
+		paths = paths[n:]
+		if err := w.pullChunk(ctx, writer, pr, chunk); err != nil {
+			return nil, err
+		}
+	}
+	bs.Base, bs.Head = head, head
+	if err := w.saveSync(st); err != nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the pull's new base was not saved (%v): the next pull compares with the old one again", err))
+	}
+	return res, nil
+}
+
+// pullRun is what the steps of one pull share: the sync run, the two
+// commits compared (base, where the working tree was in step, and head,
+// the branch's head fetched), DiscardLocal, and the result filled in.
+type pullRun struct {
+	*syncRun
+	base, head string
+	discard    bool
+	res        *PullResult
+}
+
+// pullBase returns the commit the working tree is taken to be in step
+// with: base, the last pull's, or the merge base of HEAD and head when
+// there is none (before the first pull) or it is gone (a warning in res
+// says so). A pull compares each file with it to tell a change made here
+// from one made upstream.
+func pullBase(ctx context.Context, repo *gitsync.Repo, base, head string, res *PullResult) (string, error) {
 	if base != "" && !repo.HasCommit(ctx, base) {
 		// The branch's history was rewritten and the old base collected:
 		// start again as before the first pull. Files changed here still
@@ -163,14 +209,22 @@ func (s *Session) pullLocked(ctx context.Context, o *PullOptions, a *attempt) (*
 		// commit it was checked out from, as far as it is the branch's.
 		local, err := repo.Head(ctx)
 		if err != nil {
-			return nil, gitError(err)
+			return "", gitError(err)
 		}
 		if local != "" {
 			if base, err = repo.MergeBase(ctx, local, head); err != nil {
-				return nil, gitError(err)
+				return "", gitError(err)
 			}
 		}
 	}
+	return base, nil
+}
+
+// pullPaths returns, sorted, the paths (relative to the workspace) a pull
+// looks at: those that differ between base and head, and every path of
+// files. Those have a base of their own, which overrides base, so they may
+// differ from head even where base and head agree.
+func pullPaths(ctx context.Context, repo *gitsync.Repo, base, head string, files map[string]syncedFile) ([]string, error) {
 	changed := map[string]bool{}
 	diff, err := repo.DiffPaths(ctx, base, head)
 	if err != nil {
@@ -181,68 +235,60 @@ func (s *Session) pullLocked(ctx context.Context, o *PullOptions, a *attempt) (*
 			changed[p] = true
 		}
 	}
-	for p := range bs.Files {
+	for p := range files {
 		changed[p] = true
 	}
-	paths := sortedKeys(changed)
-	// The writes are recorded under the caller's name, but in a session
-	// of their own: the caller did not see upstream's content, so its
-	// reads must not come to cover it (its next change to such a file is
-	// STALE_FILE, as for every other session's). The caller's approver
-	// is asked about each file, as about every other change.
-	writer := w.NewSession(s.name)
-	writer.SetApprover(s.getApprover())
-	for len(paths) > 0 {
-		n := min(len(paths), 256) // bounds the tree entries looked at at once
-		chunk := paths[:n]
-		paths = paths[n:]
-		beforeEntries, err := w.entriesAt(ctx, repo, base, chunk)
+	return sortedKeys(changed), nil
+}
+
+// pullChunk brings the files at chunk up to date through writer, and
+// keeps in pr.bs.Files the base of each file that keeps it (see pullFile).
+// Their content is read in batches (see pullBatch), so that a pull never
+// holds much of it at once.
+func (w *Workspace) pullChunk(ctx context.Context, writer *Session, pr *pullRun, chunk []string) error {
+	repo, bs := pr.repo, pr.bs
+	beforeEntries, err := w.entriesAt(ctx, repo, pr.base, chunk)
+	if err != nil {
+		return err
+	}
+	afterEntries, err := w.entriesAt(ctx, repo, pr.head, chunk)
+	if err != nil {
+		return err
+	}
+	// Removals first, so that a file upstream put where a directory
+	// was (or the other way round) finds its place free.
+	sort.SliceStable(chunk, func(i, j int) bool {
+		_, iExists := afterEntries[chunk[i]]
+		_, jExists := afterEntries[chunk[j]]
+		return !iExists && jExists
+	})
+	for len(chunk) > 0 {
+		k := pullBatch(chunk, beforeEntries, afterEntries, w.opts.MaxFileSize)
+		part := chunk[:k]
+		chunk = chunk[k:]
+		before, err := w.filesAt(ctx, repo, beforeEntries, part)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		afterEntries, err := w.entriesAt(ctx, repo, head, chunk)
+		after, err := w.filesAt(ctx, repo, afterEntries, part)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		// Removals first, so that a file upstream put where a directory
-		// was (or the other way round) finds its place free.
-		sort.SliceStable(chunk, func(i, j int) bool {
-			_, iExists := afterEntries[chunk[i]]
-			_, jExists := afterEntries[chunk[j]]
-			return !iExists && jExists
-		})
-		for len(chunk) > 0 {
-			k := pullBatch(chunk, beforeEntries, afterEntries, w.opts.MaxFileSize)
-			part := chunk[:k]
-			chunk = chunk[k:]
-			before, err := w.filesAt(ctx, repo, beforeEntries, part)
-			if err != nil {
-				return nil, err
+		for _, p := range part {
+			b := before[p].syncedFile
+			if f, ok := bs.Files[p]; ok {
+				b = f
+			} else if !before[p].supported {
+				b = syncedFile{Exists: true, SHA256: "(not a regular file)"}
 			}
-			after, err := w.filesAt(ctx, repo, afterEntries, part)
-			if err != nil {
-				return nil, err
-			}
-			for _, p := range part {
-				b := before[p].syncedFile
-				if f, ok := bs.Files[p]; ok {
-					b = f
-				} else if !before[p].supported {
-					b = syncedFile{Exists: true, SHA256: "(not a regular file)"}
-				}
-				if keep := writer.pullFile(ctx, p, b, after[p], o.DiscardLocal, remote, branch, head, res); keep {
-					bs.Files[p] = b
-				} else {
-					delete(bs.Files, p)
-				}
+			if keep := writer.pullFile(ctx, p, b, after[p], pr.discard, pr.remote, pr.branch, pr.head, pr.res); keep {
+				bs.Files[p] = b
+			} else {
+				delete(bs.Files, p)
 			}
 		}
 	}
-	bs.Base, bs.Head = head, head
-	if err := w.saveSync(st); err != nil {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("the pull's new base was not saved (%v): the next pull compares with the old one again", err))
-	}
-	return res, nil
+	return nil
 }
 
 // entriesAt lists the tree entries of paths (relative to the workspace) in
@@ -347,32 +393,16 @@ func (s *Session) pullFile(ctx context.Context, p string, b syncedFile, up upstr
 		res.Conflicts = append(res.Conflicts, c)
 		return reason != "unsupported" && reason != string(CodeProtectedPath)
 	}
-	// A protected path is refused before anything is looked at here, so
-	// that no comparison can make it anything else than protected.
-	if err := w.pullProtection(p, ""); err != nil {
-		return conflict(string(CodeProtectedPath), syncedFile{}, err)
-	}
-	t, err := w.openTarget(p)
+	resolved, obs, reason, err := w.pullLocal(p)
 	if err != nil {
-		return conflict(codeOf(err), syncedFile{}, err)
-	}
-	if t.resolved != p {
-		if err := w.pullProtection(p, t.resolved); err != nil {
-			t.close()
-			return conflict(string(CodeProtectedPath), syncedFile{}, err)
-		}
-	}
-	obs, err := w.observe(t)
-	t.close()
-	if err != nil {
-		return conflict(codeOf(err), syncedFile{}, err)
+		return conflict(reason, syncedFile{}, err)
 	}
 	local := syncedFile{Exists: obs.stat.Exists, SHA256: obs.sum}
 	switch {
 	case up.tooLarge != nil:
 		return conflict(string(CodeTooLarge), local, tooLargeBlob(p, up.tooLarge, w.opts.MaxFileSize, "the file was left as it is",
 			"bring the file in with git, or open the workspace with a larger file size limit and pull again"))
-	case t.resolved != p || obs.stat.Exists && !obs.stat.Regular():
+	case resolved != p || obs.stat.Exists && !obs.stat.Regular():
 		return conflict("unsupported", local, nil) // a symlink or a directory here
 	case !up.supported:
 		return conflict("unsupported", local, nil) // a symlink or submodule upstream
@@ -381,11 +411,55 @@ func (s *Session) pullFile(ctx context.Context, p string, b syncedFile, up upstr
 	case !local.same(b) && !discard:
 		return conflict("changed_both", local, nil)
 	}
+	r, err := s.pullWrite(ctx, p, up, obs, discard, remote, branch, head)
+	if err != nil {
+		reason := codeOf(err)
+		if IsConflict(err) {
+			reason = "changed_both" // changed here while the pull ran
+		}
+		return conflict(reason, local, err)
+	}
+	pulled(res, p, r, !local.same(b))
+	return false
+}
+
+// pullLocal looks at the file at p as it is here, and returns where p
+// leads (resolved) and what the file holds. A protected path is refused
+// before anything is looked at, so that no comparison can make it anything
+// else than protected. On failure it returns the error with the conflict
+// reason it makes.
+func (w *Workspace) pullLocal(p string) (resolved string, obs *observation, reason string, err error) {
+	if e := w.pullProtection(p, ""); e != nil {
+		return "", nil, string(CodeProtectedPath), e
+	}
+	t, err := w.openTarget(p)
+	if err != nil {
+		return "", nil, codeOf(err), err
+	}
+	if t.resolved != p {
+		if e := w.pullProtection(p, t.resolved); e != nil {
+			t.close()
+			return "", nil, string(CodeProtectedPath), e
+		}
+	}
+	obs, err = w.observe(t)
+	t.close()
+	if err != nil {
+		return "", nil, codeOf(err), err
+	}
+	return t.resolved, obs, "", nil
+}
+
+// pullWrite writes upstream's content up to p, or removes the file if
+// upstream has none, as one guarded change. Its precondition is the file
+// as obs found it, so that a change made here meanwhile is not
+// overwritten: the change fails instead.
+func (s *Session) pullWrite(ctx context.Context, p string, up upstreamFile, obs *observation, discard bool, remote, branch, head string) (*Result, error) {
 	pre := &Precondition{ExpectedSHA256: obs.sum}
 	if !obs.stat.Exists {
 		pre = &Precondition{MustNotExist: true}
 	}
-	r, err := s.mutate(ctx, &change{
+	return s.mutate(ctx, &change{
 		tool: opPull, path: p, pre: pre, wholeFile: true,
 		args: map[string]any{"path": p, "remote": remote, "branch": branch, "head": head, "discard_local": discard},
 		build: func(t *target, obs *observation, enc string) (*plan, error) {
@@ -399,14 +473,12 @@ func (s *Session) pullFile(ctx context.Context, p string, b syncedFile, up upstr
 			return pl, nil
 		},
 	})
-	if err != nil {
-		reason := codeOf(err)
-		if IsConflict(err) {
-			reason = "changed_both" // changed here while the pull ran
-		}
-		return conflict(reason, local, err)
-	}
-	f := PulledFile{Path: p, SHA256: r.SHA256, BackupVersion: r.BackupVersion, Discarded: !local.same(b), Op: "modified"}
+}
+
+// pulled lists in res the file r wrote at p, with r's warnings;
+// discarded tells that what the file held was a local change.
+func pulled(res *PullResult, p string, r *Result, discarded bool) {
+	f := PulledFile{Path: p, SHA256: r.SHA256, BackupVersion: r.BackupVersion, Discarded: discarded, Op: "modified"}
 	switch {
 	case r.Deleted:
 		f.Op = "deleted"
@@ -417,7 +489,6 @@ func (s *Session) pullFile(ctx context.Context, p string, b syncedFile, up upstr
 	for _, warn := range r.Warnings {
 		res.Warnings = append(res.Warnings, p+": "+warn)
 	}
-	return false
 }
 
 // pullProtection returns the PROTECTED_PATH error of a path pull must

@@ -31,20 +31,9 @@ func (s *Session) UndoPatch(ctx context.Context, txid string, opts *UndoOptions)
 	a := newAttempt(s, opUndoPatch, "", map[string]any{"tx": txid, "dry_run": o.DryRun}, nil)
 	cs := &changeSet{s: s}
 	defer func() { res, err = s.w.finishTx(a, cs, res, err) }()
-	// The transaction's records: one per name it changed.
-	var recs []*LedgerRecord
-	err = ledger.Filter(s.w.state, ledgerName, ledger.Match{}, func(r *LedgerRecord) error {
-		if r.Outcome == "ok" && (r.Tool == opApplyPatch || r.Tool == opUndoPatch) && r.Strategy == "transaction "+txid {
-			recs = append(recs, r)
-		}
-		return nil
-	})
+	recs, err := s.w.patchTxRecords(txid)
 	if err != nil {
-		return nil, readError("read ledger", err)
-	}
-	if len(recs) == 0 {
-		return nil, newError(CodeInvalidArgument, "", fmt.Sprintf("no patch transaction %q in the ledger", txid),
-			"use the transaction id a patch's result names (editguard log lists them)", nil)
+		return nil, err
 	}
 	res = &PatchResult{TxID: strings.ToLower(rand.Text()[:12]), DryRun: o.DryRun}
 	for _, r := range recs {
@@ -62,39 +51,8 @@ func (s *Session) UndoPatch(ctx context.Context, txid string, opts *UndoOptions)
 		return nil, err
 	}
 	for i, f := range cs.files {
-		r := recs[i]
-		if f.obs, err = s.w.observe(f.t); err != nil {
+		if err := s.w.prepareUndo(f, recs[i], &res.Files[f.out]); err != nil {
 			return nil, err
-		}
-		afterExists := r.SHA256After != ""
-		if f.obs.stat.Exists != afterExists || f.obs.sum != r.SHA256After {
-			e := stale(f.t.path, ReasonModified, f.obs)
-			if !f.obs.stat.Exists {
-				e = stale(f.t.path, ReasonDeleted, f.obs)
-			}
-			e.Message = "the file changed after the patch; undoing the patch would destroy that change, so nothing was undone"
-			e.RecoveryHint = "restore the files one by one with restore_file after reading them, or leave the patch in place"
-			e.Details["expected"] = map[string]any{"sha256": r.SHA256After}
-			return nil, e
-		}
-		v, data, err := s.w.loadVersion(f.t.path, f.t.resolved, r.HistoryVersion)
-		if err != nil {
-			return nil, err
-		}
-		// r saved the version (it is the transaction's record of this
-		// file): checked against it, as checkVersion would after reading
-		// the whole ledger again for each file.
-		if why := disagreement(v, r); why != "" {
-			return nil, versionMismatch(f.t.path, v, why)
-		}
-		pf := &res.Files[f.out]
-		if v.Absent {
-			f.remove = true
-			pf.Diff = unifiedDiff(f.t.path, textOf(f.obs.data, ""), "", false, true)
-		} else {
-			f.data, f.sum = data, v.SHA256
-			pf.SHA256, pf.SizeBytes = f.sum, int64(len(data))
-			pf.Diff = unifiedDiff(f.t.path, textOf(f.obs.data, ""), textOf(data, ""), !f.obs.stat.Exists, false)
 		}
 	}
 	if o.DryRun {
@@ -111,4 +69,66 @@ func (s *Session) UndoPatch(ctx context.Context, txid string, opts *UndoOptions)
 		return nil, err
 	}
 	return res, nil
+}
+
+// patchTxRecords returns the ledger's records of the patch transaction
+// txid (ApplyPatch's or UndoPatch's): one per name it changed. No record
+// fails with INVALID_ARGUMENT.
+func (w *Workspace) patchTxRecords(txid string) ([]*LedgerRecord, error) {
+	var recs []*LedgerRecord
+	err := ledger.Filter(w.state, ledgerName, ledger.Match{}, func(r *LedgerRecord) error {
+		if r.Outcome == "ok" && (r.Tool == opApplyPatch || r.Tool == opUndoPatch) && r.Strategy == "transaction "+txid {
+			recs = append(recs, r)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, readError("read ledger", err)
+	}
+	if len(recs) == 0 {
+		return nil, newError(CodeInvalidArgument, "", fmt.Sprintf("no patch transaction %q in the ledger", txid),
+			"use the transaction id a patch's result names (editguard log lists them)", nil)
+	}
+	return recs, nil
+}
+
+// prepareUndo readies f, locked, to be put back as the patch transaction's
+// record r of it says it was before: f must still be exactly what the patch
+// left (else STALE_FILE), and the version r saved is loaded and checked
+// against r. pf, f's entry in the result, gets the undo's diff.
+func (w *Workspace) prepareUndo(f *txFile, r *LedgerRecord, pf *PatchFile) error {
+	var err error
+	if f.obs, err = w.observe(f.t); err != nil {
+		return err
+	}
+	afterExists := r.SHA256After != ""
+	if f.obs.stat.Exists != afterExists || f.obs.sum != r.SHA256After {
+		e := stale(f.t.path, ReasonModified, f.obs)
+		if !f.obs.stat.Exists {
+			e = stale(f.t.path, ReasonDeleted, f.obs)
+		}
+		e.Message = "the file changed after the patch; undoing the patch would destroy that change, so nothing was undone"
+		e.RecoveryHint = "restore the files one by one with restore_file after reading them, or leave the patch in place"
+		e.Details["expected"] = map[string]any{"sha256": r.SHA256After}
+		return e
+	}
+	v, data, err := w.loadVersion(f.t.path, f.t.resolved, r.HistoryVersion)
+	if err != nil {
+		return err
+	}
+	// r saved the version (it is the transaction's record of this
+	// file): checked against it, as checkVersion would after reading
+	// the whole ledger again for each file.
+	if why := disagreement(v, r); why != "" {
+		return versionMismatch(f.t.path, v, why)
+	}
+	if v.Absent {
+		f.remove = true
+		pf.Diff = unifiedDiff(f.t.path, textOf(f.obs.data, ""), "", false, true)
+	} else {
+		f.data, f.sum = data, v.SHA256
+		pf.SHA256, pf.SizeBytes = f.sum, int64(len(data))
+		pf.Diff = unifiedDiff(f.t.path, textOf(f.obs.data, ""), textOf(data, ""), !f.obs.stat.Exists, false)
+	}
+	return nil
 }

@@ -292,21 +292,8 @@ func (w *Workspace) Close() error {
 // fail with OUTSIDE_ROOT; paths into .editguard/ with PROTECTED_PATH.
 // The final element may not exist.
 func (w *Workspace) resolve(p string) (string, error) {
-	if p == "" {
-		return "", newError(CodeInvalidArgument, p, "path is empty", "pass a file path relative to the workspace root", nil)
-	}
-	if strings.IndexByte(p, 0) >= 0 {
-		return "", newError(CodeInvalidArgument, p, "path contains a NUL byte", "", nil)
-	}
-	if len(p) > maxPathLen {
-		// Resolving costs a look at the disk per element: a path of
-		// tens of thousands of elements would take minutes.
-		return "", newError(CodeInvalidArgument, p, fmt.Sprintf("path is %d bytes long; at most %d are accepted", len(p), maxPathLen), "", nil)
-	}
-	if !utf8.ValidString(p) {
-		// Tools speak JSON, whose strings are Unicode: such a name could
-		// only arrive mangled. Refused rather than guessed at.
-		return "", newError(CodeInvalidArgument, p, "path is not valid UTF-8", "file names that are not UTF-8 cannot be addressed by the tools", nil)
+	if err := checkPathArg(p); err != nil {
+		return "", err
 	}
 	p = filepath.ToSlash(p)
 	if path.IsAbs(p) || filepath.IsAbs(p) {
@@ -316,67 +303,9 @@ func (w *Workspace) resolve(p string) (string, error) {
 		}
 		p = rel
 	}
-	todo := splitPath(p)
-	var done []string
-	hops := 0
-	for len(todo) > 0 {
-		elem := todo[0]
-		todo = todo[1:]
-		switch elem {
-		case ".":
-			continue
-		case "..":
-			if len(done) == 0 {
-				return "", outsideRoot(p)
-			}
-			done = done[:len(done)-1]
-			continue
-		}
-		if len(elem) > 255 {
-			return "", newError(CodeInvalidArgument, p, "a path element is longer than 255 bytes", "", nil)
-		}
-		cur := path.Join(append(done, elem)...)
-		fi, err := w.root.Lstat(cur)
-		if err != nil {
-			// A missing element, or one under a regular file (ENOTDIR):
-			// the rest of the path cannot contain symlinks either.
-			if errors.Is(err, fs.ErrNotExist) || isNotDir(err) {
-				if strings.ContainsRune(elem, utf8.RuneError) {
-					// A name with U+FFFD that does not exist is almost
-					// certainly a listed non-UTF-8 name, copied: creating
-					// it would make a look-alike file.
-					return "", newError(CodeInvalidArgument, p, "path contains U+FFFD (the replacement character) and does not exist",
-						"a name listed with U+FFFD is not UTF-8 on disk and cannot be addressed by the tools; no look-alike file is created", nil)
-				}
-				done = append(done, elem)
-				continue
-			}
-			if isEscape(err) {
-				return "", outsideRoot(p)
-			}
-			return "", newError(CodeIO, p, err.Error(), "", err)
-		}
-		if fi.Mode()&fs.ModeSymlink == 0 {
-			done = append(done, elem)
-			continue
-		}
-		if hops++; hops > 40 {
-			return "", newError(CodeInvalidArgument, p, "too many levels of symbolic links", "", nil)
-		}
-		target, err := w.root.Readlink(cur)
-		if err != nil {
-			return "", newError(CodeIO, p, err.Error(), "", err)
-		}
-		target = filepath.ToSlash(target)
-		if path.IsAbs(target) || filepath.IsAbs(target) {
-			rel, ok := w.relFromAbs(target)
-			if !ok {
-				return "", outsideRoot(p)
-			}
-			done = nil
-			target = rel
-		}
-		todo = append(splitPath(target), todo...)
+	done, err := w.resolveElems(p)
+	if err != nil {
+		return "", err
 	}
 	if len(done) == 0 {
 		return ".", nil
@@ -391,6 +320,121 @@ func (w *Workspace) resolve(p string) (string, error) {
 		}
 	}
 	return res, nil
+}
+
+// checkPathArg refuses, before any look at the disk, a caller's path p that
+// cannot name a file: empty, with a NUL byte, too long, or not UTF-8.
+func checkPathArg(p string) error {
+	if p == "" {
+		return newError(CodeInvalidArgument, p, "path is empty", "pass a file path relative to the workspace root", nil)
+	}
+	if strings.IndexByte(p, 0) >= 0 {
+		return newError(CodeInvalidArgument, p, "path contains a NUL byte", "", nil)
+	}
+	if len(p) > maxPathLen {
+		// Resolving costs a look at the disk per element: a path of
+		// tens of thousands of elements would take minutes.
+		return newError(CodeInvalidArgument, p, fmt.Sprintf("path is %d bytes long; at most %d are accepted", len(p), maxPathLen), "", nil)
+	}
+	if !utf8.ValidString(p) {
+		// Tools speak JSON, whose strings are Unicode: such a name could
+		// only arrive mangled. Refused rather than guessed at.
+		return newError(CodeInvalidArgument, p, "path is not valid UTF-8", "file names that are not UTF-8 cannot be addressed by the tools", nil)
+	}
+	return nil
+}
+
+// resolveElems walks p, slash-separated and relative to the root, element
+// by element against the disk, following symlinks (at most 40 of them),
+// and returns the elements of the path it resolves to. Errors name p.
+func (w *Workspace) resolveElems(p string) ([]string, error) {
+	todo := splitPath(p)
+	var done []string
+	hops := 0
+	for len(todo) > 0 {
+		elem := todo[0]
+		todo = todo[1:]
+		switch elem {
+		case ".":
+			continue
+		case "..":
+			if len(done) == 0 {
+				return nil, outsideRoot(p)
+			}
+			done = done[:len(done)-1]
+			continue
+		}
+		if len(elem) > 255 {
+			return nil, newError(CodeInvalidArgument, p, "a path element is longer than 255 bytes", "", nil)
+		}
+		cur := path.Join(append(done, elem)...)
+		fi, err := w.root.Lstat(cur)
+		if err != nil {
+			if ferr := lstatFailure(p, elem, err); ferr != nil {
+				return nil, ferr
+			}
+			done = append(done, elem)
+			continue
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			done = append(done, elem)
+			continue
+		}
+		if hops++; hops > 40 {
+			return nil, newError(CodeInvalidArgument, p, "too many levels of symbolic links", "", nil)
+		}
+		target, fromRoot, err := w.linkTarget(p, cur)
+		if err != nil {
+			return nil, err
+		}
+		if fromRoot {
+			done = nil
+		}
+		todo = append(target, todo...)
+	}
+	return done, nil
+}
+
+// lstatFailure returns the error resolving p fails with when its element
+// elem could not be looked at (err), or nil when elem is merely missing and
+// the resolving goes on with it.
+func lstatFailure(p, elem string, err error) error {
+	// A missing element, or one under a regular file (ENOTDIR):
+	// the rest of the path cannot contain symlinks either.
+	if errors.Is(err, fs.ErrNotExist) || isNotDir(err) {
+		if strings.ContainsRune(elem, utf8.RuneError) {
+			// A name with U+FFFD that does not exist is almost
+			// certainly a listed non-UTF-8 name, copied: creating
+			// it would make a look-alike file.
+			return newError(CodeInvalidArgument, p, "path contains U+FFFD (the replacement character) and does not exist",
+				"a name listed with U+FFFD is not UTF-8 on disk and cannot be addressed by the tools; no look-alike file is created", nil)
+		}
+		return nil
+	}
+	if isEscape(err) {
+		return outsideRoot(p)
+	}
+	return newError(CodeIO, p, err.Error(), "", err)
+}
+
+// linkTarget reads the symlink cur, met while resolving p, and returns the
+// elements of its target. fromRoot says the target was absolute (inside the
+// root): it goes on from the root, a relative one from the link's directory.
+// A target outside the root fails with OUTSIDE_ROOT.
+func (w *Workspace) linkTarget(p, cur string) (elems []string, fromRoot bool, err error) {
+	target, err := w.root.Readlink(cur)
+	if err != nil {
+		return nil, false, newError(CodeIO, p, err.Error(), "", err)
+	}
+	target = filepath.ToSlash(target)
+	if path.IsAbs(target) || filepath.IsAbs(target) {
+		rel, ok := w.relFromAbs(target)
+		if !ok {
+			return nil, false, outsideRoot(p)
+		}
+		return splitPath(rel), true, nil
+	}
+	return splitPath(target), false, nil
 }
 
 // maxPathLen is the longest path resolve accepts, Linux's PATH_MAX.

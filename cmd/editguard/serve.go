@@ -121,41 +121,14 @@ func (g *globList) Set(s string) error { *g = append(*g, s); return nil }
 var httpFlags = []string{"token", "tokens", "tls-cert", "tls-key", "insecure", "max-inflight", "rate", "burst", "max-sessions", "max-sessions-per-token", "session-timeout"}
 
 func runServe(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet(serveCmd.name)
-	var (
-		approve string
-		deny    globList
-		noMerge bool
-		h       httpFlagValues
-	)
-	fs.StringVar(&h.addr, "http", "", "serve streamable HTTP on `ADDR` (host:port) instead of stdio")
-	fs.StringVar(&approve, "approve", mcpserver.ApproveAuto, "approval of changes: auto, ask or read-only")
-	fs.Var(&deny, "deny", "protect paths matching `GLOB` from changes (repeatable)")
-	fs.BoolVar(&noMerge, "no-merge", false, "refuse an edit whose file changed since the read, even where it could merge")
-	fs.StringVar(&h.tokensFile, "tokens", "", "require a bearer token from `FILE` (lines \"AGENT TOKEN\", mode 600)")
-	fs.StringVar(&h.tlsCert, "tls-cert", "", "serve HTTPS with the PEM certificate (chain) in `FILE`")
-	fs.StringVar(&h.tlsKey, "tls-key", "", "private key of --tls-cert, PEM, in `FILE`")
-	fs.BoolVar(&h.insecure, "insecure", false, "allow plain HTTP on an address that is not loopback")
-	fs.IntVar(&h.maxInFlight, "max-inflight", mcpserver.DefaultMaxInFlight, "requests of one token handled at once, at most `N` (0: no limit)")
-	fs.Float64Var(&h.rate, "rate", mcpserver.DefaultRate, "requests per second of one token, at most `N` (0: no limit)")
-	fs.IntVar(&h.burst, "burst", 0, "largest burst of requests of one token, `N` requests (default twice --rate)")
-	fs.IntVar(&h.maxSessions, "max-sessions", mcpserver.DefaultMaxSessions, "MCP sessions (and, apart, begin_session handles) open at once, at most `N` (0: no limit)")
-	fs.IntVar(&h.maxSessionsPerToken, "max-sessions-per-token", mcpserver.DefaultMaxSessionsPerToken, "MCP sessions (and, apart, handles) open at once with one token, at most `N` (0: no limit)")
-	fs.DurationVar(&h.sessionTimeout, "session-timeout", mcpserver.DefaultSessionTimeout, "close MCP sessions and handles without a request for `D` (0: never)")
-	fs.StringVar(&h.token, "token", "", "one bearer `TOKEN` required from HTTP clients on loopback (default $EDITGUARD_TOKEN)")
+	fs, v := newServeFlags()
+	h := &v.http
 	pos, err := parseCommand(e, serveCmd, fs, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 0 {
-		return usagef(serveCmd.name, "serve takes no arguments, got %q", pos)
-	}
-	if h.addr == "" {
-		for _, name := range httpFlags {
-			if flagWasSet(fs, name) {
-				return usagef(serveCmd.name, "--%s applies only with --http", name)
-			}
-		}
+	if err := checkServeArgs(fs, pos, h.addr); err != nil {
+		return err
 	}
 	if h.token == "" {
 		h.token = os.Getenv("EDITGUARD_TOKEN")
@@ -170,14 +143,14 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err := checkRoot(e.root); err != nil {
 		return err
 	}
-	ws, err := editguard.Open(e.root, e.options(&editguard.Options{Deny: append(append([]string{}, editguard.DefaultDeny...), deny...), NoMerge: noMerge}))
+	ws, err := editguard.Open(e.root, e.options(&editguard.Options{Deny: append(append([]string{}, editguard.DefaultDeny...), v.deny...), NoMerge: v.noMerge}))
 	if err != nil {
 		return err
 	}
 	defer ws.Close()
 	serverGC(os.Getenv)
 	srv, err := mcpserver.New(ws, &mcpserver.Options{
-		Approve: approve,
+		Approve: v.approve,
 		Version: version(),
 		Logger:  slog.New(quietStop{slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})}),
 	})
@@ -196,18 +169,72 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stderr, "editguard: warning: serving plain HTTP on %s (--insecure): bearer tokens and file contents cross the network unencrypted\n", addr)
 	}
 	return srv.ListenAndServe(ctx, addr, opts, func(a net.Addr) {
-		scheme, who := "http", ""
-		if opts.TLS != nil {
-			scheme = "https"
-		}
-		switch {
-		case opts.Tokens != nil:
-			who = fmt.Sprintf(", %d agents with tokens", len(opts.Tokens.Agents()))
-		case opts.Token != "":
-			who = ", token required"
-		}
-		fmt.Fprintf(e.stderr, "editguard: serving MCP on %s://%s%s (workspace %s, approve %s%s)\n", scheme, a, mcpserver.Endpoint, ws.Dir(), approve, who)
+		printServing(e, a, opts, ws.Dir(), v.approve)
 	})
+}
+
+// serveFlagValues are the values of serve's flags.
+type serveFlagValues struct {
+	approve string
+	deny    globList
+	noMerge bool
+	http    httpFlagValues
+}
+
+// newServeFlags declares serve's flags, so that runServe parses them into
+// the values it returns.
+func newServeFlags() (*flag.FlagSet, *serveFlagValues) {
+	fs := newFlagSet(serveCmd.name)
+	v := new(serveFlagValues)
+	h := &v.http
+	fs.StringVar(&h.addr, "http", "", "serve streamable HTTP on `ADDR` (host:port) instead of stdio")
+	fs.StringVar(&v.approve, "approve", mcpserver.ApproveAuto, "approval of changes: auto, ask or read-only")
+	fs.Var(&v.deny, "deny", "protect paths matching `GLOB` from changes (repeatable)")
+	fs.BoolVar(&v.noMerge, "no-merge", false, "refuse an edit whose file changed since the read, even where it could merge")
+	fs.StringVar(&h.tokensFile, "tokens", "", "require a bearer token from `FILE` (lines \"AGENT TOKEN\", mode 600)")
+	fs.StringVar(&h.tlsCert, "tls-cert", "", "serve HTTPS with the PEM certificate (chain) in `FILE`")
+	fs.StringVar(&h.tlsKey, "tls-key", "", "private key of --tls-cert, PEM, in `FILE`")
+	fs.BoolVar(&h.insecure, "insecure", false, "allow plain HTTP on an address that is not loopback")
+	fs.IntVar(&h.maxInFlight, "max-inflight", mcpserver.DefaultMaxInFlight, "requests of one token handled at once, at most `N` (0: no limit)")
+	fs.Float64Var(&h.rate, "rate", mcpserver.DefaultRate, "requests per second of one token, at most `N` (0: no limit)")
+	fs.IntVar(&h.burst, "burst", 0, "largest burst of requests of one token, `N` requests (default twice --rate)")
+	fs.IntVar(&h.maxSessions, "max-sessions", mcpserver.DefaultMaxSessions, "MCP sessions (and, apart, begin_session handles) open at once, at most `N` (0: no limit)")
+	fs.IntVar(&h.maxSessionsPerToken, "max-sessions-per-token", mcpserver.DefaultMaxSessionsPerToken, "MCP sessions (and, apart, handles) open at once with one token, at most `N` (0: no limit)")
+	fs.DurationVar(&h.sessionTimeout, "session-timeout", mcpserver.DefaultSessionTimeout, "close MCP sessions and handles without a request for `D` (0: never)")
+	fs.StringVar(&h.token, "token", "", "one bearer `TOKEN` required from HTTP clients on loopback (default $EDITGUARD_TOKEN)")
+	return fs, v
+}
+
+// checkServeArgs refuses positional arguments, which serve takes none of,
+// and, without --http (addr empty), the flags that apply only with it.
+func checkServeArgs(fs *flag.FlagSet, pos []string, addr string) error {
+	if len(pos) != 0 {
+		return usagef(serveCmd.name, "serve takes no arguments, got %q", pos)
+	}
+	if addr == "" {
+		for _, name := range httpFlags {
+			if flagWasSet(fs, name) {
+				return usagef(serveCmd.name, "--%s applies only with --http", name)
+			}
+		}
+	}
+	return nil
+}
+
+// printServing tells the person who started serve --http where it listens
+// (a, the address it got), on which workspace, and how clients are let in.
+func printServing(e *env, a net.Addr, opts *mcpserver.HTTPOptions, dir, approve string) {
+	scheme, who := "http", ""
+	if opts.TLS != nil {
+		scheme = "https"
+	}
+	switch {
+	case opts.Tokens != nil:
+		who = fmt.Sprintf(", %d agents with tokens", len(opts.Tokens.Agents()))
+	case opts.Token != "":
+		who = ", token required"
+	}
+	fmt.Fprintf(e.stderr, "editguard: serving MCP on %s://%s%s (workspace %s, approve %s%s)\n", scheme, a, mcpserver.Endpoint, dir, approve, who)
 }
 
 // httpFlagValues are the values of serve's HTTP flags.

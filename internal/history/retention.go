@@ -15,6 +15,22 @@ import (
 	"github.com/editguard/editguard/internal/statedir"
 )
 
+// versionCount is how many versions of a file its index held when the
+// version with sequence number seq had just been saved.
+type versionCount struct{ seq, versions uint64 }
+
+// mayTrim reports whether the path's index may hold more versions than
+// trim keeps, once the version with sequence number seq is saved; when it
+// says no, trim would read nothing.
+func (s *Store) mayTrim(path string, seq uint64) bool {
+	limit := s.keep + s.keep/4
+	bound := seq
+	if c, ok := s.counted.Load(path); ok && c.(versionCount).seq <= seq {
+		bound = c.(versionCount).versions + seq - c.(versionCount).seq
+	}
+	return bound > uint64(limit)
+}
+
 // trim applies KeepVersions to path's index and removes the objects in objs
 // (path's object directory, nil if it has none) that no kept version names,
 // with temp files left by Saves that died. The caller holds the store lock
@@ -34,22 +50,6 @@ import (
 // its own, so a file holds at most the versions this Store last counted
 // plus the sequence numbers assigned since (in any process); while that
 // bound stays under the limit, trim reads nothing.
-// versionCount is how many versions of a file its index held when the
-// version with sequence number seq had just been saved.
-type versionCount struct{ seq, versions uint64 }
-
-// mayTrim reports whether the path's index may hold more versions than
-// trim keeps, once the version with sequence number seq is saved; when it
-// says no, trim would read nothing.
-func (s *Store) mayTrim(path string, seq uint64) bool {
-	limit := s.keep + s.keep/4
-	bound := seq
-	if c, ok := s.counted.Load(path); ok && c.(versionCount).seq <= seq {
-		bound = c.(versionCount).versions + seq - c.(versionCount).seq
-	}
-	return bound > uint64(limit)
-}
-
 func (s *Store) trim(path string, objs *statedir.Dir, seq uint64) (int64, error) {
 	if !s.mayTrim(path, seq) {
 		return 0, nil
@@ -76,23 +76,46 @@ func (s *Store) trim(path string, objs *statedir.Dir, seq uint64) (int64, error)
 	if bad > 0 {
 		return 0, nil
 	}
+	mine := versionsOf(lines, path)
+	if mine <= limit {
+		s.counted.Store(path, versionCount{seq: seq, versions: uint64(mine)})
+		return 0, nil
+	}
+	buf := &bufs.out
+	buf.Reset()
+	buf.Grow(len(data)) // the kept lines are fewer: no growing and copying
+	refs, removed := keptLines(buf, lines, path, mine-s.keep)
+	if err := s.index.WriteFile(name, buf.Bytes(), 0o644); err != nil {
+		return 0, err
+	}
+	s.counted.Store(path, versionCount{seq: seq, versions: uint64(s.keep)})
+	// WriteFile fsynced the directory: the new index's name is durable.
+	if st, err := s.index.Stat(name); err == nil && st.Exists {
+		s.durable.Store(s.index.Join(name), st.Ino)
+	}
+	n, err := s.removeUnreferencedOf(path, objs, refs)
+	return removed + n, err
+}
+
+// versionsOf counts path's versions in lines (not their annotations), to
+// tell whether the index holds more than trim keeps.
+func versionsOf(lines []indexLine, path string) int {
 	mine := 0
 	for _, l := range lines {
 		if l.Kind == "" && l.Path == path {
 			mine++
 		}
 	}
-	if mine <= limit {
-		s.counted.Store(path, versionCount{seq: seq, versions: uint64(mine)})
-		return 0, nil
-	}
-	drop := mine - s.keep
+	return mine
+}
+
+// keptLines writes to buf, one a line, the index lines that trim keeps:
+// all but the first drop versions of path and their annotations. It
+// returns the objects that the kept versions name, which must stay, and
+// the bytes of inline contents dropped.
+func keptLines(buf *bytes.Buffer, lines []indexLine, path string, drop int) (refs map[string]bool, removed int64) {
 	dropped := make(map[string]bool) // IDs of this path's dropped versions
-	buf := &bufs.out
-	buf.Reset()
-	buf.Grow(len(data)) // the kept lines are fewer: no growing and copying
-	refs := make(map[string]bool)
-	var removed int64 // inline contents dropped
+	refs = make(map[string]bool)
 	for _, l := range lines {
 		// Lines of another path (a 128-bit key collision) are kept.
 		mineLine := l.Path == path
@@ -113,29 +136,27 @@ func (s *Store) trim(path string, objs *statedir.Dir, seq uint64) (int64, error)
 			refs[l.SHA256] = true
 		}
 	}
-	if err := s.index.WriteFile(name, buf.Bytes(), 0o644); err != nil {
-		return 0, err
-	}
-	s.counted.Store(path, versionCount{seq: seq, versions: uint64(s.keep)})
-	// WriteFile fsynced the directory: the new index's name is durable.
-	if st, err := s.index.Stat(name); err == nil && st.Exists {
-		s.durable.Store(s.index.Join(name), st.Ino)
-	}
+	return refs, removed
+}
+
+// removeUnreferencedOf removes from objs, path's object directory (nil if
+// the caller has none open), the objects that refs does not name and the
+// temp files, as removeUnreferenced does. It returns the bytes removed.
+func (s *Store) removeUnreferencedOf(path string, objs *statedir.Dir, refs map[string]bool) (int64, error) {
 	if objs == nil {
 		// Saved inline: the file may still have objects from larger
 		// versions.
 		d, err := s.objectDir(path, false)
 		if errors.Is(err, fs.ErrNotExist) {
-			return removed, nil
+			return 0, nil
 		}
 		if err != nil {
-			return removed, err
+			return 0, err
 		}
 		defer d.Close()
 		objs = d
 	}
-	n, err := removeUnreferenced(objs, refs, nil)
-	return removed + n, err
+	return removeUnreferenced(objs, refs, nil)
 }
 
 // removeUnreferenced removes from dir the objects that refs does not name

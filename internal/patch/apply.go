@@ -137,77 +137,24 @@ func Apply(text string, hunks []Hunk) (*Result, error) {
 
 // locate finds the one place hunk i matches.
 func locate(lines []string, h *Hunk, i int) (placed, error) {
-	var old []string
-	for _, l := range h.Lines {
-		if l.Op != '+' {
-			old = append(old, l.Text)
-		}
-	}
-	// Anchors narrow the search to after the last of them, each found
-	// after the one before.
-	// The hunk is then the first place after the last anchor: an anchor
-	// says where the change is, but must itself be unique after the one
-	// before it.
-	from, anchored := 0, len(h.Anchors) > 0
-	for _, a := range h.Anchors {
-		ks := anchorLines(lines, a, from)
-		switch len(ks) {
-		case 0:
-			return placed{}, &NoMatchError{Hunk: i, Old: strings.Join(old, "\n"), Anchor: a}
-		case 1:
-			from = ks[0] + 1
-		default:
-			for k := range ks {
-				ks[k]++
-			}
-			return placed{}, &AmbiguousError{Hunk: i, Lines: ks, Anchor: a}
-		}
+	old := oldLines(h)
+	from, err := afterAnchors(lines, h, i, old)
+	if err != nil {
+		return placed{}, err
 	}
 	if len(old) == 0 {
-		// Only additions: at the end, after the anchor, or where the
-		// unified diff's header says.
-		switch {
-		case h.EndOfFile:
-			return placed{i, len(lines), 0, Exact}, nil
-		case len(h.Anchors) > 0:
-			return placed{i, from, 0, Exact}, nil
-		case h.OldStart >= 0 && h.OldStart <= len(lines) && (h.OldStart > 0 || len(lines) == 0):
-			return placed{i, h.OldStart, 0, Exact}, nil
-		}
-		return placed{}, &AmbiguousError{Hunk: i}
+		return placeAddition(lines, h, i, from)
 	}
-	for _, s := range []struct {
-		name string
-		norm func(string) string
-	}{
-		{Exact, nil},
-		{TrailingWhitespace, trimRight},
-		{Quotes, func(s string) string { return straightQuotes(trimRight(s)) }},
-		{LineNumbers, func(s string) string { t, _ := stripNumber(s); return trimRight(t) }},
-	} {
-		want := old
-		have := lines
-		if s.norm != nil {
-			want = mapLines(old, s.norm)
-			if s.name == LineNumbers {
-				// The prefix is in the hunk, not in the file.
-				have = mapLines(lines, trimRight)
-				if !allNumbered(old) {
-					continue
-				}
-			} else {
-				have = mapLines(lines, s.norm)
-			}
+	anchored := len(h.Anchors) > 0
+	for _, s := range strategies {
+		want, have, ok := strategyLines(lines, old, s)
+		if !ok {
+			continue
 		}
-		var at []int
-		for k := from; k+len(want) <= len(have); k++ {
-			if h.EndOfFile && k+len(want) != len(have) {
-				continue
-			}
-			if slices.Equal(have[k:k+len(want)], want) {
-				at = append(at, k)
-			}
-		}
+		at := matchesFrom(have, want, from, h.EndOfFile)
+		// The hunk is the first place after the last anchor: an anchor
+		// says where the change is, but must itself be unique after the
+		// one before it.
 		if anchored && len(at) > 1 {
 			at = at[:1]
 		}
@@ -225,6 +172,106 @@ func locate(lines []string, h *Hunk, i int) (placed, error) {
 		}
 	}
 	return placed{}, &NoMatchError{Hunk: i, Old: strings.Join(old, "\n")}
+}
+
+// oldLines returns the lines hunk h expects in the file: its context and
+// removed lines, the ones looked for.
+func oldLines(h *Hunk) []string {
+	var old []string
+	for _, l := range h.Lines {
+		if l.Op != '+' {
+			old = append(old, l.Text)
+		}
+	}
+	return old
+}
+
+// afterAnchors returns the first line the search for hunk i may start at.
+// Anchors narrow the search to after the last of them, each found after
+// the one before; each must be found exactly once there, else the error
+// names it (old is the hunk's old lines, for that error).
+func afterAnchors(lines []string, h *Hunk, i int, old []string) (int, error) {
+	from := 0
+	for _, a := range h.Anchors {
+		ks := anchorLines(lines, a, from)
+		switch len(ks) {
+		case 0:
+			return 0, &NoMatchError{Hunk: i, Old: strings.Join(old, "\n"), Anchor: a}
+		case 1:
+			from = ks[0] + 1
+		default:
+			for k := range ks {
+				ks[k]++
+			}
+			return 0, &AmbiguousError{Hunk: i, Lines: ks, Anchor: a}
+		}
+	}
+	return from, nil
+}
+
+// placeAddition places hunk i, which has only additions and so no lines to
+// match: at the end, after the anchor (from is the line after it), or where
+// the unified diff's header says.
+func placeAddition(lines []string, h *Hunk, i, from int) (placed, error) {
+	switch {
+	case h.EndOfFile:
+		return placed{i, len(lines), 0, Exact}, nil
+	case len(h.Anchors) > 0:
+		return placed{i, from, 0, Exact}, nil
+	case h.OldStart >= 0 && h.OldStart <= len(lines) && (h.OldStart > 0 || len(lines) == 0):
+		return placed{i, h.OldStart, 0, Exact}, nil
+	}
+	return placed{}, &AmbiguousError{Hunk: i}
+}
+
+// strategy is a way of comparing a hunk's lines with the file's: norm
+// rewrites a line of each before they are compared (nil: as they are).
+type strategy struct {
+	name string
+	norm func(string) string
+}
+
+// strategies are the match strategies in the order they are tried.
+var strategies = []strategy{
+	{Exact, nil},
+	{TrailingWhitespace, trimRight},
+	{Quotes, func(s string) string { return straightQuotes(trimRight(s)) }},
+	{LineNumbers, func(s string) string { t, _ := stripNumber(s); return trimRight(t) }},
+}
+
+// strategyLines returns the hunk's old lines (want) and the file's lines
+// (have) as strategy s compares them, or ok false when s does not apply:
+// LineNumbers applies only to a hunk whose old lines are all numbered.
+func strategyLines(lines, old []string, s strategy) (want, have []string, ok bool) {
+	if s.norm == nil {
+		return old, lines, true
+	}
+	want = mapLines(old, s.norm)
+	if s.name == LineNumbers {
+		// The prefix is in the hunk, not in the file.
+		have = mapLines(lines, trimRight)
+		if !allNumbered(old) {
+			return nil, nil, false
+		}
+	} else {
+		have = mapLines(lines, s.norm)
+	}
+	return want, have, true
+}
+
+// matchesFrom returns every line at or after from where want is in have;
+// with eof, only where it ends have.
+func matchesFrom(have, want []string, from int, eof bool) []int {
+	var at []int
+	for k := from; k+len(want) <= len(have); k++ {
+		if eof && k+len(want) != len(have) {
+			continue
+		}
+		if slices.Equal(have[k:k+len(want)], want) {
+			at = append(at, k)
+		}
+	}
+	return at
 }
 
 // anchorLines returns the lines at or after from that read want, compared

@@ -14,18 +14,51 @@ import (
 // distance. Lines less than 40% similar are left out. Memory is O(n) beyond
 // text; lines longer than maxLine characters are cut in the result.
 func Closest(text, old string, n int) []Line {
+	key := longestLine(old)
+	if key == "" || n <= 0 {
+		return nil
+	}
+	seen := make([]int32, 1<<16)
+	keyPairs := distinctPairs(key, seen)
+	best := rankPrecisely(key, cheapCandidates(text, keyPairs, seen))
+	var out []Line
+	for _, c := range best {
+		if c.score < 0.4 || len(out) == n {
+			break
+		}
+		out = append(out, Line{Number: c.line, Text: cutLine(c.text)})
+	}
+	return out
+}
+
+// closestCand is a line of text that may be like the key, with its score.
+type closestCand struct {
+	line  int
+	text  string
+	score float64
+}
+
+// closestPool is how many lines the cheap pass keeps for the precise one.
+const closestPool = 32
+
+// longestLine returns old's longest non-blank line, trimmed: the line most
+// likely to be distinctive, which is the one compared with text.
+func longestLine(old string) string {
 	key := ""
 	for _, l := range strings.Split(old, "\n") {
 		if t := strings.TrimSpace(l); len(t) > len(key) {
 			key = t
 		}
 	}
-	if key == "" || n <= 0 {
-		return nil
-	}
-	// Distinct byte pairs of key, and per pair the last line that had it.
+	return key
+}
+
+// distinctPairs returns the distinct byte pairs of key, the set each line's
+// pairs are counted against. seen, indexed by pair, is all zeros before
+// and after: the cheap pass then stamps in it, per pair, the last line that
+// had it.
+func distinctPairs(key string, seen []int32) []uint16 {
 	var keyPairs []uint16
-	seen := make([]int32, 1<<16)
 	for i := 0; i+1 < len(key); i++ {
 		p := uint16(key[i])<<8 | uint16(key[i+1])
 		if seen[p] != -1 {
@@ -34,17 +67,15 @@ func Closest(text, old string, n int) []Line {
 		}
 	}
 	clear(seen)
+	return keyPairs
+}
 
-	// Cheap pass: keep the best few lines by the share of key's byte
-	// pairs they contain (so that a fragment of a long line still finds
-	// it), shorter lines first on ties.
-	const pool = 32
-	type cand struct {
-		line  int
-		text  string
-		score float64
-	}
-	var best []cand
+// cheapCandidates is the cheap pass, linear in text: it keeps the best few
+// lines by the share of key's byte pairs they contain (so that a fragment
+// of a long line still finds it), shorter lines first on ties, so that the
+// costly edit distance is computed for those few only.
+func cheapCandidates(text string, keyPairs []uint16, seen []int32) []closestCand {
+	var best []closestCand
 	lineNo := 0
 	for rest := text; len(rest) > 0 || lineNo == 0; {
 		lineNo++
@@ -69,19 +100,31 @@ func Closest(text, old string, n int) []Line {
 			}
 		}
 		score := float64(shared)/float64(max(1, len(keyPairs))) - float64(len(t))*1e-9
-		if len(best) < pool || score > best[len(best)-1].score {
-			c := cand{lineNo, l, score}
-			k := sort.Search(len(best), func(k int) bool { return best[k].score < score })
-			best = append(best, cand{})
-			copy(best[k+1:], best[k:])
-			best[k] = c
-			if len(best) > pool {
-				best = best[:pool]
-			}
+		if len(best) < closestPool || score > best[len(best)-1].score {
+			best = insertCand(best, closestCand{lineNo, l, score})
 		}
 	}
+	return best
+}
 
-	// Precise pass: normalised edit distance on the trimmed lines.
+// insertCand puts c into best, which is sorted by falling score, after
+// those of equal score, and drops what falls beyond closestPool, so that
+// the pool stays sorted and bounded as the pass goes.
+func insertCand(best []closestCand, c closestCand) []closestCand {
+	k := sort.Search(len(best), func(k int) bool { return best[k].score < c.score })
+	best = append(best, closestCand{})
+	copy(best[k+1:], best[k:])
+	best[k] = c
+	if len(best) > closestPool {
+		best = best[:closestPool]
+	}
+	return best
+}
+
+// rankPrecisely is the precise pass: it scores the candidates again by
+// normalised edit distance on the trimmed lines and sorts them best first,
+// earlier lines first on ties, which is the order of the result.
+func rankPrecisely(key string, best []closestCand) []closestCand {
 	for k := range best {
 		t := strings.TrimSpace(best[k].text)
 		best[k].score = similarity(key, t)
@@ -96,14 +139,7 @@ func Closest(text, old string, n int) []Line {
 		}
 		return best[i].line < best[j].line
 	})
-	var out []Line
-	for _, c := range best {
-		if c.score < 0.4 || len(out) == n {
-			break
-		}
-		out = append(out, Line{Number: c.line, Text: cutLine(c.text)})
-	}
-	return out
+	return best
 }
 
 // similarity is 1 - levenshtein(a, b)/max(len(a), len(b)) over runes,
