@@ -90,31 +90,48 @@ func (w *Workspace) VerifyLedger() (int, error) {
 // the commit that saved it and against its object's hash (UNSAFE_STATE
 // names the first that does not verify).
 func VerifyDir(dir string) (int, error) {
+	n, _, err := VerifyDirFrom(dir, LedgerMark{})
+	return n, err
+}
+
+// A LedgerMark names a ledger record by its seq and hash: where a
+// verification ended, from which a later one may start (VerifyDirFrom).
+type LedgerMark = ledger.Mark
+
+// VerifyDirFrom is VerifyDir for what was recorded after from, and
+// returns a mark of the last record it verified. With from.Hash set, the
+// record from.Seq must still have that hash: every record's hash covers
+// the one before it, so that proves the ledger up to it unchanged since
+// the mark was taken, and only the records after it are read. With only
+// from.Seq set, nothing up to it is checked at all. The history versions
+// checked are those the records after from.Seq saved, and those no record
+// names.
+func VerifyDirFrom(dir string, from LedgerMark) (n int, last LedgerMark, err error) {
 	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
-		return 0, fmt.Errorf("editguard: verify: %w", err)
+		return 0, from, fmt.Errorf("editguard: verify: %w", err)
 	}
 	root, err := os.Open(real)
 	if err != nil {
-		return 0, fmt.Errorf("editguard: verify: %w", err)
+		return 0, from, fmt.Errorf("editguard: verify: %w", err)
 	}
 	defer root.Close()
 	state, err := statedir.Lookup(root, "", StateDir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
+		return 0, from, nil
 	}
 	if err != nil {
-		return 0, stateError("open state directory", err)
+		return 0, from, stateError("open state directory", err)
 	}
 	defer state.Close()
 	if err := checkOwner(state); err != nil {
-		return 0, err
+		return 0, from, err
 	}
-	n, err := ledger.Verify(state, ledgerName)
+	n, last, err = ledger.VerifyFrom(state, ledgerName, from)
 	if err != nil {
-		return n, readError("verify ledger", err)
+		return n, last, readError("verify ledger", err)
 	}
-	return n, verifyHistory(state)
+	return n, last, verifyHistory(state, from.Seq)
 }
 
 // verifyHistory checks every history index entry against the ledger record
@@ -122,8 +139,9 @@ func VerifyDir(dir string) (int, error) {
 // "did not exist", the hash chain protects), and every object against its
 // hash. It reads only. Versions no ledger record names (bytes rescued from
 // a lock-free writer or a crashed writer's temporary file) are checked
-// against their objects only.
-func verifyHistory(state *statedir.Dir) error {
+// against their objects only. Versions saved by a record up to since are
+// skipped: a verification from a mark checks what came after it.
+func verifyHistory(state *statedir.Dir, since uint64) error {
 	hd, err := state.Sub("history", false)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -139,7 +157,7 @@ func verifyHistory(state *statedir.Dir) error {
 	defer hs.Close()
 	type key struct{ path, version string }
 	saved := map[key]*LedgerRecord{}
-	if err := ledger.Scan(state, ledgerName, func(r *LedgerRecord) error {
+	if err := ledger.ScanFrom(state, ledgerName, since+1, func(r *LedgerRecord) error {
 		if r.Outcome == "ok" && r.HistoryVersion != "" {
 			saved[key{r.Path, r.HistoryVersion}] = r
 		}
@@ -157,6 +175,9 @@ func verifyHistory(state *statedir.Dir) error {
 			return stateError("read history", err)
 		}
 		for _, v := range vs {
+			if v.LedgerSeq != 0 && v.LedgerSeq <= since {
+				continue
+			}
 			why := disagreement(v, saved[key{p, v.ID}])
 			if why == "" && !v.Absent {
 				if _, _, err := hs.Load(p, v.ID); err != nil {

@@ -15,7 +15,7 @@ import (
 
 // cliRun runs editguard in-process on root and returns the exit code,
 // stdout and stderr.
-func cliRun(t *testing.T, root string, args ...string) (int, string, string) {
+func cliRun(t testing.TB, root string, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code := run(context.Background(), append([]string{"--root", root}, args...), strings.NewReader(""), &out, &errb)

@@ -14,11 +14,35 @@ import (
 // TestMain lets the scripts run "editguard" as a real process: the test
 // binary re-executes itself and calls run.
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	// verify remembers what it proved in the user's cache directory: the
+	// tests' own, not the user's.
+	var tm testscript.TestingM = m
+	if os.Getenv("EDITGUARD_TEST_CACHE") == "" {
+		cache, err := os.MkdirTemp("", "editguard-test-cache-")
+		if err != nil {
+			panic(err)
+		}
+		os.Setenv("EDITGUARD_TEST_CACHE", cache)
+		os.Setenv("XDG_CACHE_HOME", cache)
+		tm = cleanAfter{m, cache}
+	}
+	testscript.Main(tm, map[string]func(){
 		"editguard": func() {
 			os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 		},
 	})
+}
+
+// cleanAfter removes dir once the tests have run (testscript.Main exits).
+type cleanAfter struct {
+	testscript.TestingM
+	dir string
+}
+
+func (c cleanAfter) Run() int {
+	code := c.TestingM.Run()
+	os.RemoveAll(c.dir)
+	return code
 }
 
 // TestScripts runs the end-to-end scripts in testdata/script.

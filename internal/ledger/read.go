@@ -66,7 +66,18 @@ func (e *VerifyError) Unwrap() error { return e.Err }
 // without newline (an append in progress, or one a crash cut short) is
 // skipped. It changes nothing.
 func Scan(dir *statedir.Dir, name string, fn func(*Record) error) error {
-	_, err := read(dir, name, nil, func(line []byte, n int) error {
+	return ScanFrom(dir, name, 0, fn)
+}
+
+// ScanFrom is Scan from the record with seq from on (from 0 or 1: every
+// record), found by bisection; a malformed line's Seq then counts lines
+// from there.
+func ScanFrom(dir *statedir.Dir, name string, from uint64, fn func(*Record) error) error {
+	var start func(f *os.File, size int64) (int64, error)
+	if from > 1 {
+		start = func(f *os.File, size int64) (int64, error) { return seekSeq(f, size, from) }
+	}
+	_, err := read(dir, name, nil, start, func(line []byte, n int) error {
 		r := new(Record)
 		if err := json.Unmarshal(line, r); err != nil {
 			return &VerifyError{Seq: uint64(n), Line: n, Reason: ReasonMalformed, Err: err}
@@ -112,7 +123,7 @@ func (m Match) Matches(r *Record) bool {
 func Filter(dir *statedir.Dir, name string, m Match, fn func(*Record) error) error {
 	var open []*Record // intents without an outcome so far, in order of seq
 	needles := m.needles()
-	_, err := read(dir, name, nil, func(line []byte, n int) error {
+	_, err := read(dir, name, nil, nil, func(line []byte, n int) error {
 		if in, ok := intentOf(line); ok {
 			open = slices.DeleteFunc(open, func(p *Record) bool { return p.Seq == in })
 		}
@@ -176,12 +187,45 @@ func (m Match) needles() [][]byte {
 // it reads. A symlink or wrong-type entry at the ledger, anchor or lock
 // name is a *statedir.UnsafeError.
 func Verify(dir *statedir.Dir, name string) (n int, err error) {
-	var prev string
+	n, _, err = VerifyFrom(dir, name, Mark{})
+	return n, err
+}
+
+// A Mark names a record by its seq and hash: where a verification ended,
+// from which a later one may start.
+type Mark struct {
+	Seq  uint64 `json:"seq"`
+	Hash string `json:"hash"`
+}
+
+// VerifyFrom is Verify for the records after from: each must chain from
+// the one before, and the anchor and the tail are checked as Verify
+// checks them. With from.Hash set, record from.Seq must be there, verify
+// on its own and have that hash: since every record's hash covers the one
+// before it, that proves every record up to it unchanged since from was
+// taken, at the cost of reading none of them. With from.Hash empty and
+// from.Seq above 0, the records up to from.Seq are not checked at all:
+// record from.Seq+1's prev is taken as given. It returns the number of
+// records it verified and a mark of the last one (from, if none follows).
+// A *VerifyError's Line counts lines from the first record read.
+func VerifyFrom(dir *statedir.Dir, name string, from Mark) (n int, last Mark, err error) {
+	last = from
+	prev := from.Hash
+	want := from.Seq + 1 // the seq of the next line
+	if from.Hash != "" {
+		want = from.Seq // the marked record is read again
+	}
 	var h *head // the anchor, known before the first line
 	var anchored head
-	var anchorLine int
-	torn, err := read(dir, name, &h, func(line []byte, lineNo int) error {
-		want := uint64(n) + 1
+	var anchorLine, lines int
+	start := func(f *os.File, size int64) (int64, error) {
+		if want <= 1 {
+			return 0, nil
+		}
+		return seekSeq(f, size, want)
+	}
+	torn, err := read(dir, name, &h, start, func(line []byte, lineNo int) error {
+		lines = lineNo
 		r, reason, err := decodeLine(line)
 		switch {
 		case r == nil:
@@ -189,36 +233,49 @@ func Verify(dir *statedir.Dir, name string) (n int, err error) {
 		case r.Seq != want:
 			return &VerifyError{Seq: r.Seq, Line: lineNo, Reason: ReasonSeq,
 				Err: fmt.Errorf("seq %d, want %d", r.Seq, want)}
-		case r.Prev != prev:
+		case from.Hash != "" && r.Seq == from.Seq:
+			if r.Hash != from.Hash || reason != "" {
+				return &VerifyError{Seq: r.Seq, Line: lineNo, Reason: ReasonHash,
+					Err: fmt.Errorf("the record is not the one the mark names (%s): the ledger up to it changed since the mark was taken", from.Hash)}
+			}
+			want++
+			return nil
+		case r.Prev != prev && (r.Seq != from.Seq+1 || from.Hash != "" || from.Seq == 0):
 			return &VerifyError{Seq: r.Seq, Line: lineNo, Reason: ReasonPrev}
 		case reason != "":
 			return &VerifyError{Seq: r.Seq, Line: lineNo, Reason: reason, Err: err}
 		}
 		prev = r.Hash
+		want++
 		n++
+		last = Mark{Seq: r.Seq, Hash: r.Hash}
 		if h != nil && r.Seq == h.seq {
 			anchored, anchorLine = head{seq: r.Seq, hash: r.Hash}, lineNo
 		}
 		return nil
 	})
 	if err != nil {
-		return n, err
+		return n, last, err
+	}
+	if from.Hash != "" && want == from.Seq {
+		return n, last, &VerifyError{Seq: from.Seq, Reason: ReasonTruncated,
+			Err: fmt.Errorf("the ledger does not hold record %d, which the mark names", from.Seq)}
 	}
 	if h != nil {
 		switch {
-		case h.seq > uint64(n):
-			return n, &VerifyError{Seq: uint64(n) + 1, Line: n + 1, Reason: ReasonTruncated,
-				Err: fmt.Errorf("the ledger ends at record %d, its head anchor names record %d", n, h.seq)}
-		case anchored.hash != h.hash:
-			return n, &VerifyError{Seq: h.seq, Line: anchorLine, Reason: ReasonTruncated,
+		case h.seq >= want:
+			return n, last, &VerifyError{Seq: want, Line: lines + 1, Reason: ReasonTruncated,
+				Err: fmt.Errorf("the ledger ends at record %d, its head anchor names record %d", want-1, h.seq)}
+		case h.seq > from.Seq && anchored.hash != h.hash:
+			return n, last, &VerifyError{Seq: h.seq, Line: anchorLine, Reason: ReasonTruncated,
 				Err: fmt.Errorf("record %d is not the one the head anchor names", h.seq)}
 		}
 	}
 	if torn > 0 {
-		return n, &VerifyError{Seq: uint64(n) + 1, Line: n + 1, Reason: ReasonTornTail,
+		return n, last, &VerifyError{Seq: want, Line: lines + 1, Reason: ReasonTornTail,
 			Err: fmt.Errorf("%d bytes without newline", torn)}
 	}
-	return n, nil
+	return n, last, nil
 }
 
 // read calls fn with each complete line of the ledger name in dir (without
@@ -229,7 +286,9 @@ func Verify(dir *statedir.Dir, name string) (n int, err error) {
 // the lock only to learn that size and the anchor, so it never sees the
 // middle of an append; with no lock file no Ledger ever wrote there, and it
 // reads without one rather than create it. A missing ledger reads as empty.
-func read(dir *statedir.Dir, name string, hp **head, fn func(line []byte, lineNo int) error) (torn int64, err error) {
+// start, if not nil, returns the offset of the line to begin at, a line's
+// start; the lines are then numbered from there.
+func read(dir *statedir.Dir, name string, hp **head, start func(f *os.File, size int64) (int64, error), fn func(line []byte, lineNo int) error) (torn int64, err error) {
 	f, err := dir.OpenFile(name, os.O_RDONLY, 0)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return 0, err
@@ -258,7 +317,13 @@ func read(dir *statedir.Dir, name string, hp **head, fn func(line []byte, lineNo
 	if err != nil || f == nil {
 		return 0, err
 	}
-	br := bufio.NewReaderSize(io.LimitReader(f, size), 64<<10)
+	var off int64
+	if start != nil {
+		if off, err = start(f, size); err != nil {
+			return 0, err
+		}
+	}
+	br := bufio.NewReaderSize(io.NewSectionReader(f, off, size-off), 64<<10)
 	for lineNo := 1; ; lineNo++ {
 		line, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
