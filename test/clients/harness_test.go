@@ -27,7 +27,15 @@ import (
 const claudeRunTimeout = 2 * time.Minute
 
 func TestMain(m *testing.M) {
+	// editguard verify remembers what it proved in the user's cache
+	// directory: the tests' own, not the user's.
+	cache, err := os.MkdirTemp("", "editguard-clients-cache-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_CACHE_HOME", cache)
 	code := m.Run()
+	os.RemoveAll(cache)
 	if buildBin != "" {
 		os.RemoveAll(filepath.Dir(buildBin))
 	}
