@@ -7,6 +7,8 @@ package clients
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -27,6 +29,7 @@ import (
 const claudeRunTimeout = 2 * time.Minute
 
 func TestMain(m *testing.M) {
+	userCache, _ = os.UserCacheDir()
 	// editguard verify remembers what it proved in the user's cache
 	// directory: the tests' own, not the user's.
 	cache, err := os.MkdirTemp("", "editguard-clients-cache-")
@@ -91,18 +94,44 @@ func packageDir(t testing.TB) string {
 }
 
 var (
-	npmOnce sync.Once
-	npmErr  string
+	npmOnce    sync.Once
+	npmErr     string
+	modulesDir string // the node_modules that holds the clients
+	userCache  string // os.UserCacheDir before TestMain replaced it
 )
 
 // pinnedPackages are the clients package.json pins, as node_modules holds
 // them.
 var pinnedPackages = []string{"@anthropic-ai/claude-code", "@google/gemini-cli", "@openai/codex"}
 
-// nodePackage returns the directory of the pinned npm package pkg, installing
-// the pinned packages with npm ci when node_modules lacks one of them. It
-// skips with -short and when node is not installed, and fails when the
-// install fails: a broken install must not pass as a skip.
+// clientsDir returns the directory the clients are installed in, outside
+// the source tree: $EDITGUARD_CLIENTS_DIR, else CACHE/editguard/
+// test-clients/HASH, HASH naming package-lock.json, so that new pins get a
+// directory of their own.
+func clientsDir(t testing.TB) string {
+	t.Helper()
+	if d := os.Getenv("EDITGUARD_CLIENTS_DIR"); d != "" {
+		return d
+	}
+	lock, err := os.ReadFile(filepath.Join(packageDir(t), "package-lock.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := userCache
+	if cache == "" {
+		cache = os.TempDir()
+	}
+	sum := sha256.Sum256(lock)
+	return filepath.Join(cache, "editguard", "test-clients", hex.EncodeToString(sum[:8]))
+}
+
+// nodePackage returns the directory of the pinned npm package pkg. The
+// packages are those of test/clients/node_modules when it holds every
+// one (an install made there by hand), else those of clientsDir, which
+// npm ci fills the first time from this directory's package.json and
+// package-lock.json. It skips with -short and when node is not
+// installed, and fails when the install fails: a broken install must not
+// pass as a skip.
 func nodePackage(t testing.TB, pkg string) string {
 	t.Helper()
 	if testing.Short() {
@@ -111,39 +140,66 @@ func nodePackage(t testing.TB, pkg string) string {
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("node is not on PATH")
 	}
-	dir := packageDir(t)
-	installed := func(p string) bool {
-		_, err := os.Stat(filepath.Join(dir, "node_modules", p, "package.json"))
+	installed := func(modules, p string) bool {
+		_, err := os.Stat(filepath.Join(modules, p, "package.json"))
 		return err == nil
 	}
-	npmOnce.Do(func() {
-		missing := false
+	all := func(modules string) bool {
 		for _, p := range pinnedPackages {
-			missing = missing || !installed(p)
+			if !installed(modules, p) {
+				return false
+			}
 		}
-		if !missing {
+		return true
+	}
+	npmOnce.Do(func() {
+		if local := filepath.Join(packageDir(t), "node_modules"); all(local) {
+			modulesDir = local
 			return
 		}
-		npm, err := exec.LookPath("npm")
-		if err != nil {
-			npmErr = "node is installed but npm is not; cannot install the clients: " + err.Error()
+		dir := clientsDir(t)
+		modulesDir = filepath.Join(dir, "node_modules")
+		if all(modulesDir) {
 			return
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund")
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			npmErr = "npm ci: " + err.Error() + "\n" + string(out)
-		}
+		npmErr = installClients(packageDir(t), dir)
 	})
 	if npmErr != "" {
 		t.Fatal(npmErr)
 	}
-	if !installed(pkg) {
-		t.Fatalf("%s is not installed in %s", pkg, filepath.Join(dir, "node_modules"))
+	if !installed(modulesDir, pkg) {
+		t.Fatalf("%s is not installed in %s", pkg, modulesDir)
 	}
-	return filepath.Join(dir, "node_modules", pkg)
+	return filepath.Join(modulesDir, pkg)
+}
+
+// installClients copies package.json and package-lock.json from src to
+// dir and runs npm ci there; it returns what went wrong, or "".
+func installClients(src, dir string) string {
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		return "node is installed but npm is not; cannot install the clients: " + err.Error()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err.Error()
+	}
+	for _, f := range []string{"package.json", "package-lock.json"} {
+		data, err := os.ReadFile(filepath.Join(src, f))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, f), data, 0o644)
+		}
+		if err != nil {
+			return err.Error()
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "npm ci in " + dir + ": " + err.Error() + "\n" + string(out)
+	}
+	return ""
 }
 
 // claudeCommand returns the command that starts Claude Code (see
@@ -157,10 +213,9 @@ func nodePackage(t testing.TB, pkg string) string {
 func claudeCommand(t testing.TB) (string, []string) {
 	t.Helper()
 	pkg := nodePackage(t, "@anthropic-ai/claude-code")
-	dir := packageDir(t)
 	node, _ := exec.LookPath("node")
 	for _, suffix := range platformSuffixes() {
-		exe := filepath.Join(dir, "node_modules", "@anthropic-ai", "claude-code-"+suffix, "claude")
+		exe := filepath.Join(modulesDir, "@anthropic-ai", "claude-code-"+suffix, "claude")
 		if fi, err := os.Stat(exe); err == nil && fi.Mode().IsRegular() {
 			return exe, nil
 		}
