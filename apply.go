@@ -21,6 +21,10 @@ type PatchOptions struct {
 	// Preconditions, by path as the patch names it, replace the
 	// session's baseline for those files.
 	Preconditions map[string]*Precondition
+	// NoMerge refuses with STALE_FILE an update of a file changed since
+	// the session's read, even where its hunks could merge over that
+	// change (see planMerge).
+	NoMerge bool
 }
 
 // PatchResult is what ApplyPatch did, file by file.
@@ -43,6 +47,11 @@ type PatchFile struct {
 	BackupVersion string   `json:"backup_version,omitempty"` // history version of what the file held
 	Matched       []string `json:"matched,omitempty"`        // per hunk: exact, trailing_whitespace, quotes, line_numbers
 	Diff          string   `json:"diff,omitempty"`
+	// Merged says the file had changed since the session's read and the
+	// hunks were applied over that change, which ExternalDiff shows (from
+	// the read to the file as it was found).
+	Merged       bool   `json:"merged,omitempty"`
+	ExternalDiff string `json:"external_diff,omitempty"`
 }
 
 // txFile is one name a transaction changes: a file updated, added or
@@ -57,8 +66,11 @@ type txFile struct {
 	remove  bool
 	enc     string
 	version string // history version of the displaced content
-	mtimeMS int64  // of the new file, once committed
-	out     int    // index in the result's Files
+	merged  bool   // the hunks were merged over a change since the read
+	// externalDiff is that change, from the read to the file as found.
+	externalDiff string
+	mtimeMS      int64 // of the new file, once committed
+	out          int   // index in the result's Files
 }
 
 // ApplyPatch applies a multi-file patch (Codex's apply_patch grammar or a
@@ -243,8 +255,10 @@ func (s *Session) commitTx(a *attempt, op string, cs *changeSet, res *PatchResul
 		if f.remove {
 			err = s.dropBaseline(f.t.resolved)
 		} else {
+			// After a merge the session saw the other change only as a
+			// diff: its read is partial, as after edit_file's merge.
 			err = s.setBaseline(f.t.lexical, Baseline{Path: f.t.resolved, SHA256: f.sum, Size: int64(len(f.data)),
-				MtimeMS: f.mtimeMS, FullRead: true, CapturedAt: time.Now(), Encoding: f.enc})
+				MtimeMS: f.mtimeMS, FullRead: !f.merged, CapturedAt: time.Now(), Encoding: f.enc})
 			if err == nil {
 				s.remember(f.sum, f.data)
 			}
@@ -310,6 +324,12 @@ func (s *Session) planPatch(ops []patch.FileOp, files []*txFile, res *PatchResul
 			return notAFile(f.t.path, obs)
 		}
 		base, err := s.check(f.t, o.Preconditions[op.Path], obs, op.Kind == patch.Delete)
+		var staleErr error // the STALE_FILE of an update that may merge
+		if err != nil && op.Kind == patch.Update && op.MoveTo == "" && !o.NoMerge && o.Preconditions[op.Path] == nil {
+			if _, ok := s.seenForMerge(base, obs, err); ok {
+				staleErr, err = err, nil
+			}
+		}
 		if err != nil {
 			return err
 		}
@@ -326,7 +346,13 @@ func (s *Session) planPatch(ops []patch.FileOp, files []*txFile, res *PatchResul
 			continue
 		}
 		newText := doc.Text
-		if len(op.Hunks) > 0 {
+		switch {
+		case staleErr != nil:
+			if newText, err = s.planMerge(f, op, doc.Text, staleErr); err != nil {
+				return err
+			}
+			pf.Merged, pf.ExternalDiff = true, f.externalDiff
+		case len(op.Hunks) > 0:
 			r, err := patch.Apply(doc.Text, op.Hunks)
 			if err != nil {
 				return hunkError(f.t.path, err)
@@ -388,6 +414,44 @@ func (s *Session) checkPatchNames(files []*txFile, res *PatchResult) error {
 	warnings, err := s.w.checkTwinsAmong(created)
 	res.Warnings = append(res.Warnings, warnings...)
 	return err
+}
+
+// planMerge applies op's hunks, written against the session's read of
+// f, to cur, the file's text now, when the change since that read (stale,
+// its STALE_FILE) leaves the lines they replace alone: each hunk is an
+// exact edit of its context and removed lines (merge.go's rules). A hunk
+// that only adds lines, or is anchored at the end of the file, replaces
+// nothing to check, so the patch does not merge. Otherwise stale is the
+// error, saying why not.
+func (s *Session) planMerge(f *txFile, op patch.FileOp, cur string, stale error) (string, error) {
+	var e *Error
+	errors.As(stale, &e)
+	refuse := func(why string) (string, error) {
+		e.Details["not_merged"] = why
+		return "", stale
+	}
+	seen, ok := s.seenForMerge(f.base, f.obs, stale)
+	if !ok {
+		return refuse("the content of your last read is no longer remembered")
+	}
+	edits := make([]Edit, 0, len(op.Hunks))
+	for i, h := range op.Hunks {
+		if h.EndOfFile || h.Old() == "" {
+			return refuse(fmt.Sprintf("hunk %d replaces no lines (it only adds, or is anchored at the end of the file), so nothing shows where it goes in the changed file", i+1))
+		}
+		edits = append(edits, Edit{OldString: h.Old(), NewString: h.New()})
+	}
+	text, ext, _, err := mergeEdits(seen, f.enc, cur, edits)
+	if nm, ok := isNoMerge(err); ok {
+		why := strings.NewReplacer("old_string does not occur", "old lines do not occur", "an old_string", "a hunk's old lines",
+			"edit ", "hunk ", "the edits do not", "the hunks do not").Replace(nm.why)
+		return refuse(why)
+	}
+	if err != nil {
+		return "", err
+	}
+	f.merged, f.externalDiff = true, ext
+	return text, nil
 }
 
 func udiffMove(from, to, oldText, newText string) string {

@@ -35,6 +35,13 @@ import (
 // (ExternalDiff); the ledger records the strategy "merged". Whole-file
 // writes, deletes and moves never merge: they would discard the other
 // change. Options.NoMerge and EditOptions.NoMerge turn merging off.
+//
+// An update of apply_patch merges by the same rules (planMerge), each
+// hunk an exact edit of its context and removed lines; a hunk that only
+// adds lines, or is anchored at the end of the file, shows no place to
+// check, and the patch does not merge. Its records keep the strategy of
+// their transaction, and PatchFile.Merged says it merged;
+// PatchOptions.NoMerge turns it off.
 
 // seenForMerge returns the content of b, the session's read, when stale
 // is the STALE_FILE of a file modified since that read which an edit may

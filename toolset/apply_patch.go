@@ -45,7 +45,7 @@ const applyPatchDescription = `Change several files at once, entirely or not at 
 +new line
 *** End Patch
 
-Each hunk must match exactly one place in its file (give context lines, or an @@ line naming the function or class); lines match exactly, or else ignoring trailing whitespace, curly quotes or line-number prefixes (reported). You must have read every existing file the patch changes (a partial read is enough, except to delete); a file changed since your read fails with STALE_FILE. Adding or moving onto an existing path is refused. A name an added or moved file creates that is not portable (Windows-reserved, a character among <>:"|?*, a trailing dot or space, a case twin of a name beside it) gets a warning, or INVALID_ARGUMENT if the workspace refuses such names. Any refusal changes nothing and names the file and hunk. Files keep their encoding and line endings. Everything replaced is kept in history, and undo_patch with the transaction id the result names undoes the whole patch. The result is text: one line per file (after about 4,000 characters of them, the others are counted), then the diffs, cut after about 4,000 characters.`
+Each hunk must match exactly one place in its file (give context lines, or an @@ line naming the function or class); lines match exactly, or else ignoring trailing whitespace, curly quotes or line-number prefixes (reported). You must have read every existing file the patch changes (a partial read is enough, except to delete); a file changed since your read fails with STALE_FILE, unless every hunk of it replaces lines that change left alone: then the hunks are applied on top of it, and the result says so and shows the change. Adding or moving onto an existing path is refused. A name an added or moved file creates that is not portable (Windows-reserved, a character among <>:"|?*, a trailing dot or space, a case twin of a name beside it) gets a warning, or INVALID_ARGUMENT if the workspace refuses such names. Any refusal changes nothing and names the file and hunk. Files keep their encoding and line endings. Everything replaced is kept in history, and undo_patch with the transaction id the result names undoes the whole patch. The result is text: one line per file (after about 4,000 characters of them, the others are counted), then the diffs, cut after about 4,000 characters.`
 
 func (t *Toolset) applyPatch(ctx context.Context, raw json.RawMessage) (*Output, error) {
 	var a struct {
@@ -107,6 +107,10 @@ func patchSummary(res *editguard.PatchResult, undone string) (string, *patchMeta
 		d, _ := udiff.Bound(diffs, DiffBudget)
 		b.WriteString("\n" + d)
 	}
+	if ext := externalDiffs(res.Files); ext != "" {
+		d, _ := udiff.Bound(ext, DiffBudget/2)
+		b.WriteString("\nThe other changes, since your last read, that the patch merged over:\n" + d)
+	}
 	return b.String(), meta
 }
 
@@ -165,7 +169,7 @@ func listPatchFiles(b *strings.Builder, meta *patchMeta, res *editguard.PatchRes
 			continue
 		}
 		b.WriteString(lines[i])
-		f.Diff = ""
+		f.Diff, f.ExternalDiff = "", ""
 		meta.Files = append(meta.Files, f)
 	}
 	n := len(res.Files) - len(meta.Files)
@@ -209,6 +213,16 @@ func listWarnings(b *strings.Builder, meta *patchMeta, warnings []string) {
 		meta.Warnings = append(meta.Warnings, w)
 		used += len(line)
 	}
+}
+
+// externalDiffs joins the changes merged files had since the session's
+// read.
+func externalDiffs(files []editguard.PatchFile) string {
+	var b strings.Builder
+	for _, f := range files {
+		b.WriteString(f.ExternalDiff)
+	}
+	return b.String()
 }
 
 // patchDiffs joins the files' diffs, before they are cut to DiffBudget:
@@ -255,6 +269,9 @@ func patchFileLine(f editguard.PatchFile) (string, bool) {
 	}
 	if f.BackupVersion != "" {
 		fmt.Fprintf(&b, "; history %s", f.BackupVersion)
+	}
+	if f.Merged {
+		b.WriteString("; merged: the file had changed since your last read, and the hunks were applied on top of that change, which is kept (shown after the diffs)")
 	}
 	var relaxed []string
 	n := 0

@@ -257,6 +257,18 @@ func TestEditForms(t *testing.T) {
 	if got, _ := os.ReadFile(filepath.Join(ws.Dir(), "a.go")); string(got) != "alpha\nB\ng changed\nB\nmore\n" {
 		t.Errorf("a.go after the merge = %q", got)
 	}
+	// apply_patch merges the same way, and its text says so per file and
+	// shows the other change after the diffs.
+	if err := os.WriteFile(filepath.Join(ws.Dir(), "a.go"), []byte("ALPHA again\nB\ng changed\nB\nmore\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out = mustCall(t, ts, "apply_patch", `{"patch":"*** Begin Patch\n*** Update File: a.go\n@@\n-more\n+MORE\n*** End Patch\n"}`)
+	if !strings.Contains(out.Text, "; merged: ") || !strings.Contains(out.Text, "merged over:\n") || !strings.Contains(out.Text, "+ALPHA again\n") {
+		t.Errorf("merged patch text:\n%s", out.Text)
+	}
+	if got, _ := os.ReadFile(filepath.Join(ws.Dir(), "a.go")); string(got) != "ALPHA again\nB\ng changed\nB\nMORE\n" {
+		t.Errorf("a.go after the merged patch = %q", got)
+	}
 }
 
 func TestWriteCreateAndPrecondition(t *testing.T) {

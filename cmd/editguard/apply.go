@@ -10,13 +10,16 @@ import (
 
 var applyCmd = &command{
 	name:    "apply",
-	args:    "[--dry-run] [--yes] [--json] < PATCH",
+	args:    "[--dry-run] [--no-merge] [--yes] [--json] < PATCH",
 	summary: "apply a multi-file patch from stdin, entirely or not at all",
 	help: `Apply reads a patch on standard input, in the apply_patch format
 ("*** Begin Patch" ... "*** End Patch") or as a unified diff (git diff,
 diff -u), and applies it to every file it names, or to none: each existing
 file must have been read in this session and be unchanged since (exit 3
-otherwise), and each hunk must match exactly one place. The files are
+otherwise), and each hunk must match exactly one place. A file changed
+since the read is patched anyway when every hunk replaces lines that
+change left alone: the hunks go on top of it, which is kept and shown;
+--no-merge refuses instead. The files are
 replaced under a durable journal: if the process dies midway, the next
 editguard command on the workspace puts every file back as it was.
 Everything replaced is kept in history.
@@ -30,6 +33,7 @@ func runApply(ctx context.Context, e *env, args []string) error {
 	fs.BoolVar(&m.dryRun, "dry-run", false, "check the patch and show the diffs, write nothing")
 	fs.BoolVar(&m.yes, "yes", false, "do not ask for confirmation at a terminal")
 	fs.BoolVar(&e.json, "json", false, "print the result as JSON")
+	noMerge := fs.Bool("no-merge", false, "refuse a file changed since the read, even where the hunks could merge over that change")
 	pos, err := parseCommand(e, applyCmd, fs, args)
 	if err != nil {
 		return err
@@ -53,7 +57,7 @@ func runApply(ctx context.Context, e *env, args []string) error {
 		defer tty.Close()
 		s.SetApprover(newPrompter(e, tty))
 	}
-	r, err := s.ApplyPatch(ctx, string(text), &editguard.PatchOptions{DryRun: m.dryRun})
+	r, err := s.ApplyPatch(ctx, string(text), &editguard.PatchOptions{DryRun: m.dryRun, NoMerge: *noMerge})
 	if err != nil {
 		return err
 	}
@@ -61,6 +65,12 @@ func runApply(ctx context.Context, e *env, args []string) error {
 		target := f.Path
 		if f.MovedTo != "" {
 			target = f.Path + " -> " + f.MovedTo
+		}
+		if f.Merged {
+			// The other change the hunks went on top of, kept.
+			fmt.Fprintf(e.stderr, "%s had changed since your read; the patch was merged on top of that change:\n", f.Path)
+			writeDiff(e.stderr, f.ExternalDiff, false)
+			return fmt.Sprintf("%s %s (history %s, merged)", f.Op, target, f.BackupVersion)
 		}
 		return fmt.Sprintf("%s %s (history %s)", f.Op, target, f.BackupVersion)
 	}, fmt.Sprintf("transaction %s (editguard undo %s puts every file back)", r.TxID, r.TxID))
