@@ -86,6 +86,12 @@ func TestClaudeCodeSeesToolResults(t *testing.T) {
 			Input:  map[string]any{"path": "small.go", "old_string": "package small\n", "new_string": "package small // merged\n"},
 			Before: func() error { return appendLine(ws, "small.go", "// a second change by someone else") },
 		},
+		// And once more, under apply_patch: its hunk merges the same way.
+		{
+			Tool:   "apply_patch",
+			Input:  map[string]any{"patch": "*** Begin Patch\n*** Update File: small.go\n@@\n-package small // merged\n+package small // merged twice\n*** End Patch\n"},
+			Before: func() error { return appendLine(ws, "small.go", "// a third change by someone else") },
+		},
 	}
 	run := runClaudeFull(t, ws, script)
 	t.Logf("offered tools: %v", run.Offered)
@@ -100,7 +106,7 @@ func TestClaudeCodeSeesToolResults(t *testing.T) {
 		t.Fatalf("got %d tool results for %d steps", len(run.Results), len(script))
 	}
 
-	paths := []string{"small.go", "big.go", "new.txt", "small.go", "small.go", "small.go"}
+	paths := []string{"small.go", "big.go", "new.txt", "small.go", "small.go", "small.go", "small.go"}
 	for i, r := range run.Results {
 		if r.Count != 1 {
 			t.Errorf("step %d: %d tool_result blocks, want 1", i, r.Count)
@@ -158,8 +164,12 @@ func TestClaudeCodeSeesToolResults(t *testing.T) {
 	}
 	after, err := os.ReadFile(filepath.Join(ws, "small.go"))
 	if err != nil || !strings.Contains(string(after), "const Greeting = \"bye\\n\"\n"+staleChange+"\n") ||
-		!strings.HasPrefix(string(after), "package small // merged\n") || !strings.HasSuffix(string(after), "// a second change by someone else\n") {
+		!strings.HasPrefix(string(after), "package small // merged twice\n") ||
+		!strings.HasSuffix(string(after), "// a second change by someone else\n// a third change by someone else\n") {
 		t.Errorf("small.go after the edits: want every edit and every other change; got %q (%v)", truncate(string(after), 300), err)
+	}
+	if m := run.Results[6].Content; !strings.Contains(m, "; merged: ") || !strings.Contains(m, "\n+// a third change by someone else\n") {
+		t.Errorf("apply_patch over another line's change: want it merged, showing the change; got %s", truncate(m, 800))
 	}
 	if got, err := os.ReadFile(filepath.Join(ws, "new.txt")); err != nil || len(got) != 1<<20 {
 		t.Errorf("new.txt: %d bytes, err %v; want %d bytes", len(got), err, 1<<20)
