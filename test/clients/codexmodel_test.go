@@ -171,6 +171,12 @@ func (m *fakeCodex) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // returns nil when the step's tool is not offered as a tool of its own.
 func (m *fakeCodex) builtinCall(req responsesRequest, step int) map[string]any {
 	s := m.script[step]
+	if s.Tool == "tool_search" {
+		// Codex offers a tool of type tool_search, runs the search itself
+		// and answers with a tool_search_output of the tools it loaded.
+		return map[string]any{"type": "tool_search_call", "id": fmt.Sprintf("ts_script_%03d", step),
+			"call_id": codexCallID(step), "execution": "client", "arguments": s.Input, "status": "completed"}
+	}
 	for _, tl := range req.Tools {
 		if tl.Name != s.Tool {
 			continue
@@ -214,6 +220,14 @@ func (m *fakeCodex) collect(req responsesRequest) int {
 		}
 		last = it.CallID
 		switch it.Type {
+		case "tool_search_call":
+			calls[it.CallID] = "tool_search"
+		case "tool_search_output":
+			// The result is the names of the tools the search loaded,
+			// one per line, namespaced ones as NAMESPACE__NAME.
+			counts[it.CallID]++
+			outputs[it.CallID] = toolSearchNames(raw)
+			raws[it.CallID] = raw
 		case "function_call", "custom_tool_call":
 			name := it.Name
 			if it.Namespace != "" {
@@ -244,6 +258,33 @@ func (m *fakeCodex) collect(req responsesRequest) int {
 		})
 	}
 	return len(calls)
+}
+
+// toolSearchNames returns the names of the tools a tool_search_output item
+// holds, one per line, as a JSON string.
+func toolSearchNames(raw json.RawMessage) json.RawMessage {
+	var item struct {
+		Tools []struct {
+			Type  string `json:"type"`
+			Name  string `json:"name"`
+			Tools []struct {
+				Name string `json:"name"`
+			} `json:"tools"`
+		} `json:"tools"`
+	}
+	json.Unmarshal(raw, &item)
+	var names []string
+	for _, t := range item.Tools {
+		if t.Type == "namespace" {
+			for _, sub := range t.Tools {
+				names = append(names, t.Name+"__"+sub.Name)
+			}
+			continue
+		}
+		names = append(names, t.Name)
+	}
+	out, _ := json.Marshal(strings.Join(names, "\n"))
+	return out
 }
 
 // codexOutputParts returns the texts of a function_call_output's output: a
