@@ -18,24 +18,7 @@ import (
 // the mtime makes the next Edit be denied with STALE_FILE and the person's
 // bytes stay; a Write of a new file is recorded; the ledger verifies.
 func TestClaudeCodeHooks(t *testing.T) {
-	ws, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := filepath.Join(ws, "a.go")
-	if err := os.WriteFile(a, []byte("package a\n\nvar X = 1\n\nvar Y = 1\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// The project allows the tools; init adds the hooks to its settings.
-	settings, _ := json.MarshalIndent(map[string]any{
-		"permissions": map[string]any{"allow": []string{"Read", "Edit", "Write"}},
-	}, "", "  ")
-	if err := os.MkdirAll(filepath.Join(ws, ".claude"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(ws, ".claude", "settings.json"), settings, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	ws, a := claudeHookProject(t)
 	initHooks(t, ws, "claude-code")
 	newFile := filepath.Join(ws, "b.txt")
 	script := []Step{
@@ -104,6 +87,31 @@ func TestClaudeCodeHooks(t *testing.T) {
 			}
 		}
 	}
+}
+
+// claudeHookProject returns a new project, its real path, whose shared
+// Claude Code settings allow Read, Edit and Write (init then adds the
+// hooks to its local settings), and its file a.go.
+func claudeHookProject(t testing.TB) (ws, a string) {
+	t.Helper()
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a = filepath.Join(ws, "a.go")
+	if err := os.WriteFile(a, []byte("package a\n\nvar X = 1\n\nvar Y = 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	settings, _ := json.MarshalIndent(map[string]any{
+		"permissions": map[string]any{"allow": []string{"Read", "Edit", "Write"}},
+	}, "", "  ")
+	if err := os.MkdirAll(filepath.Join(ws, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, ".claude", "settings.json"), settings, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return ws, a
 }
 
 // initHooks runs "editguard init CLIENT --hooks" on ws.

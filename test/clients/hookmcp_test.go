@@ -1,7 +1,6 @@
 package clients
 
 import (
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,23 +21,7 @@ import (
 // through unguarded: Claude Code lets a tool run when its mcp_tool hook
 // cannot be called (what init and the docs say).
 func TestClaudeCodeHooksViaMCP(t *testing.T) {
-	ws, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := filepath.Join(ws, "a.go")
-	if err := os.WriteFile(a, []byte("package a\n\nvar X = 1\n\nvar Y = 1\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	settings, _ := json.MarshalIndent(map[string]any{
-		"permissions": map[string]any{"allow": []string{"Read", "Edit", "Write"}},
-	}, "", "  ")
-	if err := os.MkdirAll(filepath.Join(ws, ".claude"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(ws, ".claude", "settings.json"), settings, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	ws, a := claudeHookProject(t)
 	bin := editguardBin(t)
 	out, err := exec.Command(bin, "--root", ws, "init", "claude-code", "--hooks", "--via", "mcp").CombinedOutput()
 	t.Logf("editguard init claude-code --hooks --via mcp:\n%s", out)
@@ -148,15 +131,7 @@ func BenchmarkClaudeCodeHookCost(b *testing.B) {
 	modes := []string{"none", "command", "mcp"}
 	ws := map[string]string{}
 	for _, mode := range modes {
-		dir, err := filepath.EvalSymlinks(b.TempDir())
-		if err != nil {
-			b.Fatal(err)
-		}
-		settings, _ := json.Marshal(map[string]any{"permissions": map[string]any{"allow": []string{"Read", "Edit", "Write"}}})
-		os.MkdirAll(filepath.Join(dir, ".claude"), 0o755)
-		if err := os.WriteFile(filepath.Join(dir, ".claude", "settings.json"), settings, 0o644); err != nil {
-			b.Fatal(err)
-		}
+		dir, _ := claudeHookProject(b)
 		switch mode {
 		case "command":
 			initHooks(b, dir, "claude-code")

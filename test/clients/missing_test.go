@@ -76,23 +76,7 @@ func initBareNamesMissing(t testing.TB, ws, client string, args ...string) {
 // TestMissingClaudeCodeHooks: Claude Code blocks a Write when
 // editguard-hook cannot be started, and the person's change stays.
 func TestMissingClaudeCodeHooks(t *testing.T) {
-	ws, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := filepath.Join(ws, "a.go")
-	if err := os.WriteFile(a, []byte("package a\n\nvar X = 1\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	settings, _ := json.MarshalIndent(map[string]any{
-		"permissions": map[string]any{"allow": []string{"Read", "Edit", "Write"}},
-	}, "", "  ")
-	if err := os.MkdirAll(filepath.Join(ws, ".claude"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(ws, ".claude", "settings.json"), settings, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	ws, a := claudeHookProject(t)
 	initBareNamesMissing(t, ws, "claude-code", "--hooks")
 
 	const person = "package a\n\nvar X = 1 // a person's change\n"
