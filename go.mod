@@ -3,6 +3,7 @@ module github.com/editguard/editguard
 go 1.26.0
 
 require (
+	github.com/BurntSushi/toml v1.6.0
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/go-git/go-git/v5 v5.19.3

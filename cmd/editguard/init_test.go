@@ -411,6 +411,13 @@ func TestParseTOML(t *testing.T) {
 		"= 1\n",
 		"a = [1 2]\n",
 		"a = [1]\n[[a]]\n",
+		// Scalars the small reader takes on trust and the full parser
+		// refuses, as the client's own would.
+		"a = 01\n",
+		"a = 1__0\n",
+		"a = 1979-13-40\n",
+		"a = 0x\n",
+		"a = 1e\n",
 	}
 	for _, s := range bad {
 		if _, err := parseTOML(s); err == nil {

@@ -8,12 +8,18 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/BurntSushi/toml"
 )
 
-// A small TOML reader: enough to check that a configuration file parses and
-// to find out what it defines, so that init can add a table at the end of
-// the file without disturbing what is there. Tables become map[string]any,
-// arrays []any, strings string and other scalars tomlScalar.
+// A small TOML reader: enough to find out what a configuration file
+// defines, so that init can add a table at the end of the file without
+// disturbing what is there. Tables become map[string]any, arrays []any,
+// strings string and other scalars tomlScalar. Whether the file is TOML at
+// all is a full parser's question (github.com/BurntSushi/toml), asked of
+// every text parseTOML reads: the small reader does not check everything
+// TOML forbids, and a file the client's own parser would reject must not
+// be written.
 
 type tomlScalar string
 
@@ -36,6 +42,10 @@ func parseTOML(text string) (*tomlDoc, error) {
 	p := &tomlParser{s: text, line: 1, doc: &tomlDoc{root: map[string]any{}, inline: map[string]bool{}, arrays: map[string]bool{}}}
 	if err := p.parse(); err != nil {
 		return nil, fmt.Errorf("line %d: %v", p.line, err)
+	}
+	var full map[string]any
+	if _, err := toml.Decode(text, &full); err != nil {
+		return nil, err
 	}
 	return p.doc, nil
 }
