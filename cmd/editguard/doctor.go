@@ -20,6 +20,7 @@ import (
 
 	"github.com/editguard/editguard"
 	"github.com/editguard/editguard/toolset"
+	"github.com/tailscale/hujson"
 )
 
 var doctorCmd = &command{
@@ -305,6 +306,12 @@ func readClientSetup(root, client string) (*clientSetup, error) {
 			continue
 		}
 		var m map[string]any
+		if jsoncFiles[name] {
+			// Comments and trailing commas blanked out, as the client reads it.
+			if std, err := hujson.Standardize(data); err == nil {
+				data = std
+			}
+		}
 		if strings.TrimSpace(string(data)) != "" {
 			if err := json.Unmarshal(data, &m); err != nil {
 				s.broken = append(s.broken, &setupCheck{Client: client, Check: "config", Message: name + " is not valid JSON: " + err.Error(), Fix: "fix it, then run editguard init " + client + " again"})

@@ -119,7 +119,8 @@ The server is started with --root ".", the directory the client starts it
 in (Cursor: ${workspaceFolder}).
 
 Existing files are merged, never replaced: init adds only its own entries
-and leaves every other byte as it was. An entry that is already there with
+and leaves every other byte as it was, comments and trailing commas
+included in Gemini CLI's settings, which allow them. An entry that is already there with
 other settings (say, an editguard server with other arguments) is left as
 it is and reported. A file that does not parse is an error, and then
 nothing is changed. Running init again changes nothing. The files are
@@ -554,7 +555,7 @@ func editJSON(f *initFile, text string, fn func(*jsonDoc) error) (string, error)
 	if strings.TrimSpace(src) == "" {
 		src = "{}\n"
 	}
-	d, err := parseJSONDoc(src)
+	d, err := parseJSONDoc(src, jsoncFiles[f.Path])
 	if err != nil {
 		return "", fmt.Errorf("not valid JSON: %v", err)
 	}

@@ -788,3 +788,45 @@ func TestInitHooksViaMCP(t *testing.T) {
 		}
 	}
 }
+
+// TestInitKeepsJSONC: a settings file with comments and trailing commas
+// (Gemini CLI's settings allow them) is edited in place: every comment
+// stays where it was, the entries are added, and a second init changes
+// nothing.
+func TestInitKeepsJSONC(t *testing.T) {
+	root := t.TempDir()
+	const orig = `{
+  // The theme I like.
+  "ui": {"theme": "GitHub",}, /* trailing comma above */
+  "mcpServers": {
+    // another server
+    "other": {"command": "other-server"},
+  },
+}
+`
+	writeFile(t, root, ".gemini/settings.json", orig)
+	runInitJSON(t, root, "gemini")
+	got := readFile(t, root, ".gemini/settings.json")
+	for _, keep := range []string{"// The theme I like.", "/* trailing comma above */", "// another server", `"other": {"command": "other-server"},`} {
+		if !strings.Contains(got, keep) {
+			t.Errorf("settings lost %q:\n%s", keep, got)
+		}
+	}
+	d, err := parseJSONDoc(got, true)
+	if err != nil {
+		t.Fatalf("the edited settings do not parse: %v\n%s", err, got)
+	}
+	if srv, _ := d.decode(d.get("mcpServers", "editguard")).(map[string]any); srv == nil || srv["trust"] != true {
+		t.Errorf("mcpServers.editguard = %v:\n%s", srv, got)
+	}
+	again := runInitJSON(t, root, "gemini")
+	for _, f := range again.Files {
+		if f.Action != "unchanged" {
+			t.Errorf("a second init changed %s:\n%s", f.Path, readFile(t, root, f.Path))
+		}
+	}
+	// doctor reads the file as Gemini CLI does.
+	if code, out, errs := cliRun(t, root, "doctor", "gemini"); code != 0 || strings.Contains(out, "not valid JSON") {
+		t.Errorf("doctor gemini: exit %d\n%s%s", code, out, errs)
+	}
+}

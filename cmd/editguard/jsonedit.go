@@ -8,13 +8,23 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/tailscale/hujson"
 )
 
 // jsonDoc edits a JSON document in place: it adds members to objects and
 // elements to arrays and leaves every other byte of the text as it was, so
 // that a configuration file keeps its layout, key order and formatting.
+// For a file whose client reads JSON with comments and trailing commas
+// (jsoncFiles), the text may have them, and they are kept too.
 type jsonDoc struct {
-	text string
+	text  string
+	jsonc bool
+	// std is text as standard JSON (github.com/tailscale/hujson): its
+	// comments and trailing commas blanked out byte for byte, so that
+	// every offset of one is an offset of the other. Values are read
+	// from it; edits go into text.
+	std  string
 	root *jnode
 }
 
@@ -38,9 +48,23 @@ func (n *jnode) member(key string) *jnode {
 	return nil
 }
 
-// parseJSONDoc parses text, which must be one JSON object.
-func parseJSONDoc(text string) (*jsonDoc, error) {
-	if err := json.Unmarshal([]byte(text), new(any)); err != nil {
+// jsoncFiles are the configuration files whose client reads JSON with
+// comments and trailing commas: Gemini CLI strips them from its settings.
+// Claude Code and Cursor read strict JSON, so init refuses such a file of
+// theirs as their client would.
+var jsoncFiles = map[string]bool{".gemini/settings.json": true}
+
+// parseJSONDoc parses text, which must be one JSON object; with jsonc,
+// comments and trailing commas are allowed.
+func parseJSONDoc(text string, jsonc bool) (*jsonDoc, error) {
+	std := []byte(text)
+	if jsonc {
+		var err error
+		if std, err = hujson.Standardize(std); err != nil { // blanks the copy in place
+			return nil, err
+		}
+	}
+	if err := json.Unmarshal(std, new(any)); err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
 			line := 1 + strings.Count(text[:min(int(se.Offset), len(text))], "\n")
@@ -48,13 +72,13 @@ func parseJSONDoc(text string) (*jsonDoc, error) {
 		}
 		return nil, err
 	}
-	p := &jparser{s: text}
+	p := &jparser{s: string(std)}
 	p.ws()
 	n := p.value()
 	if n.kind != '{' {
 		return nil, errors.New("the top level is not an object")
 	}
-	return &jsonDoc{text: text, root: n}, nil
+	return &jsonDoc{text: text, jsonc: jsonc, std: string(std), root: n}, nil
 }
 
 // jparser reads text already known to be valid JSON.
@@ -140,7 +164,7 @@ func (d *jsonDoc) get(path ...string) *jnode {
 // decode returns the Go value of n.
 func (d *jsonDoc) decode(n *jnode) any {
 	var v any
-	json.Unmarshal([]byte(d.text[n.start:n.end]), &v)
+	json.Unmarshal([]byte(d.std[n.start:n.end]), &v)
 	return v
 }
 
@@ -166,7 +190,7 @@ func (d *jsonDoc) indentUnit() string {
 
 // splice replaces text[from:to] with s and parses the result again.
 func (d *jsonDoc) splice(from, to int, s string) error {
-	nd, err := parseJSONDoc(d.text[:from] + s + d.text[to:])
+	nd, err := parseJSONDoc(d.text[:from]+s+d.text[to:], d.jsonc)
 	if err != nil {
 		return fmt.Errorf("internal error: edit made invalid JSON: %v", err)
 	}
@@ -211,9 +235,9 @@ func (d *jsonDoc) addMember(obj *jnode, key string, v any) error {
 	return d.splice(last.end, last.end, ",\n"+inner+string(k)+": "+d.format(v, inner))
 }
 
-// keyStart returns where the first key of obj starts.
+// keyStart returns where the first key of obj starts (after any comment).
 func (d *jsonDoc) keyStart(obj *jnode) int {
-	return obj.start + 1 + len(d.text[obj.start+1:]) - len(strings.TrimLeft(d.text[obj.start+1:], " \t\r\n"))
+	return obj.start + 1 + len(d.std[obj.start+1:]) - len(strings.TrimLeft(d.std[obj.start+1:], " \t\r\n"))
 }
 
 // ensure sets path to v unless something is there already, creating the
