@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/editguard/editguard"
+	"github.com/editguard/editguard/internal/patch"
 	"github.com/editguard/editguard/toolset"
 )
 
@@ -64,7 +65,9 @@ codex
   may be patched: the patch's own context lines are what Codex checks.
   A file the session has seen (it patched it before) must be as it left
   it, else STALE_FILE; Codex blocks the whole patch and shows the model
-  the reason. Session codex-SESSION_ID. Codex runs a project's hooks only
+  the reason. When the file changed but every hunk replaces lines that
+  change left alone (as apply_patch merges), the patch goes through and
+  the model is told, with the change. Session codex-SESSION_ID. Codex runs a project's hooks only
   once they are trusted (review them with /hooks in codex), or with
   --dangerously-bypass-hook-trust.
 
@@ -188,6 +191,7 @@ var hookClients = map[string]*hookClient{
 		before: "PreToolUse",
 		files:  codexFiles,
 		deny:   permissionDeny,
+		tell:   preToolContext,
 		words: strings.NewReplacer("call read_file on", "read", "read_file", "a read", "edit_file", "apply_patch",
 			"write_file", "apply_patch"),
 	},
@@ -595,11 +599,44 @@ func codexFiles(ev *hookEvent) ([]hookFile, error) {
 	default:
 		return nil, nil
 	}
+	edits := patchEdits(in.Command)
 	var files []hookFile
 	for _, p := range patchPaths(in.Command) {
-		files = append(files, hookFile{step: step, path: p, opts: editguard.GuardOptions{Unread: true}})
+		files = append(files, hookFile{step: step, path: p, opts: editguard.GuardOptions{Unread: true, Edits: edits[p]}})
 	}
 	return files, nil
+}
+
+// patchEdits returns, by path as the patch names it, the hunks of each
+// file the patch updates in place as exact edits (their context and
+// removed lines, and what replaces them), so that Guard may let a patch
+// of a file changed since the session's read go through when they merge
+// over that change, as apply_patch does. A file with a hunk that only adds
+// lines or is anchored at the end of the file, or one that moves, has
+// none, and a patch that does not parse gives none.
+func patchEdits(text string) map[string][]editguard.Edit {
+	ops, err := patch.Parse(text)
+	if err != nil {
+		return nil
+	}
+	out := map[string][]editguard.Edit{}
+	for _, op := range ops {
+		if op.Kind != patch.Update || op.MoveTo != "" || len(op.Hunks) == 0 {
+			continue
+		}
+		var edits []editguard.Edit
+		for _, h := range op.Hunks {
+			if h.EndOfFile || h.Old() == "" {
+				edits = nil
+				break
+			}
+			edits = append(edits, editguard.Edit{OldString: h.Old(), NewString: h.New()})
+		}
+		if edits != nil {
+			out[op.Path] = edits
+		}
+	}
+	return out
 }
 
 // patchHeaders start the lines of the apply_patch grammar that name a file.

@@ -249,9 +249,10 @@ func TestGeminiCLIHooks(t *testing.T) {
 // TestCodexCLIHooks runs Codex CLI with its own apply_patch and
 // editguard's hooks in the project's configuration, as init --hooks writes
 // them, in a trusted project: a patch of a file keeps the
-// replaced version in history; after a person's change the next patch is
-// blocked with STALE_FILE showing the change and the person's bytes stay;
-// the same patch again goes through on top of the change; a patch that
+// replaced version in history; after a person's change to another line the
+// next patch merges over it and the model is told, with the change; after
+// a change to the line a patch replaces, that patch is blocked with
+// STALE_FILE showing the change, and the person's bytes stay; a patch that
 // adds a file is recorded; the ledger verifies.
 //
 // Codex CLI 0.169.0 offers apply_patch (a freeform tool) for the models
@@ -269,11 +270,14 @@ func TestCodexCLIHooks(t *testing.T) {
 	}
 	initHooks(t, ws, "codex")
 	const reviewed = "package a\n\nvar X = 2 // reviewed\n\nvar Y = 1\n"
-	patchY := "*** Begin Patch\n*** Update File: a.go\n@@\n-var Y = 1\n+var Y = 2\n*** End Patch\n"
+	const person = "package a\n\nvar X = 2 // reviewed\n\nvar Y = 2 // a person\n"
 	script := []Step{
 		{Tool: "apply_patch", Input: "*** Begin Patch\n*** Update File: a.go\n@@\n-var X = 1\n+var X = 2\n*** End Patch\n"},
-		{Tool: "apply_patch", Input: patchY, Before: personChange(a, reviewed)},
-		{Tool: "apply_patch", Input: patchY},
+		// A person changes another line: the patch merges over it, and
+		// the model is told, with the change.
+		{Tool: "apply_patch", Input: "*** Begin Patch\n*** Update File: a.go\n@@\n-var Y = 1\n+var Y = 2\n*** End Patch\n", Before: personChange(a, reviewed)},
+		// A person changes the line the patch replaces: refused.
+		{Tool: "apply_patch", Input: "*** Begin Patch\n*** Update File: a.go\n@@\n-var Y = 2\n+var Y = 3\n*** End Patch\n", Before: personChange(a, person)},
 		{Tool: "apply_patch", Input: "*** Begin Patch\n*** Add File: b.txt\n+new\n*** End Patch\n"},
 	}
 	run := runCodex(t, ws, script, codexOptions{project: true, model: "gpt-5.5",
@@ -283,17 +287,20 @@ func TestCodexCLIHooks(t *testing.T) {
 		dumpRun(t, run)
 		t.Fatalf("got %d tool results for %d steps", len(run.Results), len(script))
 	}
-	for _, i := range []int{0, 2, 3} {
+	for _, i := range []int{0, 1, 3} {
 		if r := run.Results[i]; !strings.Contains(r.Content, "Success.") {
 			t.Errorf("step %d: a guarded apply_patch did not succeed: %q", i, r.Content)
 		}
 	}
-	stale := run.Results[1].Content
-	if !strings.HasPrefix(stale, "Command blocked by PreToolUse hook: STALE_FILE a.go") || !strings.Contains(stale, "+var X = 2 // reviewed") {
-		t.Errorf("the patch after the person's change: %q; want STALE_FILE showing the change", stale)
+	if merged := run.Results[1].Along; !strings.Contains(merged, "made over it") || !strings.Contains(merged, "+var X = 2 // reviewed") {
+		t.Errorf("the patch of another line than the person's: the model was told %q; want the merge and the change", merged)
 	}
-	if got, _ := os.ReadFile(a); string(got) != "package a\n\nvar X = 2 // reviewed\n\nvar Y = 2\n" {
-		t.Errorf("a.go = %q; want the person's change and the patch after it", got)
+	stale := run.Results[2].Content
+	if !strings.HasPrefix(stale, "Command blocked by PreToolUse hook: STALE_FILE a.go") || !strings.Contains(stale, "+var Y = 2 // a person") {
+		t.Errorf("the patch of the line the person changed: %q; want STALE_FILE showing the change", stale)
+	}
+	if got, _ := os.ReadFile(a); string(got) != person {
+		t.Errorf("a.go = %q; want the merged patch and both of the person's changes", got)
 	}
 	hookHistory(t, ws, "a.go", "b.txt")
 }
