@@ -302,19 +302,9 @@ func (s *Session) planPatch(ops []patch.FileOp, files []*txFile, res *PatchResul
 		f.obs = obs
 		pf := &res.Files[f.out]
 		if op.Kind == patch.Add {
-			if obs.stat.Exists && !obs.stat.Regular() {
-				return notAFile(f.t.path, obs)
+			if err := planAdd(f, op, pf); err != nil {
+				return err
 			}
-			if obs.stat.Exists {
-				e := stale(f.t.path, ReasonCreated, obs)
-				e.Message = "the patch adds this file, but it exists"
-				e.RecoveryHint = "read it and change it with an Update, or add the file under another path"
-				return e
-			}
-			f.data = []byte(op.Content)
-			f.sum = sha256Hex(f.data)
-			pf.SHA256, pf.SizeBytes = f.sum, int64(len(f.data))
-			pf.Diff = unifiedDiff(f.t.path, "", op.Content, true, false)
 			continue
 		}
 		if !obs.stat.Exists {
@@ -324,12 +314,7 @@ func (s *Session) planPatch(ops []patch.FileOp, files []*txFile, res *PatchResul
 			return notAFile(f.t.path, obs)
 		}
 		base, err := s.check(f.t, o.Preconditions[op.Path], obs, op.Kind == patch.Delete)
-		var staleErr error // the STALE_FILE of an update that may merge
-		if err != nil && op.Kind == patch.Update && op.MoveTo == "" && !o.NoMerge && o.Preconditions[op.Path] == nil {
-			if _, ok := s.seenForMerge(base, obs, err); ok {
-				staleErr, err = err, nil
-			}
-		}
+		staleErr, err := s.mergeableStale(op, base, obs, o, err)
 		if err != nil {
 			return err
 		}
@@ -345,19 +330,9 @@ func (s *Session) planPatch(ops []patch.FileOp, files []*txFile, res *PatchResul
 			pf.Diff = unifiedDiff(f.t.path, doc.Text, "", false, true)
 			continue
 		}
-		newText := doc.Text
-		switch {
-		case staleErr != nil:
-			if newText, err = s.planMerge(f, op, doc.Text, staleErr); err != nil {
-				return err
-			}
-			pf.Merged, pf.ExternalDiff = true, f.externalDiff
-		case len(op.Hunks) > 0:
-			r, err := patch.Apply(doc.Text, op.Hunks)
-			if err != nil {
-				return hunkError(f.t.path, err)
-			}
-			newText, pf.Matched = r.Text, r.Matched
+		newText, err := s.patchedText(f, op, doc.Text, staleErr, pf)
+		if err != nil {
+			return err
 		}
 		data, err := doc.Encode(newText, "")
 		if err != nil {
@@ -414,6 +389,61 @@ func (s *Session) checkPatchNames(files []*txFile, res *PatchResult) error {
 	warnings, err := s.w.checkTwinsAmong(created)
 	res.Warnings = append(res.Warnings, warnings...)
 	return err
+}
+
+// planAdd plans the file op adds, f, which must not exist.
+func planAdd(f *txFile, op patch.FileOp, pf *PatchFile) error {
+	obs := f.obs
+	if obs.stat.Exists && !obs.stat.Regular() {
+		return notAFile(f.t.path, obs)
+	}
+	if obs.stat.Exists {
+		e := stale(f.t.path, ReasonCreated, obs)
+		e.Message = "the patch adds this file, but it exists"
+		e.RecoveryHint = "read it and change it with an Update, or add the file under another path"
+		return e
+	}
+	f.data = []byte(op.Content)
+	f.sum = sha256Hex(f.data)
+	pf.SHA256, pf.SizeBytes = f.sum, int64(len(f.data))
+	pf.Diff = unifiedDiff(f.t.path, "", op.Content, true, false)
+	return nil
+}
+
+// mergeableStale sorts err, what checking op's file against the session's
+// read (or op's precondition) returned: the STALE_FILE of an update in
+// place that may merge over the change since that read comes back as
+// stale, with no error; anything else as it is.
+func (s *Session) mergeableStale(op patch.FileOp, base *Baseline, obs *observation, o *PatchOptions, err error) (stale, rest error) {
+	if err != nil && op.Kind == patch.Update && op.MoveTo == "" && !o.NoMerge && o.Preconditions[op.Path] == nil {
+		if _, ok := s.seenForMerge(base, obs, err); ok {
+			return err, nil
+		}
+	}
+	return nil, err
+}
+
+// patchedText returns the text op's hunks make of text, f's as it is now:
+// merged over the change since the session's read when staleErr, that
+// change's STALE_FILE, is set; else applied to it as they match.
+func (s *Session) patchedText(f *txFile, op patch.FileOp, text string, staleErr error, pf *PatchFile) (string, error) {
+	switch {
+	case staleErr != nil:
+		newText, err := s.planMerge(f, op, text, staleErr)
+		if err != nil {
+			return "", err
+		}
+		pf.Merged, pf.ExternalDiff = true, f.externalDiff
+		return newText, nil
+	case len(op.Hunks) > 0:
+		r, err := patch.Apply(text, op.Hunks)
+		if err != nil {
+			return "", hunkError(f.t.path, err)
+		}
+		pf.Matched = r.Matched
+		return r.Text, nil
+	}
+	return text, nil
 }
 
 // planMerge applies op's hunks, written against the session's read of
