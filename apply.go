@@ -314,7 +314,7 @@ func (s *Session) planPatch(ops []patch.FileOp, files []*txFile, res *PatchResul
 			return notAFile(f.t.path, obs)
 		}
 		base, err := s.check(f.t, o.Preconditions[op.Path], obs, op.Kind == patch.Delete)
-		staleErr, err := s.mergeableStale(op, base, obs, o, err)
+		seen, staleErr, err := s.mergeableStale(op, base, obs, o, err)
 		if err != nil {
 			return err
 		}
@@ -330,7 +330,7 @@ func (s *Session) planPatch(ops []patch.FileOp, files []*txFile, res *PatchResul
 			pf.Diff = unifiedDiff(f.t.path, doc.Text, "", false, true)
 			continue
 		}
-		newText, err := s.patchedText(f, op, doc.Text, staleErr, pf)
+		newText, err := patchedText(f, op, doc.Text, seen, staleErr, pf)
 		if err != nil {
 			return err
 		}
@@ -413,23 +413,24 @@ func planAdd(f *txFile, op patch.FileOp, pf *PatchFile) error {
 // mergeableStale sorts err, what checking op's file against the session's
 // read (or op's precondition) returned: the STALE_FILE of an update in
 // place that may merge over the change since that read comes back as
-// stale, with no error; anything else as it is.
-func (s *Session) mergeableStale(op patch.FileOp, base *Baseline, obs *observation, o *PatchOptions, err error) (stale, rest error) {
+// stale, with no error, and with seen, the content of that read; anything
+// else as it is.
+func (s *Session) mergeableStale(op patch.FileOp, base *Baseline, obs *observation, o *PatchOptions, err error) (seen []byte, stale, rest error) {
 	if err != nil && op.Kind == patch.Update && op.MoveTo == "" && !o.NoMerge && o.Preconditions[op.Path] == nil {
-		if _, ok := s.seenForMerge(base, obs, err); ok {
-			return err, nil
+		if seen, ok := s.seenForMerge(base, obs, err); ok {
+			return seen, err, nil
 		}
 	}
-	return nil, err
+	return nil, nil, err
 }
 
 // patchedText returns the text op's hunks make of text, f's as it is now:
-// merged over the change since the session's read when staleErr, that
-// change's STALE_FILE, is set; else applied to it as they match.
-func (s *Session) patchedText(f *txFile, op patch.FileOp, text string, staleErr error, pf *PatchFile) (string, error) {
+// merged over the change since the session's read (seen) when staleErr,
+// that change's STALE_FILE, is set; else applied to it as they match.
+func patchedText(f *txFile, op patch.FileOp, text string, seen []byte, staleErr error, pf *PatchFile) (string, error) {
 	switch {
 	case staleErr != nil:
-		newText, err := s.planMerge(f, op, text, staleErr)
+		newText, err := planMerge(f, op, text, seen, staleErr)
 		if err != nil {
 			return "", err
 		}
@@ -446,23 +447,19 @@ func (s *Session) patchedText(f *txFile, op patch.FileOp, text string, staleErr 
 	return text, nil
 }
 
-// planMerge applies op's hunks, written against the session's read of
-// f, to cur, the file's text now, when the change since that read (stale,
+// planMerge applies op's hunks, written against seen, the session's read
+// of f, to cur, the file's text now, when the change since that read (stale,
 // its STALE_FILE) leaves the lines they replace alone: each hunk is an
 // exact edit of its context and removed lines (merge.go's rules). A hunk
 // that only adds lines, or is anchored at the end of the file, replaces
 // nothing to check, so the patch does not merge. Otherwise stale is the
 // error, saying why not.
-func (s *Session) planMerge(f *txFile, op patch.FileOp, cur string, stale error) (string, error) {
+func planMerge(f *txFile, op patch.FileOp, cur string, seen []byte, stale error) (string, error) {
 	var e *Error
 	errors.As(stale, &e)
 	refuse := func(why string) (string, error) {
 		e.Details["not_merged"] = why
 		return "", stale
-	}
-	seen, ok := s.seenForMerge(f.base, f.obs, stale)
-	if !ok {
-		return refuse("the content of your last read is no longer remembered")
 	}
 	edits := make([]Edit, 0, len(op.Hunks))
 	for i, h := range op.Hunks {
@@ -540,7 +537,7 @@ func (w *Workspace) lockTargets(ctx context.Context, files []*txFile) ([]*filelo
 // lockDirs takes the commit locks of every target's directory, each once,
 // in (device, inode) order.
 func (w *Workspace) lockDirs(ctx context.Context, files []*txFile) ([]*filelock.Lock, error) {
-	dirs, err := txDirs(files)
+	dirs, _, err := txDirs(files)
 	if err != nil {
 		return nil, err
 	}

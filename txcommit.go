@@ -38,15 +38,18 @@ type txDir struct {
 }
 
 // txDirs returns the directories of files, each once, in (device, inode)
-// order: the order their commit locks are taken in.
-func txDirs(files []*txFile) ([]txDir, error) {
+// order: the order their commit locks are taken in; and for each file the
+// index of its directory among them (-1 for a file with none open).
+func txDirs(files []*txFile) ([]txDir, []int, error) {
 	var dirs []txDir
-	for _, f := range files {
+	ids := make([]txDir, len(files))
+	for i, f := range files {
 		d, ok, err := dirOf(f.t)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		if ok && !slices.ContainsFunc(dirs, func(o txDir) bool { return o.dev == d.dev && o.ino == d.ino }) {
+		ids[i] = d
+		if ok && !slices.ContainsFunc(dirs, d.same) {
 			dirs = append(dirs, d)
 		}
 	}
@@ -56,8 +59,15 @@ func txDirs(files []*txFile) ([]txDir, error) {
 		}
 		return cmp.Compare(a.ino, b.ino)
 	})
-	return dirs, nil
+	of := make([]int, len(files))
+	for i, d := range ids {
+		of[i] = slices.IndexFunc(dirs, d.same)
+	}
+	return dirs, of, nil
 }
+
+// same reports whether o is the directory d is.
+func (d txDir) same(o txDir) bool { return d.t != nil && o.dev == d.dev && o.ino == d.ino }
 
 // dirOf identifies t's open directory; ok is false if it has none.
 func dirOf(t *target) (d txDir, ok bool, err error) {
@@ -77,17 +87,18 @@ type stagedTx struct {
 	files  []*txFile
 	staged []*atomicfile.Staged // by file; nil once aborted or finished
 	dirs   []txDir
+	dirOf  []int // by file: its directory's index in dirs
 	bulk   bool
 }
 
 // stageTx writes every file's new content under its temporary name (step
 // 1). On error nothing is left staged.
 func (w *Workspace) stageTx(files []*txFile, session string, bulk bool) (*stagedTx, error) {
-	dirs, err := txDirs(files)
+	dirs, of, err := txDirs(files)
 	if err != nil {
 		return nil, err
 	}
-	st := &stagedTx{w: w, files: files, staged: make([]*atomicfile.Staged, len(files)), dirs: dirs, bulk: bulk}
+	st := &stagedTx{w: w, files: files, staged: make([]*atomicfile.Staged, len(files)), dirs: dirs, dirOf: of, bulk: bulk}
 	for i, f := range files {
 		st.staged[i], err = w.stageFile(f, session, bulk)
 		if err != nil {
@@ -170,10 +181,9 @@ func (st *stagedTx) swap(i int) error {
 // warning for each step that failed, since the changes are made.
 func (st *stagedTx) settle(session string) []string {
 	var warnings []string
-	type id struct{ dev, ino uint64 }
-	synced := map[id]error{}
-	for _, d := range st.dirs {
-		synced[id{d.dev, d.ino}] = d.t.dir.Sync()
+	synced := make([]error, len(st.dirs))
+	for i, d := range st.dirs {
+		synced[i] = d.t.dir.Sync()
 	}
 	for i, f := range st.files {
 		sf := st.staged[i]
@@ -181,9 +191,9 @@ func (st *stagedTx) settle(session string) []string {
 			continue
 		}
 		st.staged[i] = nil
-		d, _, err := dirOf(f.t)
-		if err == nil {
-			err = synced[id{d.dev, d.ino}]
+		var err error
+		if di := st.dirOf[i]; di >= 0 {
+			err = synced[di]
 		}
 		var r atomicfile.Result
 		if err != nil {
