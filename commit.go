@@ -719,6 +719,7 @@ func (w *Workspace) commit(ctx context.Context, t *target, obs *observation, pl 
 	defer func() { lock.Unlock() }()
 	var swap uint64 // the swap's place among this process's (dirSyncs)
 	opts := atomicfile.Options{Temp: tmp, Park: w.parks.at, Ready: ready, BeforeSync: pl.arrive,
+		ShareSync: func() (bool, error) { return pl.pass.syncTemp(t.dir) },
 		Swapped: func() {
 			swap = w.dirSyncs.swapped()
 			pl.pass.swapped()

@@ -1,8 +1,11 @@
 package editguard
 
 import (
+	"errors"
 	"sync"
 	"time"
+
+	"github.com/editguard/editguard/internal/atomicfile"
 )
 
 // Group commit.
@@ -17,6 +20,13 @@ import (
 // their fsyncs: the gate lets them through in batches, and a batch's
 // intents share one ledger fsync and its swaps one fsync of each
 // directory.
+//
+// A batch of several commits shares the new contents' flush as well: each
+// temporary file was written before its commit arrived, so one syncfs(2)
+// of their file system, begun once the batch opens, makes all of them
+// durable (syncTemp), where each would otherwise pay an fsync of its own.
+// A syncfs costs what is dirty on the whole file system, other programs'
+// writes included; a commit that goes through alone keeps its own fsync.
 //
 // The gate waits only when there are commits to wait for. A commit that
 // arrives with no other commit in progress, after a batch of one, goes
@@ -68,6 +78,15 @@ type gateBatch struct {
 	// to zero.
 	unswapped int
 	swapsDone chan struct{}
+	// syncs are the batch's shared syncfs calls, by device (syncTemp).
+	syncs map[uint64]*sharedSync
+}
+
+// sharedSync is one syncfs that the commits of a batch on one file system
+// wait for.
+type sharedSync struct {
+	done chan struct{} // closed when err is set
+	err  error
 }
 
 // gatePass is one commit's passage through the gate.
@@ -203,6 +222,45 @@ func (g *commitGate) swappedLocked(p *gatePass) {
 	if b.unswapped--; b.unswapped == 0 {
 		close(b.swapsDone)
 	}
+}
+
+// syncTemp makes the commit's temporary file, written in directory d
+// before the commit arrived at the gate, durable together with those of
+// its batch: the first of the batch's commits on d's file system calls
+// syncfs, which began after every one of them had arrived, and the others
+// wait for its result. It reports false, and does nothing, for a commit
+// that went through alone or where there is no such call
+// (atomicfile.FileSystemSync): the file then needs its own fsync.
+func (p *gatePass) syncTemp(d *atomicfile.Dir) (bool, error) {
+	if !atomicfile.FileSystemSync || p == nil || p.batch == nil || p.batch.n < 2 {
+		return false, nil
+	}
+	dev, err := d.Device()
+	if err != nil {
+		return false, nil
+	}
+	g, b := p.g, p.batch
+	g.mu.Lock()
+	s, ok := b.syncs[dev]
+	if !ok {
+		if b.syncs == nil {
+			b.syncs = map[uint64]*sharedSync{}
+		}
+		s = &sharedSync{done: make(chan struct{})}
+		b.syncs[dev] = s
+	}
+	g.mu.Unlock()
+	if !ok {
+		var se *atomicfile.StepError
+		if err := d.SyncFS(); errors.As(err, &se) {
+			s.err = se.Err // the caller's step error names the syncfs
+		} else {
+			s.err = err
+		}
+		close(s.done)
+	}
+	<-s.done
+	return true, s.err
 }
 
 // awaitSwaps waits, at most swapWait, until every commit of the caller's

@@ -61,6 +61,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		bin      = fs.String("editguard", "", "editguard binary to test (default: go build this module's cmd/editguard)")
 		dir      = fs.String("dir", "", "directory for the workspace, which must be empty or absent (default: a temporary directory, removed afterwards)")
 		every    = fs.Duration("progress", 10*time.Second, "print progress this often (0: never)")
+		own      = fs.Bool("own", false, "give each guarded writer files of its own, so that no two change the same file (needs -files at least the writers, and -unguarded-pause 0 in soak mode)")
 		pad      = fs.Int("pad", 0, "bytes of padding each file starts with (131072 or more: files editguard links into history rather than copies)")
 	)
 	if err := fs.Parse(args); err != nil {
@@ -74,7 +75,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	c := soak.Config{
-		Mode: soak.Mode(*mode), Duration: *duration, Rotate: *rotate, Pad: *pad,
+		Mode: soak.Mode(*mode), Duration: *duration, Rotate: *rotate, Pad: *pad, Own: *own,
 		Progress: stderr, ProgressEvery: *every,
 	}
 	switch c.Mode {

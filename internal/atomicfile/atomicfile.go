@@ -296,6 +296,13 @@ type Options struct {
 	Volatile bool
 	// BeforeSync, if set, is called before the temporary file's fsync.
 	BeforeSync func()
+	// ShareSync, if set, is called after BeforeSync and may stand in for
+	// the temporary file's fsync: it reports true once the file is
+	// durable by other means, for example one syncfs(2) of its file
+	// system, begun after the file was written and shared by many
+	// changes. False leaves the file to its own fsync; an error fails
+	// the change as a failed fsync would.
+	ShareSync func() (bool, error)
 	// SyncLater (Stage* only) skips the temporary file's fsync: the caller
 	// makes it durable before Swap, for many files at once (Dir.SyncFS).
 	SyncLater bool
@@ -453,8 +460,17 @@ func (d *Dir) writeTemp(name string, data []byte, opts Options) (string, error) 
 		if opts.BeforeSync != nil {
 			opts.BeforeSync()
 		}
-		if err := sys.fsync(d.hook, fd); err != nil {
-			return fail("fsync", err)
+		shared := false
+		if opts.ShareSync != nil {
+			var err error
+			if shared, err = opts.ShareSync(); err != nil {
+				return fail("syncfs", err)
+			}
+		}
+		if !shared {
+			if err := sys.fsync(d.hook, fd); err != nil {
+				return fail("fsync", err)
+			}
 		}
 	}
 	if err := unix.Close(fd); err != nil {
@@ -523,6 +539,16 @@ func (d *Dir) SyncFS() error {
 		return &StepError{"syncfs", err}
 	}
 	return nil
+}
+
+// Device returns the number of the device that holds d: directories with
+// the same one share a SyncFS.
+func (d *Dir) Device() (uint64, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(d.fd, &st); err != nil {
+		return 0, err
+	}
+	return uint64(st.Dev), nil
 }
 
 func (d *Dir) syncDir() error {

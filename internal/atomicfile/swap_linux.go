@@ -19,6 +19,11 @@ func renameat2(olddirfd int, oldpath string, newdirfd int, newpath string, flags
 // flush for many files (syncfs(2)).
 func syncfs(fd int) error { return unix.Syncfs(fd) }
 
+// FileSystemSync reports whether Dir.SyncFS flushes one file system and
+// returns once its writes are durable (syncfs(2)), so that it may stand in
+// for the fsyncs of files written before it began.
+const FileSystemSync = true
+
 // noExchange is set once the file system or kernel has refused
 // RENAME_EXCHANGE (EINVAL, ENOSYS), so later commits go straight to rename.
 var noExchange atomic.Bool

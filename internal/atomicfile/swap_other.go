@@ -15,6 +15,11 @@ func renameat2(olddirfd int, oldpath string, newdirfd int, newpath string, flags
 	return unix.ENOSYS
 }
 
+// FileSystemSync reports whether Dir.SyncFS flushes one file system and
+// returns once its writes are durable. Here it is sync(2), which flushes
+// every file system and on some systems returns before the writes are done.
+const FileSystemSync = false
+
 // syncfs makes every write durable where there is no syncfs(2): sync(2)
 // flushes every file system.
 func syncfs(fd int) error {

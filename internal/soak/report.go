@@ -17,7 +17,11 @@ func (r *Report) WriteTable(w io.Writer) error {
 	row := func(name string, value any, note string) {
 		fmt.Fprintf(tw, "%s\t%v\t%s\n", name, value, note)
 	}
-	row("mode", r.Mode, fmt.Sprintf("%d CLI workers, %d MCP sessions, %d files", r.CLIWorkers, r.MCPSessions, r.Files))
+	files := "files"
+	if r.Own {
+		files = "files, each writer its own"
+	}
+	row("mode", r.Mode, fmt.Sprintf("%d CLI workers, %d MCP sessions, %d %s", r.CLIWorkers, r.MCPSessions, r.Files, files))
 	row("elapsed", r.Elapsed.Round(time.Millisecond), "")
 	row("edit attempts", r.Attempts, "")
 	row("commits acknowledged", r.CommittedTotal(), formatCounts(r.Committed))

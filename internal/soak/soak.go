@@ -65,6 +65,11 @@ type Config struct {
 	MCPSessions int
 	// Files is how many files are shared by all writers at any time.
 	Files int
+	// Own, if set, gives each guarded writer files of its own: writer i
+	// changes only the files whose index is i modulo the number of
+	// writers, so that no two writers ever change the same file. It needs
+	// at least as many files as guarded writers and no unguarded writer.
+	Own bool
 	// Rotate, if positive, moves all writers to a fresh set of Files files
 	// every Rotate, so that files stay small in long runs. Files of earlier
 	// generations are verified like the others.
@@ -186,11 +191,14 @@ func (r *recorder) addLatency(op string, d time.Duration) {
 	r.mu.Unlock()
 }
 
-// fileSet names the shared files of each generation.
+// fileSet names the shared files of each generation, or, when stride is
+// set, one writer's own share of them: the indexes first, first+stride, ...
 type fileSet struct {
 	n      int
 	rotate time.Duration
 	gens   int
+	first  int
+	stride int
 }
 
 func newFileSet(c *Config) fileSet {
@@ -209,7 +217,16 @@ func (fs fileSet) pick(rng *rand.Rand, t time.Duration) string {
 	if fs.rotate > 0 {
 		gen = min(int(t/fs.rotate), fs.gens-1)
 	}
+	if fs.stride > 0 {
+		return fs.name(gen, fs.first+fs.stride*rng.IntN((fs.n-fs.first+fs.stride-1)/fs.stride))
+	}
 	return fs.name(gen, rng.IntN(fs.n))
+}
+
+// share returns writer i's own files among n writers.
+func (fs fileSet) share(i, n int) fileSet {
+	fs.first, fs.stride = i, n
+	return fs
 }
 
 func (fs fileSet) all() []string {
@@ -385,6 +402,9 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	if c.CLIWorkers+c.MCPSessions == 0 {
 		return nil, errors.New("soak: no guarded writers")
 	}
+	if c.Own && (c.Files < c.CLIWorkers+c.MCPSessions || c.UnguardedPause > 0) {
+		return nil, errors.New("soak: Own needs at least as many files as guarded writers, and no unguarded writer")
+	}
 	if c.Mode == "" {
 		c.Mode = ModeSoak
 	}
@@ -437,7 +457,11 @@ func Run(ctx context.Context, c Config) (*Report, error) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for i, w := range workers {
-		wg.Go(func() { runGuarded(rec, w.c, w.name, w.kind, files, uint64(i+1), stop) })
+		mine := files
+		if c.Own {
+			mine = files.share(i, len(workers))
+		}
+		wg.Go(func() { runGuarded(rec, w.c, w.name, w.kind, mine, uint64(i+1), stop) })
 	}
 	if c.UnguardedPause > 0 {
 		wg.Go(func() { runUnguarded(rec, root, files, c.UnguardedPause, c.UnguardedThink, stop) })

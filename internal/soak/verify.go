@@ -26,6 +26,7 @@ type Report struct {
 	Files       int // files verified
 	CLIWorkers  int
 	MCPSessions int
+	Own         bool // each writer kept to files of its own
 
 	Attempts  int            // guarded edit attempts
 	Committed map[string]int // acknowledged commits by client kind ("cli", "mcp")
@@ -142,7 +143,7 @@ var allowedRefusals = map[Mode]map[string]bool{
 // KeepVersions may be gone); and no temp file is left in the tree.
 func verify(c *Config, rec *recorder, files fileSet) (*Report, error) {
 	rep := &Report{
-		Mode: c.Mode, CLIWorkers: c.CLIWorkers, MCPSessions: c.MCPSessions,
+		Mode: c.Mode, CLIWorkers: c.CLIWorkers, MCPSessions: c.MCPSessions, Own: c.Own,
 		Committed: map[string]int{}, Refused: map[string]int{},
 		UnguardedWrites: len(rec.writes),
 	}
