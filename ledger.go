@@ -1,6 +1,8 @@
 package editguard
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -44,7 +46,24 @@ func (w *Workspace) Log(f LogFilter, fn func(*LedgerRecord) error) error {
 	if f.Last > 0 {
 		return readError("read ledger", ledger.Tail(w.state, ledgerName, m, f.Last, fn))
 	}
+	if f.Session != "" {
+		ix := ledger.Index{Path: w.ledgerIndex(), Sessions: []string{f.Session}}
+		return readError("read ledger", ledger.FilterIndexed(w.state, ledgerName, m, ix, fn))
+	}
 	return readError("read ledger", ledger.Filter(w.state, ledgerName, m, fn))
+}
+
+// ledgerIndex is where the session index of the workspace's ledger is kept
+// (ledger.Index): in the user's cache directory, outside the workspace so
+// that a repository cannot ship one, named after the root's path; "" if
+// there is no cache directory, and the ledger is then read in full.
+func (w *Workspace) ledgerIndex() string {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(w.dir))
+	return filepath.Join(cache, "editguard", "ledger-index", hex.EncodeToString(sum[:12]))
 }
 
 // readError maps a failure to read the ledger to a §5 error, except a

@@ -75,7 +75,8 @@ func (s *Session) Restore(ctx context.Context, p, version string, opts *RestoreO
 func (w *Workspace) checkVersion(p, resolved string, v history.Version) error {
 	var rec *LedgerRecord
 	errFound := errors.New("found")
-	err := ledger.Filter(w.state, ledgerName, ledger.Match{Path: resolved}, func(r *LedgerRecord) error {
+	// Only lines that hold the version's id are decoded.
+	err := ledger.Filter(w.state, ledgerName, ledger.Match{Path: resolved, Mentions: v.ID}, func(r *LedgerRecord) error {
 		if r.Outcome == "ok" && r.HistoryVersion == v.ID {
 			rec = r
 			return errFound

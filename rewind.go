@@ -194,9 +194,11 @@ func (w *Workspace) sessionChanges(session string, o *RewindOptions) ([]*rewindP
 	byPath := map[string]*rewindPath{}
 	found := false
 	// Only records that name the session, as their own or as the one a
-	// rewind undid, are decoded: on a long ledger the rest is read, not
-	// parsed.
-	err := readError("read ledger", ledger.Filter(w.state, ledgerName, ledger.Match{Mentions: session}, func(r *LedgerRecord) error {
+	// rewind undid, are decoded; on a long ledger the session index names
+	// the lines of the session's records and of rewinds, and only those
+	// and the ledger's tail are read.
+	ix := ledger.Index{Path: w.ledgerIndex(), Sessions: []string{session}, Tools: []string{opRewind}}
+	err := readError("read ledger", ledger.FilterIndexed(w.state, ledgerName, ledger.Match{Mentions: session}, ix, func(r *LedgerRecord) error {
 		if r.Outcome != "ok" || r.Path == "" {
 			return nil
 		}

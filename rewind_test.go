@@ -3,9 +3,11 @@ package editguard_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/editguard/editguard"
@@ -493,5 +495,97 @@ func TestRewindTrimmedHistory(t *testing.T) {
 	}
 	if got := readFile(t, dir, "lost.txt"); got != "v3\n" {
 		t.Errorf("lost.txt = %q, want it kept as v3", got)
+	}
+}
+
+// TestRewindLongLedger rewinds a session and lists its records in a
+// ledger long enough for the session index (ledger.Index), and checks
+// both against a read of every record, before and after the rewind's own
+// records follow.
+func TestRewindLongLedger(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	w, dir := newWorkspace(t)
+	pad := strings.Repeat("padding of a line\n", 300) // intents carry what they displace
+	writeFile(t, dir, "x.txt", "x0\n"+pad)
+	writeFile(t, dir, "y.txt", "y0\n"+pad)
+	a, b := w.NewSession("a"), w.NewSession("b")
+	for _, r := range []struct {
+		s    *editguard.Session
+		name string
+	}{{a, "x.txt"}, {b, "y.txt"}} {
+		if _, err := r.s.Read(ctx, r.name, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 1; i <= 40; i++ {
+		for _, c := range []struct {
+			s    *editguard.Session
+			name string
+		}{{a, "x"}, {b, "y"}} {
+			if _, err := c.s.Write(ctx, c.name+".txt", fmt.Sprintf("%s%d\n%s", c.name, i, pad), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	sessionSeqs := func(session string) (indexed, all []uint64) {
+		t.Helper()
+		w.Log(editguard.LogFilter{Session: session}, func(r *editguard.LedgerRecord) error {
+			indexed = append(indexed, r.Seq)
+			return nil
+		})
+		w.Log(editguard.LogFilter{}, func(r *editguard.LedgerRecord) error {
+			if r.Session == session {
+				all = append(all, r.Seq)
+			}
+			return nil
+		})
+		return indexed, all
+	}
+	if got, want := sessionSeqs("a"); len(want) != 40 || !slices.Equal(got, want) {
+		t.Fatalf("log of session a: %d records %v, want %d %v", len(got), got, len(want), want)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(cache, "editguard", "ledger-index")); len(ents) != 1 {
+		t.Fatalf("the ledger's session index was not written in the cache: %v", ents)
+	}
+	// Back to before a's 21st change: x20. The rewind's records are
+	// session r's, and count as changes of a's for the next rewind.
+	aSeqs, _ := sessionSeqs("a")
+	res, err := w.NewSession("r").Rewind(ctx, "a", &editguard.RewindOptions{ToSeq: aSeqs[20] - 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rewoundPaths(res); !slices.Equal(got, []string{"x.txt"}) || len(res.Refused) != 0 {
+		t.Fatalf("Rewind(a) rewound %q, refused %+v", got, res.Refused)
+	}
+	if got := readFile(t, dir, "x.txt"); got != "x20\n"+pad {
+		t.Errorf("x.txt after the rewind starts %q", got[:4])
+	}
+	if got := readFile(t, dir, "y.txt"); got != "y40\n"+pad {
+		t.Errorf("y.txt after the rewind starts %q", got[:4])
+	}
+	if got, want := sessionSeqs("a"); len(want) != 40 || !slices.Equal(got, want) {
+		t.Errorf("log of session a after the rewind: %v, want %v", got, want)
+	}
+	// More of b, then a read that extends the index over the rewind's
+	// records: the full rewind finds them through the index's tool key,
+	// and without them it would take x20 for another's change.
+	for i := 41; i <= 80; i++ {
+		if _, err := b.Write(ctx, "y.txt", fmt.Sprintf("y%d\n%s", i, pad), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := sessionSeqs("b"); len(want) != 80 || !slices.Equal(got, want) {
+		t.Errorf("log of session b: %v, want %v", got, want)
+	}
+	all, err := w.NewSession("r").Rewind(ctx, "a", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rewoundPaths(all); !slices.Equal(got, []string{"x.txt"}) || len(all.Refused) != 0 {
+		t.Fatalf("Rewind(a) rewound %q, refused %+v", got, all.Refused)
+	}
+	if got := readFile(t, dir, "x.txt"); got != "x0\n"+pad {
+		t.Errorf("x.txt after the full rewind starts %q", got[:3])
 	}
 }

@@ -76,7 +76,8 @@ func (s *Session) UndoPatch(ctx context.Context, txid string, opts *UndoOptions)
 // fails with INVALID_ARGUMENT.
 func (w *Workspace) patchTxRecords(txid string) ([]*LedgerRecord, error) {
 	var recs []*LedgerRecord
-	err := ledger.Filter(w.state, ledgerName, ledger.Match{}, func(r *LedgerRecord) error {
+	// Only lines that hold the strategy's text are decoded.
+	err := ledger.Filter(w.state, ledgerName, ledger.Match{Mentions: "transaction " + txid}, func(r *LedgerRecord) error {
 		if r.Outcome == "ok" && (r.Tool == opApplyPatch || r.Tool == opUndoPatch) && r.Strategy == "transaction "+txid {
 			recs = append(recs, r)
 		}

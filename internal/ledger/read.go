@@ -121,35 +121,58 @@ func (m Match) Matches(r *Record) bool {
 // a decoding of every record. A malformed line is reported only where it
 // is decoded.
 func Filter(dir *statedir.Dir, name string, m Match, fn func(*Record) error) error {
-	var open []*Record // intents without an outcome so far, in order of seq
-	needles := m.needles()
-	_, err := read(dir, name, nil, nil, func(line []byte, n int) error {
-		if in, ok := intentOf(line); ok {
-			open = slices.DeleteFunc(open, func(p *Record) bool { return p.Seq == in })
-		}
-		for _, q := range needles {
-			if !bytes.Contains(line, q) {
-				return nil
-			}
-		}
-		r := new(Record)
-		if err := json.Unmarshal(line, r); err != nil {
-			return &VerifyError{Seq: uint64(n), Line: n, Reason: ReasonMalformed, Err: err}
-		}
-		if !m.Matches(r) {
-			return nil
-		}
-		if r.Outcome == OutcomePending {
-			open = append(open, r)
-			return nil
-		}
-		return fn(r)
-	})
-	if err != nil {
+	fs := newFilterState(m, fn)
+	if _, err := read(dir, name, nil, nil, fs.line); err != nil {
 		return err
 	}
-	for _, r := range open {
-		if err := fn(r); err != nil {
+	return fs.finish()
+}
+
+// filterState is a Filter in progress: it is given the ledger's lines in
+// order (line), then passes on the intents no outcome followed (finish).
+type filterState struct {
+	m       Match
+	needles [][]byte
+	open    []*Record // intents without an outcome so far, in order of seq
+	fn      func(*Record) error
+	err     error // fn's, when a caller other than read passed the lines
+}
+
+func newFilterState(m Match, fn func(*Record) error) *filterState {
+	return &filterState{m: m, needles: m.needles(), fn: fn}
+}
+
+// line takes the ledger's line number n.
+func (s *filterState) line(line []byte, n int) error {
+	if in, ok := intentOf(line); ok {
+		s.open = slices.DeleteFunc(s.open, func(p *Record) bool { return p.Seq == in })
+	}
+	for _, q := range s.needles {
+		if !bytes.Contains(line, q) {
+			return nil
+		}
+	}
+	r := new(Record)
+	if err := json.Unmarshal(line, r); err != nil {
+		return &VerifyError{Seq: uint64(n), Line: n, Reason: ReasonMalformed, Err: err}
+	}
+	if !s.m.Matches(r) {
+		return nil
+	}
+	if r.Outcome == OutcomePending {
+		s.open = append(s.open, r)
+		return nil
+	}
+	return s.fn(r)
+}
+
+// finish passes on the intents that no outcome followed.
+func (s *filterState) finish() error {
+	if s.err != nil {
+		return s.err
+	}
+	for _, r := range s.open {
+		if err := s.fn(r); err != nil {
 			return err
 		}
 	}
@@ -323,6 +346,13 @@ func read(dir *statedir.Dir, name string, hp **head, start func(f *os.File, size
 			return 0, err
 		}
 	}
+	return readLines(f, off, size, func(line []byte, _ int64, n int) error { return fn(line, n) })
+}
+
+// readLines calls fn with each complete line of f between off, a line's
+// start, and size (without its newline), the line's offset and its number
+// from 1, and returns the length of a final line without newline.
+func readLines(f io.ReaderAt, off, size int64, fn func(line []byte, off int64, n int) error) (torn int64, err error) {
 	br := bufio.NewReaderSize(io.NewSectionReader(f, off, size-off), 64<<10)
 	for lineNo := 1; ; lineNo++ {
 		line, err := br.ReadSlice('\n')
@@ -341,9 +371,10 @@ func read(dir *statedir.Dir, name string, hp **head, start func(f *os.File, size
 		if err != nil {
 			return 0, err
 		}
-		if err := fn(line[:len(line)-1], lineNo); err != nil {
+		if err := fn(line[:len(line)-1], off, lineNo); err != nil {
 			return 0, err
 		}
+		off += int64(len(line))
 	}
 }
 
