@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/editguard/editguard"
@@ -143,6 +144,7 @@ func BenchmarkVerifyGrowth(b *testing.B) {
 		} {
 			b.Run(fmt.Sprintf("n=%d/%s", n, cell.name), func(b *testing.B) {
 				cliRun(b, root, cell.args...) // builds the session index, if any
+				syscall.Sync()                // its write-back lands before the clock starts
 				for b.Loop() {
 					if cell.cold {
 						os.RemoveAll(filepath.Join(os.Getenv("XDG_CACHE_HOME"), "editguard", "ledger-index"))
