@@ -59,6 +59,10 @@ type server struct {
 	text func(*mcp.CallToolResult) (string, bool, error)
 	// edit returns the call that replaces old by new in rel.
 	edit func(rel, old, new string) *mcp.CallToolParams
+	// ws is the workspace's directory.
+	ws string
+	// create returns the call that writes content to rel, a new file.
+	create func(rel, content string) *mcp.CallToolParams
 	// edited, when set, checks an edit's result: a server that reports
 	// success when nothing matched says how many replacements it made.
 	edited func(*mcp.CallToolResult) error
@@ -134,8 +138,8 @@ func resultText(res *mcp.CallToolResult) string {
 
 // A cell is one row of the table: an operation on a file of one size.
 type cell struct {
-	op   string // "ping", "read" or "edit"
-	file string // name inside the workspace; none for ping
+	op   string // "ping", "read", "edit" or "create"
+	file string // name inside the workspace; none for ping, a prefix for create
 	size int
 }
 
@@ -164,13 +168,20 @@ func benchmark(ctx context.Context, cfg *config, stdout, stderr io.Writer) error
 			continue
 		}
 		for _, size := range cfg.sizes {
-			cells = append(cells, cell{op: op, file: fmt.Sprintf("bench-%d.txt", size), size: size})
+			name := fmt.Sprintf("bench-%d.txt", size)
+			if op == "create" {
+				name = fmt.Sprintf("new/created-%d", size)
+			}
+			cells = append(cells, cell{op: op, file: name, size: size})
 		}
 	}
 	for _, size := range cfg.sizes {
 		if err := os.WriteFile(filepath.Join(ws, fmt.Sprintf("bench-%d.txt", size)), benchContent(size), 0o644); err != nil {
 			return err
 		}
+	}
+	if err := os.MkdirAll(filepath.Join(ws, "new"), 0o755); err != nil {
+		return err
 	}
 
 	client := mcp.NewClient(&mcp.Implementation{Name: "editguard-bench", Version: "1.0.0"}, nil)
@@ -227,12 +238,22 @@ func benchmark(ctx context.Context, cfg *config, stdout, stderr io.Writer) error
 			// the page cache or the CPU in the state another left.
 			for r := range servers {
 				j := (k + r) % len(servers)
-				d, err := once(ctx, servers[j], c, m)
+				d, err := once(ctx, servers[j], c, m, k)
 				if err != nil {
 					return err
 				}
 				if k >= cfg.warmup {
 					results[i][j] = append(results[i][j], d)
+				}
+			}
+		}
+		if c.op == "create" {
+			// Every timed creation must have landed: the last file of
+			// each server holds what was written.
+			for j, s := range servers {
+				b, err := os.ReadFile(filepath.Join(ws, createdName(c, s, cfg.warmup+cfg.n-1)))
+				if err != nil || !bytes.Equal(b, benchContent(c.size)) {
+					return fmt.Errorf("%s did not create %s with the content written (%d bytes read, %v)", servers[j].name, createdName(c, s, cfg.warmup+cfg.n-1), len(b), err)
 				}
 			}
 		}
@@ -267,9 +288,16 @@ func (m *markerState) current() string {
 	return markerA
 }
 
-// once makes one timed call of c's operation on s. For an edit on a server
-// that needs it, the file is read first, untimed.
-func once(ctx context.Context, s *server, c cell, m *markerState) (time.Duration, error) {
+// createdName is the new file that call k of cell c creates on s.
+func createdName(c cell, s *server, k int) string {
+	return fmt.Sprintf("%s-%s-%d.txt", c.file, s.name, k)
+}
+
+// once makes one timed call, the k-th, of c's operation on s. For an edit
+// on a server that needs it, the file is read first, untimed. A creation
+// writes a new file, and the file the previous call created is removed,
+// untimed, so that the directory stays the same size.
+func once(ctx context.Context, s *server, c cell, m *markerState, k int) (time.Duration, error) {
 	switch c.op {
 	case "ping":
 		start := time.Now()
@@ -277,6 +305,12 @@ func once(ctx context.Context, s *server, c cell, m *markerState) (time.Duration
 		return time.Since(start), err
 	case "read":
 		_, d, _, err := s.readWhole(ctx, c.file)
+		return d, err
+	case "create":
+		if k > 0 {
+			os.Remove(filepath.Join(s.ws, createdName(c, s, k-1)))
+		}
+		_, d, err := s.call(ctx, s.create(createdName(c, s, k), string(benchContent(c.size))))
 		return d, err
 	case "edit":
 		if s.editNeedsRead {
@@ -325,6 +359,7 @@ func startEditguard(ctx context.Context, client *mcp.Client, cfg *config, ws, lo
 		return nil, fmt.Errorf("start editguard: %w", err)
 	}
 	return &server{
+		ws:       ws,
 		name:     "editguard",
 		readTool: "read_file",
 		editTool: "edit_file",
@@ -354,6 +389,9 @@ func startEditguard(ctx context.Context, client *mcp.Client, cfg *config, ws, lo
 		edit: func(rel, old, new string) *mcp.CallToolParams {
 			return &mcp.CallToolParams{Name: "edit_file", Arguments: map[string]any{"path": rel, "old_string": old, "new_string": new}}
 		},
+		create: func(rel, content string) *mcp.CallToolParams {
+			return &mcp.CallToolParams{Name: "write_file", Arguments: map[string]any{"path": rel, "content": content}}
+		},
 		editNeedsRead: true,
 		paged:         true,
 	}, nil
@@ -367,6 +405,7 @@ func startFilesystem(ctx context.Context, client *mcp.Client, cfg *config, ws, l
 	}
 	abs := func(rel string) string { return filepath.Join(ws, rel) }
 	return &server{
+		ws:       ws,
 		name:     "server-filesystem",
 		version:  fsServerVersion(cfg.fsServer),
 		readTool: "read_text_file",
@@ -381,6 +420,9 @@ func startFilesystem(ctx context.Context, client *mcp.Client, cfg *config, ws, l
 				"path":  abs(rel),
 				"edits": []map[string]any{{"oldText": old, "newText": new}},
 			}}
+		},
+		create: func(rel, content string) *mcp.CallToolParams {
+			return &mcp.CallToolParams{Name: "write_file", Arguments: map[string]any{"path": abs(rel), "content": content}}
 		},
 	}, nil
 }
@@ -398,6 +440,7 @@ func startGoPeer(ctx context.Context, client *mcp.Client, cfg *config, ws, logDi
 	}
 	abs := func(rel string) string { return filepath.Join(ws, rel) }
 	return &server{
+		ws:       ws,
 		name:     "mcp-filesystem-server",
 		version:  goPeerVersion(cfg.goPeer, cs),
 		readTool: "read_file",
@@ -417,6 +460,9 @@ func startGoPeer(ctx context.Context, client *mcp.Client, cfg *config, ws, logDi
 				"replace":         new,
 				"all_occurrences": false,
 			}}
+		},
+		create: func(rel, content string) *mcp.CallToolParams {
+			return &mcp.CallToolParams{Name: "write_file", Arguments: map[string]any{"path": abs(rel), "content": content}}
 		},
 		edited: func(res *mcp.CallToolResult) error {
 			if t := resultText(res); !strings.Contains(t, "Made 1 replacement(s)") {

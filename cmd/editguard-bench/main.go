@@ -83,7 +83,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.dir, "dir", "", "directory for the workspace (default: a new temporary directory)")
 	fs.IntVar(&cfg.n, "n", 200, "timed calls per server and cell")
 	fs.IntVar(&cfg.warmup, "warmup", 20, "untimed calls per server and cell before timing")
-	ops := fs.String("ops", "ping,read,edit", "operations to measure, comma-separated: ping (the protocol round trip alone, as a floor), read, edit")
+	ops := fs.String("ops", "ping,read,edit", "operations to measure, comma-separated: ping (the protocol round trip alone, as a floor), read, edit, create (a new file, written whole)")
 	sizes := fs.String("sizes", "4096,1048576", "file sizes in bytes, comma-separated")
 	fs.DurationVar(&cfg.gap, "gap", 0, "with -lib, an untimed pause before every call of every cell: an agent's time between changes, in which work left to run after an answer finishes (0: back to back)")
 	lib := fs.Bool("lib", false, "measure the library's commit path against a bare durable replace instead of the servers (no -editguard needed)")
@@ -94,8 +94,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	for _, op := range strings.Split(*ops, ",") {
-		if op != "ping" && op != "read" && op != "edit" {
-			return fmt.Errorf("unknown operation %q in -ops (want ping, read, edit)", op)
+		if op != "ping" && op != "read" && op != "edit" && op != "create" {
+			return fmt.Errorf("unknown operation %q in -ops (want ping, read, edit, create)", op)
 		}
 		cfg.ops = append(cfg.ops, op)
 	}

@@ -104,6 +104,8 @@ func writeTable(w io.Writer, servers []*server, cells []cell, results [][][]time
 		switch c.op {
 		case "edit":
 			op = "edit (" + strings.Join(edits, " / ") + ")"
+		case "create":
+			op = "create (write_file of a new file)"
 		case "ping":
 			op, file = "ping (protocol round trip, for reference)", "-"
 		}
