@@ -5,8 +5,11 @@ package editguard
 import (
 	"cmp"
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -44,6 +47,9 @@ import (
 type checkpoints struct {
 	dir, objects, manifests, active *statedir.Dir
 	gv                              *gitView // opened by the first scan
+	// mac is the workspace's MAC for purpose over data (Workspace.mac):
+	// an active record is acted on only if its seal verifies.
+	mac func(purpose string, data ...[]byte) string
 }
 
 func (w *Workspace) openCheckpoints() (*checkpoints, error) {
@@ -51,7 +57,7 @@ func (w *Workspace) openCheckpoints() (*checkpoints, error) {
 	if err != nil {
 		return nil, err
 	}
-	cp := &checkpoints{dir: d}
+	cp := &checkpoints{dir: d, mac: w.mac}
 	if cp.objects, err = d.Sub("objects", true); err == nil {
 		if cp.manifests, err = d.Sub("manifests", true); err == nil {
 			cp.active, err = d.Sub("active", true)
@@ -102,7 +108,7 @@ func (cp *checkpoints) loadCache() *cpManifest {
 	if err != nil {
 		return nil
 	}
-	m, err := cp.loadManifest(strings.TrimSpace(string(data)))
+	m, err := cp.loadManifest(strings.TrimSpace(string(data)), "")
 	if err != nil {
 		return nil
 	}
@@ -112,12 +118,16 @@ func (cp *checkpoints) loadCache() *cpManifest {
 // saveManifest writes m as a new manifest and returns its name. Like the
 // active record naming it, it is written without an fsync: a command whose
 // checkpoint a power cut took was never told to run.
-func (cp *checkpoints) saveManifest(m *cpManifest) (string, error) {
-	name := fmt.Sprintf("%x-%s", m.StartNS, strings.ToLower(rand.Text()[:8]))
-	if err := cp.manifests.WriteFileVolatile(name, m.marshal(), 0o600); err != nil {
-		return "", err
+// saveManifest writes m under a new name and returns the name and the
+// SHA-256 of what it wrote, which an active record naming it seals.
+func (cp *checkpoints) saveManifest(m *cpManifest) (name, sum string, err error) {
+	name = fmt.Sprintf("%x-%s", m.StartNS, strings.ToLower(rand.Text()[:8]))
+	data := m.marshal()
+	if err := cp.manifests.WriteFileVolatile(name, data, 0o600); err != nil {
+		return "", "", err
 	}
-	return name, nil
+	h := sha256.Sum256(data)
+	return name, hex.EncodeToString(h[:]), nil
 }
 
 // setLast makes the manifest name the stat cache of the next scan.
@@ -125,13 +135,19 @@ func (cp *checkpoints) setLast(name string) {
 	cp.dir.WriteFileVolatile(lastFile, []byte(name+"\n"), 0o600)
 }
 
-func (cp *checkpoints) loadManifest(name string) (*cpManifest, error) {
+// loadManifest reads the manifest name, which must hash to sum (an
+// active record's ManifestSum), unless sum is "" (the stat cache, which
+// is checked against the files themselves).
+func (cp *checkpoints) loadManifest(name, sum string) (*cpManifest, error) {
 	if !validCommandID(name) {
 		return nil, fmt.Errorf("bad manifest name %q", cutText(name, 80))
 	}
 	data, err := readBounded(cp.manifests, name, nil, maxStateFile)
 	if err != nil {
 		return nil, err
+	}
+	if h := sha256.Sum256(data); sum != "" && hex.EncodeToString(h[:]) != sum {
+		return nil, fmt.Errorf("manifest %s is not the one its active record sealed", name)
 	}
 	return unmarshalManifest(data)
 }
@@ -174,12 +190,23 @@ func (cp *checkpoints) readActive(id string) (*activeCommand, error) {
 	if act == nil || act.ID != id {
 		return nil, newError(CodeUnsafeState, "", fmt.Sprintf("%s/%s/active/%s.json does not parse", StateDir, checkpointDir, id), "remove it", nil)
 	}
+	if !cp.sealed(act) {
+		return nil, newError(CodeUnsafeState, "", fmt.Sprintf("%s/%s/active/%s.json was not written by editguard for this workspace, so it is not acted on", StateDir, checkpointDir, id),
+			"if the command was yours, its changes are still on disk; remove the record", nil)
+	}
 	if act.Before == nil {
-		if act.Before, err = cp.loadManifest(act.Manifest); err != nil {
+		if act.Before, err = cp.loadManifest(act.Manifest, act.ManifestSum); err != nil {
 			return nil, newError(CodeUnsafeState, "", fmt.Sprintf("the first checkpoint of command %s does not read back", id), "remove "+StateDir+"/"+checkpointDir+"/active/"+id+".json", err)
 		}
 	}
 	return act, nil
+}
+
+// sealed reports whether the workspace's editguard wrote act (its seal
+// verifies), with the manifest it names. A record of an earlier version,
+// which carried no seal, is not.
+func (cp *checkpoints) sealed(act *activeCommand) bool {
+	return act.Seal != "" && act.ManifestSum != "" && hmac.Equal([]byte(act.Seal), []byte(cp.mac("command", act.sealFields())))
 }
 
 // readActiveHead reads the active record file name without its manifest;
@@ -247,7 +274,8 @@ func (cp *checkpoints) collect(keep *cpManifest, candidates []string, all bool) 
 	for _, a := range acts {
 		m := a.Before
 		if m == nil {
-			if m, err = cp.loadManifest(a.Manifest); err != nil {
+			// Sealed or not, a record keeps its objects.
+			if m, err = cp.loadManifest(a.Manifest, ""); err != nil {
 				return // unreadable: keep everything
 			}
 		}

@@ -244,6 +244,11 @@ type activeCommand struct {
 	StartNS  int64    `json:"start_ns"`
 	Manifest string   `json:"manifest"`
 	NotCheck []string `json:"not_checked,omitempty"`
+	// ManifestSum is the SHA-256 of the manifest as written, and Seal the
+	// workspace's MAC of the record (sealFields): End and recovery act
+	// only on a record that verifies, with the manifest it names.
+	ManifestSum string `json:"manifest_sha256,omitempty"`
+	Seal        string `json:"seal,omitempty"`
 
 	// Before is the first checkpoint, loaded; Legacy the one an earlier
 	// version wrote into the record.
@@ -252,6 +257,15 @@ type activeCommand struct {
 }
 
 func (a *activeCommand) name() string { return commandName(a.Session, a.Tool, a.ID) }
+
+// sealFields is what an active record's seal covers: every field but the
+// seal and the loaded manifest.
+func (a *activeCommand) sealFields() []byte {
+	c := *a
+	c.Seal, c.Before, c.Legacy = "", nil, nil
+	b, _ := json.Marshal(&c)
+	return b
+}
 
 // commandName is how results and records name a command.
 func commandName(session, tool, id string) string {
@@ -445,7 +459,7 @@ func (s *Session) BeginCommand(ctx context.Context, command string, opts *Comman
 	if err != nil {
 		return nil, readError("read ledger", err)
 	}
-	manifest, err := cp.saveManifest(before)
+	manifest, sum, err := cp.saveManifest(before)
 	if err != nil {
 		return nil, stateError("write checkpoint", err)
 	}
@@ -453,7 +467,9 @@ func (s *Session) BeginCommand(ctx context.Context, command string, opts *Comman
 	now := time.Now().UTC()
 	act := &activeCommand{ID: id, Session: s.name, Tool: tool, Command: cutText(command, maxCommandText),
 		PID: os.Getpid(), Host: host, Owned: owned, Started: now, Deadline: now.Add(maxAge),
-		Ledger: pos, Scanned: scanned, StartNS: before.StartNS, Manifest: manifest, Before: before, NotCheck: notChecked}
+		Ledger: pos, Scanned: scanned, StartNS: before.StartNS, Manifest: manifest, Before: before, NotCheck: notChecked,
+		ManifestSum: sum}
+	act.Seal = cp.mac("command", act.sealFields())
 	data, err := json.Marshal(act)
 	if err != nil {
 		return nil, err
@@ -594,7 +610,7 @@ func (c *Command) End(ctx context.Context) (*CommandResult, error) {
 		return nil, err
 	}
 	res := w.finishCommand(cp, s, c.act, after, pos, notChecked, false)
-	if manifest, err := cp.saveManifest(after); err == nil {
+	if manifest, _, err := cp.saveManifest(after); err == nil {
 		cp.setLast(manifest)
 	}
 	if err := cp.active.Remove(c.act.ID + ".json"); err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -1038,6 +1038,65 @@ func TestCommandHostileTamperedCheckpoint(t *testing.T) {
 			t.Fatalf("result %+v, %d MiB allocated: want the change said not to be in history, no huge read", res, (m1.TotalAlloc-m0.TotalAlloc)>>20)
 		}
 	})
+	t.Run("active record or manifest not editguard's", func(t *testing.T) {
+		// A repository can carry a copy of the user's own state, stamp
+		// and all: a record it changed is not acted on, by End or by the
+		// next BeginCommand, and stays for a person to remove.
+		for _, tamper := range []string{"record", "manifest", "unsealed"} {
+			w, dir := newWorkspace(t)
+			writeFile(t, dir, "f.txt", "f before\n")
+			c, err := w.NewSession("s").BeginCommand(ctx, "tamper", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := filepath.Join(dir, ".editguard/checkpoints/active", c.ID()+".json")
+			var act map[string]any
+			if b, err := os.ReadFile(rec); err != nil || json.Unmarshal(b, &act) != nil {
+				t.Fatalf("active record: %v", err)
+			}
+			switch tamper {
+			case "record":
+				act["session"] = "forged"
+			case "unsealed": // as an earlier version wrote it
+				delete(act, "seal")
+				delete(act, "manifest_sha256")
+			case "manifest":
+				m := filepath.Join(dir, ".editguard/checkpoints/manifests", act["manifest"].(string))
+				b, err := os.ReadFile(m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(m, append(b, b...), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Past its deadline, so that the next BeginCommand ends it.
+			act["deadline"] = time.Now().Add(-time.Hour).Format(time.RFC3339Nano)
+			b, _ := json.Marshal(act)
+			if err := os.WriteFile(rec, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			runShell(t, dir, "echo f after > f.txt")
+			if _, err := w.NewSession("s").ResumeCommand(c.ID()); errorCode(err) != editguard.CodeUnsafeState {
+				t.Errorf("%s: ResumeCommand = %v, want UNSAFE_STATE", tamper, err)
+			}
+			next, err := w.NewSession("t").BeginCommand(ctx, "next", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(next.Recovered()) != 0 {
+				t.Errorf("%s: the next BeginCommand ended the record: %+v", tamper, next.Recovered()[0])
+			}
+			if _, err := os.Stat(rec); err != nil {
+				t.Errorf("%s: the record is gone: %v", tamper, err)
+			}
+			n := 0
+			w.Log(editguard.LogFilter{Path: "f.txt"}, func(*editguard.LedgerRecord) error { n++; return nil })
+			if n != 0 {
+				t.Errorf("%s: %d ledger records of f.txt, want none", tamper, n)
+			}
+		}
+	})
 	t.Run("store replaced by a link out", func(t *testing.T) {
 		w, dir := newWorkspace(t)
 		out := newOutside(t)

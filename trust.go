@@ -36,8 +36,10 @@ import (
 // Nothing is deleted. A copy of the user's own workspace keeps its stamp:
 // its state describes the copied files. From the workspace key come:
 //
-//   - the MAC of every transaction journal (apply.go) and the seal of every
-//     intent (intent.go), checked before recovery acts on them;
+//   - the MAC of every transaction journal (apply.go), the seal of every
+//     intent (intent.go) and the seal of every command's active record
+//     with its manifest (command.go), checked before recovery or End acts
+//     on them;
 //   - the names of temporary files (temp.go).
 
 // ownerFile is the owner stamp's name in the state directory.
