@@ -76,8 +76,9 @@ type txFile struct {
 // ApplyPatch applies a multi-file patch (Codex's apply_patch grammar or a
 // unified diff) entirely or not at all, even across a crash.
 //
-// Every file is checked before any is written, under the locks of all
-// their directories, taken in (device, inode) order: each existing file the
+// Every file is checked before any is written, under the locks of all the
+// files (their stripes, ascending) and then of all their directories, taken
+// in (device, inode) order: each existing file the
 // patch changes needs the session's baseline (a partial read is enough to
 // update or move it, a delete needs a full one) or a precondition; adding a
 // file, or moving one, onto an existing path is refused; every hunk must

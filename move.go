@@ -25,8 +25,9 @@ type MoveOptions struct {
 // Move renames the file src to dst, guarded: the session must have read the
 // source (or give a precondition) and it must not have changed since; an
 // existing destination is refused unless Overwrite is set and the session
-// has read it in full. Both names are locked (their directories, in a
-// fixed order), and the rename is atomic: after any crash the content is
+// has read it in full. Both names are locked (their stripes, then their
+// directories, each in a fixed order), and the rename is atomic: after any
+// crash the content is
 // whole under exactly one of the two names. The source's history records
 // the content that left it, the destination's what it displaced (or that
 // it did not exist), so restore_file can undo either side; the session's

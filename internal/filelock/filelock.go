@@ -2,8 +2,12 @@
 
 // Package filelock takes flock(2) locks on open files and directories. It is
 // the one lock implementation of editguard: the commit lock on a target's
-// parent directory, and the sidecar locks of the history store, the ledger
-// and the session files.
+// parent directory; the 1,024 stripe locks that order each file's changes
+// (.editguard/locks/file-NNNN.lock); the locks of publish and pull
+// (sync.lock), of the checkpoints (checkpoints/lock) and of the transaction
+// journals (tx/journal.lock); and the sidecar locks of the history store,
+// the ledger and the session files. docs/ARCHITECTURE.md gives the order in
+// which they are taken.
 //
 // A lock serialises a critical section across goroutines and across
 // processes: flock locks belong to the open file description, so two

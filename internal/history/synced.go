@@ -20,7 +20,8 @@ import (
 // record such that every version saved lazily (Meta.Lazy) for an intent up
 // to that record is durable. Whoever moves it has made sure of that, under
 // locks/synced.lock; a reader that finds the mark missing, damaged or not
-// naming a record of the ledger starts from the ledger's beginning. It is
+// naming a record of the ledger checks every intent the ledger's last
+// 64 MiB hold (ledger.SinceLimit: Ledger.Since reads no further back). It is
 // one line, rewritten in place: "seq hash crc=C\n", the CRC-32 of what
 // precedes it catching a torn write. It is not fsynced: every value it
 // takes is true when written (the indexes it vouches for are durable by
