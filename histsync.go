@@ -182,19 +182,24 @@ func (w *Workspace) catchUp(atOpen bool) {
 	if anchored && last.Seq == seq {
 		return
 	}
-	outcomes := map[uint64]*ledger.Record{}
-	first := map[string]uint64{} // the first intent of each file
-	for _, r := range recs {
-		if r.Intent != 0 {
-			outcomes[r.Intent] = r
-		}
-		if _, ok := first[r.Path]; !ok && r.Outcome == ledger.OutcomePending {
-			first[r.Path] = r.Seq
-		}
+	dirty, upTo := w.keepVersions(recs, last)
+	if atOpen {
+		return
 	}
+	w.markSynced(dirty, upTo, ledger.Position{Seq: seq, Hash: hash}, ok)
+}
+
+// keepVersions makes sure, in ledger order, that the version of each
+// sealed intent in recs (the ledger after the mark; last is its end) is
+// in history (see versionKept). It returns the files whose indexes may
+// need an fsync, and upTo, how far the mark may move: to last, or to just
+// before the first intent whose version it could not keep (its writer is
+// still at work, or the save failed), which a later run tries again.
+func (w *Workspace) keepVersions(recs []*ledger.Record, last ledger.Position) (dirty map[string]bool, upTo ledger.Position) {
+	outcomes, first := intentIndex(recs)
 	saved := map[string]map[uint64]string{} // the versions of each file's intents
-	dirty := map[string]bool{}
-	upTo := last
+	dirty = map[string]bool{}
+	upTo = last
 	for _, in := range recs {
 		if in.Outcome != ledger.OutcomePending || !w.sealed(in) {
 			continue // not an intent, or not one this workspace wrote
@@ -211,9 +216,31 @@ func (w *Workspace) catchUp(atOpen bool) {
 			dirty[in.Path] = true
 		}
 	}
-	if atOpen {
-		return
+	return dirty, upTo
+}
+
+// intentIndex returns, of recs, each outcome record by the seq of its
+// intent and the seq of each file's first intent, from which keepVersions
+// reads the file's history index.
+func intentIndex(recs []*ledger.Record) (outcomes map[uint64]*ledger.Record, first map[string]uint64) {
+	outcomes = map[uint64]*ledger.Record{}
+	first = map[string]uint64{} // the first intent of each file
+	for _, r := range recs {
+		if r.Intent != 0 {
+			outcomes[r.Intent] = r
+		}
+		if _, ok := first[r.Path]; !ok && r.Outcome == ledger.OutcomePending {
+			first[r.Path] = r.Seq
+		}
 	}
+	return outcomes, first
+}
+
+// markSynced fsyncs the indexes of the files dirty, then moves the
+// history's mark from mark to upTo, or rewrites it if it is damaged (!ok).
+// If the fsyncs fail the mark stays where it is, so a later catch-up
+// does them again.
+func (w *Workspace) markSynced(dirty map[string]bool, upTo, mark ledger.Position, ok bool) {
 	paths := make([]string, 0, len(dirty))
 	for p := range dirty {
 		paths = append(paths, p)
@@ -221,7 +248,7 @@ func (w *Workspace) catchUp(atOpen bool) {
 	if w.hist.SyncIndexes(paths) != nil {
 		return
 	}
-	if upTo.Seq != seq || upTo.Hash != hash || !ok {
+	if upTo.Seq != mark.Seq || upTo.Hash != mark.Hash || !ok {
 		// A mark that cannot be written (a planted entry in its place,
 		// a full disk) would make every catch-up read the ledger from
 		// further back: versions are then saved durably.

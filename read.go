@@ -75,12 +75,7 @@ func (s *Session) Read(ctx context.Context, p string, opts *ReadOptions) (*ReadR
 		return nil, err
 	}
 	defer t.close()
-	if o.MaxBytes <= 0 || int64(o.MaxBytes) > s.w.opts.MaxFileSize {
-		o.MaxBytes = int(s.w.opts.MaxFileSize)
-	}
-	if o.MaxLineBytes <= 0 || o.MaxLineBytes > o.MaxBytes {
-		o.MaxLineBytes = o.MaxBytes
-	}
+	capRead(&o, s.w.opts.MaxFileSize)
 	// Plain UTF-8 is streamed: any size, bounded memory. Anything else is
 	// decoded whole, up to MaxFileSize.
 	if isUTF8Name(o.Encoding) {
@@ -91,6 +86,26 @@ func (s *Session) Read(ctx context.Context, p string, opts *ReadOptions) (*ReadR
 			}
 		}
 	}
+	return s.readDecoded(t, p, &o)
+}
+
+// capRead sets o's caps to what a read holds at most: MaxBytes no more
+// than maxFileSize (the default), MaxLineBytes no more than MaxBytes.
+func capRead(o *ReadOptions, maxFileSize int64) {
+	if o.MaxBytes <= 0 || int64(o.MaxBytes) > maxFileSize {
+		o.MaxBytes = int(maxFileSize)
+	}
+	if o.MaxLineBytes <= 0 || o.MaxLineBytes > o.MaxBytes {
+		o.MaxLineBytes = o.MaxBytes
+	}
+}
+
+// readDecoded serves a read that is not streamed (a legacy encoding named
+// by o or by the path's baseline, or a file that is not plain UTF-8) by
+// the full decode, up to MaxFileSize, which handles and reports every
+// encoding. Unless o names one, the encoding is the baseline's if the file
+// is unchanged since it. It records the read as the path's baseline.
+func (s *Session) readDecoded(t *target, p string, o *ReadOptions) (*ReadResult, error) {
 	obs, err := s.w.observe(t)
 	if err != nil {
 		return nil, err
@@ -119,7 +134,22 @@ func (s *Session) Read(ctx context.Context, p string, opts *ReadOptions) (*ReadR
 	if err := pastEnd(p, o.Offset, sel.total); err != nil {
 		return nil, err
 	}
-	full := sel.full
+	res := decodedResult(p, obs, doc, sel, o)
+	err = s.setBaseline(t.lexical, Baseline{
+		Path: t.resolved, SHA256: obs.sum, Size: obs.stat.Size, MtimeMS: obs.mtimeMS(),
+		FullRead: sel.full, CapturedAt: time.Now(), Encoding: explicitEncoding(o.Encoding, doc),
+	})
+	if err == nil {
+		s.rememberFrozen(obs.sum, obs.data, true) // an observation is never written to
+	}
+	return res, err
+}
+
+// decodedResult is the answer to a read of the file observed as obs and
+// decoded as doc, of which sel are the lines o asked for: the text is
+// sel's, the hash, size and mtime are the whole file's, and the encoding,
+// line ending and BOM are those the decode found.
+func decodedResult(p string, obs *observation, doc *textcodec.Doc, sel *streamed, o *ReadOptions) *ReadResult {
 	res := &ReadResult{
 		Path:       p,
 		Content:    sel.text,
@@ -129,7 +159,7 @@ func (s *Session) Read(ctx context.Context, p string, opts *ReadOptions) (*ReadR
 		TotalLines: sel.total,
 		Encoding:   doc.Format.Encoding,
 		LineEnding: doc.Format.LineEnding,
-		Truncated:  !full,
+		Truncated:  !sel.full,
 		NextOffset: sel.next,
 		LinesCut:   sel.cut,
 		BOM:        doc.Format.BOM,
@@ -137,14 +167,7 @@ func (s *Session) Read(ctx context.Context, p string, opts *ReadOptions) (*ReadR
 	if o.Offset > 0 || o.Limit > 0 {
 		res.Offset = max(o.Offset, 1)
 	}
-	err = s.setBaseline(t.lexical, Baseline{
-		Path: t.resolved, SHA256: obs.sum, Size: obs.stat.Size, MtimeMS: obs.mtimeMS(),
-		FullRead: full, CapturedAt: time.Now(), Encoding: explicitEncoding(o.Encoding, doc),
-	})
-	if err == nil {
-		s.rememberFrozen(obs.sum, obs.data, true) // an observation is never written to
-	}
-	return res, err
+	return res
 }
 
 // readPart serves a read of some lines by streaming the file (see

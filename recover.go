@@ -285,26 +285,14 @@ func (e *unsafeJournal) Error() string { return e.why }
 // unless it turns out to be still running (it finishes, and removes its
 // journal, while we wait for its locks). rolled reports a rollback.
 func (w *Workspace) recoverOne(name string, j *journal) (rolled bool, err error) {
-	var files []*txFile
+	files, err := w.journalTargets(j)
 	defer func() {
 		for _, f := range files {
 			f.t.close()
 		}
 	}()
-	for _, jf := range j.Files {
-		// The same resolution and policy as a tool's change: inside the
-		// root, through no symlink, never a protected path.
-		t, err := w.openTarget(jf.Path)
-		if err != nil {
-			return false, &unsafeJournal{fmt.Sprintf("names %q, which a change may not reach (%v)", jf.Path, err)}
-		}
-		files = append(files, &txFile{t: t})
-		if t.resolved != jf.Path {
-			return false, &unsafeJournal{fmt.Sprintf("names %q, which now leads through a symbolic link", jf.Path)}
-		}
-		if err := w.checkChangeable(t); err != nil {
-			return false, &unsafeJournal{fmt.Sprintf("names %q, which policy protects from changes", jf.Path)}
-		}
+	if err != nil {
+		return false, err
 	}
 	// A transaction still running holds these locks until its journal is
 	// gone: once they are ours, a journal still there is one whose
@@ -318,16 +306,11 @@ func (w *Workspace) recoverOne(name string, j *journal) (rolled bool, err error)
 			locks[i].Unlock()
 		}
 	}()
-	dd, err := w.state.Sub(journalDir, false)
+	present, err := w.journalPresent(name)
 	if err != nil {
 		return false, err
 	}
-	st, err := dd.Stat(name)
-	dd.Close()
-	if err != nil {
-		return false, err
-	}
-	if !st.Exists {
+	if !present {
 		return false, nil // it finished while we waited
 	}
 	recs, _, err := w.led.WithStrategy(ledger.Position{Seq: j.LedgerSeq, Hash: j.LedgerHash}, j.strategy())
@@ -337,19 +320,83 @@ func (w *Workspace) recoverOne(name string, j *journal) (rolled bool, err error)
 	if len(recs) > 0 {
 		return false, w.rollForward(j, recs)
 	}
+	if err := w.checkRollBack(j, files); err != nil {
+		return false, err
+	}
+	if err := w.rollBackAtOpen(j, files); err != nil {
+		return false, err
+	}
+	return true, w.removeJournal(j.ID)
+}
+
+// journalTargets opens the files the journal j names, in its order, and
+// refuses (unsafeJournal) one a change may not reach. It returns the files
+// opened so far even with an error, for the caller to close.
+func (w *Workspace) journalTargets(j *journal) ([]*txFile, error) {
+	var files []*txFile
+	for _, jf := range j.Files {
+		// The same resolution and policy as a tool's change: inside the
+		// root, through no symlink, never a protected path.
+		t, err := w.openTarget(jf.Path)
+		if err != nil {
+			return files, &unsafeJournal{fmt.Sprintf("names %q, which a change may not reach (%v)", jf.Path, err)}
+		}
+		files = append(files, &txFile{t: t})
+		if t.resolved != jf.Path {
+			return files, &unsafeJournal{fmt.Sprintf("names %q, which now leads through a symbolic link", jf.Path)}
+		}
+		if err := w.checkChangeable(t); err != nil {
+			return files, &unsafeJournal{fmt.Sprintf("names %q, which policy protects from changes", jf.Path)}
+		}
+	}
+	return files, nil
+}
+
+// journalPresent reports whether the journal name is still in the
+// journal directory: a transaction that finishes removes its own.
+func (w *Workspace) journalPresent(name string) (bool, error) {
+	dd, err := w.state.Sub(journalDir, false)
+	if err != nil {
+		return false, err
+	}
+	st, err := dd.Stat(name)
+	dd.Close()
+	if err != nil {
+		return false, err
+	}
+	return st.Exists, nil
+}
+
+// checkRollBack refuses (unsafeJournal) to roll back j when one of its
+// files (open as files, in j's order) holds neither what the transaction
+// found there nor what it put there: it may have been changed since the
+// crash, and a rollback would lose that change.
+func (w *Workspace) checkRollBack(j *journal, files []*txFile) error {
 	for i, jf := range j.Files {
 		obs, err := w.observe(files[i].t)
 		if err != nil {
-			return false, err
+			return err
 		}
 		if !atState(obs, jf.BeforeExists, jf.BeforeSHA256) && !atState(obs, jf.AfterExists, jf.AfterSHA256) {
-			return false, &unsafeJournal{fmt.Sprintf("names %q, which holds neither what the transaction found there nor what it put there (changed since the crash?)", jf.Path)}
+			return &unsafeJournal{fmt.Sprintf("names %q, which holds neither what the transaction found there nor what it put there (changed since the crash?)", jf.Path)}
 		}
 	}
+	return nil
+}
+
+// rollBackAtOpen puts each file of j the transaction changed back as it was
+// before (undoFile), recording each in the ledger as a recovered change,
+// then records the transaction as interrupted and rolled back. A failed
+// record does not stop the rollback: every file goes back first, so that
+// no file is left as the transaction left it, and the first such error is
+// returned, which keeps the journal for the next Open. A failed undo stops
+// it, as the files after it may not be put back.
+func (w *Workspace) rollBackAtOpen(j *journal, files []*txFile) error {
+	var recErr error
 	for i, jf := range j.Files {
 		obs, v, err := w.undoFile(files[i].t, jf, "recovery", opRecover)
 		if err != nil {
-			return false, err
+			return err
 		}
 		if obs == nil {
 			continue // the transaction had not reached it
@@ -358,13 +405,18 @@ func (w *Workspace) recoverOne(name string, j *journal) (rolled bool, err error)
 		if !jf.BeforeExists {
 			after = ""
 		}
-		w.led.Append(&LedgerRecord{Session: "recovery", Tool: opRecover, Path: jf.Path, Args: recoverArgs(j),
+		r := &LedgerRecord{Session: "recovery", Tool: opRecover, Path: jf.Path, Args: recoverArgs(j),
 			Observed: ledgerState(obs.state()), SHA256Before: obs.sum, SHA256After: after, Outcome: "ok",
-			Strategy: "rollback " + j.strategy(), HistoryVersion: v, Recovered: true})
+			Strategy: "rollback " + j.strategy(), HistoryVersion: v, Recovered: true}
+		if err := w.led.Append(r); err != nil && recErr == nil {
+			recErr = err
+		}
 	}
-	w.led.Append(&LedgerRecord{Session: j.Session, Tool: j.Op, Path: j.Files[0].Path, Args: recoverArgs(j),
+	if recErr != nil {
+		return recErr
+	}
+	return w.led.Append(&LedgerRecord{Session: j.Session, Tool: j.Op, Path: j.Files[0].Path, Args: recoverArgs(j),
 		Outcome: ledger.OutcomeInterrupted, ErrorReason: "rolled_back", Strategy: j.strategy(), Recovered: true})
-	return true, w.removeJournal(j.ID)
 }
 
 func recoverArgs(j *journal) json.RawMessage {

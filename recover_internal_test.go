@@ -1,0 +1,96 @@
+package editguard
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestRollBackRecordFails rolls back, as Open does, a transaction whose
+// journal a crash left, while the ledger refuses appends: every file goes
+// back all the same, and the journal stays, so that the next recovery
+// writes the records and removes it.
+func TestRollBackRecordFails(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	for _, n := range []string{"a.txt", "b.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(n+" before\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	s := w.NewSession("s")
+	for _, n := range []string{"a.txt", "b.txt"} {
+		if _, err := s.Read(ctx, n, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	patch := "*** Begin Patch\n*** Update File: a.txt\n@@\n-a.txt before\n+a.txt after\n*** Update File: b.txt\n@@\n-b.txt before\n+b.txt after\n*** End Patch\n"
+	res, err := s.ApplyPatch(ctx, patch, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The journal the patch would have left had it died before its records.
+	var files []journalFile
+	w.Log(LogFilter{}, func(r *LedgerRecord) error {
+		if r.Strategy == "transaction "+res.TxID {
+			files = append(files, journalFile{Path: r.Path, BeforeExists: true, BeforeSHA256: r.SHA256Before,
+				Version: r.HistoryVersion, AfterExists: true, AfterSHA256: r.SHA256After})
+		}
+		return nil
+	})
+	if len(files) != 2 {
+		t.Fatalf("%d records of the transaction, want 2", len(files))
+	}
+	j := &journal{ID: "crashed", Op: opApplyPatch, Session: "s", Files: files}
+	j.MAC = w.journalMAC(j)
+	data, _ := json.Marshal(j)
+	jpath := filepath.Join(dir, StateDir, journalDir, "crashed.json")
+	if err := os.WriteFile(jpath, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	failed := errors.New("no space left")
+	SetFaults(w, nil, nil, func(op, name string) error {
+		if op == "write" {
+			return failed
+		}
+		return nil
+	})
+	if done, _ := w.recoverTransactions(); len(done) != 0 {
+		t.Errorf("recovery reported %v done though no record could be written", done)
+	}
+	for _, n := range []string{"a.txt", "b.txt"} {
+		if b, _ := os.ReadFile(filepath.Join(dir, n)); string(b) != n+" before\n" {
+			t.Errorf("%s holds %q after the rollback, want what it held before", n, b)
+		}
+	}
+	if _, err := os.Stat(jpath); err != nil {
+		t.Fatalf("the journal is gone though its records were not written: %v", err)
+	}
+
+	SetFaults(w, nil, nil, nil)
+	if done, err := w.recoverTransactions(); err != nil || len(done) != 1 {
+		t.Fatalf("second recovery = %v, %v; want the transaction rolled back", done, err)
+	}
+	if _, err := os.Stat(jpath); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the journal is still there after its records were written: %v", err)
+	}
+	rolled := 0
+	w.Log(LogFilter{}, func(r *LedgerRecord) error {
+		if r.Strategy == "transaction crashed" && r.ErrorReason == "rolled_back" {
+			rolled++
+		}
+		return nil
+	})
+	if rolled != 1 {
+		t.Errorf("%d rolled_back records of the transaction, want 1", rolled)
+	}
+}
