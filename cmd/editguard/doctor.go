@@ -83,6 +83,9 @@ type doctorReport struct {
 // setupCheckTimeout bounds each program doctor and init run.
 const setupCheckTimeout = 30 * time.Second
 
+// runDoctor checks the setup of the client named, or of every client
+// configured in the workspace, prints what it found, and exits 1 if a
+// check failed.
 func runDoctor(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(doctorCmd.name)
 	fs.BoolVar(&e.json, "json", false, "print the checks as JSON")
@@ -91,11 +94,9 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	names := initClientNames(initClients)
-	if len(pos) > 1 {
-		return usagef(doctorCmd.name, "doctor takes at most one client: %s", strings.Join(names, ", "))
-	}
-	if len(pos) == 1 && !slices.Contains(names, pos[0]) {
-		return usagef(doctorCmd.name, "unknown client %q: use one of %s", pos[0], strings.Join(names, ", "))
+	client, err := doctorClient(pos, names)
+	if err != nil {
+		return err
 	}
 	if err := checkRoot(e.root); err != nil {
 		return err
@@ -109,62 +110,105 @@ func runDoctor(ctx context.Context, e *env, args []string) error {
 	if ws := e.ws; ws != nil {
 		rep.Root = ws.Dir()
 	}
+	setups, err := doctorSetups(rep.Root, client, names)
+	if err != nil {
+		return err
+	}
+	rep.Checks = append(rep.Checks, checkSetups(ctx, rep.Root, setups, names)...)
+	rep.OK = len(failedChecks(rep.Checks)) == 0
+	if err := printDoctor(e, rep); err != nil {
+		return err
+	}
+	if !rep.OK {
+		return exitStatus(exitError)
+	}
+	return nil
+}
+
+// doctorClient returns the client the command line names, one of names,
+// or "" when it names none and doctor checks every client configured.
+func doctorClient(pos, names []string) (string, error) {
+	if len(pos) > 1 {
+		return "", usagef(doctorCmd.name, "doctor takes at most one client: %s", strings.Join(names, ", "))
+	}
+	if len(pos) == 0 {
+		return "", nil
+	}
+	if !slices.Contains(names, pos[0]) {
+		return "", usagef(doctorCmd.name, "unknown client %q: use one of %s", pos[0], strings.Join(names, ", "))
+	}
+	return pos[0], nil
+}
+
+// doctorSetups reads the setup in root of client or, with client "", of
+// each client in names whose configuration uses editguard or cannot be
+// read: the ones there are to check.
+func doctorSetups(root, client string, names []string) ([]*clientSetup, error) {
 	var setups []*clientSetup
 	for _, name := range names {
-		if len(pos) == 1 && name != pos[0] {
+		if client != "" && name != client {
 			continue
 		}
-		s, err := readClientSetup(rep.Root, name)
+		s, err := readClientSetup(root, name)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if len(pos) == 0 && !s.configured() && len(s.broken) == 0 {
+		if client == "" && !s.configured() && len(s.broken) == 0 {
 			continue
 		}
 		setups = append(setups, s)
 	}
+	return setups, nil
+}
+
+// checkSetups runs the checks of each setup in root, in turn. A setup
+// whose files cannot be read, or that does not use editguard, gets config
+// checks saying so instead; with no setup at all, one config check says
+// that no client is configured, naming the clients in names.
+func checkSetups(ctx context.Context, root string, setups []*clientSetup, names []string) []*setupCheck {
+	var checks []*setupCheck
 	if len(setups) == 0 {
-		rep.Checks = append(rep.Checks, &setupCheck{
+		checks = append(checks, &setupCheck{
 			Check:   "config",
-			Message: "no client is configured to use editguard in " + rep.Root,
+			Message: "no client is configured to use editguard in " + root,
 			Fix:     "run editguard init CLIENT (" + strings.Join(names, ", ") + ") in the workspace",
 		})
 	}
 	for _, s := range setups {
-		rep.Checks = append(rep.Checks, s.broken...)
+		checks = append(checks, s.broken...)
 		switch {
 		case len(s.broken) > 0:
 			continue
 		case !s.configured():
-			rep.Checks = append(rep.Checks, &setupCheck{
+			checks = append(checks, &setupCheck{
 				Client:  s.client,
 				Check:   "config",
-				Message: fmt.Sprintf("%s is not configured to use editguard in %s", clientTitle(s.client), rep.Root),
+				Message: fmt.Sprintf("%s is not configured to use editguard in %s", clientTitle(s.client), root),
 				Fix:     fmt.Sprintf("run editguard init %s (or init %s --hooks)", s.client, s.client),
 			})
 			continue
 		}
-		rep.Checks = append(rep.Checks, runSetupChecks(ctx, s, true, true, nil)...)
-		rep.Checks = append(rep.Checks, s.settingsChecks()...)
+		checks = append(checks, runSetupChecks(ctx, s, true, true, nil)...)
+		checks = append(checks, s.settingsChecks()...)
 	}
-	rep.OK = len(failedChecks(rep.Checks)) == 0
+	return checks
+}
+
+// printDoctor prints doctor's report: as JSON with --json, otherwise one
+// check after another and a last line that counts the problems, or says
+// there are none.
+func printDoctor(e *env, rep *doctorReport) error {
 	if e.json {
-		if err := e.printJSON(rep); err != nil {
-			return err
-		}
-	} else {
-		fmt.Fprintf(e.stdout, "editguard doctor: %s\n", rep.Root)
-		for _, c := range rep.Checks {
-			printCheck(e.stdout, "", c)
-		}
-		if n := len(failedChecks(rep.Checks)); n > 0 {
-			fmt.Fprintf(e.stdout, "%d of %d checks found a problem: editguard does not guard this setup as configured until they are fixed\n", n, len(rep.Checks))
-		} else {
-			fmt.Fprintf(e.stdout, "all %d checks ok\n", len(rep.Checks))
-		}
+		return e.printJSON(rep)
 	}
-	if !rep.OK {
-		return exitStatus(exitError)
+	fmt.Fprintf(e.stdout, "editguard doctor: %s\n", rep.Root)
+	for _, c := range rep.Checks {
+		printCheck(e.stdout, "", c)
+	}
+	if n := len(failedChecks(rep.Checks)); n > 0 {
+		fmt.Fprintf(e.stdout, "%d of %d checks found a problem: editguard does not guard this setup as configured until they are fixed\n", n, len(rep.Checks))
+	} else {
+		fmt.Fprintf(e.stdout, "all %d checks ok\n", len(rep.Checks))
 	}
 	return nil
 }

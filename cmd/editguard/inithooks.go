@@ -163,80 +163,99 @@ func isHookCommand(c string) bool {
 // it is.
 func addHookJSON(d *jsonDoc, f *initFile, h initHook, client string, handler orderedObject) error {
 	label := "hooks." + h.event
+	command := handlerCommand(handler)
+	el, group, i := findHookJSON(d, h.event, command)
+	if el == nil {
+		return appendHookJSON(d, f, h, handler)
+	}
+	hm, _ := group["hooks"].([]any)[i].(map[string]any)
+	c, _ := hm["command"].(string)
+	old, _ := group["matcher"].(string)
+	if isMCPHook(hm) && command == "" {
+		// An mcp_tool hook of editguard's, and one is added.
+		if old != h.matcher {
+			f.Kept = append(f.Kept, fmt.Sprintf("%s has an editguard hook with other settings: %s", label, inlineJSON(group)))
+		} else {
+			f.Present = append(f.Present, label+": editguard hook (mcp_tool)")
+		}
+		return nil
+	}
+	// An earlier init wrote the matcher for the tools guarded then, or a
+	// command naming a program by its name alone: both are brought up to
+	// date.
+	widen := old != h.matcher && slices.Contains(earlierMatchers[h.event], old)
+	cmd := compareHookCommand(client, c, command)
+	if old != h.matcher && !widen || cmd == commandOther {
+		f.Kept = append(f.Kept, fmt.Sprintf("%s has an editguard hook with other settings: %s", label, inlineJSON(group)))
+		return nil
+	}
+	if !widen && cmd == commandSame {
+		f.Present = append(f.Present, label+": editguard hook")
+		return nil
+	}
+	var edits []jsonEdit
+	msg := fmt.Sprintf("%s: editguard hook for %s", label, h.matcher)
+	if widen {
+		if mn := el.member("matcher"); mn != nil {
+			edits = append(edits, jsonEdit{mn, h.matcher})
+			msg += ", was for " + old
+		}
+	}
+	if cmd == commandReplace {
+		if hn := el.member("hooks"); hn != nil && i < len(hn.vals) {
+			if cn := hn.vals[i].member("command"); cn != nil {
+				edits = append(edits, jsonEdit{cn, command})
+				msg += fmt.Sprintf("; runs %s, was %s", command, c)
+			}
+		}
+	}
+	if err := spliceEdits(d, edits); err != nil {
+		return err
+	}
+	if len(edits) > 0 {
+		f.Added = append(f.Added, msg)
+	}
+	return nil
+}
+
+// handlerCommand returns the command a hook handler runs, or "" for one
+// with no command, such as an mcp_tool hook.
+func handlerCommand(handler orderedObject) string {
 	var command string
 	for _, m := range handler {
 		if m.k == "command" {
 			command, _ = m.v.(string)
 		}
 	}
-	if n := d.get("hooks", h.event); n != nil && n.kind == '[' {
+	return command
+}
+
+// findHookJSON finds editguard's first hook in hooks.EVENT: a handler that
+// runs editguard hook or, when command is "" (the hook added is an mcp_tool
+// hook), editguard's mcp_tool hook. It returns the group that holds it, as
+// a node and decoded, and the handler's index in the group's hooks, or a
+// nil node when there is none.
+func findHookJSON(d *jsonDoc, event, command string) (*jnode, map[string]any, int) {
+	if n := d.get("hooks", event); n != nil && n.kind == '[' {
 		for _, el := range n.vals {
 			group, _ := d.decode(el).(map[string]any)
 			handlers, _ := group["hooks"].([]any)
 			for i, x := range handlers {
 				hm, _ := x.(map[string]any)
 				c, _ := hm["command"].(string)
-				old, _ := group["matcher"].(string)
-				if isMCPHook(hm) && command == "" {
-					// An mcp_tool hook of editguard's, and one is added.
-					if old != h.matcher {
-						f.Kept = append(f.Kept, fmt.Sprintf("%s has an editguard hook with other settings: %s", label, inlineJSON(group)))
-					} else {
-						f.Present = append(f.Present, label+": editguard hook (mcp_tool)")
-					}
-					return nil
+				if isMCPHook(hm) && command == "" || isHookCommand(c) {
+					return el, group, i
 				}
-				if !isHookCommand(c) {
-					continue
-				}
-				// An earlier init wrote the matcher for the tools
-				// guarded then, or a command naming a program by its
-				// name alone: both are brought up to date.
-				widen := old != h.matcher && slices.Contains(earlierMatchers[h.event], old)
-				cmd := compareHookCommand(client, c, command)
-				if old != h.matcher && !widen || cmd == commandOther {
-					f.Kept = append(f.Kept, fmt.Sprintf("%s has an editguard hook with other settings: %s", label, inlineJSON(group)))
-					return nil
-				}
-				if !widen && cmd == commandSame {
-					f.Present = append(f.Present, label+": editguard hook")
-					return nil
-				}
-				type edit struct {
-					n *jnode
-					v string
-				}
-				var edits []edit
-				msg := fmt.Sprintf("%s: editguard hook for %s", label, h.matcher)
-				if widen {
-					if mn := el.member("matcher"); mn != nil {
-						edits = append(edits, edit{mn, h.matcher})
-						msg += ", was for " + old
-					}
-				}
-				if cmd == commandReplace {
-					if hn := el.member("hooks"); hn != nil && i < len(hn.vals) {
-						if cn := hn.vals[i].member("command"); cn != nil {
-							edits = append(edits, edit{cn, command})
-							msg += fmt.Sprintf("; runs %s, was %s", command, c)
-						}
-					}
-				}
-				// From the end of the text, so that the places of the
-				// edits before stay where they are.
-				slices.SortFunc(edits, func(a, b edit) int { return b.n.start - a.n.start })
-				for _, ed := range edits {
-					if err := d.splice(ed.n.start, ed.n.end, string(mustJSON(ed.v))); err != nil {
-						return err
-					}
-				}
-				if len(edits) > 0 {
-					f.Added = append(f.Added, msg)
-				}
-				return nil
 			}
 		}
 	}
+	return nil, nil, -1
+}
+
+// appendHookJSON appends a new group with the hook handler to
+// hooks.EVENT: for the tools h matches, or with no matcher for an event of
+// no tool.
+func appendHookJSON(d *jsonDoc, f *initFile, h initHook, handler orderedObject) error {
 	group := orderedObject{{"matcher", h.matcher}, {"hooks", []any{handler}}}
 	what := "for " + h.matcher
 	if h.matcher == "" { // an event of no tool: a turn's start
@@ -245,7 +264,25 @@ func addHookJSON(d *jsonDoc, f *initFile, h initHook, client string, handler ord
 	if err := d.appendValue([]string{"hooks", h.event}, group); err != nil {
 		return err
 	}
-	f.Added = append(f.Added, fmt.Sprintf("%s: editguard hook %s", label, what))
+	f.Added = append(f.Added, fmt.Sprintf("hooks.%s: editguard hook %s", h.event, what))
+	return nil
+}
+
+// jsonEdit is a string to write, as JSON, over one node of a jsonDoc.
+type jsonEdit struct {
+	n *jnode
+	v string
+}
+
+// spliceEdits writes each edit's value over its node, from the end of the
+// text, so that the places of the edits before stay where they are.
+func spliceEdits(d *jsonDoc, edits []jsonEdit) error {
+	slices.SortFunc(edits, func(a, b jsonEdit) int { return b.n.start - a.n.start })
+	for _, ed := range edits {
+		if err := d.splice(ed.n.start, ed.n.end, string(mustJSON(ed.v))); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

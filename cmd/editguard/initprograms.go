@@ -167,7 +167,7 @@ const (
 	commandOther          // anything else, left as it is
 )
 
-// compareCommand compares a hook command got with want, the one init
+// compareHookCommand compares a hook command got with want, the one init
 // writes for client.
 func compareHookCommand(client, got, want string) int {
 	if got == want {
