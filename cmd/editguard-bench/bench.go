@@ -158,8 +158,38 @@ func benchmark(ctx context.Context, cfg *config, stdout, stderr io.Writer) error
 		return err
 	}
 	ws := filepath.Join(parent, "ws")
-	if err := os.MkdirAll(ws, 0o755); err != nil {
+	cells, err := benchFiles(cfg, ws)
+	if err != nil {
 		return err
+	}
+	servers, stop, err := startServers(ctx, cfg, ws, parent)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	if err := checkWholeReads(ctx, cfg, ws, servers, stderr); err != nil {
+		return err
+	}
+	loadBefore := loadAverage()
+	results := make([][][]time.Duration, len(cells))
+	for i, c := range cells {
+		if results[i], err = runCell(ctx, cfg, ws, servers, c, stderr); err != nil {
+			return err
+		}
+	}
+	disk, err := diskProbe(parent)
+	if err != nil {
+		return err
+	}
+	load := fmt.Sprintf("1-minute load average %s before, %s after", loadBefore, loadAverage())
+	return writeReport(stdout, cfg, disk, load, servers, cells, results)
+}
+
+// benchFiles makes the workspace ws with a file of each size, and the
+// directory new files are created in, and returns the cells to measure.
+func benchFiles(cfg *config, ws string) ([]cell, error) {
+	if err := os.MkdirAll(filepath.Join(ws, "new"), 0o755); err != nil {
+		return nil, err
 	}
 	var cells []cell
 	for _, op := range cfg.ops {
@@ -177,38 +207,41 @@ func benchmark(ctx context.Context, cfg *config, stdout, stderr io.Writer) error
 	}
 	for _, size := range cfg.sizes {
 		if err := os.WriteFile(filepath.Join(ws, fmt.Sprintf("bench-%d.txt", size)), benchContent(size), 0o644); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	if err := os.MkdirAll(filepath.Join(ws, "new"), 0o755); err != nil {
-		return err
-	}
+	return cells, nil
+}
 
+// startServers starts editguard, server-filesystem and, if asked for, the
+// Go peer on ws, and returns them with the function that stops them.
+func startServers(ctx context.Context, cfg *config, ws, parent string) ([]*server, func(), error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "editguard-bench", Version: "1.0.0"}, nil)
 	client.AddRoots(&mcp.Root{URI: (&url.URL{Scheme: "file", Path: ws}).String(), Name: "bench"})
-
-	eg, err := startEditguard(ctx, client, cfg, ws, parent)
-	if err != nil {
-		return err
-	}
-	defer eg.cs.Close()
-	sf, err := startFilesystem(ctx, client, cfg, ws, parent)
-	if err != nil {
-		return err
-	}
-	defer sf.cs.Close()
-	servers := []*server{eg, sf}
-	if cfg.goPeer != "" {
-		gp, err := startGoPeer(ctx, client, cfg, ws, parent)
-		if err != nil {
-			return err
+	var servers []*server
+	stop := func() {
+		for _, s := range servers {
+			s.cs.Close()
 		}
-		defer gp.cs.Close()
-		servers = append(servers, gp)
 	}
+	starts := []func(context.Context, *mcp.Client, *config, string, string) (*server, error){startEditguard, startFilesystem}
+	if cfg.goPeer != "" {
+		starts = append(starts, startGoPeer)
+	}
+	for _, start := range starts {
+		s, err := start(ctx, client, cfg, ws, parent)
+		if err != nil {
+			stop()
+			return nil, nil, err
+		}
+		servers = append(servers, s)
+	}
+	return servers, stop, nil
+}
 
-	// Every server must return the whole file, or the read times compare
-	// different work.
+// checkWholeReads checks that every server returns each file whole: the
+// read times would otherwise compare different work.
+func checkWholeReads(ctx context.Context, cfg *config, ws string, servers []*server, stderr io.Writer) error {
 	for _, size := range cfg.sizes {
 		c := cell{op: "read", file: fmt.Sprintf("bench-%d.txt", size), size: size}
 		want, err := os.ReadFile(filepath.Join(ws, c.file))
@@ -226,56 +259,56 @@ func benchmark(ctx context.Context, cfg *config, stdout, stderr io.Writer) error
 			}
 		}
 	}
+	return nil
+}
 
-	loadBefore := loadAverage()
-	results := make([][][]time.Duration, len(cells))
-	for i, c := range cells {
-		fmt.Fprintf(stderr, "%s %s: %d warm-up + %d timed calls per server\n", c.op, c.file, cfg.warmup, cfg.n)
-		m := &markerState{on: false}
-		results[i] = make([][]time.Duration, len(servers))
-		for k := 0; k < cfg.warmup+cfg.n; k++ {
-			// Rotate which server goes first, so that none always finds
-			// the page cache or the CPU in the state another left.
-			for r := range servers {
-				j := (k + r) % len(servers)
-				d, err := once(ctx, servers[j], c, m, k)
-				if err != nil {
-					return err
-				}
-				if k >= cfg.warmup {
-					results[i][j] = append(results[i][j], d)
-				}
-			}
-		}
-		if c.op == "create" {
-			// Every timed creation must have landed: the last file of
-			// each server holds what was written.
-			for j, s := range servers {
-				b, err := os.ReadFile(filepath.Join(ws, createdName(c, s, cfg.warmup+cfg.n-1)))
-				if err != nil || !bytes.Equal(b, benchContent(c.size)) {
-					return fmt.Errorf("%s did not create %s with the content written (%d bytes read, %v)", servers[j].name, createdName(c, s, cfg.warmup+cfg.n-1), len(b), err)
-				}
-			}
-		}
-		if c.op == "edit" {
-			// Every timed edit must have landed: the file holds the
-			// marker of the last one.
-			b, err := os.ReadFile(filepath.Join(ws, c.file))
+// runCell times cell c on every server, the servers taking turns, and
+// checks that the changes it timed landed. It returns each server's
+// timed calls.
+func runCell(ctx context.Context, cfg *config, ws string, servers []*server, c cell, stderr io.Writer) ([][]time.Duration, error) {
+	fmt.Fprintf(stderr, "%s %s: %d warm-up + %d timed calls per server\n", c.op, c.file, cfg.warmup, cfg.n)
+	m := &markerState{on: false}
+	results := make([][]time.Duration, len(servers))
+	for k := 0; k < cfg.warmup+cfg.n; k++ {
+		// Rotate which server goes first, so that none always finds
+		// the page cache or the CPU in the state another left.
+		for r := range servers {
+			j := (k + r) % len(servers)
+			d, err := once(ctx, servers[j], c, m, k)
 			if err != nil {
-				return err
+				return nil, err
 			}
-			if want := m.current(); !bytes.Contains(b, []byte(want)) {
-				return fmt.Errorf("after the edits %s does not contain %s", c.file, want)
+			if k >= cfg.warmup {
+				results[j] = append(results[j], d)
 			}
 		}
 	}
+	return results, checkLanded(cfg, ws, servers, c, m)
+}
 
-	disk, err := diskProbe(parent)
-	if err != nil {
-		return err
+// checkLanded checks that the timed changes of cell c landed: the last
+// file each server created holds what was written, and the edited file
+// holds the marker of the last edit.
+func checkLanded(cfg *config, ws string, servers []*server, c cell, m *markerState) error {
+	switch c.op {
+	case "create":
+		for _, s := range servers {
+			name := createdName(c, s, cfg.warmup+cfg.n-1)
+			b, err := os.ReadFile(filepath.Join(ws, name))
+			if err != nil || !bytes.Equal(b, benchContent(c.size)) {
+				return fmt.Errorf("%s did not create %s with the content written (%d bytes read, %v)", s.name, name, len(b), err)
+			}
+		}
+	case "edit":
+		b, err := os.ReadFile(filepath.Join(ws, c.file))
+		if err != nil {
+			return err
+		}
+		if want := m.current(); !bytes.Contains(b, []byte(want)) {
+			return fmt.Errorf("after the edits %s does not contain %s", c.file, want)
+		}
 	}
-	load := fmt.Sprintf("1-minute load average %s before, %s after", loadBefore, loadAverage())
-	return writeReport(stdout, cfg, disk, load, servers, cells, results)
+	return nil
 }
 
 // markerState tracks which marker the file holds.

@@ -434,24 +434,8 @@ func (d *Dir) writeTemp(name string, data []byte, opts Options) (string, error) 
 		}
 		off += n
 	}
-	if opts.UID >= 0 && opts.GID >= 0 {
-		// The replacement must keep the file's owner: giving the file
-		// to the caller would widen what the caller may do with it.
-		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil {
-			return fail("fstat temp", err)
-		}
-		if int(st.Uid) != opts.UID || int(st.Gid) != opts.GID {
-			if err := unix.Fchown(fd, opts.UID, opts.GID); err != nil {
-				return fail("chown", fmt.Errorf("%w: the file belongs to uid %d gid %d and the replacement cannot: %v", ErrOwner, opts.UID, opts.GID, err))
-			}
-		}
-	}
-	if opts.Mode != 0 || opts.ExactMode {
-		// fchmod after fchown: chown clears setuid/setgid bits.
-		if err := sys.fchmod(d.hook, fd, unixMode(opts.Mode)); err != nil {
-			return fail("chmod", err)
-		}
+	if step, err := d.keepOwnerAndMode(fd, &opts); err != nil {
+		return fail(step, err)
 	}
 	// Without this fsync the rename below may reach the disk before the
 	// data does, and a crash would leave an empty or partial file under the
@@ -478,6 +462,31 @@ func (d *Dir) writeTemp(name string, data []byte, opts Options) (string, error) 
 		return "", &StepError{"close temp", err}
 	}
 	return tmp, nil
+}
+
+// keepOwnerAndMode gives the temporary file fd the owner and mode opts
+// ask for; it returns the step that failed, if one did.
+func (d *Dir) keepOwnerAndMode(fd int, opts *Options) (string, error) {
+	if opts.UID >= 0 && opts.GID >= 0 {
+		// The replacement must keep the file's owner: giving the file
+		// to the caller would widen what the caller may do with it.
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return "fstat temp", err
+		}
+		if int(st.Uid) != opts.UID || int(st.Gid) != opts.GID {
+			if err := unix.Fchown(fd, opts.UID, opts.GID); err != nil {
+				return "chown", fmt.Errorf("%w: the file belongs to uid %d gid %d and the replacement cannot: %v", ErrOwner, opts.UID, opts.GID, err)
+			}
+		}
+	}
+	if opts.Mode != 0 || opts.ExactMode {
+		// fchmod after fchown: chown clears setuid/setgid bits.
+		if err := sys.fchmod(d.hook, fd, unixMode(opts.Mode)); err != nil {
+			return "chmod", err
+		}
+	}
+	return "", nil
 }
 
 // ErrOwner reports that a replacement could not be given the owner of the

@@ -391,33 +391,49 @@ func runUnguarded(rec *recorder, root string, files fileSet, pause, think time.D
 	}
 }
 
+// check refuses a Config that describes no run.
+func (c *Config) check() error {
+	switch {
+	case c.Files <= 0 || c.Duration <= 0:
+		return errors.New("soak: Files and Duration must be positive")
+	case c.CLIWorkers+c.MCPSessions == 0:
+		return errors.New("soak: no guarded writers")
+	case c.Own && (c.Files < c.CLIWorkers+c.MCPSessions || c.UnguardedPause > 0):
+		return errors.New("soak: Own needs at least as many files as guarded writers, and no unguarded writer")
+	}
+	return nil
+}
+
+// writeFiles writes every file of files in root, whole: its header, pad
+// bytes of padding and the END line.
+func writeFiles(root string, files fileSet, pad int) error {
+	for _, f := range files.all() {
+		p := filepath.Join(root, filepath.FromSlash(f))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, []byte(header(f)+"\n"+padding(pad)+endLine+"\n"), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Run performs a run as c describes and verifies it. The error is for a
 // run that could not be carried out (the server did not start, the
 // workspace could not be opened); broken guarantees are reported in
 // Report.Violations.
 func Run(ctx context.Context, c Config) (*Report, error) {
-	if c.Files <= 0 || c.Duration <= 0 {
-		return nil, errors.New("soak: Files and Duration must be positive")
-	}
-	if c.CLIWorkers+c.MCPSessions == 0 {
-		return nil, errors.New("soak: no guarded writers")
-	}
-	if c.Own && (c.Files < c.CLIWorkers+c.MCPSessions || c.UnguardedPause > 0) {
-		return nil, errors.New("soak: Own needs at least as many files as guarded writers, and no unguarded writer")
+	if err := c.check(); err != nil {
+		return nil, err
 	}
 	if c.Mode == "" {
 		c.Mode = ModeSoak
 	}
 	root := c.WorkspaceDir()
 	files := newFileSet(&c)
-	for _, f := range files.all() {
-		p := filepath.Join(root, filepath.FromSlash(f))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return nil, err
-		}
-		if err := os.WriteFile(p, []byte(header(f)+"\n"+padding(c.Pad)+endLine+"\n"), 0o644); err != nil {
-			return nil, err
-		}
+	if err := writeFiles(root, files, c.Pad); err != nil {
+		return nil, err
 	}
 	rec := newRecorder()
 	var srv *server
