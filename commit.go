@@ -10,6 +10,7 @@ import (
 
 	"github.com/editguard/editguard/internal/atomicfile"
 	"github.com/editguard/editguard/internal/filelock"
+	"github.com/editguard/editguard/internal/groupcommit"
 	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/udiff"
 )
@@ -128,9 +129,9 @@ type change struct {
 
 // plan is the outcome of build.
 type plan struct {
-	// pass is the change's passage through the gate (gate.go), and
+	// pass is the change's passage through the gate (internal/groupcommit), and
 	// arrive, if set, is called before the new content's fsync.
-	pass             *gatePass
+	pass             *groupcommit.Pass
 	arrive           func()
 	data             []byte
 	sum              string // SHA-256 of data, if already known
@@ -165,7 +166,7 @@ type commitRun struct {
 	a     *attempt
 	locks []*filelock.Lock // the file's lock (see commitlock.go)
 	t     *target
-	pass  *gatePass // through the gate (gate.go), once the file is locked
+	pass  *groupcommit.Pass // through the gate (internal/groupcommit), once the file is locked
 	obs   *observation
 	base  *Baseline // the session's read the change was checked against
 	enc   string    // the encoding the session read the file in
@@ -240,21 +241,21 @@ func (r *commitRun) resolve() error {
 
 // lock is step 2: the file's lock, which orders its changes in every
 // process. The commit lock of its directory is taken for the swap alone
-// (6). Holding the file's lock, the change counts at the gate (gate.go).
+// (6). Holding the file's lock, the change counts at the gate (internal/groupcommit).
 func (r *commitRun) lock(ctx context.Context) error {
 	locks, err := r.s.w.lockFiles(ctx, r.t.resolved)
 	r.locks = locks
 	if err != nil {
 		return err
 	}
-	r.pass = r.s.w.gate.enter()
+	r.pass = r.s.w.gate.Enter()
 	return nil
 }
 
 // unlock lets the file go while the change waits on something slow (a
 // person's approval); the change must lock it and check it again after.
 func (r *commitRun) unlock() {
-	r.pass.leave()
+	r.pass.Leave()
 	r.pass = nil
 	unlockAll(r.locks)
 	r.locks = nil
@@ -438,7 +439,7 @@ func (r *commitRun) makeParent() error {
 func (r *commitRun) snapshot() {
 	w := r.s.w
 	r.lazy = w.writeIntent(r.a, r.res, r.obs)
-	if w.gate.quiet() {
+	if w.gate.Quiet() {
 		// No batch to share its fsync with: it starts now, alongside the
 		// writing of the new content.
 		r.a.intent.begin()
@@ -509,7 +510,7 @@ func (r *commitRun) swap(ctx context.Context) (atomicfile.Result, error) {
 	}
 	pl.pass = r.pass
 	pl.arrive = func() {
-		r.pass.arrive()
+		r.pass.Arrive()
 		r.a.intent.begin()
 	}
 	if r.held != nil {
@@ -600,8 +601,8 @@ func (r *commitRun) finish(res *Result, err error) (*Result, error) {
 	}
 	// A refusal's record, which is waited for, joins a batch's ledger
 	// fsync.
-	r.pass.arrive()
-	r.pass.leave()
+	r.pass.Arrive()
+	r.pass.Leave()
 	res, err = rc.wait()
 	if r.lazy {
 		r.s.w.lazySaved(len(r.a.intent.rec.Displaced))
@@ -717,22 +718,22 @@ func (w *Workspace) commit(ctx context.Context, t *target, obs *observation, pl 
 		lock *filelock.Lock
 	)
 	defer func() { lock.Unlock() }()
-	var swap uint64 // the swap's place among this process's (dirSyncs)
+	var swap uint64 // the swap's place among this process's (groupcommit.DirSyncs)
 	opts := atomicfile.Options{Temp: tmp, Park: w.parks.at, Ready: ready, BeforeSync: pl.arrive,
-		ShareSync: func() (bool, error) { return pl.pass.syncTemp(t.dir) },
+		ShareSync: func() (bool, error) { return pl.pass.SyncTemp(t.dir) },
 		Swapped: func() {
-			swap = w.dirSyncs.swapped()
-			pl.pass.swapped()
+			swap = w.dirSyncs.Swapped()
+			pl.pass.Swapped()
 		},
 		SyncDir: func() error {
 			// The directory's fsync covers the swaps of the change's
 			// batch that are done by the time it starts.
-			pl.pass.awaitSwaps()
+			pl.pass.AwaitSwaps()
 			// A second call, were there one, would be for a change
 			// made after the swap: it gets an fsync of its own.
 			n := swap
 			swap = 0
-			return w.dirSyncs.sync(t.dir, n)
+			return w.dirSyncs.Sync(t.dir, n)
 		}}
 	if !held {
 		opts.Ready = func() error {

@@ -15,130 +15,6 @@ import (
 	"github.com/editguard/editguard/internal/atomicfile"
 )
 
-// arriveAsync calls p.arrive in a goroutine and returns a channel closed
-// when it returns.
-func arriveAsync(p *gatePass) <-chan struct{} {
-	done := make(chan struct{})
-	go func() {
-		p.arrive()
-		close(done)
-	}()
-	return done
-}
-
-// blocked reports whether done stays open for a while: the call it stands
-// for is waiting. It can only err towards false, when the machine is slow
-// to run the goroutine, which fails no test wrongly.
-func blocked(done <-chan struct{}) bool {
-	select {
-	case <-done:
-		return false
-	case <-time.After(50 * time.Millisecond):
-		return true
-	}
-}
-
-func mustReturn(t *testing.T, done <-chan struct{}, what string) {
-	t.Helper()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatalf("%s: still waiting after 10 s", what)
-	}
-}
-
-// TestGateLoneCommitPasses checks that a commit with no other in progress
-// goes through at once, however long a batch would wait.
-func TestGateLoneCommitPasses(t *testing.T) {
-	g := &commitGate{wait: time.Hour}
-	for i := range 3 {
-		mustReturn(t, arriveAsync(g.enter()), fmt.Sprintf("lone commit %d", i))
-	}
-}
-
-// TestGateWaitsForCommitsInProgress checks that a commit arriving while
-// another is in progress waits for it, and that the two go through
-// together; and that a commit that leaves without arriving (refused) lets
-// the others through.
-func TestGateWaitsForCommitsInProgress(t *testing.T) {
-	g := &commitGate{wait: time.Hour}
-	a, b := g.enter(), g.enter()
-	da := arriveAsync(a)
-	if !blocked(da) {
-		t.Fatal("a commit went through while another was in progress")
-	}
-	mustReturn(t, arriveAsync(b), "the second commit")
-	mustReturn(t, da, "the first commit, once the second arrived")
-	if a.batch == nil || a.batch != b.batch || g.lastN != 2 {
-		t.Errorf("the two commits did not go through as one batch of 2 (lastN %d)", g.lastN)
-	}
-
-	// The last batch had two: arrivals now wait for the batch's time,
-	// here until a commit in progress leaves.
-	g = &commitGate{wait: time.Hour}
-	a, b = g.enter(), g.enter()
-	da = arriveAsync(a)
-	if !blocked(da) {
-		t.Fatal("a commit went through while another was in progress")
-	}
-	b.leave()
-	mustReturn(t, da, "a commit whose only companion left")
-	if g.lastN != 1 {
-		t.Errorf("lastN %d, want 1", g.lastN)
-	}
-}
-
-// TestGateBatchesWhileCommitsOverlap checks that once a batch had several
-// commits, an arrival waits for the batch's time even with no commit in
-// progress, and that a batch of one ends that.
-func TestGateBatchesWhileCommitsOverlap(t *testing.T) {
-	g := &commitGate{wait: 100 * time.Millisecond}
-	a, b := g.enter(), g.enter()
-	da := arriveAsync(a)
-	mustReturn(t, arriveAsync(b), "the second commit")
-	mustReturn(t, da, "the first commit")
-
-	start := time.Now()
-	c := g.enter()
-	c.arrive()
-	if waited := time.Since(start); waited < g.wait {
-		t.Errorf("an arrival after a batch of 2 went through after %v, want the batch's %v", waited, g.wait)
-	}
-	g.wait = time.Hour
-	mustReturn(t, arriveAsync(g.enter()), "a lone commit after a batch of 1")
-}
-
-// TestGateAwaitSwaps checks that a commit's directory fsync waits for the
-// swaps of its batch, and only of its batch.
-func TestGateAwaitSwaps(t *testing.T) {
-	g := &commitGate{wait: time.Hour}
-	a, b := g.enter(), g.enter()
-	da := arriveAsync(a)
-	mustReturn(t, arriveAsync(b), "the second commit")
-	mustReturn(t, da, "the first commit")
-
-	// A commit of a later batch is not waited for.
-	g.lastN = 1
-	later := g.enter()
-	mustReturn(t, arriveAsync(later), "a later lone commit")
-
-	a.swapped()
-	done := make(chan struct{})
-	go func() {
-		a.awaitSwaps()
-		close(done)
-	}()
-	if !blocked(done) {
-		t.Fatal("the directory fsync did not wait for the batch's other swap")
-	}
-	b.swapped()
-	mustReturn(t, done, "the wait for the batch's swaps")
-	// Giving up counts as swapped, and every call is idempotent.
-	b.leave()
-	b.swapped()
-	mustReturn(t, func() chan struct{} { c := make(chan struct{}); go func() { b.awaitSwaps(); close(c) }(); return c }(), "a second wait")
-}
-
 // TestConcurrentCommitsShareFsyncs writes files of one directory from
 // several sessions at once and counts the sync calls: the commits that go
 // through the gate together share one syncfs for their new contents, one
@@ -154,7 +30,7 @@ func TestConcurrentCommitsShareFsyncs(t *testing.T) {
 	// Batches collect arrivals for longer than a busy machine takes to
 	// bring the other writers' commits to the gate, so that they form
 	// whatever the load.
-	w.gate.wait = 100 * time.Millisecond
+	w.gate.Wait = 100 * time.Millisecond
 	SetFaults(w, func(c *atomicfile.Call) error {
 		switch c.Op {
 		case "fsync":
@@ -229,7 +105,7 @@ func TestBatchSyncFSFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	w.gate.wait = 100 * time.Millisecond // batches form whatever the load
+	w.gate.Wait = 100 * time.Millisecond // batches form whatever the load
 	var syncfs atomic.Int64
 	SetFaults(w, func(c *atomicfile.Call) error {
 		if c.Op == "syncfs" {

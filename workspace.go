@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/editguard/editguard/internal/atomicfile"
+	"github.com/editguard/editguard/internal/groupcommit"
 	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/ledger"
 	"github.com/editguard/editguard/internal/statedir"
@@ -113,11 +114,12 @@ type Workspace struct {
 	hist       *history.Store
 	led        *ledger.Ledger
 	// fileLocksDir holds the file locks, kept open in fileLocks, and
-	// dirSyncs shares directory fsyncs (see commitlock.go).
+	// dirSyncs shares directory fsyncs, and gate groups the commits' fsyncs
+	// (internal/groupcommit).
 	fileLocksDir *statedir.Dir
 	fileLocks    *statedir.Locks
-	dirSyncs     dirSyncs
-	gate         commitGate
+	dirSyncs     groupcommit.DirSyncs
+	gate         groupcommit.Gate
 	// seenTallies counts, per persistent session store, what this
 	// process added since it last listed the store (see seen.go).
 	seenTallies sync.Map

@@ -1,4 +1,4 @@
-package editguard
+package groupcommit
 
 import (
 	"errors"
@@ -7,42 +7,6 @@ import (
 
 	"github.com/editguard/editguard/internal/atomicfile"
 )
-
-// Group commit.
-//
-// A change costs fsyncs of three kinds (RELIABILITY.md has the table): its
-// new content under the temporary name and its intent in the ledger before
-// the swap, and the directory after it. Each fsync is a device flush here,
-// and concurrent ones do not merge: a flush is issued per fsync call. The
-// temporary file is the change's own, but the ledger and the directory are
-// shared, and one fsync of either covers every change written to it before
-// the fsync began. So the commits of a process go through a gate before
-// their fsyncs: the gate lets them through in batches, and a batch's
-// intents share one ledger fsync and its swaps one fsync of each
-// directory.
-//
-// A batch of several commits shares the new contents' flush as well: each
-// temporary file was written before its commit arrived, so one syncfs(2)
-// of their file system, begun once the batch opens, makes all of them
-// durable (syncTemp), where each would otherwise pay an fsync of its own.
-// A syncfs costs what is dirty on the whole file system, other programs'
-// writes included; a commit that goes through alone keeps its own fsync.
-//
-// The gate waits only when there are commits to wait for. A commit that
-// arrives with no other commit in progress, after a batch of one, goes
-// through at once: a lone agent never waits. Once commits overlap (another
-// commit is in progress when one arrives, or the last batch had several),
-// a batch collects arrivals for gateWait and then opens. A batch of one
-// ends that: load that falls away costs one wait. A commit in progress
-// counts from when it holds its file's lock: one waiting for that lock
-// may wait for a commit at the gate.
-//
-// After the swap, a batch's directory fsync waits for the batch's other
-// swaps (at most swapWait): one fsync then covers them all.
-//
-// The waits are bounded, and a commit waiting at the gate holds its file's
-// lock and nothing else: the gate changes when fsyncs start, not what they
-// cover, their order, or what they guarantee.
 
 // gateWait is how long a batch collects commits once commits overlap: long
 // against a device flush (0.2-0.5 ms on the disks measured), so that a
@@ -56,29 +20,32 @@ const (
 	swapWait = 40 * time.Millisecond
 )
 
-// commitGate groups the commits of one Workspace (see above).
-type commitGate struct {
+// Gate groups the commits of one process's workspace (see the package
+// documentation). The zero Gate is ready to use.
+type Gate struct {
 	mu      sync.Mutex
-	active  int           // commits in progress that have not arrived
-	forming *gateBatch    // the batch that arrivals join, if any
-	lastN   int           // commits in the last batch that opened
-	wait    time.Duration // gateWait, unless a test sets it
+	active  int    // commits in progress that have not arrived
+	forming *batch // the batch that arrivals join, if any
+	lastN   int    // commits in the last batch that opened
+	// Wait, if set, is how long a batch collects commits instead of
+	// gateWait.
+	Wait time.Duration
 }
 
-// gateBatch is a batch of commits waiting at the gate.
-type gateBatch struct {
-	g       *commitGate
+// batch is a batch of commits waiting at the gate.
+type batch struct {
+	g       *Gate
 	open    chan struct{} // closed when the batch opens
 	n       int           // commits that joined
 	early   bool          // opens as soon as no commit in progress is still to come
 	timer   *time.Timer
-	members []*gatePass
+	members []*Pass
 	// unswapped counts the commits of the opened batch that have
 	// neither swapped nor given up; swapsDone is closed when it falls
 	// to zero.
 	unswapped int
 	swapsDone chan struct{}
-	// syncs are the batch's shared syncfs calls, by device (syncTemp).
+	// syncs are the batch's shared syncfs calls, by device (SyncTemp).
 	syncs map[uint64]*sharedSync
 }
 
@@ -89,33 +56,33 @@ type sharedSync struct {
 	err  error
 }
 
-// gatePass is one commit's passage through the gate.
-type gatePass struct {
-	g        *commitGate
-	arrived  bool       // arrived at the gate, or left without arriving
-	batch    *gateBatch // the batch it went through with, if any
-	swapDone bool       // swapped, or gave up: off its batch's count
+// Pass is one commit's passage through the gate.
+type Pass struct {
+	g        *Gate
+	arrived  bool   // arrived at the gate, or left without arriving
+	batch    *batch // the batch it went through with, if any
+	swapDone bool   // swapped, or gave up: off its batch's count
 }
 
-func (g *commitGate) waitFor() time.Duration {
-	if g.wait != 0 {
-		return g.wait
+func (g *Gate) waitFor() time.Duration {
+	if g.Wait != 0 {
+		return g.Wait
 	}
 	return gateWait
 }
 
-// enter registers a commit in progress: arrivals wait for it while their
+// Enter registers a commit in progress: arrivals wait for it while their
 // batch opens early.
-func (g *commitGate) enter() *gatePass {
+func (g *Gate) Enter() *Pass {
 	g.mu.Lock()
 	g.active++
 	g.mu.Unlock()
-	return &gatePass{g: g}
+	return &Pass{g: g}
 }
 
-// quiet reports whether a commit in progress, the only one, would go
+// Quiet reports whether a commit in progress, the only one, would go
 // through the gate at once.
-func (g *commitGate) quiet() bool {
+func (g *Gate) Quiet() bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.aloneLocked(g.active - 1)
@@ -123,14 +90,14 @@ func (g *commitGate) quiet() bool {
 
 // aloneLocked reports whether an arrival with others other commits still
 // in progress goes through the gate at once. The caller holds g.mu.
-func (g *commitGate) aloneLocked(others int) bool {
+func (g *Gate) aloneLocked(others int) bool {
 	return g.forming == nil && others <= 0 && g.lastN <= 1
 }
 
-// arrive waits at the gate until the commit's batch opens. It is called
+// Arrive waits at the gate until the commit's batch opens. It is called
 // once the commit's intent and new content are written, before their
 // fsyncs; later calls return at once.
-func (p *gatePass) arrive() {
+func (p *Pass) Arrive() {
 	if p == nil || p.arrived {
 		return
 	}
@@ -146,7 +113,7 @@ func (p *gatePass) arrive() {
 	}
 	b := g.forming
 	if b == nil {
-		b = &gateBatch{g: g, open: make(chan struct{}), early: g.lastN <= 1}
+		b = &batch{g: g, open: make(chan struct{}), early: g.lastN <= 1}
 		g.forming = b
 		b.timer = time.AfterFunc(g.waitFor(), func() {
 			g.mu.Lock()
@@ -163,11 +130,11 @@ func (p *gatePass) arrive() {
 	<-b.open
 }
 
-// leave ends a commit's passage: a commit that never arrived (refused, or
+// Leave ends a commit's passage: a commit that never arrived (refused, or
 // failed before its fsyncs) stops being waited for, and one that arrived
 // but did not swap stops holding back its batch's directory fsync. It may
 // be called more than once.
-func (p *gatePass) leave() {
+func (p *Pass) Leave() {
 	if p == nil {
 		return
 	}
@@ -184,8 +151,8 @@ func (p *gatePass) leave() {
 	g.swappedLocked(p)
 }
 
-// swapped records that the commit's swap is done (or will not be made).
-func (p *gatePass) swapped() {
+// Swapped records that the commit's swap is done (or will not be made).
+func (p *Pass) Swapped() {
 	if p == nil {
 		return
 	}
@@ -196,7 +163,7 @@ func (p *gatePass) swapped() {
 
 // openLocked opens the batch b, if it is still forming. The caller holds
 // g.mu.
-func (b *gateBatch) openLocked() {
+func (b *batch) openLocked() {
 	g := b.g
 	if g.forming != b {
 		return
@@ -213,7 +180,7 @@ func (b *gateBatch) openLocked() {
 
 // swappedLocked takes p off its batch's count of commits still to swap.
 // The caller holds g.mu.
-func (g *commitGate) swappedLocked(p *gatePass) {
+func (g *Gate) swappedLocked(p *Pass) {
 	b := p.batch
 	if b == nil || p.swapDone {
 		return
@@ -224,14 +191,14 @@ func (g *commitGate) swappedLocked(p *gatePass) {
 	}
 }
 
-// syncTemp makes the commit's temporary file, written in directory d
+// SyncTemp makes the commit's temporary file, written in directory d
 // before the commit arrived at the gate, durable together with those of
 // its batch: the first of the batch's commits on d's file system calls
 // syncfs, which began after every one of them had arrived, and the others
 // wait for its result. It reports false, and does nothing, for a commit
 // that went through alone or where there is no such call
 // (atomicfile.FileSystemSync): the file then needs its own fsync.
-func (p *gatePass) syncTemp(d *atomicfile.Dir) (bool, error) {
+func (p *Pass) SyncTemp(d *atomicfile.Dir) (bool, error) {
 	if !atomicfile.FileSystemSync || p == nil || p.batch == nil || p.batch.n < 2 {
 		return false, nil
 	}
@@ -263,10 +230,10 @@ func (p *gatePass) syncTemp(d *atomicfile.Dir) (bool, error) {
 	return true, s.err
 }
 
-// awaitSwaps waits, at most swapWait, until every commit of the caller's
+// AwaitSwaps waits, at most swapWait, until every commit of the caller's
 // batch has swapped or given up, so that one directory fsync covers them.
 // The caller's own swap is done.
-func (p *gatePass) awaitSwaps() {
+func (p *Pass) AwaitSwaps() {
 	if p == nil {
 		return
 	}

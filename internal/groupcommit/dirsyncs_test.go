@@ -1,4 +1,4 @@
-package editguard
+package groupcommit
 
 import (
 	"errors"
@@ -44,21 +44,21 @@ func TestDirSyncsShare(t *testing.T) {
 		}
 		return nil
 	})
-	var s dirSyncs
+	var s DirSyncs
 	const n = 8
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		errs <- s.sync(d, 0)
+		errs <- s.Sync(d, 0)
 	}()
 	<-started
 	for range n - 1 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs <- s.sync(d, 0)
+			errs <- s.Sync(d, 0)
 		}()
 	}
 	// Wait until all seven have joined the round after the running one.
@@ -113,28 +113,28 @@ func TestDirSyncsCoverSwaps(t *testing.T) {
 		}
 		return nil
 	})
-	var s dirSyncs
-	a, b := s.swapped(), s.swapped()
-	if err := s.sync(d, a); err != nil || fsyncs.Load() != 1 {
+	var s DirSyncs
+	a, b := s.Swapped(), s.Swapped()
+	if err := s.Sync(d, a); err != nil || fsyncs.Load() != 1 {
 		t.Fatalf("first sync: %v, %d fsyncs", err, fsyncs.Load())
 	}
-	if err := s.sync(d, b); err != nil || fsyncs.Load() != 1 {
+	if err := s.Sync(d, b); err != nil || fsyncs.Load() != 1 {
 		t.Errorf("a swap made before the fsync started: %v, %d fsyncs, want none more", err, fsyncs.Load())
 	}
-	c := s.swapped()
-	if err := s.sync(d, c); err != nil || fsyncs.Load() != 2 {
+	c := s.Swapped()
+	if err := s.Sync(d, c); err != nil || fsyncs.Load() != 2 {
 		t.Errorf("a swap made after it: %v, %d fsyncs, want a second", err, fsyncs.Load())
 	}
-	if err := s.sync(d, 0); err != nil || fsyncs.Load() != 3 {
+	if err := s.Sync(d, 0); err != nil || fsyncs.Load() != 3 {
 		t.Errorf("no swap number: %v, %d fsyncs, want a third", err, fsyncs.Load())
 	}
 	fail.Store(true)
-	e, g := s.swapped(), s.swapped()
-	if err := s.sync(d, e); err == nil {
+	e, g := s.Swapped(), s.Swapped()
+	if err := s.Sync(d, e); err == nil {
 		t.Error("a failed fsync reported no error")
 	}
 	fail.Store(false)
-	if err := s.sync(d, g); err != nil || fsyncs.Load() != 5 {
+	if err := s.Sync(d, g); err != nil || fsyncs.Load() != 5 {
 		t.Errorf("after a failed fsync: %v, %d fsyncs, want a fifth: a failed one covers nothing", err, fsyncs.Load())
 	}
 }
@@ -165,7 +165,7 @@ func TestDirSyncsConcurrentSwaps(t *testing.T) {
 		}
 		return nil
 	})
-	var s dirSyncs
+	var s DirSyncs
 	const callers, rounds = 8, 40
 	type span struct{ renamed, returned int }
 	var (
@@ -187,7 +187,7 @@ func TestDirSyncsConcurrentSwaps(t *testing.T) {
 					return
 				}
 				sp := span{renamed: tick()}
-				if err := s.sync(d, s.swapped()); err != nil {
+				if err := s.Sync(d, s.Swapped()); err != nil {
 					t.Error(err)
 					return
 				}

@@ -1,0 +1,131 @@
+package groupcommit
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// arriveAsync calls p.Arrive in a goroutine and returns a channel closed
+// when it returns.
+func arriveAsync(p *Pass) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		p.Arrive()
+		close(done)
+	}()
+	return done
+}
+
+// blocked reports whether done stays open for a while: the call it stands
+// for is waiting. It can only err towards false, when the machine is slow
+// to run the goroutine, which fails no test wrongly.
+func blocked(done <-chan struct{}) bool {
+	select {
+	case <-done:
+		return false
+	case <-time.After(50 * time.Millisecond):
+		return true
+	}
+}
+
+func mustReturn(t *testing.T, done <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s: still waiting after 10 s", what)
+	}
+}
+
+// TestGateLoneCommitPasses checks that a commit with no other in progress
+// goes through at once, however long a batch would wait.
+func TestGateLoneCommitPasses(t *testing.T) {
+	g := &Gate{Wait: time.Hour}
+	for i := range 3 {
+		mustReturn(t, arriveAsync(g.Enter()), fmt.Sprintf("lone commit %d", i))
+	}
+}
+
+// TestGateWaitsForCommitsInProgress checks that a commit arriving while
+// another is in progress waits for it, and that the two go through
+// together; and that a commit that leaves without arriving (refused) lets
+// the others through.
+func TestGateWaitsForCommitsInProgress(t *testing.T) {
+	g := &Gate{Wait: time.Hour}
+	a, b := g.Enter(), g.Enter()
+	da := arriveAsync(a)
+	if !blocked(da) {
+		t.Fatal("a commit went through while another was in progress")
+	}
+	mustReturn(t, arriveAsync(b), "the second commit")
+	mustReturn(t, da, "the first commit, once the second arrived")
+	if a.batch == nil || a.batch != b.batch || g.lastN != 2 {
+		t.Errorf("the two commits did not go through as one batch of 2 (lastN %d)", g.lastN)
+	}
+
+	// The last batch had two: arrivals now wait for the batch's time,
+	// here until a commit in progress leaves.
+	g = &Gate{Wait: time.Hour}
+	a, b = g.Enter(), g.Enter()
+	da = arriveAsync(a)
+	if !blocked(da) {
+		t.Fatal("a commit went through while another was in progress")
+	}
+	b.Leave()
+	mustReturn(t, da, "a commit whose only companion left")
+	if g.lastN != 1 {
+		t.Errorf("lastN %d, want 1", g.lastN)
+	}
+}
+
+// TestGateBatchesWhileCommitsOverlap checks that once a batch had several
+// commits, an arrival waits for the batch's time even with no commit in
+// progress, and that a batch of one ends that.
+func TestGateBatchesWhileCommitsOverlap(t *testing.T) {
+	g := &Gate{Wait: 100 * time.Millisecond}
+	a, b := g.Enter(), g.Enter()
+	da := arriveAsync(a)
+	mustReturn(t, arriveAsync(b), "the second commit")
+	mustReturn(t, da, "the first commit")
+
+	start := time.Now()
+	c := g.Enter()
+	c.Arrive()
+	if waited := time.Since(start); waited < g.Wait {
+		t.Errorf("an arrival after a batch of 2 went through after %v, want the batch's %v", waited, g.Wait)
+	}
+	g.Wait = time.Hour
+	mustReturn(t, arriveAsync(g.Enter()), "a lone commit after a batch of 1")
+}
+
+// TestGateAwaitSwaps checks that a commit's directory fsync waits for the
+// swaps of its batch, and only of its batch.
+func TestGateAwaitSwaps(t *testing.T) {
+	g := &Gate{Wait: time.Hour}
+	a, b := g.Enter(), g.Enter()
+	da := arriveAsync(a)
+	mustReturn(t, arriveAsync(b), "the second commit")
+	mustReturn(t, da, "the first commit")
+
+	// A commit of a later batch is not waited for.
+	g.lastN = 1
+	later := g.Enter()
+	mustReturn(t, arriveAsync(later), "a later lone commit")
+
+	a.Swapped()
+	done := make(chan struct{})
+	go func() {
+		a.AwaitSwaps()
+		close(done)
+	}()
+	if !blocked(done) {
+		t.Fatal("the directory fsync did not wait for the batch's other swap")
+	}
+	b.Swapped()
+	mustReturn(t, done, "the wait for the batch's swaps")
+	// Giving up counts as swapped, and every call is idempotent.
+	b.Leave()
+	b.Swapped()
+	mustReturn(t, func() chan struct{} { c := make(chan struct{}); go func() { b.AwaitSwaps(); close(c) }(); return c }(), "a second wait")
+}
