@@ -208,7 +208,7 @@ func (s *Session) resolvePatch(cs *changeSet, ops []patch.FileOp, res *PatchResu
 // files. The caller holds every file's lock.
 func (s *Session) commitTx(a *attempt, op string, cs *changeSet, res *PatchResult) error {
 	files := cs.files
-	bulk := len(files) > fsyncObjects
+	bulk := !oneByOne(len(files))
 	histPaths, err := cs.saveVersions(op)
 	if err != nil {
 		return err

@@ -115,7 +115,7 @@ func (cs *changeSet) snapshot(op string) error {
 		return err
 	}
 	w := cs.s.w
-	if len(paths) > fsyncObjects {
+	if !oneByOne(len(paths)) {
 		err = syncFS(int(w.histDir.File().Fd()))
 	} else {
 		err = w.hist.SyncIndexes(paths)

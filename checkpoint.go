@@ -24,6 +24,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/editguard/editguard/internal/atomicfile"
 	"github.com/editguard/editguard/internal/filelock"
 	"github.com/editguard/editguard/internal/statedir"
 	"golang.org/x/sys/unix"
@@ -503,8 +504,15 @@ func manifestPath(p string) bool {
 // fsyncObjects is how many new objects a scan makes durable one by one (an
 // fsync each and one of the directory); past it, one syncfs flushes them
 // all. An fsync pays for the file's own bytes, a syncfs for every dirty
-// page of the file system, however many other programs left.
+// page of the file system, however many other programs left. Patches and
+// commands use the same bound for the files and versions they write.
 const fsyncObjects = 8
+
+// oneByOne reports whether n files are made durable one by one, an fsync
+// each: up to fsyncObjects, and always where there is no syncfs(2)
+// (atomicfile.FileSystemSync), since the sync(2) that stands in for it
+// there may return before the writes are done.
+func oneByOne(n int) bool { return n <= fsyncObjects || !atomicfile.FileSystemSync }
 
 // scan checkpoints the covered files, reading only those whose stat differs
 // from prev's (or is racy), keeping each content not yet kept, and making
@@ -682,7 +690,7 @@ func (sc *scanner) file(dirfd int, p, name string, buf []byte) []byte {
 	// Written now, or present but perhaps written by a scan that stopped
 	// before its flush: made durable before the scan returns.
 	sc.mu.Lock()
-	if sc.nstored++; sc.nstored <= fsyncObjects {
+	if sc.nstored++; oneByOne(sc.nstored) {
 		sc.stored = append(sc.stored, e.SHA256)
 	}
 	sc.m.Files[p] = e

@@ -1219,7 +1219,7 @@ func (r *stepRecorder) save(batch []step, changes []CommandChange, saves []int) 
 	// an fsync each, which pay for their own bytes; many without,
 	// made durable by one syncfs below, which pays for every dirty
 	// page of the file system.
-	lazy := len(saves) > fsyncObjects
+	lazy := !oneByOne(len(saves))
 	for _, i := range saves {
 		r.saveOne(&batch[i], &changes[i], lazy)
 	}
