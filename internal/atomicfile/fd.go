@@ -86,7 +86,7 @@ func (f *FD) Truncate(size int64) error {
 
 // Sync makes the file's data and metadata durable (fsync).
 func (f *FD) Sync() error {
-	return retry(func() error { return unix.Fsync(f.fd) })
+	return retry(func() error { return fsync(f.fd) })
 }
 
 func retry(op func() error) error {
