@@ -2,6 +2,7 @@ package editguard
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/editguard/editguard/internal/atomicfile"
 	"github.com/editguard/editguard/internal/ledger"
 )
 
@@ -246,7 +248,7 @@ func TestCreationVersionsLazy(t *testing.T) {
 func countIndexSyncs(w *Workspace) *atomic.Int64 {
 	var n atomic.Int64
 	SetFaults(w, nil, func(op, name string) error {
-		if op == "fsync" && strings.Contains(name, "/index") {
+		if (op == "fsync" || op == "syncfs") && strings.Contains(name, "/index") {
 			n.Add(1)
 		}
 		return nil
@@ -271,4 +273,58 @@ func closeCaughtUp(t *testing.T, w *Workspace, syncs *atomic.Int64) *Workspace {
 	}
 	t.Cleanup(func() { w.Close() })
 	return w
+}
+
+// TestCatchUpManyIndexesOneSyncFS creates more files than fsyncObjects, so
+// that their versions' lines wait in as many new indexes, and checks that
+// the catch-up makes them durable with one syncfs of the history's file
+// system instead of an fsync each, and that a failed syncfs leaves the
+// mark where it was, for a later catch-up to do again.
+func TestCatchUpManyIndexesOneSyncFS(t *testing.T) {
+	if !atomicfile.FileSystemSync {
+		t.Skip("no syncfs(2) here: every index is fsynced")
+	}
+	w, err := Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	s := w.NewSession("agent")
+	before, _, _, _ := w.hist.Synced()
+	for i := range 3 * fsyncObjects {
+		if _, err := s.Write(t.Context(), fmt.Sprintf("f%02d.txt", i), "new\n", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, last, _, err := w.led.Since(ledger.Position{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fsyncs, syncfs atomic.Int64
+	fail := atomic.Bool{}
+	fail.Store(true)
+	SetFaults(w, nil, func(op, name string) error {
+		switch {
+		case op == "fsync" && strings.Contains(name, "/index"):
+			fsyncs.Add(1)
+		case op == "syncfs":
+			syncfs.Add(1)
+			if fail.Load() {
+				return errors.New("injected")
+			}
+		}
+		return nil
+	}, nil)
+	w.catchUp(false)
+	if seq, _, _, _ := w.hist.Synced(); seq >= last.Seq && before < last.Seq {
+		t.Errorf("the mark moved to %d although the indexes' syncfs failed", seq)
+	}
+	fail.Store(false)
+	w.catchUp(false)
+	if seq, _, _, _ := w.hist.Synced(); seq < last.Seq {
+		t.Errorf("history's mark at %d after the catch-up, want %d", seq, last.Seq)
+	}
+	if fsyncs.Load() != 0 || syncfs.Load() != 2 {
+		t.Errorf("%d index fsyncs and %d syncfs for %d new indexes in two catch-ups, want none and 2", fsyncs.Load(), syncfs.Load(), 3*fsyncObjects)
+	}
 }

@@ -245,7 +245,13 @@ func (w *Workspace) markSynced(dirty map[string]bool, upTo, mark ledger.Position
 	for p := range dirty {
 		paths = append(paths, p)
 	}
-	if w.hist.SyncIndexes(paths) != nil {
+	// Many indexes: one syncfs of the history's file system pays for all
+	// of them, where each would pay an fsync (oneByOne).
+	var flush func() error
+	if !oneByOne(len(paths)) {
+		flush = func() error { return syncFS(int(w.histDir.File().Fd())) }
+	}
+	if w.hist.SyncIndexesWith(paths, flush) != nil {
 		return
 	}
 	if upTo.Seq != mark.Seq || upTo.Hash != mark.Hash || !ok {
