@@ -31,6 +31,7 @@ func TestConcurrentCommitsShareFsyncs(t *testing.T) {
 	// bring the other writers' commits to the gate, so that they form
 	// whatever the load.
 	w.gate.Wait = 100 * time.Millisecond
+	w.gate.MaxDirty = 1 << 62 // whatever else the machine writes
 	SetFaults(w, func(c *atomicfile.Call) error {
 		switch c.Op {
 		case "fsync":
@@ -106,6 +107,7 @@ func TestBatchSyncFSFails(t *testing.T) {
 	}
 	defer w.Close()
 	w.gate.Wait = 100 * time.Millisecond // batches form whatever the load
+	w.gate.MaxDirty = 1 << 62            // and share a syncfs whatever else the machine writes
 	var syncfs atomic.Int64
 	SetFaults(w, func(c *atomicfile.Call) error {
 		if c.Op == "syncfs" {

@@ -19,7 +19,9 @@
 // of their file system, begun once the batch opens, makes all of them
 // durable (Pass.SyncTemp), where each would otherwise pay an fsync of its own.
 // A syncfs costs what is dirty on the whole file system, other programs'
-// writes included; a commit that goes through alone keeps its own fsync.
+// writes included, so a batch shares one only while the machine holds
+// little dirty data (maxDirty); a commit that goes through alone keeps
+// its own fsync.
 //
 // The gate waits only when there are commits to wait for. A commit that
 // arrives with no other commit in progress, after a batch of one, goes

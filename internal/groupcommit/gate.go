@@ -30,6 +30,9 @@ type Gate struct {
 	// Wait, if set, is how long a batch collects commits instead of
 	// gateWait.
 	Wait time.Duration
+	// MaxDirty, if set, replaces maxDirty; below zero, no batch shares
+	// a syncfs.
+	MaxDirty int64
 }
 
 // batch is a batch of commits waiting at the gate.
@@ -50,10 +53,28 @@ type batch struct {
 }
 
 // sharedSync is one syncfs that the commits of a batch on one file system
-// wait for.
+// wait for, or, when skip is set, none: each commit fsyncs its own file.
 type sharedSync struct {
 	done chan struct{} // closed when err is set
 	err  error
+	skip bool
+}
+
+// maxDirty is how much dirty data the machine may hold for a batch to
+// share a syncfs: a syncfs writes back everything dirty on the file
+// system, so past this much of other programs' writes each commit's own
+// fsync costs less than waiting for theirs.
+const maxDirty = 8 << 20
+
+// fewDirty reports whether the machine holds at most g's MaxDirty bytes
+// (maxDirty, unless set) dirty or under write-back.
+func (g *Gate) fewDirty() bool {
+	limit := g.MaxDirty
+	if limit == 0 {
+		limit = maxDirty
+	}
+	n, ok := dirtyBytes()
+	return ok && n <= limit
 }
 
 // Pass is one commit's passage through the gate.
@@ -196,8 +217,10 @@ func (g *Gate) swappedLocked(p *Pass) {
 // its batch: the first of the batch's commits on d's file system calls
 // syncfs, which began after every one of them had arrived, and the others
 // wait for its result. It reports false, and does nothing, for a commit
-// that went through alone or where there is no such call
-// (atomicfile.FileSystemSync): the file then needs its own fsync.
+// that went through alone, where there is no such call
+// (atomicfile.FileSystemSync), or when the machine holds more than
+// maxDirty bytes of dirty data, which the syncfs would write back first:
+// the file then needs its own fsync.
 func (p *Pass) SyncTemp(d *atomicfile.Dir) (bool, error) {
 	if !atomicfile.FileSystemSync || p == nil || p.batch == nil || p.batch.n < 2 {
 		return false, nil
@@ -217,7 +240,12 @@ func (p *Pass) SyncTemp(d *atomicfile.Dir) (bool, error) {
 		b.syncs[dev] = s
 	}
 	g.mu.Unlock()
-	if !ok {
+	if !ok && !g.fewDirty() {
+		// Other programs' writes would make the syncfs slow: each
+		// commit of the batch fsyncs its own file instead.
+		s.skip = true
+		close(s.done)
+	} else if !ok {
 		var se *atomicfile.StepError
 		if err := d.SyncFS(); errors.As(err, &se) {
 			s.err = se.Err // the caller's step error names the syncfs
@@ -227,6 +255,9 @@ func (p *Pass) SyncTemp(d *atomicfile.Dir) (bool, error) {
 		close(s.done)
 	}
 	<-s.done
+	if s.skip {
+		return false, nil
+	}
 	return true, s.err
 }
 

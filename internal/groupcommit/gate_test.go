@@ -2,8 +2,12 @@ package groupcommit
 
 import (
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/editguard/editguard/internal/atomicfile"
 )
 
 // arriveAsync calls p.Arrive in a goroutine and returns a channel closed
@@ -128,4 +132,66 @@ func TestGateAwaitSwaps(t *testing.T) {
 	b.Leave()
 	b.Swapped()
 	mustReturn(t, func() chan struct{} { c := make(chan struct{}); go func() { b.AwaitSwaps(); close(c) }(); return c }(), "a second wait")
+}
+
+// TestSyncTemp checks that the commits of a batch share one syncfs, that
+// a lone commit gets none, and that with more dirty data on the machine
+// than MaxDirty each commit of a batch is left to its own fsync.
+func TestSyncTemp(t *testing.T) {
+	if !atomicfile.FileSystemSync {
+		t.Skip("no syncfs(2) here")
+	}
+	d, _ := tempDir(t)
+	var syncfs atomic.Int32
+	d.SetHook(func(c *atomicfile.Call) error {
+		if c.Op == "syncfs" {
+			syncfs.Add(1)
+		}
+		return nil
+	})
+	for _, tc := range []struct {
+		name     string
+		maxDirty int64
+		shared   bool
+		calls    int32
+	}{
+		{"few dirty", 1 << 62, true, 1},
+		{"too much dirty", -1, false, 0},
+	} {
+		syncfs.Store(0)
+		g := &Gate{Wait: time.Hour, MaxDirty: tc.maxDirty}
+		a, b := g.Enter(), g.Enter()
+		da := arriveAsync(a)
+		mustReturn(t, arriveAsync(b), tc.name+": the second commit")
+		mustReturn(t, da, tc.name+": the first commit")
+		var wg sync.WaitGroup
+		for _, p := range []*Pass{a, b} {
+			wg.Go(func() {
+				shared, err := p.SyncTemp(d)
+				if shared != tc.shared || err != nil {
+					t.Errorf("%s: SyncTemp = %v, %v; want %v, nil", tc.name, shared, err, tc.shared)
+				}
+			})
+		}
+		wg.Wait()
+		if got := syncfs.Load(); got != tc.calls {
+			t.Errorf("%s: %d syncfs for a batch of two, want %d", tc.name, got, tc.calls)
+		}
+	}
+	lone := (&Gate{}).Enter()
+	lone.Arrive()
+	if shared, _ := lone.SyncTemp(d); shared {
+		t.Error("a lone commit shared a syncfs")
+	}
+}
+
+// TestDirtyBytes checks that the machine's dirty data can be read where
+// a batch may share a syncfs.
+func TestDirtyBytes(t *testing.T) {
+	if !atomicfile.FileSystemSync {
+		t.Skip("no syncfs(2) here")
+	}
+	if n, ok := dirtyBytes(); !ok || n < 0 {
+		t.Errorf("dirtyBytes() = %d, %v", n, ok)
+	}
 }
