@@ -133,8 +133,8 @@ func FilterIndexed(dir *statedir.Dir, name string, m Match, ix Index, fn func(*R
 	}); err != nil {
 		return err
 	}
-	if b != nil && b.last.n > 0 {
-		b.write(ix.Path, hdr, idx)
+	if b != nil && b.last.n > 0 && !b.odd {
+		b.write(ix.Path, hdr, idx, f)
 	}
 	return fs.finish()
 }
@@ -152,7 +152,9 @@ func openIndex(path string, f io.ReaderAt, size int64) (indexHeader, *os.File) {
 		le := binary.LittleEndian
 		p := buf[len(indexMagic):]
 		h = indexHeader{end: le.Uint64(p), seq: le.Uint64(p[8:]), hash: string(p[16:80]), keys: le.Uint64(p[80:]), entries: le.Uint64(p[88:])}
-		if fi, err := idx.Stat(); err == nil && h.end > 0 && int64(h.end) <= size &&
+		// The counts are bounded before they are multiplied, so that the
+		// size they imply cannot wrap.
+		if fi, err := idx.Stat(); err == nil && h.end > 0 && int64(h.end) <= size && h.keys <= 1<<32 && h.entries <= 1<<40 &&
 			fi.Size() == int64(indexHeaderSize)+int64(h.keys)*indexKeySize+int64(h.entries)*indexEntrySize {
 			if line, end, err := lastLine(f, int64(h.end)); err == nil && end == int64(h.end) {
 				if seq, ok := seqOf(line); ok && seq == h.seq && lineHash(line) == h.hash {
@@ -238,19 +240,24 @@ type indexBuilder struct {
 	keys    map[[16]byte][]indexEntry
 	intents map[uint64]string // the session of each intent without an outcome yet
 	last    indexEntry        // the last line added
-	lastRaw []byte
+	// odd is set by a line whose seq, session or tool cannot be read
+	// where a canonical line has them (one written by hand, in another
+	// field order): Filter may still match it, so no index is written.
+	odd bool
 }
 
 // add lists the line at off under its session and tool.
 func (b *indexBuilder) add(line []byte, off int64) {
 	seq, ok := seqOf(line)
 	if !ok {
+		b.odd = true
 		return
 	}
 	e := indexEntry{seq: seq, off: uint64(off), n: uint64(len(line))}
-	b.last, b.lastRaw = e, line
+	b.last = e
 	session, tool, ok := lineKeys(line)
 	if !ok {
+		b.odd = true
 		return
 	}
 	if b.keys == nil {
@@ -273,10 +280,14 @@ func (b *indexBuilder) add(line []byte, off int64) {
 	}
 }
 
-// write writes the index of the whole ledger to path: old's entries
+// write writes the index of the whole ledger f to path: old's entries
 // (those of the index hdr describes, if old is not nil) and the lines
 // added since. It gives up silently: the index is a cache.
-func (b *indexBuilder) write(path string, hdr indexHeader, old *os.File) {
+func (b *indexBuilder) write(path string, hdr indexHeader, old *os.File, f io.ReaderAt) {
+	last := make([]byte, b.last.n)
+	if _, err := f.ReadAt(last, int64(b.last.off)); err != nil {
+		return
+	}
 	keys := b.keys
 	if keys == nil {
 		keys = map[[16]byte][]indexEntry{}
@@ -307,7 +318,7 @@ func (b *indexBuilder) write(path string, hdr indexHeader, old *os.File) {
 	out = append(out, indexMagic...)
 	out = le.AppendUint64(out, b.last.off+b.last.n+1)
 	out = le.AppendUint64(out, b.last.seq)
-	h := lineHash(b.lastRaw)
+	h := lineHash(last)
 	if len(h) != 64 {
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 )
@@ -243,5 +244,33 @@ func TestLineKeys(t *testing.T) {
 		if !ok || s != r.Session || tool != r.Tool {
 			t.Errorf("lineKeys(%s) = %q, %q, %v; want %q, %q", line, s, tool, ok, r.Session, r.Tool)
 		}
+	}
+}
+
+// TestFilterIndexedOddLine checks that a line whose fields are not in
+// the canonical order, which Filter still decodes and matches, keeps the
+// index from being written: an index would leave that line out.
+func TestFilterIndexedOddLine(t *testing.T) {
+	lg := newTestLedger(t)
+	path := filepath.Join(t.TempDir(), "index")
+	if err := Rewrite(lg.file, indexTestRecords(4000, 50)); err != nil {
+		t.Fatal(err)
+	}
+	// In the middle, where an index would cover it.
+	b, err := os.ReadFile(lg.file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mid := bytes.IndexByte(b[len(b)/2:], '\n') + len(b)/2 + 1
+	odd := []byte(`{"session":"agent-0","seq":4001,"tool":"edit_file","path":"odd.txt","outcome":"ok","prev":"","hash":""}` + "\n")
+	if err := os.WriteFile(lg.file, append(append(b[:mid:mid], odd...), b[mid:]...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	checkSameAsFilter(t, lg, path, []string{"agent-0", "agent-1"})
+	if got := filterSeqs(t, lg, Match{Session: "agent-0"}, &Index{Path: path, Sessions: []string{"agent-0"}}); !slices.Contains(got, 4001) {
+		t.Errorf("the odd line is not among agent-0's records: %v", got)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("an index was written over a ledger with an odd line: %v", err)
 	}
 }
