@@ -191,7 +191,9 @@ func (cp *checkpoints) readActive(id string) (*activeCommand, error) {
 	if act == nil || act.ID != id {
 		return nil, newError(CodeUnsafeState, "", fmt.Sprintf("%s/%s/active/%s.json does not parse", StateDir, checkpointDir, id), "remove it", nil)
 	}
-	if !cp.sealed(act) {
+	// A record that carries its checkpoint ("before", as an earlier
+	// version wrote it) would bypass the manifest the seal covers.
+	if act.Before != nil || !cp.sealed(act) {
 		return nil, newError(CodeUnsafeState, "", fmt.Sprintf("%s/%s/active/%s.json was not written by editguard for this workspace, so it is not acted on", StateDir, checkpointDir, id),
 			"if the command was yours, its changes are still on disk; remove the record", nil)
 	}

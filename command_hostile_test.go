@@ -5,9 +5,11 @@ package editguard_test
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -1042,16 +1044,24 @@ func TestCommandHostileTamperedCheckpoint(t *testing.T) {
 		// A repository can carry a copy of the user's own state, stamp
 		// and all: a record it changed is not acted on, by End or by the
 		// next BeginCommand, and stays for a person to remove.
-		for _, tamper := range []string{"record", "manifest", "unsealed"} {
+		for _, tamper := range []string{"record", "manifest", "unsealed", "before"} {
 			w, dir := newWorkspace(t)
 			writeFile(t, dir, "f.txt", "f before\n")
-			c, err := w.NewSession("s").BeginCommand(ctx, "tamper", nil)
+			// Already past its age when it begins, so that the next
+			// BeginCommand ends it, with no change to its record.
+			c, err := w.NewSession("s").BeginCommand(ctx, "tamper", &editguard.CommandOptions{MaxAge: time.Nanosecond})
 			if err != nil {
 				t.Fatal(err)
 			}
 			rec := filepath.Join(dir, ".editguard/checkpoints/active", c.ID()+".json")
 			var act map[string]any
-			if b, err := os.ReadFile(rec); err != nil || json.Unmarshal(b, &act) != nil {
+			b, err := os.ReadFile(rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dec := json.NewDecoder(bytes.NewReader(b))
+			dec.UseNumber() // the record's numbers as written
+			if err := dec.Decode(&act); err != nil {
 				t.Fatalf("active record: %v", err)
 			}
 			switch tamper {
@@ -1060,21 +1070,27 @@ func TestCommandHostileTamperedCheckpoint(t *testing.T) {
 			case "unsealed": // as an earlier version wrote it
 				delete(act, "seal")
 				delete(act, "manifest_sha256")
+			case "before": // a checkpoint of its own, which the seal does not cover
+				act["before"] = map[string]any{"start_ns": act["start_ns"], "files": map[string]any{}}
 			case "manifest":
+				// Another manifest, well formed, of the same start: one
+				// that lists no file, so that f.txt would read as created.
 				m := filepath.Join(dir, ".editguard/checkpoints/manifests", act["manifest"].(string))
-				b, err := os.ReadFile(m)
+				old, err := os.ReadFile(m)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := os.WriteFile(m, append(b, b...), 0o600); err != nil {
+				body := append(append([]byte(nil), old[:16]...), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0) // magic and start, no files, no names
+				body = binary.LittleEndian.AppendUint32(body, crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli)))
+				if err := os.WriteFile(m, body, 0o600); err != nil {
 					t.Fatal(err)
 				}
 			}
-			// Past its deadline, so that the next BeginCommand ends it.
-			act["deadline"] = time.Now().Add(-time.Hour).Format(time.RFC3339Nano)
-			b, _ := json.Marshal(act)
-			if err := os.WriteFile(rec, b, 0o600); err != nil {
-				t.Fatal(err)
+			if tamper != "manifest" {
+				b, _ := json.Marshal(act)
+				if err := os.WriteFile(rec, b, 0o600); err != nil {
+					t.Fatal(err)
+				}
 			}
 			runShell(t, dir, "echo f after > f.txt")
 			if _, err := w.NewSession("s").ResumeCommand(c.ID()); errorCode(err) != editguard.CodeUnsafeState {
