@@ -34,8 +34,9 @@ import (
 //   - What follows End, the tail, is read line by line.
 //
 // A reader that finds more than indexRebuildBytes of tail writes a new
-// index covering the whole ledger (by rename, without fsync: a torn or
-// lost index is read as none), so the tail stays short, and a rebuild's
+// index covering the whole ledger (fsynced, then renamed into place, so
+// that a crash leaves the old index or the new one, whole), so the tail
+// stays short, and a rebuild's
 // cost, a read of the old index and of the tail, is paid once per that
 // many bytes appended.
 //
@@ -45,7 +46,9 @@ import (
 // entries; then the entries, each a line's seq, offset and length (without
 // its newline), in order of seq within each key. A key is a record's
 // session ("s" and the name) or its tool ("t" and the name); the outcome
-// of an intent is also listed under the intent's session.
+// of an intent read in the same build is also listed under the intent's
+// session, should the two differ (editguard writes an outcome under its
+// intent's session).
 
 const (
 	indexMagic        = "editguard ledger index 1\n\x00\x00\x00\x00\x00\x00\x00"
@@ -53,6 +56,7 @@ const (
 	indexKeySize      = 16 + 8 + 8
 	indexEntrySize    = 8 + 8 + 8
 	indexRebuildBytes = 256 << 10
+	minLine           = 64 // no canonical line is shorter: seq, time, tool, path, outcome, prev and hash
 )
 
 // Index names a session index and the keys a read uses: every record the
@@ -111,7 +115,7 @@ func FilterIndexed(dir *statedir.Dir, name string, m Match, ix Index, fn func(*R
 	var start int64
 	if idx != nil {
 		defer idx.Close()
-		if ents, ok := hdr.lookup(idx, ix.keys()); ok && fs.indexed(f, ents) {
+		if ents, ok := hdr.lookup(idx, ix.keys()); ok && fs.indexed(f, hdr.end, ents) {
 			if fs.err != nil {
 				return fs.err
 			}
@@ -128,6 +132,9 @@ func FilterIndexed(dir *statedir.Dir, name string, m Match, ix Index, fn func(*R
 	if _, err := readLines(f, start, size, func(line []byte, off int64, n int) error {
 		if b != nil {
 			b.add(line, off)
+		}
+		if start > 0 {
+			n = 0 // numbered from the index's end, not the file's start
 		}
 		return fs.line(line, n)
 	}); err != nil {
@@ -154,7 +161,10 @@ func openIndex(path string, f io.ReaderAt, size int64) (indexHeader, *os.File) {
 		h = indexHeader{end: le.Uint64(p), seq: le.Uint64(p[8:]), hash: string(p[16:80]), keys: le.Uint64(p[80:]), entries: le.Uint64(p[88:])}
 		// The counts are bounded before they are multiplied, so that the
 		// size they imply cannot wrap.
-		if fi, err := idx.Stat(); err == nil && h.end > 0 && int64(h.end) <= size && h.keys <= 1<<32 && h.entries <= 1<<40 &&
+		// A line lists under at most three keys and is longer than
+		// minLine bytes, so a sparse or hostile index cannot claim more
+		// entries than the ledger holds lines for.
+		if fi, err := idx.Stat(); err == nil && h.end > 0 && int64(h.end) <= size && h.keys <= h.entries && h.entries <= 3*(h.end/minLine+1) &&
 			fi.Size() == int64(indexHeaderSize)+int64(h.keys)*indexKeySize+int64(h.entries)*indexEntrySize {
 			if line, end, err := lastLine(f, int64(h.end)); err == nil && end == int64(h.end) {
 				if seq, ok := seqOf(line); ok && seq == h.seq && lineHash(line) == h.hash {
@@ -212,22 +222,25 @@ func (h indexHeader) lookup(idx io.ReaderAt, keys [][16]byte) ([]indexEntry, boo
 
 // indexed passes the lines ents name to fs, reporting false if one is not
 // where its entry says, whole and of its seq: the ledger is then read in
-// full, with a new filterState.
-func (fs *filterState) indexed(f io.ReaderAt, ents []indexEntry) bool {
-	var buf []byte
-	for _, e := range ents {
-		if e.n > 1<<30 {
+// full, with a new filterState. Every line is checked before any is
+// passed, so that none is passed twice.
+func (fs *filterState) indexed(f io.ReaderAt, end uint64, ents []indexEntry) bool {
+	lines := make([][]byte, len(ents))
+	for i, e := range ents {
+		if e.n >= end || e.off >= end || e.off+e.n >= end {
 			return false
 		}
-		buf = slices.Grow(buf[:0], int(e.n)+1)[:e.n+1]
+		buf := make([]byte, e.n+1)
 		if _, err := f.ReadAt(buf, int64(e.off)); err != nil || buf[e.n] != '\n' {
 			return false
 		}
-		line := buf[:e.n]
-		if seq, ok := seqOf(line); !ok || seq != e.seq {
+		lines[i] = buf[:e.n]
+		if seq, ok := seqOf(lines[i]); !ok || seq != e.seq {
 			return false
 		}
-		if err := fs.line(line, int(e.seq)); err != nil {
+	}
+	for _, line := range lines {
+		if err := fs.line(line, 0); err != nil {
 			fs.err = err
 			return true
 		}
@@ -347,6 +360,12 @@ func (b *indexBuilder) write(path string, hdr indexHeader, old *os.File, f io.Re
 		return
 	}
 	_, err = tmp.Write(out)
+	if err == nil {
+		// Durable before its name: after a crash the index is the old
+		// one or this one, never one whose pages did not all land,
+		// whose zeroed keys would read as sessions without records.
+		err = tmp.Sync()
+	}
 	if cerr := tmp.Close(); err == nil && cerr == nil {
 		err = os.Rename(tmp.Name(), path)
 	}
@@ -357,9 +376,6 @@ func (b *indexBuilder) write(path string, hdr indexHeader, old *os.File, f io.Re
 
 // readAllEntries reads every key's entries from the index hdr describes.
 func readAllEntries(idx io.ReaderAt, hdr indexHeader) (map[[16]byte][]indexEntry, bool) {
-	if hdr.keys > 1<<32 || hdr.entries > 1<<34 {
-		return nil, false
-	}
 	buf := make([]byte, int(hdr.keys)*indexKeySize+int(hdr.entries)*indexEntrySize)
 	if _, err := idx.ReadAt(buf, int64(indexHeaderSize)); err != nil {
 		return nil, false
@@ -389,25 +405,65 @@ var (
 	pathField    = []byte(`","path":`)
 )
 
-// lineKeys reads the session and tool of a canonical line, which come
-// after its seq and time and before its path. A quote inside a JSON
-// string is escaped, so the first `,"tool":"` is the field's.
+// lineKeys reads the session and tool of a line in the canonical form
+// seal writes: {"seq":N,"time":"T", then "session":"S", if any, then
+// "tool":"X","path": and the rest. A line in another form, or with a key
+// of either name further on (a rewind's arguments name a session), is
+// decoded instead, so that the keys are those Filter would match: the
+// last of a repeated key, as encoding/json takes it.
 func lineKeys(line []byte) (session, tool string, ok bool) {
-	t := bytes.Index(line, toolField)
-	if t < 0 {
+	if session, tool, ok = canonicalKeys(line); ok &&
+		bytes.Count(line, []byte(`"session":`)) <= 1 && bytes.Count(line, []byte(`"tool":`)) == 1 {
+		return session, tool, true
+	}
+	var r struct {
+		Session string `json:"session"`
+		Tool    string `json:"tool"`
+	}
+	if json.Unmarshal(line, &r) != nil {
 		return "", "", false
 	}
-	if s := bytes.Index(line[:t], sessionField); s >= 0 {
-		if session, ok = jsonString(line[s+len(sessionField)-1 : t]); !ok {
+	return r.Session, r.Tool, true
+}
+
+// canonicalKeys reads the session and tool where a canonical line has
+// them, and reports false for a line that does not begin as one does.
+func canonicalKeys(line []byte) (session, tool string, ok bool) {
+	rest, ok := bytes.CutPrefix(line, seqPrefix)
+	if !ok {
+		return "", "", false
+	}
+	i := 0
+	for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
+		i++
+	}
+	if rest, ok = bytes.CutPrefix(rest[i:], []byte(`,"time":"`)); !ok {
+		return "", "", false
+	}
+	q := bytes.IndexByte(rest, '"') // a time holds no quote or backslash
+	if q < 0 || bytes.IndexByte(rest[:q], '\\') >= 0 {
+		return "", "", false
+	}
+	rest = rest[q+1:]
+	if r, ok := bytes.CutPrefix(rest, sessionField); ok {
+		t := bytes.Index(r, toolField)
+		if t < 0 {
 			return "", "", false
 		}
+		if session, ok = jsonString(append([]byte{'"'}, r[:t]...)); !ok {
+			return "", "", false
+		}
+		rest = r[t:]
 	}
-	rest := line[t+len(toolField)-1:]
-	p := bytes.Index(rest, pathField)
+	r, ok := bytes.CutPrefix(rest, toolField)
+	if !ok {
+		return "", "", false
+	}
+	p := bytes.Index(r, pathField)
 	if p < 0 {
 		return "", "", false
 	}
-	tool, ok = jsonString(rest[:p+1])
+	tool, ok = jsonString(append([]byte{'"'}, r[:p+1]...))
 	return session, tool, ok
 }
 
@@ -417,7 +473,9 @@ func jsonString(q []byte) (string, bool) {
 		return "", false
 	}
 	if bytes.IndexByte(q, '\\') < 0 {
-		return string(q[1 : len(q)-1]), true
+		// Without escapes, a quote inside would end the string there.
+		inner := q[1 : len(q)-1]
+		return string(inner), bytes.IndexByte(inner, '"') < 0
 	}
 	var s string
 	return s, json.Unmarshal(q, &s) == nil

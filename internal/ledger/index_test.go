@@ -228,6 +228,39 @@ func TestFilterIndexedOpenIntents(t *testing.T) {
 	checkSameAsFilter(t, lg, path, []string{"agent-0"})
 }
 
+// TestFilterIndexedOneBadEntry damages one entry of a session whose
+// other entries are good: the read falls back to the whole ledger and
+// passes each record once.
+func TestFilterIndexedOneBadEntry(t *testing.T) {
+	lg := newTestLedger(t)
+	path := filepath.Join(t.TempDir(), "index")
+	if err := Rewrite(lg.file, indexTestRecords(4000, 50)); err != nil {
+		t.Fatal(err)
+	}
+	checkSameAsFilter(t, lg, path, []string{"agent-0"}) // builds the index
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := readIndexHeader(t, path)
+	ents, ok := h.lookup(bytes.NewReader(b), [][16]byte{indexKey("s", "agent-0")})
+	if !ok || len(ents) < 2 {
+		t.Fatalf("agent-0's entries: %v, %v", ents, ok)
+	}
+	// The last entry of agent-0 names the line after its own.
+	last := ents[len(ents)-1]
+	base := indexHeaderSize + int(h.keys)*indexKeySize
+	for i := base; i+indexEntrySize <= len(b); i += indexEntrySize {
+		if binary.LittleEndian.Uint64(b[i:]) == last.seq && binary.LittleEndian.Uint64(b[i+8:]) == last.off {
+			binary.LittleEndian.PutUint64(b[i+8:], last.off+last.n+1)
+		}
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	checkSameAsFilter(t, lg, path, []string{"agent-0"})
+}
+
 func TestLineKeys(t *testing.T) {
 	for _, r := range []*Record{
 		{Session: "a", Tool: "edit_file", Path: "x"},
@@ -243,6 +276,18 @@ func TestLineKeys(t *testing.T) {
 		s, tool, ok := lineKeys(line[:len(line)-1])
 		if !ok || s != r.Session || tool != r.Tool {
 			t.Errorf("lineKeys(%s) = %q, %q, %v; want %q, %q", line, s, tool, ok, r.Session, r.Tool)
+		}
+	}
+	// Lines not in the canonical form get the keys encoding/json reads.
+	for _, c := range []struct{ line, session, tool string }{
+		{`{"seq":1,"time":"2026-01-01T00:00:00Z","tool":"edit_file","session":"b","path":"p","outcome":"ok"}`, "b", "edit_file"},
+		{`{"seq":1,"time":"2026-01-01T00:00:00Z","session":"a","tool":"edit_file","path":"p","session":"b"}`, "b", "edit_file"},
+		{`{"session":"a","seq":1,"tool":"t","path":"p"}`, "a", "t"},
+		{`{"seq":1,"time":"2026-01-01T00:00:00Z","session":"a","tool":"rewind","path":"p","args":{"session":"c","tool":"x"}}`, "a", "rewind"},
+	} {
+		s, tool, ok := lineKeys([]byte(c.line))
+		if !ok || s != c.session || tool != c.tool {
+			t.Errorf("lineKeys(%s) = %q, %q, %v; want %q, %q", c.line, s, tool, ok, c.session, c.tool)
 		}
 	}
 }

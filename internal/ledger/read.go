@@ -142,7 +142,8 @@ func newFilterState(m Match, fn func(*Record) error) *filterState {
 	return &filterState{m: m, needles: m.needles(), fn: fn}
 }
 
-// line takes the ledger's line number n.
+// line takes the ledger's line number n (0: unknown, for a line read
+// through the session index or after its end).
 func (s *filterState) line(line []byte, n int) error {
 	if in, ok := intentOf(line); ok {
 		s.open = slices.DeleteFunc(s.open, func(p *Record) bool { return p.Seq == in })
@@ -154,7 +155,11 @@ func (s *filterState) line(line []byte, n int) error {
 	}
 	r := new(Record)
 	if err := json.Unmarshal(line, r); err != nil {
-		return &VerifyError{Seq: uint64(n), Line: n, Reason: ReasonMalformed, Err: err}
+		seq := uint64(n)
+		if n == 0 {
+			seq, _ = seqOf(line)
+		}
+		return &VerifyError{Seq: seq, Line: n, Reason: ReasonMalformed, Err: err}
 	}
 	if !s.m.Matches(r) {
 		return nil
