@@ -21,7 +21,9 @@ import (
 // directory fsync and one ledger fsync, so that there is less than one
 // sync call per commit where each alone would make three.
 func TestConcurrentCommitsShareFsyncs(t *testing.T) {
-	w, err := Open(t.TempDir(), nil)
+	dir := t.TempDir()
+	shares := sharesSyncFS(t, dir)
+	w, err := Open(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,13 +74,13 @@ func TestConcurrentCommitsShareFsyncs(t *testing.T) {
 	commits := int64(writers * rounds)
 	all := commitFsyncs.Load() + syncfs.Load() + ledgerFsyncs.Load()
 	t.Logf("%d commits: %d fsyncs of files and directories, %d syncfs, %d ledger fsyncs", commits, commitFsyncs.Load(), syncfs.Load(), ledgerFsyncs.Load())
-	if atomicfile.FileSystemSync && syncfs.Load() == 0 {
+	if shares && syncfs.Load() == 0 {
 		t.Errorf("no syncfs for %d concurrent commits: no batch shared its new contents' flush", commits)
 	}
 	if n := ledgerFsyncs.Load(); n <= 0 || n > commits {
 		t.Errorf("%d ledger fsyncs for %d concurrent commits (two records each), want at least one and at most one per commit", n, commits)
 	}
-	if atomicfile.FileSystemSync && all > commits {
+	if shares && all > commits {
 		t.Errorf("%d sync calls for %d concurrent commits, want at most one per commit", all, commits)
 	}
 	for i := range writers {
@@ -97,10 +99,10 @@ func TestConcurrentCommitsShareFsyncs(t *testing.T) {
 // a failed fsync fails it, with the file left as it was and no temporary
 // file left behind, and a commit that went through alone is unaffected.
 func TestBatchSyncFSFails(t *testing.T) {
-	if !atomicfile.FileSystemSync {
-		t.Skip("no syncfs(2) here: batches fsync each file")
-	}
 	dir := t.TempDir()
+	if !sharesSyncFS(t, dir) {
+		t.Skip("a syncfs may not stand in for an fsync here: batches fsync each file")
+	}
 	w, err := Open(dir, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -187,4 +189,16 @@ func TestBatchSyncFSFails(t *testing.T) {
 	if _, err := s.Write(ctx, "f0.txt", "after\n", nil); err != nil {
 		t.Errorf("a lone write after the failed batches: %v", err)
 	}
+}
+
+// sharesSyncFS reports whether a batch's commits in dir share a syncfs
+// (atomicfile.Dir.SyncFSStandsIn).
+func sharesSyncFS(t *testing.T, dir string) bool {
+	t.Helper()
+	f, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	return atomicfile.NewDir(f).SyncFSStandsIn()
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestStagedChangesTogether stages a replacement, a creation and a
@@ -104,5 +106,43 @@ func TestStagedRacedAndAborted(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(filepath.Join(dir, "c.txt")); string(got) != "c old" {
 		t.Errorf("c.txt = %q, want it untouched", got)
+	}
+}
+
+func TestKernelVersion(t *testing.T) {
+	for _, c := range []struct {
+		release      string
+		major, minor int
+		ok           bool
+	}{
+		{"6.18.44-fc-v782", 6, 18, true},
+		{"5.8.0", 5, 8, true},
+		{"5.4-rc1", 5, 4, true},
+		{"4.19.0-25-amd64", 4, 19, true},
+		{"garbage", 0, 0, false},
+	} {
+		major, minor, ok := kernelVersion(c.release)
+		if major != c.major || minor != c.minor || ok != c.ok {
+			t.Errorf("kernelVersion(%q) = %d, %d, %v; want %d, %d, %v", c.release, major, minor, ok, c.major, c.minor, c.ok)
+		}
+	}
+}
+
+// TestSyncFSStandsIn checks the answer for a directory on this machine's
+// temporary file system against its type.
+func TestSyncFSStandsIn(t *testing.T) {
+	d, dir := openDir(t)
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		t.Fatal(err)
+	}
+	want := syncfsErrors()
+	switch uint32(st.Type) {
+	case ext4Magic, xfsMagic, btrfsMagic, f2fsMagic:
+	default:
+		want = false
+	}
+	if got := d.SyncFSStandsIn(); got != want {
+		t.Errorf("SyncFSStandsIn() = %v on a file system of type %#x, want %v", got, st.Type, want)
 	}
 }

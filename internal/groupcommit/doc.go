@@ -36,8 +36,9 @@
 // swaps (at most swapWait): one fsync then covers them all.
 //
 // The waits are bounded, and a commit waiting at the gate holds its file's
-// lock and nothing else: the gate changes when fsyncs start, not what they
-// cover, their order, or what they guarantee.
+// lock and nothing else. The gate changes when fsyncs start and, for a
+// batch's temporary files, which call makes them durable, never their
+// order or what is durable before a swap.
 //
 // Which fsync buys which guarantee, and the order of a commit's steps, are
 // in docs/ARCHITECTURE.md.

@@ -217,12 +217,13 @@ func (g *Gate) swappedLocked(p *Pass) {
 // its batch: the first of the batch's commits on d's file system calls
 // syncfs, which began after every one of them had arrived, and the others
 // wait for its result. It reports false, and does nothing, for a commit
-// that went through alone, where there is no such call
-// (atomicfile.FileSystemSync), or when the machine holds more than
-// maxDirty bytes of dirty data, which the syncfs would write back first:
-// the file then needs its own fsync.
+// that went through alone, where a syncfs may not stand in for an fsync
+// (atomicfile.Dir.SyncFSStandsIn: no syncfs(2), a kernel that does not
+// report its errors, a file system not known to write back every file),
+// or when the machine holds more than maxDirty bytes of dirty data, which
+// the syncfs would write back first: the file then needs its own fsync.
 func (p *Pass) SyncTemp(d *atomicfile.Dir) (bool, error) {
-	if !atomicfile.FileSystemSync || p == nil || p.batch == nil || p.batch.n < 2 {
+	if !atomicfile.FileSystemSync || p == nil || p.batch == nil || p.batch.n < 2 || !d.SyncFSStandsIn() {
 		return false, nil
 	}
 	dev, err := d.Device()
