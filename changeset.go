@@ -106,7 +106,8 @@ func (cs *changeSet) approve(ctx context.Context, a *attempt, preview func() *Pr
 // history, durably, before any file changes: guarantee 4. The versions'
 // index lines are written first and made durable together after: each
 // index file and their directory once, or, for more than fsyncObjects
-// names, the history's whole file system in one syncfs, as a command's
+// names where there is syncfs (oneByOne), the history's whole file system
+// in one syncfs, as a command's
 // records do (command.go). Contents kept as objects are durable as Save
 // writes them.
 func (cs *changeSet) snapshot(op string) error {

@@ -607,7 +607,7 @@ type scanner struct {
 
 	mu      sync.Mutex
 	m       *cpManifest
-	stored  []string // the objects to make durable; past fsyncObjects, only counted
+	stored  []string // the objects to make durable; past fsyncObjects (oneByOne), only counted
 	nstored int
 	err     error
 	failed  atomic.Bool

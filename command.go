@@ -151,7 +151,8 @@ const (
 	// maxWarnings is how many warnings a CommandResult keeps.
 	maxWarnings = 20
 	// recordBatch is how many changes End saves to history before they
-	// are made durable (one syncfs, past fsyncObjects) and their ledger
+	// are made durable (one syncfs past fsyncObjects, where oneByOne
+	// allows it) and their ledger
 	// records are written.
 	recordBatch = 1000
 )

@@ -14,7 +14,7 @@ import (
 // file's commit (atomicfile.Staged), each step paid once for all of them:
 //
 //  1. stage: every new content under its temporary name, each fsynced; past
-//     fsyncObjects files (bulk), none is;
+//     fsyncObjects files where there is syncfs (bulk, oneByOne), none is;
 //  2. durable: in bulk, one syncfs per file system that holds a file or
 //     the history makes the temporary files and the history's index lines
 //     durable together (an fsync pays for a file's own bytes, a syncfs for

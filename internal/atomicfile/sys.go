@@ -41,7 +41,7 @@ var sys = struct {
 		if err := call(h, &Call{Op: "fsync", FD: fd}); err != nil {
 			return err
 		}
-		return fsync(fd)
+		return retry(func() error { return fsync(fd) })
 	},
 	syncfs: func(h Hook, fd int) error {
 		if err := call(h, &Call{Op: "syncfs", FD: fd}); err != nil {
