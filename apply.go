@@ -200,6 +200,19 @@ func (s *Session) resolvePatch(cs *changeSet, ops []patch.FileOp, res *PatchResu
 	return nil
 }
 
+// txFDs returns the descriptors of the file systems a transaction of
+// files writes to: each file's directory and the history's.
+func txFDs(w *Workspace, files []*txFile) []int {
+	fds := []int{int(w.histDir.File().Fd())}
+	for _, f := range files {
+		if f.t.dir == nil {
+			return nil // a directory still to be made: fsync each file
+		}
+		fds = append(fds, f.t.dir.Fd())
+	}
+	return fds
+}
+
 // commitTx commits a checked transaction (see txcommit.go): what each name
 // holds goes to history and each new content to its temporary name, both
 // made durable together; then the journal, the swaps, one fsync per
@@ -208,7 +221,7 @@ func (s *Session) resolvePatch(cs *changeSet, ops []patch.FileOp, res *PatchResu
 // files. The caller holds every file's lock.
 func (s *Session) commitTx(a *attempt, op string, cs *changeSet, res *PatchResult) error {
 	files := cs.files
-	bulk := !oneByOne(len(files))
+	bulk := !oneByOne(len(files), txFDs(s.w, files)...)
 	histPaths, err := cs.saveVersions(op)
 	if err != nil {
 		return err

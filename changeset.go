@@ -116,7 +116,7 @@ func (cs *changeSet) snapshot(op string) error {
 		return err
 	}
 	w := cs.s.w
-	if !oneByOne(len(paths)) {
+	if !oneByOne(len(paths), int(w.histDir.File().Fd())) {
 		err = syncFS(int(w.histDir.File().Fd()))
 	} else {
 		err = w.hist.SyncIndexes(paths)

@@ -511,10 +511,22 @@ func manifestPath(p string) bool {
 const fsyncObjects = 8
 
 // oneByOne reports whether n files are made durable one by one, an fsync
-// each: up to fsyncObjects, and always where there is no syncfs(2)
-// (atomicfile.FileSystemSync), since the sync(2) that stands in for it
-// there may return before the writes are done.
-func oneByOne(n int) bool { return n <= fsyncObjects || !atomicfile.FileSystemSync }
+// each: up to fsyncObjects, and always where a syncfs of the file systems
+// that hold the open files fds may not stand in for their fsyncs
+// (atomicfile.SyncFSStandsIn): no syncfs(2), whose sync(2) stand-in may
+// return before the writes are done, a kernel that does not report its
+// errors, or a file system not known to write back every file.
+func oneByOne(n int, fds ...int) bool {
+	if n <= fsyncObjects {
+		return true
+	}
+	for _, fd := range fds {
+		if !atomicfile.SyncFSStandsIn(fd) {
+			return true
+		}
+	}
+	return len(fds) == 0
+}
 
 // scan checkpoints the covered files, reading only those whose stat differs
 // from prev's (or is racy), keeping each content not yet kept, and making
@@ -692,7 +704,7 @@ func (sc *scanner) file(dirfd int, p, name string, buf []byte) []byte {
 	// Written now, or present but perhaps written by a scan that stopped
 	// before its flush: made durable before the scan returns.
 	sc.mu.Lock()
-	if sc.nstored++; oneByOne(sc.nstored) {
+	if sc.nstored++; oneByOne(sc.nstored, int(sc.cp.objects.File().Fd())) {
 		sc.stored = append(sc.stored, e.SHA256)
 	}
 	sc.m.Files[p] = e

@@ -1220,7 +1220,7 @@ func (r *stepRecorder) save(batch []step, changes []CommandChange, saves []int) 
 	// an fsync each, which pay for their own bytes; many without,
 	// made durable by one syncfs below, which pays for every dirty
 	// page of the file system.
-	lazy := !oneByOne(len(saves))
+	lazy := !oneByOne(len(saves), int(r.w.histDir.File().Fd()))
 	for _, i := range saves {
 		r.saveOne(&batch[i], &changes[i], lazy)
 	}

@@ -248,7 +248,7 @@ func (w *Workspace) markSynced(dirty map[string]bool, upTo, mark ledger.Position
 	// Many indexes: one syncfs of the history's file system pays for all
 	// of them, where each would pay an fsync (oneByOne).
 	var flush func() error
-	if !oneByOne(len(paths)) {
+	if !oneByOne(len(paths), int(w.histDir.File().Fd())) {
 		flush = func() error { return syncFS(int(w.histDir.File().Fd())) }
 	}
 	if w.hist.SyncIndexesWith(paths, flush) != nil {

@@ -49,12 +49,16 @@ func kernelVersion(release string) (major, minor int, ok bool) {
 // for the fsyncs of files written on it before it began: syncfs(2) exists
 // (FileSystemSync), the kernel reports its errors, and the file system is
 // a local one known to write back every dirty file on it.
-func (d *Dir) SyncFSStandsIn() bool {
+func (d *Dir) SyncFSStandsIn() bool { return SyncFSStandsIn(d.fd) }
+
+// SyncFSStandsIn is Dir.SyncFSStandsIn for the file system that holds
+// the open file fd.
+func SyncFSStandsIn(fd int) bool {
 	if !syncfsErrors() {
 		return false
 	}
 	var st unix.Statfs_t
-	if err := unix.Fstatfs(d.fd, &st); err != nil {
+	if err := unix.Fstatfs(fd, &st); err != nil {
 		return false
 	}
 	switch uint32(st.Type) {
