@@ -621,8 +621,12 @@ type scanner struct {
 	m       *cpManifest
 	stored  []string // the objects to make durable; past fsyncObjects (oneByOne), only counted
 	nstored int
-	err     error
-	failed  atomic.Bool
+	// oneByOne is whether the objects are flushed one by one past
+	// fsyncObjects too (oneByOne of the store's file system), asked once.
+	oneByOne     bool
+	oneByOneOnce sync.Once
+	err          error
+	failed       atomic.Bool
 
 	syncedOnce sync.Once
 	synced     map[string]bool // the objects prev names, flushed by the scan that made it
@@ -704,12 +708,22 @@ func (sc *scanner) file(dirfd int, p, name string, buf []byte) []byte {
 	// Written now, or present but perhaps written by a scan that stopped
 	// before its flush: made durable before the scan returns.
 	sc.mu.Lock()
-	if sc.nstored++; oneByOne(sc.nstored, int(sc.cp.objects.File().Fd())) {
+	if sc.nstored++; sc.nstored <= fsyncObjects || sc.flushOneByOne() {
 		sc.stored = append(sc.stored, e.SHA256)
 	}
 	sc.m.Files[p] = e
 	sc.mu.Unlock()
 	return buf
+}
+
+// flushOneByOne reports whether the store's file system needs every
+// object fsynced, however many (oneByOne); it asks once per scan. The
+// caller holds sc.mu.
+func (sc *scanner) flushOneByOne() bool {
+	sc.oneByOneOnce.Do(func() {
+		sc.oneByOne = oneByOne(fsyncObjects+1, int(sc.cp.objects.File().Fd()))
+	})
+	return sc.oneByOne
 }
 
 // flushed reports whether prev, a checkpoint whose scan flushed the store,

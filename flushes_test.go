@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/editguard/editguard/internal/atomicfile"
 	"github.com/editguard/editguard/internal/ledger"
 )
 
@@ -281,10 +280,11 @@ func closeCaughtUp(t *testing.T, w *Workspace, syncs *atomic.Int64) *Workspace {
 // system instead of an fsync each, and that a failed syncfs leaves the
 // mark where it was, for a later catch-up to do again.
 func TestCatchUpManyIndexesOneSyncFS(t *testing.T) {
-	if !atomicfile.FileSystemSync {
-		t.Skip("no syncfs(2) here: every index is fsynced")
+	dir := t.TempDir()
+	if !sharesSyncFS(t, dir) {
+		t.Skip("a syncfs may not stand in for fsyncs here: every index is fsynced")
 	}
-	w, err := Open(t.TempDir(), nil)
+	w, err := Open(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
