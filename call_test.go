@@ -24,8 +24,6 @@ func TestReplayerCoversSession(t *testing.T) {
 		"RecordNoWait":    "Record, answering before the fsync",
 		"BeginCommand":    "records what a shell command changed after it ran, like Record: no call to replay",
 		"Rewind":          "one change per file, chosen from the ledger as it stands when it runs",
-		"Publish":         "talks to a git remote, whose answers a replay cannot give",
-		"Pull":            "takes its changes from a git remote, like Publish",
 	}
 	ctxType := reflect.TypeFor[context.Context]()
 	st, rt := reflect.TypeFor[*editguard.Session](), reflect.TypeFor[*editguard.Replayer]()

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/editguard/editguard"
+	"github.com/editguard/editguard/internal/testutil"
 )
 
 // storeObjects counts the contents the checkpoint store holds.
@@ -26,16 +27,16 @@ func storeObjects(t *testing.T, dir string) int {
 // committed; packed packs the objects (with deltas) first.
 func gitWorkspace(t *testing.T, files map[string]string, packed bool) (*editguard.Workspace, string) {
 	t.Helper()
-	requireGit(t)
+	testutil.RequireGit(t)
 	w, dir := newWorkspace(t)
-	gitIn(t, dir, "init", "-q")
+	testutil.GitIn(t, dir, "init", "-q")
 	for p, c := range files {
 		writeFile(t, dir, p, c)
 	}
-	gitIn(t, dir, "add", "-A")
-	gitIn(t, dir, "commit", "-qm", "files")
+	testutil.GitIn(t, dir, "add", "-A")
+	testutil.GitIn(t, dir, "commit", "-qm", "files")
 	if packed {
-		gitIn(t, dir, "gc", "-q", "--aggressive")
+		testutil.GitIn(t, dir, "gc", "-q", "--aggressive")
 	}
 	return w, dir
 }
@@ -44,11 +45,11 @@ func gitWorkspace(t *testing.T, files map[string]string, packed bool) (*editguar
 // file, staged.txt, added to the index and never committed.
 func stagedWorkspace(t *testing.T) (*editguard.Workspace, string) {
 	t.Helper()
-	requireGit(t)
+	testutil.RequireGit(t)
 	w, dir := newWorkspace(t)
-	gitIn(t, dir, "init", "-q")
+	testutil.GitIn(t, dir, "init", "-q")
 	writeFile(t, dir, "staged.txt", "only in the index\n")
-	gitIn(t, dir, "add", "staged.txt")
+	testutil.GitIn(t, dir, "add", "staged.txt")
 	return w, dir
 }
 
@@ -110,14 +111,14 @@ func TestCommandGitBackedCheckpoint(t *testing.T) {
 // way in, a CRLF file git calls clean is not its blob's bytes; it is
 // copied, and what a command displaces comes back with its CRLFs.
 func TestCommandGitFiltersAreCopied(t *testing.T) {
-	requireGit(t)
+	testutil.RequireGit(t)
 	w, dir := newWorkspace(t)
-	gitIn(t, dir, "init", "-q")
+	testutil.GitIn(t, dir, "init", "-q")
 	writeFile(t, dir, ".gitattributes", "*.txt text eol=crlf\n")
 	writeFile(t, dir, "a.txt", "one\r\ntwo\r\n")
-	gitIn(t, dir, "add", "-A")
-	gitIn(t, dir, "commit", "-qm", "crlf")
-	if st := gitIn(t, dir, "status", "--porcelain"); st != "" {
+	testutil.GitIn(t, dir, "add", "-A")
+	testutil.GitIn(t, dir, "commit", "-qm", "crlf")
+	if st := testutil.GitIn(t, dir, "status", "--porcelain"); st != "" {
 		t.Fatalf("git status: %q, want a clean copy", st)
 	}
 	s := w.NewSession("s")
@@ -146,8 +147,8 @@ func TestCommandGitIndexMovesOn(t *testing.T) {
 	if n := storeObjects(t, dir); n != 0 {
 		t.Fatalf("%d contents stored, want none: git's index holds staged.txt", n)
 	}
-	gitIn(t, dir, "rm", "-q", "--cached", "staged.txt")
-	gitIn(t, dir, "gc", "-q", "--prune=now")
+	testutil.GitIn(t, dir, "rm", "-q", "--cached", "staged.txt")
+	testutil.GitIn(t, dir, "gc", "-q", "--prune=now")
 	res := runCommand(t, s, dir, "echo changed > staged.txt")
 	if res.Totals.NotInHistory != 0 {
 		t.Fatalf("result %+v: the content git pruned was not kept", res)

@@ -796,12 +796,5 @@ func (w *Workspace) lock(ctx context.Context, t *target) (*filelock.Lock, error)
 
 // unifiedDiff returns a unified diff between two texts, labelled with p.
 func unifiedDiff(p, oldText, newText string, created, deleted bool) string {
-	oldName, newName := "a/"+p, "b/"+p
-	if created {
-		oldName = "/dev/null"
-	}
-	if deleted {
-		newName = "/dev/null"
-	}
-	return udiff.Unified(oldName, oldText, newName, newText)
+	return udiff.File(p, oldText, newText, created, deleted)
 }

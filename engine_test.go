@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/editguard/editguard"
+	"github.com/editguard/editguard/internal/testutil"
+	"github.com/editguard/editguard/remote"
 )
 
 // A changePath is one way a Session changes files, set up to be made:
@@ -108,16 +110,16 @@ var changePaths = []changePath{
 		}
 	}},
 	{"Pull", func(t *testing.T) (*editguard.Workspace, *editguard.Session, string, string, func(context.Context) error) {
-		bare := syncRepo(t, map[string]string{"a.txt": "one\n"})
-		wa, _ := host(t, bare, "a")
-		wb, dirB := host(t, bare, "b")
+		bare := testutil.SyncRepo(t, map[string]string{"a.txt": "one\n"})
+		wa, _ := testutil.Clone(t, bare, "a")
+		wb, dirB := testutil.Clone(t, bare, "b")
 		sa, sb := wa.NewSession("alice"), wb.NewSession("bob")
-		change(t, sa, "a.txt", "two\n")
-		if _, err := sa.Publish(context.Background(), nil); err != nil {
+		testutil.Change(t, sa, "a.txt", "two\n")
+		if _, err := remote.Publish(context.Background(), sa, nil); err != nil {
 			t.Fatal(err)
 		}
 		return wb, sb, dirB, "a.txt", func(ctx context.Context) error {
-			_, err := sb.Pull(ctx, nil)
+			_, err := remote.Pull(ctx, sb, nil)
 			return err
 		}
 	}},
@@ -128,7 +130,6 @@ var changePaths = []changePath{
 var notChanging = map[string]string{
 	"Read": "reads", "Baseline": "reads the session's state", "Name": "reads", "Workspace": "reads",
 	"SetApprover": "sets the session's approver", "BeginTurn": "starts the session's turn: forgets its reads and marks the turn in the ledger",
-	"Publish":         "writes no workspace file, only git objects and its own state",
 	"CreateDirectory": "makes directories, durably; changes no file",
 	"Guard":           "saves history before another program's tool writes; that write is not editguard's",
 	"Record":          "records another program's change after it was made",

@@ -124,16 +124,7 @@ func (w *Workspace) VersionDiff(p, id string) (string, error) {
 }
 
 // textOf decodes bytes for a diff, or describes them when they are not text.
-func textOf(data []byte, enc string) string {
-	if data == nil {
-		return ""
-	}
-	doc, err := textcodec.Decode(data, enc)
-	if err != nil {
-		return fmt.Sprintf("(%d bytes, not text: %v)\n", len(data), err)
-	}
-	return doc.Text
-}
+func textOf(data []byte, enc string) string { return textcodec.Show(data, enc) }
 
 // afterCommit applies the total size cap in the background, outside any
 // commit's critical section, when a Save of this commit found the store's

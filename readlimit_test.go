@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/editguard/editguard"
+	"github.com/editguard/editguard/internal/testutil"
 	"github.com/editguard/editguard/toolset"
 )
 
@@ -46,7 +47,7 @@ func bigReadWorker(dir, arg string) (*bigReadResult, error) {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return &bigReadResult{ContentBytes: len(res.Content), Truncated: res.Truncated, LinesCut: res.LinesCut,
-		SizeBytes: res.SizeBytes, MaxRSSKiB: maxRSSKiB(&ru)}, nil
+		SizeBytes: res.SizeBytes, MaxRSSKiB: testutil.MaxRSSKiB(&ru)}, nil
 }
 
 // TestReadHugeLineBoundedMemory reads one line of a file that is a single

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/editguard/editguard"
+	"github.com/editguard/editguard/remote"
 )
 
 var publishCmd = &command{
@@ -38,7 +39,7 @@ and branches are left alone. See docs/DISTRIBUTED.md.`,
 
 func runPublish(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(publishCmd.name)
-	var o editguard.PublishOptions
+	var o remote.PublishOptions
 	fs.StringVar(&o.Remote, "remote", "origin", "the git remote `NAME` (or URL)")
 	fs.StringVar(&o.Branch, "branch", "", "the remote branch `NAME` (default: the current branch)")
 	fs.StringVar(&o.Session, "session", "", "publish only the files session `NAME` changed")
@@ -56,7 +57,7 @@ func runPublish(ctx context.Context, e *env, args []string) error {
 	}
 	s := ws.NewSession(e.sessionName)
 	done := e.progress("publishing")
-	r, err := s.Publish(ctx, &o)
+	r, err := remote.Publish(ctx, s, &o)
 	done()
 	if err != nil {
 		var ge *editguard.Error

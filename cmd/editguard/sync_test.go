@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/editguard/editguard/internal/testutil"
 )
 
 // These tests run "editguard publish" and "editguard pull" as separate
@@ -46,17 +48,6 @@ func syncEnv(t *testing.T) {
 	}
 	t.Setenv("HOME", t.TempDir())
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-}
-
-func gitCmd(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"}, args...)...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
 }
 
 // daemon is a git daemon serving a directory of bare repositories.
@@ -127,17 +118,17 @@ func (d *daemon) stop() {
 func sharedRepo(t *testing.T, base string, files map[string]string) string {
 	t.Helper()
 	bare := filepath.Join(base, "shared.git")
-	gitCmd(t, base, "init", "-q", "--bare", bare)
+	testutil.GitIn(t, base, "init", "-q", "--bare", bare)
 	seed := filepath.Join(t.TempDir(), "seed")
-	gitCmd(t, base, "clone", "-q", bare, seed)
+	testutil.GitIn(t, base, "clone", "-q", bare, seed)
 	for name, content := range files {
 		p := filepath.Join(seed, name)
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		os.WriteFile(p, []byte(content), 0o644)
 	}
-	gitCmd(t, seed, "add", "-A")
-	gitCmd(t, seed, "commit", "-q", "-m", "initial")
-	gitCmd(t, seed, "push", "-q", "origin", "main")
+	testutil.GitIn(t, seed, "add", "-A")
+	testutil.GitIn(t, seed, "commit", "-q", "-m", "initial")
+	testutil.GitIn(t, seed, "push", "-q", "origin", "main")
 	return bare
 }
 
@@ -153,7 +144,7 @@ type syncHost struct {
 func cloneHost(t *testing.T, url, name string) *syncHost {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), name)
-	gitCmd(t, filepath.Dir(dir), "clone", "-q", url, dir)
+	testutil.GitIn(t, filepath.Dir(dir), "clone", "-q", url, dir)
 	bin, _ := exec.LookPath("editguard")
 	// A race-enabled binary (the test binary under -race) waits a second
 	// before a successful exit, for reports from other goroutines; the
@@ -298,7 +289,7 @@ func TestSyncThreeHostsOverGitDaemon(t *testing.T) {
 	h1.must(0, "", "pull")
 	h1.change("shared.txt", "shared by h1\n")
 	h1.must(0, "", "publish")
-	head := gitCmd(t, bare, "rev-parse", "main")
+	head := testutil.GitIn(t, bare, "rev-parse", "main")
 
 	// h2's change to a file someone else published is refused, and
 	// nothing of its publish lands.
@@ -314,7 +305,7 @@ func TestSyncThreeHostsOverGitDaemon(t *testing.T) {
 	if !strings.Contains(files[0].(map[string]any)["changes"].(string), "+shared by h1") {
 		t.Fatalf("h2: STALE_FILE shows %v, want the upstream change", files[0])
 	}
-	if got := gitCmd(t, bare, "rev-parse", "main"); got != head {
+	if got := testutil.GitIn(t, bare, "rev-parse", "main"); got != head {
 		t.Fatalf("remote head moved from %s to %s", head, got)
 	}
 	if _, ok := blobAt(bare, "main", "b2.txt"); ok {
@@ -438,7 +429,7 @@ func TestPublishRaceThreeHosts(t *testing.T) {
 		all = append(all, a)
 		retried += a.out.Attempts - 1
 	}
-	final := gitCmd(t, bare, "rev-parse", "main")
+	final := testutil.GitIn(t, bare, "rev-parse", "main")
 	t.Logf("in %v: %d publishes acknowledged (%d lost the lease and retried), %d refused with STALE_FILE, %d gave up with BUSY",
 		duration, total[0], retried, total[1], total[2])
 	if total[0] < 3 {
@@ -500,11 +491,11 @@ func TestPublishRaceThreeHosts(t *testing.T) {
 	// change stands unless a later acknowledged publish of the same file
 	// replaced it.
 	for p, commits := range landed {
-		log := gitCmd(t, bare, "log", "--format=%H", "main", "--", p)
+		log := testutil.GitIn(t, bare, "log", "--format=%H", "main", "--", p)
 		var unacked []string
 		n := 0
 		for _, c := range strings.Fields(log) {
-			if gitCmd(t, bare, "log", "-1", "--format=%s", c) == "initial" {
+			if testutil.GitIn(t, bare, "log", "-1", "--format=%s", c) == "initial" {
 				continue
 			}
 			n++
@@ -525,7 +516,7 @@ func TestPublishFailures(t *testing.T) {
 	d := startDaemon(t, base, 0)
 	h := cloneHost(t, d.url("shared.git"), "h1")
 	h.change("a.txt", "a by h1\n")
-	head := gitCmd(t, bare, "rev-parse", "main")
+	head := testutil.GitIn(t, bare, "rev-parse", "main")
 	hook := filepath.Join(bare, "hooks", "pre-receive")
 
 	t.Run("git missing", func(t *testing.T) {
@@ -566,13 +557,13 @@ func TestPublishFailures(t *testing.T) {
 			t.Fatalf("publish against a moving branch: exit %d, %s %v; want BUSY after 5 attempts", code, c, details)
 		}
 		// Only the hook's commits are on the branch, and a.txt is as it was.
-		if log := gitCmd(t, bare, "log", "--format=%s", head+"..main"); log != strings.TrimSpace(strings.Repeat("moved-by-hook\n", 5)) {
+		if log := testutil.GitIn(t, bare, "log", "--format=%s", head+"..main"); log != strings.TrimSpace(strings.Repeat("moved-by-hook\n", 5)) {
 			t.Fatalf("branch history since the test began:\n%s", log)
 		}
 		if got, _ := blobAt(bare, "main", "a.txt"); got != "a\n" {
 			t.Fatalf("remote a.txt = %q", got)
 		}
-		head = gitCmd(t, bare, "rev-parse", "main")
+		head = testutil.GitIn(t, bare, "rev-parse", "main")
 	})
 
 	t.Run("remote goes away mid-push", func(t *testing.T) {
@@ -606,7 +597,7 @@ func TestPublishFailures(t *testing.T) {
 		if r.code != exitError || c != "REMOTE" || details["reason"] != "unreachable" {
 			t.Fatalf("publish cut off mid-push: exit %d, %s %v", r.code, c, details)
 		}
-		if got := gitCmd(t, bare, "rev-parse", "main"); got != head {
+		if got := testutil.GitIn(t, bare, "rev-parse", "main"); got != head {
 			t.Fatalf("remote head = %s, want the old head %s", got, head)
 		}
 		// Once the remote is back, the publish goes through, once.

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/editguard/editguard/internal/testutil"
 )
 
 // TestReadBlobsLimit reads blobs around the limit: one at the limit is
@@ -69,7 +71,7 @@ func TestReadBlobsLimit(t *testing.T) {
 func TestCommandsNeverRunFsmonitor(t *testing.T) {
 	_, clone := setup(t, map[string]string{".gitattributes": "*.crlf eol=crlf\n", "a.txt": "a\n", "b.crlf": "b\n"})
 	mark := filepath.Join(t.TempDir(), "fsmonitor-ran")
-	git(t, clone, "config", "core.fsmonitor", "touch '"+mark+"'; false")
+	testutil.GitIn(t, clone, "config", "core.fsmonitor", "touch '"+mark+"'; false")
 	ctx := context.Background()
 	r := open(t, clone)
 	r.SetMaxBlobSize(1 << 20)
@@ -106,7 +108,7 @@ func TestCommandsNeverRunFsmonitor(t *testing.T) {
 	}
 	// The same configuration does make plain git run it, so the check
 	// above can fail.
-	git(t, clone, "check-attr", "text", "--", "a.txt")
+	testutil.GitIn(t, clone, "check-attr", "text", "--", "a.txt")
 	if _, err := os.Stat(mark); err != nil {
 		t.Fatalf("git check-attr did not run core.fsmonitor either (%v): the test proves nothing", err)
 	}

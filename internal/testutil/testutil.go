@@ -1,7 +1,8 @@
-// Package testutil holds the helpers that the tests of the root package
-// and of internal/durability share: workspaces in a test's temporary
-// directory, files, the ledger, child processes of the test binary, the
-// traced write and the checks of history. Only tests import it.
+// Package testutil holds the helpers that the tests of the root package,
+// internal/durability, remote and others share: workspaces in a test's
+// temporary directory, files, the ledger, child processes of the test
+// binary, the traced write, the checks of history, git repositories and
+// clones (git.go), and the peak resident size. Only tests import it.
 package testutil
 
 import (

@@ -181,6 +181,20 @@ func decode(raw []byte, encoding string, owned bool) (*Doc, error) {
 	return d, nil
 }
 
+// Show returns raw as text for a diff or a message: decoded in encoding
+// (detected if ""), or a line that says how many bytes it holds and why
+// they are not text. nil is "".
+func Show(raw []byte, encoding string) string {
+	if raw == nil {
+		return ""
+	}
+	doc, err := Decode(raw, encoding)
+	if err != nil {
+		return fmt.Sprintf("(%d bytes, not text: %v)\n", len(raw), err)
+	}
+	return doc.Text
+}
+
 // NewDoc returns an empty document in the format new files get: UTF-8
 // without BOM, no line break yet (so new lines get LF).
 func NewDoc() *Doc {

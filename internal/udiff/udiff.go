@@ -171,3 +171,17 @@ func CommonSuffix(a, b string) int {
 	}
 	return i
 }
+
+// File returns the unified diff of the file p from oldText to newText,
+// labelled a/p and b/p, with /dev/null for the old side of a file created
+// and the new side of one deleted.
+func File(p, oldText, newText string, created, deleted bool) string {
+	oldName, newName := "a/"+p, "b/"+p
+	if created {
+		oldName = "/dev/null"
+	}
+	if deleted {
+		newName = "/dev/null"
+	}
+	return Unified(oldName, oldText, newName, newText)
+}

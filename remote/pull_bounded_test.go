@@ -1,6 +1,6 @@
 //go:build unix
 
-package editguard_test
+package remote_test
 
 import (
 	"context"
@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/editguard/editguard"
+	"github.com/editguard/editguard/internal/testutil"
+	"github.com/editguard/editguard/remote"
 )
 
 // gitWith runs git in dir with extra environment variables and stdin (if
@@ -86,8 +88,8 @@ const (
 
 // pullChildOut is what the child reports.
 type pullChildOut struct {
-	Result *editguard.PullResult `json:"result"`
-	Error  string                `json:"error"`
+	Result *remote.PullResult `json:"result"`
+	Error  string             `json:"error"`
 	// PeakRSSKiB is the child's own peak resident size and that of the
 	// git processes it ran, measured in the child (0 where it cannot be).
 	PeakRSSKiB int64 `json:"peak_rss_kib"`
@@ -112,7 +114,7 @@ func childPeakRSSKiB() int64 {
 	}
 	var kids syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids) == nil {
-		hwm = max(hwm, maxRSSKiB(&kids))
+		hwm = max(hwm, testutil.MaxRSSKiB(&kids))
 	}
 	return hwm
 }
@@ -129,7 +131,7 @@ func TestPullChildProcess(t *testing.T) {
 	var out pullChildOut
 	w, err := editguard.Open(dir, nil)
 	if err == nil {
-		out.Result, err = w.NewSession("puller").Pull(context.Background(), nil)
+		out.Result, err = remote.Pull(context.Background(), w.NewSession("puller"), nil)
 		w.Close()
 	}
 	if err != nil {
@@ -167,9 +169,9 @@ func TestPullOversizedBlobBoundedMemory(t *testing.T) {
 		t.Skip("stores and fetches a 300 MiB blob")
 	}
 	start := time.Now()
-	bare := syncRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n", "dir/c.txt": "c\n", "keep.txt": "k\n"})
+	bare := testutil.SyncRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n", "dir/c.txt": "c\n", "keep.txt": "k\n"})
 	dir := filepath.Join(t.TempDir(), "ws")
-	gitIn(t, filepath.Dir(dir), "clone", "-q", bare, dir)
+	testutil.GitIn(t, filepath.Dir(dir), "clone", "-q", bare, dir)
 
 	sparse := filepath.Join(t.TempDir(), "zeros")
 	f, err := os.Create(sparse)
@@ -216,11 +218,11 @@ func TestPullOversizedBlobBoundedMemory(t *testing.T) {
 	if err := json.Unmarshal(data, &got); err != nil {
 		t.Fatal(err)
 	}
-	rss := maxRSSKiB(ru) << 10
+	rss := testutil.MaxRSSKiB(ru) << 10
 	if got.PeakRSSKiB > 0 {
 		rss = got.PeakRSSKiB << 10 // see childPeakRSSKiB
 	}
-	t.Logf("setup %v; pull of a %d MiB blob: %v, peak RSS %d MiB (the pull process and the git processes it ran; wait4 says %d MiB)", setup.Round(time.Millisecond), bigSize>>20, took.Round(time.Millisecond), rss>>20, maxRSSKiB(ru)>>10)
+	t.Logf("setup %v; pull of a %d MiB blob: %v, peak RSS %d MiB (the pull process and the git processes it ran; wait4 says %d MiB)", setup.Round(time.Millisecond), bigSize>>20, took.Round(time.Millisecond), rss>>20, testutil.MaxRSSKiB(ru)>>10)
 	if got.Error != "" {
 		t.Fatalf("Pull = %s", got.Error)
 	}
@@ -269,9 +271,9 @@ func TestPullOversizedBlobBoundedMemory(t *testing.T) {
 // written; the ordinary change is pulled. A protected path is reported by
 // the pull that meets its change, not by every pull after.
 func TestPullNeverWritesGitOrStateEntries(t *testing.T) {
-	bare := syncRepo(t, map[string]string{"ok.txt": "ok\n"})
+	bare := testutil.SyncRepo(t, map[string]string{"ok.txt": "ok\n"})
 	ctx := context.Background()
-	w, dir := host(t, bare, "ws")
+	w, dir := testutil.Clone(t, bare, "ws")
 	s := w.NewSession("s")
 	gitConfig, err := os.ReadFile(filepath.Join(dir, ".git", "config"))
 	if err != nil {
@@ -289,7 +291,7 @@ func TestPullNeverWritesGitOrStateEntries(t *testing.T) {
 		}
 		return blobs
 	}
-	check := func(r *editguard.PullResult, err error, ok string) {
+	check := func(r *remote.PullResult, err error, ok string) {
 		t.Helper()
 		if err != nil {
 			t.Fatalf("Pull = %v", err)
@@ -331,14 +333,14 @@ func TestPullNeverWritesGitOrStateEntries(t *testing.T) {
 	}
 
 	commitTree(t, bare, storeTree(t, bare, upstream("ok, first\n")), "protected entries")
-	r, err := s.Pull(ctx, nil)
+	r, err := remote.Pull(ctx, s, nil)
 	check(r, err, "ok, first\n")
 
 	commitTree(t, bare, storeTree(t, bare, upstream("ok, second\n")), "protected entries changed")
-	r, err = s.Pull(ctx, &editguard.PullOptions{DiscardLocal: true})
+	r, err = remote.Pull(ctx, s, &remote.PullOptions{DiscardLocal: true})
 	check(r, err, "ok, second\n")
 
-	r, err = s.Pull(ctx, nil)
+	r, err = remote.Pull(ctx, s, nil)
 	if err != nil || len(r.Conflicts) != 0 || len(r.Updated) != 0 {
 		t.Fatalf("a pull with nothing new upstream = %+v, %v; want nothing reported", r, err)
 	}
@@ -352,29 +354,29 @@ func TestPullNeverWritesGitOrStateEntries(t *testing.T) {
 // the rest, and reports it again at the next pull.
 func TestSyncOverTheLimit(t *testing.T) {
 	const limit = 1000
-	bare := syncRepo(t, map[string]string{".gitattributes": "*.crlf eol=crlf\n", "a.txt": "a\n", "b.txt": "b\n", "g.crlf": "g\n"})
+	bare := testutil.SyncRepo(t, map[string]string{".gitattributes": "*.crlf eol=crlf\n", "a.txt": "a\n", "b.txt": "b\n", "g.crlf": "g\n"})
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "ws")
-	gitIn(t, filepath.Dir(dir), "clone", "-q", bare, dir)
+	testutil.GitIn(t, filepath.Dir(dir), "clone", "-q", bare, dir)
 	w, err := editguard.Open(dir, &editguard.Options{MaxFileSize: limit})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
 	s := w.NewSession("s")
-	change(t, s, "a.txt", "a, changed here\n")
+	testutil.Change(t, s, "a.txt", "a, changed here\n")
 
 	other := filepath.Join(t.TempDir(), "other")
-	gitIn(t, filepath.Dir(other), "clone", "-q", bare, other)
-	writeRaw(t, filepath.Join(other, "a.txt"), strings.Repeat("A", 2*limit))
-	writeRaw(t, filepath.Join(other, "b.txt"), "b, changed upstream\n")
-	writeRaw(t, filepath.Join(other, "g.crlf"), strings.Repeat("g\n", 400)) // 800 bytes, 1200 checked out
-	gitIn(t, other, "add", "-A")
-	gitIn(t, other, "commit", "-q", "-m", "over the limit")
-	gitIn(t, other, "push", "-q", "origin", "main")
+	testutil.GitIn(t, filepath.Dir(other), "clone", "-q", bare, other)
+	testutil.WriteRaw(t, filepath.Join(other, "a.txt"), strings.Repeat("A", 2*limit))
+	testutil.WriteRaw(t, filepath.Join(other, "b.txt"), "b, changed upstream\n")
+	testutil.WriteRaw(t, filepath.Join(other, "g.crlf"), strings.Repeat("g\n", 400)) // 800 bytes, 1200 checked out
+	testutil.GitIn(t, other, "add", "-A")
+	testutil.GitIn(t, other, "commit", "-q", "-m", "over the limit")
+	testutil.GitIn(t, other, "push", "-q", "origin", "main")
 	head := remoteHead(t, bare)
 
-	_, err = s.Publish(ctx, nil)
+	_, err = remote.Publish(ctx, s, nil)
 	var e *editguard.Error
 	if !errors.As(err, &e) || e.Code != editguard.CodeTooLarge {
 		t.Fatalf("Publish = %v, want TOO_LARGE", err)
@@ -387,11 +389,11 @@ func TestSyncOverTheLimit(t *testing.T) {
 	}
 
 	for round := 1; round <= 2; round++ {
-		r, err := s.Pull(ctx, nil)
+		r, err := remote.Pull(ctx, s, nil)
 		if err != nil {
 			t.Fatalf("Pull %d = %v", round, err)
 		}
-		reasons := map[string]*editguard.PullConflict{}
+		reasons := map[string]*remote.PullConflict{}
 		for i, c := range r.Conflicts {
 			reasons[c.Path] = &r.Conflicts[i]
 		}

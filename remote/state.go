@@ -1,19 +1,18 @@
-package editguard
+package remote
 
 import (
 	"context"
-	"encoding/json"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"slices"
 	"sort"
 	"strings"
 
-	"github.com/editguard/editguard/internal/filelock"
+	"github.com/editguard/editguard"
 	"github.com/editguard/editguard/internal/gitsync"
-	"github.com/editguard/editguard/internal/ledger"
 )
 
 // This file holds what publish and pull share: the state they keep in
@@ -21,10 +20,8 @@ import (
 // workspace, and the reading of the ledger that finds the changes not yet
 // published. See docs/DISTRIBUTED.md for the model.
 
-const (
-	syncStateName = "sync.json"
-	syncLockName  = "sync.lock"
-)
+// syncStateName is the sync state's file in .editguard.
+const syncStateName = "sync.json"
 
 // syncState is the content of .editguard/sync.json.
 type syncState struct {
@@ -74,58 +71,12 @@ func (s *syncState) branch(remote, branch string) *branchSync {
 	return b
 }
 
-// lockSync takes the workspace's publish/pull lock, so that one publish or
-// pull at a time reads and writes the sync state (guarded writes of agents
-// go on meanwhile, under their own locks).
-func (w *Workspace) lockSync(ctx context.Context) (*filelock.Lock, error) {
-	l, err := w.state.Lock(ctx, syncLockName, &filelock.Options{Timeout: w.opts.LockTimeout})
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		e := ioError("", err)
-		if errors.Is(err, filelock.ErrBusy) {
-			e.Message = "another publish or pull in this workspace is still running: " + err.Error()
-		}
-		return nil, e
-	}
-	return l, nil
-}
-
-// loadSync reads the sync state; a missing file is an empty state.
-func (w *Workspace) loadSync() (*syncState, error) {
-	st := &syncState{}
-	data, err := w.state.ReadFile(syncStateName)
-	if errors.Is(err, fs.ErrNotExist) {
-		return st, nil
-	}
-	if err != nil {
-		return nil, stateError("read sync state", err)
-	}
-	if err := json.Unmarshal(data, st); err != nil {
-		return nil, stateError("read sync state", fmt.Errorf("%s: %w", w.state.Join(syncStateName), err))
-	}
-	return st, nil
-}
-
-// saveSync replaces the sync state durably and atomically.
-func (w *Workspace) saveSync(st *syncState) error {
-	data, err := json.MarshalIndent(st, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := w.state.WriteFile(syncStateName, append(data, '\n'), 0o644); err != nil {
-		return stateError("write sync state", err)
-	}
-	return nil
-}
-
 // unpublished is the changes to one file that are not published yet.
 type unpublished struct {
 	path  string
-	first *LedgerRecord // its state before is the base the changes were made on
-	last  *LedgerRecord // its state after is what is to be published
-	recs  []*LedgerRecord
+	first *editguard.LedgerRecord // its state before is the base the changes were made on
+	last  *editguard.LedgerRecord // its state after is what is to be published
+	recs  []*editguard.LedgerRecord
 }
 
 // base is the file as the first change found it.
@@ -144,14 +95,14 @@ func (u *unpublished) result() syncedFile {
 
 // sessions and tools name who made the changes, sorted.
 func (u *unpublished) sessions() []string {
-	return distinct(u.recs, func(r *LedgerRecord) string { return sessionLabel(r.Session) })
+	return distinct(u.recs, func(r *editguard.LedgerRecord) string { return sessionLabel(r.Session) })
 }
 
 func (u *unpublished) tools() []string {
-	return distinct(u.recs, func(r *LedgerRecord) string { return r.Tool })
+	return distinct(u.recs, func(r *editguard.LedgerRecord) string { return r.Tool })
 }
 
-func distinct(recs []*LedgerRecord, key func(*LedgerRecord) string) []string {
+func distinct(recs []*editguard.LedgerRecord, key func(*editguard.LedgerRecord) string) []string {
 	var out []string
 	for _, r := range recs {
 		if k := key(r); !slices.Contains(out, k) {
@@ -174,16 +125,14 @@ func sessionLabel(s string) string {
 // after the last pull that wrote the file (a pull makes the file upstream's
 // again, so what came before it is no longer to be published). Records of
 // publish and pull themselves are not changes to publish. If only is not
-// nil, only those files are looked at. It also returns the last seq read.
-func (w *Workspace) unpublishedChanges(b *branchSync, only map[string]bool) (map[string]*unpublished, uint64, error) {
+// nil, only those files are looked at.
+func (sy *syncer) unpublishedChanges(b *branchSync, only map[string]bool) (map[string]*unpublished, error) {
 	out := map[string]*unpublished{}
-	var last uint64
-	err := ledger.Scan(w.state, ledgerName, func(r *LedgerRecord) error {
-		last = r.Seq
-		if r.Outcome != "ok" || r.Path == "" || r.Tool == opPublish || (only != nil && !only[r.Path]) {
+	err := sy.w.Log(editguard.LogFilter{}, func(r *editguard.LedgerRecord) error {
+		if r.Outcome != "ok" || r.Path == "" || r.Tool == toolPublish || (only != nil && !only[r.Path]) {
 			return nil
 		}
-		if r.Tool == opPull {
+		if r.Tool == toolPull {
 			delete(out, r.Path)
 			return nil
 		}
@@ -200,20 +149,20 @@ func (w *Workspace) unpublishedChanges(b *branchSync, only map[string]bool) (map
 		return nil
 	})
 	if err != nil {
-		return nil, 0, readError("read ledger", err)
+		return nil, err
 	}
-	return out, last, nil
+	return out, nil
 }
 
 // openRepo finds the git working tree of the workspace.
-func (w *Workspace) openRepo(ctx context.Context) (*gitsync.Repo, error) {
-	r, err := gitsync.Open(ctx, w.dir)
+func (sy *syncer) openRepo(ctx context.Context) (*gitsync.Repo, error) {
+	r, err := gitsync.Open(ctx, sy.w.Dir())
 	if err != nil {
 		return nil, gitError(err)
 	}
 	// No blob larger than a file editguard may write is read, nor held
 	// whole by git (see gitsync.Repo.SetMaxBlobSize).
-	r.SetMaxBlobSize(w.opts.MaxFileSize)
+	r.SetMaxBlobSize(sy.h.MaxFileSize())
 	return r, nil
 }
 
@@ -228,12 +177,12 @@ func syncTarget(ctx context.Context, repo *gitsync.Repo, remote, branch string) 
 			return "", "", gitError(err)
 		}
 		if b == "" {
-			return "", "", newError(CodeInvalidArgument, "", "HEAD is detached, so there is no current branch to sync with", "name the branch (--branch)", nil)
+			return "", "", newError(editguard.CodeInvalidArgument, "", "HEAD is detached, so there is no current branch to sync with", "name the branch (--branch)", nil)
 		}
 		branch = b
 	}
 	if err := repo.CheckNames(ctx, remote, branch); err != nil {
-		return "", "", newError(CodeInvalidArgument, "", err.Error(), "", err)
+		return "", "", newError(editguard.CodeInvalidArgument, "", err.Error(), "", err)
 	}
 	return remote, branch, nil
 }
@@ -242,7 +191,7 @@ func syncTarget(ctx context.Context, repo *gitsync.Repo, remote, branch string) 
 // local side (git missing, no working tree, a command that failed), REMOTE
 // for the remote.
 func gitError(err error) error {
-	var e *Error
+	var e *editguard.Error
 	if errors.As(err, &e) {
 		return err
 	}
@@ -255,13 +204,13 @@ func gitError(err error) error {
 	}
 	switch {
 	case errors.Is(err, gitsync.ErrGitNotFound):
-		return newError(CodeGit, "", "git was not found: publish and pull run the git program, and no git is in PATH",
+		return newError(editguard.CodeGit, "", "git was not found: publish and pull run the git program, and no git is in PATH",
 			"install git, or put it in PATH", err)
 	case errors.Is(err, gitsync.ErrNotRepository):
-		return newError(CodeGit, "", "the workspace is not inside a git working tree",
+		return newError(editguard.CodeGit, "", "the workspace is not inside a git working tree",
 			"run publish and pull in a clone of the shared repository", err)
 	case errors.As(err, &re):
-		e := newError(CodeRemote, "", re.Error(), "", err)
+		e := newError(editguard.CodeRemote, "", re.Error(), "", err)
 		e.Details["remote"] = re.Remote
 		e.Details["branch"] = re.Branch
 		e.Details["remote_message"] = re.Reason
@@ -285,11 +234,11 @@ func gitError(err error) error {
 		return e
 	}
 	if errors.As(err, &ge) {
-		e := newError(CodeGit, "", ge.Error(), "", err)
+		e := newError(editguard.CodeGit, "", ge.Error(), "", err)
 		e.Details["git_args"] = ge.Args
 		return e
 	}
-	return newError(CodeGit, "", err.Error(), "", err)
+	return newError(editguard.CodeGit, "", err.Error(), "", err)
 }
 
 func firstLine(s string) string {
@@ -326,24 +275,37 @@ func hostname() string {
 	}, h)
 }
 
+// syncer is one publish or pull: the session it runs for, its workspace
+// and host, and the arguments its ledger record carries.
+type syncer struct {
+	s    *editguard.Session
+	w    *editguard.Workspace
+	h    host
+	args map[string]any
+}
+
+func newSyncer(s *editguard.Session, args map[string]any) *syncer {
+	return &syncer{s: s, w: s.Workspace(), h: hostOf(s), args: args}
+}
+
 // syncRun is what a publish or a pull works with: the repository, the
-// remote branch, the workspace's sync lock (held) and the branch's state.
+// remote branch, the workspace's sync lock (held until unlock) and the
+// branch's state.
 type syncRun struct {
 	repo           *gitsync.Repo
 	remote, branch string
-	lock           *filelock.Lock
+	unlock         func()
 	st             *syncState
 	bs             *branchSync
 }
 
 // startSync opens the repository, settles the remote and branch (the
 // defaults filled in), takes the sync lock and loads the state. It records
-// args, with the remote and branch, as a's arguments as soon as they are
+// the remote and branch in the record's arguments as soon as they are
 // known, so that a failure is recorded with them.
-func (w *Workspace) startSync(ctx context.Context, a *attempt, args map[string]any, remote, branch string) (*syncRun, error) {
-	args["remote"], args["branch"] = remote, branch
-	a.rec.Args, _ = json.Marshal(args)
-	repo, err := w.openRepo(ctx)
+func (sy *syncer) startSync(ctx context.Context, remote, branch string) (*syncRun, error) {
+	sy.args["remote"], sy.args["branch"] = remote, branch
+	repo, err := sy.openRepo(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -351,16 +313,27 @@ func (w *Workspace) startSync(ctx context.Context, a *attempt, args map[string]a
 	if err != nil {
 		return nil, err
 	}
-	args["remote"], args["branch"] = remote, branch
-	a.rec.Args, _ = json.Marshal(args)
-	lock, err := w.lockSync(ctx)
+	sy.args["remote"], sy.args["branch"] = remote, branch
+	unlock, err := sy.h.LockSync(ctx)
 	if err != nil {
 		return nil, err
 	}
-	st, err := w.loadSync()
-	if err != nil {
-		lock.Unlock()
+	st := &syncState{}
+	if err := sy.h.LoadState(syncStateName, st); err != nil {
+		unlock()
 		return nil, err
 	}
-	return &syncRun{repo: repo, remote: remote, branch: branch, lock: lock, st: st, bs: st.branch(remote, branch)}, nil
+	return &syncRun{repo: repo, remote: remote, branch: branch, unlock: unlock, st: st, bs: st.branch(remote, branch)}, nil
+}
+
+// finish appends the record of the publish or pull (tool): its result res,
+// or the error err it failed with.
+func (sy *syncer) finish(tool string, res any, err error) error {
+	return sy.h.Record(tool, sy.args, res, err)
+}
+
+// sha256Hex is the hex SHA-256 of data, as the ledger and history write it.
+func sha256Hex(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
 }

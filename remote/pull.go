@@ -1,4 +1,4 @@
-package editguard
+package remote
 
 import (
 	"context"
@@ -7,8 +7,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/editguard/editguard"
 	"github.com/editguard/editguard/internal/gitsync"
-	"github.com/editguard/editguard/internal/ledger"
+	"github.com/editguard/editguard/internal/hostlink"
 )
 
 // PullOptions control Pull.
@@ -45,13 +46,13 @@ type PullConflict struct {
 	// in any case, or matching the workspace's Deny patterns), TOO_LARGE
 	// for upstream content larger than the file size limit (it is not
 	// even read), or the code the guarded write failed with.
-	Reason         string `json:"reason"`
-	LocalSHA256    string `json:"local_sha256,omitempty"`
-	BaseSHA256     string `json:"base_sha256,omitempty"`
-	UpstreamSHA256 string `json:"upstream_sha256,omitempty"`
-	LocalExists    bool   `json:"local_exists"`
-	UpstreamExists bool   `json:"upstream_exists"`
-	Error          *Error `json:"error,omitempty"`
+	Reason         string           `json:"reason"`
+	LocalSHA256    string           `json:"local_sha256,omitempty"`
+	BaseSHA256     string           `json:"base_sha256,omitempty"`
+	UpstreamSHA256 string           `json:"upstream_sha256,omitempty"`
+	LocalExists    bool             `json:"local_exists"`
+	UpstreamExists bool             `json:"upstream_exists"`
+	Error          *editguard.Error `json:"error,omitempty"`
 }
 
 // PullResult describes a pull.
@@ -91,16 +92,17 @@ type PullResult struct {
 // read at all, by editguard or by git). Git's HEAD, index and branches are not touched;
 // the branch is fetched into editguard's own ref.
 //
-// Each file written is a ledger record of tool "pull", and so is the pull
+// The pull runs for the session s: each file written is a ledger record
+// of tool "pull" under s's name, asked of s's approver, and so is the pull
 // as a whole. A conflict is not an error: it is listed in the result.
-func (s *Session) Pull(ctx context.Context, opts *PullOptions) (*PullResult, error) {
+func Pull(ctx context.Context, s *editguard.Session, opts *PullOptions) (*PullResult, error) {
 	var o PullOptions
 	if opts != nil {
 		o = *opts
 	}
-	a := &attempt{rec: ledger.Record{Session: s.name, Tool: opPull, Approval: "auto"}}
-	res, err := s.pullLocked(ctx, &o, a)
-	if lerr := s.w.finishSync(a, res, err); lerr != nil && err == nil {
+	sy := newSyncer(s, map[string]any{"discard_local": o.DiscardLocal})
+	res, err := sy.pullLocked(ctx, &o)
+	if lerr := sy.finish(toolPull, res, err); lerr != nil && err == nil {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("appending the pull to the ledger failed: %v", lerr))
 	}
 	if err != nil {
@@ -134,13 +136,13 @@ type largeBlob struct {
 // are not read at all).
 const pullBatchBytes = 32 << 20
 
-func (s *Session) pullLocked(ctx context.Context, o *PullOptions, a *attempt) (*PullResult, error) {
-	w := s.w
-	sr, err := w.startSync(ctx, a, map[string]any{"discard_local": o.DiscardLocal}, o.Remote, o.Branch)
+// pullLocked is Pull under the workspace's sync lock.
+func (sy *syncer) pullLocked(ctx context.Context, o *PullOptions) (*PullResult, error) {
+	sr, err := sy.startSync(ctx, o.Remote, o.Branch)
 	if err != nil {
 		return nil, err
 	}
-	defer sr.lock.Unlock()
+	defer sr.unlock()
 	repo, remote, branch, st, bs := sr.repo, sr.remote, sr.branch, sr.st, sr.bs
 	if bs.Files == nil {
 		bs.Files = map[string]syncedFile{}
@@ -163,19 +165,19 @@ func (s *Session) pullLocked(ctx context.Context, o *PullOptions, a *attempt) (*
 	// reads must not come to cover it (its next change to such a file is
 	// STALE_FILE, as for every other session's). The caller's approver
 	// is asked about each file, as about every other change.
-	writer := w.NewSession(s.name)
-	writer.SetApprover(s.getApprover())
+	writer := sy.w.NewSession(sy.s.Name())
+	writer.SetApprover(sy.h.Approver())
 	pr := &pullRun{syncRun: sr, base: base, head: head, discard: o.DiscardLocal, res: res}
 	for len(paths) > 0 {
 		n := min(len(paths), 256) // bounds the tree entries looked at at once
 		chunk := paths[:n]
 		paths = paths[n:]
-		if err := w.pullChunk(ctx, writer, pr, chunk); err != nil {
+		if err := sy.pullChunk(ctx, writer, pr, chunk); err != nil {
 			return nil, err
 		}
 	}
 	bs.Base, bs.Head = head, head
-	if err := w.saveSync(st); err != nil {
+	if err := sy.h.SaveState(syncStateName, st); err != nil {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the pull's new base was not saved (%v): the next pull compares with the old one again", err))
 	}
 	return res, nil
@@ -245,13 +247,13 @@ func pullPaths(ctx context.Context, repo *gitsync.Repo, base, head string, files
 // keeps in pr.bs.Files the base of each file that keeps it (see pullFile).
 // Their content is read in batches (see pullBatch), so that a pull never
 // holds much of it at once.
-func (w *Workspace) pullChunk(ctx context.Context, writer *Session, pr *pullRun, chunk []string) error {
+func (sy *syncer) pullChunk(ctx context.Context, writer *editguard.Session, pr *pullRun, chunk []string) error {
 	repo, bs := pr.repo, pr.bs
-	beforeEntries, err := w.entriesAt(ctx, repo, pr.base, chunk)
+	beforeEntries, err := sy.entriesAt(ctx, repo, pr.base, chunk)
 	if err != nil {
 		return err
 	}
-	afterEntries, err := w.entriesAt(ctx, repo, pr.head, chunk)
+	afterEntries, err := sy.entriesAt(ctx, repo, pr.head, chunk)
 	if err != nil {
 		return err
 	}
@@ -263,14 +265,14 @@ func (w *Workspace) pullChunk(ctx context.Context, writer *Session, pr *pullRun,
 		return !iExists && jExists
 	})
 	for len(chunk) > 0 {
-		k := pullBatch(chunk, beforeEntries, afterEntries, w.opts.MaxFileSize)
+		k := pullBatch(chunk, beforeEntries, afterEntries, sy.h.MaxFileSize())
 		part := chunk[:k]
 		chunk = chunk[k:]
-		before, err := w.filesAt(ctx, repo, beforeEntries, part)
+		before, err := sy.filesAt(ctx, repo, beforeEntries, part)
 		if err != nil {
 			return err
 		}
-		after, err := w.filesAt(ctx, repo, afterEntries, part)
+		after, err := sy.filesAt(ctx, repo, afterEntries, part)
 		if err != nil {
 			return err
 		}
@@ -281,7 +283,7 @@ func (w *Workspace) pullChunk(ctx context.Context, writer *Session, pr *pullRun,
 			} else if !before[p].supported {
 				b = syncedFile{Exists: true, SHA256: "(not a regular file)"}
 			}
-			if keep := writer.pullFile(ctx, p, b, after[p], pr.discard, pr.remote, pr.branch, pr.head, pr.res); keep {
+			if keep := sy.pullFile(ctx, writer, p, b, after[p], pr); keep {
 				bs.Files[p] = b
 			} else {
 				delete(bs.Files, p)
@@ -294,7 +296,7 @@ func (w *Workspace) pullChunk(ctx context.Context, writer *Session, pr *pullRun,
 // entriesAt lists the tree entries of paths (relative to the workspace) in
 // commit, keyed by those paths; a path commit does not have is absent. No
 // content is read.
-func (w *Workspace) entriesAt(ctx context.Context, repo *gitsync.Repo, commit string, paths []string) (map[string]gitsync.Entry, error) {
+func (sy *syncer) entriesAt(ctx context.Context, repo *gitsync.Repo, commit string, paths []string) (map[string]gitsync.Entry, error) {
 	out := map[string]gitsync.Entry{}
 	if commit == "" {
 		return out, nil
@@ -341,7 +343,7 @@ func readCost(e gitsync.Entry, limit int64) int64 {
 // entries in a commit are entries (see entriesAt). A regular file's content
 // is read if it is within the file size limit; a larger one is not read
 // (the repository is told the limit, see openRepo), only its size known.
-func (w *Workspace) filesAt(ctx context.Context, repo *gitsync.Repo, entries map[string]gitsync.Entry, paths []string) (map[string]upstreamFile, error) {
+func (sy *syncer) filesAt(ctx context.Context, repo *gitsync.Repo, entries map[string]gitsync.Entry, paths []string) (map[string]upstreamFile, error) {
 	blobs := map[string]string{}
 	for _, p := range paths {
 		if e, ok := entries[p]; ok && e.Regular() {
@@ -376,10 +378,10 @@ func (w *Workspace) filesAt(ctx context.Context, repo *gitsync.Repo, entries map
 	return out, nil
 }
 
-// pullFile brings one file up to date, or reports it in res.Conflicts, and
-// reports whether the file keeps its base b (it was not brought up to date).
-func (s *Session) pullFile(ctx context.Context, p string, b syncedFile, up upstreamFile, discard bool, remote, branch, head string, res *PullResult) (keep bool) {
-	w := s.w
+// pullFile brings one file up to date through writer, or reports it in
+// pr.res.Conflicts, and reports whether the file keeps its base b (it was
+// not brought up to date).
+func (sy *syncer) pullFile(ctx context.Context, writer *editguard.Session, p string, b syncedFile, up upstreamFile, pr *pullRun) (keep bool) {
 	// A conflict keeps the file's base, so that the next pull compares
 	// with it again; one pull cannot bring about (an unsupported file, a
 	// protected path) is reported once: its base moves on with the pull.
@@ -390,94 +392,82 @@ func (s *Session) pullFile(ctx context.Context, p string, b syncedFile, up upstr
 			c.UpstreamSHA256 = "" // not read; the error names the blob
 		}
 		errors.As(err, &c.Error)
-		res.Conflicts = append(res.Conflicts, c)
-		return reason != "unsupported" && reason != string(CodeProtectedPath)
+		pr.res.Conflicts = append(pr.res.Conflicts, c)
+		return reason != "unsupported" && reason != string(editguard.CodeProtectedPath)
 	}
-	resolved, obs, reason, err := w.pullLocal(p)
+	f, reason, err := sy.pullLocal(p)
 	if err != nil {
 		return conflict(reason, syncedFile{}, err)
 	}
-	local := syncedFile{Exists: obs.stat.Exists, SHA256: obs.sum}
+	local := syncedFile{Exists: f.Exists, SHA256: f.SHA256}
 	switch {
 	case up.tooLarge != nil:
-		return conflict(string(CodeTooLarge), local, tooLargeBlob(p, up.tooLarge, w.opts.MaxFileSize, "the file was left as it is",
+		return conflict(string(editguard.CodeTooLarge), local, tooLargeBlob(p, up.tooLarge, sy.h.MaxFileSize(), "the file was left as it is",
 			"bring the file in with git, or open the workspace with a larger file size limit and pull again"))
-	case resolved != p || obs.stat.Exists && !obs.stat.Regular():
+	case f.Resolved != p || f.Exists && !f.Regular:
 		return conflict("unsupported", local, nil) // a symlink or a directory here
 	case !up.supported:
 		return conflict("unsupported", local, nil) // a symlink or submodule upstream
 	case local.same(up.syncedFile):
 		return false // already in step
-	case !local.same(b) && !discard:
+	case !local.same(b) && !pr.discard:
 		return conflict("changed_both", local, nil)
 	}
-	r, err := s.pullWrite(ctx, p, up, obs, discard, remote, branch, head)
+	r, err := sy.pullWrite(ctx, writer, p, up, f, pr)
 	if err != nil {
 		reason := codeOf(err)
-		if IsConflict(err) {
+		if editguard.IsConflict(err) {
 			reason = "changed_both" // changed here while the pull ran
 		}
 		return conflict(reason, local, err)
 	}
-	pulled(res, p, r, !local.same(b))
+	pulled(pr.res, p, r, !local.same(b))
 	return false
 }
 
-// pullLocal looks at the file at p as it is here, and returns where p
-// leads (resolved) and what the file holds. A protected path is refused
+// pullLocal looks at the file at p as it is here: where p leads
+// (Resolved) and what the file holds. A protected path is refused
 // before anything is looked at, so that no comparison can make it anything
 // else than protected. On failure it returns the error with the conflict
 // reason it makes.
-func (w *Workspace) pullLocal(p string) (resolved string, obs *observation, reason string, err error) {
-	if e := w.pullProtection(p, ""); e != nil {
-		return "", nil, string(CodeProtectedPath), e
+func (sy *syncer) pullLocal(p string) (f hostlink.File, reason string, err error) {
+	if e := sy.pullProtection(p, ""); e != nil {
+		return f, string(editguard.CodeProtectedPath), e
 	}
-	t, err := w.openTarget(p)
-	if err != nil {
-		return "", nil, codeOf(err), err
-	}
-	if t.resolved != p {
-		if e := w.pullProtection(p, t.resolved); e != nil {
-			t.close()
-			return "", nil, string(CodeProtectedPath), e
+	var protected *editguard.Error
+	f, err = sy.h.Look(p, func(resolved string) error {
+		if resolved != p {
+			if e := sy.pullProtection(p, resolved); e != nil {
+				protected = e
+				return e
+			}
 		}
+		return nil
+	})
+	switch {
+	case protected != nil:
+		return f, string(editguard.CodeProtectedPath), protected
+	case err != nil:
+		return f, codeOf(err), err
 	}
-	obs, err = w.observe(t)
-	t.close()
-	if err != nil {
-		return "", nil, codeOf(err), err
-	}
-	return t.resolved, obs, "", nil
+	return f, "", nil
 }
 
 // pullWrite writes upstream's content up to p, or removes the file if
 // upstream has none, as one guarded change. Its precondition is the file
-// as obs found it, so that a change made here meanwhile is not
+// as local found it, so that a change made here meanwhile is not
 // overwritten: the change fails instead.
-func (s *Session) pullWrite(ctx context.Context, p string, up upstreamFile, obs *observation, discard bool, remote, branch, head string) (*Result, error) {
-	pre := &Precondition{ExpectedSHA256: obs.sum}
-	if !obs.stat.Exists {
-		pre = &Precondition{MustNotExist: true}
-	}
-	return s.mutate(ctx, &change{
-		tool: opPull, path: p, pre: pre, wholeFile: true,
-		args: map[string]any{"path": p, "remote": remote, "branch": branch, "head": head, "discard_local": discard},
-		build: func(t *target, obs *observation, enc string) (*plan, error) {
-			if !up.Exists {
-				return &plan{remove: true, oldText: textOf(obs.data, "")}, nil
-			}
-			pl := &plan{data: up.data, sum: up.SHA256, oldText: textOf(obs.data, ""), newText: textOf(up.data, "")}
-			if up.exec {
-				pl.mode = 0o755
-			}
-			return pl, nil
-		},
+func (sy *syncer) pullWrite(ctx context.Context, writer *editguard.Session, p string, up upstreamFile, local hostlink.File, pr *pullRun) (*editguard.Result, error) {
+	return sy.h.Put(ctx, writer, hostlink.Put{
+		Path: p, Data: up.data, SHA256: up.SHA256, Exec: up.exec, Remove: !up.Exists,
+		ExpectedSHA256: local.SHA256, MustNotExist: !local.Exists,
+		Args: map[string]any{"path": p, "remote": pr.remote, "branch": pr.branch, "head": pr.head, "discard_local": pr.discard},
 	})
 }
 
 // pulled lists in res the file r wrote at p, with r's warnings;
 // discarded tells that what the file held was a local change.
-func pulled(res *PullResult, p string, r *Result, discarded bool) {
+func pulled(res *PullResult, p string, r *editguard.Result, discarded bool) {
 	f := PulledFile{Path: p, SHA256: r.SHA256, BackupVersion: r.BackupVersion, Discarded: discarded, Op: "modified"}
 	switch {
 	case r.Deleted:
@@ -498,21 +488,21 @@ func pulled(res *PullResult, p string, r *Result, discarded bool) {
 // that the workspace's Deny patterns match. Deny patterns compare exactly,
 // so a tree entry .GIT/config, which a file system that ignores case
 // writes to .git/config, is caught by the first test.
-func (w *Workspace) pullProtection(p, resolved string) *Error {
+func (sy *syncer) pullProtection(p, resolved string) *editguard.Error {
 	for _, name := range []string{p, resolved} {
 		if name == "" {
 			continue
 		}
-		for _, elem := range splitPath(name) {
+		for _, elem := range strings.Split(name, "/") {
 			if internalPathElem(elem) {
-				e := newError(CodeProtectedPath, p, fmt.Sprintf("the branch changes a path inside a git repository's internals or editguard's state (%q): pull never writes there", elem),
+				e := newError(editguard.CodeProtectedPath, p, fmt.Sprintf("the branch changes a path inside a git repository's internals or editguard's state (%q): pull never writes there", elem),
 					"nothing was written; if the branch should not carry this path, remove it from the branch with git", nil)
 				e.Details["element"] = elem
 				return e
 			}
 		}
-		if pat, ok := w.denied(name); ok {
-			e := newError(CodeProtectedPath, p, "path is protected from changes by policy: pull never writes it", "nothing was written", nil)
+		if pat, ok := sy.h.Denied(name); ok {
+			e := newError(editguard.CodeProtectedPath, p, "path is protected from changes by policy: pull never writes it", "nothing was written", nil)
 			e.Details["pattern"] = pat
 			return e
 		}
@@ -541,7 +531,7 @@ func internalPathElem(elem string) bool {
 	if len(e) == 5 && strings.EqualFold(e[:4], "git~") && '1' <= e[4] && e[4] <= '9' {
 		return true
 	}
-	return strings.EqualFold(e, ".git") || strings.EqualFold(e, StateDir)
+	return strings.EqualFold(e, ".git") || strings.EqualFold(e, editguard.StateDir)
 }
 
 // hfsIgnores reports whether HFS+ ignores r in names (the code points
@@ -552,12 +542,12 @@ func hfsIgnores(r rune) bool {
 
 // tooLargeBlob is the TOO_LARGE error of the branch's blob b at p, larger
 // than limit and not read, saying what became of the file (outcome).
-func tooLargeBlob(p string, b *largeBlob, limit int64, outcome, hint string) *Error {
+func tooLargeBlob(p string, b *largeBlob, limit int64, outcome, hint string) *editguard.Error {
 	what := fmt.Sprintf("%d bytes", b.Size)
 	if b.AtLeast {
 		what = fmt.Sprintf("more than %d bytes once converted for checkout", limit)
 	}
-	e := newError(CodeTooLarge, p, fmt.Sprintf("the branch's content of %s is %s, larger than the file size limit of %d bytes: it was not read, and %s", p, what, limit, outcome), hint, nil)
+	e := newError(editguard.CodeTooLarge, p, fmt.Sprintf("the branch's content of %s is %s, larger than the file size limit of %d bytes: it was not read, and %s", p, what, limit, outcome), hint, nil)
 	e.Details["side"] = "upstream"
 	e.Details["size_bytes"] = b.Size
 	e.Details["limit_bytes"] = limit
@@ -569,9 +559,9 @@ func tooLargeBlob(p string, b *largeBlob, limit int64, outcome, hint string) *Er
 }
 
 func codeOf(err error) string {
-	var e *Error
+	var e *editguard.Error
 	if errors.As(err, &e) {
 		return string(e.Code)
 	}
-	return string(CodeIO)
+	return string(editguard.CodeIO)
 }

@@ -1,8 +1,7 @@
-package editguard
+package remote
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -11,8 +10,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/editguard/editguard"
 	"github.com/editguard/editguard/internal/gitsync"
-	"github.com/editguard/editguard/internal/ledger"
+	"github.com/editguard/editguard/internal/hostlink"
+	"github.com/editguard/editguard/internal/textcodec"
 	"github.com/editguard/editguard/internal/udiff"
 )
 
@@ -90,11 +91,11 @@ type PublishResult struct {
 // made on two hosts, is no conflict).
 //
 // Every attempt that reaches the remote is appended to the ledger (tool
-// "publish"), and a success moves the workspace's publish marks (in
+// "publish", under the name of the session s), and a success moves the workspace's publish marks (in
 // .editguard/sync.json). One publish or pull runs at a time in a
 // workspace; guarded changes go on meanwhile. The remote branch is only
 // ever at its old head or at the complete new commit.
-func (s *Session) Publish(ctx context.Context, opts *PublishOptions) (*PublishResult, error) {
+func Publish(ctx context.Context, s *editguard.Session, opts *PublishOptions) (*PublishResult, error) {
 	var o PublishOptions
 	if opts != nil {
 		o = *opts
@@ -102,12 +103,12 @@ func (s *Session) Publish(ctx context.Context, opts *PublishOptions) (*PublishRe
 	if o.Attempts <= 0 {
 		o.Attempts = DefaultPublishAttempts
 	}
-	a := &attempt{rec: ledger.Record{Session: s.name, Tool: opPublish, Approval: "auto"}}
-	res, err := s.w.publishLocked(ctx, &o, a)
+	sy := newSyncer(s, map[string]any{"session": o.Session})
+	res, err := sy.publishLocked(ctx, &o)
 	if err == nil && len(res.Files) == 0 {
 		return res, nil // nothing to publish: nothing was attempted
 	}
-	if lerr := s.w.finishSync(a, res, err); lerr != nil && err == nil {
+	if lerr := sy.finish(toolPublish, res, err); lerr != nil && err == nil {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("published, but appending the publish to the ledger failed: %v", lerr))
 	}
 	if err != nil {
@@ -116,21 +117,20 @@ func (s *Session) Publish(ctx context.Context, opts *PublishOptions) (*PublishRe
 	return res, nil
 }
 
-// publishLocked is Publish under the workspace's sync lock. It records the
-// remote and branch in a's arguments once they are known.
-func (w *Workspace) publishLocked(ctx context.Context, o *PublishOptions, a *attempt) (*PublishResult, error) {
-	sr, err := w.startSync(ctx, a, map[string]any{"session": o.Session}, o.Remote, o.Branch)
+// publishLocked is Publish under the workspace's sync lock.
+func (sy *syncer) publishLocked(ctx context.Context, o *PublishOptions) (*PublishResult, error) {
+	sr, err := sy.startSync(ctx, o.Remote, o.Branch)
 	if err != nil {
 		return nil, err
 	}
-	defer sr.lock.Unlock()
+	defer sr.unlock()
 	repo, remote, branch, st, bs := sr.repo, sr.remote, sr.branch, sr.st, sr.bs
 	res := &PublishResult{Remote: remote, Branch: branch, Files: []PublishedFile{}}
-	files, err := w.snapshotUnpublished(ctx, bs, o.Session)
+	files, err := sy.snapshotUnpublished(ctx, bs, o.Session)
 	if err != nil || len(files) == 0 {
 		return res, err
 	}
-	if err := w.publish(ctx, repo, bs, files, o.Attempts, res); err != nil {
+	if err := sy.publish(ctx, repo, bs, files, o.Attempts, res); err != nil {
 		return nil, err
 	}
 	for _, f := range files {
@@ -138,7 +138,7 @@ func (w *Workspace) publishLocked(ctx context.Context, o *PublishOptions, a *att
 		bs.Files[f.u.path] = f.state
 	}
 	bs.Head = res.NewHead
-	if err := w.saveSync(st); err != nil {
+	if err := sy.h.SaveState(syncStateName, st); err != nil {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("published, but the publish marks were not saved (%v): the next publish finds these files already there", err))
 	}
 	return res, nil
@@ -157,47 +157,41 @@ type publishFile struct {
 // snapshotUnpublished finds the files with unpublished changes (by session
 // only, if set) and reads each as its last guarded change left it. The
 // files' locks are all held while the ledger is read again and the files
-// are read, so no guarded change falls between the two. A file changed
-// since by something else than editguard fails the whole with STALE_FILE.
-func (w *Workspace) snapshotUnpublished(ctx context.Context, bs *branchSync, session string) ([]*publishFile, error) {
+// are read (host.Snapshot), so no guarded change falls between the two. A
+// file changed since by something else than editguard fails the whole
+// with STALE_FILE.
+func (sy *syncer) snapshotUnpublished(ctx context.Context, bs *branchSync, session string) ([]*publishFile, error) {
 	if bs.Published == nil {
 		bs.Published = map[string]uint64{}
 	}
 	if bs.Files == nil {
 		bs.Files = map[string]syncedFile{}
 	}
-	only, err := w.unpublishedPaths(bs, session)
+	only, err := sy.unpublishedPaths(bs, session)
 	if err != nil {
 		return nil, err
 	}
 	if len(only) == 0 {
 		return nil, nil
 	}
-	var targets []*txFile
-	defer func() {
-		for _, f := range targets {
-			f.t.close()
+	paths := sortedKeys(only)
+	var pending map[string]*unpublished
+	files, err := sy.h.Snapshot(ctx, paths, func() (map[string]bool, error) {
+		var err error
+		pending, err = sy.unpublishedChanges(bs, only)
+		if err != nil {
+			return nil, err
 		}
-	}()
-	var local []map[string]any
-	targets, local = w.openUnpublished(only)
-	locks, err := w.lockTargets(ctx, targets)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		for i := len(locks) - 1; i >= 0; i-- {
-			locks[i].Unlock()
+		reads := map[string]bool{}
+		for p := range pending {
+			reads[p] = true
 		}
-	}()
-	pending, _, err := w.unpublishedChanges(bs, only)
+		return reads, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	out, local, err := w.readUnpublished(targets, pending, local)
-	if err != nil {
-		return nil, err
-	}
+	out, local := readUnpublished(files, pending)
 	if len(local) > 0 {
 		return nil, changedLocally(local)
 	}
@@ -207,75 +201,70 @@ func (w *Workspace) snapshotUnpublished(ctx context.Context, bs *branchSync, ses
 // unpublishedPaths returns the paths of the files with unpublished
 // changes, only those session changed if it is set: the files a publish
 // looks at.
-func (w *Workspace) unpublishedPaths(bs *branchSync, session string) (map[string]bool, error) {
-	first, _, err := w.unpublishedChanges(bs, nil)
+func (sy *syncer) unpublishedPaths(bs *branchSync, session string) (map[string]bool, error) {
+	first, err := sy.unpublishedChanges(bs, nil)
 	if err != nil {
 		return nil, err
 	}
 	only := map[string]bool{}
 	for p, u := range first {
-		if session == "" || slices.ContainsFunc(u.recs, func(r *LedgerRecord) bool { return r.Session == session }) {
+		if session == "" || slices.ContainsFunc(u.recs, func(r *editguard.LedgerRecord) bool { return r.Session == session }) {
 			only[p] = true
 		}
 	}
 	return only, nil
 }
 
-// openUnpublished opens the targets of the paths of only, in sorted order,
-// so that their locks can be taken. A path that cannot be opened is taken
-// out of only and listed in local, for the STALE_FILE error.
-func (w *Workspace) openUnpublished(only map[string]bool) (targets []*txFile, local []map[string]any) {
-	paths := sortedKeys(only)
-	for _, p := range paths {
-		t, err := w.openTarget(p)
-		if err != nil {
-			local = append(local, map[string]any{"path": p, "side": "local", "reason": ReasonTypeChanged, "error": err.Error()})
-			delete(only, p)
-			continue
+// readUnpublished takes from files, as the snapshot found them, those with
+// pending changes. A path that could not be opened, that now leads
+// elsewhere, or whose file is not as its last guarded change left it is
+// listed in local instead, for the STALE_FILE error: first those that
+// could not be opened, then the others, each in the order of files.
+func readUnpublished(files []hostlink.File, pending map[string]*unpublished) (out []*publishFile, local []map[string]any) {
+	for _, f := range files {
+		if f.OpenErr != nil {
+			local = append(local, map[string]any{"path": f.Path, "side": "local", "reason": editguard.ReasonTypeChanged, "error": f.OpenErr.Error()})
 		}
-		targets = append(targets, &txFile{t: t})
 	}
-	return targets, local
-}
-
-// readUnpublished reads the file of each of targets that has pending
-// changes, under the locks the caller holds. A file whose path now leads
-// elsewhere, or that is not as its last guarded change left it, is added
-// to local instead, for the STALE_FILE error; local is returned with them.
-func (w *Workspace) readUnpublished(targets []*txFile, pending map[string]*unpublished, local []map[string]any) ([]*publishFile, []map[string]any, error) {
-	var out []*publishFile
-	for _, tf := range targets {
-		if tf.t.resolved != tf.t.path {
+	for _, f := range files {
+		switch {
+		case f.OpenErr != nil:
+			continue
+		case f.Resolved != f.Path:
 			// A symlink now stands where the changes were made: the
 			// path leads elsewhere.
-			local = append(local, map[string]any{"path": tf.t.path, "side": "local", "reason": ReasonTypeChanged,
-				"current_path": tf.t.resolved})
+			local = append(local, map[string]any{"path": f.Path, "side": "local", "reason": editguard.ReasonTypeChanged,
+				"current_path": f.Resolved})
 			continue
 		}
-		u := pending[tf.t.path]
+		u := pending[f.Path]
 		if u == nil {
 			continue
 		}
-		obs, err := w.observe(tf.t)
-		if err != nil {
-			return nil, nil, err
-		}
-		now := syncedFile{Exists: obs.stat.Exists, SHA256: obs.sum}
+		now := syncedFile{Exists: f.Exists, SHA256: f.SHA256}
 		want := u.result()
-		if obs.stat.Exists && !obs.stat.Regular() || !now.same(want) {
-			local = append(local, map[string]any{"path": u.path, "side": "local", "reason": ReasonModified,
-				"expected": want, "actual": obs.state(), "sessions": u.sessions()})
+		if f.Exists && !f.Regular || !now.same(want) {
+			local = append(local, map[string]any{"path": u.path, "side": "local", "reason": editguard.ReasonModified,
+				"expected": want, "actual": fileState(f), "sessions": u.sessions()})
 			continue
 		}
-		out = append(out, &publishFile{u: u, state: now, data: obs.data, exec: obs.stat.Mode&0o111 != 0})
+		out = append(out, &publishFile{u: u, state: now, data: f.Data, exec: f.Exec})
 	}
-	return out, local, nil
+	return out, local
+}
+
+// fileState is f's state as a FileState.
+func fileState(f hostlink.File) editguard.FileState {
+	if !f.Exists {
+		return editguard.FileState{}
+	}
+	return editguard.FileState{Exists: true, SHA256: f.SHA256, Size: f.Size, MtimeMS: f.MtimeMS}
 }
 
 // changedLocally is the STALE_FILE error of a publish that found the files
 // of local (at least one) changed after their last guarded change.
-func changedLocally(local []map[string]any) *Error {
-	e := newError(CodeStaleFile, "", fmt.Sprintf("%s changed after the last guarded change, by something other than editguard; nothing was published", count(len(local), "file")),
+func changedLocally(local []map[string]any) *editguard.Error {
+	e := newError(editguard.CodeStaleFile, "", fmt.Sprintf("%s changed after the last guarded change, by something other than editguard; nothing was published", count(len(local), "file")),
 		"publish sends only what the ledger accounts for: make the change through editguard (read the file and write it again), or restore the last guarded version, then publish", nil)
 	e.Details["side"] = "local"
 	e.Details["files"] = local
@@ -286,7 +275,7 @@ func changedLocally(local []map[string]any) *Error {
 }
 
 // publish runs steps 1-4 of Publish for files and fills in res.
-func (w *Workspace) publish(ctx context.Context, repo *gitsync.Repo, bs *branchSync, files []*publishFile, attempts int, res *PublishResult) error {
+func (sy *syncer) publish(ctx context.Context, repo *gitsync.Repo, bs *branchSync, files []*publishFile, attempts int, res *PublishResult) error {
 	remote, branch := bs.Remote, bs.Branch
 	// The blobs are stored once; they outlive a lost lease.
 	for _, f := range files {
@@ -317,7 +306,7 @@ func (w *Workspace) publish(ctx context.Context, repo *gitsync.Repo, bs *branchS
 			return gitError(err)
 		}
 		res.OldHead = head
-		changes, published, err := w.checkUpstream(ctx, repo, bs, head, files)
+		changes, published, err := sy.checkUpstream(ctx, repo, bs, head, files)
 		if err != nil {
 			return err
 		}
@@ -343,7 +332,7 @@ func (w *Workspace) publish(ctx context.Context, repo *gitsync.Repo, bs *branchS
 		res.NewHead = commit
 		return nil
 	}
-	e := newError(CodeBusy, "", fmt.Sprintf("the branch %s of %s moved between fetch and push %d times in a row; nothing was published", branch, remote, attempts),
+	e := newError(editguard.CodeBusy, "", fmt.Sprintf("the branch %s of %s moved between fetch and push %d times in a row; nothing was published", branch, remote, attempts),
 		"other hosts are publishing to the branch right now: publish again in a moment", lost)
 	e.Details["remote"], e.Details["branch"], e.Details["attempts"] = remote, branch, attempts
 	return e
@@ -351,12 +340,12 @@ func (w *Workspace) publish(ctx context.Context, repo *gitsync.Repo, bs *branchS
 
 // checkUpstream compares each file's base with the branch's head and
 // returns the changes to commit and the files' report, or STALE_FILE.
-func (w *Workspace) checkUpstream(ctx context.Context, repo *gitsync.Repo, bs *branchSync, head string, files []*publishFile) ([]gitsync.Change, []PublishedFile, error) {
+func (sy *syncer) checkUpstream(ctx context.Context, repo *gitsync.Repo, bs *branchSync, head string, files []*publishFile) ([]gitsync.Change, []PublishedFile, error) {
 	up, err := readUpstream(ctx, repo, head, files)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := w.tooLargeUpstream(repo, bs, head, files, up); err != nil {
+	if err := sy.tooLargeUpstream(repo, bs, head, files, up); err != nil {
 		return nil, nil, err
 	}
 	// A file the branch does not have, whose changes started from content
@@ -369,7 +358,7 @@ func (w *Workspace) checkUpstream(ctx context.Context, repo *gitsync.Repo, bs *b
 			orphans = append(orphans, f.u.path)
 		}
 	}
-	known, err := w.knownOnBranch(ctx, repo, bs, head, orphans)
+	known, err := sy.knownOnBranch(ctx, repo, bs, head, orphans)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -384,14 +373,14 @@ func (w *Workspace) checkUpstream(ctx context.Context, repo *gitsync.Repo, bs *b
 		switch {
 		case reason != "":
 			gp := gitPath(repo, f.u.path)
-			stale = append(stale, w.upstreamChange(f, reason, pf.base, pf.up, up.contents[gp].Data))
+			stale = append(stale, sy.upstreamChange(f, reason, pf.base, pf.up, up.contents[gp].Data))
 		case c != nil:
 			changes = append(changes, *c)
 		}
 		report = append(report, pf.PublishedFile)
 	}
 	if len(stale) > 0 {
-		e := newError(CodeStaleFile, "", fmt.Sprintf("%s changed upstream since the changes to them were made; nothing was published", count(len(stale), "file")),
+		e := newError(editguard.CodeStaleFile, "", fmt.Sprintf("%s changed upstream since the changes to them were made; nothing was published", count(len(stale), "file")),
 			"run editguard pull: it lists these files as conflicts. To keep upstream's version, pull --discard-local (yours goes to history); to keep yours, pull --discard-local, then restore the version it saved and publish again", nil)
 		e.Details["side"] = "upstream"
 		e.Details["remote"], e.Details["branch"], e.Details["head"] = bs.Remote, bs.Branch, head
@@ -437,23 +426,23 @@ func readUpstream(ctx context.Context, repo *gitsync.Repo, head string, files []
 // tooLargeUpstream refuses the publish when a blob of the branch is larger
 // than the file size limit and so was not read (see openRepo): nothing is
 // published over content editguard cannot compare with the changes' base.
-func (w *Workspace) tooLargeUpstream(repo *gitsync.Repo, bs *branchSync, head string, files []*publishFile, up *upstream) error {
+func (sy *syncer) tooLargeUpstream(repo *gitsync.Repo, bs *branchSync, head string, files []*publishFile, up *upstream) error {
 	var large []map[string]any
 	for _, f := range files {
 		gp := gitPath(repo, f.u.path)
 		if b := up.contents[gp]; b.TooLarge {
-			d := tooLargeBlob(f.u.path, &largeBlob{up.entries[gp].OID, b}, w.opts.MaxFileSize, "nothing was published", "").Details
+			d := tooLargeBlob(f.u.path, &largeBlob{up.entries[gp].OID, b}, sy.h.MaxFileSize(), "nothing was published", "").Details
 			large = append(large, d)
 		}
 	}
 	if len(large) == 0 {
 		return nil
 	}
-	e := newError(CodeTooLarge, "", fmt.Sprintf("the branch holds %s larger than the file size limit of %d bytes, where this publish changes them: they were not read, and nothing was published", count(len(large), "file"), w.opts.MaxFileSize),
+	e := newError(editguard.CodeTooLarge, "", fmt.Sprintf("the branch holds %s larger than the file size limit of %d bytes, where this publish changes them: they were not read, and nothing was published", count(len(large), "file"), sy.h.MaxFileSize()),
 		"resolve these files with git, or open the workspace with a larger file size limit and publish again", nil)
 	e.Details["side"] = "upstream"
 	e.Details["remote"], e.Details["branch"], e.Details["head"] = bs.Remote, bs.Branch, head
-	e.Details["limit_bytes"] = w.opts.MaxFileSize
+	e.Details["limit_bytes"] = sy.h.MaxFileSize()
 	e.Details["files"] = large
 	if len(large) == 1 {
 		e.Details["path"] = large[0]["path"]
@@ -480,12 +469,12 @@ func compareUpstream(repo *gitsync.Repo, f *publishFile, up *upstream, newToBran
 	reason := ""
 	switch {
 	case found && !entry.Regular():
-		reason = ReasonTypeChanged // a directory, symlink or submodule upstream
+		reason = editguard.ReasonTypeChanged // a directory, symlink or submodule upstream
 	case found:
 		cf.up = syncedFile{Exists: true, SHA256: sha256Hex(up.contents[gp].Data)}
 	default:
 		if parent := fileAbove(up.entries, gp); parent != "" {
-			reason = ReasonTypeChanged // a parent directory is a file upstream
+			reason = editguard.ReasonTypeChanged // a parent directory is a file upstream
 		}
 	}
 	want := f.state
@@ -519,11 +508,11 @@ func compareUpstream(repo *gitsync.Repo, f *publishFile, up *upstream, newToBran
 	if reason == "" {
 		switch {
 		case !cf.up.Exists:
-			reason = ReasonDeleted
+			reason = editguard.ReasonDeleted
 		case !cf.base.Exists:
-			reason = ReasonCreated
+			reason = editguard.ReasonCreated
 		default:
-			reason = ReasonModified
+			reason = editguard.ReasonModified
 		}
 	}
 	return nil, cf, reason
@@ -532,7 +521,7 @@ func compareUpstream(repo *gitsync.Repo, f *publishFile, up *upstream, newToBran
 // knownOnBranch reports which of paths the branch had, as far as this host
 // knows: per the file's synced state, or else the pull's base commit (or,
 // before the first pull, the merge base of HEAD and head).
-func (w *Workspace) knownOnBranch(ctx context.Context, repo *gitsync.Repo, bs *branchSync, head string, paths []string) (map[string]bool, error) {
+func (sy *syncer) knownOnBranch(ctx context.Context, repo *gitsync.Repo, bs *branchSync, head string, paths []string) (map[string]bool, error) {
 	out := map[string]bool{}
 	var rest []string
 	for _, p := range paths {
@@ -590,29 +579,30 @@ func fileAbove(entries map[string]gitsync.Entry, p string) string {
 	return ""
 }
 
-// upstreamDiffMax bounds the diff of one file in a publish's STALE_FILE.
-const upstreamDiffMax = staleDiffMax
+// upstreamDiffMax bounds the diff of one file in a publish's STALE_FILE,
+// in bytes, as the root package bounds a guarded change's STALE_FILE diff.
+const upstreamDiffMax = 3000
 
 // upstreamChange describes a file changed upstream: the diff from the base
 // its changes were made on (kept in history by the first change) to
 // upstream's content, bounded.
-func (w *Workspace) upstreamChange(f *publishFile, reason string, base, up syncedFile, upData []byte) map[string]any {
+func (sy *syncer) upstreamChange(f *publishFile, reason string, base, up syncedFile, upData []byte) map[string]any {
 	d := map[string]any{"path": f.u.path, "side": "upstream", "reason": reason,
 		"base_sha256": base.SHA256, "upstream_sha256": up.SHA256, "sessions": f.u.sessions()}
 	var baseData []byte
 	if base.Exists {
-		_, data, err := w.hist.Load(f.u.path, f.u.first.HistoryVersion)
+		data, err := sy.h.Version(f.u.path, f.u.first.HistoryVersion)
 		if err != nil || sha256Hex(data) != base.SHA256 {
 			d["changes_unavailable"] = "the content the changes were based on is no longer in history"
 			return d
 		}
 		baseData = data
 	}
-	diff := udiff.Unified("a/"+f.u.path+" (your base)", textOf(baseData, ""), "b/"+f.u.path+" (upstream)", textOf(upData, ""))
+	diff := udiff.Unified("a/"+f.u.path+" (your base)", textcodec.Show(baseData, ""), "b/"+f.u.path+" (upstream)", textcodec.Show(upData, ""))
 	if !base.Exists {
-		diff = unifiedDiff(f.u.path, "", textOf(upData, ""), true, false)
+		diff = udiff.File(f.u.path, "", textcodec.Show(upData, ""), true, false)
 	} else if !up.Exists {
-		diff = unifiedDiff(f.u.path, textOf(baseData, ""), "", false, true)
+		diff = udiff.File(f.u.path, textcodec.Show(baseData, ""), "", false, true)
 	}
 	d["changes_summary"] = udiff.Count(diff).String()
 	d["changes"], _ = udiff.Bound(diff, upstreamDiffMax)
@@ -681,20 +671,6 @@ func identSafe(s string) string {
 		}
 		return r
 	}, s)
-}
-
-// finishSync appends a publish's or pull's ledger record: its result, or
-// the error it failed with.
-func (w *Workspace) finishSync(a *attempt, res any, err error) error {
-	r := &a.rec
-	if err != nil {
-		recordError(r, err)
-	} else {
-		r.Outcome = "ok"
-		r.Strategy = "git"
-		r.Result, _ = json.Marshal(res)
-	}
-	return w.led.Append(r)
 }
 
 func sortedKeys(m map[string]bool) []string {

@@ -1,6 +1,6 @@
 //go:build unix
 
-package editguard_test
+package remote_test
 
 import (
 	"context"
@@ -13,85 +13,13 @@ import (
 	"testing"
 
 	"github.com/editguard/editguard"
+	"github.com/editguard/editguard/internal/testutil"
+	"github.com/editguard/editguard/remote"
 )
 
 // These tests run publish and pull between clones of a bare repository on
 // the local file system; cmd/editguard's tests do the same across real
 // transports and processes.
-
-// requireGit skips the test when there is no git, and isolates git from
-// the user's and the system's configuration.
-func requireGit(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
-	t.Setenv("HOME", t.TempDir())
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-}
-
-func gitIn(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"}, args...)...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
-
-// syncRepo makes a bare repository whose main branch holds files, and
-// returns its path.
-func syncRepo(t *testing.T, files map[string]string) string {
-	t.Helper()
-	requireGit(t)
-	dir := t.TempDir()
-	bare := filepath.Join(dir, "shared.git")
-	gitIn(t, dir, "init", "-q", "--bare", bare)
-	seed := filepath.Join(dir, "seed")
-	gitIn(t, dir, "clone", "-q", bare, seed)
-	for name, content := range files {
-		writeRaw(t, filepath.Join(seed, name), content)
-	}
-	gitIn(t, seed, "add", "-A")
-	gitIn(t, seed, "commit", "-q", "-m", "initial")
-	gitIn(t, seed, "push", "-q", "origin", "main")
-	return bare
-}
-
-func writeRaw(t *testing.T, p, content string) {
-	t.Helper()
-	os.MkdirAll(filepath.Dir(p), 0o755)
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// host clones bare and opens a workspace in the clone.
-func host(t *testing.T, bare, name string) (*editguard.Workspace, string) {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), name)
-	gitIn(t, filepath.Dir(dir), "clone", "-q", bare, dir)
-	w, err := editguard.Open(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
-	return w, dir
-}
-
-// change reads p (if it exists) and writes content over it in session s.
-func change(t *testing.T, s *editguard.Session, p, content string) {
-	t.Helper()
-	ctx := context.Background()
-	if _, err := s.Read(ctx, p, nil); err != nil && !errors.Is(err, editguard.ErrNotFound) {
-		t.Fatalf("Read(%s) = %v", p, err)
-	}
-	if _, err := s.Write(ctx, p, content, nil); err != nil {
-		t.Fatalf("Write(%s) = %v", p, err)
-	}
-}
 
 // remoteFile returns p's content at bare's main, and whether it exists.
 func remoteFile(t *testing.T, bare, p string) (string, bool) {
@@ -104,25 +32,25 @@ func remoteFile(t *testing.T, bare, p string) (string, bool) {
 }
 
 func remoteHead(t *testing.T, bare string) string {
-	return gitIn(t, bare, "rev-parse", "main")
+	return testutil.GitIn(t, bare, "rev-parse", "main")
 }
 
 func TestPublishDisjointChangesCombine(t *testing.T) {
-	bare := syncRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n", "gone.txt": "x\n"})
+	bare := testutil.SyncRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n", "gone.txt": "x\n"})
 	ctx := context.Background()
-	wa, _ := host(t, bare, "a")
-	wb, _ := host(t, bare, "b")
+	wa, _ := testutil.Clone(t, bare, "a")
+	wb, _ := testutil.Clone(t, bare, "b")
 	sa, sb := wa.NewSession("alice"), wb.NewSession("bob")
-	change(t, sa, "a.txt", "a from alice\n")
-	change(t, sa, "new/n.txt", "new\n")
-	change(t, sb, "b.txt", "b from bob\n")
+	testutil.Change(t, sa, "a.txt", "a from alice\n")
+	testutil.Change(t, sa, "new/n.txt", "new\n")
+	testutil.Change(t, sb, "b.txt", "b from bob\n")
 	if _, err := sb.Read(ctx, "gone.txt", nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := sb.Delete(ctx, "gone.txt", nil); err != nil {
 		t.Fatal(err)
 	}
-	ra, err := sa.Publish(ctx, nil)
+	ra, err := remote.Publish(ctx, sa, nil)
 	if err != nil {
 		t.Fatalf("alice's Publish = %v", err)
 	}
@@ -130,7 +58,7 @@ func TestPublishDisjointChangesCombine(t *testing.T) {
 		t.Fatalf("alice's Publish = %+v, want 2 files and a new head", ra)
 	}
 	// bob's head is now behind: his commit is built on alice's.
-	rb, err := sb.Publish(ctx, nil)
+	rb, err := remote.Publish(ctx, sb, nil)
 	if err != nil {
 		t.Fatalf("bob's Publish = %v", err)
 	}
@@ -149,14 +77,14 @@ func TestPublishDisjointChangesCombine(t *testing.T) {
 		t.Fatalf("remote head = %s, want %s", got, rb.NewHead)
 	}
 	// The commit names the session and the tools.
-	msg := gitIn(t, bare, "log", "-1", "--format=%an%n%B", "main")
+	msg := testutil.GitIn(t, bare, "log", "-1", "--format=%an%n%B", "main")
 	for _, want := range []string{"editguard (bob)", "D gone.txt (bob: delete_file)", "M b.txt (bob: write_file)"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("commit message lacks %q:\n%s", want, msg)
 		}
 	}
 	// Published is published: nothing left.
-	if r, err := sa.Publish(ctx, nil); err != nil || len(r.Files) != 0 {
+	if r, err := remote.Publish(ctx, sa, nil); err != nil || len(r.Files) != 0 {
 		t.Fatalf("second Publish = %+v, %v; want nothing to publish", r, err)
 	}
 	// The ledger records the publish.
@@ -168,19 +96,19 @@ func TestPublishDisjointChangesCombine(t *testing.T) {
 }
 
 func TestPublishRefusesFileChangedUpstream(t *testing.T) {
-	bare := syncRepo(t, map[string]string{"a.txt": "one\ntwo\n", "c.txt": "c\n"})
+	bare := testutil.SyncRepo(t, map[string]string{"a.txt": "one\ntwo\n", "c.txt": "c\n"})
 	ctx := context.Background()
-	wa, _ := host(t, bare, "a")
-	wb, _ := host(t, bare, "b")
+	wa, _ := testutil.Clone(t, bare, "a")
+	wb, _ := testutil.Clone(t, bare, "b")
 	sa, sb := wa.NewSession("alice"), wb.NewSession("bob")
-	change(t, sa, "a.txt", "one\nTWO (alice)\n")
-	change(t, sb, "a.txt", "ONE (bob)\ntwo\n")
-	change(t, sb, "c.txt", "c from bob\n")
-	if _, err := sa.Publish(ctx, nil); err != nil {
+	testutil.Change(t, sa, "a.txt", "one\nTWO (alice)\n")
+	testutil.Change(t, sb, "a.txt", "ONE (bob)\ntwo\n")
+	testutil.Change(t, sb, "c.txt", "c from bob\n")
+	if _, err := remote.Publish(ctx, sa, nil); err != nil {
 		t.Fatal(err)
 	}
 	head := remoteHead(t, bare)
-	_, err := sb.Publish(ctx, nil)
+	_, err := remote.Publish(ctx, sb, nil)
 	var e *editguard.Error
 	if !errors.Is(err, editguard.ErrStaleFile) || !errors.As(err, &e) {
 		t.Fatalf("bob's Publish = %v, want STALE_FILE", err)
@@ -207,13 +135,13 @@ func TestPublishRefusesFileChangedUpstream(t *testing.T) {
 }
 
 func TestPublishRefusesChangeOutsideEditguard(t *testing.T) {
-	bare := syncRepo(t, map[string]string{"a.txt": "a\n"})
-	w, dir := host(t, bare, "a")
+	bare := testutil.SyncRepo(t, map[string]string{"a.txt": "a\n"})
+	w, dir := testutil.Clone(t, bare, "a")
 	s := w.NewSession("alice")
-	change(t, s, "a.txt", "guarded\n")
-	writeRaw(t, filepath.Join(dir, "a.txt"), "not guarded\n")
+	testutil.Change(t, s, "a.txt", "guarded\n")
+	testutil.WriteRaw(t, filepath.Join(dir, "a.txt"), "not guarded\n")
 	head := remoteHead(t, bare)
-	_, err := s.Publish(context.Background(), nil)
+	_, err := remote.Publish(context.Background(), s, nil)
 	var e *editguard.Error
 	if !errors.As(err, &e) || e.Code != editguard.CodeStaleFile || e.Details["side"] != "local" {
 		t.Fatalf("Publish = %v, want STALE_FILE on the local side", err)
@@ -224,12 +152,12 @@ func TestPublishRefusesChangeOutsideEditguard(t *testing.T) {
 }
 
 func TestPublishRecognisesWhatIsAlreadyUpstream(t *testing.T) {
-	bare := syncRepo(t, map[string]string{"a.txt": "a\n"})
+	bare := testutil.SyncRepo(t, map[string]string{"a.txt": "a\n"})
 	ctx := context.Background()
-	w, dir := host(t, bare, "a")
+	w, dir := testutil.Clone(t, bare, "a")
 	s := w.NewSession("alice")
-	change(t, s, "a.txt", "A\n")
-	r1, err := s.Publish(ctx, nil)
+	testutil.Change(t, s, "a.txt", "A\n")
+	r1, err := remote.Publish(ctx, s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +165,7 @@ func TestPublishRecognisesWhatIsAlreadyUpstream(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, ".editguard", "sync.json")); err != nil {
 		t.Fatal(err)
 	}
-	r2, err := s.Publish(ctx, nil)
+	r2, err := remote.Publish(ctx, s, nil)
 	if err != nil {
 		t.Fatalf("Publish again = %v", err)
 	}
@@ -247,18 +175,18 @@ func TestPublishRecognisesWhatIsAlreadyUpstream(t *testing.T) {
 }
 
 func TestPublishSessionAndSubdirectory(t *testing.T) {
-	bare := syncRepo(t, map[string]string{"sub/a.txt": "a\n", "sub/b.txt": "b\n", "top.txt": "t\n"})
+	bare := testutil.SyncRepo(t, map[string]string{"sub/a.txt": "a\n", "sub/b.txt": "b\n", "top.txt": "t\n"})
 	ctx := context.Background()
-	_, dir := host(t, bare, "a")
+	_, dir := testutil.Clone(t, bare, "a")
 	w, err := editguard.Open(filepath.Join(dir, "sub"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
 	alice, bob := w.NewSession("alice"), w.NewSession("bob")
-	change(t, alice, "a.txt", "A\n")
-	change(t, bob, "b.txt", "B\n")
-	r, err := bob.Publish(ctx, &editguard.PublishOptions{Session: "alice"})
+	testutil.Change(t, alice, "a.txt", "A\n")
+	testutil.Change(t, bob, "b.txt", "B\n")
+	r, err := remote.Publish(ctx, bob, &remote.PublishOptions{Session: "alice"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,37 +199,37 @@ func TestPublishSessionAndSubdirectory(t *testing.T) {
 	if got, _ := remoteFile(t, bare, "sub/b.txt"); got != "b\n" {
 		t.Fatalf("remote sub/b.txt = %q, want bob's change not yet published", got)
 	}
-	if r, err := bob.Publish(ctx, nil); err != nil || len(r.Files) != 1 || r.Files[0].Path != "b.txt" {
+	if r, err := remote.Publish(ctx, bob, nil); err != nil || len(r.Files) != 1 || r.Files[0].Path != "b.txt" {
 		t.Fatalf("Publish = %+v, %v; want b.txt", r, err)
 	}
 }
 
 func TestPullUpdatesUntouchedAndKeepsLocalChanges(t *testing.T) {
-	bare := syncRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n", "c.txt": "c\n", "d.txt": "d\n"})
+	bare := testutil.SyncRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n", "c.txt": "c\n", "d.txt": "d\n"})
 	ctx := context.Background()
-	wa, _ := host(t, bare, "a")
-	wb, dirB := host(t, bare, "b")
+	wa, _ := testutil.Clone(t, bare, "a")
+	wb, dirB := testutil.Clone(t, bare, "b")
 	sa, sb := wa.NewSession("alice"), wb.NewSession("bob")
 	// bob has read a.txt; he changes b.txt with editguard and c.txt without.
 	if _, err := sb.Read(ctx, "a.txt", nil); err != nil {
 		t.Fatal(err)
 	}
-	change(t, sb, "b.txt", "b from bob\n")
-	writeRaw(t, filepath.Join(dirB, "c.txt"), "c by hand\n")
-	change(t, sa, "a.txt", "a from alice\n")
-	change(t, sa, "b.txt", "b from alice\n")
-	change(t, sa, "c.txt", "c from alice\n")
-	change(t, sa, "e.txt", "new from alice\n")
+	testutil.Change(t, sb, "b.txt", "b from bob\n")
+	testutil.WriteRaw(t, filepath.Join(dirB, "c.txt"), "c by hand\n")
+	testutil.Change(t, sa, "a.txt", "a from alice\n")
+	testutil.Change(t, sa, "b.txt", "b from alice\n")
+	testutil.Change(t, sa, "c.txt", "c from alice\n")
+	testutil.Change(t, sa, "e.txt", "new from alice\n")
 	if _, err := sa.Read(ctx, "d.txt", nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := sa.Delete(ctx, "d.txt", nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sa.Publish(ctx, nil); err != nil {
+	if _, err := remote.Publish(ctx, sa, nil); err != nil {
 		t.Fatal(err)
 	}
-	r, err := sb.Pull(ctx, nil)
+	r, err := remote.Pull(ctx, sb, nil)
 	if err != nil {
 		t.Fatalf("Pull = %v", err)
 	}
@@ -332,16 +260,16 @@ func TestPullUpdatesUntouchedAndKeepsLocalChanges(t *testing.T) {
 		t.Fatalf("Write over the pulled a.txt = %v, want STALE_FILE", err)
 	}
 	// The conflicts stay conflicts at the next pull.
-	r, err = sb.Pull(ctx, nil)
+	r, err = remote.Pull(ctx, sb, nil)
 	if err != nil || len(r.Updated) != 0 || len(r.Conflicts) != 2 {
 		t.Fatalf("second Pull = %+v, %v; want the 2 conflicts again", r, err)
 	}
 	// bob's b.txt cannot be published over alice's.
-	if _, err := sb.Publish(ctx, nil); !errors.Is(err, editguard.ErrStaleFile) {
+	if _, err := remote.Publish(ctx, sb, nil); !errors.Is(err, editguard.ErrStaleFile) {
 		t.Fatalf("bob's Publish = %v, want STALE_FILE", err)
 	}
 	// Discarding takes upstream's versions; bob's are in history.
-	r, err = sb.Pull(ctx, &editguard.PullOptions{DiscardLocal: true})
+	r, err = remote.Pull(ctx, sb, &remote.PullOptions{DiscardLocal: true})
 	if err != nil || len(r.Conflicts) != 0 || len(r.Updated) != 2 || !r.Updated[0].Discarded {
 		t.Fatalf("Pull --discard-local = %+v, %v", r, err)
 	}
@@ -359,14 +287,14 @@ func TestPullUpdatesUntouchedAndKeepsLocalChanges(t *testing.T) {
 	if got, _ := os.ReadFile(filepath.Join(dirB, "b.txt")); string(got) != "b from bob\n" {
 		t.Fatalf("b.txt = %q after restoring", got)
 	}
-	if _, err := sb.Publish(ctx, nil); err != nil {
+	if _, err := remote.Publish(ctx, sb, nil); err != nil {
 		t.Fatalf("Publish of the restored b.txt = %v", err)
 	}
 	if got, _ := remoteFile(t, bare, "b.txt"); got != "b from bob\n" {
 		t.Fatalf("remote b.txt = %q", got)
 	}
 	// And alice, whose b.txt is what she published, takes bob's.
-	r, err = sa.Pull(ctx, nil)
+	r, err = remote.Pull(ctx, sa, nil)
 	if err != nil || len(r.Conflicts) != 0 || len(r.Updated) != 1 || r.Updated[0].Path != "b.txt" {
 		t.Fatalf("alice's Pull = %+v, %v", r, err)
 	}
@@ -383,17 +311,17 @@ func TestPullUpdatesUntouchedAndKeepsLocalChanges(t *testing.T) {
 }
 
 func TestSyncWithoutGit(t *testing.T) {
-	bare := syncRepo(t, map[string]string{"a.txt": "a\n"})
-	w, _ := host(t, bare, "a")
+	bare := testutil.SyncRepo(t, map[string]string{"a.txt": "a\n"})
+	w, _ := testutil.Clone(t, bare, "a")
 	s := w.NewSession("alice")
-	change(t, s, "a.txt", "A\n")
+	testutil.Change(t, s, "a.txt", "A\n")
 	t.Setenv("PATH", t.TempDir())
-	_, err := s.Publish(context.Background(), nil)
+	_, err := remote.Publish(context.Background(), s, nil)
 	var e *editguard.Error
 	if !errors.As(err, &e) || e.Code != editguard.CodeGit || !strings.Contains(e.Message, "git was not found") {
 		t.Fatalf("Publish without git = %v, want GIT: git was not found", err)
 	}
-	if _, err := s.Pull(context.Background(), nil); !errors.Is(err, editguard.ErrGit) {
+	if _, err := remote.Pull(context.Background(), s, nil); !errors.Is(err, editguard.ErrGit) {
 		t.Fatalf("Pull without git = %v, want GIT", err)
 	}
 	data, _ := json.Marshal(e)
@@ -403,12 +331,12 @@ func TestSyncWithoutGit(t *testing.T) {
 }
 
 func TestPullWhenItsBaseIsGone(t *testing.T) {
-	bare := syncRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
+	bare := testutil.SyncRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
 	ctx := context.Background()
-	wa, _ := host(t, bare, "a")
-	wb, dirB := host(t, bare, "b")
+	wa, _ := testutil.Clone(t, bare, "a")
+	wb, dirB := testutil.Clone(t, bare, "b")
 	sa, sb := wa.NewSession("alice"), wb.NewSession("bob")
-	if _, err := sb.Pull(ctx, nil); err != nil {
+	if _, err := remote.Pull(ctx, sb, nil); err != nil {
 		t.Fatal(err)
 	}
 	// As if the branch had been rewritten and the base collected.
@@ -419,13 +347,13 @@ func TestPullWhenItsBaseIsGone(t *testing.T) {
 	st["branches"][0]["base"] = strings.Repeat("1", 40)
 	data, _ = json.Marshal(st)
 	os.WriteFile(state, data, 0o644)
-	change(t, sb, "b.txt", "b from bob\n")
-	change(t, sa, "a.txt", "a from alice\n")
-	change(t, sa, "b.txt", "b from alice\n")
-	if _, err := sa.Publish(ctx, nil); err != nil {
+	testutil.Change(t, sb, "b.txt", "b from bob\n")
+	testutil.Change(t, sa, "a.txt", "a from alice\n")
+	testutil.Change(t, sa, "b.txt", "b from alice\n")
+	if _, err := remote.Publish(ctx, sa, nil); err != nil {
 		t.Fatal(err)
 	}
-	r, err := sb.Pull(ctx, nil)
+	r, err := remote.Pull(ctx, sb, nil)
 	if err != nil {
 		t.Fatalf("Pull = %v", err)
 	}
@@ -435,10 +363,10 @@ func TestPullWhenItsBaseIsGone(t *testing.T) {
 }
 
 func TestPublishRefusesPathNowThroughSymlink(t *testing.T) {
-	bare := syncRepo(t, map[string]string{"d/a.txt": "a\n", "e/a.txt": "e\n"})
-	w, dir := host(t, bare, "a")
+	bare := testutil.SyncRepo(t, map[string]string{"d/a.txt": "a\n", "e/a.txt": "e\n"})
+	w, dir := testutil.Clone(t, bare, "a")
 	s := w.NewSession("alice")
-	change(t, s, "d/a.txt", "A\n")
+	testutil.Change(t, s, "d/a.txt", "A\n")
 	// d is replaced by a symlink to e: d/a.txt now names another file.
 	if err := os.Rename(filepath.Join(dir, "d"), filepath.Join(dir, "d.old")); err != nil {
 		t.Fatal(err)
@@ -447,7 +375,7 @@ func TestPublishRefusesPathNowThroughSymlink(t *testing.T) {
 		t.Fatal(err)
 	}
 	head := remoteHead(t, bare)
-	_, err := s.Publish(context.Background(), nil)
+	_, err := remote.Publish(context.Background(), s, nil)
 	var e *editguard.Error
 	if !errors.As(err, &e) || e.Code != editguard.CodeStaleFile || e.Details["side"] != "local" || e.Details["path"] != "d/a.txt" {
 		t.Fatalf("Publish = %v, want STALE_FILE on the local side for d/a.txt", err)
@@ -458,17 +386,17 @@ func TestPublishRefusesPathNowThroughSymlink(t *testing.T) {
 }
 
 func TestSyncModesLinksAndLineEndings(t *testing.T) {
-	bare := syncRepo(t, map[string]string{".gitattributes": "*.bat eol=crlf\n", "run.bat": "echo a\n", "keep.txt": "k\n", "x.txt": "x\n"})
+	bare := testutil.SyncRepo(t, map[string]string{".gitattributes": "*.bat eol=crlf\n", "run.bat": "echo a\n", "keep.txt": "k\n", "x.txt": "x\n"})
 	ctx := context.Background()
-	wa, dirA := host(t, bare, "a")
-	wb, dirB := host(t, bare, "b")
+	wa, dirA := testutil.Clone(t, bare, "a")
+	wb, dirB := testutil.Clone(t, bare, "b")
 	sa, sb := wa.NewSession("alice"), wb.NewSession("bob")
 	// The checkout wrote CRLF; the change is made and published in that form.
 	if got, _ := os.ReadFile(filepath.Join(dirA, "run.bat")); string(got) != "echo a\r\n" {
 		t.Fatalf("checkout of run.bat = %q", got)
 	}
-	change(t, sa, "run.bat", "echo b\n") // keeps the file's CRLF
-	writeRaw(t, filepath.Join(dirA, "tool.sh"), "")
+	testutil.Change(t, sa, "run.bat", "echo b\n") // keeps the file's CRLF
+	testutil.WriteRaw(t, filepath.Join(dirA, "tool.sh"), "")
 	if _, err := sa.Read(ctx, "tool.sh", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -482,24 +410,24 @@ func TestSyncModesLinksAndLineEndings(t *testing.T) {
 	if _, err := sa.Delete(ctx, "x.txt", nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sa.Publish(ctx, nil); err != nil {
+	if _, err := remote.Publish(ctx, sa, nil); err != nil {
 		t.Fatalf("Publish = %v", err)
 	}
 	if got, _ := remoteFile(t, bare, "run.bat"); got != "echo b\n" {
 		t.Fatalf("remote run.bat = %q, want the blob in LF form", got)
 	}
-	if mode := gitIn(t, bare, "ls-tree", "main", "tool.sh"); !strings.HasPrefix(mode, "100755") {
+	if mode := testutil.GitIn(t, bare, "ls-tree", "main", "tool.sh"); !strings.HasPrefix(mode, "100755") {
 		t.Fatalf("remote tool.sh: %s, want mode 100755", mode)
 	}
 	// A symlink upstream, and bob changed x.txt, which alice deleted.
 	seed := filepath.Join(t.TempDir(), "seed")
-	gitIn(t, filepath.Dir(seed), "clone", "-q", bare, seed)
+	testutil.GitIn(t, filepath.Dir(seed), "clone", "-q", bare, seed)
 	os.Symlink("keep.txt", filepath.Join(seed, "link"))
-	gitIn(t, seed, "add", "link")
-	gitIn(t, seed, "commit", "-q", "-m", "link")
-	gitIn(t, seed, "push", "-q", "origin", "main")
-	change(t, sb, "x.txt", "x from bob\n")
-	r, err := sb.Pull(ctx, nil)
+	testutil.GitIn(t, seed, "add", "link")
+	testutil.GitIn(t, seed, "commit", "-q", "-m", "link")
+	testutil.GitIn(t, seed, "push", "-q", "origin", "main")
+	testutil.Change(t, sb, "x.txt", "x from bob\n")
+	r, err := remote.Pull(ctx, sb, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -532,17 +460,17 @@ func TestSyncModesLinksAndLineEndings(t *testing.T) {
 		t.Errorf("pull created the upstream symlink: %v", err)
 	}
 	// The symlink is reported once; x.txt stays a conflict.
-	r, _ = sb.Pull(ctx, nil)
+	r, _ = remote.Pull(ctx, sb, nil)
 	if len(r.Conflicts) != 1 || r.Conflicts[0].Path != "x.txt" {
 		t.Fatalf("second Pull conflicts = %+v, want x.txt only", r.Conflicts)
 	}
 }
 
 func TestPublishRefusesFileDeletedUpstream(t *testing.T) {
-	bare := syncRepo(t, map[string]string{"a.txt": "a\n"})
+	bare := testutil.SyncRepo(t, map[string]string{"a.txt": "a\n"})
 	ctx := context.Background()
-	wa, _ := host(t, bare, "a")
-	wb, _ := host(t, bare, "b")
+	wa, _ := testutil.Clone(t, bare, "a")
+	wb, _ := testutil.Clone(t, bare, "b")
 	sa, sb := wa.NewSession("alice"), wb.NewSession("bob")
 	if _, err := sa.Read(ctx, "a.txt", nil); err != nil {
 		t.Fatal(err)
@@ -550,11 +478,11 @@ func TestPublishRefusesFileDeletedUpstream(t *testing.T) {
 	if _, err := sa.Delete(ctx, "a.txt", nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sa.Publish(ctx, nil); err != nil {
+	if _, err := remote.Publish(ctx, sa, nil); err != nil {
 		t.Fatal(err)
 	}
-	change(t, sb, "a.txt", "a from bob\n")
-	_, err := sb.Publish(ctx, nil)
+	testutil.Change(t, sb, "a.txt", "a from bob\n")
+	_, err := remote.Publish(ctx, sb, nil)
 	var e *editguard.Error
 	if !errors.As(err, &e) || e.Code != editguard.CodeStaleFile {
 		t.Fatalf("Publish over a deleted file = %v, want STALE_FILE", err)

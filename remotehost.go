@@ -1,0 +1,211 @@
+package editguard
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/editguard/editguard/internal/filelock"
+	"github.com/editguard/editguard/internal/hostlink"
+	"github.com/editguard/editguard/internal/ledger"
+)
+
+// remoteHost is what package remote (publish and pull) needs of a session
+// and its workspace beyond the public API: the sync state in .editguard,
+// a snapshot of several files under their locks, a guarded change under
+// the tool name "pull", and the ledger record of a publish or a pull. It
+// reaches package remote through internal/hostlink, whose variables are
+// filled in here; remote/host.go lists the methods as an interface.
+type remoteHost struct{ s *Session }
+
+func init() {
+	hostlink.Host = func(s any) any { return remoteHost{s.(*Session)} }
+	hostlink.NewError = func(code, path, msg, hint string, cause error) error {
+		return newError(Code(code), path, msg, hint, cause)
+	}
+}
+
+// MaxFileSize is the workspace's file size limit.
+func (h remoteHost) MaxFileSize() int64 { return h.s.w.opts.MaxFileSize }
+
+// Approver is the session's approver (nil if none).
+func (h remoteHost) Approver() Approver { return h.s.getApprover() }
+
+// Denied reports the Deny pattern that protects resolved, if any.
+func (h remoteHost) Denied(resolved string) (string, bool) { return h.s.w.denied(resolved) }
+
+// Version returns the bytes history version id of the file at resolved
+// keeps (nil for "did not exist").
+func (h remoteHost) Version(resolved, id string) ([]byte, error) {
+	_, data, err := h.s.w.hist.Load(resolved, id)
+	return data, err
+}
+
+// LockSync takes the workspace's publish/pull lock, so that one publish or
+// pull at a time reads and writes the sync state (guarded writes of agents
+// go on meanwhile, under their own locks). unlock releases it.
+func (h remoteHost) LockSync(ctx context.Context) (unlock func(), err error) {
+	w := h.s.w
+	l, err := w.state.Lock(ctx, syncLockName, &filelock.Options{Timeout: w.opts.LockTimeout})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		e := ioError("", err)
+		if errors.Is(err, filelock.ErrBusy) {
+			e.Message = "another publish or pull in this workspace is still running: " + err.Error()
+		}
+		return nil, e
+	}
+	return func() { l.Unlock() }, nil
+}
+
+// syncLockName is the lock file of LockSync in .editguard.
+const syncLockName = "sync.lock"
+
+// LoadState decodes the JSON file name of .editguard into v; a missing
+// file leaves v as it is.
+func (h remoteHost) LoadState(name string, v any) error {
+	st := h.s.w.state
+	data, err := st.ReadFile(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return stateError("read sync state", err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return stateError("read sync state", fmt.Errorf("%s: %w", st.Join(name), err))
+	}
+	return nil
+}
+
+// SaveState replaces the JSON file name of .editguard with v, durably and
+// atomically.
+func (h remoteHost) SaveState(name string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := h.s.w.state.WriteFile(name, append(data, '\n'), 0o644); err != nil {
+		return stateError("write sync state", err)
+	}
+	return nil
+}
+
+// Snapshot opens the files at paths, takes all their locks (as a patch
+// does: lockTargets), calls under, and then reads the files under reads
+// that under returned and whose path leads to themselves: so no guarded
+// change falls between what under read (the ledger) and the files. It
+// returns the files in the order of paths; one that could not be opened
+// has OpenErr set, one not read has Read false.
+func (h remoteHost) Snapshot(ctx context.Context, paths []string, under func() (map[string]bool, error)) ([]hostlink.File, error) {
+	w := h.s.w
+	out := make([]hostlink.File, len(paths))
+	var targets []*txFile
+	var at []int // index in out of each target
+	defer func() {
+		for _, f := range targets {
+			f.t.close()
+		}
+	}()
+	for i, p := range paths {
+		out[i].Path = p
+		t, err := w.openTarget(p)
+		if err != nil {
+			out[i].OpenErr = err
+			continue
+		}
+		out[i].Resolved = t.resolved
+		targets = append(targets, &txFile{t: t})
+		at = append(at, i)
+	}
+	locks, err := w.lockTargets(ctx, targets)
+	if err != nil {
+		return nil, err
+	}
+	defer unlockAll(locks)
+	reads, err := under()
+	if err != nil {
+		return nil, err
+	}
+	for k, tf := range targets {
+		if tf.t.resolved != tf.t.path || !reads[tf.t.path] {
+			continue
+		}
+		obs, err := w.observe(tf.t)
+		if err != nil {
+			return nil, err
+		}
+		out[at[k]] = observed(out[at[k]], obs)
+	}
+	return out, nil
+}
+
+// Look opens the file at p and, unless allowed refuses where it leads
+// (then with allowed's error), reads it.
+func (h remoteHost) Look(p string, allowed func(resolved string) error) (hostlink.File, error) {
+	w := h.s.w
+	t, err := w.openTarget(p)
+	if err != nil {
+		return hostlink.File{}, err
+	}
+	defer t.close()
+	f := hostlink.File{Path: p, Resolved: t.resolved}
+	if err := allowed(t.resolved); err != nil {
+		return f, err
+	}
+	obs, err := w.observe(t)
+	if err != nil {
+		return f, err
+	}
+	return observed(f, obs), nil
+}
+
+// observed fills in f from obs.
+func observed(f hostlink.File, obs *observation) hostlink.File {
+	f.Read, f.Exists, f.Regular = true, obs.stat.Exists, obs.stat.Regular()
+	f.Exec = obs.stat.Mode&0o111 != 0
+	f.SHA256, f.Size, f.MtimeMS, f.Data = obs.sum, obs.stat.Size, obs.mtimeMS(), obs.data
+	return f
+}
+
+// Put makes the change p describes as one guarded change of the session
+// writer (tool "pull"), with p's precondition: a change made meanwhile is
+// not overwritten, the change fails instead.
+func (h remoteHost) Put(ctx context.Context, writer *Session, p hostlink.Put) (*Result, error) {
+	pre := &Precondition{ExpectedSHA256: p.ExpectedSHA256}
+	if p.MustNotExist {
+		pre = &Precondition{MustNotExist: true}
+	}
+	return writer.mutate(ctx, &change{
+		tool: opPull, path: p.Path, pre: pre, wholeFile: true, args: p.Args,
+		build: func(t *target, obs *observation, enc string) (*plan, error) {
+			if p.Remove {
+				return &plan{remove: true, oldText: textOf(obs.data, "")}, nil
+			}
+			pl := &plan{data: p.Data, sum: p.SHA256, oldText: textOf(obs.data, ""), newText: textOf(p.Data, "")}
+			if p.Exec {
+				pl.mode = 0o755
+			}
+			return pl, nil
+		},
+	})
+}
+
+// Record appends the ledger record of a publish or a pull (tool) of the
+// session: its arguments, and its result or the error it failed with.
+func (h remoteHost) Record(tool string, args map[string]any, res any, err error) error {
+	r := &ledger.Record{Session: h.s.name, Tool: tool, Approval: "auto"}
+	r.Args, _ = json.Marshal(args)
+	if err != nil {
+		recordError(r, err)
+	} else {
+		r.Outcome = "ok"
+		r.Strategy = "git"
+		r.Result, _ = json.Marshal(res)
+	}
+	return h.s.w.led.Append(r)
+}
