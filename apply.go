@@ -60,7 +60,7 @@ type PatchFile struct {
 type txFile struct {
 	t       *target
 	obs     *observation
-	base    *Baseline
+	base    *baseline
 	data    []byte // the new content; nil with remove
 	sum     string
 	remove  bool
@@ -271,7 +271,7 @@ func (s *Session) commitTx(a *attempt, op string, cs *changeSet, res *PatchResul
 		} else {
 			// After a merge the session saw the other change only as a
 			// diff: its read is partial, as after edit_file's merge.
-			err = s.setBaseline(f.t.lexical, Baseline{Path: f.t.resolved, SHA256: f.sum, Size: int64(len(f.data)),
+			err = s.setBaseline(f.t.lexical, baseline{Path: f.t.resolved, SHA256: f.sum, Size: int64(len(f.data)),
 				MtimeMS: f.mtimeMS, FullRead: !f.merged, CapturedAt: time.Now(), Encoding: f.enc})
 			if err == nil {
 				s.remember(f.sum, f.data)
@@ -429,7 +429,7 @@ func planAdd(f *txFile, op patch.FileOp, pf *PatchFile) error {
 // place that may merge over the change since that read comes back as
 // stale, with no error, and with seen, the content of that read; anything
 // else as it is.
-func (s *Session) mergeableStale(op patch.FileOp, base *Baseline, obs *observation, o *PatchOptions, err error) (seen []byte, stale, rest error) {
+func (s *Session) mergeableStale(op patch.FileOp, base *baseline, obs *observation, o *PatchOptions, err error) (seen []byte, stale, rest error) {
 	if err != nil && op.Kind == patch.Update && op.MoveTo == "" && !o.NoMerge && o.Preconditions[op.Path] == nil {
 		if seen, ok := s.seenForMerge(base, obs, err); ok {
 			return seen, err, nil

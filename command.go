@@ -1417,7 +1417,7 @@ func (w *Workspace) followBaselines(s *Session, follow map[string]step, res *Com
 				if !had {
 					added++
 				}
-				if err := e.set(p, Baseline{Path: p, SHA256: st.to, Size: st.toSize, FullRead: true, CapturedAt: now}); err != nil {
+				if err := e.set(p, baseline{Path: p, SHA256: st.to, Size: st.toSize, FullRead: true, CapturedAt: now}); err != nil {
 					return err
 				}
 			default:

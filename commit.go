@@ -168,7 +168,7 @@ type commitRun struct {
 	t     *target
 	pass  *groupcommit.Pass // through the gate (internal/groupcommit), once the file is locked
 	obs   *observation
-	base  *Baseline // the session's read the change was checked against
+	base  *baseline // the session's read the change was checked against
 	enc   string    // the encoding the session read the file in
 	// stale is the STALE_FILE error of an edit that may still merge over
 	// the other change (merge.go); plan gives it back if it does not.
@@ -570,7 +570,7 @@ func (r *commitRun) follow(ar atomicfile.Result) {
 		// go on either way; a whole-file change then needs a read first.
 		full := !res.Merged && (c.wholeFile || base == nil || base.FullRead)
 		diffed := !full && base != nil && (base.FullRead || base.Diffed)
-		err = s.setBaseline(r.t.lexical, Baseline{
+		err = s.setBaseline(r.t.lexical, baseline{
 			Path: r.t.resolved, SHA256: res.SHA256, Size: res.SizeBytes, MtimeMS: res.MtimeMS,
 			FullRead: full, Diffed: diffed, CapturedAt: time.Now(), Encoding: encodingToRemember(r.enc, r.pl.encoding),
 		})

@@ -128,7 +128,7 @@ var changePaths = []changePath{
 // notChanging are the Session methods that change no file through the
 // commit protocol, and why.
 var notChanging = map[string]string{
-	"Read": "reads", "Baseline": "reads the session's state", "Name": "reads", "Workspace": "reads",
+	"Read": "reads", "Name": "reads", "Workspace": "reads",
 	"SetApprover": "sets the session's approver", "BeginTurn": "starts the session's turn: forgets its reads and marks the turn in the ledger",
 	"CreateDirectory": "makes directories, durably; changes no file",
 	"Guard":           "saves history before another program's tool writes; that write is not editguard's",
@@ -151,6 +151,11 @@ func TestEveryChangeGoesThroughTheEngine(t *testing.T) {
 		isChange := slices.ContainsFunc(changePaths, func(c changePath) bool { return c.name == name })
 		if other == isChange {
 			t.Errorf("Session.%s is in neither or both of changePaths and notChanging: say whether it changes files, and test it", name)
+		}
+	}
+	for name := range notChanging {
+		if _, ok := typ.MethodByName(name); !ok {
+			t.Errorf("notChanging names Session.%s, which does not exist", name)
 		}
 	}
 	for _, c := range changePaths {

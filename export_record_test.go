@@ -147,4 +147,4 @@ func orZero[T any](opts *T) *T {
 func LedgerPath(w *Workspace) string { return filepath.Join(w.dir, StateDir, ledgerName) }
 
 // SessionBaseline returns s's baseline for the path p, if any.
-func SessionBaseline(s *Session, p string) (Baseline, bool, error) { return s.baselineOf(p) }
+func SessionBaseline(s *Session, p string) (baseline, bool, error) { return s.baselineOf(p) }

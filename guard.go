@@ -127,7 +127,7 @@ func (s *Session) Guard(ctx context.Context, p, tool string, opts *GuardOptions)
 // does), and the bytes observed under the lock. It returns the other
 // change's diff, or stale (saying why not, where it was a question of
 // merging).
-func (s *Session) guardMerge(b *Baseline, obs *observation, edits []Edit, stale error) (string, error) {
+func (s *Session) guardMerge(b *baseline, obs *observation, edits []Edit, stale error) (string, error) {
 	seen, ok := s.seenForMerge(b, obs, stale)
 	if len(edits) == 0 || !ok {
 		return "", stale
@@ -211,7 +211,7 @@ func (s *Session) RecordNoWait(ctx context.Context, p, tool string) (wait func()
 	res := &Result{Path: p, SHA256: obs.sum, SizeBytes: obs.stat.Size, Created: kept.Absent, Deleted: !obs.stat.Exists,
 		BackupVersion: kept.ID, MtimeMS: obs.mtimeMS(), Strategy: "external"}
 	if obs.stat.Exists {
-		err = s.setBaseline(t.lexical, Baseline{Path: t.resolved, SHA256: obs.sum, Size: obs.stat.Size, MtimeMS: obs.mtimeMS(),
+		err = s.setBaseline(t.lexical, baseline{Path: t.resolved, SHA256: obs.sum, Size: obs.stat.Size, MtimeMS: obs.mtimeMS(),
 			FullRead: true, CapturedAt: time.Now()})
 		if err == nil {
 			s.rememberFrozen(obs.sum, obs.data, true) // an observation is never written to

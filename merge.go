@@ -48,7 +48,7 @@ import (
 // merge over: merging is on, the file is still a regular file small
 // enough for the session to remember it, and the session does remember
 // that read. Edit (commitRun.mayMerge) and Guard (guardMerge) both ask it.
-func (s *Session) seenForMerge(b *Baseline, obs *observation, stale error) ([]byte, bool) {
+func (s *Session) seenForMerge(b *baseline, obs *observation, stale error) ([]byte, bool) {
 	var e *Error
 	if s.w.opts.NoMerge || b == nil || !obs.stat.Exists || !obs.stat.Regular() || len(obs.data) > seenFileMax ||
 		!errors.As(stale, &e) || e.Code != CodeStaleFile || e.Details["reason"] != ReasonModified {

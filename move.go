@@ -200,7 +200,7 @@ func (m *moveRun) follow() {
 	if st, err := td.dir.Lstat(td.base); err == nil {
 		res.MtimeMS = st.MtimeNS / 1e6
 	}
-	b := Baseline{Path: td.resolved, SHA256: obsS.sum, Size: obsS.stat.Size, MtimeMS: res.MtimeMS, FullRead: true, CapturedAt: time.Now()}
+	b := baseline{Path: td.resolved, SHA256: obsS.sum, Size: obsS.stat.Size, MtimeMS: res.MtimeMS, FullRead: true, CapturedAt: time.Now()}
 	if base := m.src.base; base != nil {
 		b.FullRead, b.Encoding = base.FullRead, base.Encoding
 	}
@@ -238,7 +238,7 @@ func (m *moveRun) finish(res *Result, err error) (*Result, error) {
 // checkMove observes both names under their locks and checks them: the
 // source against the precondition or the session's baseline, an existing
 // destination against Overwrite and the baseline (a full read).
-func (s *Session) checkMove(ts, td *target, o *MoveOptions, a *attempt) (obsS, obsD *observation, base *Baseline, err error) {
+func (s *Session) checkMove(ts, td *target, o *MoveOptions, a *attempt) (obsS, obsD *observation, base *baseline, err error) {
 	if obsS, err = s.w.observe(ts); err != nil {
 		return nil, nil, nil, err
 	}

@@ -38,7 +38,7 @@ type FileState struct {
 // check decides whether a change may proceed over the observed file.
 // wholeFile is true for write_file, which replaces content the caller must
 // have seen in full.
-func (s *Session) check(t *target, pre *Precondition, obs *observation, wholeFile bool) (*Baseline, error) {
+func (s *Session) check(t *target, pre *Precondition, obs *observation, wholeFile bool) (*baseline, error) {
 	path, resolved := t.path, t.resolved
 	if !pre.empty() {
 		return nil, checkExplicit(path, pre, obs)
@@ -87,7 +87,7 @@ func (s *Session) check(t *target, pre *Precondition, obs *observation, wholeFil
 	return &b, nil
 }
 
-func compareBaseline(path string, b *Baseline, obs *observation) *Error {
+func compareBaseline(path string, b *baseline, obs *observation) *Error {
 	var reason string
 	switch {
 	case !obs.stat.Exists:

@@ -135,7 +135,7 @@ func (s *Session) readDecoded(t *target, p string, o *ReadOptions) (*ReadResult,
 		return nil, err
 	}
 	res := decodedResult(p, obs, doc, sel, o)
-	err = s.setBaseline(t.lexical, Baseline{
+	err = s.setBaseline(t.lexical, baseline{
 		Path: t.resolved, SHA256: obs.sum, Size: obs.stat.Size, MtimeMS: obs.mtimeMS(),
 		FullRead: sel.full, CapturedAt: time.Now(), Encoding: explicitEncoding(o.Encoding, doc),
 	})
@@ -217,7 +217,7 @@ func (s *Session) readPart(ctx context.Context, t *target, p string, o *ReadOpti
 	if o.Offset > 0 || o.Limit > 0 {
 		res.Offset = max(o.Offset, 1)
 	}
-	err = s.setBaseline(t.lexical, Baseline{
+	err = s.setBaseline(t.lexical, baseline{
 		Path: t.resolved, SHA256: sr.sum, Size: sr.size, MtimeMS: res.MtimeMS,
 		FullRead: sr.full, CapturedAt: time.Now(),
 	})

@@ -14,9 +14,9 @@ import (
 	"github.com/editguard/editguard/internal/statedir"
 )
 
-// Baseline is what a session last saw of a file: the bytes' SHA-256 decides
+// baseline is what a session last saw of a file: the bytes' SHA-256 decides
 // staleness; size and mtime are kept for reporting.
-type Baseline struct {
+type baseline struct {
 	Path       string    `json:"path_resolved"`
 	SHA256     string    `json:"sha256"`
 	Size       int64     `json:"size_bytes"`
@@ -45,7 +45,7 @@ type Session struct {
 	approver Approver
 
 	mu     sync.Mutex
-	memory map[string]Baseline // an in-memory session's baselines
+	memory map[string]baseline // an in-memory session's baselines
 
 	seen seenCache // what an in-memory session last read of each file
 }
@@ -140,7 +140,7 @@ func validSessionName(name string) bool {
 // NewSession returns an in-memory session. name labels it in the ledger and
 // history; it may be empty.
 func (w *Workspace) NewSession(name string) *Session {
-	return &Session{w: w, name: name, memory: map[string]Baseline{}}
+	return &Session{w: w, name: name, memory: map[string]baseline{}}
 }
 
 // OpenSession returns a session whose baselines persist under
@@ -191,10 +191,10 @@ func (s *Session) BeginTurn() error {
 }
 
 // baselineOf returns the session's baseline for a path, if any.
-func (s *Session) baselineOf(p string) (Baseline, bool, error) {
+func (s *Session) baselineOf(p string) (baseline, bool, error) {
 	resolved, err := s.w.resolve(p)
 	if err != nil {
-		return Baseline{}, false, err
+		return baseline{}, false, err
 	}
 	b, ok := s.baseline(resolved)
 	return b, ok, nil
@@ -202,22 +202,22 @@ func (s *Session) baselineOf(p string) (Baseline, bool, error) {
 
 // baseline returns the session's baseline under key (a resolved path, or
 // a name setBaseline recorded), if any.
-func (s *Session) baseline(key string) (Baseline, bool) {
+func (s *Session) baseline(key string) (baseline, bool) {
 	if s.persist == "" {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		b, ok := s.memory[key]
 		return b, ok
 	}
-	var b Baseline
+	var b baseline
 	var ok bool
-	s.readStored([]string{key}, func(_ string, v Baseline) { b, ok = v, true })
+	s.readStored([]string{key}, func(_ string, v baseline) { b, ok = v, true })
 	return b, ok
 }
 
 // baselines returns the session's baselines under keys, those it has.
-func (s *Session) baselines(keys []string) map[string]Baseline {
-	m := map[string]Baseline{}
+func (s *Session) baselines(keys []string) map[string]baseline {
+	m := map[string]baseline{}
 	if s.persist == "" {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -228,7 +228,7 @@ func (s *Session) baselines(keys []string) map[string]Baseline {
 		}
 		return m
 	}
-	s.readStored(keys, func(k string, b Baseline) { m[k] = b })
+	s.readStored(keys, func(k string, b baseline) { m[k] = b })
 	return m
 }
 
@@ -236,7 +236,7 @@ func (s *Session) baselines(keys []string) map[string]Baseline {
 // path as the caller wrote it, when a symlink made the two differ. The
 // second entry lets a later change notice that name has since been pointed
 // elsewhere (see Session.check).
-func (s *Session) setBaseline(name string, b Baseline) error {
+func (s *Session) setBaseline(name string, b baseline) error {
 	return s.update(func(e baselineEditor) error {
 		if err := e.set(b.Path, b); err != nil {
 			return err
@@ -257,8 +257,8 @@ func (s *Session) dropBaseline(resolved string) error {
 // baselines the session holds; clear costs what was set since the last
 // clear.
 type baselineEditor interface {
-	get(key string) (Baseline, bool)
-	set(key string, b Baseline) error
+	get(key string) (baseline, bool)
+	set(key string, b baseline) error
 	drop(key string) error
 	clear() error // forgets every baseline
 }
@@ -302,7 +302,7 @@ func (s *Session) storeDir() string { return strings.TrimSuffix(s.persist, ".jso
 // baseline for. It takes no lock: a baseline's file is replaced whole by a
 // rename, so a read sees it as it was before a change or after, never
 // halfway.
-func (s *Session) readStored(keys []string, found func(string, Baseline)) {
+func (s *Session) readStored(keys []string, found func(string, baseline)) {
 	missing := s.readEntries(keys, found)
 	if len(missing) == 0 {
 		return
@@ -321,7 +321,7 @@ func (s *Session) readStored(keys []string, found func(string, Baseline)) {
 
 // readEntries calls found with each of keys that has a baseline in the
 // session's directory, and returns the others.
-func (s *Session) readEntries(keys []string, found func(string, Baseline)) (missing []string) {
+func (s *Session) readEntries(keys []string, found func(string, baseline)) (missing []string) {
 	d, err := s.w.sessions.Sub(s.storeDir(), false)
 	if err != nil {
 		// Missing: nothing recorded yet. Unsafe: no baseline is read
@@ -353,7 +353,7 @@ func (s *Session) importLegacy(e baselineDir) error {
 	if err != nil {
 		return err
 	}
-	var m map[string]Baseline
+	var m map[string]baseline
 	if json.Unmarshal(data, &m) == nil {
 		for k, b := range m {
 			if err := e.set(k, b); err != nil {
@@ -368,14 +368,14 @@ func (s *Session) importLegacy(e baselineDir) error {
 }
 
 // memoryBaselines is an in-memory session's baselines.
-type memoryBaselines map[string]Baseline
+type memoryBaselines map[string]baseline
 
-func (m memoryBaselines) get(key string) (Baseline, bool) {
+func (m memoryBaselines) get(key string) (baseline, bool) {
 	b, ok := m[key]
 	return b, ok
 }
 
-func (m memoryBaselines) set(key string, b Baseline) error {
+func (m memoryBaselines) set(key string, b baseline) error {
 	m[key] = b
 	return nil
 }
@@ -402,25 +402,25 @@ type baselineDir struct{ d *statedir.Dir }
 // storedBaseline is the content of a baseline's file.
 type storedBaseline struct {
 	Key      string   `json:"key"`
-	Baseline Baseline `json:"baseline"`
+	Baseline baseline `json:"baseline"`
 }
 
 // baselineFile is the name of key's file in a baselineDir.
 func baselineFile(key string) string { return sha256String(key)[:32] }
 
-func (e baselineDir) get(key string) (Baseline, bool) {
+func (e baselineDir) get(key string) (baseline, bool) {
 	data, err := e.d.ReadFile(baselineFile(key))
 	if err != nil {
-		return Baseline{}, false
+		return baseline{}, false
 	}
 	var sb storedBaseline
 	if json.Unmarshal(data, &sb) != nil || sb.Key != key {
-		return Baseline{}, false
+		return baseline{}, false
 	}
 	return sb.Baseline, true
 }
 
-func (e baselineDir) set(key string, b Baseline) error {
+func (e baselineDir) set(key string, b baseline) error {
 	data, err := json.Marshal(storedBaseline{Key: key, Baseline: b})
 	if err != nil {
 		return err

@@ -28,7 +28,7 @@ const staleDiffMax = 3000
 // reads again.
 //
 // The caller holds the file's lock; obs is what is on disk now.
-func (s *Session) staleChanges(t *target, b *Baseline, obs *observation, wholeFile bool, e *Error) {
+func (s *Session) staleChanges(t *target, b *baseline, obs *observation, wholeFile bool, e *Error) {
 	old, ok := s.recall(b.SHA256)
 	if !ok {
 		e.Details["changes_unavailable"] = "the content of your last read is not kept (too large, or read elsewhere)"
@@ -62,7 +62,7 @@ func (s *Session) staleChanges(t *target, b *Baseline, obs *observation, wholeFi
 		return
 	}
 	e.Details["changes"] = d
-	nb := Baseline{
+	nb := baseline{
 		Path: t.resolved, SHA256: obs.sum, Size: obs.stat.Size, MtimeMS: obs.mtimeMS(),
 		FullRead: false, Diffed: b.FullRead || b.Diffed, CapturedAt: time.Now(), Encoding: b.Encoding,
 	}
