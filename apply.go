@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/editguard/editguard/internal/engine"
 	"github.com/editguard/editguard/internal/filelock"
 	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/patch"
@@ -205,10 +206,10 @@ func (s *Session) resolvePatch(cs *changeSet, ops []patch.FileOp, res *PatchResu
 func txFDs(w *Workspace, files []*txFile) []int {
 	fds := []int{int(w.histDir.File().Fd())}
 	for _, f := range files {
-		if f.t.dir == nil {
+		if f.t.Dir == nil {
 			return nil // a directory still to be made: fsync each file
 		}
-		fds = append(fds, f.t.dir.Fd())
+		fds = append(fds, f.t.Dir.Fd())
 	}
 	return fds
 }
@@ -267,18 +268,18 @@ func (s *Session) commitTx(a *attempt, op string, cs *changeSet, res *PatchResul
 	for _, f := range files {
 		var err error
 		if f.remove {
-			err = s.dropBaseline(f.t.resolved)
+			err = s.dropBaseline(f.t.Resolved)
 		} else {
 			// After a merge the session saw the other change only as a
 			// diff: its read is partial, as after edit_file's merge.
-			err = s.setBaseline(f.t.lexical, baseline{Path: f.t.resolved, SHA256: f.sum, Size: int64(len(f.data)),
+			err = s.setBaseline(f.t.Lexical, baseline{Path: f.t.Resolved, SHA256: f.sum, Size: int64(len(f.data)),
 				MtimeMS: f.mtimeMS, FullRead: !f.merged, CapturedAt: time.Now(), Encoding: f.enc})
 			if err == nil {
 				s.remember(f.sum, f.data)
 			}
 		}
 		if err != nil {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("the session could not record %s as read (%v): read it before changing it again", f.t.path, err))
+			res.Warnings = append(res.Warnings, fmt.Sprintf("the session could not record %s as read (%v): read it before changing it again", f.t.Path, err))
 		}
 	}
 	return nil
@@ -288,16 +289,16 @@ func (s *Session) commitTx(a *attempt, op string, cs *changeSet, res *PatchResul
 // the files already changed are put back, then the journal dropped.
 func (w *Workspace) undoTx(j *journal, session string, f *txFile, i int, err error) error {
 	if rerr := w.rollBack(j, session); rerr != nil {
-		e := ioError(f.t.path, err)
-		e.Message = fmt.Sprintf("the patch failed at %s (%v), and undoing it failed too (%v); the journal is kept, and the next open of the workspace undoes it", f.t.path, err, rerr)
+		e := ioError(f.t.Path, err)
+		e.Message = fmt.Sprintf("the patch failed at %s (%v), and undoing it failed too (%v); the journal is kept, and the next open of the workspace undoes it", f.t.Path, err, rerr)
 		return e
 	}
 	w.removeJournal(j.ID)
 	var ee *Error
 	if !errors.As(err, &ee) {
-		ee = ioError(f.t.path, err)
+		ee = ioError(f.t.Path, err)
 	}
-	ee.Details["file"] = f.t.path
+	ee.Details["file"] = f.t.Path
 	ee.Details["undone"] = i
 	return ee
 }
@@ -321,11 +322,11 @@ func (s *Session) planPatch(ops []patch.FileOp, files []*txFile, res *PatchResul
 			}
 			continue
 		}
-		if !obs.stat.Exists {
-			return newError(CodeNotFound, f.t.path, "the patch changes this file, but it does not exist", "check the path", nil)
+		if !obs.Stat.Exists {
+			return newError(CodeNotFound, f.t.Path, "the patch changes this file, but it does not exist", "check the path", nil)
 		}
-		if !obs.stat.Regular() {
-			return notAFile(f.t.path, obs)
+		if !obs.Stat.Regular() {
+			return notAFile(f.t.Path, obs)
 		}
 		base, err := s.check(f.t, o.Preconditions[op.Path], obs, op.Kind == patch.Delete)
 		seen, staleErr, err := s.mergeableStale(op, base, obs, o, err)
@@ -336,12 +337,12 @@ func (s *Session) planPatch(ops []patch.FileOp, files []*txFile, res *PatchResul
 		if base != nil {
 			f.enc = base.Encoding
 		}
-		doc, err := decode(f.t.path, obs.data, f.enc)
+		doc, err := decode(f.t.Path, obs.Data, f.enc)
 		if err != nil {
 			return err
 		}
 		if op.Kind == patch.Delete {
-			pf.Diff = unifiedDiff(f.t.path, doc.Text, "", false, true)
+			pf.Diff = unifiedDiff(f.t.Path, doc.Text, "", false, true)
 			continue
 		}
 		newText, err := patchedText(f, op, doc.Text, seen, staleErr, pf)
@@ -350,15 +351,15 @@ func (s *Session) planPatch(ops []patch.FileOp, files []*txFile, res *PatchResul
 		}
 		data, err := doc.Encode(newText, "")
 		if err != nil {
-			return codecError(f.t.path, err)
+			return codecError(f.t.Path, err)
 		}
 		if op.MoveTo == "" {
-			if string(data) == string(obs.data) {
-				return newError(CodeNoChange, f.t.path, "the patch leaves this file as it is", "", nil)
+			if string(data) == string(obs.Data) {
+				return newError(CodeNoChange, f.t.Path, "the patch leaves this file as it is", "", nil)
 			}
 			f.data, f.sum = data, sha256Hex(data)
 			pf.SHA256, pf.SizeBytes = f.sum, int64(len(data))
-			pf.Diff = unifiedDiff(f.t.path, doc.Text, newText, false, false)
+			pf.Diff = unifiedDiff(f.t.Path, doc.Text, newText, false, false)
 			continue
 		}
 		// A move: the source goes, the destination gets the content.
@@ -367,14 +368,14 @@ func (s *Session) planPatch(ops []patch.FileOp, files []*txFile, res *PatchResul
 		if dst.obs, err = s.w.observe(dst.t); err != nil {
 			return err
 		}
-		if dst.obs.stat.Exists {
-			e := stale(dst.t.path, ReasonCreated, dst.obs)
+		if dst.obs.Stat.Exists {
+			e := stale(dst.t.Path, ReasonCreated, dst.obs)
 			e.Message = "the patch moves a file here, but this path exists"
 			return e
 		}
 		dst.data, dst.sum, dst.enc = data, sha256Hex(data), f.enc
 		pf.SHA256, pf.SizeBytes = dst.sum, int64(len(data))
-		pf.Diff = udiffMove(f.t.path, dst.t.path, doc.Text, newText)
+		pf.Diff = udiffMove(f.t.Path, dst.t.Path, doc.Text, newText)
 	}
 	return nil
 }
@@ -386,15 +387,15 @@ func (s *Session) checkPatchNames(files []*txFile, res *PatchResult) error {
 	var gone, created []string
 	for _, f := range files {
 		if f.remove {
-			gone = append(gone, f.t.resolved)
+			gone = append(gone, f.t.Resolved)
 		}
 	}
 	for _, f := range files {
-		if f.remove || f.obs == nil || f.obs.stat.Exists {
+		if f.remove || f.obs == nil || f.obs.Stat.Exists {
 			continue
 		}
-		created = append(created, f.t.resolved)
-		warnings, err := s.w.checkNames(f.t.path, f.t.resolved, gone...)
+		created = append(created, f.t.Resolved)
+		warnings, err := s.w.checkNames(f.t.Path, f.t.Resolved, gone...)
 		if err != nil {
 			return err
 		}
@@ -408,11 +409,11 @@ func (s *Session) checkPatchNames(files []*txFile, res *PatchResult) error {
 // planAdd plans the file op adds, f, which must not exist.
 func planAdd(f *txFile, op patch.FileOp, pf *PatchFile) error {
 	obs := f.obs
-	if obs.stat.Exists && !obs.stat.Regular() {
-		return notAFile(f.t.path, obs)
+	if obs.Stat.Exists && !obs.Stat.Regular() {
+		return notAFile(f.t.Path, obs)
 	}
-	if obs.stat.Exists {
-		e := stale(f.t.path, ReasonCreated, obs)
+	if obs.Stat.Exists {
+		e := stale(f.t.Path, ReasonCreated, obs)
 		e.Message = "the patch adds this file, but it exists"
 		e.RecoveryHint = "read it and change it with an Update, or add the file under another path"
 		return e
@@ -420,7 +421,7 @@ func planAdd(f *txFile, op patch.FileOp, pf *PatchFile) error {
 	f.data = []byte(op.Content)
 	f.sum = sha256Hex(f.data)
 	pf.SHA256, pf.SizeBytes = f.sum, int64(len(f.data))
-	pf.Diff = unifiedDiff(f.t.path, "", op.Content, true, false)
+	pf.Diff = unifiedDiff(f.t.Path, "", op.Content, true, false)
 	return nil
 }
 
@@ -453,7 +454,7 @@ func patchedText(f *txFile, op patch.FileOp, text string, seen []byte, staleErr 
 	case len(op.Hunks) > 0:
 		r, err := patch.Apply(text, op.Hunks)
 		if err != nil {
-			return "", hunkError(f.t.path, err)
+			return "", hunkError(f.t.Path, err)
 		}
 		pf.Matched = r.Matched
 		return r.Text, nil
@@ -528,13 +529,13 @@ func hunkError(p string, err error) error {
 	return newError(CodeInvalidArgument, p, err.Error(), "", err)
 }
 
-// lockTargets takes the locks of every target (see commitlock.go) and then
+// lockTargets takes the locks of every target (see internal/engine/locks.go) and then
 // the commit locks of every target's directory, each once, in (device,
 // inode) order.
 func (w *Workspace) lockTargets(ctx context.Context, files []*txFile) ([]*filelock.Lock, error) {
 	var paths []string
 	for _, f := range files {
-		paths = append(paths, f.t.resolved)
+		paths = append(paths, f.t.Resolved)
 	}
 	fileLocks, err := w.lockFiles(ctx, paths...)
 	if err != nil {
@@ -542,7 +543,7 @@ func (w *Workspace) lockTargets(ctx context.Context, files []*txFile) ([]*filelo
 	}
 	dirLocks, err := w.lockDirs(ctx, files)
 	if err != nil {
-		unlockAll(fileLocks)
+		engine.UnlockAll(fileLocks)
 		return nil, err
 	}
 	return append(fileLocks, dirLocks...), nil
@@ -606,7 +607,7 @@ func journalFor(id, op, session string, files []*txFile) *journal {
 	j := &journal{ID: id, Op: op, Session: session}
 	for _, f := range files {
 		j.Files = append(j.Files, journalFile{
-			Path: f.t.resolved, BeforeExists: f.obs.stat.Exists, BeforeSHA256: f.obs.sum, Version: f.version,
+			Path: f.t.Resolved, BeforeExists: f.obs.Stat.Exists, BeforeSHA256: f.obs.Sum, Version: f.version,
 			AfterExists: !f.remove, AfterSHA256: f.sum,
 		})
 	}
@@ -683,7 +684,7 @@ func (w *Workspace) rollBack(j *journal, session string) error {
 			continue
 		}
 		_, _, err = w.undoFile(t, jf, session, opPatchUndone)
-		t.close()
+		t.Close()
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", jf.Path, err))
 		}
@@ -713,16 +714,16 @@ func (w *Workspace) undoFile(t *target, jf journalFile, session, op string) (obs
 	} else {
 		pl = &plan{remove: true}
 	}
-	v, err := w.hist.Save(t.resolved, obs.data, !obs.stat.Exists, obs.sum, history.Meta{Op: op, Session: session})
+	v, err := w.hist.Save(t.Resolved, obs.Data, !obs.Stat.Exists, obs.Sum, history.Meta{Op: op, Session: session})
 	if err != nil {
 		return nil, "", err
 	}
-	if t.dir == nil {
+	if t.Dir == nil {
 		if err := w.makeParent(t); err != nil {
 			return nil, "", err
 		}
 	}
-	tmp, err := w.sweepTemp(t, session)
+	tmp, err := w.eng.SweepTemp(t, session)
 	if err != nil {
 		return nil, "", err
 	}
@@ -734,7 +735,7 @@ func (w *Workspace) undoFile(t *target, jf journalFile, session, op string) (obs
 
 // atState reports whether obs is a file that exists (or not) with sum.
 func atState(obs *observation, exists bool, sum string) bool {
-	return obs.stat.Exists == exists && (!exists || (obs.stat.Regular() && obs.sum == sum))
+	return obs.Stat.Exists == exists && (!exists || (obs.Stat.Regular() && obs.Sum == sum))
 }
 
 // finishTx ends a patch or an undo at whatever step it stopped: the record
@@ -744,7 +745,7 @@ func (w *Workspace) finishTx(a *attempt, cs *changeSet, res *PatchResult, err er
 	cs.close()
 	if err == nil && !res.DryRun {
 		w.afterCommit()
-		w.sweepParkedSoon()
+		w.eng.SweepParkedSoon()
 	}
 	return res, err
 }
@@ -782,8 +783,8 @@ func (w *Workspace) failedPath(files []*txFile, err error) string {
 	}
 	if p != "" {
 		for _, f := range files {
-			if f.t.path == p || f.t.resolved == p {
-				return f.t.resolved
+			if f.t.Path == p || f.t.Resolved == p {
+				return f.t.Resolved
 			}
 		}
 		if len(p) <= maxErrPath {
@@ -794,7 +795,7 @@ func (w *Workspace) failedPath(files []*txFile, err error) string {
 		}
 	}
 	if len(files) > 0 {
-		return files[0].t.resolved
+		return files[0].t.Resolved
 	}
 	return ""
 }
@@ -806,13 +807,13 @@ func (w *Workspace) txRecords(a *attempt, files []*txFile, res *PatchResult) (ok
 	var written []*recorded
 	for _, f := range files {
 		rec := &attempt{rec: a.rec}
-		rec.rec.Path = f.t.resolved
-		rec.rec.Observed = ledgerState(f.obs.state())
-		rec.rec.SHA256Before = f.obs.sum
+		rec.rec.Path = f.t.Resolved
+		rec.rec.Observed = ledgerState(stateOf(f.obs))
+		rec.rec.SHA256Before = f.obs.Sum
 		if f.base != nil {
 			rec.rec.Baseline = ledgerState(FileState{Exists: true, SHA256: f.base.SHA256, Size: f.base.Size, MtimeMS: f.base.MtimeMS})
 		}
-		r := &Result{Path: f.t.path, SHA256: f.sum, SizeBytes: int64(len(f.data)), Created: !f.obs.stat.Exists, Deleted: f.remove,
+		r := &Result{Path: f.t.Path, SHA256: f.sum, SizeBytes: int64(len(f.data)), Created: !f.obs.Stat.Exists, Deleted: f.remove,
 			BackupVersion: f.version, Strategy: "transaction " + res.TxID}
 		written = append(written, w.record(rec, r, nil))
 	}

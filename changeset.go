@@ -33,12 +33,12 @@ func (cs *changeSet) add(p string) (*txFile, error) {
 		return nil, err
 	}
 	if err := cs.s.w.checkChangeable(t); err != nil {
-		t.close()
+		t.Close()
 		return nil, err
 	}
 	for _, f := range cs.files {
-		if f.t.resolved == t.resolved {
-			t.close()
+		if f.t.Resolved == t.Resolved {
+			t.Close()
 			return nil, errSameFile
 		}
 	}
@@ -82,12 +82,12 @@ func (cs *changeSet) relock(ctx context.Context, when string) error {
 // the locks let go, then locks again (a directory just made is locked now
 // too) and checks the files.
 func (cs *changeSet) makeParents(ctx context.Context, when string) error {
-	if !slices.ContainsFunc(cs.files, func(f *txFile) bool { return f.t.dir == nil }) {
+	if !slices.ContainsFunc(cs.files, func(f *txFile) bool { return f.t.Dir == nil }) {
 		return nil
 	}
 	cs.unlock()
 	for _, f := range cs.files {
-		if f.t.dir == nil {
+		if f.t.Dir == nil {
 			if err := cs.s.w.makeParent(f.t); err != nil {
 				return err
 			}
@@ -122,7 +122,7 @@ func (cs *changeSet) snapshot(op string) error {
 		err = w.hist.SyncIndexes(paths)
 	}
 	if err != nil {
-		return historyFailed(cs.files[0].t.path, err)
+		return historyFailed(cs.files[0].t.Path, err)
 	}
 	return nil
 }
@@ -133,12 +133,12 @@ func (cs *changeSet) saveVersions(op string) ([]string, error) {
 	w := cs.s.w
 	paths := make([]string, 0, len(cs.files))
 	for _, f := range cs.files {
-		v, err := w.hist.Save(f.t.resolved, f.obs.data, !f.obs.stat.Exists, f.obs.sum, history.Meta{Op: op, Session: cs.s.name, Lazy: true})
+		v, err := w.hist.Save(f.t.Resolved, f.obs.Data, !f.obs.Stat.Exists, f.obs.Sum, history.Meta{Op: op, Session: cs.s.name, Lazy: true})
 		if err != nil {
-			return nil, historyFailed(f.t.path, err)
+			return nil, historyFailed(f.t.Path, err)
 		}
 		f.version = v.ID
-		paths = append(paths, f.t.resolved)
+		paths = append(paths, f.t.Resolved)
 	}
 	return paths, nil
 }
@@ -147,6 +147,6 @@ func (cs *changeSet) saveVersions(op string) ([]string, error) {
 func (cs *changeSet) close() {
 	cs.unlock()
 	for _, f := range cs.files {
-		f.t.close()
+		f.t.Close()
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/editguard/editguard/internal/atomicfile"
+	"github.com/editguard/editguard/internal/engine"
 	"github.com/editguard/editguard/internal/filelock"
 	"github.com/editguard/editguard/internal/groupcommit"
 	"github.com/editguard/editguard/internal/history"
@@ -19,7 +20,7 @@ import (
 // (write, edit, restore), in the order of its steps:
 //
 //  1. resolve the path inside the root (openTarget);
-//  2. take the target's file lock (lockFiles; see commitlock.go);
+//  2. take the target's file lock (lockFiles; see internal/engine/locks.go);
 //  3. read and hash the target under the lock, and check the precondition
 //     or the session's baseline (observe, Session.check);
 //  4. write the change's intent to the ledger and save the bytes about to
@@ -164,7 +165,7 @@ type commitRun struct {
 	s     *Session
 	c     *change
 	a     *attempt
-	locks []*filelock.Lock // the file's lock (see commitlock.go)
+	locks []*filelock.Lock // the file's lock (see internal/engine/locks.go)
 	t     *target
 	pass  *groupcommit.Pass // through the gate (internal/groupcommit), once the file is locked
 	obs   *observation
@@ -235,7 +236,7 @@ func (r *commitRun) resolve() error {
 		return err
 	}
 	r.t = t
-	r.a.rec.Path = t.resolved
+	r.a.rec.Path = t.Resolved
 	return r.s.w.checkChangeable(t)
 }
 
@@ -243,7 +244,7 @@ func (r *commitRun) resolve() error {
 // process. The commit lock of its directory is taken for the swap alone
 // (6). Holding the file's lock, the change counts at the gate (internal/groupcommit).
 func (r *commitRun) lock(ctx context.Context) error {
-	locks, err := r.s.w.lockFiles(ctx, r.t.resolved)
+	locks, err := r.s.w.lockFiles(ctx, r.t.Resolved)
 	r.locks = locks
 	if err != nil {
 		return err
@@ -257,7 +258,7 @@ func (r *commitRun) lock(ctx context.Context) error {
 func (r *commitRun) unlock() {
 	r.pass.Leave()
 	r.pass = nil
-	unlockAll(r.locks)
+	engine.UnlockAll(r.locks)
 	r.locks = nil
 }
 
@@ -267,20 +268,20 @@ func (r *commitRun) unlock() {
 // no update is lost.
 func (r *commitRun) check() error {
 	s, c := r.s, r.c
-	sum, expect := s.expected(r.t.resolved)
+	sum, expect := s.expected(r.t.Resolved)
 	obs, err := s.w.observeExpecting(r.t, sum, expect)
 	if err != nil {
 		return err
 	}
 	r.obs = obs
-	r.a.rec.Observed = ledgerState(obs.state())
-	r.a.rec.SHA256Before = obs.sum
+	r.a.rec.Observed = ledgerState(stateOf(obs))
+	r.a.rec.SHA256Before = obs.Sum
 	switch {
 	case c.verify != nil:
 		err = c.verify(r.t, obs)
-	case c.overAbsent && !obs.stat.Exists && c.pre.empty():
+	case c.overAbsent && !obs.Stat.Exists && c.pre.empty():
 	case c.noRead && c.pre.empty():
-		if b, ok := s.baseline(r.t.resolved); ok {
+		if b, ok := s.baseline(r.t.Resolved); ok {
 			r.base = &b // for the encoding it was read in
 		}
 	default:
@@ -332,7 +333,7 @@ func (r *commitRun) plan() error {
 		e.Details["limit_bytes"] = r.s.w.opts.MaxFileSize
 		return e
 	}
-	created := !r.obs.stat.Exists
+	created := !r.obs.Stat.Exists
 	res := &Result{
 		Path: c.path, Created: created, Deleted: pl.remove,
 		Diff:         unifiedDiff(c.path, pl.oldText, pl.newText, created, pl.remove),
@@ -360,7 +361,7 @@ func (r *commitRun) describe(created bool) error {
 		res.EncodingUsed, res.LineEnding = pl.encoding, pl.lineEnding
 		switch {
 		case !created:
-			res.Mode = octalMode(r.obs.stat.Mode)
+			res.Mode = octalMode(r.obs.Stat.Mode)
 		case pl.exactMode || pl.mode != 0:
 			res.Mode = octalMode(pl.mode)
 		}
@@ -368,7 +369,7 @@ func (r *commitRun) describe(created bool) error {
 	if !c.newName || !created || pl.remove {
 		return nil
 	}
-	warnings, err := r.s.w.checkNames(c.path, r.t.resolved)
+	warnings, err := r.s.w.checkNames(c.path, r.t.Resolved)
 	res.Warnings = append(res.Warnings, warnings...)
 	return err
 }
@@ -412,7 +413,7 @@ func (r *commitRun) approve(ctx context.Context) error {
 // makeParent creates the missing parent directories of a new file,
 // durably; the file must still not exist after.
 func (r *commitRun) makeParent() error {
-	if r.t.dir != nil {
+	if r.t.Dir != nil {
 		return nil
 	}
 	if err := r.s.w.makeParent(r.t); err != nil {
@@ -449,7 +450,7 @@ func (r *commitRun) snapshot() {
 	meta.Linked = func() { r.linked = true }
 	r.saved = make(chan error, 1)
 	go func() {
-		v, err := w.hist.Save(r.t.resolved, r.obs.data, !r.obs.stat.Exists, r.obs.sum, meta)
+		v, err := w.hist.Save(r.t.Resolved, r.obs.Data, !r.obs.Stat.Exists, r.obs.Sum, meta)
 		r.version = v
 		r.saved <- err
 	}()
@@ -489,7 +490,7 @@ func (r *commitRun) ready() error {
 	if !r.a.intent.durable() && r.lazy {
 		// The intent is not durable, so neither are the bytes it
 		// carries: the line must be.
-		if err := r.s.w.hist.SyncIndex(r.t.resolved); err != nil {
+		if err := r.s.w.hist.SyncIndex(r.t.Resolved); err != nil {
 			r.histErr = historyFailed(r.c.path, err)
 			return r.histErr
 		}
@@ -502,7 +503,7 @@ func (r *commitRun) ready() error {
 // committed, and what fails after is a warning, not an error.
 func (r *commitRun) swap(ctx context.Context) (atomicfile.Result, error) {
 	s, w, t, pl := r.s, r.s.w, r.t, r.pl
-	tmp, err := w.sweepTemp(t, s.name)
+	tmp, err := w.eng.SweepTemp(t, s.name)
 	if err != nil {
 		e := ioError(r.c.path, err)
 		e.Details["step"] = "sweep temp"
@@ -556,8 +557,8 @@ func (r *commitRun) follow(ar atomicfile.Result) {
 	var err error
 	switch {
 	case r.pl.remove:
-		err = s.dropBaseline(r.t.resolved)
-	case c.noRead && (base == nil || base.SHA256 != r.obs.sum):
+		err = s.dropBaseline(r.t.Resolved)
+	case c.noRead && (base == nil || base.SHA256 != r.obs.Sum):
 		// The session did not know what it appended to: its read (if
 		// any) stays as it was, and the file must be read before a
 		// change that discards any of it.
@@ -570,8 +571,8 @@ func (r *commitRun) follow(ar atomicfile.Result) {
 		// go on either way; a whole-file change then needs a read first.
 		full := !res.Merged && (c.wholeFile || base == nil || base.FullRead)
 		diffed := !full && base != nil && (base.FullRead || base.Diffed)
-		err = s.setBaseline(r.t.lexical, baseline{
-			Path: r.t.resolved, SHA256: res.SHA256, Size: res.SizeBytes, MtimeMS: res.MtimeMS,
+		err = s.setBaseline(r.t.Lexical, baseline{
+			Path: r.t.Resolved, SHA256: res.SHA256, Size: res.SizeBytes, MtimeMS: res.MtimeMS,
 			FullRead: full, Diffed: diffed, CapturedAt: time.Now(), Encoding: encodingToRemember(r.enc, r.pl.encoding),
 		})
 		if err == nil {
@@ -595,9 +596,9 @@ func (r *commitRun) finish(res *Result, err error) (*Result, error) {
 	r.historyDurable()
 	r.settle()
 	rc := r.s.w.record(r.a, res, err)
-	unlockAll(r.locks)
+	engine.UnlockAll(r.locks)
 	if r.t != nil {
-		r.t.close()
+		r.t.Close()
 	}
 	// A refusal's record, which is waited for, joins a batch's ledger
 	// fsync.
@@ -609,15 +610,15 @@ func (r *commitRun) finish(res *Result, err error) (*Result, error) {
 	}
 	if err == nil && !res.DryRun {
 		r.s.w.afterCommit()
-		r.s.w.sweepParkedSoon()
+		r.s.w.eng.SweepParkedSoon()
 	}
 	return res, err
 }
 
 // checkChangeable refuses targets that policy protects.
 func (w *Workspace) checkChangeable(t *target) error {
-	if pat, ok := w.denied(t.resolved); ok {
-		e := newError(CodeProtectedPath, t.path, "path is protected from changes by policy", "", nil)
+	if pat, ok := w.denied(t.Resolved); ok {
+		e := newError(CodeProtectedPath, t.Path, "path is protected from changes by policy", "", nil)
 		e.Details["pattern"] = pat
 		return e
 	}
@@ -631,17 +632,17 @@ func (w *Workspace) unchanged(t *target, obs *observation, when string) error {
 	if err != nil {
 		return err
 	}
-	if now.stat.Exists == obs.stat.Exists && now.sum == obs.sum && now.stat.Regular() == obs.stat.Regular() {
+	if now.Stat.Exists == obs.Stat.Exists && now.Sum == obs.Sum && now.Stat.Regular() == obs.Stat.Regular() {
 		return nil
 	}
 	reason := ReasonModified
 	switch {
-	case !now.stat.Exists:
+	case !now.Stat.Exists:
 		reason = ReasonDeleted
-	case !obs.stat.Exists:
+	case !obs.Stat.Exists:
 		reason = ReasonCreated
 	}
-	e := stale(t.path, reason, now)
+	e := stale(t.Path, reason, now)
 	e.Message = "file changed " + when + "; " + e.Message
 	return e
 }
@@ -649,7 +650,7 @@ func (w *Workspace) unchanged(t *target, obs *observation, when string) error {
 // keepDisplaced saves bytes that another program wrote into a displaced
 // file, which would otherwise be lost with it, as a version of the file.
 func (w *Workspace) keepDisplaced(t *target, session string, data []byte) string {
-	v, err := w.hist.Save(t.resolved, data, false, "", history.Meta{Op: opDisplaced, Session: session})
+	v, err := w.hist.Save(t.Resolved, data, false, "", history.Meta{Op: opDisplaced, Session: session})
 	if err != nil {
 		return "(not kept: " + err.Error() + ")"
 	}
@@ -680,24 +681,26 @@ func encodingToRemember(remembered, used string) string {
 func (w *Workspace) makeParent(t *target) error {
 	cur := atomicfile.NewDir(w.rootDir)
 	var last *os.File
-	for _, elem := range splitPath(path.Dir(t.resolved)) {
+	for _, elem := range splitPath(path.Dir(t.Resolved)) {
 		f, _, err := cur.OpenDir(elem, true)
 		if last != nil {
 			last.Close()
 		}
 		if errors.Is(err, atomicfile.ErrNotDir) {
-			return newError(CodeNotAFile, t.path, "a parent of the path is not a directory", "", err)
+			return newError(CodeNotAFile, t.Path, "a parent of the path is not a directory", "", err)
 		}
 		if err != nil {
-			return ioError(t.path, err)
+			return ioError(t.Path, err)
 		}
 		last, cur = f, atomicfile.NewDir(f)
 	}
 	if last == nil {
-		return t.openDir(w)
+		if err := w.eng.OpenDir(t); err != nil {
+			return targetError(t.Path, err)
+		}
+		return nil
 	}
-	t.dirFile, t.dir = last, cur
-	t.dir.SetHook(w.commitHook)
+	w.eng.SetDir(t, last)
 	return nil
 }
 
@@ -719,8 +722,8 @@ func (w *Workspace) commit(ctx context.Context, t *target, obs *observation, pl 
 	)
 	defer func() { lock.Unlock() }()
 	var swap uint64 // the swap's place among this process's (groupcommit.DirSyncs)
-	opts := atomicfile.Options{Temp: tmp, Park: w.parks.at, Ready: ready, BeforeSync: pl.arrive,
-		ShareSync: func() (bool, error) { return pl.pass.SyncTemp(t.dir) },
+	opts := atomicfile.Options{Temp: tmp, Park: w.eng.ParkDir(), Ready: ready, BeforeSync: pl.arrive,
+		ShareSync: func() (bool, error) { return pl.pass.SyncTemp(t.Dir) },
 		Swapped: func() {
 			swap = w.dirSyncs.Swapped()
 			pl.pass.Swapped()
@@ -733,7 +736,7 @@ func (w *Workspace) commit(ctx context.Context, t *target, obs *observation, pl 
 			// made after the swap: it gets an fsync of its own.
 			n := swap
 			swap = 0
-			return w.dirSyncs.Sync(t.dir, n)
+			return w.dirSyncs.Sync(t.Dir, n)
 		}}
 	if !held {
 		opts.Ready = func() error {
@@ -752,16 +755,16 @@ func (w *Workspace) commit(ctx context.Context, t *target, obs *observation, pl 
 		}
 	}
 	switch {
-	case !obs.stat.Exists:
+	case !obs.Stat.Exists:
 		opts.Mode, opts.ExactMode, opts.UID, opts.GID = pl.mode, pl.exactMode, -1, -1
-		r, err = t.dir.Create(t.base, pl.data, opts)
+		r, err = t.Dir.Create(t.Base, pl.data, opts)
 	case pl.remove:
-		r, err = t.dir.Remove(t.base, obs.sum, opts)
+		r, err = t.Dir.Remove(t.Base, obs.Sum, opts)
 	default:
-		opts.Mode, opts.UID, opts.GID = obs.stat.Mode, obs.stat.UID, obs.stat.GID
-		opts.Expect = obs.data // the bytes that hashed to obs.sum
+		opts.Mode, opts.UID, opts.GID = obs.Stat.Mode, obs.Stat.UID, obs.Stat.GID
+		opts.Expect = obs.Data // the bytes that hashed to obs.sum
 		opts.Held = pl.held
-		r, err = t.dir.Replace(t.base, pl.data, obs.sum, opts)
+		r, err = t.Dir.Replace(t.Base, pl.data, obs.Sum, opts)
 	}
 	if err != nil && pl.held != nil {
 		// What follows may open the target, which may still be the held
@@ -772,26 +775,6 @@ func (w *Workspace) commit(ctx context.Context, t *target, obs *observation, pl 
 		return r, w.commitError(t, err)
 	}
 	return r, nil
-}
-
-// lock takes the commit lock of t: an flock on its parent directory. A
-// single-file commit holds it around its swap alone (swapLock); moves and
-// patches hold it throughout. The
-// lock's identity is the directory itself, not a name in some workspace's
-// state, so every editguard process changing a file in that directory
-// excludes every other, whichever root it opened: nested workspaces (a
-// server at R and a CLI at R/sub), roots reached through symlinks or bind
-// mounts, and separate users. Nothing is created to take it, and it dies
-// with its holder.
-func (w *Workspace) lock(ctx context.Context, t *target) (*filelock.Lock, error) {
-	l, err := filelock.Acquire(ctx, t.dirFile, &filelock.Options{Timeout: w.opts.LockTimeout})
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, ioError(t.path, err)
-	}
-	return l, nil
 }
 
 // unifiedDiff returns a unified diff between two texts, labelled with p.

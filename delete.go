@@ -31,13 +31,13 @@ func (s *Session) Delete(ctx context.Context, p string, opts *DeleteOptions) (*R
 		tool: opDelete, path: p, pre: o.Precondition, dryRun: o.DryRun, wholeFile: true,
 		args: args,
 		build: func(t *target, obs *observation, enc string) (*plan, error) {
-			if !obs.stat.Exists {
+			if !obs.Stat.Exists {
 				return nil, newError(CodeNotFound, p, "file does not exist", "check the path with list_directory", nil)
 			}
-			if !obs.stat.Regular() {
+			if !obs.Stat.Regular() {
 				return nil, notAFile(p, obs)
 			}
-			return &plan{remove: true, oldText: textOf(obs.data, enc)}, nil
+			return &plan{remove: true, oldText: textOf(obs.Data, enc)}, nil
 		},
 	})
 }

@@ -27,7 +27,7 @@
 // swap, an flock on the file's directory, which every editguard process
 // shares whichever root it opened (a workspace nested in another, or
 // reached through another path), so the check that the name still holds
-// the observed file and the swap are one step (see commitlock.go). Readers
+// the observed file and the swap are one step (see internal/engine/locks.go). Readers
 // take no lock. A program that writes without editguard is detected when it
 // wrote before the swap (on Linux, the displaced bytes are re-hashed after a
 // renameat2 exchange, and the swap undone if they differ).

@@ -44,7 +44,7 @@ func (s *Session) Edit(ctx context.Context, p string, edits []Edit, opts *EditOp
 		args: editArgs(p, edits, &o), merge: !create && !o.NoMerge,
 		build: func(t *target, obs *observation, enc string) (*plan, error) {
 			if create {
-				if obs.stat.Exists {
+				if obs.Stat.Exists {
 					e := newError(CodeInvalidArgument, p, "old_string is empty, which only creates a new file, and the file exists",
 						fmt.Sprintf("read %s and pass the exact text to replace as old_string", p), nil)
 					return nil, e
@@ -59,7 +59,7 @@ func (s *Session) Edit(ctx context.Context, p string, edits []Edit, opts *EditOp
 				}
 				return &plan{data: data, frozen: true, newText: edits[0].NewString, encoding: doc.Format.Encoding}, nil
 			}
-			if !obs.stat.Exists {
+			if !obs.Stat.Exists {
 				return nil, newError(CodeNotFound, p, "file does not exist", "to create a file, use write_file or an empty old_string", nil)
 			}
 			doc, err := s.docFor(p, obs, firstNonEmpty(o.Encoding, enc), false)

@@ -12,14 +12,14 @@ func init() {
 	enginehook.SetFaults = func(w any, commit atomicfile.Hook, hist history.Hook, led ledger.Hook) {
 		setFaults(w.(*Workspace), commit, hist, led)
 	}
-	enginehook.TempName = func(w any, name string) string { return w.(*Workspace).tempName(name) }
+	enginehook.TempName = func(w any, name string) string { return w.(*Workspace).eng.TempName(name) }
 }
 
 // setFaults installs fault-injection hooks on w: commit on the directory of
 // every later commit's target, hist on its history store, led on its
 // ledger. nil removes each. Only tests call it.
 func setFaults(w *Workspace, commit atomicfile.Hook, hist history.Hook, led ledger.Hook) {
-	w.commitHook = commit
+	w.eng.SetHook(commit)
 	w.hist.SetHook(hist)
 	w.led.SetHook(led)
 }

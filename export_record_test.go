@@ -12,7 +12,7 @@ import (
 )
 
 // TempName is the temporary name w uses for a target named name.
-func TempName(w *Workspace, name string) string { return w.tempName(name) }
+func TempName(w *Workspace, name string) string { return w.eng.TempName(name) }
 
 // VersionContent returns the bytes of a history version of p.
 func VersionContent(w *Workspace, p, id string) ([]byte, error) {

@@ -78,13 +78,13 @@ func (s *Session) Guard(ctx context.Context, p, tool string, opts *GuardOptions)
 		}
 		lock.Unlock()
 		if t != nil {
-			t.close()
+			t.Close()
 		}
 	}()
 	if t, err = s.w.openTarget(p); err != nil {
 		return nil, err
 	}
-	a.rec.Path = t.resolved
+	a.rec.Path = t.Resolved
 	if err := s.w.checkChangeable(t); err != nil {
 		return nil, err
 	}
@@ -95,13 +95,13 @@ func (s *Session) Guard(ctx context.Context, p, tool string, opts *GuardOptions)
 	if err != nil {
 		return nil, err
 	}
-	a.rec.Observed = ledgerState(obs.state())
-	if obs.stat.Exists && !obs.stat.Regular() {
+	a.rec.Observed = ledgerState(stateOf(obs))
+	if obs.Stat.Exists && !obs.Stat.Regular() {
 		return nil, notAFile(p, obs)
 	}
-	_, read := s.baseline(t.resolved)
-	if !read && t.lexical != "" {
-		_, read = s.baseline(t.lexical)
+	_, read := s.baseline(t.Resolved)
+	if !read && t.Lexical != "" {
+		_, read = s.baseline(t.Lexical)
 	}
 	var merged string
 	if read || !o.Unread {
@@ -113,11 +113,11 @@ func (s *Session) Guard(ctx context.Context, p, tool string, opts *GuardOptions)
 	}
 	// The trim of old versions that a Save may run waits until after
 	// the answer: the tool is waiting for it.
-	v, err := s.w.hist.Save(t.resolved, obs.data, !obs.stat.Exists, obs.sum, history.Meta{Op: guardOp + tool, Session: s.name, Later: s.w.trimLater})
+	v, err := s.w.hist.Save(t.Resolved, obs.Data, !obs.Stat.Exists, obs.Sum, history.Meta{Op: guardOp + tool, Session: s.name, Later: s.w.trimLater})
 	if err != nil {
 		return nil, historyFailed(p, err)
 	}
-	return &GuardResult{Path: t.resolved, Exists: obs.stat.Exists, SHA256: obs.sum, Version: v.ID, Merged: merged != "", ExternalDiff: merged}, nil
+	return &GuardResult{Path: t.Resolved, Exists: obs.Stat.Exists, SHA256: obs.Sum, Version: v.ID, Merged: merged != "", ExternalDiff: merged}, nil
 }
 
 // guardMerge decides, for a Guard whose check failed with stale, whether
@@ -132,7 +132,7 @@ func (s *Session) guardMerge(b *baseline, obs *observation, edits []Edit, stale 
 	if len(edits) == 0 || !ok {
 		return "", stale
 	}
-	cur, err := textcodec.Decode(obs.data, b.Encoding)
+	cur, err := textcodec.Decode(obs.Data, b.Encoding)
 	if err != nil {
 		return "", stale
 	}
@@ -179,9 +179,9 @@ func (s *Session) RecordNoWait(ctx context.Context, p, tool string) (wait func()
 	if err != nil {
 		return nil, err
 	}
-	defer t.close()
+	defer t.Close()
 	// What this session's Guard kept of the file: its newest version.
-	v, found, err := s.w.hist.Newest(t.resolved, func(v history.Version) bool {
+	v, found, err := s.w.hist.Newest(t.Resolved, func(v history.Version) bool {
 		return v.Session == s.name && v.Op == guardOp+tool
 	})
 	if err != nil {
@@ -200,24 +200,24 @@ func (s *Session) RecordNoWait(ctx context.Context, p, tool string) (wait func()
 	if err != nil {
 		return nil, err
 	}
-	if obs.stat.Exists == !kept.Absent && (kept.Absent || obs.sum == kept.SHA256) {
-		res := &Result{Path: p, SHA256: obs.sum, SizeBytes: obs.stat.Size} // the tool changed nothing
+	if obs.Stat.Exists == !kept.Absent && (kept.Absent || obs.Sum == kept.SHA256) {
+		res := &Result{Path: p, SHA256: obs.Sum, SizeBytes: obs.Stat.Size} // the tool changed nothing
 		return func() (*Result, error) { return res, nil }, nil
 	}
 	a := newAttempt(s, guardOp+tool, p, map[string]any{"path": p}, nil)
-	a.rec.Path = t.resolved
+	a.rec.Path = t.Resolved
 	a.rec.Observed = ledgerState(FileState{Exists: !kept.Absent, SHA256: kept.SHA256, Size: kept.Size})
 	a.rec.SHA256Before = kept.SHA256
-	res := &Result{Path: p, SHA256: obs.sum, SizeBytes: obs.stat.Size, Created: kept.Absent, Deleted: !obs.stat.Exists,
-		BackupVersion: kept.ID, MtimeMS: obs.mtimeMS(), Strategy: "external"}
-	if obs.stat.Exists {
-		err = s.setBaseline(t.lexical, baseline{Path: t.resolved, SHA256: obs.sum, Size: obs.stat.Size, MtimeMS: obs.mtimeMS(),
+	res := &Result{Path: p, SHA256: obs.Sum, SizeBytes: obs.Stat.Size, Created: kept.Absent, Deleted: !obs.Stat.Exists,
+		BackupVersion: kept.ID, MtimeMS: obs.MtimeMS(), Strategy: "external"}
+	if obs.Stat.Exists {
+		err = s.setBaseline(t.Lexical, baseline{Path: t.Resolved, SHA256: obs.Sum, Size: obs.Stat.Size, MtimeMS: obs.MtimeMS(),
 			FullRead: true, CapturedAt: time.Now()})
 		if err == nil {
-			s.rememberFrozen(obs.sum, obs.data, true) // an observation is never written to
+			s.rememberFrozen(obs.Sum, obs.Data, true) // an observation is never written to
 		}
 	} else {
-		err = s.dropBaseline(t.resolved)
+		err = s.dropBaseline(t.Resolved)
 	}
 	if err != nil {
 		res.warn("the session could not record the change as read (%v)", err)

@@ -62,10 +62,10 @@ var errIntentNotDurable = errors.New("the change's intent is not durable")
 // hold holds the file a change replaces, if it is large enough to be
 // worth linking into history and can be held, and sets meta to link it.
 func (w *Workspace) hold(t *target, obs *observation, pl *plan, meta *history.Meta, in *intent) *atomicfile.Held {
-	if !obs.stat.Exists || pl.remove || len(obs.data) < linkMin || t.dir == nil {
+	if !obs.Stat.Exists || pl.remove || len(obs.Data) < linkMin || t.Dir == nil {
 		return nil
 	}
-	h := t.dir.Hold(t.base, obs.stat.Ino, obs.data)
+	h := t.Dir.Hold(t.Base, obs.Stat.Ino, obs.Data)
 	if h == nil {
 		return nil
 	}
@@ -101,7 +101,7 @@ func (w *Workspace) swapLockHeld(ctx context.Context, t *target, obs *observatio
 // it, if any, becomes a copy first, since others may open the file now.
 func (w *Workspace) unhold(t *target, obs *observation, h *atomicfile.Held, linked bool) {
 	if linked {
-		w.hist.Detach(t.resolved, h.Dev(), h.Ino(), obs.sum, obs.sum, obs.data)
+		w.hist.Detach(t.Resolved, h.Dev(), h.Ino(), obs.Sum, obs.Sum, obs.Data)
 	}
 	h.Release()
 }
@@ -121,5 +121,5 @@ func (w *Workspace) settleHeld(t *target, obs *observation, h *atomicfile.Held, 
 		h.Chmod(0o444)
 		return nil
 	}
-	return w.hist.Detach(t.resolved, h.Dev(), h.Ino(), obs.sum, obs.sum, obs.data)
+	return w.hist.Detach(t.Resolved, h.Dev(), h.Ino(), obs.Sum, obs.Sum, obs.Data)
 }

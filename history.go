@@ -111,8 +111,8 @@ func (w *Workspace) VersionDiff(p, id string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer t.close()
-	_, data, err := w.loadVersion(p, t.resolved, id)
+	defer t.Close()
+	_, data, err := w.loadVersion(p, t.Resolved, id)
 	if err != nil {
 		return "", err
 	}
@@ -120,7 +120,7 @@ func (w *Workspace) VersionDiff(p, id string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return unifiedDiff(p, textOf(data, ""), textOf(obs.data, ""), data == nil, !obs.stat.Exists), nil
+	return unifiedDiff(p, textOf(data, ""), textOf(obs.Data, ""), data == nil, !obs.Stat.Exists), nil
 }
 
 // textOf decodes bytes for a diff, or describes them when they are not text.
@@ -224,17 +224,17 @@ func (w *Workspace) PathDiff(p, against string) (string, error) {
 			return "", err
 		}
 		obs, err := w.observe(t)
-		t.close()
+		t.Close()
 		if err != nil {
 			return "", err
 		}
-		if !obs.stat.Exists {
+		if !obs.Stat.Exists {
 			return "", newError(CodeNotFound, name, "file does not exist", "check the path with list_directory", nil)
 		}
-		if !obs.stat.Regular() {
+		if !obs.Stat.Regular() {
 			return "", notAFile(name, obs)
 		}
-		texts[i] = textOf(obs.data, "")
+		texts[i] = textOf(obs.Data, "")
 	}
 	return udiff.Unified("a/"+against, texts[0], "b/"+p, texts[1]), nil
 }

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/editguard/editguard/internal/engine"
 	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/ledger"
 )
@@ -300,7 +301,7 @@ func (w *Workspace) versionKept(in, out *ledger.Record, saved map[uint64]string)
 		if err != nil {
 			return false, false
 		}
-		defer unlockAll(locks)
+		defer engine.UnlockAll(locks)
 		// Under the lock, the writer may have finished meanwhile.
 		now, err := w.hist.Intents(in.Path, in.Seq)
 		if s, ok := now[in.Seq]; err != nil || ok && s == sum {

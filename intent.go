@@ -88,14 +88,14 @@ func (w *Workspace) writeIntent(a *attempt, res *Result, obs *observation) (lazy
 	in := &intent{rec: a.rec, done: make(chan struct{})}
 	in.rec.Outcome = ledger.OutcomePending
 	in.rec.SHA256After = res.SHA256
-	if obs.stat.Exists && len(obs.data) > 0 && len(obs.data) <= carryLimit {
-		in.rec.Displaced = obs.data
+	if obs.Stat.Exists && len(obs.Data) > 0 && len(obs.Data) <= carryLimit {
+		in.rec.Displaced = obs.Data
 	}
 	// Content over the history's inline limit goes to an object, made
 	// durable before the change: the intent names it, and the version's
 	// line can be lazy as a carried one's.
 	marked := w.hsync.marked.Load()
-	in.rec.DisplacedObject = marked && obs.stat.Exists && len(obs.data) > max(carryLimit, w.hist.InlineLimit())
+	in.rec.DisplacedObject = marked && obs.Stat.Exists && len(obs.Data) > max(carryLimit, w.hist.InlineLimit())
 	in.rec.Seal = w.intentSeal(&in.rec)
 	a.intent = in
 	p, err := w.led.Write(&in.rec)

@@ -50,7 +50,7 @@ import (
 // that read. Edit (commitRun.mayMerge) and Guard (guardMerge) both ask it.
 func (s *Session) seenForMerge(b *baseline, obs *observation, stale error) ([]byte, bool) {
 	var e *Error
-	if s.w.opts.NoMerge || b == nil || !obs.stat.Exists || !obs.stat.Regular() || len(obs.data) > seenFileMax ||
+	if s.w.opts.NoMerge || b == nil || !obs.Stat.Exists || !obs.Stat.Regular() || len(obs.Data) > seenFileMax ||
 		!errors.As(stale, &e) || e.Code != CodeStaleFile || e.Details["reason"] != ReasonModified {
 		return nil, false
 	}

@@ -27,31 +27,31 @@ func (s *Session) CreateDirectory(ctx context.Context, p string) (*DirResult, er
 	if err != nil {
 		return nil, err
 	}
-	defer t.close()
+	defer t.Close()
 	if err := s.w.checkChangeable(t); err != nil {
 		return nil, err
 	}
 	existed := false
-	if t.dir != nil {
-		st, err := t.dir.Lstat(t.base)
+	if t.Dir != nil {
+		st, err := t.Dir.Lstat(t.Base)
 		if err != nil {
 			return nil, ioError(p, err)
 		}
 		if st.Exists && !st.Mode.IsDir() {
-			return nil, notAFile(p, &observation{stat: st})
+			return nil, notAFile(p, &observation{Stat: st})
 		}
 		existed = st.Exists
 	}
 	var warnings []string
 	if !existed {
-		if warnings, err = s.w.checkNames(p, t.resolved); err != nil {
+		if warnings, err = s.w.checkNames(p, t.Resolved); err != nil {
 			return nil, err
 		}
 	}
-	inner := &target{path: p, resolved: t.resolved + "/."}
+	inner := &target{Path: p, Resolved: t.Resolved + "/."}
 	if err := s.w.makeParent(inner); err != nil {
 		return nil, err
 	}
-	inner.close()
+	inner.Close()
 	return &DirResult{Path: p, Created: !existed, Warnings: warnings}, nil
 }

@@ -111,14 +111,14 @@ func (m *moveRun) resolve(src, dst string) error {
 	if m.src, err = m.cs.add(src); err != nil {
 		return err
 	}
-	m.a.rec.Path = m.src.t.resolved
+	m.a.rec.Path = m.src.t.Resolved
 	if m.dst, err = m.cs.add(dst); err != nil {
 		if errors.Is(err, errSameFile) {
 			return newError(CodeInvalidArgument, src, "source and destination are the same file", "", nil)
 		}
 		return err
 	}
-	if m.src.t.dir == nil {
+	if m.src.t.Dir == nil {
 		return newError(CodeNotFound, src, "file does not exist", "check the path with list_directory", nil)
 	}
 	return nil
@@ -133,17 +133,17 @@ func (m *moveRun) check(o *MoveOptions) error {
 	}
 	m.src.obs, m.dst.obs, m.src.base = obsS, obsD, base
 	m.res = &Result{
-		Path: td.path, MovedFrom: ts.path, SHA256: obsS.sum, SizeBytes: obsS.stat.Size, Created: !obsD.stat.Exists,
+		Path: td.Path, MovedFrom: ts.Path, SHA256: obsS.Sum, SizeBytes: obsS.Stat.Size, Created: !obsD.Stat.Exists,
 	}
-	if obsD.stat.Exists {
+	if obsD.Stat.Exists {
 		enc := ""
 		if base != nil {
 			enc = base.Encoding
 		}
-		m.res.Diff = unifiedDiff(td.path, textOf(obsD.data, enc), textOf(obsS.data, enc), false, false)
+		m.res.Diff = unifiedDiff(td.Path, textOf(obsD.Data, enc), textOf(obsS.Data, enc), false, false)
 		return nil
 	}
-	warnings, err := m.cs.s.w.checkNames(td.path, td.resolved, ts.resolved)
+	warnings, err := m.cs.s.w.checkNames(td.Path, td.Resolved, ts.Resolved)
 	m.res.Warnings = append(m.res.Warnings, warnings...)
 	return err
 }
@@ -154,18 +154,18 @@ func (m *moveRun) check(o *MoveOptions) error {
 func (m *moveRun) intents() error {
 	s, res := m.cs.s, m.res
 	res.BackupVersion, res.SourceVersion = m.dst.version, m.src.version
-	m.srcRes = &Result{Path: m.src.t.path, Deleted: true, BackupVersion: m.src.version}
-	m.dstRec = newAttempt(s, opMove, m.dst.t.path, m.args, nil)
-	m.dstRec.rec.Path = m.dst.t.resolved
-	m.dstRec.rec.Observed = ledgerState(m.dst.obs.state())
-	m.dstRec.rec.SHA256Before = m.dst.obs.sum
+	m.srcRes = &Result{Path: m.src.t.Path, Deleted: true, BackupVersion: m.src.version}
+	m.dstRec = newAttempt(s, opMove, m.dst.t.Path, m.args, nil)
+	m.dstRec.rec.Path = m.dst.t.Resolved
+	m.dstRec.rec.Observed = ledgerState(stateOf(m.dst.obs))
+	m.dstRec.rec.SHA256Before = m.dst.obs.Sum
 	m.dstRec.rec.Approval = m.a.rec.Approval
 	s.w.savedIntent(m.a, "")
-	s.w.savedIntent(m.dstRec, m.src.obs.sum)
+	s.w.savedIntent(m.dstRec, m.src.obs.Sum)
 	if !m.dstRec.intent.durable() {
 		ierr := m.dstRec.intent.err
 		m.srcRes, m.dstRec = nil, nil
-		return ioError(m.src.t.path, ierr)
+		return ioError(m.src.t.Path, ierr)
 	}
 	return nil
 }
@@ -175,10 +175,10 @@ func (m *moveRun) intents() error {
 func (m *moveRun) move() error {
 	s, ts, td, res := m.cs.s, m.src.t, m.dst.t, m.res
 	want := ""
-	if m.dst.obs.stat.Exists {
-		want = m.dst.obs.sum
+	if m.dst.obs.Stat.Exists {
+		want = m.dst.obs.Sum
 	}
-	ar, err := ts.dir.Move(ts.base, m.src.obs.sum, td.dir, td.base, want, atomicfile.Options{Park: s.w.parks.at})
+	ar, err := ts.Dir.Move(ts.Base, m.src.obs.Sum, td.Dir, td.Base, want, atomicfile.Options{Park: s.w.eng.ParkDir()})
 	if err != nil {
 		if ar.Strategy == "" {
 			m.srcRes, m.dstRec = nil, nil
@@ -197,16 +197,16 @@ func (m *moveRun) move() error {
 // follow moves the session's baseline with the file.
 func (m *moveRun) follow() {
 	s, ts, td, res, obsS := m.cs.s, m.src.t, m.dst.t, m.res, m.src.obs
-	if st, err := td.dir.Lstat(td.base); err == nil {
+	if st, err := td.Dir.Lstat(td.Base); err == nil {
 		res.MtimeMS = st.MtimeNS / 1e6
 	}
-	b := baseline{Path: td.resolved, SHA256: obsS.sum, Size: obsS.stat.Size, MtimeMS: res.MtimeMS, FullRead: true, CapturedAt: time.Now()}
+	b := baseline{Path: td.Resolved, SHA256: obsS.Sum, Size: obsS.Stat.Size, MtimeMS: res.MtimeMS, FullRead: true, CapturedAt: time.Now()}
 	if base := m.src.base; base != nil {
 		b.FullRead, b.Encoding = base.FullRead, base.Encoding
 	}
-	err := s.dropBaseline(ts.resolved)
+	err := s.dropBaseline(ts.Resolved)
 	if err == nil {
-		err = s.setBaseline(td.lexical, b)
+		err = s.setBaseline(td.Lexical, b)
 	}
 	if err != nil {
 		res.warn("the session could not record the move (%v): read the file before changing it again", err)
@@ -230,7 +230,7 @@ func (m *moveRun) finish(res *Result, err error) (*Result, error) {
 	m.cs.close()
 	if err == nil && !res.DryRun {
 		w.afterCommit()
-		w.sweepParkedSoon()
+		w.eng.SweepParkedSoon()
 	}
 	return res, err
 }
@@ -242,13 +242,13 @@ func (s *Session) checkMove(ts, td *target, o *MoveOptions, a *attempt) (obsS, o
 	if obsS, err = s.w.observe(ts); err != nil {
 		return nil, nil, nil, err
 	}
-	a.rec.Observed = ledgerState(obsS.state())
-	a.rec.SHA256Before = obsS.sum
-	if !obsS.stat.Exists {
-		return nil, nil, nil, newError(CodeNotFound, ts.path, "file does not exist", "check the path with list_directory", nil)
+	a.rec.Observed = ledgerState(stateOf(obsS))
+	a.rec.SHA256Before = obsS.Sum
+	if !obsS.Stat.Exists {
+		return nil, nil, nil, newError(CodeNotFound, ts.Path, "file does not exist", "check the path with list_directory", nil)
 	}
-	if !obsS.stat.Regular() {
-		return nil, nil, nil, notAFile(ts.path, obsS)
+	if !obsS.Stat.Regular() {
+		return nil, nil, nil, notAFile(ts.Path, obsS)
 	}
 	if base, err = s.check(ts, o.Precondition, obsS, false); err != nil {
 		return nil, nil, base, err
@@ -259,16 +259,16 @@ func (s *Session) checkMove(ts, td *target, o *MoveOptions, a *attempt) (obsS, o
 	if obsD, err = s.w.observe(td); err != nil {
 		return nil, nil, nil, err
 	}
-	if !obsD.stat.Exists {
+	if !obsD.Stat.Exists {
 		return obsS, obsD, base, nil
 	}
-	if !obsD.stat.Regular() {
-		return nil, nil, nil, notAFile(td.path, obsD)
+	if !obsD.Stat.Regular() {
+		return nil, nil, nil, notAFile(td.Path, obsD)
 	}
 	if !o.Overwrite {
-		e := stale(td.path, ReasonCreated, obsD)
+		e := stale(td.Path, ReasonCreated, obsD)
 		e.Message = "the destination exists"
-		e.RecoveryHint = fmt.Sprintf("choose another destination, or read %s in full and move again with overwrite", shortPath(td.path))
+		e.RecoveryHint = fmt.Sprintf("choose another destination, or read %s in full and move again with overwrite", shortPath(td.Path))
 		return nil, nil, nil, e
 	}
 	if _, err := s.check(td, nil, obsD, true); err != nil {
@@ -285,7 +285,7 @@ func (w *Workspace) moveError(ts, td *target, err error) error {
 		if now == nil {
 			now = &observation{}
 		}
-		e := stale(td.path, ReasonCreated, now)
+		e := stale(td.Path, ReasonCreated, now)
 		e.Message = "the destination was created by another program during the move; nothing was moved"
 		return e
 	case errors.Is(err, atomicfile.ErrRaced):
@@ -293,15 +293,15 @@ func (w *Workspace) moveError(ts, td *target, err error) error {
 		if now == nil {
 			now = &observation{}
 		}
-		e := stale(ts.path, ReasonModified, now)
+		e := stale(ts.Path, ReasonModified, now)
 		e.Message = "a file was changed by another program during the move; nothing was moved"
 		e.Err = err
 		return e
 	case errors.Is(err, atomicfile.ErrCrossDevice):
-		return newError(CodeIO, ts.path, "the source and the destination are on different file systems, and a move between them cannot be atomic",
+		return newError(CodeIO, ts.Path, "the source and the destination are on different file systems, and a move between them cannot be atomic",
 			"copy the file with write_file and delete the source with delete_file", err)
 	}
-	return ioError(ts.path, err)
+	return ioError(ts.Path, err)
 }
 
 // historyFailed is the error of a change refused because saving what it

@@ -3,48 +3,27 @@ package editguard
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"strconv"
 
-	"github.com/editguard/editguard/internal/atomicfile"
+	"github.com/editguard/editguard/internal/engine"
 )
 
-// observation is what was on disk at one moment: the stat and bytes of one
-// open descriptor, so they describe the same file. Nothing writes to data
-// once it is read: the decoded text, the session's remembered bytes and
-// the intent share it without a copy.
-type observation struct {
-	stat atomicfile.Stat
-	data []byte
-	sum  string
-}
+// target and observation are the engine's (internal/engine): an opened
+// parent directory with the final element of a resolved path, and what was
+// on disk at one moment.
+type (
+	target      = engine.Target
+	observation = engine.Observation
+)
 
-func (o *observation) mtimeMS() int64 { return o.stat.MtimeNS / 1e6 }
-
-func (o *observation) state() FileState {
-	if !o.stat.Exists {
+// stateOf describes what obs saw as a FileState.
+func stateOf(obs *observation) FileState {
+	if !obs.Stat.Exists {
 		return FileState{}
 	}
-	return FileState{Exists: true, SHA256: o.sum, Size: o.stat.Size, MtimeMS: o.mtimeMS()}
-}
-
-// target is an opened parent directory and the final element of a resolved
-// path.
-type target struct {
-	path     string // as the caller gave it
-	lexical  string // path cleaned, relative to the root, symlinks not followed; "" if it leaves the root
-	resolved string
-	base     string
-	dirFile  *os.File // nil when the parent directory does not exist
-	dir      *atomicfile.Dir
-}
-
-func (t *target) close() {
-	if t.dirFile != nil {
-		t.dirFile.Close()
-	}
+	return FileState{Exists: true, SHA256: obs.Sum, Size: obs.Stat.Size, MtimeMS: obs.MtimeMS()}
 }
 
 // openTarget resolves p and opens its parent directory through the root.
@@ -56,9 +35,9 @@ func (w *Workspace) openTarget(p string) (*target, error) {
 	if resolved == "." {
 		return nil, newError(CodeNotAFile, p, "the workspace root is a directory", "", nil)
 	}
-	t := &target{path: p, lexical: w.lexical(p), resolved: resolved, base: path.Base(resolved)}
-	if err := t.openDir(w); err != nil {
-		return nil, err
+	t, err := w.eng.OpenTarget(p, w.lexical(p), resolved)
+	if err != nil {
+		return nil, targetError(p, err)
 	}
 	return t, nil
 }
@@ -137,23 +116,13 @@ func (w *Workspace) describeLink(p, raw string) (to, target string, isFile bool)
 	return strconv.Quote(shortPath(raw)) + ", which cannot be resolved", "", false
 }
 
-func (t *target) openDir(w *Workspace) error {
-	f, err := w.root.OpenFile(path.Dir(t.resolved), os.O_RDONLY|oDirectory, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+// targetError is the error of a parent directory that could not be
+// opened (engine.Engine.OpenDir).
+func targetError(p string, err error) error {
+	if errors.Is(err, engine.ErrOutsideRoot) {
+		return outsideRoot(p)
 	}
-	if err != nil {
-		if isEscape(err) {
-			return outsideRoot(t.path)
-		}
-		if isNotDir(err) {
-			return nil
-		}
-		return newError(CodeIO, t.path, err.Error(), "", err)
-	}
-	t.dirFile, t.dir = f, atomicfile.NewDir(f)
-	t.dir.SetHook(w.commitHook)
-	return nil
+	return newError(CodeIO, p, err.Error(), "", err)
 }
 
 // observe reads the target under whatever lock the caller holds.
@@ -164,18 +133,16 @@ func (w *Workspace) observe(t *target) (*observation, error) {
 // observeExpecting is observe for a caller that expects the file to hold
 // expect, whose SHA-256 is sum: equal bytes are not hashed again.
 func (w *Workspace) observeExpecting(t *target, sum string, expect []byte) (*observation, error) {
-	if t.dir == nil {
-		return &observation{}, nil
-	}
-	st, data, sum, err := t.dir.ReadFileExpect(t.base, w.opts.MaxFileSize, sum, expect)
-	if errors.Is(err, atomicfile.ErrTooLarge) {
-		e := newError(CodeTooLarge, t.path, "file is larger than the limit", "", err)
-		e.Details["size_bytes"] = st.Size
-		e.Details["limit_bytes"] = w.opts.MaxFileSize
+	obs, err := w.eng.ObserveExpecting(t, sum, expect)
+	var tl *engine.TooLargeError
+	if errors.As(err, &tl) {
+		e := newError(CodeTooLarge, t.Path, "file is larger than the limit", "", tl.Err)
+		e.Details["size_bytes"] = tl.Size
+		e.Details["limit_bytes"] = tl.Limit
 		return nil, e
 	}
 	if err != nil {
-		return nil, ioError(t.path, err)
+		return nil, ioError(t.Path, err)
 	}
-	return &observation{stat: st, data: data, sum: sum}, nil
+	return obs, nil
 }

@@ -6,20 +6,19 @@ package editguard
 // that made it; the others have names of their own. These are the only
 // places the package names them.
 const (
-	opWrite        = "write_file"
-	opEdit         = "edit_file"
-	opDelete       = "delete_file"
-	opRestore      = "restore_file"
-	opMove         = "move_file"
-	opApplyPatch   = "apply_patch"
-	opUndoPatch    = "undo_patch"
-	opRewind       = "rewind"
-	opPublish      = "publish"
-	opPull         = "pull"
-	opRecover      = "recover"            // a transaction rolled back at Open
-	opPatchUndone  = "apply_patch_undone" // a file a failing transaction put back
-	opCrashedWrite = "crashed_write"      // a dead writer's temporary file, kept
-	opDisplaced    = "displaced_write"    // bytes another program wrote into a displaced file
-	opExec         = "exec"               // a shell command's changes, when no client names its shell tool
-	opBeginTurn    = "begin_turn"         // a turn's start: a mark with no path, no change
+	opWrite       = "write_file"
+	opEdit        = "edit_file"
+	opDelete      = "delete_file"
+	opRestore     = "restore_file"
+	opMove        = "move_file"
+	opApplyPatch  = "apply_patch"
+	opUndoPatch   = "undo_patch"
+	opRewind      = "rewind"
+	opPublish     = "publish"
+	opPull        = "pull"
+	opRecover     = "recover"            // a transaction rolled back at Open
+	opPatchUndone = "apply_patch_undone" // a file a failing transaction put back
+	opDisplaced   = "displaced_write"    // bytes another program wrote into a displaced file
+	opExec        = "exec"               // a shell command's changes, when no client names its shell tool
+	opBeginTurn   = "begin_turn"         // a turn's start: a mark with no path, no change
 )

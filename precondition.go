@@ -39,14 +39,14 @@ type FileState struct {
 // wholeFile is true for write_file, which replaces content the caller must
 // have seen in full.
 func (s *Session) check(t *target, pre *Precondition, obs *observation, wholeFile bool) (*baseline, error) {
-	path, resolved := t.path, t.resolved
+	path, resolved := t.Path, t.Resolved
 	if !pre.empty() {
 		return nil, checkExplicit(path, pre, obs)
 	}
 	// The name the caller used was read when it led to another file: it
 	// has been replaced by (or re-pointed as) a symlink since.
-	if t.lexical != "" && t.lexical != resolved {
-		if b, ok := s.baseline(t.lexical); ok && b.Path != resolved {
+	if t.Lexical != "" && t.Lexical != resolved {
+		if b, ok := s.baseline(t.Lexical); ok && b.Path != resolved {
 			e := stale(path, ReasonTypeChanged, obs)
 			e.Message = "the path now leads to a different file than when it was read (a symlink was put in its place or re-pointed)"
 			e.Details["baseline_path"] = b.Path
@@ -56,15 +56,15 @@ func (s *Session) check(t *target, pre *Precondition, obs *observation, wholeFil
 	}
 	b, ok := s.baseline(resolved)
 	if !ok {
-		if !obs.stat.Exists {
+		if !obs.Stat.Exists {
 			return nil, nil
 		}
-		if !obs.stat.Regular() {
+		if !obs.Stat.Regular() {
 			return nil, notAFile(path, obs)
 		}
 		e := newError(CodeNotRead, path, "file exists but has not been read in this session",
 			fmt.Sprintf("call read_file on %s first, then redo the change", path), nil)
-		e.Details["actual"] = obs.state()
+		e.Details["actual"] = stateOf(obs)
 		return nil, e
 	}
 	if err := compareBaseline(path, &b, obs); err != nil {
@@ -90,18 +90,18 @@ func (s *Session) check(t *target, pre *Precondition, obs *observation, wholeFil
 func compareBaseline(path string, b *baseline, obs *observation) *Error {
 	var reason string
 	switch {
-	case !obs.stat.Exists:
+	case !obs.Stat.Exists:
 		reason = ReasonDeleted
-	case !obs.stat.Regular():
+	case !obs.Stat.Regular():
 		reason = ReasonTypeChanged
-	case obs.sum != b.SHA256:
+	case obs.Sum != b.SHA256:
 		reason = ReasonModified
 	default:
 		return nil
 	}
 	e := stale(path, reason, obs)
 	e.Details["baseline_sha256"] = b.SHA256
-	e.Details["current_sha256"] = obs.sum
+	e.Details["current_sha256"] = obs.Sum
 	e.Details["expected"] = map[string]any{"sha256": b.SHA256}
 	return e
 }
@@ -120,7 +120,7 @@ func checkExplicit(path string, p *Precondition, obs *observation) error {
 		if p.ExpectedSHA256 != "" || p.ExpectedMtimeMS != nil || p.ExpectedSizeBytes != nil {
 			return newError(CodeInvalidArgument, path, "must_not_exist cannot be combined with expected values", "", nil)
 		}
-		if obs.stat.Exists {
+		if obs.Stat.Exists {
 			return stale(path, ReasonCreated, obs)
 		}
 		return nil
@@ -129,21 +129,21 @@ func checkExplicit(path string, p *Precondition, obs *observation) error {
 	mismatch := false
 	if p.ExpectedSHA256 != "" {
 		expected["sha256"] = p.ExpectedSHA256
-		mismatch = mismatch || obs.sum != strings.ToLower(p.ExpectedSHA256)
+		mismatch = mismatch || obs.Sum != strings.ToLower(p.ExpectedSHA256)
 	}
 	if p.ExpectedMtimeMS != nil {
 		expected["mtime_ms"] = *p.ExpectedMtimeMS
-		mismatch = mismatch || obs.mtimeMS() != *p.ExpectedMtimeMS
+		mismatch = mismatch || obs.MtimeMS() != *p.ExpectedMtimeMS
 	}
 	if p.ExpectedSizeBytes != nil {
 		expected["size_bytes"] = *p.ExpectedSizeBytes
-		mismatch = mismatch || obs.stat.Size != *p.ExpectedSizeBytes
+		mismatch = mismatch || obs.Stat.Size != *p.ExpectedSizeBytes
 	}
 	var reason string
 	switch {
-	case !obs.stat.Exists:
+	case !obs.Stat.Exists:
 		reason = ReasonDeleted
-	case !obs.stat.Regular():
+	case !obs.Stat.Regular():
 		reason = ReasonTypeChanged
 	case mismatch:
 		reason = ReasonModified
@@ -153,7 +153,7 @@ func checkExplicit(path string, p *Precondition, obs *observation) error {
 	e := stale(path, reason, obs)
 	e.Details["expected"] = expected
 	if p.ExpectedSHA256 != "" {
-		e.Details["current_sha256"] = obs.sum
+		e.Details["current_sha256"] = obs.Sum
 	}
 	return e
 }
@@ -167,7 +167,7 @@ func stale(path, reason string, obs *observation) *Error {
 	}[reason]
 	e := newError(CodeStaleFile, path, msg, fmt.Sprintf("call read_file on %s, then redo the change", path), nil)
 	e.Details["reason"] = reason
-	e.Details["actual"] = obs.state()
+	e.Details["actual"] = stateOf(obs)
 	return e
 }
 
@@ -177,7 +177,7 @@ func notAFile(path string, obs *observation) *Error {
 }
 
 func kind(obs *observation) string {
-	m := obs.stat.Mode
+	m := obs.Stat.Mode
 	switch {
 	case m.IsDir():
 		return "directory"

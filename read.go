@@ -74,12 +74,12 @@ func (s *Session) Read(ctx context.Context, p string, opts *ReadOptions) (*ReadR
 	if err != nil {
 		return nil, err
 	}
-	defer t.close()
+	defer t.Close()
 	capRead(&o, s.w.opts.MaxFileSize)
 	// Plain UTF-8 is streamed: any size, bounded memory. Anything else is
 	// decoded whole, up to MaxFileSize.
 	if isUTF8Name(o.Encoding) {
-		if b, ok := s.baseline(t.resolved); !ok || b.Encoding == "" {
+		if b, ok := s.baseline(t.Resolved); !ok || b.Encoding == "" {
 			res, err := s.readPart(ctx, t, p, &o)
 			if err != errNotPlainText {
 				return res, err
@@ -110,19 +110,19 @@ func (s *Session) readDecoded(t *target, p string, o *ReadOptions) (*ReadResult,
 	if err != nil {
 		return nil, err
 	}
-	if !obs.stat.Exists {
+	if !obs.Stat.Exists {
 		return nil, newError(CodeNotFound, p, "file does not exist", "check the path with list_directory", nil)
 	}
-	if !obs.stat.Regular() {
+	if !obs.Stat.Regular() {
 		return nil, notAFile(p, obs)
 	}
 	enc := o.Encoding
 	if enc == "" {
-		if b, ok := s.baseline(t.resolved); ok && b.SHA256 == obs.sum {
+		if b, ok := s.baseline(t.Resolved); ok && b.SHA256 == obs.Sum {
 			enc = b.Encoding
 		}
 	}
-	doc, err := decode(p, obs.data, enc)
+	doc, err := decode(p, obs.Data, enc)
 	if err != nil {
 		return nil, err
 	}
@@ -135,12 +135,12 @@ func (s *Session) readDecoded(t *target, p string, o *ReadOptions) (*ReadResult,
 		return nil, err
 	}
 	res := decodedResult(p, obs, doc, sel, o)
-	err = s.setBaseline(t.lexical, baseline{
-		Path: t.resolved, SHA256: obs.sum, Size: obs.stat.Size, MtimeMS: obs.mtimeMS(),
+	err = s.setBaseline(t.Lexical, baseline{
+		Path: t.Resolved, SHA256: obs.Sum, Size: obs.Stat.Size, MtimeMS: obs.MtimeMS(),
 		FullRead: sel.full, CapturedAt: time.Now(), Encoding: explicitEncoding(o.Encoding, doc),
 	})
 	if err == nil {
-		s.rememberFrozen(obs.sum, obs.data, true) // an observation is never written to
+		s.rememberFrozen(obs.Sum, obs.Data, true) // an observation is never written to
 	}
 	return res, err
 }
@@ -153,9 +153,9 @@ func decodedResult(p string, obs *observation, doc *textcodec.Doc, sel *streamed
 	res := &ReadResult{
 		Path:       p,
 		Content:    sel.text,
-		SHA256:     obs.sum,
-		SizeBytes:  obs.stat.Size,
-		MtimeMS:    obs.mtimeMS(),
+		SHA256:     obs.Sum,
+		SizeBytes:  obs.Stat.Size,
+		MtimeMS:    obs.MtimeMS(),
 		TotalLines: sel.total,
 		Encoding:   doc.Format.Encoding,
 		LineEnding: doc.Format.LineEnding,
@@ -177,16 +177,16 @@ func decodedResult(p string, obs *observation, doc *textcodec.Doc, sel *streamed
 // readcache.go). It returns errNotPlainText when the file needs the full
 // decode.
 func (s *Session) readPart(ctx context.Context, t *target, p string, o *ReadOptions) (*ReadResult, error) {
-	if t.dir == nil {
+	if t.Dir == nil {
 		return nil, newError(CodeNotFound, p, "file does not exist", "check the path with list_directory", nil)
 	}
 	start := s.w.reads.clock()
-	f, st, err := t.dir.Open(t.base)
+	f, st, err := t.Dir.Open(t.Base)
 	if err != nil {
 		return nil, ioError(p, err)
 	}
 	if f == nil {
-		obs := &observation{stat: st}
+		obs := &observation{Stat: st}
 		if !st.Exists {
 			return nil, newError(CodeNotFound, p, "file does not exist", "check the path with list_directory", nil)
 		}
@@ -217,8 +217,8 @@ func (s *Session) readPart(ctx context.Context, t *target, p string, o *ReadOpti
 	if o.Offset > 0 || o.Limit > 0 {
 		res.Offset = max(o.Offset, 1)
 	}
-	err = s.setBaseline(t.lexical, baseline{
-		Path: t.resolved, SHA256: sr.sum, Size: sr.size, MtimeMS: res.MtimeMS,
+	err = s.setBaseline(t.Lexical, baseline{
+		Path: t.Resolved, SHA256: sr.sum, Size: sr.size, MtimeMS: res.MtimeMS,
 		FullRead: sr.full, CapturedAt: time.Now(),
 	})
 	if err == nil && kept != nil && !kept.over {

@@ -74,7 +74,7 @@ func recordError(r *LedgerRecord, err error) {
 }
 
 // record writes the attempt's ledger record with its outcome. The caller
-// holds the file's lock (commitlock.go), so records of one file are in the
+// holds the file's lock (internal/engine/locks.go), so records of one file are in the
 // order of its changes; it releases the lock and then calls wait, so that
 // the fsync is not paid under the lock and is shared with concurrent
 // commits.

@@ -25,8 +25,8 @@ package editguard
 //
 // Two sweeps run outside Open: a leftover temporary file of a crashed
 // commit is saved and removed by the next commit of that file
-// (sweepTemp), and displaced files parked during a commit are removed in
-// the background and at Close (sweepParked). A shell command whose
+// (engine.Engine.SweepTemp), and displaced files parked during a commit are removed in
+// the background and at Close (engine.Engine.SweepParked). A shell command whose
 // process is gone is ended by the next BeginCommand (recoverCommands).
 
 import (
@@ -41,6 +41,7 @@ import (
 	"time"
 
 	"github.com/editguard/editguard/internal/atomicfile"
+	"github.com/editguard/editguard/internal/engine"
 	"github.com/editguard/editguard/internal/filelock"
 	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/ledger"
@@ -132,14 +133,14 @@ func (w *Workspace) resolveIntent(in *LedgerRecord) {
 	if err != nil {
 		return
 	}
-	defer t.close()
+	defer t.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), intentLockWait)
 	defer cancel()
-	locks, err := w.lockFiles(ctx, t.resolved)
+	locks, err := w.lockFiles(ctx, t.Resolved)
 	if err != nil {
 		return // its writer is at work
 	}
-	defer unlockAll(locks)
+	defer engine.UnlockAll(locks)
 	// Under the lock the writer, if it finished, has written the outcome.
 	open, err := w.led.Unresolved(0)
 	if err != nil || !slices.ContainsFunc(open, func(r *LedgerRecord) bool { return r.Seq == in.Seq }) {
@@ -149,24 +150,24 @@ func (w *Workspace) resolveIntent(in *LedgerRecord) {
 	if err != nil {
 		return
 	}
-	if in.Observed != nil && in.Observed.Size >= linkMin && obs.stat.Exists {
+	if in.Observed != nil && in.Observed.Size >= linkMin && obs.Stat.Exists {
 		// The change may have linked the file into history and been cut
 		// off before its swap: the object must not stay a name of the
 		// file (held.go). Cut off after it, the change may have left the
 		// file it displaced under its temporary name, which is also the
 		// linked object; sweeping it keeps the object history's alone.
-		w.hist.Detach(t.resolved, obs.stat.Dev, obs.stat.Ino, in.SHA256Before, obs.sum, obs.data)
-		w.sweepTemp(t, in.Session)
+		w.hist.Detach(t.Resolved, obs.Stat.Dev, obs.Stat.Ino, in.SHA256Before, obs.Sum, obs.Data)
+		w.eng.SweepTemp(t, in.Session)
 	}
 	r := &LedgerRecord{
-		Session: in.Session, Tool: in.Tool, Path: in.Path, Observed: ledgerState(obs.state()),
+		Session: in.Session, Tool: in.Tool, Path: in.Path, Observed: ledgerState(stateOf(obs)),
 		SHA256Before: in.SHA256Before, Strategy: "recovered", Intent: in.Seq, Recovered: true,
 	}
 	var applied bool
 	if in.SHA256After == "" {
-		applied = !obs.stat.Exists // a removal
+		applied = !obs.Stat.Exists // a removal
 	} else {
-		applied = obs.stat.Exists && obs.sum == in.SHA256After
+		applied = obs.Stat.Exists && obs.Sum == in.SHA256After
 	}
 	switch {
 	case applied:
@@ -174,7 +175,7 @@ func (w *Workspace) resolveIntent(in *LedgerRecord) {
 		// file now holds what it left.
 		r.Outcome, r.SHA256After, r.Observed = "ok", in.SHA256After, in.Observed
 		r.HistoryVersion = w.displacedVersion(in)
-	case in.Observed != nil && in.Observed.Exists == obs.stat.Exists && (!obs.stat.Exists || in.Observed.SHA256 == obs.sum):
+	case in.Observed != nil && in.Observed.Exists == obs.Stat.Exists && (!obs.Stat.Exists || in.Observed.SHA256 == obs.Sum):
 		r.Outcome, r.ErrorReason = ledger.OutcomeInterrupted, "not_applied"
 	default:
 		r.Outcome, r.ErrorReason = ledger.OutcomeInterrupted, "unknown"
@@ -288,7 +289,7 @@ func (w *Workspace) recoverOne(name string, j *journal) (rolled bool, err error)
 	files, err := w.journalTargets(j)
 	defer func() {
 		for _, f := range files {
-			f.t.close()
+			f.t.Close()
 		}
 	}()
 	if err != nil {
@@ -342,7 +343,7 @@ func (w *Workspace) journalTargets(j *journal) ([]*txFile, error) {
 			return files, &unsafeJournal{fmt.Sprintf("names %q, which a change may not reach (%v)", jf.Path, err)}
 		}
 		files = append(files, &txFile{t: t})
-		if t.resolved != jf.Path {
+		if t.Resolved != jf.Path {
 			return files, &unsafeJournal{fmt.Sprintf("names %q, which now leads through a symbolic link", jf.Path)}
 		}
 		if err := w.checkChangeable(t); err != nil {
@@ -406,7 +407,7 @@ func (w *Workspace) rollBackAtOpen(j *journal, files []*txFile) error {
 			after = ""
 		}
 		r := &LedgerRecord{Session: "recovery", Tool: opRecover, Path: jf.Path, Args: recoverArgs(j),
-			Observed: ledgerState(obs.state()), SHA256Before: obs.sum, SHA256After: after, Outcome: "ok",
+			Observed: ledgerState(stateOf(obs)), SHA256Before: obs.Sum, SHA256After: after, Outcome: "ok",
 			Strategy: "rollback " + j.strategy(), HistoryVersion: v, Recovered: true}
 		if err := w.led.Append(r); err != nil && recErr == nil {
 			recErr = err

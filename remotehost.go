@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 
+	"github.com/editguard/editguard/internal/engine"
 	"github.com/editguard/editguard/internal/filelock"
 	"github.com/editguard/editguard/internal/hostlink"
 	"github.com/editguard/editguard/internal/ledger"
@@ -108,7 +109,7 @@ func (h remoteHost) Snapshot(ctx context.Context, paths []string, under func() (
 	var at []int // index in out of each target
 	defer func() {
 		for _, f := range targets {
-			f.t.close()
+			f.t.Close()
 		}
 	}()
 	for i, p := range paths {
@@ -118,7 +119,7 @@ func (h remoteHost) Snapshot(ctx context.Context, paths []string, under func() (
 			out[i].OpenErr = err
 			continue
 		}
-		out[i].Resolved = t.resolved
+		out[i].Resolved = t.Resolved
 		targets = append(targets, &txFile{t: t})
 		at = append(at, i)
 	}
@@ -126,13 +127,13 @@ func (h remoteHost) Snapshot(ctx context.Context, paths []string, under func() (
 	if err != nil {
 		return nil, err
 	}
-	defer unlockAll(locks)
+	defer engine.UnlockAll(locks)
 	reads, err := under()
 	if err != nil {
 		return nil, err
 	}
 	for k, tf := range targets {
-		if tf.t.resolved != tf.t.path || !reads[tf.t.path] {
+		if tf.t.Resolved != tf.t.Path || !reads[tf.t.Path] {
 			continue
 		}
 		obs, err := w.observe(tf.t)
@@ -152,9 +153,9 @@ func (h remoteHost) Look(p string, allowed func(resolved string) error) (hostlin
 	if err != nil {
 		return hostlink.File{}, err
 	}
-	defer t.close()
-	f := hostlink.File{Path: p, Resolved: t.resolved}
-	if err := allowed(t.resolved); err != nil {
+	defer t.Close()
+	f := hostlink.File{Path: p, Resolved: t.Resolved}
+	if err := allowed(t.Resolved); err != nil {
 		return f, err
 	}
 	obs, err := w.observe(t)
@@ -166,9 +167,9 @@ func (h remoteHost) Look(p string, allowed func(resolved string) error) (hostlin
 
 // observed fills in f from obs.
 func observed(f hostlink.File, obs *observation) hostlink.File {
-	f.Read, f.Exists, f.Regular = true, obs.stat.Exists, obs.stat.Regular()
-	f.Exec = obs.stat.Mode&0o111 != 0
-	f.SHA256, f.Size, f.MtimeMS, f.Data = obs.sum, obs.stat.Size, obs.mtimeMS(), obs.data
+	f.Read, f.Exists, f.Regular = true, obs.Stat.Exists, obs.Stat.Regular()
+	f.Exec = obs.Stat.Mode&0o111 != 0
+	f.SHA256, f.Size, f.MtimeMS, f.Data = obs.Sum, obs.Stat.Size, obs.MtimeMS(), obs.Data
 	return f
 }
 
@@ -184,9 +185,9 @@ func (h remoteHost) Put(ctx context.Context, writer *Session, p hostlink.Put) (*
 		tool: opPull, path: p.Path, pre: pre, wholeFile: true, args: p.Args,
 		build: func(t *target, obs *observation, enc string) (*plan, error) {
 			if p.Remove {
-				return &plan{remove: true, oldText: textOf(obs.data, "")}, nil
+				return &plan{remove: true, oldText: textOf(obs.Data, "")}, nil
 			}
-			pl := &plan{data: p.Data, sum: p.SHA256, oldText: textOf(obs.data, ""), newText: textOf(p.Data, "")}
+			pl := &plan{data: p.Data, sum: p.SHA256, oldText: textOf(obs.Data, ""), newText: textOf(p.Data, "")}
 			if p.Exec {
 				pl.mode = 0o755
 			}

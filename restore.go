@@ -33,8 +33,8 @@ func (s *Session) Restore(ctx context.Context, p, version string, opts *RestoreO
 	// An unknown version is a bad argument whatever the file's state: say
 	// so before any check of the file.
 	if t, err := s.w.openTarget(p); err == nil {
-		err := s.w.knownVersion(p, t.resolved, version)
-		t.close()
+		err := s.w.knownVersion(p, t.Resolved, version)
+		t.Close()
 		if err != nil {
 			return nil, err
 		}
@@ -43,23 +43,23 @@ func (s *Session) Restore(ctx context.Context, p, version string, opts *RestoreO
 		tool: opRestore, path: p, pre: o.Precondition, dryRun: o.DryRun, wholeFile: true, overAbsent: true,
 		args: restoreArgs(p, version, &o),
 		build: func(t *target, obs *observation, enc string) (*plan, error) {
-			v, data, err := s.w.loadVersion(p, t.resolved, version)
+			v, data, err := s.w.loadVersion(p, t.Resolved, version)
 			if err != nil {
 				return nil, err
 			}
-			if err := s.w.checkVersion(p, t.resolved, v); err != nil {
+			if err := s.w.checkVersion(p, t.Resolved, v); err != nil {
 				return nil, err
 			}
 			if v.Absent {
-				if !obs.stat.Exists {
+				if !obs.Stat.Exists {
 					return nil, newError(CodeNoChange, p, "the version records that the file did not exist, and it does not", "", nil)
 				}
-				return &plan{remove: true, oldText: textOf(obs.data, enc)}, nil
+				return &plan{remove: true, oldText: textOf(obs.Data, enc)}, nil
 			}
-			if obs.stat.Exists && obs.sum == v.SHA256 {
+			if obs.Stat.Exists && obs.Sum == v.SHA256 {
 				return nil, newError(CodeNoChange, p, "the file already has this version's content", "", nil)
 			}
-			return &plan{data: data, oldText: textOf(obs.data, enc), newText: textOf(data, enc), encoding: enc}, nil
+			return &plan{data: data, oldText: textOf(obs.Data, enc), newText: textOf(data, enc), encoding: enc}, nil
 		},
 	})
 }

@@ -286,10 +286,10 @@ func (s *Session) rewindFile(ctx context.Context, session string, rp *rewindPath
 		tool: opRewind, path: rp.path, pre: pre, dryRun: o.DryRun, wholeFile: true, approved: approved,
 		args: args,
 		verify: func(t *target, obs *observation) error {
-			if t.resolved != rp.path {
+			if t.Resolved != rp.path {
 				e := stale(rp.path, ReasonTypeChanged, obs)
 				e.Message = "the path now leads to another file (a symlink was put in its place); it was left as it is"
-				e.Details["current_path"] = t.resolved
+				e.Details["current_path"] = t.Resolved
 				return e
 			}
 			if holds(obs, want) {
@@ -317,14 +317,14 @@ func (s *Session) rewindFile(ctx context.Context, session string, rp *rewindPath
 		},
 		build: func(t *target, obs *observation, enc string) (*plan, error) {
 			if want == "" {
-				return &plan{remove: true, oldText: textOf(obs.data, enc)}, nil
+				return &plan{remove: true, oldText: textOf(obs.Data, enc)}, nil
 			}
-			v, data, err := s.w.versionWithContent(rp.path, t.resolved, first, want)
+			v, data, err := s.w.versionWithContent(rp.path, t.Resolved, first, want)
 			if err != nil {
 				return nil, err
 			}
 			restored = v
-			return &plan{data: data, sum: want, oldText: textOf(obs.data, enc), newText: textOf(data, enc)}, nil
+			return &plan{data: data, sum: want, oldText: textOf(obs.Data, enc), newText: textOf(data, enc)}, nil
 		},
 	})
 	if err != nil {
@@ -342,9 +342,9 @@ func (s *Session) rewindFile(ctx context.Context, session string, rp *rewindPath
 // that content, or, for "", no file.
 func holds(obs *observation, sum string) bool {
 	if sum == "" {
-		return !obs.stat.Exists
+		return !obs.Stat.Exists
 	}
-	return obs.stat.Exists && obs.stat.Regular() && obs.sum == sum
+	return obs.Stat.Exists && obs.Stat.Regular() && obs.Sum == sum
 }
 
 // prevSeq is the record of rp just before r.

@@ -34,19 +34,19 @@ func (s *Session) staleChanges(t *target, b *baseline, obs *observation, wholeFi
 		e.Details["changes_unavailable"] = "the content of your last read is not kept (too large, or read elsewhere)"
 		return
 	}
-	if len(obs.data) > seenFileMax {
+	if len(obs.Data) > seenFileMax {
 		e.Details["changes_unavailable"] = "the file is now too large to compare"
 		return
 	}
 	oldDoc, err1 := textcodec.Decode(old, b.Encoding)
-	newDoc, err2 := textcodec.Decode(obs.data, b.Encoding)
+	newDoc, err2 := textcodec.Decode(obs.Data, b.Encoding)
 	if err1 != nil || err2 != nil {
 		e.Details["changes_unavailable"] = "the file no longer decodes as text in its encoding"
 		return
 	}
-	name := t.path
-	if t.lexical != "" {
-		name = t.lexical // relative to the root, also for an absolute path
+	name := t.Path
+	if t.Lexical != "" {
+		name = t.Lexical // relative to the root, also for an absolute path
 	}
 	d := udiff.Unified("a/"+name+" (your last read)", oldDoc.Text, "b/"+name+" (now)", newDoc.Text)
 	if d == "" {
@@ -58,23 +58,23 @@ func (s *Session) staleChanges(t *target, b *baseline, obs *observation, wholeFi
 	e.Details["changes_summary"] = stats.String()
 	if len(d) > staleDiffMax {
 		e.Details["changed_lines"] = udiff.NewRanges(d, 20)
-		e.RecoveryHint = fmt.Sprintf("the change is too large to show here: call read_file on %s (at least the changed lines), then redo your change on top of what it holds now", t.path)
+		e.RecoveryHint = fmt.Sprintf("the change is too large to show here: call read_file on %s (at least the changed lines), then redo your change on top of what it holds now", t.Path)
 		return
 	}
 	e.Details["changes"] = d
 	nb := baseline{
-		Path: t.resolved, SHA256: obs.sum, Size: obs.stat.Size, MtimeMS: obs.mtimeMS(),
+		Path: t.Resolved, SHA256: obs.Sum, Size: obs.Stat.Size, MtimeMS: obs.MtimeMS(),
 		FullRead: false, Diffed: b.FullRead || b.Diffed, CapturedAt: time.Now(), Encoding: b.Encoding,
 	}
-	if s.setBaseline(t.lexical, nb) != nil {
-		e.RecoveryHint = fmt.Sprintf("call read_file on %s, then redo the change on top of what it holds now", t.path)
+	if s.setBaseline(t.Lexical, nb) != nil {
+		e.RecoveryHint = fmt.Sprintf("call read_file on %s, then redo the change on top of what it holds now", t.Path)
 		return
 	}
-	s.rememberFrozen(obs.sum, obs.data, true) // an observation is never written to
+	s.rememberFrozen(obs.Sum, obs.Data, true) // an observation is never written to
 	e.Details["baseline_updated"] = true
 	e.Message = "file changed since your last read; the changes are shown"
 	e.RecoveryHint = "look at the changes, then redo your edit on top of the file as it is now (your read now covers them, so edit_file needs no new read)"
 	if wholeFile {
-		e.RecoveryHint = fmt.Sprintf("look at the changes: to keep them, redo your change with edit_file (no new read needed), or call read_file on %s before writing the whole file again", t.path)
+		e.RecoveryHint = fmt.Sprintf("look at the changes: to keep them, redo your change with edit_file (no new read needed), or call read_file on %s before writing the whole file again", t.Path)
 	}
 }

@@ -40,7 +40,7 @@ import (
 //     intent (intent.go) and the seal of every command's active record
 //     with its manifest (command.go), checked before recovery or End acts
 //     on them;
-//   - the names of temporary files (temp.go).
+//   - the names of temporary files (internal/engine/temp.go).
 
 // ownerFile is the owner stamp's name in the state directory.
 const ownerFile = "owner"

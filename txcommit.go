@@ -71,12 +71,12 @@ func (d txDir) same(o txDir) bool { return d.t != nil && o.dev == d.dev && o.ino
 
 // dirOf identifies t's open directory; ok is false if it has none.
 func dirOf(t *target) (d txDir, ok bool, err error) {
-	if t.dirFile == nil {
+	if t.DirFile == nil {
 		return d, false, nil
 	}
 	var st unix.Stat_t
-	if err := unix.Fstat(int(t.dirFile.Fd()), &st); err != nil {
-		return d, false, ioError(t.path, err)
+	if err := unix.Fstat(int(t.DirFile.Fd()), &st); err != nil {
+		return d, false, ioError(t.Path, err)
 	}
 	return txDir{uint64(st.Dev), st.Ino, t}, true, nil
 }
@@ -111,25 +111,25 @@ func (w *Workspace) stageTx(files []*txFile, session string, bulk bool) (*staged
 
 // stageFile is step 1 for one file.
 func (w *Workspace) stageFile(f *txFile, session string, bulk bool) (*atomicfile.Staged, error) {
-	tmp, err := w.sweepTemp(f.t, session)
+	tmp, err := w.eng.SweepTemp(f.t, session)
 	if err != nil {
-		return nil, ioError(f.t.path, err)
+		return nil, ioError(f.t.Path, err)
 	}
-	opts := atomicfile.Options{Temp: tmp, Park: w.parks.at, SyncLater: bulk}
+	opts := atomicfile.Options{Temp: tmp, Park: w.eng.ParkDir(), SyncLater: bulk}
 	var sf *atomicfile.Staged
 	switch {
-	case !f.obs.stat.Exists:
+	case !f.obs.Stat.Exists:
 		opts.UID, opts.GID = -1, -1
-		sf, err = f.t.dir.StageCreate(f.t.base, f.data, opts)
+		sf, err = f.t.Dir.StageCreate(f.t.Base, f.data, opts)
 	case f.remove:
-		sf, err = f.t.dir.StageRemove(f.t.base, f.obs.sum, opts)
+		sf, err = f.t.Dir.StageRemove(f.t.Base, f.obs.Sum, opts)
 	default:
-		opts.Mode, opts.UID, opts.GID = f.obs.stat.Mode, f.obs.stat.UID, f.obs.stat.GID
-		opts.Expect = f.obs.data
-		sf, err = f.t.dir.StageReplace(f.t.base, f.data, f.obs.sum, opts)
+		opts.Mode, opts.UID, opts.GID = f.obs.Stat.Mode, f.obs.Stat.UID, f.obs.Stat.GID
+		opts.Expect = f.obs.Data
+		sf, err = f.t.Dir.StageReplace(f.t.Base, f.data, f.obs.Sum, opts)
 	}
 	if err != nil {
-		return nil, ioError(f.t.path, err)
+		return nil, ioError(f.t.Path, err)
 	}
 	return sf, nil
 }
@@ -140,27 +140,27 @@ func (st *stagedTx) durable(histPaths []string) error {
 	w := st.w
 	if !st.bulk {
 		if err := w.hist.SyncIndexes(histPaths); err != nil {
-			return historyFailed(st.files[0].t.path, err)
+			return historyFailed(st.files[0].t.Path, err)
 		}
 		return nil
 	}
 	var hs unix.Stat_t
 	if err := unix.Fstat(int(w.histDir.File().Fd()), &hs); err != nil {
-		return historyFailed(st.files[0].t.path, err)
+		return historyFailed(st.files[0].t.Path, err)
 	}
 	histSynced := false
 	for i, d := range st.dirs {
 		if i > 0 && st.dirs[i-1].dev == d.dev {
 			continue
 		}
-		if err := d.t.dir.SyncFS(); err != nil {
-			return ioError(d.t.path, err)
+		if err := d.t.Dir.SyncFS(); err != nil {
+			return ioError(d.t.Path, err)
 		}
 		histSynced = histSynced || d.dev == uint64(hs.Dev)
 	}
 	if !histSynced {
 		if err := syncFS(int(w.histDir.File().Fd())); err != nil {
-			return historyFailed(st.files[0].t.path, err)
+			return historyFailed(st.files[0].t.Path, err)
 		}
 	}
 	return nil
@@ -183,7 +183,7 @@ func (st *stagedTx) settle(session string) []string {
 	var warnings []string
 	synced := make([]error, len(st.dirs))
 	for i, d := range st.dirs {
-		synced[i] = d.t.dir.Sync()
+		synced[i] = d.t.Dir.Sync()
 	}
 	for i, f := range st.files {
 		sf := st.staged[i]
@@ -204,7 +204,7 @@ func (st *stagedTx) settle(session string) []string {
 			r, err = sf.Finish()
 		}
 		if err != nil {
-			warnings = append(warnings, fmt.Sprintf("%s is changed, but %v", f.t.path, ioError(f.t.path, err)))
+			warnings = append(warnings, fmt.Sprintf("%s is changed, but %v", f.t.Path, ioError(f.t.Path, err)))
 		}
 		f.mtimeMS = r.Stat.MtimeNS / 1e6
 		if len(r.Displaced) > 0 {
@@ -234,17 +234,17 @@ func (w *Workspace) commitError(t *target, err error) error {
 		if now == nil {
 			now = &observation{}
 		}
-		return stale(t.path, ReasonCreated, now)
+		return stale(t.Path, ReasonCreated, now)
 	case errors.Is(err, atomicfile.ErrRaced):
 		now, _ := w.observe(t)
 		if now == nil {
 			now = &observation{}
 		}
 		reason := ReasonModified
-		if !now.stat.Exists {
+		if !now.Stat.Exists {
 			reason = ReasonDeleted
 		}
-		e := stale(t.path, reason, now)
+		e := stale(t.Path, reason, now)
 		e.Message = "file was changed by another program during the commit; nothing was written"
 		e.Err = err
 		return e
@@ -253,5 +253,5 @@ func (w *Workspace) commitError(t *target, err error) error {
 	if errors.As(err, &e) {
 		return err // from ready
 	}
-	return ioError(t.path, err)
+	return ioError(t.Path, err)
 }

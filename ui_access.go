@@ -22,13 +22,13 @@ func (w *Workspace) Current(p string) (FileState, []byte, error) {
 	if err != nil {
 		return FileState{}, nil, err
 	}
-	defer t.close()
+	defer t.Close()
 	obs, err := w.observe(t)
 	if err != nil {
 		return FileState{}, nil, err
 	}
-	if obs.stat.Exists && !obs.stat.Regular() {
+	if obs.Stat.Exists && !obs.Stat.Regular() {
 		return FileState{}, nil, notAFile(p, obs)
 	}
-	return obs.state(), obs.data, nil
+	return stateOf(obs), obs.Data, nil
 }

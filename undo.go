@@ -103,17 +103,17 @@ func (w *Workspace) prepareUndo(f *txFile, r *LedgerRecord, pf *PatchFile) error
 		return err
 	}
 	afterExists := r.SHA256After != ""
-	if f.obs.stat.Exists != afterExists || f.obs.sum != r.SHA256After {
-		e := stale(f.t.path, ReasonModified, f.obs)
-		if !f.obs.stat.Exists {
-			e = stale(f.t.path, ReasonDeleted, f.obs)
+	if f.obs.Stat.Exists != afterExists || f.obs.Sum != r.SHA256After {
+		e := stale(f.t.Path, ReasonModified, f.obs)
+		if !f.obs.Stat.Exists {
+			e = stale(f.t.Path, ReasonDeleted, f.obs)
 		}
 		e.Message = "the file changed after the patch; undoing the patch would destroy that change, so nothing was undone"
 		e.RecoveryHint = "restore the files one by one with restore_file after reading them, or leave the patch in place"
 		e.Details["expected"] = map[string]any{"sha256": r.SHA256After}
 		return e
 	}
-	v, data, err := w.loadVersion(f.t.path, f.t.resolved, r.HistoryVersion)
+	v, data, err := w.loadVersion(f.t.Path, f.t.Resolved, r.HistoryVersion)
 	if err != nil {
 		return err
 	}
@@ -121,15 +121,15 @@ func (w *Workspace) prepareUndo(f *txFile, r *LedgerRecord, pf *PatchFile) error
 	// file): checked against it, as checkVersion would after reading
 	// the whole ledger again for each file.
 	if why := disagreement(v, r); why != "" {
-		return versionMismatch(f.t.path, v, why)
+		return versionMismatch(f.t.Path, v, why)
 	}
 	if v.Absent {
 		f.remove = true
-		pf.Diff = unifiedDiff(f.t.path, textOf(f.obs.data, ""), "", false, true)
+		pf.Diff = unifiedDiff(f.t.Path, textOf(f.obs.Data, ""), "", false, true)
 	} else {
 		f.data, f.sum = data, v.SHA256
 		pf.SHA256, pf.SizeBytes = f.sum, int64(len(data))
-		pf.Diff = unifiedDiff(f.t.path, textOf(f.obs.data, ""), textOf(data, ""), !f.obs.stat.Exists, false)
+		pf.Diff = unifiedDiff(f.t.Path, textOf(f.obs.Data, ""), textOf(data, ""), !f.obs.Stat.Exists, false)
 	}
 	return nil
 }

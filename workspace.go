@@ -12,7 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/editguard/editguard/internal/atomicfile"
+	"github.com/editguard/editguard/internal/engine"
 	"github.com/editguard/editguard/internal/groupcommit"
 	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/ledger"
@@ -104,22 +104,18 @@ type Workspace struct {
 	sessions *statedir.Dir // .editguard/sessions
 	ukey     []byte        // the user's key (see trust.go)
 	wkey     []byte        // the workspace key, from the user's key and the owner stamp
-	key      []byte        // names temporary files (see temp.go)
-	parks    *parks        // files taken off their names (see park.go)
+	key      []byte        // names temporary files (internal/engine/temp.go)
 
-	// commitHook is set only by tests (export_record_test.go), to inject
-	// faults into the system calls of a commit.
-	commitHook atomicfile.Hook
-	histDir    *statedir.Dir // .editguard/history
-	hist       *history.Store
-	led        *ledger.Ledger
-	// fileLocksDir holds the file locks, kept open in fileLocks, and
-	// dirSyncs shares directory fsyncs, and gate groups the commits' fsyncs
+	histDir *statedir.Dir // .editguard/history
+	hist    *history.Store
+	led     *ledger.Ledger
+	// eng is the commit machinery that needs nothing of a session: targets,
+	// locks, temporary names, parked files (internal/engine). dirSyncs
+	// shares directory fsyncs, and gate groups the commits' fsyncs
 	// (internal/groupcommit).
-	fileLocksDir *statedir.Dir
-	fileLocks    *statedir.Locks
-	dirSyncs     groupcommit.DirSyncs
-	gate         groupcommit.Gate
+	eng      *engine.Engine
+	dirSyncs groupcommit.DirSyncs
+	gate     groupcommit.Gate
 	// seenTallies counts, per persistent session store, what this
 	// process added since it last listed the store (see seen.go).
 	seenTallies sync.Map
@@ -212,20 +208,18 @@ func (w *Workspace) openState() error {
 			return fail("write .editguard/.gitignore", err)
 		}
 	}
-	if err := w.openParks(); err != nil {
-		return fail("open .editguard/displaced", err)
-	}
 	if w.sessions, err = w.state.Sub("sessions", true); err != nil {
 		return fail("open sessions", err)
-	}
-	if err := w.openFileLocks(); err != nil {
-		return fail("open locks", err)
 	}
 	if w.histDir, err = w.state.Sub("history", true); err != nil {
 		return fail("open history", err)
 	}
 	if w.hist, err = history.Open(w.histDir, &history.Options{KeepVersions: w.opts.KeepVersions, MaxBytes: w.opts.HistoryMaxBytes, MaxAge: w.opts.HistoryMaxAge}); err != nil {
 		return fail("open history", err)
+	}
+	if w.eng, err = engine.Open(engine.Config{Root: w.root, State: w.state, Hist: w.hist, TempKey: w.key,
+		MaxFileSize: w.opts.MaxFileSize, LockTimeout: w.opts.LockTimeout, Background: &w.prunes}); err != nil {
+		return fail("open .editguard/locks and .editguard/displaced", err)
 	}
 	if w.led, err = ledger.Open(w.state, ledgerName, &ledger.Options{LockTimeout: w.opts.LockTimeout}); err != nil {
 		return fail("open ledger", err)
@@ -247,14 +241,12 @@ func (w *Workspace) closeFiles() error {
 	if w.led != nil {
 		keep(w.led.Close())
 	}
-	if w.parks != nil {
-		w.sweepParked(false)
-		keep(w.parks.dir.Close())
+	if w.eng != nil {
+		keep(w.eng.Close())
 	}
 	if w.hist != nil {
 		keep(w.hist.Close())
 	}
-	keep(w.closeFileLocks())
 	for _, d := range []*statedir.Dir{w.histDir, w.sessions, w.state} {
 		if d != nil {
 			keep(d.Close())

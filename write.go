@@ -105,8 +105,8 @@ func checkWriteOptions(p string, o *WriteOptions) (*Precondition, error) {
 // buildWrite computes a write's new bytes from the observed file; sum is
 // the content's SHA-256.
 func (s *Session) buildWrite(t *target, obs *observation, enc, content string, o *WriteOptions, sum string) (*plan, error) {
-	p, appending := t.path, o.Mode == WriteAppend
-	if o.CreateParents != nil && !*o.CreateParents && t.dir == nil {
+	p, appending := t.Path, o.Mode == WriteAppend
+	if o.CreateParents != nil && !*o.CreateParents && t.Dir == nil {
 		return nil, s.w.missingParent(t)
 	}
 	doc, err := s.docFor(p, obs, firstNonEmpty(o.Encoding, enc), o.BOM)
@@ -119,7 +119,7 @@ func (s *Session) buildWrite(t *target, obs *observation, enc, content string, o
 			return nil, newError(CodeNoChange, p, "nothing to append", "", nil)
 		}
 		newText = doc.Text + content
-	} else if err := checkWritePlaceholders(p, doc.Text, content, obs.stat.Exists, o.AllowPlaceholders); err != nil {
+	} else if err := checkWritePlaceholders(p, doc.Text, content, obs.Stat.Exists, o.AllowPlaceholders); err != nil {
 		return nil, err
 	}
 	data, asIs, err := encodeText(doc, newText, o.LineEnding)
@@ -128,7 +128,7 @@ func (s *Session) buildWrite(t *target, obs *observation, enc, content string, o
 	}
 	pl := &plan{data: data, frozen: true, oldText: doc.Text, newText: newText, encoding: doc.Format.Encoding,
 		lineEnding: writtenLineEnding(p, doc, newText, o.LineEnding, data)}
-	if o.FileMode != nil && !obs.stat.Exists {
+	if o.FileMode != nil && !obs.Stat.Exists {
 		pl.mode, pl.exactMode = os.FileMode(*o.FileMode), true
 	}
 	if !appending && (asIs || string(data) == content) {
@@ -188,7 +188,7 @@ func writtenLineEnding(p string, doc *textcodec.Doc, text, lineEnding string, da
 // missingParent is the NOT_FOUND of a new file whose directory does not
 // exist, naming the first missing one.
 func (w *Workspace) missingParent(t *target) error {
-	dir := path.Dir(t.resolved)
+	dir := path.Dir(t.Resolved)
 	elems := splitPath(dir)
 	for i := range elems {
 		at := strings.Join(elems[:i+1], "/")
@@ -197,7 +197,7 @@ func (w *Workspace) missingParent(t *target) error {
 			break
 		}
 	}
-	e := newError(CodeNotFound, t.path, fmt.Sprintf("the directory %s does not exist, and create_parents is false", shortPath(dir)),
+	e := newError(CodeNotFound, t.Path, fmt.Sprintf("the directory %s does not exist, and create_parents is false", shortPath(dir)),
 		"create the directory with create_directory first, or write with create_parents true", nil)
 	e.Details["directory"] = dir
 	return e
@@ -213,14 +213,14 @@ func firstNonEmpty(a, b string) string {
 // docFor decodes the observed file, or gives a new file's format (with a
 // UTF-8 byte order mark only if bom is set).
 func (s *Session) docFor(p string, obs *observation, enc string, bom bool) (*textcodec.Doc, error) {
-	if !obs.stat.Exists {
+	if !obs.Stat.Exists {
 		doc, err := textcodec.NewDocIn(enc, bom)
 		if err != nil {
 			return nil, codecError(p, err)
 		}
 		return doc, nil
 	}
-	return decode(p, obs.data, enc)
+	return decode(p, obs.Data, enc)
 }
 
 // checkWritePlaceholders refuses whole-file content that elides code with a

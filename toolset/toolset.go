@@ -108,7 +108,7 @@ type Output struct {
 
 // Toolset is the set of tools over one session. It is safe for concurrent
 // use; changes of the same file are ordered by the workspace's file lock
-// (see the editguard package's commitlock.go), whichever session or
+// (see the editguard package's internal/engine/locks.go), whichever session or
 // process makes them.
 type Toolset struct {
 	s     *editguard.Session

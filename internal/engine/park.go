@@ -1,4 +1,4 @@
-package editguard
+package engine
 
 import (
 	"crypto/sha256"
@@ -32,7 +32,7 @@ import (
 // parkGrace is how long a parked file is kept before it is swept.
 const parkGrace = 2 * time.Second
 
-// parks is the state of a Workspace's parked files.
+// parks is the state of an Engine's parked files.
 type parks struct {
 	dir       *statedir.Dir // .editguard/displaced
 	at        *atomicfile.Dir
@@ -40,33 +40,33 @@ type parks struct {
 	lastSweep time.Time  // guarded by mu
 }
 
-func (w *Workspace) openParks() error {
-	d, err := w.state.Sub("displaced", true)
+func (e *Engine) openParks() error {
+	d, err := e.cfg.State.Sub("displaced", true)
 	if err != nil {
 		return err
 	}
-	w.parks = &parks{dir: d, at: atomicfile.NewDir(d.File())}
+	e.parks = &parks{dir: d, at: atomicfile.NewDir(d.File())}
 	return nil
 }
 
-// sweepParked removes parked files older than parkGrace that are unchanged,
+// SweepParked removes parked files older than parkGrace that are unchanged,
 // and quarantines the others. With all set it does not wait for the grace
 // period to pass since the last sweep.
-func (w *Workspace) sweepParked(all bool) error {
-	p := w.parks
+func (e *Engine) SweepParked(all bool) error {
+	p := e.parks
 	if !p.mu.TryLock() {
 		return nil // another goroutine is sweeping
 	}
 	defer p.mu.Unlock()
-	return w.sweepParkedLocked(all)
+	return e.sweepParkedLocked(all)
 }
 
-// sweepParkedSoon starts a sweep of the parked files in the background if
+// SweepParkedSoon starts a sweep of the parked files in the background if
 // one is due, so that the commit after which it is due does not wait for
 // it: under load, hundreds of files are parked between two sweeps. Close
 // waits for it.
-func (w *Workspace) sweepParkedSoon() {
-	p := w.parks
+func (e *Engine) SweepParkedSoon() {
+	p := e.parks
 	if !p.mu.TryLock() {
 		return // another goroutine is sweeping
 	}
@@ -74,17 +74,17 @@ func (w *Workspace) sweepParkedSoon() {
 		p.mu.Unlock()
 		return
 	}
-	w.prunes.Add(1)
+	e.cfg.Background.Add(1)
 	go func() {
-		defer w.prunes.Done()
+		defer e.cfg.Background.Done()
 		defer p.mu.Unlock()
-		w.sweepParkedLocked(false)
+		e.sweepParkedLocked(false)
 	}()
 }
 
-// sweepParkedLocked is sweepParked with the sweep's mutex held.
-func (w *Workspace) sweepParkedLocked(all bool) error {
-	p := w.parks
+// sweepParkedLocked is SweepParked with the sweep's mutex held.
+func (e *Engine) sweepParkedLocked(all bool) error {
+	p := e.parks
 	now := time.Now()
 	if !all && now.Sub(p.lastSweep) < parkGrace {
 		return nil
@@ -95,20 +95,21 @@ func (w *Workspace) sweepParkedLocked(all bool) error {
 		return err
 	}
 	var first error
-	for _, e := range ents {
-		sum, parked, ok := atomicfile.ParsePark(e.Name())
+	for _, ent := range ents {
+		sum, parked, ok := atomicfile.ParsePark(ent.Name())
 		if !ok || now.Sub(parked) < parkGrace {
 			continue
 		}
-		if err := w.sweepOne(e.Name(), sum); err != nil && first == nil {
+		if err := e.sweepOne(ent.Name(), sum); err != nil && first == nil {
 			first = err
 		}
 	}
 	return first
 }
 
-func (w *Workspace) sweepOne(name, sum string) error {
-	p := w.parks
+// sweepOne sweeps the parked file name, named by the hash sum.
+func (e *Engine) sweepOne(name, sum string) error {
+	p := e.parks
 	f, err := p.dir.OpenFile(name, 0, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // swept by another process
@@ -128,7 +129,7 @@ func (w *Workspace) sweepOne(name, sum string) error {
 		}
 		return nil
 	}
-	q, err := w.state.Sub("quarantine", true)
+	q, err := e.cfg.State.Sub("quarantine", true)
 	if err != nil {
 		return err
 	}

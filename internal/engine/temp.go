@@ -1,4 +1,4 @@
-package editguard
+package engine
 
 import (
 	"crypto/hmac"
@@ -16,7 +16,7 @@ import (
 // Its name is fixed per workspace and target, ".NAME.<tag>.egtmp", where tag
 // is an HMAC of NAME under the workspace's key for temporary names, derived
 // from the user's key (see trust.go), which no repository can know. Two writers can never need the same temporary name at
-// once, because a commit holds the target's file lock (see commitlock.go),
+// once, because a commit holds the target's file lock (see locks.go),
 // which every process of this workspace shares, from before it writes the
 // temporary file until it has removed what the swap left there; only this
 // workspace can compute the name. So a file of that name found under the
@@ -27,9 +27,9 @@ import (
 // removes it. Anything else that looks like a temporary file, a user's file
 // or another workspace's leftover, is never touched.
 
-// tempName is the temporary name this workspace uses for target name.
-func (w *Workspace) tempName(name string) string {
-	m := hmac.New(sha256.New, w.key)
+// TempName is the temporary name this workspace uses for target name.
+func (e *Engine) TempName(name string) string {
+	m := hmac.New(sha256.New, e.cfg.TempKey)
 	m.Write([]byte(name))
 	tag := hex.EncodeToString(m.Sum(nil)[:8])
 	if len(name)+len(tag)+8 > 255 {
@@ -39,14 +39,15 @@ func (w *Workspace) tempName(name string) string {
 	return "." + name + "." + tag + ".egtmp"
 }
 
-// sweepTemp prepares t's temporary name under the file's lock: a file left
+// SweepTemp prepares t's temporary name under the file's lock: a file left
 // there by a writer that died is kept in history (unless history already
-// holds its bytes) and removed. It returns the name to use; an entry there
-// that is not a regular file is not ours, is left alone, and a random name
-// is used instead.
-func (w *Workspace) sweepTemp(t *target, session string) (string, error) {
-	tmp := w.tempName(t.base)
-	f, st, err := t.dir.Open(tmp)
+// holds its bytes; a version of op OpCrashedWrite, under session) and
+// removed. It returns the name to use; an entry there that is not a
+// regular file is not ours, is left alone, and "" is returned: the commit
+// then uses a random name.
+func (e *Engine) SweepTemp(t *Target, session string) (string, error) {
+	tmp := e.TempName(t.Base)
+	f, st, err := t.Dir.Open(tmp)
 	if err != nil {
 		return "", err
 	}
@@ -57,28 +58,29 @@ func (w *Workspace) sweepTemp(t *target, session string) (string, error) {
 		return tmp, nil
 	}
 	defer f.Close()
-	if st.Size > w.opts.MaxFileSize {
+	if st.Size > e.cfg.MaxFileSize {
 		return "", nil // larger than anything we write: not ours
 	}
 	data := make([]byte, st.Size)
 	if _, err := f.ReadAt(data, 0); err != nil {
 		return "", err
 	}
-	sum := sha256Hex(data)
-	if !w.inHistory(t.resolved, sum) {
-		if _, err := w.hist.Save(t.resolved, data, false, sum, history.Meta{Op: opCrashedWrite, Session: session}); err != nil {
+	s := sha256.Sum256(data)
+	sum := hex.EncodeToString(s[:])
+	if !e.inHistory(t.Resolved, sum) {
+		if _, err := e.cfg.Hist.Save(t.Resolved, data, false, sum, history.Meta{Op: OpCrashedWrite, Session: session}); err != nil {
 			return "", err
 		}
 	}
-	if err := t.dir.Unlink(tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := t.Dir.Unlink(tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return "", err
 	}
 	return tmp, nil
 }
 
 // inHistory reports whether path's history holds a version with this sum.
-func (w *Workspace) inHistory(resolved, sum string) bool {
-	vs, err := w.hist.List(resolved)
+func (e *Engine) inHistory(resolved, sum string) bool {
+	vs, err := e.cfg.Hist.List(resolved)
 	if err != nil {
 		return false
 	}
@@ -89,3 +91,7 @@ func (w *Workspace) inHistory(resolved, sum string) bool {
 	}
 	return false
 }
+
+// OpCrashedWrite is the op of the history version that keeps a dead
+// writer's temporary file.
+const OpCrashedWrite = "crashed_write"

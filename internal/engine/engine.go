@@ -1,0 +1,81 @@
+// Package engine holds the parts of editguard's commit protocol that need
+// nothing of a session: how a change reaches its file (Target, Observe),
+// the locks that order changes (file stripes, a directory's commit lock),
+// the temporary names of new contents, and the files a swap takes off
+// their names (parked files). The root package runs the protocol's steps
+// in order (docs/ARCHITECTURE.md §2) and decides what a change may do;
+// this package does what every change does the same way.
+//
+// Errors are returned as they happened, wrapped with the step; the root
+// package turns them into its *Error (TooLargeError and ErrReplaced are
+// the two it tells apart).
+package engine
+
+import (
+	"os"
+	"sync"
+	"time"
+
+	"github.com/editguard/editguard/internal/atomicfile"
+	"github.com/editguard/editguard/internal/history"
+	"github.com/editguard/editguard/internal/statedir"
+)
+
+// Config is what an Engine works with: the workspace's root and state
+// directory, its history, the key of its temporary names, and its limits.
+type Config struct {
+	Root  *os.Root
+	State *statedir.Dir
+	Hist  *history.Store
+	// TempKey names temporary files (temp.go); no repository can know it.
+	TempKey     []byte
+	MaxFileSize int64
+	LockTimeout time.Duration
+	// Background counts the background work Close waits for (a sweep of
+	// parked files).
+	Background *sync.WaitGroup
+}
+
+// Engine is the commit machinery of one open workspace.
+type Engine struct {
+	cfg          Config
+	hook         atomicfile.Hook
+	fileLocksDir *statedir.Dir
+	fileLocks    *statedir.Locks
+	parks        *parks
+}
+
+// Open opens the directories the engine keeps in the state directory:
+// locks/ (the file locks) and displaced/ (parked files).
+func Open(cfg Config) (*Engine, error) {
+	e := &Engine{cfg: cfg}
+	if err := e.openParks(); err != nil {
+		return nil, err
+	}
+	if err := e.openFileLocks(); err != nil {
+		e.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// Close sweeps the parked files that are due and closes what Open
+// opened.
+func (e *Engine) Close() error {
+	var err error
+	if e.parks != nil {
+		e.SweepParked(false)
+		err = e.parks.dir.Close()
+	}
+	if cerr := e.closeFileLocks(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// SetHook installs a fault-injection hook on the directory of every later
+// target (tests only); nil removes it.
+func (e *Engine) SetHook(h atomicfile.Hook) { e.hook = h }
+
+// ParkDir is where a swap parks the file it takes off a name.
+func (e *Engine) ParkDir() *atomicfile.Dir { return e.parks.at }
