@@ -154,7 +154,7 @@ type plan struct {
 	// writer's change since the session's read: that change, as a diff.
 	externalDiff string
 	// held is the file being replaced, when it is held under a lease
-	// (held.go), and unhold gives the lease up early.
+	// (internal/engine/held.go), and unhold gives the lease up early.
 	held   *atomicfile.Held
 	unhold func()
 }
@@ -179,7 +179,7 @@ type commitRun struct {
 	lazy  bool // history saves the displaced bytes lazily (4)
 
 	// The history's save of the displaced bytes, which runs while the new
-	// content is written (4, 5), and the file held for it (held.go).
+	// content is written (4, 5), and the file held for it (internal/engine/held.go).
 	saved   chan error
 	waited  bool
 	version history.Version
@@ -436,7 +436,7 @@ func (r *commitRun) makeParent() error {
 // for them is not fsynced (lazy): the intent's fsync makes the bytes
 // durable, and the line is made durable later (histsync.go). A large file
 // being replaced is linked into history instead of copied, when it can be
-// held (held.go).
+// held (internal/engine/held.go).
 func (r *commitRun) snapshot() {
 	w := r.s.w
 	r.lazy = w.writeIntent(r.a, r.res, r.obs)
@@ -446,7 +446,8 @@ func (r *commitRun) snapshot() {
 		r.a.intent.begin()
 	}
 	meta := history.Meta{Op: r.c.tool, Session: r.s.name, Intent: r.a.intent.seq, Lazy: r.lazy}
-	r.held = w.hold(r.t, r.obs, r.pl, &meta, r.a.intent)
+	r.held = w.eng.Hold(r.t, r.obs, r.pl.remove, &meta, r.a.intent.durable)
+	r.pl.held = r.held
 	meta.Linked = func() { r.linked = true }
 	r.saved = make(chan error, 1)
 	go func() {
@@ -469,13 +470,13 @@ func (r *commitRun) historyDurable() error {
 }
 
 // settle makes a history object linked to the held file a copy unless no
-// other name can change it (held.go), once.
+// other name can change it (internal/engine/held.go), once.
 func (r *commitRun) settle() error {
 	if r.settled {
 		return nil
 	}
 	r.settled = true
-	return r.s.w.settleHeld(r.t, r.obs, r.held, r.linked)
+	return r.s.w.eng.SettleHeld(r.t, r.obs, r.held, r.linked)
 }
 
 // ready is called just before the swap: what the change displaces is
@@ -515,7 +516,7 @@ func (r *commitRun) swap(ctx context.Context) (atomicfile.Result, error) {
 		r.a.intent.begin()
 	}
 	if r.held != nil {
-		pl.unhold = func() { w.unhold(t, r.obs, r.held, r.linked) }
+		pl.unhold = func() { w.eng.Unhold(t, r.obs, r.held, r.linked) }
 	}
 	ar, err := w.commit(ctx, t, r.obs, pl, tmp, r.ready, false)
 	if herr := r.historyDurable(); herr == nil {
@@ -704,75 +705,14 @@ func (w *Workspace) makeParent(t *target) error {
 	return nil
 }
 
-// commit replaces, creates or removes the target. The caller holds the
-// file's lock and has verified obs; ready makes what the change displaces
-// durable. The commit lock of the directory is taken once the new content
-// is durable under its temporary name and ready has returned, and released
-// as soon as the swap is made; the directory fsync after it is shared with
-// concurrent commits in the directory. An error with a Strategy in the
-// result happened after the new content was put in place.
-//
-// A caller that already holds the commit lock (a patch holds those of all
-// its directories throughout) passes held, and ready may then be nil.
+// commit replaces, creates or removes the target (engine.Engine.Commit)
+// as pl says, and turns a failed swap's error into the caller's.
 func (w *Workspace) commit(ctx context.Context, t *target, obs *observation, pl *plan, tmp string, ready func() error, held bool) (atomicfile.Result, error) {
-	var (
-		r    atomicfile.Result
-		err  error
-		lock *filelock.Lock
-	)
-	defer func() { lock.Unlock() }()
-	var swap uint64 // the swap's place among this process's (groupcommit.DirSyncs)
-	opts := atomicfile.Options{Temp: tmp, Park: w.eng.ParkDir(), Ready: ready, BeforeSync: pl.arrive,
-		ShareSync: func() (bool, error) { return pl.pass.SyncTemp(t.Dir) },
-		Swapped: func() {
-			swap = w.dirSyncs.Swapped()
-			pl.pass.Swapped()
-		},
-		SyncDir: func() error {
-			// The directory's fsync covers the swaps of the change's
-			// batch that are done by the time it starts.
-			pl.pass.AwaitSwaps()
-			// A second call, were there one, would be for a change
-			// made after the swap: it gets an fsync of its own.
-			n := swap
-			swap = 0
-			return w.dirSyncs.Sync(t.Dir, n)
-		}}
-	if !held {
-		opts.Ready = func() error {
-			if err := ready(); err != nil {
-				return err
-			}
-			var err error
-			lock, err = w.swapLockHeld(ctx, t, obs, pl)
-			return err
-		}
-		swapped := opts.Swapped
-		opts.Swapped = func() {
-			lock.Unlock()
-			lock = nil
-			swapped()
-		}
-	}
-	switch {
-	case !obs.Stat.Exists:
-		opts.Mode, opts.ExactMode, opts.UID, opts.GID = pl.mode, pl.exactMode, -1, -1
-		r, err = t.Dir.Create(t.Base, pl.data, opts)
-	case pl.remove:
-		r, err = t.Dir.Remove(t.Base, obs.Sum, opts)
-	default:
-		opts.Mode, opts.UID, opts.GID = obs.Stat.Mode, obs.Stat.UID, obs.Stat.GID
-		opts.Expect = obs.Data // the bytes that hashed to obs.sum
-		opts.Held = pl.held
-		r, err = t.Dir.Replace(t.Base, pl.data, obs.Sum, opts)
-	}
-	if err != nil && pl.held != nil {
-		// What follows may open the target, which may still be the held
-		// file: an open of it would wait for this very lease.
-		pl.held.Release()
-	}
+	ch := &engine.Change{Data: pl.data, Remove: pl.remove, Mode: pl.mode, ExactMode: pl.exactMode,
+		Held: pl.held, Unhold: pl.unhold, Pass: pl.pass, Arrive: pl.arrive}
+	r, err := w.eng.Commit(ctx, t, obs, ch, tmp, ready, held)
 	if err != nil {
-		return r, w.commitError(t, err)
+		return r, w.commitError(t, obs, err)
 	}
 	return r, nil
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/editguard/editguard/internal/engine"
 	"github.com/editguard/editguard/internal/ledger"
 )
 
@@ -137,7 +138,7 @@ func TestLargeVersionLinesLazy(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := w.NewSession("agent")
-	sizes := map[string]int{"copied.txt": 64 << 10, "linked.txt": 2 * linkMin}
+	sizes := map[string]int{"copied.txt": 64 << 10, "linked.txt": 2 * engine.LinkMin}
 	contents := map[string][]string{}
 	for name, size := range sizes {
 		for i := range 3 {

@@ -22,7 +22,7 @@ import (
 )
 
 // A large file being replaced is linked into history under a lease instead
-// of copied (held.go). These tests find the version's object by its hash
+// of copied (internal/engine/held.go). These tests find the version's object by its hash
 // and compare inodes: a linked object is the old file itself.
 
 func inode(t *testing.T, p string) (ino, nlink uint64, mode uint32) {

@@ -150,10 +150,10 @@ func (w *Workspace) resolveIntent(in *LedgerRecord) {
 	if err != nil {
 		return
 	}
-	if in.Observed != nil && in.Observed.Size >= linkMin && obs.Stat.Exists {
+	if in.Observed != nil && in.Observed.Size >= engine.LinkMin && obs.Stat.Exists {
 		// The change may have linked the file into history and been cut
 		// off before its swap: the object must not stay a name of the
-		// file (held.go). Cut off after it, the change may have left the
+		// file (internal/engine/held.go). Cut off after it, the change may have left the
 		// file it displaced under its temporary name, which is also the
 		// linked object; sweeping it keeps the object history's alone.
 		w.hist.Detach(t.Resolved, obs.Stat.Dev, obs.Stat.Ino, in.SHA256Before, obs.Sum, obs.Data)

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/editguard/editguard/internal/atomicfile"
+	"github.com/editguard/editguard/internal/engine"
 	"golang.org/x/sys/unix"
 )
 
@@ -174,7 +175,7 @@ func (st *stagedTx) swap(i int) error {
 		return nil
 	}
 	st.staged[i] = nil
-	return st.w.commitError(f.t, err)
+	return st.w.commitError(f.t, f.obs, err)
 }
 
 // settle is steps 5 and 6 for the files swapped so far: it returns a
@@ -225,10 +226,12 @@ func (st *stagedTx) abort() {
 }
 
 // commitError turns the error of a failed swap into the caller's: a file
-// created or changed by another program since it was checked is
+// created or changed by another program since it was checked (obs) is
 // STALE_FILE with what it holds now.
-func (w *Workspace) commitError(t *target, err error) error {
+func (w *Workspace) commitError(t *target, obs *observation, err error) error {
 	switch {
+	case errors.Is(err, engine.ErrReplaced):
+		return w.unchanged(t, obs, "before it was replaced")
 	case errors.Is(err, atomicfile.ErrExist):
 		now, _ := w.observe(t)
 		if now == nil {

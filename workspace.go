@@ -110,12 +110,11 @@ type Workspace struct {
 	hist    *history.Store
 	led     *ledger.Ledger
 	// eng is the commit machinery that needs nothing of a session: targets,
-	// locks, temporary names, parked files (internal/engine). dirSyncs
-	// shares directory fsyncs, and gate groups the commits' fsyncs
+	// locks, temporary names, parked files, held files, the swap
+	// (internal/engine). gate groups the commits' fsyncs
 	// (internal/groupcommit).
-	eng      *engine.Engine
-	dirSyncs groupcommit.DirSyncs
-	gate     groupcommit.Gate
+	eng  *engine.Engine
+	gate groupcommit.Gate
 	// seenTallies counts, per persistent session store, what this
 	// process added since it last listed the store (see seen.go).
 	seenTallies sync.Map

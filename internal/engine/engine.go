@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/editguard/editguard/internal/atomicfile"
+	"github.com/editguard/editguard/internal/groupcommit"
 	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/statedir"
 )
@@ -43,6 +44,9 @@ type Engine struct {
 	fileLocksDir *statedir.Dir
 	fileLocks    *statedir.Locks
 	parks        *parks
+	// dirSyncs shares directory fsyncs between concurrent commits
+	// (Commit).
+	dirSyncs groupcommit.DirSyncs
 }
 
 // Open opens the directories the engine keeps in the state directory:

@@ -1,4 +1,4 @@
-package editguard
+package engine
 
 import (
 	"context"
@@ -45,11 +45,11 @@ import (
 // the swap leaves the object a second name of the target's file, and one
 // after the swap may leave the displaced file under its temporary name;
 // Open detaches the one and sweeps the other when it resolves the
-// change's intent (resolveIntent).
+// change's intent (the root package's resolveIntent).
 
-// linkMin is the smallest displaced content that is linked rather than
+// LinkMin is the smallest displaced content that is linked rather than
 // copied: below it the copy costs less than holding the file.
-const linkMin = 128 << 10
+const LinkMin = 128 << 10
 
 // heldLockWait is how long a change that holds its file waits for the
 // directory's commit lock before it gives the lease up: the lock is held
@@ -59,10 +59,12 @@ const heldLockWait = 50 * time.Millisecond
 
 var errIntentNotDurable = errors.New("the change's intent is not durable")
 
-// hold holds the file a change replaces, if it is large enough to be
-// worth linking into history and can be held, and sets meta to link it.
-func (w *Workspace) hold(t *target, obs *observation, pl *plan, meta *history.Meta, in *intent) *atomicfile.Held {
-	if !obs.Stat.Exists || pl.remove || len(obs.Data) < linkMin || t.Dir == nil {
+// Hold holds the file a change replaces, if it is large enough to be
+// worth linking into history and can be held, and sets meta to link it
+// once durable reports the change's intent durable. remove says the change
+// removes the file, which nothing then replaces.
+func (e *Engine) Hold(t *Target, obs *Observation, remove bool, meta *history.Meta, durable func() bool) *atomicfile.Held {
+	if !obs.Stat.Exists || remove || len(obs.Data) < LinkMin || t.Dir == nil {
 		return nil
 	}
 	h := t.Dir.Hold(t.Base, obs.Stat.Ino, obs.Data)
@@ -70,9 +72,8 @@ func (w *Workspace) hold(t *target, obs *observation, pl *plan, meta *history.Me
 		return nil
 	}
 	h.StartSync()
-	pl.held = h
 	meta.Link = func(dirfd int, name string) error {
-		if !in.durable() {
+		if !durable() {
 			return errIntentNotDurable
 		}
 		return h.Link(dirfd, name)
@@ -80,36 +81,36 @@ func (w *Workspace) hold(t *target, obs *observation, pl *plan, meta *history.Me
 	return h
 }
 
-// swapLockHeld is swapLock for a change that may hold its file: it waits
-// heldLockWait at most with the lease held, then gives the lease up
-// (pl.unhold) and waits as swapLock does.
-func (w *Workspace) swapLockHeld(ctx context.Context, t *target, obs *observation, pl *plan) (*filelock.Lock, error) {
-	if pl.unhold == nil {
-		return w.swapLock(ctx, t, obs)
+// SwapLockHeld is SwapLock for a change that may hold its file: with
+// unhold set, it waits heldLockWait at most with the lease held, then
+// gives the lease up (unhold) and waits as SwapLock does.
+func (e *Engine) SwapLockHeld(ctx context.Context, t *Target, obs *Observation, unhold func()) (*filelock.Lock, error) {
+	if unhold == nil {
+		return e.SwapLock(ctx, t, obs)
 	}
 	sctx, cancel := context.WithTimeout(ctx, heldLockWait)
-	l, err := w.swapLock(sctx, t, obs)
+	l, err := e.SwapLock(sctx, t, obs)
 	cancel()
 	if err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
 		return l, err
 	}
-	pl.unhold()
-	return w.swapLock(ctx, t, obs)
+	unhold()
+	return e.SwapLock(ctx, t, obs)
 }
 
-// unhold gives up the lease on h before the swap: the object linked from
+// Unhold gives up the lease on h before the swap: the object linked from
 // it, if any, becomes a copy first, since others may open the file now.
-func (w *Workspace) unhold(t *target, obs *observation, h *atomicfile.Held, linked bool) {
+func (e *Engine) Unhold(t *Target, obs *Observation, h *atomicfile.Held, linked bool) {
 	if linked {
-		w.hist.Detach(t.Resolved, h.Dev(), h.Ino(), obs.Sum, obs.Sum, obs.Data)
+		e.cfg.Hist.Detach(t.Resolved, h.Dev(), h.Ino(), obs.Sum, obs.Sum, obs.Data)
 	}
 	h.Release()
 }
 
-// settleHeld ends the hold on h once the change is over: a linked object
+// SettleHeld ends the hold on h once the change is over: a linked object
 // stays a link only if the file is now history's alone, and is made
 // read-only, as every object is; otherwise it becomes a copy.
-func (w *Workspace) settleHeld(t *target, obs *observation, h *atomicfile.Held, linked bool) error {
+func (e *Engine) SettleHeld(t *Target, obs *Observation, h *atomicfile.Held, linked bool) error {
 	if h == nil {
 		return nil
 	}
@@ -121,5 +122,5 @@ func (w *Workspace) settleHeld(t *target, obs *observation, h *atomicfile.Held, 
 		h.Chmod(0o444)
 		return nil
 	}
-	return w.hist.Detach(t.Resolved, h.Dev(), h.Ino(), obs.Sum, obs.Sum, obs.Data)
+	return e.cfg.Hist.Detach(t.Resolved, h.Dev(), h.Ino(), obs.Sum, obs.Sum, obs.Data)
 }

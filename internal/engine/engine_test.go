@@ -1,0 +1,263 @@
+//go:build unix
+
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/editguard/editguard/internal/filelock"
+	"github.com/editguard/editguard/internal/history"
+	"github.com/editguard/editguard/internal/statedir"
+)
+
+// testEngine opens an Engine over a new root directory, with the given
+// file size limit and lock timeout, closed when the test ends. It returns
+// the root's path.
+func testEngine(t *testing.T, key string, maxSize int64, lockTimeout time.Duration) (*Engine, string) {
+	t.Helper()
+	dir := t.TempDir()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rootDir, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state, err := statedir.Open(rootDir, "", ".editguard")
+	if err != nil {
+		t.Fatal(err)
+	}
+	histDir, err := state.Sub("history", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hist, err := history.Open(histDir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bg sync.WaitGroup
+	e, err := Open(Config{Root: root, State: state, Hist: hist, TempKey: []byte(key),
+		MaxFileSize: maxSize, LockTimeout: lockTimeout, Background: &bg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		bg.Wait()
+		e.Close()
+		hist.Close()
+		histDir.Close()
+		state.Close()
+		rootDir.Close()
+		root.Close()
+	})
+	return e, dir
+}
+
+func sum(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+func write(t *testing.T, p, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func openTarget(t *testing.T, e *Engine, p string) *Target {
+	t.Helper()
+	tg, err := e.OpenTarget(p, p, p)
+	if err != nil {
+		t.Fatalf("OpenTarget(%s) = %v", p, err)
+	}
+	t.Cleanup(tg.Close)
+	return tg
+}
+
+// The temporary name of a target is fixed per key and name, hidden, and
+// never longer than a name may be; another key gives another name.
+func TestTempName(t *testing.T) {
+	e, _ := testEngine(t, "key one", 1<<20, time.Second)
+	other, _ := testEngine(t, "key two", 1<<20, time.Second)
+	a := e.TempName("a.txt")
+	if a != e.TempName("a.txt") {
+		t.Errorf("TempName is not stable: %q, %q", a, e.TempName("a.txt"))
+	}
+	if !strings.HasPrefix(a, ".a.txt.") || !strings.HasSuffix(a, ".egtmp") {
+		t.Errorf("TempName(a.txt) = %q, want .a.txt.<tag>.egtmp", a)
+	}
+	if b := other.TempName("a.txt"); b == a {
+		t.Errorf("two keys give the same temporary name %q", a)
+	}
+	if long := e.TempName(strings.Repeat("x", 255)); len(long) > 255 {
+		t.Errorf("TempName of a 255-byte name is %d bytes", len(long))
+	}
+}
+
+// A file at the temporary name under the file's lock is a dead writer's:
+// its bytes go to history once, and it is removed. An entry that is not a
+// regular file is not ours: it stays, and no name is given.
+func TestSweepTemp(t *testing.T) {
+	e, dir := testEngine(t, "k", 1<<20, time.Second)
+	write(t, filepath.Join(dir, "a.txt"), "current\n")
+	tg := openTarget(t, e, "a.txt")
+	leftover := filepath.Join(dir, e.TempName("a.txt"))
+	for round := range 2 {
+		write(t, leftover, "half a write\n")
+		name, err := e.SweepTemp(tg, "s")
+		if err != nil || name != e.TempName("a.txt") {
+			t.Fatalf("round %d: SweepTemp = %q, %v", round, name, err)
+		}
+		if _, err := os.Lstat(leftover); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("round %d: the leftover is still there (%v)", round, err)
+		}
+		vs, err := e.cfg.Hist.List("a.txt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(vs) != 1 || vs[0].SHA256 != sum([]byte("half a write\n")) || vs[0].Op != OpCrashedWrite {
+			t.Fatalf("round %d: history = %+v, want the leftover once, op %s", round, vs, OpCrashedWrite)
+		}
+	}
+	if err := os.Mkdir(leftover, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if name, err := e.SweepTemp(tg, "s"); err != nil || name != "" {
+		t.Errorf("SweepTemp over a directory = %q, %v; want \"\", nil", name, err)
+	}
+	if fi, err := os.Lstat(leftover); err != nil || !fi.IsDir() {
+		t.Errorf("the directory at the temporary name was touched: %v", err)
+	}
+}
+
+// SwapLock holds only while the name holds the file observed: the same
+// inode, or still nothing.
+func TestSwapLock(t *testing.T) {
+	e, dir := testEngine(t, "k", 1<<20, time.Second)
+	ctx := context.Background()
+	p := filepath.Join(dir, "a.txt")
+	write(t, p, "one\n")
+	tg := openTarget(t, e, "a.txt")
+	obs, err := e.Observe(tg)
+	if err != nil || !obs.Stat.Exists || obs.Sum != sum([]byte("one\n")) {
+		t.Fatalf("Observe = %+v, %v", obs, err)
+	}
+	l, err := e.SwapLock(ctx, tg, obs)
+	if err != nil {
+		t.Fatalf("SwapLock over the observed file = %v", err)
+	}
+	l.Unlock()
+	// Same bytes, another file: replaced.
+	write(t, p+".new", "one\n")
+	if err := os.Rename(p+".new", p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.SwapLock(ctx, tg, obs); !errors.Is(err, ErrReplaced) {
+		t.Errorf("SwapLock after the file was replaced = %v, want ErrReplaced", err)
+	}
+	nt := openTarget(t, e, "b.txt")
+	absent, err := e.Observe(nt)
+	if err != nil || absent.Stat.Exists {
+		t.Fatalf("Observe(b.txt) = %+v, %v", absent, err)
+	}
+	write(t, filepath.Join(dir, "b.txt"), "created\n")
+	if _, err := e.SwapLock(ctx, nt, absent); !errors.Is(err, ErrReplaced) {
+		t.Errorf("SwapLock after the file was created = %v, want ErrReplaced", err)
+	}
+}
+
+// LockFiles takes each stripe once, so two paths of one stripe or one path
+// twice do not deadlock; a stripe held elsewhere is BUSY past the timeout.
+func TestLockFiles(t *testing.T) {
+	e, _ := testEngine(t, "k", 1<<20, 50*time.Millisecond)
+	ctx := context.Background()
+	var a, b string
+	for i := 0; b == ""; i++ {
+		p := fmt.Sprintf("f%d", i)
+		switch {
+		case a == "":
+			a = p
+		case fileStripe(p) == fileStripe(a):
+			b = p
+		}
+	}
+	locks, err := e.LockFiles(ctx, a, b, a)
+	if err != nil || len(locks) != 1 {
+		t.Fatalf("LockFiles(%s, %s, %s) = %d locks, %v; want 1", a, b, a, len(locks), err)
+	}
+	if _, err := e.LockFiles(ctx, b); !errors.Is(err, filelock.ErrBusy) {
+		t.Errorf("LockFiles of a held stripe = %v, want ErrBusy", err)
+	}
+	UnlockAll(locks)
+	again, err := e.LockFiles(ctx, b)
+	if err != nil {
+		t.Fatalf("LockFiles after UnlockAll = %v", err)
+	}
+	UnlockAll(again)
+}
+
+// A file over the size limit is not read: TooLargeError says its size and
+// the limit. A target whose directory leaves the root is refused.
+func TestObserveAndOpenTarget(t *testing.T) {
+	e, dir := testEngine(t, "k", 8, time.Second)
+	write(t, filepath.Join(dir, "big.txt"), "0123456789")
+	_, err := e.Observe(openTarget(t, e, "big.txt"))
+	var tl *TooLargeError
+	if !errors.As(err, &tl) || tl.Size != 10 || tl.Limit != 8 {
+		t.Errorf("Observe of 10 bytes over a limit of 8 = %v, want TooLargeError{10, 8}", err)
+	}
+	if err := os.Symlink(t.TempDir(), filepath.Join(dir, "out")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.OpenTarget("out/x", "out/x", "out/x"); !errors.Is(err, ErrOutsideRoot) {
+		t.Errorf("OpenTarget through a link out of the root = %v, want ErrOutsideRoot", err)
+	}
+	nt := openTarget(t, e, "no/such/dir/x")
+	if nt.Dir != nil {
+		t.Errorf("a target in a missing directory has a directory")
+	}
+	if obs, err := e.Observe(nt); err != nil || obs.Stat.Exists {
+		t.Errorf("Observe in a missing directory = %+v, %v; want absent", obs, err)
+	}
+}
+
+// A parked file past the grace period is removed if it still hashes to its
+// name, and moved to quarantine if something wrote into it.
+func TestSweepParked(t *testing.T) {
+	e, dir := testEngine(t, "k", 1<<20, time.Second)
+	parked := filepath.Join(dir, ".editguard", "displaced")
+	old := time.Now().Add(-2 * parkGrace).UnixNano()
+	same := fmt.Sprintf("%s.%d.0000.a.txt", sum([]byte("kept\n")), old)
+	changed := fmt.Sprintf("%s.%d.0001.b.txt", sum([]byte("before\n")), old)
+	young := fmt.Sprintf("%s.%d.0002.c.txt", sum([]byte("young\n")), time.Now().UnixNano())
+	write(t, filepath.Join(parked, same), "kept\n")
+	write(t, filepath.Join(parked, changed), "before\nand a late append\n")
+	write(t, filepath.Join(parked, young), "young\n")
+	if err := e.SweepParked(true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(parked, same)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("an unchanged parked file past its grace was kept (%v)", err)
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, ".editguard", "quarantine", changed)); err != nil || string(data) != "before\nand a late append\n" {
+		t.Errorf("a parked file written into is not in quarantine: %q, %v", data, err)
+	}
+	if _, err := os.Lstat(filepath.Join(parked, young)); err != nil {
+		t.Errorf("a parked file within its grace was swept: %v", err)
+	}
+}
