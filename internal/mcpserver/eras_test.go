@@ -220,10 +220,12 @@ func TestModernAgentsConflict(t *testing.T) {
 }
 
 // TestSessionHandles: begin_session handles are sessions of their own,
-// bound to the token that made them, bounded and expiring.
+// bound to the token that made them, and bounded. The handles here do not
+// expire while the test runs, however slow the machine (see
+// TestSessionHandlesExpire).
 func TestSessionHandles(t *testing.T) {
 	t.Parallel()
-	e := newEraServer(t, mcpserver.ApproveAuto, &mcpserver.HTTPOptions{MaxSessionsPerToken: 3, SessionTimeout: time.Second},
+	e := newEraServer(t, mcpserver.ApproveAuto, &mcpserver.HTTPOptions{MaxSessionsPerToken: 3, SessionTimeout: time.Hour},
 		map[string]string{"a.txt": "one\n"})
 	a := e.client(t, "alice", modernVersion, nil, nil)
 	h, _ := ok(t, a, "begin_session", map[string]any{})["session"].(string)
@@ -250,9 +252,22 @@ func TestSessionHandles(t *testing.T) {
 	}
 	ok(t, e.client(t, "bob", modernVersion, nil, nil), "begin_session", map[string]any{})
 	fails(t, a, "read_file", map[string]any{"path": "a.txt", "session": "egs_NOSUCHHANDLE"}, editguard.CodeInvalidArgument)
-	time.Sleep(1500 * time.Millisecond)
+}
+
+// TestSessionHandlesExpire: a handle unused for the session timeout is
+// gone, and makes room for another. The bound is one handle, and the
+// timeout long enough that two calls in a row fit in it on a busy machine.
+func TestSessionHandlesExpire(t *testing.T) {
+	t.Parallel()
+	const timeout = 3 * time.Second
+	e := newEraServer(t, mcpserver.ApproveAuto, &mcpserver.HTTPOptions{MaxSessionsPerToken: 1, SessionTimeout: timeout},
+		map[string]string{"a.txt": "one\n"})
+	a := e.client(t, "alice", modernVersion, nil, nil)
+	h, _ := ok(t, a, "begin_session", map[string]any{})["session"].(string)
+	fails(t, a, "begin_session", map[string]any{}, editguard.CodeBusy)
+	time.Sleep(timeout + timeout/2)
 	fails(t, a, "read_file", map[string]any{"path": "a.txt", "session": h}, editguard.CodeInvalidArgument)
-	ok(t, a, "begin_session", map[string]any{}) // the expired ones made room
+	ok(t, a, "begin_session", map[string]any{}) // the expired one made room
 }
 
 // answer re-issues the call that res asked about with action and approve.
