@@ -222,7 +222,7 @@ func txFDs(w *Workspace, files []*txFile) []int {
 // files. The caller holds every file's lock.
 func (s *Session) commitTx(a *attempt, op string, cs *changeSet, res *PatchResult) error {
 	files := cs.files
-	bulk := !oneByOne(len(files), txFDs(s.w, files)...)
+	bulk := !engine.OneByOne(len(files), txFDs(s.w, files)...)
 	histPaths, err := cs.saveVersions(op)
 	if err != nil {
 		return err

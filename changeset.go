@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/editguard/editguard/internal/engine"
 	"github.com/editguard/editguard/internal/filelock"
 	"github.com/editguard/editguard/internal/history"
 )
@@ -105,7 +106,7 @@ func (cs *changeSet) approve(ctx context.Context, a *attempt, preview func() *Pr
 // snapshot saves what each name holds (or that it does not exist) to
 // history, durably, before any file changes: guarantee 4. The versions'
 // index lines are written first and made durable together after: each
-// index file and their directory once, or, for more than fsyncObjects
+// index file and their directory once, or, for more than engine.FsyncObjects
 // names where there is syncfs (oneByOne), the history's whole file system
 // in one syncfs, as a command's
 // records do (command.go). Contents kept as objects are durable as Save
@@ -116,8 +117,8 @@ func (cs *changeSet) snapshot(op string) error {
 		return err
 	}
 	w := cs.s.w
-	if !oneByOne(len(paths), int(w.histDir.File().Fd())) {
-		err = syncFS(int(w.histDir.File().Fd()))
+	if !engine.OneByOne(len(paths), int(w.histDir.File().Fd())) {
+		err = engine.SyncFS(int(w.histDir.File().Fd()))
 	} else {
 		err = w.hist.SyncIndexes(paths)
 	}

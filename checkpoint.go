@@ -24,7 +24,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/editguard/editguard/internal/atomicfile"
+	"github.com/editguard/editguard/internal/engine"
 	"github.com/editguard/editguard/internal/filelock"
 	"github.com/editguard/editguard/internal/statedir"
 	"golang.org/x/sys/unix"
@@ -503,31 +503,6 @@ func manifestPath(p string) bool {
 	return true
 }
 
-// fsyncObjects is how many new objects a scan makes durable one by one (an
-// fsync each and one of the directory); past it, one syncfs flushes them
-// all. An fsync pays for the file's own bytes, a syncfs for every dirty
-// page of the file system, however many other programs left. Patches and
-// commands use the same bound for the files and versions they write.
-const fsyncObjects = 8
-
-// oneByOne reports whether n files are made durable one by one, an fsync
-// each: up to fsyncObjects, and always where a syncfs of the file systems
-// that hold the open files fds may not stand in for their fsyncs
-// (atomicfile.SyncFSStandsIn): no syncfs(2), whose sync(2) stand-in may
-// return before the writes are done, a kernel that does not report its
-// errors, or a file system not known to write back every file.
-func oneByOne(n int, fds ...int) bool {
-	if n <= fsyncObjects {
-		return true
-	}
-	for _, fd := range fds {
-		if !atomicfile.SyncFSStandsIn(fd) {
-			return true
-		}
-	}
-	return len(fds) == 0
-}
-
 // scan checkpoints the covered files, reading only those whose stat differs
 // from prev's (or is racy), keeping each content not yet kept, and making
 // what it stored durable before it returns. A content is kept in git's
@@ -619,10 +594,10 @@ type scanner struct {
 
 	mu      sync.Mutex
 	m       *cpManifest
-	stored  []string // the objects to make durable; past fsyncObjects (oneByOne), only counted
+	stored  []string // the objects to make durable; past engine.FsyncObjects (oneByOne), only counted
 	nstored int
 	// oneByOne is whether the objects are flushed one by one past
-	// fsyncObjects too (oneByOne of the store's file system), asked once.
+	// engine.FsyncObjects too (oneByOne of the store's file system), asked once.
 	oneByOne     bool
 	oneByOneOnce sync.Once
 	err          error
@@ -708,7 +683,7 @@ func (sc *scanner) file(dirfd int, p, name string, buf []byte) []byte {
 	// Written now, or present but perhaps written by a scan that stopped
 	// before its flush: made durable before the scan returns.
 	sc.mu.Lock()
-	if sc.nstored++; sc.nstored <= fsyncObjects || sc.flushOneByOne() {
+	if sc.nstored++; sc.nstored <= engine.FsyncObjects || sc.flushOneByOne() {
 		sc.stored = append(sc.stored, e.SHA256)
 	}
 	sc.m.Files[p] = e
@@ -721,7 +696,7 @@ func (sc *scanner) file(dirfd int, p, name string, buf []byte) []byte {
 // caller holds sc.mu.
 func (sc *scanner) flushOneByOne() bool {
 	sc.oneByOneOnce.Do(func() {
-		sc.oneByOne = oneByOne(fsyncObjects+1, int(sc.cp.objects.File().Fd()))
+		sc.oneByOne = engine.OneByOne(engine.FsyncObjects+1, int(sc.cp.objects.File().Fd()))
 	})
 	return sc.oneByOne
 }
@@ -750,7 +725,7 @@ func (cp *checkpoints) flush(names []string, n int) error {
 		return nil
 	}
 	if n > len(names) {
-		return syncFS(int(cp.objects.File().Fd()))
+		return engine.SyncFS(int(cp.objects.File().Fd()))
 	}
 	for _, name := range names {
 		f, err := cp.objects.Open(name, os.O_RDONLY, 0)

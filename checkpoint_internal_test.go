@@ -5,12 +5,9 @@ package editguard
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/editguard/editguard/internal/atomicfile"
 )
 
 func sampleManifest(n int) *cpManifest {
@@ -101,25 +98,4 @@ func BenchmarkManifest(b *testing.B) {
 			}
 		}
 	})
-}
-
-// TestOneByOne checks when many files are made durable with one syncfs:
-// past fsyncObjects, and only if every file system written to is one where
-// a syncfs may stand in for their fsyncs (procfs never is).
-func TestOneByOne(t *testing.T) {
-	open := func(path string) int {
-		f, err := os.Open(path)
-		if err != nil {
-			t.Skipf("open %s: %v", path, err)
-		}
-		t.Cleanup(func() { f.Close() })
-		return int(f.Fd())
-	}
-	tmp, proc := open(t.TempDir()), open("/proc")
-	if !oneByOne(fsyncObjects, tmp) || !oneByOne(100) || !oneByOne(100, tmp, proc) {
-		t.Error("a syncfs stood in where it may not")
-	}
-	if want := !atomicfile.SyncFSStandsIn(tmp); oneByOne(100, tmp) != want {
-		t.Errorf("oneByOne(100) on the temporary directory = %v, want %v", !want, want)
-	}
 }

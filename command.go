@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/editguard/editguard/internal/engine"
 	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/ledger"
 	"github.com/editguard/editguard/internal/statedir"
@@ -117,7 +118,7 @@ import (
 // Many files. Every change is recorded, however many: a command that
 // creates or deletes 100,000 files gets 100,000 ledger records and history
 // versions, as nothing else would let rewind and restore undo it. Past
-// fsyncObjects changes, history lines are written without an fsync each
+// engine.FsyncObjects changes, history lines are written without an fsync each
 // and made durable with one syncfs per recordBatch changes, before the
 // ledger records naming them;
 // the session's baselines are loaded and saved once. What grows with the
@@ -151,7 +152,7 @@ const (
 	// maxWarnings is how many warnings a CommandResult keeps.
 	maxWarnings = 20
 	// recordBatch is how many changes End saves to history before they
-	// are made durable (one syncfs past fsyncObjects, where oneByOne
+	// are made durable (one syncfs past engine.FsyncObjects, where oneByOne
 	// allows it) and their ledger
 	// records are written.
 	recordBatch = 1000
@@ -1220,7 +1221,7 @@ func (r *stepRecorder) save(batch []step, changes []CommandChange, saves []int) 
 	// an fsync each, which pay for their own bytes; many without,
 	// made durable by one syncfs below, which pays for every dirty
 	// page of the file system.
-	lazy := !oneByOne(len(saves), int(r.w.histDir.File().Fd()))
+	lazy := !engine.OneByOne(len(saves), int(r.w.histDir.File().Fd()))
 	for _, i := range saves {
 		r.saveOne(&batch[i], &changes[i], lazy)
 	}
@@ -1228,7 +1229,7 @@ func (r *stepRecorder) save(batch []step, changes []CommandChange, saves []int) 
 		// The history lines above were written without an fsync:
 		// one flush makes them all durable before the records
 		// naming them are written.
-		if err := syncFS(int(r.w.histDir.File().Fd())); err != nil {
+		if err := engine.SyncFS(int(r.w.histDir.File().Fd())); err != nil {
 			r.res.warn("flushing history failed: %v", err)
 		}
 	}

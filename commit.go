@@ -25,7 +25,7 @@ import (
 //     or the session's baseline (observe, Session.check);
 //  4. write the change's intent to the ledger and save the bytes about to
 //     be displaced to history (its index line lazily when the intent
-//     carries the bytes or names their object: histsync.go), and fsync
+//     carries the bytes or names their object: internal/engine/histsync.go), and fsync
 //     the intent;
 //  5. write the new bytes to a temporary file and fsync it (4 and 5 run
 //     alongside each other);
@@ -424,7 +424,7 @@ func (r *commitRun) makeParent() error {
 
 // snapshot is step 4. The intent: with it durable before the swap, every
 // change that reaches the disk is in the ledger, and the outcome's fsync
-// need not come before the reply (record.go, intent.go).
+// need not come before the reply (record.go, internal/engine/intent.go).
 //
 // Guarantee 4: what is displaced goes to history, durably, before the
 // file changes. The history's writes and fsyncs run while the new content
@@ -434,19 +434,19 @@ func (r *commitRun) makeParent() error {
 //
 // When the intent carries the displaced bytes, the history's index line
 // for them is not fsynced (lazy): the intent's fsync makes the bytes
-// durable, and the line is made durable later (histsync.go). A large file
+// durable, and the line is made durable later (internal/engine/histsync.go). A large file
 // being replaced is linked into history instead of copied, when it can be
 // held (internal/engine/held.go).
 func (r *commitRun) snapshot() {
 	w := r.s.w
-	r.lazy = w.writeIntent(r.a, r.res, r.obs)
+	r.a.intent, r.lazy = w.eng.WriteIntent(r.a.rec, r.res.SHA256, r.obs)
 	if w.gate.Quiet() {
 		// No batch to share its fsync with: it starts now, alongside the
 		// writing of the new content.
-		r.a.intent.begin()
+		r.a.intent.Begin()
 	}
-	meta := history.Meta{Op: r.c.tool, Session: r.s.name, Intent: r.a.intent.seq, Lazy: r.lazy}
-	r.held = w.eng.Hold(r.t, r.obs, r.pl.remove, &meta, r.a.intent.durable)
+	meta := history.Meta{Op: r.c.tool, Session: r.s.name, Intent: r.a.intent.Seq, Lazy: r.lazy}
+	r.held = w.eng.Hold(r.t, r.obs, r.pl.remove, &meta, r.a.intent.Durable)
 	r.pl.held = r.held
 	meta.Linked = func() { r.linked = true }
 	r.saved = make(chan error, 1)
@@ -488,7 +488,7 @@ func (r *commitRun) ready() error {
 	if err := r.historyDurable(); err != nil {
 		return err
 	}
-	if !r.a.intent.durable() && r.lazy {
+	if !r.a.intent.Durable() && r.lazy {
 		// The intent is not durable, so neither are the bytes it
 		// carries: the line must be.
 		if err := r.s.w.hist.SyncIndex(r.t.Resolved); err != nil {
@@ -513,7 +513,7 @@ func (r *commitRun) swap(ctx context.Context) (atomicfile.Result, error) {
 	pl.pass = r.pass
 	pl.arrive = func() {
 		r.pass.Arrive()
-		r.a.intent.begin()
+		r.a.intent.Begin()
 	}
 	if r.held != nil {
 		pl.unhold = func() { w.eng.Unhold(t, r.obs, r.held, r.linked) }
@@ -607,7 +607,7 @@ func (r *commitRun) finish(res *Result, err error) (*Result, error) {
 	r.pass.Leave()
 	res, err = rc.wait()
 	if r.lazy {
-		r.s.w.lazySaved(len(r.a.intent.rec.Displaced))
+		r.s.w.eng.LazySaved(len(r.a.intent.Rec.Displaced))
 	}
 	if err == nil && !res.DryRun {
 		r.s.w.afterCommit()

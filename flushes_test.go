@@ -54,14 +54,14 @@ func TestOutcomesRideOnTheNextIntent(t *testing.T) {
 }
 
 // TestCatchUpSoonerAfterManyBytes checks that a catch-up falls due before
-// catchUpDelay once enough displaced bytes were saved lazily.
+// engine.CatchUpDelay once enough displaced bytes were saved lazily.
 func TestCatchUpSoonerAfterManyBytes(t *testing.T) {
 	w, err := Open(t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	w.hsync.dueBytes = 10
+	w.eng.SetCatchUpBytes(10)
 	s := w.NewSession("agent")
 	for i := range 4 {
 		if _, err := s.Write(t.Context(), "a.txt", fmt.Sprintf("version %d\n", i), nil); err != nil {
@@ -73,14 +73,14 @@ func TestCatchUpSoonerAfterManyBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := last.Seq
-	deadline := time.Now().Add(catchUpDelay / 2)
+	deadline := time.Now().Add(engine.CatchUpDelay / 2)
 	for {
 		seq, _, _, _ := w.hist.Synced()
 		if seq >= want {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("history's mark at %d after %v, want %d: the catch-up waited for its delay", seq, catchUpDelay/2, want)
+			t.Fatalf("history's mark at %d after %v, want %d: the catch-up waited for its delay", seq, engine.CatchUpDelay/2, want)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -110,7 +110,7 @@ func TestCatchUpLeavesTrimmedVersionsOut(t *testing.T) {
 		}
 		return nil
 	}, nil)
-	w.catchUp(false)
+	w.eng.CatchUp(false)
 	vs, err := w.History("a.txt")
 	if err != nil {
 		t.Fatal(err)
@@ -275,7 +275,7 @@ func closeCaughtUp(t *testing.T, w *Workspace, syncs *atomic.Int64) *Workspace {
 	return w
 }
 
-// TestCatchUpManyIndexesOneSyncFS creates more files than fsyncObjects, so
+// TestCatchUpManyIndexesOneSyncFS creates more files than engine.FsyncObjects, so
 // that their versions' lines wait in as many new indexes, and checks that
 // the catch-up makes them durable with one syncfs of the history's file
 // system instead of an fsync each, and that a failed syncfs leaves the
@@ -292,7 +292,7 @@ func TestCatchUpManyIndexesOneSyncFS(t *testing.T) {
 	defer w.Close()
 	s := w.NewSession("agent")
 	before, _, _, _ := w.hist.Synced()
-	for i := range 3 * fsyncObjects {
+	for i := range 3 * engine.FsyncObjects {
 		if _, err := s.Write(t.Context(), fmt.Sprintf("f%02d.txt", i), "new\n", nil); err != nil {
 			t.Fatal(err)
 		}
@@ -316,16 +316,16 @@ func TestCatchUpManyIndexesOneSyncFS(t *testing.T) {
 		}
 		return nil
 	}, nil)
-	w.catchUp(false)
+	w.eng.CatchUp(false)
 	if seq, _, _, _ := w.hist.Synced(); seq >= last.Seq && before < last.Seq {
 		t.Errorf("the mark moved to %d although the indexes' syncfs failed", seq)
 	}
 	fail.Store(false)
-	w.catchUp(false)
+	w.eng.CatchUp(false)
 	if seq, _, _, _ := w.hist.Synced(); seq < last.Seq {
 		t.Errorf("history's mark at %d after the catch-up, want %d", seq, last.Seq)
 	}
 	if fsyncs.Load() != 0 || syncfs.Load() != 2 {
-		t.Errorf("%d index fsyncs and %d syncfs for %d new indexes in two catch-ups, want none and 2", fsyncs.Load(), syncfs.Load(), 3*fsyncObjects)
+		t.Errorf("%d index fsyncs and %d syncfs for %d new indexes in two catch-ups, want none and 2", fsyncs.Load(), syncfs.Load(), 3*engine.FsyncObjects)
 	}
 }

@@ -160,10 +160,10 @@ func (m *moveRun) intents() error {
 	m.dstRec.rec.Observed = ledgerState(stateOf(m.dst.obs))
 	m.dstRec.rec.SHA256Before = m.dst.obs.Sum
 	m.dstRec.rec.Approval = m.a.rec.Approval
-	s.w.savedIntent(m.a, "")
-	s.w.savedIntent(m.dstRec, m.src.obs.Sum)
-	if !m.dstRec.intent.durable() {
-		ierr := m.dstRec.intent.err
+	m.a.intent = s.w.eng.SavedIntent(m.a.rec, "")
+	m.dstRec.intent = s.w.eng.SavedIntent(m.dstRec.rec, m.src.obs.Sum)
+	if !m.dstRec.intent.Durable() {
+		ierr := m.dstRec.intent.Err()
 		m.srcRes, m.dstRec = nil, nil
 		return ioError(m.src.t.Path, ierr)
 	}

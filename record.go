@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/editguard/editguard/internal/engine"
 	"github.com/editguard/editguard/internal/ledger"
 )
 
@@ -19,8 +20,8 @@ type LedgerRecovery = ledger.Recovery
 type attempt struct {
 	rec ledger.Record
 	// intent is the record written before the change was made, if any
-	// (see writeIntent).
-	intent *intent
+	// (engine.Engine.WriteIntent).
+	intent *engine.Intent
 }
 
 func newAttempt(s *Session, tool, path string, args any, pre *Precondition) *attempt {
@@ -99,15 +100,15 @@ func (w *Workspace) record(a *attempt, res *Result, err error) *recorded {
 	if a.intent != nil {
 		// Seq is cleared if the intent's write failed or was cut, which
 		// durable waits to know.
-		a.intent.durable()
-		r.Intent = a.intent.rec.Seq
+		a.intent.Durable()
+		r.Intent = a.intent.Rec.Seq
 	}
 	rc := &recorded{w: w, rec: r, res: res, err: err}
 	// A committed change whose intent is durable is reported without
 	// waiting for its outcome's fsync (see wait). A failed attempt waits:
 	// its error says that nothing changed, and the intent alone would
 	// leave that to be judged from the file.
-	rc.lazy = err == nil && r.Outcome == "ok" && a.intent.durable() && r.Intent != 0
+	rc.lazy = err == nil && r.Outcome == "ok" && a.intent.Durable() && r.Intent != 0
 	rc.p, rc.lerr = w.led.Write(r)
 	return rc
 }

@@ -6,7 +6,7 @@ package editguard
 //
 //  1. The ledger's torn final line, if any, is copied to quarantine and
 //     cut (ledger.Open); complete lines are never cut.
-//  2. History catch-up (catchUp, histsync.go): versions a power cut took
+//  2. History catch-up (engine.Engine.CatchUp, internal/engine/histsync.go): versions a power cut took
 //     from history, whose sealed intents carry their bytes or name their
 //     object, are saved again, so that every outcome recorded below names
 //     a version that exists.
@@ -99,16 +99,12 @@ func (w *Workspace) problem(code Code, subject, msg string) {
 // recoverAtOpen runs steps 2-4 above, once the ledger is open (step 1).
 func (w *Workspace) recoverAtOpen() error {
 	w.recovery.LedgerCut = w.led.Recovered()
-	w.catchUp(true)
+	w.eng.CatchUp(true)
 	w.resolveIntents()
 	rolled, err := w.recoverTransactions()
 	w.recovery.RolledBack = rolled
 	return err
 }
-
-// intentLockWait is how long Open waits for the file lock of an intent's
-// file: a writer that holds it is alive and will record the outcome itself.
-const intentLockWait = time.Millisecond
 
 // resolveIntents appends an outcome for each intent near the end of the
 // ledger that has none and whose writer is gone. It is best effort: an
@@ -120,7 +116,7 @@ func (w *Workspace) resolveIntents() {
 		return
 	}
 	for _, in := range open {
-		if !w.sealed(in) {
+		if !w.eng.Sealed(in) {
 			w.warn(CodeUnsafeState, fmt.Sprint(in.Seq), fmt.Sprintf("ledger record %d is an intent that editguard did not write (its seal does not verify): recovery left %s alone", in.Seq, in.Path))
 			continue
 		}
@@ -134,7 +130,7 @@ func (w *Workspace) resolveIntent(in *LedgerRecord) {
 		return
 	}
 	defer t.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), intentLockWait)
+	ctx, cancel := context.WithTimeout(context.Background(), engine.IntentLockWait)
 	defer cancel()
 	locks, err := w.lockFiles(ctx, t.Resolved)
 	if err != nil {

@@ -37,7 +37,7 @@ import (
 // its state describes the copied files. From the workspace key come:
 //
 //   - the MAC of every transaction journal (apply.go), the seal of every
-//     intent (intent.go) and the seal of every command's active record
+//     intent (internal/engine/intent.go) and the seal of every command's active record
 //     with its manifest (command.go), checked before recovery or End acts
 //     on them;
 //   - the names of temporary files (internal/engine/temp.go).

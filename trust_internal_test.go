@@ -19,9 +19,9 @@ func TestUnsealedIntentIsNotActedUpon(t *testing.T) {
 	}
 	for _, p := range []string{"sealed.txt", "forged.txt"} {
 		r := &ledger.Record{Session: "s", Tool: "write_file", Path: p, Outcome: ledger.OutcomePending,
-			Observed: &ledger.FileState{}, SHA256After: emptySHA256}
+			Observed: &ledger.FileState{}, SHA256After: sha256Hex(nil)}
 		if p == "sealed.txt" {
-			r.Seal = w.intentSeal(r)
+			r.Seal = w.eng.IntentSeal(r)
 		}
 		if err := w.led.Append(r); err != nil {
 			t.Fatal(err)

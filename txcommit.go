@@ -15,7 +15,7 @@ import (
 // file's commit (atomicfile.Staged), each step paid once for all of them:
 //
 //  1. stage: every new content under its temporary name, each fsynced; past
-//     fsyncObjects files where there is syncfs (bulk, oneByOne), none is;
+//     engine.FsyncObjects files where there is syncfs (bulk, oneByOne), none is;
 //  2. durable: in bulk, one syncfs per file system that holds a file or
 //     the history makes the temporary files and the history's index lines
 //     durable together (an fsync pays for a file's own bytes, a syncfs for
@@ -160,7 +160,7 @@ func (st *stagedTx) durable(histPaths []string) error {
 		histSynced = histSynced || d.dev == uint64(hs.Dev)
 	}
 	if !histSynced {
-		if err := syncFS(int(w.histDir.File().Fd())); err != nil {
+		if err := engine.SyncFS(int(w.histDir.File().Fd())); err != nil {
 			return historyFailed(st.files[0].t.Path, err)
 		}
 	}

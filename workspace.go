@@ -125,7 +125,6 @@ type Workspace struct {
 	trims     running        // background trims of a file's old versions (see trimLater)
 	finals    running        // background fsyncs of outcome records whose intent is durable
 	finalsDue alarm          // rung to hurry them (see recorded.wait)
-	hsync     histSync       // the background catchUp of lazily saved versions (histsync.go)
 	recovery  Recovery       // what Open found and did (recover.go)
 }
 
@@ -216,12 +215,12 @@ func (w *Workspace) openState() error {
 	if w.hist, err = history.Open(w.histDir, &history.Options{KeepVersions: w.opts.KeepVersions, MaxBytes: w.opts.HistoryMaxBytes, MaxAge: w.opts.HistoryMaxAge}); err != nil {
 		return fail("open history", err)
 	}
-	if w.eng, err = engine.Open(engine.Config{Root: w.root, State: w.state, Hist: w.hist, TempKey: w.key,
-		MaxFileSize: w.opts.MaxFileSize, LockTimeout: w.opts.LockTimeout, Background: &w.prunes}); err != nil {
-		return fail("open .editguard/locks and .editguard/displaced", err)
-	}
 	if w.led, err = ledger.Open(w.state, ledgerName, &ledger.Options{LockTimeout: w.opts.LockTimeout}); err != nil {
 		return fail("open ledger", err)
+	}
+	if w.eng, err = engine.Open(engine.Config{Root: w.root, State: w.state, HistDir: w.histDir, Hist: w.hist, Led: w.led,
+		Key: w.wkey, TempKey: w.key, MaxFileSize: w.opts.MaxFileSize, LockTimeout: w.opts.LockTimeout, Background: &w.prunes}); err != nil {
+		return fail("open .editguard/locks and .editguard/displaced", err)
 	}
 	// Recovery, in its order (recover.go).
 	if err := w.recoverAtOpen(); err != nil {
@@ -271,9 +270,11 @@ func (w *Workspace) Close() error {
 	w.finals.wait()
 	w.trims.wait()
 	w.prunes.Wait()
-	w.stopCatchUp()
-	if w.hsync.lazy.Load() {
-		w.catchUp(false)
+	if w.eng != nil {
+		w.eng.StopCatchUp()
+		if w.eng.Lazy() {
+			w.eng.CatchUp(false)
+		}
 	}
 	return w.closeFiles()
 }

@@ -1,8 +1,10 @@
 // Package engine holds the parts of editguard's commit protocol that need
 // nothing of a session: how a change reaches its file (Target, Observe),
 // the locks that order changes (file stripes, a directory's commit lock),
-// the temporary names of new contents, and the files a swap takes off
-// their names (parked files). The root package runs the protocol's steps
+// the temporary names of new contents, a large file held under a lease,
+// the swap of a single file (Commit), the files a swap takes off their
+// names (parked files), a change's intent in the ledger, the catch-up of
+// history lines saved lazily, and when many files share one syncfs. The root package runs the protocol's steps
 // in order (docs/ARCHITECTURE.md §2) and decides what a change may do;
 // this package does what every change does the same way.
 //
@@ -19,16 +21,22 @@ import (
 	"github.com/editguard/editguard/internal/atomicfile"
 	"github.com/editguard/editguard/internal/groupcommit"
 	"github.com/editguard/editguard/internal/history"
+	"github.com/editguard/editguard/internal/ledger"
 	"github.com/editguard/editguard/internal/statedir"
 )
 
 // Config is what an Engine works with: the workspace's root and state
 // directory, its history, the key of its temporary names, and its limits.
 type Config struct {
-	Root  *os.Root
-	State *statedir.Dir
-	Hist  *history.Store
-	// TempKey names temporary files (temp.go); no repository can know it.
+	Root    *os.Root
+	State   *statedir.Dir
+	HistDir *statedir.Dir // .editguard/history
+	Hist    *history.Store
+	Led     *ledger.Ledger
+	// Key is the workspace key, which seals intents (intent.go); TempKey,
+	// derived from it, names temporary files (temp.go). No repository
+	// can know either.
+	Key         []byte
 	TempKey     []byte
 	MaxFileSize int64
 	LockTimeout time.Duration
@@ -47,6 +55,8 @@ type Engine struct {
 	// dirSyncs shares directory fsyncs between concurrent commits
 	// (Commit).
 	dirSyncs groupcommit.DirSyncs
+	// hsync schedules the catch-up of lazily saved versions (histsync.go).
+	hsync histSync
 }
 
 // Open opens the directories the engine keeps in the state directory:

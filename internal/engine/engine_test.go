@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/editguard/editguard/internal/atomicfile"
 	"github.com/editguard/editguard/internal/filelock"
 	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/statedir"
@@ -259,5 +260,26 @@ func TestSweepParked(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(parked, young)); err != nil {
 		t.Errorf("a parked file within its grace was swept: %v", err)
+	}
+}
+
+// TestOneByOne checks when many files are made durable with one syncfs:
+// past FsyncObjects, and only if every file system written to is one
+// where a syncfs may stand in for their fsyncs (procfs never is).
+func TestOneByOne(t *testing.T) {
+	open := func(path string) int {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Skipf("open %s: %v", path, err)
+		}
+		t.Cleanup(func() { f.Close() })
+		return int(f.Fd())
+	}
+	tmp, proc := open(t.TempDir()), open("/proc")
+	if !OneByOne(FsyncObjects, tmp) || !OneByOne(100) || !OneByOne(100, tmp, proc) {
+		t.Error("a syncfs stood in where it may not")
+	}
+	if want := !atomicfile.SyncFSStandsIn(tmp); OneByOne(100, tmp) != want {
+		t.Errorf("OneByOne(100) on the temporary directory = %v, want %v", !want, want)
 	}
 }

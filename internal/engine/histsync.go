@@ -1,12 +1,13 @@
-package editguard
+package engine
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/editguard/editguard/internal/engine"
 	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/ledger"
 )
@@ -32,7 +33,7 @@ import (
 // made (a power cut took the line, or the writer died before writing it),
 // saves the intent's bytes (or its object's) to history again, durably.
 // It stops at an intent whose writer is still at work (it holds the
-// file's lock). The workspace runs it catchUpDelay after a lazy change,
+// file's lock). The workspace runs it CatchUpDelay after a lazy change,
 // and Close runs it last if there was one. Open runs its saves alone,
 // before resolving intents, so that the version a recovered outcome names
 // is there.
@@ -41,13 +42,13 @@ import (
 // below the history's inline limit, so that the version is an index line.
 const carryLimit = 16 << 10
 
-// catchUpDelay is how long after a lazy change the background catchUp
+// CatchUpDelay is how long after a lazy change the background catchUp
 // runs: the changes of a burst share its fsyncs, one per file changed, so
 // a longer delay saves fsyncs under load. What it costs is the ledger that
 // a catch-up (or an Open after a crash) reads: catchUpBytes of carried
 // content since the last one start the catch-up sooner.
 const (
-	catchUpDelay = 10 * time.Second
+	CatchUpDelay = 10 * time.Second
 	catchUpBytes = 16 << 20
 )
 
@@ -70,10 +71,10 @@ type histSync struct {
 	dueBytes int
 }
 
-// lazySaved schedules a catchUp after a change whose version, n bytes,
+// LazySaved schedules a catchUp after a change whose version, n bytes,
 // was saved lazily.
-func (w *Workspace) lazySaved(n int) {
-	h := &w.hsync
+func (e *Engine) LazySaved(n int) {
+	h := &e.hsync
 	h.lazy.Store(true)
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -91,7 +92,7 @@ func (w *Workspace) lazySaved(n int) {
 		return
 	}
 	h.carried = n
-	delay := catchUpDelay
+	delay := CatchUpDelay
 	if n >= due {
 		delay = 0
 	}
@@ -101,14 +102,14 @@ func (w *Workspace) lazySaved(n int) {
 		h.mu.Lock()
 		h.timer = nil
 		h.mu.Unlock()
-		w.catchUp(false)
+		e.CatchUp(false)
 	})
 }
 
-// stopCatchUp cancels the background catchUp due and waits for one
-// running; Close then runs the last one itself.
-func (w *Workspace) stopCatchUp() {
-	h := &w.hsync
+// StopCatchUp cancels the background catchUp due and waits for one
+// running; the workspace's Close then runs the last one itself (Lazy).
+func (e *Engine) StopCatchUp() {
+	h := &e.hsync
 	h.mu.Lock()
 	h.closed = true
 	if h.timer != nil && h.timer.Stop() {
@@ -140,42 +141,42 @@ func carried(in *ledger.Record) (content []byte, absent, ok bool) {
 // emptySHA256 is the SHA-256 of no bytes.
 const emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
-// catchUp moves the history's mark as far as it can (see above). It is
+// CatchUp moves the history's mark as far as it can (see above). It is
 // best effort: what it cannot do now, a later run does, and until then the
 // intents hold the bytes. At Open (atOpen) it only saves again the versions
 // a power cut may have taken: the indexes it finds whole are the business
 // of the catch-up of the process that wrote them, or of the next one to
 // save lazily, so an Open pays for no fsync and leaves the mark alone.
-func (w *Workspace) catchUp(atOpen bool) {
-	w.hsync.run.Lock()
-	defer w.hsync.run.Unlock()
+func (e *Engine) CatchUp(atOpen bool) {
+	e.hsync.run.Lock()
+	defer e.hsync.run.Unlock()
 	// At Open, a catch-up running in another process does what this one
 	// would, and Open does not wait for its fsyncs.
 	wait := time.Duration(0)
 	if atOpen {
-		wait = intentLockWait
+		wait = IntentLockWait
 	}
-	unlock, err := w.hist.LockSynced(wait)
+	unlock, err := e.cfg.Hist.LockSynced(wait)
 	if err != nil {
 		return
 	}
 	defer unlock()
-	seq, hash, exists, ok := w.hist.Synced()
-	recs, last, anchored, err := w.led.Since(ledger.Position{Seq: seq, Hash: hash})
+	seq, hash, exists, ok := e.cfg.Hist.Synced()
+	recs, last, anchored, err := e.cfg.Led.Since(ledger.Position{Seq: seq, Hash: hash})
 	if err != nil {
 		return
 	}
-	if !exists && !w.hsync.marked.Load() {
+	if !exists && !e.hsync.marked.Load() {
 		// No version was ever saved lazily here (the mark is created,
 		// durably, before the first one is): the mark starts at the
 		// ledger's end.
-		if w.hist.SetSynced(last.Seq, last.Hash) == nil {
-			w.hsync.marked.Store(true)
+		if e.cfg.Hist.SetSynced(last.Seq, last.Hash) == nil {
+			e.hsync.marked.Store(true)
 		}
 		return
 	}
 	if ok {
-		w.hsync.marked.Store(true)
+		e.hsync.marked.Store(true)
 	} else {
 		// A damaged mark is rewritten below, even at Open.
 		atOpen = false
@@ -183,11 +184,11 @@ func (w *Workspace) catchUp(atOpen bool) {
 	if anchored && last.Seq == seq {
 		return
 	}
-	dirty, upTo := w.keepVersions(recs, last)
+	dirty, upTo := e.keepVersions(recs, last)
 	if atOpen {
 		return
 	}
-	w.markSynced(dirty, upTo, ledger.Position{Seq: seq, Hash: hash}, ok)
+	e.markSynced(dirty, upTo, ledger.Position{Seq: seq, Hash: hash}, ok)
 }
 
 // keepVersions makes sure, in ledger order, that the version of each
@@ -196,19 +197,19 @@ func (w *Workspace) catchUp(atOpen bool) {
 // need an fsync, and upTo, how far the mark may move: to last, or to just
 // before the first intent whose version it could not keep (its writer is
 // still at work, or the save failed), which a later run tries again.
-func (w *Workspace) keepVersions(recs []*ledger.Record, last ledger.Position) (dirty map[string]bool, upTo ledger.Position) {
+func (e *Engine) keepVersions(recs []*ledger.Record, last ledger.Position) (dirty map[string]bool, upTo ledger.Position) {
 	outcomes, first := intentIndex(recs)
 	saved := map[string]map[uint64]string{} // the versions of each file's intents
 	dirty = map[string]bool{}
 	upTo = last
 	for _, in := range recs {
-		if in.Outcome != ledger.OutcomePending || !w.sealed(in) {
+		if in.Outcome != ledger.OutcomePending || !e.Sealed(in) {
 			continue // not an intent, or not one this workspace wrote
 		}
 		if _, ok := saved[in.Path]; !ok {
-			saved[in.Path], _ = w.hist.Intents(in.Path, first[in.Path])
+			saved[in.Path], _ = e.cfg.Hist.Intents(in.Path, first[in.Path])
 		}
-		kept, sync := w.versionKept(in, outcomes[in.Seq], saved[in.Path])
+		kept, sync := e.versionKept(in, outcomes[in.Seq], saved[in.Path])
 		if !kept {
 			upTo = ledger.Position{Seq: in.Seq - 1, Hash: in.Prev}
 			break
@@ -241,7 +242,7 @@ func intentIndex(recs []*ledger.Record) (outcomes map[uint64]*ledger.Record, fir
 // history's mark from mark to upTo, or rewrites it if it is damaged (!ok).
 // If the fsyncs fail the mark stays where it is, so a later catch-up
 // does them again.
-func (w *Workspace) markSynced(dirty map[string]bool, upTo, mark ledger.Position, ok bool) {
+func (e *Engine) markSynced(dirty map[string]bool, upTo, mark ledger.Position, ok bool) {
 	paths := make([]string, 0, len(dirty))
 	for p := range dirty {
 		paths = append(paths, p)
@@ -249,24 +250,24 @@ func (w *Workspace) markSynced(dirty map[string]bool, upTo, mark ledger.Position
 	// Many indexes: one syncfs of the history's file system pays for all
 	// of them, where each would pay an fsync (oneByOne).
 	var flush func() error
-	if !oneByOne(len(paths), int(w.histDir.File().Fd())) {
-		flush = func() error { return syncFS(int(w.histDir.File().Fd())) }
+	if !OneByOne(len(paths), e.histFD()) {
+		flush = func() error { return SyncFS(e.histFD()) }
 	}
-	if w.hist.SyncIndexesWith(paths, flush) != nil {
+	if e.cfg.Hist.SyncIndexesWith(paths, flush) != nil {
 		return
 	}
 	if upTo.Seq != mark.Seq || upTo.Hash != mark.Hash || !ok {
 		// A mark that cannot be written (a planted entry in its place,
 		// a full disk) would make every catch-up read the ledger from
 		// further back: versions are then saved durably.
-		w.hsync.marked.Store(w.hist.SetSynced(upTo.Seq, upTo.Hash) == nil)
+		e.hsync.marked.Store(e.cfg.Hist.SetSynced(upTo.Seq, upTo.Hash) == nil)
 	}
 }
 
 // versionKept reports whether the version of what the intent in's change
 // displaced is in history, making it so if it can; sync says that its
 // index may need an fsync. out is the intent's outcome record, if any.
-func (w *Workspace) versionKept(in, out *ledger.Record, saved map[uint64]string) (kept, sync bool) {
+func (e *Engine) versionKept(in, out *ledger.Record, saved map[uint64]string) (kept, sync bool) {
 	content, absent, ok := carried(in)
 	object := !ok && in.DisplacedObject && in.Observed != nil && in.Observed.Exists
 	if !ok && !object {
@@ -295,15 +296,15 @@ func (w *Workspace) versionKept(in, out *ledger.Record, saved map[uint64]string)
 	if out == nil {
 		// Its writer may be at work: it holds the file's lock from
 		// before the intent until after the outcome.
-		ctx, cancel := context.WithTimeout(context.Background(), intentLockWait)
+		ctx, cancel := context.WithTimeout(context.Background(), IntentLockWait)
 		defer cancel()
-		locks, err := w.lockFiles(ctx, in.Path)
+		locks, err := e.LockFiles(ctx, in.Path)
 		if err != nil {
 			return false, false
 		}
-		defer engine.UnlockAll(locks)
+		defer UnlockAll(locks)
 		// Under the lock, the writer may have finished meanwhile.
-		now, err := w.hist.Intents(in.Path, in.Seq)
+		now, err := e.cfg.Hist.Intents(in.Path, in.Seq)
 		if s, ok := now[in.Seq]; err != nil || ok && s == sum {
 			return true, err == nil
 		}
@@ -315,7 +316,7 @@ func (w *Workspace) versionKept(in, out *ledger.Record, saved map[uint64]string)
 	// The ledger is read, not trusted: bytes that are not what the
 	// intent says it displaced are not saved as a version of the file.
 	if absent {
-		_, err := w.hist.Save(in.Path, nil, true, "",
+		_, err := e.cfg.Hist.Save(in.Path, nil, true, "",
 			history.Meta{Op: in.Tool, Session: in.Session, Intent: in.Seq})
 		return err == nil, false
 	}
@@ -324,13 +325,33 @@ func (w *Workspace) versionKept(in, out *ledger.Record, saved map[uint64]string)
 		// not there (or not whole), the change was not made. LoadObject
 		// checks its hash.
 		var err error
-		if content, err = w.hist.LoadObject(in.Path, sum); err != nil {
+		if content, err = e.cfg.Hist.LoadObject(in.Path, sum); err != nil {
 			return true, false
 		}
-	} else if sha256Hex(content) != sum {
+	} else if s := sha256.Sum256(content); hex.EncodeToString(s[:]) != sum {
 		return true, false
 	}
-	_, err := w.hist.Save(in.Path, content, false, sum,
+	_, err := e.cfg.Hist.Save(in.Path, content, false, sum,
 		history.Meta{Op: in.Tool, Session: in.Session, Intent: in.Seq})
 	return err == nil, false
 }
+
+// Lazy reports whether this process saved a version lazily: the
+// workspace's Close then runs a last CatchUp.
+func (e *Engine) Lazy() bool { return e.hsync.lazy.Load() }
+
+// SetCatchUpBytes makes n bytes saved lazily, instead of catchUpBytes,
+// start the catch-up before its delay (tests).
+func (e *Engine) SetCatchUpBytes(n int) {
+	e.hsync.mu.Lock()
+	e.hsync.dueBytes = n
+	e.hsync.mu.Unlock()
+}
+
+// IntentLockWait is how long Open waits for the file lock of an intent's
+// file: a writer that holds it is alive and will record the outcome itself.
+const IntentLockWait = time.Millisecond
+
+// histFD is the history directory's descriptor, for a syncfs of its file
+// system.
+func (e *Engine) histFD() int { return int(e.cfg.HistDir.File().Fd()) }

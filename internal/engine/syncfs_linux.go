@@ -1,7 +1,7 @@
-package editguard
+package engine
 
 import "golang.org/x/sys/unix"
 
-// syncFS makes every write to the file system holding fd durable: one
+// SyncFS makes every write to the file system holding fd durable: one
 // flush for many files (syncfs(2)).
-func syncFS(fd int) error { return unix.Syncfs(fd) }
+func SyncFS(fd int) error { return unix.Syncfs(fd) }
