@@ -552,13 +552,17 @@ func (w *Workspace) lockTargets(ctx context.Context, files []*txFile) ([]*filelo
 // lockDirs takes the commit locks of every target's directory, each once,
 // in (device, inode) order.
 func (w *Workspace) lockDirs(ctx context.Context, files []*txFile) ([]*filelock.Lock, error) {
-	dirs, _, err := txDirs(files)
+	targets := make([]*target, len(files))
+	for i, f := range files {
+		targets[i] = f.t
+	}
+	dirs, err := engine.TxDirs(targets)
 	if err != nil {
-		return nil, err
+		return nil, txError(err)
 	}
 	var locks []*filelock.Lock
 	for _, d := range dirs {
-		l, err := w.lock(ctx, d.t)
+		l, err := w.lock(ctx, d)
 		if err != nil {
 			for _, l := range locks {
 				l.Unlock()

@@ -543,7 +543,7 @@ func (r *commitRun) swap(ctx context.Context) (atomicfile.Result, error) {
 		r.res.Strategy = strategyMerged
 	}
 	if len(ar.Displaced) > 0 {
-		v := w.keepDisplaced(t, s.name, ar.Displaced)
+		v := w.eng.KeepDisplaced(t, s.name, ar.Displaced)
 		r.res.warn("another program wrote into the file while it was replaced; the %d bytes it left in the old file are kept in history as %s", len(ar.Displaced), v)
 	}
 	return ar, nil
@@ -648,21 +648,11 @@ func (w *Workspace) unchanged(t *target, obs *observation, when string) error {
 	return e
 }
 
-// keepDisplaced saves bytes that another program wrote into a displaced
-// file, which would otherwise be lost with it, as a version of the file.
-func (w *Workspace) keepDisplaced(t *target, session string, data []byte) string {
-	v, err := w.hist.Save(t.Resolved, data, false, "", history.Meta{Op: opDisplaced, Session: session})
-	if err != nil {
-		return "(not kept: " + err.Error() + ")"
-	}
-	return v.ID
-}
-
 // keepLeftover saves what another program wrote into our new file while it
 // was briefly in place, before the swap was undone, and names the version in
 // the STALE_FILE error.
 func (w *Workspace) keepLeftover(t *target, session string, data []byte, err error) {
-	v := w.keepDisplaced(t, session, data)
+	v := w.eng.KeepDisplaced(t, session, data)
 	var e *Error
 	if errors.As(err, &e) {
 		e.Details["recovered_version"] = v

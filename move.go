@@ -188,7 +188,7 @@ func (m *moveRun) move() error {
 	}
 	res.Strategy, m.srcRes.Strategy = ar.Strategy, ar.Strategy
 	if len(ar.Displaced) > 0 {
-		v := s.w.keepDisplaced(td, s.name, ar.Displaced)
+		v := s.w.eng.KeepDisplaced(td, s.name, ar.Displaced)
 		res.warn("another program wrote into the destination while it was replaced; the %d bytes it left are kept in history as %s", len(ar.Displaced), v)
 	}
 	return nil

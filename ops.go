@@ -18,7 +18,6 @@ const (
 	opPull        = "pull"
 	opRecover     = "recover"            // a transaction rolled back at Open
 	opPatchUndone = "apply_patch_undone" // a file a failing transaction put back
-	opDisplaced   = "displaced_write"    // bytes another program wrote into a displaced file
 	opExec        = "exec"               // a shell command's changes, when no client names its shell tool
 	opBeginTurn   = "begin_turn"         // a turn's start: a mark with no path, no change
 )

@@ -1,0 +1,279 @@
+package engine
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/editguard/editguard/internal/atomicfile"
+	"github.com/editguard/editguard/internal/history"
+	"golang.org/x/sys/unix"
+)
+
+// A transaction's files are put in place with the steps of a single
+// file's commit (atomicfile.Staged), each step paid once for all of them:
+//
+//  1. stage: every new content under its temporary name, each fsynced; past
+//     FsyncObjects files where there is syncfs (bulk, OneByOne), none is;
+//  2. durable: in bulk, one syncfs per file system that holds a file or
+//     the history makes the temporary files and the history's index lines
+//     durable together (an fsync pays for a file's own bytes, a syncfs for
+//     everything dirty on the file system, so it pays off only for many);
+//     else the index lines are synced, as the temporary files already are;
+//  3. the journal, durable (the root package's commitTx);
+//  4. swap: each file in turn;
+//  5. one fsync per directory, for all of its swaps;
+//  6. finish: what each swap displaced is taken off, after that fsync, so
+//     that a crash in between leaves an extra temporary file, never a
+//     missing target.
+//
+// A failure before step 4 changes nothing. A failure at a swap puts back the
+// files already swapped (commitTx rolls back). A failure after the swaps is
+// a warning, as for a single file's commit.
+
+// TxFile is one file of a transaction: where it is, what was observed
+// there, and what the transaction puts there.
+type TxFile struct {
+	T      *Target
+	Obs    *Observation
+	Data   []byte // the new content; nil with Remove
+	Remove bool
+	// MtimeMS is the new file's modification time, once settled.
+	MtimeMS int64
+}
+
+// A PathError is the failure of a transaction's step at one file's path.
+// History says the history's index lines could not be made durable.
+type PathError struct {
+	Path    string
+	History bool
+	Err     error
+}
+
+func (e *PathError) Error() string { return e.Path + ": " + e.Err.Error() }
+func (e *PathError) Unwrap() error { return e.Err }
+
+// txDir is one directory of a transaction's files.
+type txDir struct {
+	dev, ino uint64
+	t        *Target // the first target in it, whose open directory stands for it
+}
+
+// TxDirs returns the open directories of targets, each once, in (device,
+// inode) order: the order their commit locks are taken in.
+func TxDirs(targets []*Target) ([]*Target, error) {
+	dirs, _, err := txDirs(targets)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Target, len(dirs))
+	for i, d := range dirs {
+		out[i] = d.t
+	}
+	return out, nil
+}
+
+// txDirs returns the directories of targets, each once, in (device, inode)
+// order, and for each target the index of its directory among them (-1
+// for one with none open).
+func txDirs(targets []*Target) ([]txDir, []int, error) {
+	var dirs []txDir
+	ids := make([]txDir, len(targets))
+	for i, t := range targets {
+		d, ok, err := dirOf(t)
+		if err != nil {
+			return nil, nil, err
+		}
+		ids[i] = d
+		if ok && !slices.ContainsFunc(dirs, d.same) {
+			dirs = append(dirs, d)
+		}
+	}
+	slices.SortFunc(dirs, func(a, b txDir) int {
+		if a.dev != b.dev {
+			return cmp.Compare(a.dev, b.dev)
+		}
+		return cmp.Compare(a.ino, b.ino)
+	})
+	of := make([]int, len(targets))
+	for i, d := range ids {
+		of[i] = slices.IndexFunc(dirs, d.same)
+	}
+	return dirs, of, nil
+}
+
+// same reports whether o is the directory d is.
+func (d txDir) same(o txDir) bool { return d.t != nil && o.dev == d.dev && o.ino == d.ino }
+
+// dirOf identifies t's open directory; ok is false if it has none.
+func dirOf(t *Target) (d txDir, ok bool, err error) {
+	if t.DirFile == nil {
+		return d, false, nil
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(t.DirFile.Fd()), &st); err != nil {
+		return d, false, &PathError{Path: t.Path, Err: err}
+	}
+	return txDir{uint64(st.Dev), st.Ino, t}, true, nil
+}
+
+// Staged is a transaction's files between step 1 and step 6.
+type Staged struct {
+	e      *Engine
+	files  []*TxFile
+	staged []*atomicfile.Staged // by file; nil once aborted or finished
+	dirs   []txDir
+	dirOf  []int // by file: its directory's index in dirs
+	bulk   bool
+}
+
+// Stage writes every file's new content under its temporary name (step
+// 1), sweeping what a dead writer left there into history under session.
+// On error (a *PathError) nothing is left staged.
+func (e *Engine) Stage(files []*TxFile, session string, bulk bool) (*Staged, error) {
+	targets := make([]*Target, len(files))
+	for i, f := range files {
+		targets[i] = f.T
+	}
+	dirs, of, err := txDirs(targets)
+	if err != nil {
+		return nil, err
+	}
+	st := &Staged{e: e, files: files, staged: make([]*atomicfile.Staged, len(files)), dirs: dirs, dirOf: of, bulk: bulk}
+	for i, f := range files {
+		st.staged[i], err = e.stageFile(f, session, bulk)
+		if err != nil {
+			st.Abort()
+			return nil, &PathError{Path: f.T.Path, Err: err}
+		}
+	}
+	return st, nil
+}
+
+// stageFile is step 1 for one file.
+func (e *Engine) stageFile(f *TxFile, session string, bulk bool) (*atomicfile.Staged, error) {
+	tmp, err := e.SweepTemp(f.T, session)
+	if err != nil {
+		return nil, err
+	}
+	opts := atomicfile.Options{Temp: tmp, Park: e.ParkDir(), SyncLater: bulk}
+	t, obs := f.T, f.Obs
+	switch {
+	case !obs.Stat.Exists:
+		opts.UID, opts.GID = -1, -1
+		return t.Dir.StageCreate(t.Base, f.Data, opts)
+	case f.Remove:
+		return t.Dir.StageRemove(t.Base, obs.Sum, opts)
+	default:
+		opts.Mode, opts.UID, opts.GID = obs.Stat.Mode, obs.Stat.UID, obs.Stat.GID
+		opts.Expect = obs.Data
+		return t.Dir.StageReplace(t.Base, f.Data, obs.Sum, opts)
+	}
+}
+
+// Durable is step 2 for the history index lines of histPaths. In bulk it
+// syncs the file system of every directory and, if none of them holds it,
+// the history's.
+func (st *Staged) Durable(histPaths []string) error {
+	e, first := st.e, st.files[0].T.Path
+	if !st.bulk {
+		if err := e.cfg.Hist.SyncIndexes(histPaths); err != nil {
+			return &PathError{Path: first, History: true, Err: err}
+		}
+		return nil
+	}
+	var hs unix.Stat_t
+	if err := unix.Fstat(e.histFD(), &hs); err != nil {
+		return &PathError{Path: first, History: true, Err: err}
+	}
+	histSynced := false
+	for i, d := range st.dirs {
+		if i > 0 && st.dirs[i-1].dev == d.dev {
+			continue
+		}
+		if err := d.t.Dir.SyncFS(); err != nil {
+			return &PathError{Path: d.t.Path, Err: err}
+		}
+		histSynced = histSynced || d.dev == uint64(hs.Dev)
+	}
+	if !histSynced {
+		if err := SyncFS(e.histFD()); err != nil {
+			return &PathError{Path: first, History: true, Err: err}
+		}
+	}
+	return nil
+}
+
+// Swap is step 4 for the i-th file. On error the file is unchanged, and
+// the error is atomicfile's (ErrExist, ErrRaced, or another).
+func (st *Staged) Swap(i int) error {
+	err := st.staged[i].Swap()
+	if err == nil {
+		return nil
+	}
+	st.staged[i] = nil
+	return err
+}
+
+// Settle is steps 5 and 6 for the files swapped so far: it returns an error
+// (a *PathError) for each step that failed, to be reported as a warning,
+// since the changes are made. Bytes another program wrote into a
+// displaced file are kept in history under session.
+func (st *Staged) Settle(session string) []error {
+	var failed []error
+	synced := make([]error, len(st.dirs))
+	for i, d := range st.dirs {
+		synced[i] = d.t.Dir.Sync()
+	}
+	for i, f := range st.files {
+		sf := st.staged[i]
+		if sf == nil || sf.Result().Strategy == "" {
+			continue
+		}
+		st.staged[i] = nil
+		var err error
+		if di := st.dirOf[i]; di >= 0 {
+			err = synced[di]
+		}
+		var r atomicfile.Result
+		if err != nil {
+			// Not ours to remove until the swap is known durable.
+			sf.Abort()
+			r = sf.Result()
+		} else {
+			r, err = sf.Finish()
+		}
+		if err != nil {
+			failed = append(failed, &PathError{Path: f.T.Path, Err: err})
+		}
+		f.MtimeMS = r.Stat.MtimeNS / 1e6
+		if len(r.Displaced) > 0 {
+			st.e.KeepDisplaced(f.T, session, r.Displaced)
+		}
+	}
+	return failed
+}
+
+// Abort removes the temporary files of the files not swapped.
+func (st *Staged) Abort() {
+	for i, sf := range st.staged {
+		if sf != nil && sf.Result().Strategy == "" {
+			sf.Abort()
+			st.staged[i] = nil
+		}
+	}
+}
+
+// OpDisplaced is the op of the history version that keeps bytes another
+// program wrote into a displaced file.
+const OpDisplaced = "displaced_write"
+
+// KeepDisplaced saves bytes that another program wrote into a displaced
+// file, which would otherwise be lost with it, as a version of the file
+// under session, and returns the version (or why it was not kept).
+func (e *Engine) KeepDisplaced(t *Target, session string, data []byte) string {
+	v, err := e.cfg.Hist.Save(t.Resolved, data, false, "", history.Meta{Op: OpDisplaced, Session: session})
+	if err != nil {
+		return "(not kept: " + err.Error() + ")"
+	}
+	return v.ID
+}
