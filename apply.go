@@ -3,10 +3,8 @@ package editguard
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"strings"
 	"time"
 
@@ -241,7 +239,7 @@ func (s *Session) commitTx(a *attempt, op string, cs *changeSet, res *PatchResul
 		return err
 	}
 	j := journalFor(res.TxID, op, s.name, files)
-	if err := s.w.writeJournal(j); err != nil {
+	if err := s.w.eng.WriteJournal(j); err != nil {
 		e := ioError("", err)
 		e.Message = "writing the transaction's journal failed; nothing was changed: " + e.Message
 		return e
@@ -262,7 +260,7 @@ func (s *Session) commitTx(a *attempt, op string, cs *changeSet, res *PatchResul
 		// one was written (rollForward), else puts every file back, so
 		// that no change is left without its record.
 		res.Warnings = append(res.Warnings, "the files are changed, but not every ledger record of the transaction was written: its journal is kept, and the next open of the workspace finishes it (it writes the missing records, or, if none was written, puts the files back as they were)")
-	} else if err := s.w.removeJournal(j.ID); err != nil {
+	} else if err := s.w.eng.RemoveJournal(j.ID); err != nil {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the files are changed and recorded, but removing the transaction's journal failed (%v): the next open of the workspace finishes it", err))
 	}
 	for _, f := range files {
@@ -287,13 +285,13 @@ func (s *Session) commitTx(a *attempt, op string, cs *changeSet, res *PatchResul
 
 // undoTx undoes a transaction whose i-th file, f, failed to swap with err:
 // the files already changed are put back, then the journal dropped.
-func (w *Workspace) undoTx(j *journal, session string, f *txFile, i int, err error) error {
+func (w *Workspace) undoTx(j *engine.Journal, session string, f *txFile, i int, err error) error {
 	if rerr := w.rollBack(j, session); rerr != nil {
 		e := ioError(f.t.Path, err)
 		e.Message = fmt.Sprintf("the patch failed at %s (%v), and undoing it failed too (%v); the journal is kept, and the next open of the workspace undoes it", f.t.Path, err, rerr)
 		return e
 	}
-	w.removeJournal(j.ID)
+	w.eng.RemoveJournal(j.ID)
 	var ee *Error
 	if !errors.As(err, &ee) {
 		ee = ioError(f.t.Path, err)
@@ -574,43 +572,11 @@ func (w *Workspace) lockDirs(ctx context.Context, files []*txFile) ([]*filelock.
 	return locks, nil
 }
 
-// A journal is the durable record of a transaction in progress, in
-// .editguard/tx/<id>.json: each name, what it held (and the history version
-// that keeps it) and what the transaction puts there, the position of the
-// ledger's end when it was written, and a MAC under the workspace key (see
-// trust.go). It exists from just before the first file is replaced until
-// just after the transaction's ledger records are durable. A journal found
-// at Open belongs to a transaction that did not finish: if its records
-// follow the journal's ledger position, every file was in place before the
-// first was written, and the transaction is rolled forward (a record still
-// missing is appended, marked recovered); if none does, it is rolled back.
-// Recovery acts only on a journal whose MAC verifies and whose files are each
-// at their before or after state; anything else is kept and reported.
-type journal struct {
-	ID         string        `json:"tx"`
-	Op         string        `json:"op"` // apply_patch or undo_patch
-	Session    string        `json:"session"`
-	LedgerSeq  uint64        `json:"ledger_seq"`
-	LedgerHash string        `json:"ledger_hash"`
-	Files      []journalFile `json:"files"`
-	MAC        string        `json:"mac,omitempty"`
-}
-
-type journalFile struct {
-	Path         string `json:"path"` // resolved
-	BeforeExists bool   `json:"before_exists"`
-	BeforeSHA256 string `json:"before_sha256,omitempty"`
-	Version      string `json:"version"` // history version of the before content
-	AfterExists  bool   `json:"after_exists"`
-	AfterSHA256  string `json:"after_sha256,omitempty"`
-}
-
-const journalDir = "tx"
-
-func journalFor(id, op, session string, files []*txFile) *journal {
-	j := &journal{ID: id, Op: op, Session: session}
+// journalFor is the journal of a transaction of files (engine.Journal).
+func journalFor(id, op, session string, files []*txFile) *engine.Journal {
+	j := &engine.Journal{ID: id, Op: op, Session: session}
 	for _, f := range files {
-		j.Files = append(j.Files, journalFile{
+		j.Files = append(j.Files, engine.JournalFile{
 			Path: f.t.Resolved, BeforeExists: f.obs.Stat.Exists, BeforeSHA256: f.obs.Sum, Version: f.version,
 			AfterExists: !f.remove, AfterSHA256: f.sum,
 		})
@@ -618,68 +584,12 @@ func journalFor(id, op, session string, files []*txFile) *journal {
 	return j
 }
 
-// journalMAC returns the MAC of j without its MAC field.
-func (w *Workspace) journalMAC(j *journal) string {
-	c := *j
-	c.MAC = ""
-	b, _ := json.Marshal(&c)
-	return w.mac("journal", b)
-}
-
-// strategy is what the ledger records of j's transaction name as their
-// strategy.
-func (j *journal) strategy() string { return "transaction " + j.ID }
-
-// journalLock is held while a journal is written, so that recovery, which
-// takes it too, can tell a temporary file a writer died with from one being
-// written.
-const journalLock = "journal.lock"
-
-func (w *Workspace) writeJournal(j *journal) error {
-	last, err := w.led.Last()
-	if err != nil {
-		return err
-	}
-	j.LedgerSeq, j.LedgerHash = last.Seq, last.Hash
-	j.MAC = w.journalMAC(j)
-	d, err := w.state.Sub(journalDir, true)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	l, err := d.Lock(context.Background(), journalLock, &filelock.Options{Timeout: w.opts.LockTimeout})
-	if err != nil {
-		return err
-	}
-	defer l.Unlock()
-	data, err := json.MarshalIndent(j, "", "  ")
-	if err != nil {
-		return err
-	}
-	// WriteFile is durable: the file and the directory entry are fsynced.
-	return d.WriteFile(j.ID+".json", data, 0o644)
-}
-
-// removeJournal deletes a journal durably: for a transaction whose files
-// are all in place and whose records are durable, this ends it.
-func (w *Workspace) removeJournal(id string) error {
-	d, err := w.state.Sub(journalDir, false)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Remove(id + ".json"); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	return d.Sync()
-}
-
 // rollBack puts every file of j back to what it held before, if it holds
 // what the transaction put there (a file that holds something else was
 // not reached by the transaction, or was changed by someone else since, and
 // is left as it is). The caller holds the files' locks. What the rollback
 // takes away goes to history first.
-func (w *Workspace) rollBack(j *journal, session string) error {
+func (w *Workspace) rollBack(j *engine.Journal, session string) error {
 	var errs []error
 	for _, jf := range j.Files {
 		t, err := w.openTarget(jf.Path)
@@ -700,7 +610,7 @@ func (w *Workspace) rollBack(j *journal, session string) error {
 // state, and returns what it displaced and the history version that keeps
 // it; obs is nil if the file was not at its after state (it is left
 // alone).
-func (w *Workspace) undoFile(t *target, jf journalFile, session, op string) (obs *observation, version string, err error) {
+func (w *Workspace) undoFile(t *target, jf engine.JournalFile, session, op string) (obs *observation, version string, err error) {
 	obs, err = w.observe(t)
 	if err != nil {
 		return nil, "", err

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/editguard/editguard/internal/atomicfile"
+	"github.com/editguard/editguard/internal/engine"
 	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/ledger"
 )
@@ -34,11 +35,11 @@ func SetFaults(w *Workspace, commit atomicfile.Hook, hist history.Hook, led ledg
 // SealJournal returns the transaction journal data with the MAC that w
 // gives its journals.
 func SealJournal(w *Workspace, data []byte) []byte {
-	var j journal
+	var j engine.Journal
 	if err := json.Unmarshal(data, &j); err != nil {
 		panic(err)
 	}
-	j.MAC = w.journalMAC(&j)
+	j.MAC = w.eng.JournalMAC(&j)
 	b, err := json.Marshal(&j)
 	if err != nil {
 		panic(err)

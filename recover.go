@@ -31,18 +31,13 @@ package editguard
 
 import (
 	"context"
-	"crypto/hmac"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"slices"
-	"strings"
 	"time"
 
-	"github.com/editguard/editguard/internal/atomicfile"
 	"github.com/editguard/editguard/internal/engine"
-	"github.com/editguard/editguard/internal/filelock"
 	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/ledger"
 )
@@ -198,67 +193,26 @@ func (w *Workspace) displacedVersion(in *LedgerRecord) string {
 
 // recoverTransactions finishes the transactions whose journals a crash left
 // in .editguard/tx/, under the locks of their files, rolling each forward
-// or back (see journal), and removes their journals. It runs at Open; it
+// or back (see engine.Journal), and removes their journals. It runs at Open; it
 // returns the ids rolled back. A journal it cannot act on safely is kept
 // and reported in Recovery().Problems.
 func (w *Workspace) recoverTransactions() ([]string, error) {
-	d, err := w.state.Sub(journalDir, false)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	// Temporary files of journals whose writer died: no file was changed
-	// yet, since a journal is in place before the first one is.
-	if l, err := d.Lock(context.Background(), journalLock, &filelock.Options{Timeout: w.opts.LockTimeout}); err == nil {
-		if ents, err := d.ReadDir(); err == nil {
-			for _, e := range ents {
-				if atomicfile.IsTemp(e.Name()) {
-					d.Remove(e.Name())
-				}
-			}
-		}
-		l.Unlock()
-	}
-	ents, err := d.ReadDir()
-	d.Close()
+	found, err := w.eng.Journals()
 	if err != nil {
 		return nil, err
 	}
 	var done []string
-	for _, e := range ents {
-		id, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || strings.HasPrefix(id, ".") {
-			continue
-		}
-		entry := StateDir + "/" + journalDir + "/" + e.Name()
+	for _, f := range found {
+		entry := StateDir + "/" + engine.JournalDir + "/" + f.Name
 		unsafe := func(why string) {
 			w.problem(CodeUnsafeState, entry, fmt.Sprintf("UNSAFE_STATE: %s %s; nothing it names was touched and it is kept: look at it and the files it names, then remove it", entry, why))
 		}
-		dd, err := w.state.Sub(journalDir, false)
-		if err != nil {
-			return done, err
-		}
-		data, err := dd.ReadFile(e.Name())
-		dd.Close()
-		if err != nil {
-			unsafe("cannot be read (" + err.Error() + ")")
+		if f.Journal == nil {
+			unsafe(f.Unsafe)
 			continue
 		}
-		var j journal
-		switch {
-		case json.Unmarshal(data, &j) != nil || j.ID != id:
-			// A journal is written whole and durably, under a
-			// temporary name first: one that does not parse was
-			// damaged after it was written.
-			unsafe("does not parse as a transaction journal (damaged or truncated)")
-			continue
-		case j.MAC == "" || !hmac.Equal([]byte(j.MAC), []byte(w.journalMAC(&j))):
-			unsafe("was not written by editguard in this workspace (its MAC does not verify)")
-			continue
-		}
-		rolled, err := w.recoverOne(e.Name(), &j)
+		id := f.Journal.ID
+		rolled, err := w.recoverOne(f.Name, f.Journal)
 		var ue *unsafeJournal
 		switch {
 		case errors.As(err, &ue):
@@ -278,10 +232,10 @@ type unsafeJournal struct{ why string }
 
 func (e *unsafeJournal) Error() string { return e.why }
 
-// recoverOne finishes the transaction of the journal name (see journal),
+// recoverOne finishes the transaction of the journal name (see engine.Journal),
 // unless it turns out to be still running (it finishes, and removes its
 // journal, while we wait for its locks). rolled reports a rollback.
-func (w *Workspace) recoverOne(name string, j *journal) (rolled bool, err error) {
+func (w *Workspace) recoverOne(name string, j *engine.Journal) (rolled bool, err error) {
 	files, err := w.journalTargets(j)
 	defer func() {
 		for _, f := range files {
@@ -303,14 +257,14 @@ func (w *Workspace) recoverOne(name string, j *journal) (rolled bool, err error)
 			locks[i].Unlock()
 		}
 	}()
-	present, err := w.journalPresent(name)
+	present, err := w.eng.JournalPresent(name)
 	if err != nil {
 		return false, err
 	}
 	if !present {
 		return false, nil // it finished while we waited
 	}
-	recs, _, err := w.led.WithStrategy(ledger.Position{Seq: j.LedgerSeq, Hash: j.LedgerHash}, j.strategy())
+	recs, _, err := w.led.WithStrategy(ledger.Position{Seq: j.LedgerSeq, Hash: j.LedgerHash}, j.Strategy())
 	if err != nil {
 		return false, err
 	}
@@ -323,13 +277,13 @@ func (w *Workspace) recoverOne(name string, j *journal) (rolled bool, err error)
 	if err := w.rollBackAtOpen(j, files); err != nil {
 		return false, err
 	}
-	return true, w.removeJournal(j.ID)
+	return true, w.eng.RemoveJournal(j.ID)
 }
 
 // journalTargets opens the files the journal j names, in its order, and
 // refuses (unsafeJournal) one a change may not reach. It returns the files
 // opened so far even with an error, for the caller to close.
-func (w *Workspace) journalTargets(j *journal) ([]*txFile, error) {
+func (w *Workspace) journalTargets(j *engine.Journal) ([]*txFile, error) {
 	var files []*txFile
 	for _, jf := range j.Files {
 		// The same resolution and policy as a tool's change: inside the
@@ -349,26 +303,11 @@ func (w *Workspace) journalTargets(j *journal) ([]*txFile, error) {
 	return files, nil
 }
 
-// journalPresent reports whether the journal name is still in the
-// journal directory: a transaction that finishes removes its own.
-func (w *Workspace) journalPresent(name string) (bool, error) {
-	dd, err := w.state.Sub(journalDir, false)
-	if err != nil {
-		return false, err
-	}
-	st, err := dd.Stat(name)
-	dd.Close()
-	if err != nil {
-		return false, err
-	}
-	return st.Exists, nil
-}
-
 // checkRollBack refuses (unsafeJournal) to roll back j when one of its
 // files (open as files, in j's order) holds neither what the transaction
 // found there nor what it put there: it may have been changed since the
 // crash, and a rollback would lose that change.
-func (w *Workspace) checkRollBack(j *journal, files []*txFile) error {
+func (w *Workspace) checkRollBack(j *engine.Journal, files []*txFile) error {
 	for i, jf := range j.Files {
 		obs, err := w.observe(files[i].t)
 		if err != nil {
@@ -388,7 +327,7 @@ func (w *Workspace) checkRollBack(j *journal, files []*txFile) error {
 // no file is left as the transaction left it, and the first such error is
 // returned, which keeps the journal for the next Open. A failed undo stops
 // it, as the files after it may not be put back.
-func (w *Workspace) rollBackAtOpen(j *journal, files []*txFile) error {
+func (w *Workspace) rollBackAtOpen(j *engine.Journal, files []*txFile) error {
 	var recErr error
 	for i, jf := range j.Files {
 		obs, v, err := w.undoFile(files[i].t, jf, "recovery", opRecover)
@@ -404,7 +343,7 @@ func (w *Workspace) rollBackAtOpen(j *journal, files []*txFile) error {
 		}
 		r := &LedgerRecord{Session: "recovery", Tool: opRecover, Path: jf.Path, Args: recoverArgs(j),
 			Observed: ledgerState(stateOf(obs)), SHA256Before: obs.Sum, SHA256After: after, Outcome: "ok",
-			Strategy: "rollback " + j.strategy(), HistoryVersion: v, Recovered: true}
+			Strategy: "rollback " + j.Strategy(), HistoryVersion: v, Recovered: true}
 		if err := w.led.Append(r); err != nil && recErr == nil {
 			recErr = err
 		}
@@ -413,10 +352,10 @@ func (w *Workspace) rollBackAtOpen(j *journal, files []*txFile) error {
 		return recErr
 	}
 	return w.led.Append(&LedgerRecord{Session: j.Session, Tool: j.Op, Path: j.Files[0].Path, Args: recoverArgs(j),
-		Outcome: ledger.OutcomeInterrupted, ErrorReason: "rolled_back", Strategy: j.strategy(), Recovered: true})
+		Outcome: ledger.OutcomeInterrupted, ErrorReason: "rolled_back", Strategy: j.Strategy(), Recovered: true})
 }
 
-func recoverArgs(j *journal) json.RawMessage {
+func recoverArgs(j *engine.Journal) json.RawMessage {
 	b, _ := json.Marshal(map[string]any{"tx": j.ID, "files": len(j.Files)})
 	return b
 }
@@ -424,7 +363,7 @@ func recoverArgs(j *journal) json.RawMessage {
 // rollForward finishes a transaction whose records were being written when
 // its process died: every file is in place, and each file without a record
 // gets one, marked recovered.
-func (w *Workspace) rollForward(j *journal, recs []*LedgerRecord) error {
+func (w *Workspace) rollForward(j *engine.Journal, recs []*LedgerRecord) error {
 	have := map[string]bool{}
 	for _, r := range recs {
 		have[r.Path] = true
@@ -439,11 +378,11 @@ func (w *Workspace) rollForward(j *journal, recs []*LedgerRecord) error {
 		}
 		r := &LedgerRecord{Session: j.Session, Tool: j.Op, Path: jf.Path, Args: recoverArgs(j),
 			Observed:     &ledger.FileState{Exists: jf.BeforeExists, SHA256: jf.BeforeSHA256},
-			SHA256Before: jf.BeforeSHA256, SHA256After: after, Outcome: "ok", Strategy: j.strategy(),
+			SHA256Before: jf.BeforeSHA256, SHA256After: after, Outcome: "ok", Strategy: j.Strategy(),
 			HistoryVersion: jf.Version, Recovered: true}
 		if err := w.led.Append(r); err != nil {
 			return err
 		}
 	}
-	return w.removeJournal(j.ID)
+	return w.eng.RemoveJournal(j.ID)
 }

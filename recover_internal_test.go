@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/editguard/editguard/internal/engine"
 )
 
 // TestRollBackRecordFails rolls back, as Open does, a transaction whose
@@ -38,10 +40,10 @@ func TestRollBackRecordFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The journal the patch would have left had it died before its records.
-	var files []journalFile
+	var files []engine.JournalFile
 	w.Log(LogFilter{}, func(r *LedgerRecord) error {
 		if r.Strategy == "transaction "+res.TxID {
-			files = append(files, journalFile{Path: r.Path, BeforeExists: true, BeforeSHA256: r.SHA256Before,
+			files = append(files, engine.JournalFile{Path: r.Path, BeforeExists: true, BeforeSHA256: r.SHA256Before,
 				Version: r.HistoryVersion, AfterExists: true, AfterSHA256: r.SHA256After})
 		}
 		return nil
@@ -49,10 +51,10 @@ func TestRollBackRecordFails(t *testing.T) {
 	if len(files) != 2 {
 		t.Fatalf("%d records of the transaction, want 2", len(files))
 	}
-	j := &journal{ID: "crashed", Op: opApplyPatch, Session: "s", Files: files}
-	j.MAC = w.journalMAC(j)
+	j := &engine.Journal{ID: "crashed", Op: opApplyPatch, Session: "s", Files: files}
+	j.MAC = w.eng.JournalMAC(j)
 	data, _ := json.Marshal(j)
-	jpath := filepath.Join(dir, StateDir, journalDir, "crashed.json")
+	jpath := filepath.Join(dir, StateDir, engine.JournalDir, "crashed.json")
 	if err := os.WriteFile(jpath, data, 0o600); err != nil {
 		t.Fatal(err)
 	}

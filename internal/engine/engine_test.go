@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/editguard/editguard/internal/atomicfile"
 	"github.com/editguard/editguard/internal/filelock"
 	"github.com/editguard/editguard/internal/history"
+	"github.com/editguard/editguard/internal/ledger"
 	"github.com/editguard/editguard/internal/statedir"
 )
 
@@ -47,15 +49,20 @@ func testEngine(t *testing.T, key string, maxSize int64, lockTimeout time.Durati
 	if err != nil {
 		t.Fatal(err)
 	}
+	led, err := ledger.Open(state, "ledger.jsonl", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var bg sync.WaitGroup
-	e, err := Open(Config{Root: root, State: state, Hist: hist, TempKey: []byte(key),
-		MaxFileSize: maxSize, LockTimeout: lockTimeout, Background: &bg})
+	e, err := Open(Config{Root: root, State: state, HistDir: histDir, Hist: hist, Led: led, Key: []byte("workspace " + key),
+		TempKey: []byte(key), MaxFileSize: maxSize, LockTimeout: lockTimeout, Background: &bg})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		bg.Wait()
 		e.Close()
+		led.Close()
 		hist.Close()
 		histDir.Close()
 		state.Close()
@@ -281,5 +288,63 @@ func TestOneByOne(t *testing.T) {
 	}
 	if want := !atomicfile.SyncFSStandsIn(tmp); OneByOne(100, tmp) != want {
 		t.Errorf("OneByOne(100) on the temporary directory = %v, want %v", !want, want)
+	}
+}
+
+// A journal is acted upon only if its MAC verifies under this workspace's
+// key; a damaged one, another workspace's or one edited after it was
+// written is returned as unsafe, and a dead writer's temporary file is
+// removed.
+func TestJournals(t *testing.T) {
+	e, dir := testEngine(t, "k", 1<<20, time.Second)
+	other, _ := testEngine(t, "other", 1<<20, time.Second)
+	if found, err := e.Journals(); err != nil || len(found) != 0 {
+		t.Fatalf("Journals without a journal directory = %v, %v", found, err)
+	}
+	j := &Journal{ID: "good", Op: "apply_patch", Files: []JournalFile{{Path: "a.txt", AfterExists: true, AfterSHA256: sum([]byte("x"))}}}
+	if err := e.WriteJournal(j); err != nil {
+		t.Fatal(err)
+	}
+	foreign := &Journal{ID: "foreign", Op: "apply_patch"}
+	foreign.MAC = other.JournalMAC(foreign)
+	edited := *j
+	edited.ID, edited.Files = "edited", []JournalFile{{Path: ".git/config", AfterExists: true}}
+	edited.MAC = j.MAC
+	txDir := filepath.Join(dir, ".editguard", JournalDir)
+	for name, v := range map[string]*Journal{"foreign": foreign, "edited": &edited} {
+		data, _ := json.Marshal(v)
+		write(t, filepath.Join(txDir, name+".json"), string(data))
+	}
+	write(t, filepath.Join(txDir, "torn.json"), `{"tx": "torn", "files": [`)
+	dead := filepath.Join(txDir, ".next.json.0123456789abcdef.egtmp")
+	write(t, dead, "half a journal")
+	found, err := e.Journals()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, f := range found {
+		switch {
+		case f.Journal != nil:
+			got[f.Name] = "ok " + f.Journal.Strategy()
+		default:
+			got[f.Name] = f.Unsafe
+		}
+	}
+	if got["good.json"] != "ok transaction good" || len(got) != 4 ||
+		!strings.Contains(got["foreign.json"], "MAC") || !strings.Contains(got["edited.json"], "MAC") || !strings.Contains(got["torn.json"], "parse") {
+		t.Errorf("Journals = %v", got)
+	}
+	if _, err := os.Lstat(dead); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a dead writer's temporary journal was kept (%v)", err)
+	}
+	if present, err := e.JournalPresent("good.json"); err != nil || !present {
+		t.Errorf("JournalPresent(good.json) = %v, %v", present, err)
+	}
+	if err := e.RemoveJournal("good"); err != nil {
+		t.Fatal(err)
+	}
+	if present, _ := e.JournalPresent("good.json"); present {
+		t.Error("the journal is still there after RemoveJournal")
 	}
 }

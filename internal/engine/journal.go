@@ -1,0 +1,195 @@
+package engine
+
+import (
+	"context"
+	"crypto/hmac"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"strings"
+
+	"github.com/editguard/editguard/internal/atomicfile"
+	"github.com/editguard/editguard/internal/filelock"
+	"github.com/editguard/editguard/internal/userkey"
+)
+
+// A Journal is the durable record of a transaction in progress, in
+// .editguard/tx/<id>.json: each name, what it held (and the history version
+// that keeps it) and what the transaction puts there, the position of the
+// ledger's end when it was written, and a MAC under the workspace key. It
+// exists from just before the first file is replaced until just after the
+// transaction's ledger records are durable. A journal found at Open
+// belongs to a transaction that did not finish: if its records follow the
+// journal's ledger position, every file was in place before the first was
+// written, and the transaction is rolled forward (a record still missing
+// is appended, marked recovered); if none does, it is rolled back.
+// Recovery acts only on a journal whose MAC verifies and whose files are
+// each at their before or after state; anything else is kept and reported.
+type Journal struct {
+	ID         string        `json:"tx"`
+	Op         string        `json:"op"` // apply_patch or undo_patch
+	Session    string        `json:"session"`
+	LedgerSeq  uint64        `json:"ledger_seq"`
+	LedgerHash string        `json:"ledger_hash"`
+	Files      []JournalFile `json:"files"`
+	MAC        string        `json:"mac,omitempty"`
+}
+
+// JournalFile is one name of a transaction.
+type JournalFile struct {
+	Path         string `json:"path"` // resolved
+	BeforeExists bool   `json:"before_exists"`
+	BeforeSHA256 string `json:"before_sha256,omitempty"`
+	Version      string `json:"version"` // history version of the before content
+	AfterExists  bool   `json:"after_exists"`
+	AfterSHA256  string `json:"after_sha256,omitempty"`
+}
+
+// JournalDir is the journals' directory in .editguard.
+const JournalDir = "tx"
+
+// journalLock is held while a journal is written, so that recovery, which
+// takes it too, can tell a temporary file a writer died with from one being
+// written.
+const journalLock = "journal.lock"
+
+// JournalMAC returns the MAC of j without its MAC field.
+func (e *Engine) JournalMAC(j *Journal) string {
+	c := *j
+	c.MAC = ""
+	b, _ := json.Marshal(&c)
+	return hex.EncodeToString(userkey.Derive(e.cfg.Key, "journal", b))
+}
+
+// Strategy is what the ledger records of j's transaction name as their
+// strategy.
+func (j *Journal) Strategy() string { return "transaction " + j.ID }
+
+// WriteJournal writes j durably, with the ledger's end and its MAC.
+func (e *Engine) WriteJournal(j *Journal) error {
+	last, err := e.cfg.Led.Last()
+	if err != nil {
+		return err
+	}
+	j.LedgerSeq, j.LedgerHash = last.Seq, last.Hash
+	j.MAC = e.JournalMAC(j)
+	d, err := e.cfg.State.Sub(JournalDir, true)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	l, err := d.Lock(context.Background(), journalLock, &filelock.Options{Timeout: e.cfg.LockTimeout})
+	if err != nil {
+		return err
+	}
+	defer l.Unlock()
+	data, err := json.MarshalIndent(j, "", "  ")
+	if err != nil {
+		return err
+	}
+	// WriteFile is durable: the file and the directory entry are fsynced.
+	return d.WriteFile(j.ID+".json", data, 0o644)
+}
+
+// RemoveJournal deletes a journal durably: for a transaction whose files
+// are all in place and whose records are durable, this ends it.
+func (e *Engine) RemoveJournal(id string) error {
+	d, err := e.cfg.State.Sub(JournalDir, false)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Remove(id + ".json"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return d.Sync()
+}
+
+// JournalPresent reports whether the journal name is still in the
+// journal directory: a transaction that finishes removes its own.
+func (e *Engine) JournalPresent(name string) (bool, error) {
+	d, err := e.cfg.State.Sub(JournalDir, false)
+	if err != nil {
+		return false, err
+	}
+	st, err := d.Stat(name)
+	d.Close()
+	if err != nil {
+		return false, err
+	}
+	return st.Exists, nil
+}
+
+// A FoundJournal is a journal a crash left behind: its file's name, and
+// either the journal, authentic, or Unsafe, why it is not acted upon.
+type FoundJournal struct {
+	Name    string
+	Journal *Journal
+	Unsafe  string
+}
+
+// Journals returns the journals in the journal directory, in name order.
+// It first removes the temporary files of journals whose writer died
+// (under the lock a writer holds): no file was changed yet, since a
+// journal is in place before the first one is. A journal that cannot be
+// read, does not parse, or whose MAC does not verify is returned with
+// Unsafe set: state this workspace did not write is never acted upon.
+func (e *Engine) Journals() ([]FoundJournal, error) {
+	d, err := e.cfg.State.Sub(JournalDir, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	if l, err := d.Lock(context.Background(), journalLock, &filelock.Options{Timeout: e.cfg.LockTimeout}); err == nil {
+		if ents, err := d.ReadDir(); err == nil {
+			for _, ent := range ents {
+				if atomicfile.IsTemp(ent.Name()) {
+					d.Remove(ent.Name())
+				}
+			}
+		}
+		l.Unlock()
+	}
+	ents, err := d.ReadDir()
+	if err != nil {
+		return nil, err
+	}
+	var out []FoundJournal
+	for _, ent := range ents {
+		id, ok := strings.CutSuffix(ent.Name(), ".json")
+		if !ok || strings.HasPrefix(id, ".") {
+			continue
+		}
+		out = append(out, e.readJournal(d, ent.Name(), id))
+	}
+	return out, nil
+}
+
+// readJournal reads the journal name, of the transaction id, from d.
+func (e *Engine) readJournal(d interface {
+	ReadFile(string) ([]byte, error)
+}, name, id string) FoundJournal {
+	f := FoundJournal{Name: name}
+	data, err := d.ReadFile(name)
+	if err != nil {
+		f.Unsafe = "cannot be read (" + err.Error() + ")"
+		return f
+	}
+	var j Journal
+	switch {
+	case json.Unmarshal(data, &j) != nil || j.ID != id:
+		// A journal is written whole and durably, under a temporary
+		// name first: one that does not parse was damaged after it was
+		// written.
+		f.Unsafe = "does not parse as a transaction journal (damaged or truncated)"
+	case j.MAC == "" || !hmac.Equal([]byte(j.MAC), []byte(e.JournalMAC(&j))):
+		f.Unsafe = "was not written by editguard in this workspace (its MAC does not verify)"
+	default:
+		f.Journal = &j
+	}
+	return f
+}
