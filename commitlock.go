@@ -54,12 +54,3 @@ func (w *Workspace) swapLock(ctx context.Context, t *target, obs *observation) (
 	}
 	return l, nil
 }
-
-// lockError is the error of a lock not taken: the context's own error if
-// it ended, else an I/O error (BUSY past the lock timeout) of the file at p.
-func lockError(p string, err error) error {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	return ioError(p, err)
-}

@@ -116,15 +116,6 @@ func (w *Workspace) describeLink(p, raw string) (to, target string, isFile bool)
 	return strconv.Quote(shortPath(raw)) + ", which cannot be resolved", "", false
 }
 
-// targetError is the error of a parent directory that could not be
-// opened (engine.Engine.OpenDir).
-func targetError(p string, err error) error {
-	if errors.Is(err, engine.ErrOutsideRoot) {
-		return outsideRoot(p)
-	}
-	return newError(CodeIO, p, err.Error(), "", err)
-}
-
 // observe reads the target under whatever lock the caller holds.
 func (w *Workspace) observe(t *target) (*observation, error) {
 	return w.observeExpecting(t, "", nil)
@@ -134,15 +125,8 @@ func (w *Workspace) observe(t *target) (*observation, error) {
 // expect, whose SHA-256 is sum: equal bytes are not hashed again.
 func (w *Workspace) observeExpecting(t *target, sum string, expect []byte) (*observation, error) {
 	obs, err := w.eng.ObserveExpecting(t, sum, expect)
-	var tl *engine.TooLargeError
-	if errors.As(err, &tl) {
-		e := newError(CodeTooLarge, t.Path, "file is larger than the limit", "", tl.Err)
-		e.Details["size_bytes"] = tl.Size
-		e.Details["limit_bytes"] = tl.Limit
-		return nil, e
-	}
 	if err != nil {
-		return nil, ioError(t.Path, err)
+		return nil, observeError(t, err)
 	}
 	return obs, nil
 }

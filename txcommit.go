@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/editguard/editguard/internal/atomicfile"
 	"github.com/editguard/editguard/internal/engine"
 )
 
@@ -71,52 +70,3 @@ func (st *stagedTx) settle(session string) []string {
 
 // abort removes the temporary files of the files not swapped.
 func (st *stagedTx) abort() { st.st.Abort() }
-
-// txError is the caller's error for a failed step of a transaction before
-// its swaps, which changed nothing.
-func txError(err error) error {
-	var pe *engine.PathError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &pe) && pe.History:
-		return historyFailed(pe.Path, pe.Err)
-	case errors.As(err, &pe):
-		return ioError(pe.Path, pe.Err)
-	}
-	return ioError("", err)
-}
-
-// commitError turns the error of a failed swap into the caller's: a file
-// created or changed by another program since it was checked (obs) is
-// STALE_FILE with what it holds now.
-func (w *Workspace) commitError(t *target, obs *observation, err error) error {
-	switch {
-	case errors.Is(err, engine.ErrReplaced):
-		return w.unchanged(t, obs, "before it was replaced")
-	case errors.Is(err, atomicfile.ErrExist):
-		now, _ := w.observe(t)
-		if now == nil {
-			now = &observation{}
-		}
-		return stale(t.Path, ReasonCreated, now)
-	case errors.Is(err, atomicfile.ErrRaced):
-		now, _ := w.observe(t)
-		if now == nil {
-			now = &observation{}
-		}
-		reason := ReasonModified
-		if !now.Stat.Exists {
-			reason = ReasonDeleted
-		}
-		e := stale(t.Path, reason, now)
-		e.Message = "file was changed by another program during the commit; nothing was written"
-		e.Err = err
-		return e
-	}
-	var e *Error
-	if errors.As(err, &e) {
-		return err // from ready
-	}
-	return ioError(t.Path, err)
-}

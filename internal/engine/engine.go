@@ -2,15 +2,17 @@
 // nothing of a session: how a change reaches its file (Target, Observe),
 // the locks that order changes (file stripes, a directory's commit lock),
 // the temporary names of new contents, a large file held under a lease,
-// the swap of a single file (Commit), the files a swap takes off their
-// names (parked files), a change's intent in the ledger, the catch-up of
-// history lines saved lazily, and when many files share one syncfs. The root package runs the protocol's steps
-// in order (docs/ARCHITECTURE.md §2) and decides what a change may do;
-// this package does what every change does the same way.
+// the swap of a single file (Commit), a transaction's staged steps and
+// its journal, the files a swap takes off their names (parked files), a
+// change's intent in the ledger, the catch-up of history lines saved
+// lazily, and when many files share one syncfs. The root package runs the
+// protocol's steps in order (docs/ARCHITECTURE.md §2) and decides what a
+// change may do; this package does what every change does the same way.
 //
-// Errors are returned as they happened, wrapped with the step; the root
-// package turns them into its *Error (TooLargeError and ErrReplaced are
-// the two it tells apart).
+// Errors are returned as they happened; the root package turns them into
+// its *Error in one place (engineerrors.go there), telling apart
+// TooLargeError, ErrReplaced, ErrOutsideRoot, PathError and atomicfile's
+// ErrExist and ErrRaced.
 package engine
 
 import (
