@@ -722,7 +722,7 @@ func (w *Workspace) txRecords(a *attempt, files []*txFile, res *PatchResult) (ok
 	for _, f := range files {
 		rec := &attempt{rec: a.rec}
 		rec.rec.Path = f.t.Resolved
-		rec.rec.Observed = ledgerState(stateOf(f.obs))
+		rec.rec.Observed = f.obs.LedgerState()
 		rec.rec.SHA256Before = f.obs.Sum
 		if f.base != nil {
 			rec.rec.Baseline = ledgerState(FileState{Exists: true, SHA256: f.base.SHA256, Size: f.base.Size, MtimeMS: f.base.MtimeMS})

@@ -274,7 +274,7 @@ func (r *commitRun) check() error {
 		return err
 	}
 	r.obs = obs
-	r.a.rec.Observed = ledgerState(stateOf(obs))
+	r.a.rec.Observed = obs.LedgerState()
 	r.a.rec.SHA256Before = obs.Sum
 	switch {
 	case c.verify != nil:

@@ -95,7 +95,7 @@ func (s *Session) Guard(ctx context.Context, p, tool string, opts *GuardOptions)
 	if err != nil {
 		return nil, err
 	}
-	a.rec.Observed = ledgerState(stateOf(obs))
+	a.rec.Observed = obs.LedgerState()
 	if obs.Stat.Exists && !obs.Stat.Regular() {
 		return nil, notAFile(p, obs)
 	}

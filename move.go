@@ -157,7 +157,7 @@ func (m *moveRun) intents() error {
 	m.srcRes = &Result{Path: m.src.t.Path, Deleted: true, BackupVersion: m.src.version}
 	m.dstRec = newAttempt(s, opMove, m.dst.t.Path, m.args, nil)
 	m.dstRec.rec.Path = m.dst.t.Resolved
-	m.dstRec.rec.Observed = ledgerState(stateOf(m.dst.obs))
+	m.dstRec.rec.Observed = m.dst.obs.LedgerState()
 	m.dstRec.rec.SHA256Before = m.dst.obs.Sum
 	m.dstRec.rec.Approval = m.a.rec.Approval
 	m.a.intent = s.w.eng.SavedIntent(m.a.rec, "")
@@ -242,7 +242,7 @@ func (s *Session) checkMove(ts, td *target, o *MoveOptions, a *attempt) (obsS, o
 	if obsS, err = s.w.observe(ts); err != nil {
 		return nil, nil, nil, err
 	}
-	a.rec.Observed = ledgerState(stateOf(obsS))
+	a.rec.Observed = obsS.LedgerState()
 	a.rec.SHA256Before = obsS.Sum
 	if !obsS.Stat.Exists {
 		return nil, nil, nil, newError(CodeNotFound, ts.Path, "file does not exist", "check the path with list_directory", nil)

@@ -35,10 +35,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/editguard/editguard/internal/engine"
-	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/ledger"
 )
 
@@ -119,76 +117,15 @@ func (w *Workspace) resolveIntents() {
 	}
 }
 
+// resolveIntent opens the intent in's file as a tool would and has the
+// engine judge its outcome from the file (engine.Engine.ResolveIntent).
 func (w *Workspace) resolveIntent(in *LedgerRecord) {
 	t, err := w.openTarget(in.Path)
 	if err != nil {
 		return
 	}
 	defer t.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), engine.IntentLockWait)
-	defer cancel()
-	locks, err := w.lockFiles(ctx, t.Resolved)
-	if err != nil {
-		return // its writer is at work
-	}
-	defer engine.UnlockAll(locks)
-	// Under the lock the writer, if it finished, has written the outcome.
-	open, err := w.led.Unresolved(0)
-	if err != nil || !slices.ContainsFunc(open, func(r *LedgerRecord) bool { return r.Seq == in.Seq }) {
-		return
-	}
-	obs, err := w.observe(t)
-	if err != nil {
-		return
-	}
-	if in.Observed != nil && in.Observed.Size >= engine.LinkMin && obs.Stat.Exists {
-		// The change may have linked the file into history and been cut
-		// off before its swap: the object must not stay a name of the
-		// file (internal/engine/held.go). Cut off after it, the change may have left the
-		// file it displaced under its temporary name, which is also the
-		// linked object; sweeping it keeps the object history's alone.
-		w.hist.Detach(t.Resolved, obs.Stat.Dev, obs.Stat.Ino, in.SHA256Before, obs.Sum, obs.Data)
-		w.eng.SweepTemp(t, in.Session)
-	}
-	r := &LedgerRecord{
-		Session: in.Session, Tool: in.Tool, Path: in.Path, Observed: ledgerState(stateOf(obs)),
-		SHA256Before: in.SHA256Before, Strategy: "recovered", Intent: in.Seq, Recovered: true,
-	}
-	var applied bool
-	if in.SHA256After == "" {
-		applied = !obs.Stat.Exists // a removal
-	} else {
-		applied = obs.Stat.Exists && obs.Sum == in.SHA256After
-	}
-	switch {
-	case applied:
-		// What the change displaced is what its intent observed; the
-		// file now holds what it left.
-		r.Outcome, r.SHA256After, r.Observed = "ok", in.SHA256After, in.Observed
-		r.HistoryVersion = w.displacedVersion(in)
-	case in.Observed != nil && in.Observed.Exists == obs.Stat.Exists && (!obs.Stat.Exists || in.Observed.SHA256 == obs.Sum):
-		r.Outcome, r.ErrorReason = ledger.OutcomeInterrupted, "not_applied"
-	default:
-		r.Outcome, r.ErrorReason = ledger.OutcomeInterrupted, "unknown"
-	}
-	w.led.Append(r)
-}
-
-// displacedVersion returns the newest history version of in's file that
-// holds what in's change displaced, saved by in's session: the commit made
-// it durable before the change, so a change that was made has one.
-func (w *Workspace) displacedVersion(in *LedgerRecord) string {
-	if in.Observed == nil {
-		return ""
-	}
-	v, ok, err := w.hist.Newest(in.Path, func(v history.Version) bool {
-		same := v.Absent == !in.Observed.Exists && (v.Absent || v.SHA256 == in.SHA256Before)
-		return same && v.Session == in.Session && v.Op == in.Tool && !v.Time.Before(in.Time.Add(-time.Minute))
-	})
-	if err != nil || !ok {
-		return ""
-	}
-	return v.ID
+	w.eng.ResolveIntent(in, t)
 }
 
 // recoverTransactions finishes the transactions whose journals a crash left
@@ -342,7 +279,7 @@ func (w *Workspace) rollBackAtOpen(j *engine.Journal, files []*txFile) error {
 			after = ""
 		}
 		r := &LedgerRecord{Session: "recovery", Tool: opRecover, Path: jf.Path, Args: recoverArgs(j),
-			Observed: ledgerState(stateOf(obs)), SHA256Before: obs.Sum, SHA256After: after, Outcome: "ok",
+			Observed: obs.LedgerState(), SHA256Before: obs.Sum, SHA256After: after, Outcome: "ok",
 			Strategy: "rollback " + j.Strategy(), HistoryVersion: v, Recovered: true}
 		if err := w.led.Append(r); err != nil && recErr == nil {
 			recErr = err

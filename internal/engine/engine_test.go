@@ -348,3 +348,39 @@ func TestJournals(t *testing.T) {
 		t.Error("the journal is still there after RemoveJournal")
 	}
 }
+
+// An intent its writer left without an outcome is judged from the file:
+// ok if the file holds what the change would leave, not_applied if it
+// holds what the change would have displaced, unknown otherwise; one
+// already resolved is left alone.
+func TestResolveIntent(t *testing.T) {
+	e, dir := testEngine(t, "k", 1<<20, time.Second)
+	before, after := "before\n", "after\n"
+	for _, tc := range []struct{ file, outcome, reason string }{
+		{after, "ok", ""},
+		{before, ledger.OutcomeInterrupted, "not_applied"},
+		{"someone else's\n", ledger.OutcomeInterrupted, "unknown"},
+	} {
+		p := fmt.Sprintf("f-%s.txt", tc.reason)
+		write(t, filepath.Join(dir, p), tc.file)
+		rec := ledger.Record{Session: "s", Tool: "write_file", Path: p, SHA256Before: sum([]byte(before)),
+			Observed: &ledger.FileState{Exists: true, SHA256: sum([]byte(before)), Size: int64(len(before))}}
+		in := e.SavedIntent(rec, sum([]byte(after)))
+		if !in.Durable() {
+			t.Fatalf("the intent is not durable: %v", in.Err())
+		}
+		tg := openTarget(t, e, p)
+		e.ResolveIntent(&in.Rec, tg)
+		e.ResolveIntent(&in.Rec, tg) // resolved already: no second outcome
+		var outcomes []*ledger.Record
+		ledger.Scan(e.cfg.State, "ledger.jsonl", func(r *ledger.Record) error {
+			if r.Intent == in.Seq {
+				outcomes = append(outcomes, r)
+			}
+			return nil
+		})
+		if len(outcomes) != 1 || outcomes[0].Outcome != tc.outcome || outcomes[0].ErrorReason != tc.reason || !outcomes[0].Recovered {
+			t.Errorf("file %q: outcomes %+v, want one %s %q", tc.file, outcomes, tc.outcome, tc.reason)
+		}
+	}
+}

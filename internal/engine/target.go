@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/editguard/editguard/internal/atomicfile"
+	"github.com/editguard/editguard/internal/ledger"
 )
 
 // Target is an opened parent directory and the final element of a
@@ -85,6 +86,14 @@ type Observation struct {
 
 // MtimeMS is the file's modification time in milliseconds.
 func (o *Observation) MtimeMS() int64 { return o.Stat.MtimeNS / 1e6 }
+
+// LedgerState describes what o saw as a ledger record does.
+func (o *Observation) LedgerState() *ledger.FileState {
+	if !o.Stat.Exists {
+		return &ledger.FileState{}
+	}
+	return &ledger.FileState{Exists: true, SHA256: o.Sum, Size: o.Stat.Size, MtimeMS: o.MtimeMS()}
+}
 
 // TooLargeError is the error of a file larger than the file size limit,
 // which was not read.
