@@ -28,7 +28,7 @@ import (
 )
 
 // Config is what an Engine works with: the workspace's root and state
-// directory, its history, the key of its temporary names, and its limits.
+// directory, its history and ledger, its keys, and its limits.
 type Config struct {
 	Root    *os.Root
 	State   *statedir.Dir
