@@ -744,7 +744,7 @@ func (cp *checkpoints) flush(names []string, n int) error {
 // excludeSum is the SHA-256 of .git/info/exclude, "" if it is not a
 // regular file of at most maxIgnoreBytes.
 func (w *Workspace) excludeSum() string {
-	f, err := w.root.OpenFile(".git/info", os.O_RDONLY|oDirectory, 0)
+	f, err := w.root.OpenFile(".git/info", os.O_RDONLY|engine.ODirectory, 0)
 	if err != nil {
 		return ""
 	}

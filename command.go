@@ -854,7 +854,7 @@ func (w *Workspace) pairSteps(steps []step, a, b *cpPoint, first, last bool, byP
 		if last && x != "" && y == "" {
 			// Gone from the walk: see what is there now.
 			if root == nil {
-				root, _ = w.root.OpenFile(".", os.O_RDONLY|oDirectory, 0)
+				root, _ = w.root.OpenFile(".", os.O_RDONLY|engine.ODirectory, 0)
 			}
 			y, note = goneState(root, p)
 		}

@@ -2,9 +2,7 @@ package editguard
 
 import (
 	"context"
-	"errors"
 
-	"github.com/editguard/editguard/internal/engine"
 	"github.com/editguard/editguard/internal/filelock"
 )
 
@@ -35,20 +33,6 @@ func (w *Workspace) lockFile(ctx context.Context, t *target) (*filelock.Lock, er
 // lock takes the commit lock of t's directory (engine.Engine.LockDir).
 func (w *Workspace) lock(ctx context.Context, t *target) (*filelock.Lock, error) {
 	l, err := w.eng.LockDir(ctx, t)
-	if err != nil {
-		return nil, lockError(t.Path, err)
-	}
-	return l, nil
-}
-
-// swapLock takes the commit lock of t's directory for the swap, and checks
-// that the name still holds what obs saw (engine.Engine.SwapLock): if not,
-// the change fails with STALE_FILE.
-func (w *Workspace) swapLock(ctx context.Context, t *target, obs *observation) (*filelock.Lock, error) {
-	l, err := w.eng.SwapLock(ctx, t, obs)
-	if errors.Is(err, engine.ErrReplaced) {
-		return nil, w.unchanged(t, obs, "before it was replaced")
-	}
 	if err != nil {
 		return nil, lockError(t.Path, err)
 	}

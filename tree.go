@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/editguard/editguard/internal/atomicfile"
+	"github.com/editguard/editguard/internal/engine"
 )
 
 // Looking at the tree: the read-only operations the tools need besides
@@ -76,7 +77,7 @@ func (w *Workspace) ReadDir(p string) ([]fs.DirEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := w.root.OpenFile(resolved, os.O_RDONLY|oDirectory, 0)
+	f, err := w.root.OpenFile(resolved, os.O_RDONLY|engine.ODirectory, 0)
 	if err != nil {
 		return nil, w.treeError(p, err)
 	}
@@ -179,9 +180,9 @@ func (w *Workspace) resolveParent(p string) (dir, base string, err error) {
 // treeError turns a failure to look at p into a §5 error.
 func (w *Workspace) treeError(p string, err error) error {
 	switch {
-	case errors.Is(err, fs.ErrNotExist), isNotDir(err):
+	case errors.Is(err, fs.ErrNotExist), engine.IsNotDir(err):
 		return newError(CodeNotFound, p, "no such file or directory", "check the path with list_directory", err)
-	case isEscape(err):
+	case engine.IsEscape(err):
 		return outsideRoot(p)
 	}
 	return ioError(p, err)

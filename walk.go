@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/editguard/editguard/internal/atomicfile"
+	"github.com/editguard/editguard/internal/engine"
 	"golang.org/x/sys/unix"
 )
 
@@ -97,7 +98,7 @@ func (w *Workspace) walkWith(ctx context.Context, dir string, v *walker) error {
 	if err != nil {
 		return err
 	}
-	f, err := w.root.OpenFile(resolved, os.O_RDONLY|oDirectory, 0)
+	f, err := w.root.OpenFile(resolved, os.O_RDONLY|engine.ODirectory, 0)
 	if err != nil {
 		return w.treeError(dir, err)
 	}
@@ -220,7 +221,7 @@ func openFileAt(dirfd int, name string) (int, int64, error) {
 // ignorePatterns reads the ignore file name in dir, whose patterns apply
 // below domain.
 func (w *Workspace) ignorePatterns(dir, name string, domain []string) ignoreMatcher {
-	f, err := w.root.OpenFile(dir, os.O_RDONLY|oDirectory, 0)
+	f, err := w.root.OpenFile(dir, os.O_RDONLY|engine.ODirectory, 0)
 	if err != nil {
 		return nil
 	}

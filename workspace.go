@@ -395,7 +395,7 @@ func (w *Workspace) resolveElems(p string) ([]string, error) {
 func lstatFailure(p, elem string, err error) error {
 	// A missing element, or one under a regular file (ENOTDIR):
 	// the rest of the path cannot contain symlinks either.
-	if errors.Is(err, fs.ErrNotExist) || isNotDir(err) {
+	if errors.Is(err, fs.ErrNotExist) || engine.IsNotDir(err) {
 		if strings.ContainsRune(elem, utf8.RuneError) {
 			// A name with U+FFFD that does not exist is almost
 			// certainly a listed non-UTF-8 name, copied: creating
@@ -405,7 +405,7 @@ func lstatFailure(p, elem string, err error) error {
 		}
 		return nil
 	}
-	if isEscape(err) {
+	if engine.IsEscape(err) {
 		return outsideRoot(p)
 	}
 	return newError(CodeIO, p, err.Error(), "", err)
@@ -488,8 +488,4 @@ func splitPath(p string) []string {
 func outsideRoot(p string) *Error {
 	return newError(CodeOutsideRoot, p, "path resolves outside the workspace root",
 		"use a path inside the workspace; symlinks that lead out of it are not followed", nil)
-}
-
-func isEscape(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "path escapes from parent")
 }

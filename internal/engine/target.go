@@ -49,17 +49,33 @@ func (e *Engine) OpenTarget(p, lexical, resolved string) (*Target, error) {
 	return t, nil
 }
 
+// ODirectory makes opening a parent fail with ENOTDIR when it is a file.
+// O_NONBLOCK, which changes nothing for a directory, spares each open the
+// runtime poller's fcntl calls to make the descriptor blocking (4 per
+// commit): os.File then tries the poller once, which refuses a directory.
+const ODirectory = syscall.O_DIRECTORY | syscall.O_NONBLOCK
+
+// IsNotDir reports whether err says an element of a path is not a
+// directory.
+func IsNotDir(err error) bool { return errors.Is(err, syscall.ENOTDIR) }
+
+// IsEscape reports whether err is os.Root's refusal of a path that leads
+// out of the root.
+func IsEscape(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "path escapes from parent")
+}
+
 // OpenDir opens t's parent directory (see OpenTarget).
 func (e *Engine) OpenDir(t *Target) error {
-	f, err := e.cfg.Root.OpenFile(path.Dir(t.Resolved), os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK, 0)
+	f, err := e.cfg.Root.OpenFile(path.Dir(t.Resolved), os.O_RDONLY|ODirectory, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
-		if strings.Contains(err.Error(), "path escapes from parent") {
+		if IsEscape(err) {
 			return fmt.Errorf("%w: %w", ErrOutsideRoot, err)
 		}
-		if errors.Is(err, syscall.ENOTDIR) {
+		if IsNotDir(err) {
 			return nil
 		}
 		return err
