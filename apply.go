@@ -10,7 +10,6 @@ import (
 
 	"github.com/editguard/editguard/internal/engine"
 	"github.com/editguard/editguard/internal/filelock"
-	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/patch"
 )
 
@@ -527,49 +526,19 @@ func hunkError(p string, err error) error {
 	return newError(CodeInvalidArgument, p, err.Error(), "", err)
 }
 
-// lockTargets takes the locks of every target (see internal/engine/locks.go) and then
-// the commit locks of every target's directory, each once, in (device,
-// inode) order.
+// lockTargets takes the locks of every target, then the commit locks of
+// their directories (engine.Engine.LockTx).
 func (w *Workspace) lockTargets(ctx context.Context, files []*txFile) ([]*filelock.Lock, error) {
-	var paths []string
-	for _, f := range files {
-		paths = append(paths, f.t.Resolved)
-	}
-	fileLocks, err := w.lockFiles(ctx, paths...)
-	if err != nil {
-		return nil, err
-	}
-	dirLocks, err := w.lockDirs(ctx, files)
-	if err != nil {
-		engine.UnlockAll(fileLocks)
-		return nil, err
-	}
-	return append(fileLocks, dirLocks...), nil
-}
-
-// lockDirs takes the commit locks of every target's directory, each once,
-// in (device, inode) order.
-func (w *Workspace) lockDirs(ctx context.Context, files []*txFile) ([]*filelock.Lock, error) {
 	targets := make([]*target, len(files))
 	for i, f := range files {
 		targets[i] = f.t
 	}
-	dirs, err := engine.TxDirs(targets)
-	if err != nil {
-		return nil, txError(err)
+	locks, err := w.eng.LockTx(ctx, targets)
+	var pe *engine.PathError
+	if errors.As(err, &pe) {
+		return nil, lockError(pe.Path, pe.Err)
 	}
-	var locks []*filelock.Lock
-	for _, d := range dirs {
-		l, err := w.lock(ctx, d)
-		if err != nil {
-			for _, l := range locks {
-				l.Unlock()
-			}
-			return nil, err
-		}
-		locks = append(locks, l)
-	}
-	return locks, nil
+	return locks, err
 }
 
 // journalFor is the journal of a transaction of files (engine.Journal).
@@ -588,68 +557,21 @@ func journalFor(id, op, session string, files []*txFile) *engine.Journal {
 // what the transaction put there (a file that holds something else was
 // not reached by the transaction, or was changed by someone else since, and
 // is left as it is). The caller holds the files' locks. What the rollback
-// takes away goes to history first.
+// takes away goes to history first (engine.Engine.RollBack).
 func (w *Workspace) rollBack(j *engine.Journal, session string) error {
-	var errs []error
-	for _, jf := range j.Files {
-		t, err := w.openTarget(jf.Path)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		_, _, err = w.undoFile(t, jf, session, opPatchUndone)
-		t.Close()
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", jf.Path, err))
-		}
-	}
-	return errors.Join(errs...)
+	return w.eng.RollBack(j, session, opPatchUndone, func(p string) (*target, error) { return w.openTarget(p) })
 }
 
 // undoFile puts jf's file back to its before state if it is at its after
-// state, and returns what it displaced and the history version that keeps
-// it; obs is nil if the file was not at its after state (it is left
-// alone).
+// state (engine.Engine.UndoFile), and returns what it displaced and the
+// history version that keeps it; obs is nil if the file was not at its
+// after state (it is left alone).
 func (w *Workspace) undoFile(t *target, jf engine.JournalFile, session, op string) (obs *observation, version string, err error) {
-	obs, err = w.observe(t)
+	obs, version, err = w.eng.UndoFile(t, jf, session, op)
 	if err != nil {
-		return nil, "", err
+		return nil, "", w.undoError(t, obs, err)
 	}
-	if !atState(obs, jf.AfterExists, jf.AfterSHA256) {
-		return nil, "", nil
-	}
-	var pl *plan
-	if jf.BeforeExists {
-		_, data, err := w.hist.Load(jf.Path, jf.Version)
-		if err != nil {
-			return nil, "", err
-		}
-		pl = &plan{data: data, sum: jf.BeforeSHA256}
-	} else {
-		pl = &plan{remove: true}
-	}
-	v, err := w.hist.Save(t.Resolved, obs.Data, !obs.Stat.Exists, obs.Sum, history.Meta{Op: op, Session: session})
-	if err != nil {
-		return nil, "", err
-	}
-	if t.Dir == nil {
-		if err := w.makeParent(t); err != nil {
-			return nil, "", err
-		}
-	}
-	tmp, err := w.eng.SweepTemp(t, session)
-	if err != nil {
-		return nil, "", err
-	}
-	if _, err = w.commit(context.Background(), t, obs, pl, tmp, nil, true); err != nil {
-		return nil, "", err
-	}
-	return obs, v.ID, nil
-}
-
-// atState reports whether obs is a file that exists (or not) with sum.
-func atState(obs *observation, exists bool, sum string) bool {
-	return obs.Stat.Exists == exists && (!exists || (obs.Stat.Regular() && obs.Sum == sum))
+	return obs, version, nil
 }
 
 // finishTx ends a patch or an undo at whatever step it stopped: the record

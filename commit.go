@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"time"
 
 	"github.com/editguard/editguard/internal/atomicfile"
@@ -666,32 +665,12 @@ func encodingToRemember(remembered, used string) string {
 	return ""
 }
 
-// makeParent creates the missing parent directories of a new file, each
-// made durable (the new directory, then its parent, fsynced) before the
-// file is committed into it, and opens the parent.
+// makeParent creates the missing parent directories of a new file and
+// opens the parent (engine.Engine.MakeParent).
 func (w *Workspace) makeParent(t *target) error {
-	cur := atomicfile.NewDir(w.rootDir)
-	var last *os.File
-	for _, elem := range splitPath(path.Dir(t.Resolved)) {
-		f, _, err := cur.OpenDir(elem, true)
-		if last != nil {
-			last.Close()
-		}
-		if errors.Is(err, atomicfile.ErrNotDir) {
-			return newError(CodeNotAFile, t.Path, "a parent of the path is not a directory", "", err)
-		}
-		if err != nil {
-			return ioError(t.Path, err)
-		}
-		last, cur = f, atomicfile.NewDir(f)
+	if err := w.eng.MakeParent(t); err != nil {
+		return parentError(t.Path, err)
 	}
-	if last == nil {
-		if err := w.eng.OpenDir(t); err != nil {
-			return targetError(t.Path, err)
-		}
-		return nil
-	}
-	w.eng.SetDir(t, last)
 	return nil
 }
 

@@ -13,8 +13,9 @@ package editguard
 //  3. Intents without an outcome (resolveIntents): each sealed one whose
 //     writer is gone gets its outcome, judged from the file.
 //  4. Patch transactions a crash interrupted (recoverTransactions): each
-//     sealed journal is rolled forward if any of its records was written,
-//     else back.
+//     sealed journal whose files a change may reach is rolled forward if
+//     any of its records was written, else back
+//     (engine.Engine.RecoverTx, internal/engine/txrecover.go).
 //
 // What recovery acts on it checks first: an intent only if its seal
 // verifies, a journal only if its MAC does, both under the workspace's key
@@ -30,14 +31,11 @@ package editguard
 // process is gone is ended by the next BeginCommand (recoverCommands).
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/editguard/editguard/internal/engine"
-	"github.com/editguard/editguard/internal/ledger"
 )
 
 // Recovery is what Open found and did before the workspace was ready.
@@ -150,13 +148,13 @@ func (w *Workspace) recoverTransactions() ([]string, error) {
 		}
 		id := f.Journal.ID
 		rolled, err := w.recoverOne(f.Name, f.Journal)
-		var ue *unsafeJournal
+		var ue *engine.UnsafeJournalError
 		switch {
 		case errors.As(err, &ue):
-			unsafe(ue.why)
+			unsafe(ue.Why)
 		case err != nil:
 			// Kept for the next Open; the workspace stays usable.
-			w.problem(CodeIO, id, fmt.Sprintf("transaction %s was interrupted and could not be finished yet: %v", id, err))
+			w.problem(CodeIO, id, fmt.Sprintf("transaction %s was interrupted and could not be finished yet: %v", id, txError(err)))
 		case rolled:
 			done = append(done, id)
 		}
@@ -164,162 +162,45 @@ func (w *Workspace) recoverTransactions() ([]string, error) {
 	return done, nil
 }
 
-// unsafeJournal is why recoverOne would not act on an authentic journal.
-type unsafeJournal struct{ why string }
-
-func (e *unsafeJournal) Error() string { return e.why }
-
-// recoverOne finishes the transaction of the journal name (see engine.Journal),
-// unless it turns out to be still running (it finishes, and removes its
-// journal, while we wait for its locks). rolled reports a rollback.
+// recoverOne finishes the transaction of the journal name
+// (engine.Engine.RecoverTx) once its files are open as a change would
+// open them. rolled reports a rollback.
 func (w *Workspace) recoverOne(name string, j *engine.Journal) (rolled bool, err error) {
 	files, err := w.journalTargets(j)
 	defer func() {
-		for _, f := range files {
-			f.t.Close()
+		for _, t := range files {
+			t.Close()
 		}
 	}()
 	if err != nil {
 		return false, err
 	}
-	// A transaction still running holds these locks until its journal is
-	// gone: once they are ours, a journal still there is one whose
-	// process died.
-	locks, err := w.lockTargets(context.Background(), files)
-	if err != nil {
-		return false, err
-	}
-	defer func() {
-		for i := len(locks) - 1; i >= 0; i-- {
-			locks[i].Unlock()
-		}
-	}()
-	present, err := w.eng.JournalPresent(name)
-	if err != nil {
-		return false, err
-	}
-	if !present {
-		return false, nil // it finished while we waited
-	}
-	recs, _, err := w.led.WithStrategy(ledger.Position{Seq: j.LedgerSeq, Hash: j.LedgerHash}, j.Strategy())
-	if err != nil {
-		return false, err
-	}
-	if len(recs) > 0 {
-		return false, w.rollForward(j, recs)
-	}
-	if err := w.checkRollBack(j, files); err != nil {
-		return false, err
-	}
-	if err := w.rollBackAtOpen(j, files); err != nil {
-		return false, err
-	}
-	return true, w.eng.RemoveJournal(j.ID)
+	return w.eng.RecoverTx(name, j, files, opRecover)
 }
 
 // journalTargets opens the files the journal j names, in its order, and
-// refuses (unsafeJournal) one a change may not reach. It returns the files
-// opened so far even with an error, for the caller to close.
-func (w *Workspace) journalTargets(j *engine.Journal) ([]*txFile, error) {
-	var files []*txFile
+// refuses (engine.UnsafeJournalError) one a change may not reach. It
+// returns the files opened so far even with an error, for the caller to
+// close.
+func (w *Workspace) journalTargets(j *engine.Journal) ([]*target, error) {
+	var files []*target
+	unsafe := func(format string, args ...any) error {
+		return &engine.UnsafeJournalError{Why: fmt.Sprintf(format, args...)}
+	}
 	for _, jf := range j.Files {
 		// The same resolution and policy as a tool's change: inside the
 		// root, through no symlink, never a protected path.
 		t, err := w.openTarget(jf.Path)
 		if err != nil {
-			return files, &unsafeJournal{fmt.Sprintf("names %q, which a change may not reach (%v)", jf.Path, err)}
+			return files, unsafe("names %q, which a change may not reach (%v)", jf.Path, err)
 		}
-		files = append(files, &txFile{t: t})
+		files = append(files, t)
 		if t.Resolved != jf.Path {
-			return files, &unsafeJournal{fmt.Sprintf("names %q, which now leads through a symbolic link", jf.Path)}
+			return files, unsafe("names %q, which now leads through a symbolic link", jf.Path)
 		}
 		if err := w.checkChangeable(t); err != nil {
-			return files, &unsafeJournal{fmt.Sprintf("names %q, which policy protects from changes", jf.Path)}
+			return files, unsafe("names %q, which policy protects from changes", jf.Path)
 		}
 	}
 	return files, nil
-}
-
-// checkRollBack refuses (unsafeJournal) to roll back j when one of its
-// files (open as files, in j's order) holds neither what the transaction
-// found there nor what it put there: it may have been changed since the
-// crash, and a rollback would lose that change.
-func (w *Workspace) checkRollBack(j *engine.Journal, files []*txFile) error {
-	for i, jf := range j.Files {
-		obs, err := w.observe(files[i].t)
-		if err != nil {
-			return err
-		}
-		if !atState(obs, jf.BeforeExists, jf.BeforeSHA256) && !atState(obs, jf.AfterExists, jf.AfterSHA256) {
-			return &unsafeJournal{fmt.Sprintf("names %q, which holds neither what the transaction found there nor what it put there (changed since the crash?)", jf.Path)}
-		}
-	}
-	return nil
-}
-
-// rollBackAtOpen puts each file of j the transaction changed back as it was
-// before (undoFile), recording each in the ledger as a recovered change,
-// then records the transaction as interrupted and rolled back. A failed
-// record does not stop the rollback: every file goes back first, so that
-// no file is left as the transaction left it, and the first such error is
-// returned, which keeps the journal for the next Open. A failed undo stops
-// it, as the files after it may not be put back.
-func (w *Workspace) rollBackAtOpen(j *engine.Journal, files []*txFile) error {
-	var recErr error
-	for i, jf := range j.Files {
-		obs, v, err := w.undoFile(files[i].t, jf, "recovery", opRecover)
-		if err != nil {
-			return err
-		}
-		if obs == nil {
-			continue // the transaction had not reached it
-		}
-		after := jf.BeforeSHA256
-		if !jf.BeforeExists {
-			after = ""
-		}
-		r := &LedgerRecord{Session: "recovery", Tool: opRecover, Path: jf.Path, Args: recoverArgs(j),
-			Observed: obs.LedgerState(), SHA256Before: obs.Sum, SHA256After: after, Outcome: "ok",
-			Strategy: "rollback " + j.Strategy(), HistoryVersion: v, Recovered: true}
-		if err := w.led.Append(r); err != nil && recErr == nil {
-			recErr = err
-		}
-	}
-	if recErr != nil {
-		return recErr
-	}
-	return w.led.Append(&LedgerRecord{Session: j.Session, Tool: j.Op, Path: j.Files[0].Path, Args: recoverArgs(j),
-		Outcome: ledger.OutcomeInterrupted, ErrorReason: "rolled_back", Strategy: j.Strategy(), Recovered: true})
-}
-
-func recoverArgs(j *engine.Journal) json.RawMessage {
-	b, _ := json.Marshal(map[string]any{"tx": j.ID, "files": len(j.Files)})
-	return b
-}
-
-// rollForward finishes a transaction whose records were being written when
-// its process died: every file is in place, and each file without a record
-// gets one, marked recovered.
-func (w *Workspace) rollForward(j *engine.Journal, recs []*LedgerRecord) error {
-	have := map[string]bool{}
-	for _, r := range recs {
-		have[r.Path] = true
-	}
-	for _, jf := range j.Files {
-		if have[jf.Path] {
-			continue
-		}
-		after := jf.AfterSHA256
-		if !jf.AfterExists {
-			after = ""
-		}
-		r := &LedgerRecord{Session: j.Session, Tool: j.Op, Path: jf.Path, Args: recoverArgs(j),
-			Observed:     &ledger.FileState{Exists: jf.BeforeExists, SHA256: jf.BeforeSHA256},
-			SHA256Before: jf.BeforeSHA256, SHA256After: after, Outcome: "ok", Strategy: j.Strategy(),
-			HistoryVersion: jf.Version, Recovered: true}
-		if err := w.led.Append(r); err != nil {
-			return err
-		}
-	}
-	return w.eng.RemoveJournal(j.ID)
 }

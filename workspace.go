@@ -218,7 +218,7 @@ func (w *Workspace) openState() error {
 	if w.led, err = ledger.Open(w.state, ledgerName, &ledger.Options{LockTimeout: w.opts.LockTimeout}); err != nil {
 		return fail("open ledger", err)
 	}
-	if w.eng, err = engine.Open(engine.Config{Root: w.root, State: w.state, HistDir: w.histDir, Hist: w.hist, Led: w.led,
+	if w.eng, err = engine.Open(engine.Config{Root: w.root, RootDir: w.rootDir, State: w.state, HistDir: w.histDir, Hist: w.hist, Led: w.led,
 		Key: w.wkey, TempKey: w.key, MaxFileSize: w.opts.MaxFileSize, LockTimeout: w.opts.LockTimeout, Background: &w.prunes}); err != nil {
 		return fail("open .editguard/locks and .editguard/displaced", err)
 	}

@@ -2,8 +2,8 @@
 // nothing of a session: how a change reaches its file (Target, Observe),
 // the locks that order changes (file stripes, a directory's commit lock),
 // the temporary names of new contents, a large file held under a lease,
-// the swap of a single file (Commit), a transaction's staged steps and
-// its journal, the files a swap takes off their names (parked files), a
+// the swap of a single file (Commit), a transaction's staged steps, its
+// journal, its rollback and its recovery at Open (RecoverTx), the files a swap takes off their names (parked files), a
 // change's intent in the ledger, the catch-up of history lines saved
 // lazily, and when many files share one syncfs. The root package runs the
 // protocol's steps in order (docs/ARCHITECTURE.md §2) and decides what a
@@ -11,8 +11,8 @@
 //
 // Errors are returned as they happened; the root package turns them into
 // its *Error in one place (engineerrors.go there), telling apart
-// TooLargeError, ErrReplaced, ErrOutsideRoot, PathError and atomicfile's
-// ErrExist and ErrRaced.
+// TooLargeError, ErrReplaced, ErrOutsideRoot, PathError,
+// UnsafeJournalError and atomicfile's ErrExist, ErrRaced and ErrNotDir.
 package engine
 
 import (
@@ -31,6 +31,7 @@ import (
 // directory, its history and ledger, its keys, and its limits.
 type Config struct {
 	Root    *os.Root
+	RootDir *os.File // the root directory, open
 	State   *statedir.Dir
 	HistDir *statedir.Dir // .editguard/history
 	Hist    *history.Store

@@ -54,7 +54,7 @@ func testEngine(t *testing.T, key string, maxSize int64, lockTimeout time.Durati
 		t.Fatal(err)
 	}
 	var bg sync.WaitGroup
-	e, err := Open(Config{Root: root, State: state, HistDir: histDir, Hist: hist, Led: led, Key: []byte("workspace " + key),
+	e, err := Open(Config{Root: root, RootDir: rootDir, State: state, HistDir: histDir, Hist: hist, Led: led, Key: []byte("workspace " + key),
 		TempKey: []byte(key), MaxFileSize: maxSize, LockTimeout: lockTimeout, Background: &bg})
 	if err != nil {
 		t.Fatal(err)
@@ -382,5 +382,165 @@ func TestResolveIntent(t *testing.T) {
 		if len(outcomes) != 1 || outcomes[0].Outcome != tc.outcome || outcomes[0].ErrorReason != tc.reason || !outcomes[0].Recovered {
 			t.Errorf("file %q: outcomes %+v, want one %s %q", tc.file, outcomes, tc.outcome, tc.reason)
 		}
+	}
+}
+
+// txCase is a file of a transaction a crash interrupted: what it held
+// before, what the transaction puts there, and what it holds at Open
+// ("-" for no file).
+type txCase struct{ path, before, after, now string }
+
+// crashedTx lays out the files of cases as a transaction's crash left
+// them, with each before content in history, and writes its journal.
+func crashedTx(t *testing.T, e *Engine, dir, id string, cases []txCase) *Journal {
+	t.Helper()
+	j := &Journal{ID: id, Op: "apply_patch", Session: "s"}
+	for _, c := range cases {
+		jf := JournalFile{Path: c.path, BeforeExists: c.before != "-", AfterExists: c.after != "-"}
+		if jf.BeforeExists {
+			jf.BeforeSHA256 = sum([]byte(c.before))
+			v, err := e.cfg.Hist.Save(c.path, []byte(c.before), false, jf.BeforeSHA256, history.Meta{Op: "apply_patch", Session: "s"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			jf.Version = v.ID
+		}
+		if jf.AfterExists {
+			jf.AfterSHA256 = sum([]byte(c.after))
+		}
+		if c.now != "-" {
+			write(t, filepath.Join(dir, c.path), c.now)
+		}
+		j.Files = append(j.Files, jf)
+	}
+	if err := e.WriteJournal(j); err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+// recoverTx opens the journal's files and recovers its transaction.
+func recoverTx(t *testing.T, e *Engine, j *Journal) (bool, error) {
+	t.Helper()
+	var targets []*Target
+	for _, jf := range j.Files {
+		targets = append(targets, openTarget(t, e, jf.Path))
+	}
+	return e.RecoverTx(j.ID+".json", j, targets, "recover")
+}
+
+// holds reports what the file at p holds ("-" for none).
+func holds(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return "-"
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// ledgerOf returns the ledger's records after seq.
+func ledgerOf(t *testing.T, e *Engine, after uint64) []*ledger.Record {
+	t.Helper()
+	var recs []*ledger.Record
+	if err := ledger.Scan(e.cfg.State, "ledger.jsonl", func(r *ledger.Record) error {
+		if r.Seq > after {
+			recs = append(recs, r)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+// A transaction whose process died before any of its records is rolled
+// back: a file it changed gets its before content again, one it created
+// goes, one it removed comes back (its directory made again), one it had
+// not reached is left alone; each put back is recorded, what it took away
+// kept in history, and the journal removed.
+func TestRecoverTxRollsBack(t *testing.T) {
+	e, dir := testEngine(t, "k", 1<<20, time.Second)
+	j := crashedTx(t, e, dir, "back", []txCase{
+		{"a.txt", "A0", "A1", "A1"},
+		{"sub/new.txt", "-", "N", "N"},
+		{"gone/old.txt", "O", "-", "-"},
+		{"c.txt", "C0", "C1", "C0"},
+	})
+	rolled, err := recoverTx(t, e, j)
+	if err != nil || !rolled {
+		t.Fatalf("RecoverTx = %v, %v; want a rollback", rolled, err)
+	}
+	for p, want := range map[string]string{"a.txt": "A0", "sub/new.txt": "-", "gone/old.txt": "O", "c.txt": "C0"} {
+		if got := holds(t, filepath.Join(dir, p)); got != want {
+			t.Errorf("%s holds %q after the rollback, want %q", p, got, want)
+		}
+	}
+	var got []string
+	for _, r := range ledgerOf(t, e, j.LedgerSeq) {
+		got = append(got, fmt.Sprintf("%s %s %s %s %v", r.Tool, r.Path, r.Outcome, r.Strategy, r.Recovered))
+		if r.Tool == "recover" {
+			if _, data, err := e.cfg.Hist.Load(r.Path, r.HistoryVersion); err != nil || (r.Path == "a.txt" && string(data) != "A1") {
+				t.Errorf("%s: history version %q = %q, %v; want what the rollback took away", r.Path, r.HistoryVersion, data, err)
+			}
+		}
+	}
+	want := []string{
+		"recover a.txt ok rollback transaction back true",
+		"recover sub/new.txt ok rollback transaction back true",
+		"recover gone/old.txt ok rollback transaction back true",
+		"apply_patch a.txt interrupted transaction back true",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("records:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if present, _ := e.JournalPresent("back.json"); present {
+		t.Error("the journal is kept after the rollback")
+	}
+}
+
+// A transaction with one of its records written is rolled forward: the
+// files stay, each without a record gets one, marked recovered.
+func TestRecoverTxRollsForward(t *testing.T) {
+	e, dir := testEngine(t, "k", 1<<20, time.Second)
+	j := crashedTx(t, e, dir, "fwd", []txCase{{"a.txt", "A0", "A1", "A1"}, {"b.txt", "-", "B1", "B1"}})
+	if err := e.cfg.Led.Append(&ledger.Record{Session: "s", Tool: "apply_patch", Path: "a.txt", Outcome: "ok", Strategy: j.Strategy()}); err != nil {
+		t.Fatal(err)
+	}
+	rolled, err := recoverTx(t, e, j)
+	if err != nil || rolled {
+		t.Fatalf("RecoverTx = %v, %v; want a roll forward", rolled, err)
+	}
+	if a, b := holds(t, filepath.Join(dir, "a.txt")), holds(t, filepath.Join(dir, "b.txt")); a != "A1" || b != "B1" {
+		t.Errorf("files hold %q, %q after a roll forward", a, b)
+	}
+	recs := ledgerOf(t, e, j.LedgerSeq+1)
+	if len(recs) != 1 || recs[0].Path != "b.txt" || !recs[0].Recovered || recs[0].SHA256After != sum([]byte("B1")) {
+		t.Errorf("records after the roll forward: %+v; want b.txt's, recovered", recs)
+	}
+	if present, _ := e.JournalPresent("fwd.json"); present {
+		t.Error("the journal is kept after the roll forward")
+	}
+}
+
+// A file that holds neither what the transaction found nor what it put
+// there was changed since the crash: nothing is rolled back, and the
+// journal is kept.
+func TestRecoverTxChangedSince(t *testing.T) {
+	e, dir := testEngine(t, "k", 1<<20, time.Second)
+	j := crashedTx(t, e, dir, "odd", []txCase{{"a.txt", "A0", "A1", "A1"}, {"b.txt", "B0", "B1", "someone else's"}})
+	rolled, err := recoverTx(t, e, j)
+	var ue *UnsafeJournalError
+	if rolled || !errors.As(err, &ue) || !strings.Contains(ue.Why, "b.txt") {
+		t.Fatalf("RecoverTx = %v, %v; want an UnsafeJournalError naming b.txt", rolled, err)
+	}
+	if a := holds(t, filepath.Join(dir, "a.txt")); a != "A1" {
+		t.Errorf("a.txt holds %q: it was rolled back", a)
+	}
+	if present, _ := e.JournalPresent("odd.json"); !present {
+		t.Error("the journal is gone")
 	}
 }
