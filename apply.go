@@ -211,12 +211,13 @@ func txFDs(w *Workspace, files []*txFile) []int {
 	return fds
 }
 
-// commitTx commits a checked transaction (see txcommit.go): what each name
-// holds goes to history and each new content to its temporary name, both
-// made durable together; then the journal, the swaps, one fsync per
-// directory, the records (the commit) and the journal's removal. A failing
-// step before the records rolls back at once. The baselines follow the
-// files. The caller holds every file's lock.
+// commitTx commits a checked transaction: what each name holds goes to
+// history, then the engine puts the new contents in place
+// (engine.Engine.CommitTx: temporary files and history lines made durable
+// together, the journal, the swaps, one fsync per directory); then the
+// records (the commit) and the journal's removal. A failing step before
+// the records rolls back at once. The baselines follow the files. The
+// caller holds every file's lock.
 func (s *Session) commitTx(a *attempt, op string, cs *changeSet, res *PatchResult) error {
 	files := cs.files
 	bulk := !engine.OneByOne(len(files), txFDs(s.w, files)...)
@@ -224,33 +225,29 @@ func (s *Session) commitTx(a *attempt, op string, cs *changeSet, res *PatchResul
 	if err != nil {
 		return err
 	}
-	for _, f := range files {
+	tx := make([]*engine.TxFile, len(files))
+	for i, f := range files {
 		if res.Files[f.out].BackupVersion == "" {
 			res.Files[f.out].BackupVersion = f.version
 		}
-	}
-	st, err := s.w.stageTx(files, s.name, bulk)
-	if err != nil {
-		return err
-	}
-	defer st.abort()
-	if err := st.durable(histPaths); err != nil {
-		return err
+		tx[i] = &engine.TxFile{T: f.t, Obs: f.obs, Data: f.data, Remove: f.remove}
 	}
 	j := journalFor(res.TxID, op, s.name, files)
-	if err := s.w.eng.WriteJournal(j); err != nil {
-		e := ioError("", err)
-		e.Message = "writing the transaction's journal failed; nothing was changed: " + e.Message
-		return e
+	settled, err := s.w.eng.CommitTx(tx, j, histPaths, s.name, opPatchUndone, bulk)
+	if err != nil {
+		return s.w.commitTxError(files, err)
 	}
-	for i, f := range files {
-		if err := st.swap(i); err != nil {
-			// The files swapped so far are settled, then put back.
-			st.settle(s.name)
-			return s.w.undoTx(j, s.name, f, i, err)
+	for _, err := range settled {
+		var pe *engine.PathError
+		if errors.As(err, &pe) {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s is changed, but %v", pe.Path, ioError(pe.Path, pe.Err)))
 		}
 	}
-	res.Warnings = append(res.Warnings, st.settle(s.name)...)
+	for i, f := range files {
+		if m := tx[i].MtimeMS; m != 0 {
+			f.mtimeMS = m
+		}
+	}
 	// The commit point: the records, durable before the journal goes, so
 	// that a transaction without its journal has its records. A process
 	// killed between the two is rolled forward at the next Open.
@@ -262,6 +259,13 @@ func (s *Session) commitTx(a *attempt, op string, cs *changeSet, res *PatchResul
 	} else if err := s.w.eng.RemoveJournal(j.ID); err != nil {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the files are changed and recorded, but removing the transaction's journal failed (%v): the next open of the workspace finishes it", err))
 	}
+	s.followTx(files, res)
+	return nil
+}
+
+// followTx moves the session's baselines with a committed transaction's
+// files.
+func (s *Session) followTx(files []*txFile, res *PatchResult) {
 	for _, f := range files {
 		var err error
 		if f.remove {
@@ -279,24 +283,38 @@ func (s *Session) commitTx(a *attempt, op string, cs *changeSet, res *PatchResul
 			res.Warnings = append(res.Warnings, fmt.Sprintf("the session could not record %s as read (%v): read it before changing it again", f.t.Path, err))
 		}
 	}
-	return nil
 }
 
-// undoTx undoes a transaction whose i-th file, f, failed to swap with err:
-// the files already changed are put back, then the journal dropped.
-func (w *Workspace) undoTx(j *engine.Journal, session string, f *txFile, i int, err error) error {
-	if rerr := w.rollBack(j, session); rerr != nil {
-		e := ioError(f.t.Path, err)
-		e.Message = fmt.Sprintf("the patch failed at %s (%v), and undoing it failed too (%v); the journal is kept, and the next open of the workspace undoes it", f.t.Path, err, rerr)
+// commitTxError is the caller's error for a transaction the engine did not
+// commit: a step before the swaps, which changed nothing, or a swap, after
+// which the files swapped before it were put back (or, if that failed, are
+// left for the next Open to put back).
+func (w *Workspace) commitTxError(files []*txFile, err error) error {
+	var (
+		je *engine.JournalError
+		se *engine.SwapError
+	)
+	switch {
+	case errors.As(err, &je):
+		e := ioError("", je.Err)
+		e.Message = "writing the transaction's journal failed; nothing was changed: " + e.Message
+		return e
+	case !errors.As(err, &se):
+		return txError(err)
+	}
+	f := files[se.I]
+	serr := w.commitError(f.t, f.obs, se.Err)
+	if se.RollBack != nil {
+		e := ioError(f.t.Path, serr)
+		e.Message = fmt.Sprintf("the patch failed at %s (%v), and undoing it failed too (%v); the journal is kept, and the next open of the workspace undoes it", f.t.Path, serr, se.RollBack)
 		return e
 	}
-	w.eng.RemoveJournal(j.ID)
 	var ee *Error
-	if !errors.As(err, &ee) {
-		ee = ioError(f.t.Path, err)
+	if !errors.As(serr, &ee) {
+		ee = ioError(f.t.Path, serr)
 	}
 	ee.Details["file"] = f.t.Path
-	ee.Details["undone"] = i
+	ee.Details["undone"] = se.I
 	return ee
 }
 
@@ -551,27 +569,6 @@ func journalFor(id, op, session string, files []*txFile) *engine.Journal {
 		})
 	}
 	return j
-}
-
-// rollBack puts every file of j back to what it held before, if it holds
-// what the transaction put there (a file that holds something else was
-// not reached by the transaction, or was changed by someone else since, and
-// is left as it is). The caller holds the files' locks. What the rollback
-// takes away goes to history first (engine.Engine.RollBack).
-func (w *Workspace) rollBack(j *engine.Journal, session string) error {
-	return w.eng.RollBack(j, session, opPatchUndone, func(p string) (*target, error) { return w.openTarget(p) })
-}
-
-// undoFile puts jf's file back to its before state if it is at its after
-// state (engine.Engine.UndoFile), and returns what it displaced and the
-// history version that keeps it; obs is nil if the file was not at its
-// after state (it is left alone).
-func (w *Workspace) undoFile(t *target, jf engine.JournalFile, session, op string) (obs *observation, version string, err error) {
-	obs, version, err = w.eng.UndoFile(t, jf, session, op)
-	if err != nil {
-		return nil, "", w.undoError(t, obs, err)
-	}
-	return obs, version, nil
 }
 
 // finishTx ends a patch or an undo at whatever step it stopped: the record

@@ -47,19 +47,6 @@ func parentError(p string, err error) error {
 	return ioError(p, err)
 }
 
-// undoError is the error of a file a rollback could not put back
-// (engine.Engine.UndoFile): obs is what was observed there when its swap
-// failed, or nil for a failure before it.
-func (w *Workspace) undoError(t *target, obs *observation, err error) error {
-	switch {
-	case obs != nil:
-		return w.commitError(t, obs, err)
-	case errors.Is(err, atomicfile.ErrNotDir), errors.Is(err, engine.ErrOutsideRoot):
-		return parentError(t.Path, err)
-	}
-	return observeError(t, err)
-}
-
 // lockError is the error of a lock not taken: the context's own error if
 // it ended, else an I/O error (BUSY past the lock timeout) of the file at p.
 func lockError(p string, err error) error {

@@ -544,3 +544,56 @@ func TestRecoverTxChangedSince(t *testing.T) {
 		t.Error("the journal is gone")
 	}
 }
+
+// A transaction whose second swap fails puts its first file back and
+// removes its journal; the second file is unchanged, and what the
+// rollback took away is in history.
+func TestCommitTxSwapFails(t *testing.T) {
+	e, dir := testEngine(t, "k", 1<<20, time.Second)
+	e.SetHook(func(c *atomicfile.Call) error {
+		if (c.Op == "renameat2" || c.Op == "renameat") && (c.To == "b.txt" || c.Name == "b.txt") {
+			return errors.New("injected")
+		}
+		return nil
+	})
+	j := &Journal{ID: "swapfail", Op: "apply_patch", Session: "s"}
+	var files []*TxFile
+	var paths []string
+	for _, p := range []string{"a.txt", "b.txt"} {
+		before, after := strings.ToUpper(p[:1])+"0", strings.ToUpper(p[:1])+"1"
+		write(t, filepath.Join(dir, p), before)
+		v, err := e.cfg.Hist.Save(p, []byte(before), false, sum([]byte(before)), history.Meta{Op: "apply_patch", Session: "s", Lazy: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tg := openTarget(t, e, p)
+		obs, err := e.Observe(tg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, &TxFile{T: tg, Obs: obs, Data: []byte(after)})
+		paths = append(paths, p)
+		j.Files = append(j.Files, JournalFile{Path: p, BeforeExists: true, BeforeSHA256: obs.Sum, Version: v.ID,
+			AfterExists: true, AfterSHA256: sum([]byte(after))})
+	}
+	_, err := e.CommitTx(files, j, paths, "s", "apply_patch_undone", false)
+	var se *SwapError
+	if !errors.As(err, &se) || se.I != 1 || se.RollBack != nil {
+		t.Fatalf("CommitTx = %v; want a SwapError at file 1, rolled back", err)
+	}
+	if a, b := holds(t, filepath.Join(dir, "a.txt")), holds(t, filepath.Join(dir, "b.txt")); a != "A0" || b != "B0" {
+		t.Errorf("after the failed transaction a.txt holds %q, b.txt %q; want A0, B0", a, b)
+	}
+	vs, err := e.cfg.Hist.List("a.txt")
+	if err != nil || len(vs) != 2 || vs[0].Op != "apply_patch_undone" || vs[0].SHA256 != sum([]byte("A1")) {
+		t.Errorf("a.txt's history: %+v, %v; want the rollback's version, A1, newest", vs, err)
+	}
+	if present, _ := e.JournalPresent("swapfail.json"); present {
+		t.Error("the journal is kept after a rollback that succeeded")
+	}
+	for _, p := range paths {
+		if left, _ := filepath.Glob(filepath.Join(dir, "."+p+"*")); len(left) != 0 {
+			t.Errorf("temporary files left: %v", left)
+		}
+	}
+}

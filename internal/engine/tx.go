@@ -19,7 +19,7 @@ import (
 //     durable together (an fsync pays for a file's own bytes, a syncfs for
 //     everything dirty on the file system, so it pays off only for many);
 //     else the index lines are synced, as the temporary files already are;
-//  3. the journal, durable (the root package's commitTx);
+//  3. the journal, durable;
 //  4. swap: each file in turn;
 //  5. one fsync per directory, for all of its swaps;
 //  6. finish: what each swap displaced is taken off, after that fsync, so
@@ -27,8 +27,77 @@ import (
 //     missing target.
 //
 // A failure before step 4 changes nothing. A failure at a swap puts back the
-// files already swapped (commitTx rolls back). A failure after the swaps is
-// a warning, as for a single file's commit.
+// files already swapped (undoFile). A failure after the swaps is a
+// warning, as for a single file's commit. CommitTx runs the steps in this
+// order; the caller saves what each name holds to history before it, and
+// after it writes the transaction's records, then removes the journal.
+
+// CommitTx puts a transaction's files in place (steps 1-6 above), under
+// the locks of every file and directory (LockTx), which the caller holds:
+// histPaths are the paths whose history index lines step 2 makes durable
+// with the temporary files, j is the transaction's journal (written with
+// the ledger's end and its MAC), bulk says whether to sync whole file
+// systems (OneByOne). settled are the warnings of step 5-6's failures
+// (*PathError), since the changes are made. An error before the swaps
+// changed nothing: a *PathError, or a *JournalError. An error at a swap is
+// a *SwapError, once the files swapped before it are put back under
+// session and undoOp.
+func (e *Engine) CommitTx(files []*TxFile, j *Journal, histPaths []string, session, undoOp string, bulk bool) (settled []error, err error) {
+	st, err := e.stage(files, session, bulk)
+	if err != nil {
+		return nil, err
+	}
+	defer st.abort()
+	if err := st.durable(histPaths); err != nil {
+		return nil, err
+	}
+	if err := e.WriteJournal(j); err != nil {
+		return nil, &JournalError{Err: err}
+	}
+	for i := range files {
+		if err := st.swap(i); err != nil {
+			// The files swapped so far are settled, then put back.
+			st.settle(session)
+			return nil, e.undoTx(j, files, i, err, session, undoOp)
+		}
+	}
+	return st.settle(session), nil
+}
+
+// A JournalError is the failure to write a transaction's journal, which
+// changed nothing.
+type JournalError struct{ Err error }
+
+func (e *JournalError) Error() string { return "writing the transaction's journal: " + e.Err.Error() }
+func (e *JournalError) Unwrap() error { return e.Err }
+
+// A SwapError is a transaction's failure at the swap of its file I (Err:
+// atomicfile's ErrExist, ErrRaced, or another, or SwapLock's ErrReplaced):
+// that file is unchanged, and the files swapped before it were put back
+// and the journal removed, or, if putting them back failed (RollBack),
+// the journal is kept for the next Open to finish.
+type SwapError struct {
+	I        int
+	Err      error
+	RollBack error
+}
+
+func (e *SwapError) Error() string { return e.Err.Error() }
+func (e *SwapError) Unwrap() error { return e.Err }
+
+// undoTx puts back the files of j that the transaction had swapped when
+// its i-th file failed to swap with err, then drops the journal.
+func (e *Engine) undoTx(j *Journal, files []*TxFile, i int, err error, session, undoOp string) *SwapError {
+	targets := make([]*Target, len(files))
+	for k, f := range files {
+		targets[k] = f.T
+	}
+	if rerr := e.rollBack(j, targets, session, undoOp); rerr != nil {
+		return &SwapError{I: i, Err: err, RollBack: rerr}
+	}
+	e.RemoveJournal(j.ID)
+	return &SwapError{I: i, Err: err}
+}
 
 // TxFile is one file of a transaction: where it is, what was observed
 // there, and what the transaction puts there.
@@ -116,8 +185,8 @@ func dirOf(t *Target) (d txDir, ok bool, err error) {
 	return txDir{uint64(st.Dev), st.Ino, t}, true, nil
 }
 
-// Staged is a transaction's files between step 1 and step 6.
-type Staged struct {
+// stagedTx is a transaction's files between step 1 and step 6.
+type stagedTx struct {
 	e      *Engine
 	files  []*TxFile
 	staged []*atomicfile.Staged // by file; nil once aborted or finished
@@ -126,10 +195,10 @@ type Staged struct {
 	bulk   bool
 }
 
-// Stage writes every file's new content under its temporary name (step
+// stage writes every file's new content under its temporary name (step
 // 1), sweeping what a dead writer left there into history under session.
 // On error (a *PathError) nothing is left staged.
-func (e *Engine) Stage(files []*TxFile, session string, bulk bool) (*Staged, error) {
+func (e *Engine) stage(files []*TxFile, session string, bulk bool) (*stagedTx, error) {
 	targets := make([]*Target, len(files))
 	for i, f := range files {
 		targets[i] = f.T
@@ -138,11 +207,11 @@ func (e *Engine) Stage(files []*TxFile, session string, bulk bool) (*Staged, err
 	if err != nil {
 		return nil, err
 	}
-	st := &Staged{e: e, files: files, staged: make([]*atomicfile.Staged, len(files)), dirs: dirs, dirOf: of, bulk: bulk}
+	st := &stagedTx{e: e, files: files, staged: make([]*atomicfile.Staged, len(files)), dirs: dirs, dirOf: of, bulk: bulk}
 	for i, f := range files {
 		st.staged[i], err = e.stageFile(f, session, bulk)
 		if err != nil {
-			st.Abort()
+			st.abort()
 			return nil, &PathError{Path: f.T.Path, Err: err}
 		}
 	}
@@ -170,10 +239,10 @@ func (e *Engine) stageFile(f *TxFile, session string, bulk bool) (*atomicfile.St
 	}
 }
 
-// Durable is step 2 for the history index lines of histPaths. In bulk it
+// durable is step 2 for the history index lines of histPaths. In bulk it
 // syncs the file system of every directory and, if none of them holds it,
 // the history's.
-func (st *Staged) Durable(histPaths []string) error {
+func (st *stagedTx) durable(histPaths []string) error {
 	e, first := st.e, st.files[0].T.Path
 	if !st.bulk {
 		if err := e.cfg.Hist.SyncIndexes(histPaths); err != nil {
@@ -203,9 +272,9 @@ func (st *Staged) Durable(histPaths []string) error {
 	return nil
 }
 
-// Swap is step 4 for the i-th file. On error the file is unchanged, and
+// swap is step 4 for the i-th file. On error the file is unchanged, and
 // the error is atomicfile's (ErrExist, ErrRaced, or another).
-func (st *Staged) Swap(i int) error {
+func (st *stagedTx) swap(i int) error {
 	err := st.staged[i].Swap()
 	if err == nil {
 		return nil
@@ -214,11 +283,11 @@ func (st *Staged) Swap(i int) error {
 	return err
 }
 
-// Settle is steps 5 and 6 for the files swapped so far: it returns an error
+// settle is steps 5 and 6 for the files swapped so far: it returns an error
 // (a *PathError) for each step that failed, to be reported as a warning,
 // since the changes are made. Bytes another program wrote into a
 // displaced file are kept in history under session.
-func (st *Staged) Settle(session string) []error {
+func (st *stagedTx) settle(session string) []error {
 	var failed []error
 	synced := make([]error, len(st.dirs))
 	for i, d := range st.dirs {
@@ -253,8 +322,8 @@ func (st *Staged) Settle(session string) []error {
 	return failed
 }
 
-// Abort removes the temporary files of the files not swapped.
-func (st *Staged) Abort() {
+// abort removes the temporary files of the files not swapped.
+func (st *stagedTx) abort() {
 	for i, sf := range st.staged {
 		if sf != nil && sf.Result().Strategy == "" {
 			sf.Abort()

@@ -110,7 +110,7 @@ func (e *Engine) checkRollBack(j *Journal, targets []*Target) error {
 }
 
 // rollBackAtOpen puts each file of j the transaction changed back as it
-// was before (UndoFile), recording each in the ledger as a recovered
+// was before (undoFile), recording each in the ledger as a recovered
 // change, then records the transaction as interrupted and rolled back. A
 // failed record does not stop the rollback: every file goes back first,
 // so that no file is left as the transaction left it, and the first such
@@ -119,7 +119,7 @@ func (e *Engine) checkRollBack(j *Journal, targets []*Target) error {
 func (e *Engine) rollBackAtOpen(j *Journal, targets []*Target, op string) error {
 	var recErr error
 	for i, jf := range j.Files {
-		obs, v, err := e.UndoFile(targets[i], jf, RecoverySession, op)
+		obs, v, err := e.undoFile(targets[i], jf, RecoverySession, op)
 		if err != nil {
 			return &PathError{Path: jf.Path, Err: err}
 		}

@@ -14,8 +14,8 @@ import (
 // A transaction's rollback: each of its files that holds what the
 // transaction put there gets back what it held before, as a change of its
 // own (history first, then the swap), whether the transaction failed at a
-// swap (commitTx in the root package) or its process died before any of
-// its records was written (recovery at Open, RecoverTx).
+// swap (CommitTx) or its process died before any of its records was
+// written (recovery at Open, RecoverTx).
 
 // At reports whether o is a file that exists (or not) with sum.
 func (o *Observation) At(exists bool, sum string) bool {
@@ -49,12 +49,12 @@ func (e *Engine) MakeParent(t *Target) error {
 	return nil
 }
 
-// UndoFile puts jf's file, open as t, back to its before state if it is
+// undoFile puts jf's file, open as t, back to its before state if it is
 // at its after state, and returns what it displaced and the history
 // version that keeps it, saved under session and op. obs is nil if the
 // file was not at its after state: it is left alone. On a failed swap obs
 // is what was observed, for the caller's error, and version is "".
-func (e *Engine) UndoFile(t *Target, jf JournalFile, session, op string) (obs *Observation, version string, err error) {
+func (e *Engine) undoFile(t *Target, jf JournalFile, session, op string) (obs *Observation, version string, err error) {
 	obs, err = e.Observe(t)
 	if err != nil {
 		return nil, "", err
@@ -89,20 +89,13 @@ func (e *Engine) UndoFile(t *Target, jf JournalFile, session, op string) (obs *O
 	return obs, v.ID, nil
 }
 
-// RollBack puts every file of j back as UndoFile does, opening each with
-// open, under session and op. The caller holds the files' locks. The
-// error joins each file's (a *PathError).
-func (e *Engine) RollBack(j *Journal, session, op string, open func(path string) (*Target, error)) error {
+// rollBack puts every file of j, open as targets in its order, back as
+// undoFile does, under session and op. The caller holds the files' locks.
+// The error joins each file's (a *PathError).
+func (e *Engine) rollBack(j *Journal, targets []*Target, session, op string) error {
 	var errs []error
-	for _, jf := range j.Files {
-		t, err := open(jf.Path)
-		if err != nil {
-			errs = append(errs, &PathError{Path: jf.Path, Err: err})
-			continue
-		}
-		_, _, err = e.UndoFile(t, jf, session, op)
-		t.Close()
-		if err != nil {
+	for i, jf := range j.Files {
+		if _, _, err := e.undoFile(targets[i], jf, session, op); err != nil {
 			errs = append(errs, &PathError{Path: jf.Path, Err: err})
 		}
 	}
