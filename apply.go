@@ -285,39 +285,6 @@ func (s *Session) followTx(files []*txFile, res *PatchResult) {
 	}
 }
 
-// commitTxError is the caller's error for a transaction the engine did not
-// commit: a step before the swaps, which changed nothing, or a swap, after
-// which the files swapped before it were put back (or, if that failed, are
-// left for the next Open to put back).
-func (w *Workspace) commitTxError(files []*txFile, err error) error {
-	var (
-		je *engine.JournalError
-		se *engine.SwapError
-	)
-	switch {
-	case errors.As(err, &je):
-		e := ioError("", je.Err)
-		e.Message = "writing the transaction's journal failed; nothing was changed: " + e.Message
-		return e
-	case !errors.As(err, &se):
-		return txError(err)
-	}
-	f := files[se.I]
-	serr := w.commitError(f.t, f.obs, se.Err)
-	if se.RollBack != nil {
-		e := ioError(f.t.Path, serr)
-		e.Message = fmt.Sprintf("the patch failed at %s (%v), and undoing it failed too (%v); the journal is kept, and the next open of the workspace undoes it", f.t.Path, serr, se.RollBack)
-		return e
-	}
-	var ee *Error
-	if !errors.As(serr, &ee) {
-		ee = ioError(f.t.Path, serr)
-	}
-	ee.Details["file"] = f.t.Path
-	ee.Details["undone"] = se.I
-	return ee
-}
-
 // planPatch observes and checks every file under the locks and computes
 // the new contents.
 func (s *Session) planPatch(ops []patch.FileOp, files []*txFile, res *PatchResult, o *PatchOptions) error {

@@ -3,6 +3,7 @@ package editguard
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/editguard/editguard/internal/atomicfile"
 	"github.com/editguard/editguard/internal/engine"
@@ -103,4 +104,73 @@ func (w *Workspace) commitError(t *target, obs *observation, err error) error {
 		return err // from ready
 	}
 	return ioError(t.Path, err)
+}
+
+// moveError maps a failed atomicfile.Move, which changed nothing.
+func (w *Workspace) moveError(ts, td *target, err error) error {
+	switch {
+	case errors.Is(err, atomicfile.ErrExist):
+		now, _ := w.observe(td)
+		if now == nil {
+			now = &observation{}
+		}
+		e := stale(td.Path, ReasonCreated, now)
+		e.Message = "the destination was created by another program during the move; nothing was moved"
+		return e
+	case errors.Is(err, atomicfile.ErrRaced):
+		now, _ := w.observe(ts)
+		if now == nil {
+			now = &observation{}
+		}
+		e := stale(ts.Path, ReasonModified, now)
+		e.Message = "a file was changed by another program during the move; nothing was moved"
+		e.Err = err
+		return e
+	case errors.Is(err, atomicfile.ErrCrossDevice):
+		return newError(CodeIO, ts.Path, "the source and the destination are on different file systems, and a move between them cannot be atomic",
+			"copy the file with write_file and delete the source with delete_file", err)
+	}
+	return ioError(ts.Path, err)
+}
+
+// historyFailed is the error of a change refused because saving what it
+// would displace to history failed; nothing was changed.
+func historyFailed(p string, err error) *Error {
+	e := ioError(p, err)
+	e.Message = "saving the current content to history failed; nothing was changed: " + e.Message
+	e.Details["step"] = "history"
+	return e
+}
+
+// commitTxError is the caller's error for a transaction the engine did not
+// commit: a step before the swaps, which changed nothing, or a swap, after
+// which the files swapped before it were put back (or, if that failed, are
+// left for the next Open to put back).
+func (w *Workspace) commitTxError(files []*txFile, err error) error {
+	var (
+		je *engine.JournalError
+		se *engine.SwapError
+	)
+	switch {
+	case errors.As(err, &je):
+		e := ioError("", je.Err)
+		e.Message = "writing the transaction's journal failed; nothing was changed: " + e.Message
+		return e
+	case !errors.As(err, &se):
+		return txError(err)
+	}
+	f := files[se.I]
+	serr := w.commitError(f.t, f.obs, se.Err)
+	if se.RollBack != nil {
+		e := ioError(f.t.Path, serr)
+		e.Message = fmt.Sprintf("the patch failed at %s (%v), and undoing it failed too (%v); the journal is kept, and the next open of the workspace undoes it", f.t.Path, serr, se.RollBack)
+		return e
+	}
+	var ee *Error
+	if !errors.As(serr, &ee) {
+		ee = ioError(f.t.Path, serr)
+	}
+	ee.Details["file"] = f.t.Path
+	ee.Details["undone"] = se.I
+	return ee
 }

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/editguard/editguard/internal/atomicfile"
 )
 
 // MoveOptions control Move.
@@ -171,14 +169,10 @@ func (m *moveRun) intents() error {
 }
 
 // move renames the file, verified, and syncs both directories
-// (atomicfile.Dir.Move). An error after the rename is a warning.
+// (engine.Engine.Move). An error after the rename is a warning.
 func (m *moveRun) move() error {
 	s, ts, td, res := m.cs.s, m.src.t, m.dst.t, m.res
-	want := ""
-	if m.dst.obs.Stat.Exists {
-		want = m.dst.obs.Sum
-	}
-	ar, err := ts.Dir.Move(ts.Base, m.src.obs.Sum, td.Dir, td.Base, want, atomicfile.Options{Park: s.w.eng.ParkDir()})
+	ar, kept, err := s.w.eng.Move(ts, td, m.src.obs, m.dst.obs, s.name)
 	if err != nil {
 		if ar.Strategy == "" {
 			m.srcRes, m.dstRec = nil, nil
@@ -187,9 +181,8 @@ func (m *moveRun) move() error {
 		res.warn("the file was moved, but %v", err)
 	}
 	res.Strategy, m.srcRes.Strategy = ar.Strategy, ar.Strategy
-	if len(ar.Displaced) > 0 {
-		v := s.w.eng.KeepDisplaced(td, s.name, ar.Displaced)
-		res.warn("another program wrote into the destination while it was replaced; the %d bytes it left are kept in history as %s", len(ar.Displaced), v)
+	if kept != "" {
+		res.warn("another program wrote into the destination while it was replaced; the %d bytes it left are kept in history as %s", len(ar.Displaced), kept)
 	}
 	return nil
 }
@@ -275,40 +268,4 @@ func (s *Session) checkMove(ts, td *target, o *MoveOptions, a *attempt) (obsS, o
 		return nil, nil, nil, err
 	}
 	return obsS, obsD, base, nil
-}
-
-// moveError maps a failed atomicfile.Move, which changed nothing.
-func (w *Workspace) moveError(ts, td *target, err error) error {
-	switch {
-	case errors.Is(err, atomicfile.ErrExist):
-		now, _ := w.observe(td)
-		if now == nil {
-			now = &observation{}
-		}
-		e := stale(td.Path, ReasonCreated, now)
-		e.Message = "the destination was created by another program during the move; nothing was moved"
-		return e
-	case errors.Is(err, atomicfile.ErrRaced):
-		now, _ := w.observe(ts)
-		if now == nil {
-			now = &observation{}
-		}
-		e := stale(ts.Path, ReasonModified, now)
-		e.Message = "a file was changed by another program during the move; nothing was moved"
-		e.Err = err
-		return e
-	case errors.Is(err, atomicfile.ErrCrossDevice):
-		return newError(CodeIO, ts.Path, "the source and the destination are on different file systems, and a move between them cannot be atomic",
-			"copy the file with write_file and delete the source with delete_file", err)
-	}
-	return ioError(ts.Path, err)
-}
-
-// historyFailed is the error of a change refused because saving what it
-// would displace to history failed; nothing was changed.
-func historyFailed(p string, err error) *Error {
-	e := ioError(p, err)
-	e.Message = "saving the current content to history failed; nothing was changed: " + e.Message
-	e.Details["step"] = "history"
-	return e
 }

@@ -3,7 +3,8 @@
 // the locks that order changes (file stripes, a directory's commit lock),
 // the temporary names of new contents, a large file held under a lease,
 // the swap of a single file (Commit), a transaction's staged steps, its
-// journal, its rollback and its recovery at Open (RecoverTx), the files a swap takes off their names (parked files), a
+// journal, its rollback and its recovery at Open (RecoverTx), a move's
+// rename (Move), the files a swap takes off their names (parked files), a
 // change's intent in the ledger, the catch-up of history lines saved
 // lazily, and when many files share one syncfs. The root package runs the
 // protocol's steps in order (docs/ARCHITECTURE.md §2) and decides what a
