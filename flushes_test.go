@@ -17,7 +17,7 @@ import (
 
 // TestOutcomesRideOnTheNextIntent checks that the outcome records of
 // one session's changes in a row cost no fsync of their own: each waits
-// outcomeSyncDelay, and the next change's intent fsync covers it first.
+// engine's outcomeSyncDelay, and the next change's intent fsync covers it first.
 func TestOutcomesRideOnTheNextIntent(t *testing.T) {
 	w, err := Open(t.TempDir(), nil)
 	if err != nil {
@@ -102,7 +102,7 @@ func TestCatchUpLeavesTrimmedVersionsOut(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	w.trims.wait()
+	w.trims.Wait()
 	var saves atomic.Int64
 	SetFaults(w, nil, func(op, name string) error {
 		if op == "fsync" {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/textcodec"
@@ -36,9 +35,8 @@ func (w *Workspace) History(p string) ([]Version, error) {
 	if err != nil {
 		return nil, err
 	}
-	w.trims.wait()
-	w.finalsDue.ring()
-	w.finals.wait() // which link versions to their ledger records
+	w.trims.Wait()
+	w.eng.FlushOutcomes() // which link versions to their ledger records
 	vs, err := w.hist.List(resolved)
 	if err != nil {
 		return nil, newError(CodeIO, p, err.Error(), "", err)
@@ -151,66 +149,11 @@ func (w *Workspace) afterCommit() {
 // goroutine, so that the hook waiting for a Guard does not wait for it too.
 // History and Close wait for the trims running.
 func (w *Workspace) trimLater(trim func()) {
-	ticket := w.trims.add()
+	ticket := w.trims.Add()
 	go func() {
-		defer w.trims.done(ticket)
+		defer w.trims.Done(ticket)
 		trim()
 	}()
-}
-
-// running counts background work and lets a caller wait for the work
-// running when it asks, not for work started after: under a steady stream
-// of commits there may never be a moment when none runs.
-type running struct {
-	mu      sync.Mutex
-	last    uint64              // the last ticket handed out
-	pending map[uint64]struct{} // tickets of the work running
-	changed *sync.Cond
-}
-
-// add counts one piece of work; done, with the ticket add returns, ends it.
-func (r *running) add() uint64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.pending == nil {
-		r.pending = map[uint64]struct{}{}
-	}
-	r.last++
-	r.pending[r.last] = struct{}{}
-	return r.last
-}
-
-func (r *running) done(ticket uint64) {
-	r.mu.Lock()
-	delete(r.pending, ticket)
-	if r.changed != nil {
-		r.changed.Broadcast()
-	}
-	r.mu.Unlock()
-}
-
-// wait returns once the work running when it was called has ended.
-func (r *running) wait() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.changed == nil {
-		r.changed = sync.NewCond(&r.mu)
-	}
-	upTo := r.last
-	for r.before(upTo) {
-		r.changed.Wait()
-	}
-}
-
-// before reports whether work with a ticket up to t is running. The
-// caller holds mu.
-func (r *running) before(t uint64) bool {
-	for k := range r.pending {
-		if k <= t {
-			return true
-		}
-	}
-	return false
 }
 
 // PathDiff returns a unified diff from the file against to the file p (the

@@ -120,12 +120,10 @@ type Workspace struct {
 	seenTallies sync.Map
 	reads       readCache // what full passes over files learned, for paged reads (readcache.go)
 
-	pruning   sync.Mutex     // held by the one background Prune at a time
-	prunes    sync.WaitGroup // background Prunes and sweeps of parked files
-	trims     running        // background trims of a file's old versions (see trimLater)
-	finals    running        // background fsyncs of outcome records whose intent is durable
-	finalsDue alarm          // rung to hurry them (see recorded.wait)
-	recovery  Recovery       // what Open found and did (recover.go)
+	pruning  sync.Mutex     // held by the one background Prune at a time
+	prunes   sync.WaitGroup // background Prunes and sweeps of parked files
+	trims    engine.Running // background trims of a file's old versions (see trimLater)
+	recovery Recovery       // what Open found and did (recover.go)
 }
 
 // stateIgnore is the .gitignore editguard puts in its state directory, so
@@ -266,9 +264,10 @@ func (w *Workspace) Dir() string { return w.dir }
 // Close waits for background history trims, pruning and ledger fsyncs and
 // releases the workspace.
 func (w *Workspace) Close() error {
-	w.finalsDue.ring()
-	w.finals.wait()
-	w.trims.wait()
+	if w.eng != nil {
+		w.eng.FlushOutcomes()
+	}
+	w.trims.Wait()
 	w.prunes.Wait()
 	if w.eng != nil {
 		w.eng.StopCatchUp()

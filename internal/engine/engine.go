@@ -2,13 +2,14 @@
 // nothing of a session: how a change reaches its file (Target, Observe),
 // the locks that order changes (file stripes, a directory's commit lock),
 // the temporary names of new contents, a large file held under a lease,
-// the swap of a single file (Commit), a transaction's staged steps, its
-// journal, its rollback and its recovery at Open (RecoverTx), a move's
-// rename (Move), the files a swap takes off their names (parked files), a
-// change's intent in the ledger, the catch-up of history lines saved
-// lazily, and when many files share one syncfs. The root package runs the
-// protocol's steps in order (docs/ARCHITECTURE.md §2) and decides what a
-// change may do; this package does what every change does the same way.
+// the swap of a single file (Commit), a transaction's steps (CommitTx),
+// its journal, its rollback and its recovery at Open (RecoverTx), a
+// move's rename (Move), a change's intent and its outcome record in the
+// ledger (WriteIntent, WriteOutcome), the files a swap takes off their
+// names (parked files), the catch-up of history lines saved lazily, and
+// when many files share one syncfs. The root package runs the protocol's
+// steps in order (docs/ARCHITECTURE.md §2) and decides what a change may
+// do; this package does what every change does the same way.
 //
 // Errors are returned as they happened; the root package turns them into
 // its *Error in one place (engineerrors.go there), telling apart
@@ -61,6 +62,10 @@ type Engine struct {
 	dirSyncs groupcommit.DirSyncs
 	// hsync schedules the catch-up of lazily saved versions (histsync.go).
 	hsync histSync
+	// finals are the background fsyncs of outcome records whose intent is
+	// durable, and finalsDue is rung to hurry them (outcome.go).
+	finals    Running
+	finalsDue alarm
 }
 
 // Open opens the directories the engine keeps in the state directory:

@@ -1,20 +1,20 @@
-package editguard
+package engine
 
 import (
 	"testing"
 	"time"
 )
 
-// TestRunningWaitsForEarlierWorkOnly checks that wait returns once the work
+// TestRunningWaitsForEarlierWorkOnly checks that Wait returns once the work
 // running when it was called ends, though other work started after it
 // still runs: under a steady stream of commits, History and Close must not
 // wait for a moment when nothing runs.
 func TestRunningWaitsForEarlierWorkOnly(t *testing.T) {
-	var r running
-	a := r.add()
+	var r Running
+	a := r.Add()
 	returned := make(chan struct{})
 	go func() {
-		r.wait()
+		r.Wait()
 		close(returned)
 	}()
 	// Let wait begin before the next work starts.
@@ -27,18 +27,18 @@ func TestRunningWaitsForEarlierWorkOnly(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	b := r.add()
+	b := r.Add()
 	select {
 	case <-returned:
-		t.Fatal("wait returned while the work before it still ran")
+		t.Fatal("Wait returned while the work before it still ran")
 	case <-time.After(20 * time.Millisecond):
 	}
-	r.done(a)
+	r.Done(a)
 	select {
 	case <-returned:
 	case <-time.After(10 * time.Second):
-		t.Fatal("wait still waits after the work before it ended, for work started after it")
+		t.Fatal("Wait still waits after the work before it ended, for work started after it")
 	}
-	r.done(b)
-	r.wait() // nothing runs: returns at once
+	r.Done(b)
+	r.Wait() // nothing runs: returns at once
 }
