@@ -11,7 +11,6 @@ import (
 	"github.com/editguard/editguard/internal/engine"
 	"github.com/editguard/editguard/internal/filelock"
 	"github.com/editguard/editguard/internal/groupcommit"
-	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/udiff"
 )
 
@@ -129,10 +128,6 @@ type change struct {
 
 // plan is the outcome of build.
 type plan struct {
-	// pass is the change's passage through the gate (internal/groupcommit), and
-	// arrive, if set, is called before the new content's fsync.
-	pass             *groupcommit.Pass
-	arrive           func()
 	data             []byte
 	sum              string // SHA-256 of data, if already known
 	remove           bool
@@ -152,10 +147,6 @@ type plan struct {
 	// externalDiff is set when the change was merged over another
 	// writer's change since the session's read: that change, as a diff.
 	externalDiff string
-	// held is the file being replaced, when it is held under a lease
-	// (internal/engine/held.go), and unhold gives the lease up early.
-	held   *atomicfile.Held
-	unhold func()
 }
 
 // commitRun is one single-file change on its way through the protocol:
@@ -175,17 +166,9 @@ type commitRun struct {
 	stale error
 	pl    *plan
 	res   *Result
-	lazy  bool // history saves the displaced bytes lazily (4)
-
-	// The history's save of the displaced bytes, which runs while the new
-	// content is written (4, 5), and the file held for it (internal/engine/held.go).
-	saved   chan error
-	waited  bool
-	version history.Version
-	histErr error
-	held    *atomicfile.Held
-	linked  bool
-	settled bool
+	// single is the change from its snapshot (4) on: the engine's steps
+	// 4-7 (internal/engine/single.go).
+	single *engine.Single
 }
 
 // mutate runs the commit protocol for c and records the attempt in the
@@ -421,131 +404,44 @@ func (r *commitRun) makeParent() error {
 	return r.s.w.unchanged(r.t, r.obs, "while its directory was created")
 }
 
-// snapshot is step 4. The intent: with it durable before the swap, every
-// change that reaches the disk is in the ledger, and the outcome's fsync
-// need not come before the reply (record.go, internal/engine/intent.go).
-//
-// Guarantee 4: what is displaced goes to history, durably, before the
-// file changes. The history's writes and fsyncs run while the new content
-// is written and fsynced under its temporary name (5), and the swap (6)
-// waits for both (ready): neither fsync orders the other, so overlapping
-// them takes nothing from either guarantee.
-//
-// When the intent carries the displaced bytes, the history's index line
-// for them is not fsynced (lazy): the intent's fsync makes the bytes
-// durable, and the line is made durable later (internal/engine/histsync.go). A large file
-// being replaced is linked into history instead of copied, when it can be
-// held (internal/engine/held.go).
+// snapshot is step 4 (engine.Engine.Snapshot): the change's intent goes
+// to the ledger, and what it displaces to history, durably before the
+// file changes (guarantee 4), while the new content is written.
 func (r *commitRun) snapshot() {
-	w := r.s.w
-	r.a.intent, r.lazy = w.eng.WriteIntent(r.a.rec, r.res.SHA256, r.obs)
-	if w.gate.Quiet() {
-		// No batch to share its fsync with: it starts now, alongside the
-		// writing of the new content.
-		r.a.intent.Begin()
-	}
-	meta := history.Meta{Op: r.c.tool, Session: r.s.name, Intent: r.a.intent.Seq, Lazy: r.lazy}
-	r.held = w.eng.Hold(r.t, r.obs, r.pl.remove, &meta, r.a.intent.Durable)
-	r.pl.held = r.held
-	meta.Linked = func() { r.linked = true }
-	r.saved = make(chan error, 1)
-	go func() {
-		v, err := w.hist.Save(r.t.Resolved, r.obs.Data, !r.obs.Stat.Exists, r.obs.Sum, meta)
-		r.version = v
-		r.saved <- err
-	}()
+	w, pl := r.s.w, r.pl
+	ch := &engine.Change{Data: pl.data, Remove: pl.remove, Mode: pl.mode, ExactMode: pl.exactMode}
+	r.single = w.eng.Snapshot(r.t, r.obs, ch, r.a.rec, r.res.SHA256, r.c.tool, r.s.name, w.gate.Quiet())
+	r.a.intent = r.single.Intent()
 }
 
-// historyDurable waits for the history's save, once; it is nil if none
-// was started.
-func (r *commitRun) historyDurable() error {
-	if r.saved != nil && !r.waited {
-		r.histErr, r.waited = <-r.saved, true
-		if r.histErr != nil {
-			r.histErr = historyFailed(r.c.path, r.histErr)
-		}
-	}
-	return r.histErr
-}
-
-// settle makes a history object linked to the held file a copy unless no
-// other name can change it (internal/engine/held.go), once.
-func (r *commitRun) settle() error {
-	if r.settled {
-		return nil
-	}
-	r.settled = true
-	return r.s.w.eng.SettleHeld(r.t, r.obs, r.held, r.linked)
-}
-
-// ready is called just before the swap: what the change displaces is
-// durable in history, or carried by a durable intent. It starts the
-// intent's fsync as the change passes the gate, just before the new
-// content's, so that a batch's intents share one.
-func (r *commitRun) ready() error {
-	r.pl.arrive() // a removal has no new content to fsync
-	if err := r.historyDurable(); err != nil {
-		return err
-	}
-	if !r.a.intent.Durable() && r.lazy {
-		// The intent is not durable, so neither are the bytes it
-		// carries: the line must be.
-		if err := r.s.w.hist.SyncIndex(r.t.Resolved); err != nil {
-			r.histErr = historyFailed(r.c.path, err)
-			return r.histErr
-		}
-	}
-	return nil
-}
-
-// swap is steps 5-7 (Workspace.commit): write the new content, swap it
+// swap is steps 5-7 (engine.Single.Swap): write the new content, swap it
 // in, sync the directory. Once the new bytes are in place the change is
 // committed, and what fails after is a warning, not an error.
 func (r *commitRun) swap(ctx context.Context) (atomicfile.Result, error) {
-	s, w, t, pl := r.s, r.s.w, r.t, r.pl
-	tmp, err := w.eng.SweepTemp(t, s.name)
+	sw, err := r.single.Swap(ctx, r.s.name, r.pass)
 	if err != nil {
-		e := ioError(r.c.path, err)
-		e.Details["step"] = "sweep temp"
-		return atomicfile.Result{}, e
+		err = r.s.w.singleError(r.t, r.obs, r.c.path, err, sw.Leftover)
 	}
-	pl.pass = r.pass
-	pl.arrive = func() {
-		r.pass.Arrive()
-		r.a.intent.Begin()
+	if sw.Version != "" {
+		r.res.BackupVersion = sw.Version
 	}
-	if r.held != nil {
-		pl.unhold = func() { w.eng.Unhold(t, r.obs, r.held, r.linked) }
-	}
-	ar, err := w.commit(ctx, t, r.obs, pl, tmp, r.ready, false)
-	if herr := r.historyDurable(); herr == nil {
-		r.res.BackupVersion = r.version.ID
-	} else if err == nil {
-		// commit calls ready before it changes anything.
-		err = herr
-	}
-	if derr := r.settle(); derr != nil && (err == nil || ar.Strategy != "") {
-		r.res.warn("history's version of the displaced content may change with the file: %v", derr)
+	if sw.SettleErr != nil {
+		r.res.warn("history's version of the displaced content may change with the file: %v", sw.SettleErr)
 	}
 	if err != nil {
-		var re *atomicfile.RaceError
-		if errors.As(err, &re) && len(re.Leftover) > 0 {
-			w.keepLeftover(t, s.name, re.Leftover, err)
-		}
-		if ar.Strategy == "" {
-			return ar, err
+		if sw.Strategy == "" {
+			return sw.Result, err
 		}
 		r.res.warn("the change is in place, but %v", err)
 	}
-	r.res.Strategy = ar.Strategy
+	r.res.Strategy = sw.Strategy
 	if r.res.Merged {
 		r.res.Strategy = strategyMerged
 	}
-	if len(ar.Displaced) > 0 {
-		v := w.eng.KeepDisplaced(t, s.name, ar.Displaced)
-		r.res.warn("another program wrote into the file while it was replaced; the %d bytes it left in the old file are kept in history as %s", len(ar.Displaced), v)
+	if sw.Kept != "" {
+		r.res.warn("another program wrote into the file while it was replaced; the %d bytes it left in the old file are kept in history as %s", len(sw.Displaced), sw.Kept)
 	}
-	return ar, nil
+	return sw.Result, nil
 }
 
 // follow is step 8: the session's baseline follows the change.
@@ -593,8 +489,7 @@ func (r *commitRun) follow(ar atomicfile.Result) {
 // concurrent commits; a committed change whose intent is durable does not
 // wait for it (record.go).
 func (r *commitRun) finish(res *Result, err error) (*Result, error) {
-	r.historyDurable()
-	r.settle()
+	r.single.Finish()
 	rc := r.s.w.record(r.a, res, err)
 	engine.UnlockAll(r.locks)
 	if r.t != nil {
@@ -605,7 +500,7 @@ func (r *commitRun) finish(res *Result, err error) (*Result, error) {
 	r.pass.Arrive()
 	r.pass.Leave()
 	res, err = rc.wait()
-	if r.lazy {
+	if r.single != nil && r.single.Lazy() {
 		r.s.w.eng.LazySaved(len(r.a.intent.Rec.Displaced))
 	}
 	if err == nil && !res.DryRun {
@@ -647,17 +542,6 @@ func (w *Workspace) unchanged(t *target, obs *observation, when string) error {
 	return e
 }
 
-// keepLeftover saves what another program wrote into our new file while it
-// was briefly in place, before the swap was undone, and names the version in
-// the STALE_FILE error.
-func (w *Workspace) keepLeftover(t *target, session string, data []byte, err error) {
-	v := w.eng.KeepDisplaced(t, session, data)
-	var e *Error
-	if errors.As(err, &e) {
-		e.Details["recovered_version"] = v
-	}
-}
-
 func encodingToRemember(remembered, used string) string {
 	if remembered != "" || (used != "utf-8" && used != "") {
 		return used
@@ -672,18 +556,6 @@ func (w *Workspace) makeParent(t *target) error {
 		return parentError(t.Path, err)
 	}
 	return nil
-}
-
-// commit replaces, creates or removes the target (engine.Engine.Commit)
-// as pl says, and turns a failed swap's error into the caller's.
-func (w *Workspace) commit(ctx context.Context, t *target, obs *observation, pl *plan, tmp string, ready func() error, held bool) (atomicfile.Result, error) {
-	ch := &engine.Change{Data: pl.data, Remove: pl.remove, Mode: pl.mode, ExactMode: pl.exactMode,
-		Held: pl.held, Unhold: pl.unhold, Pass: pl.pass, Arrive: pl.arrive}
-	r, err := w.eng.Commit(ctx, t, obs, ch, tmp, ready, held)
-	if err != nil {
-		return r, w.commitError(t, obs, err)
-	}
-	return r, nil
 }
 
 // unifiedDiff returns a unified diff between two texts, labelled with p.

@@ -99,10 +99,6 @@ func (w *Workspace) commitError(t *target, obs *observation, err error) error {
 		e.Err = err
 		return e
 	}
-	var e *Error
-	if errors.As(err, &e) {
-		return err // from ready
-	}
 	return ioError(t.Path, err)
 }
 
@@ -173,4 +169,30 @@ func (w *Workspace) commitTxError(files []*txFile, err error) error {
 	ee.Details["file"] = f.t.Path
 	ee.Details["undone"] = se.I
 	return ee
+}
+
+// singleError is the caller's error for a single file's change that the
+// engine's steps 5-7 stopped (engine.Single.Swap): the sweep of a dead
+// writer's temporary file, history, or the swap (commitError). leftover
+// names the history version that keeps what another program wrote into
+// the new file before the swap was undone, if any.
+func (w *Workspace) singleError(t *target, obs *observation, p string, err error, leftover string) error {
+	var (
+		se *engine.SweepError
+		he *engine.HistoryError
+	)
+	switch {
+	case errors.As(err, &se):
+		e := ioError(p, se.Err)
+		e.Details["step"] = "sweep temp"
+		return e
+	case errors.As(err, &he):
+		return historyFailed(p, he.Err)
+	}
+	err = w.commitError(t, obs, err)
+	var e *Error
+	if leftover != "" && errors.As(err, &e) {
+		e.Details["recovered_version"] = leftover
+	}
+	return err
 }

@@ -2,7 +2,8 @@
 // nothing of a session: how a change reaches its file (Target, Observe),
 // the locks that order changes (file stripes, a directory's commit lock),
 // the temporary names of new contents, a large file held under a lease,
-// the swap of a single file (Commit), a transaction's steps (CommitTx),
+// a single file's change from its snapshot to its swap (Snapshot,
+// Single.Swap, Commit), a transaction's steps (CommitTx),
 // its journal, its rollback and its recovery at Open (RecoverTx), a
 // move's rename (Move), a change's intent and its outcome record in the
 // ledger (WriteIntent, WriteOutcome), the files a swap takes off their

@@ -18,6 +18,7 @@ import (
 
 	"github.com/editguard/editguard/internal/atomicfile"
 	"github.com/editguard/editguard/internal/filelock"
+	"github.com/editguard/editguard/internal/groupcommit"
 	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/ledger"
 	"github.com/editguard/editguard/internal/statedir"
@@ -595,5 +596,53 @@ func TestCommitTxSwapFails(t *testing.T) {
 		if left, _ := filepath.Glob(filepath.Join(dir, "."+p+"*")); len(left) != 0 {
 			t.Errorf("temporary files left: %v", left)
 		}
+	}
+}
+
+// A single file's change: its snapshot writes the intent and keeps what
+// it displaces in history, and its swap puts the new content in place;
+// a file replaced by another program since it was observed is left as it
+// is, and nothing is kept for the change.
+func TestSingle(t *testing.T) {
+	e, dir := testEngine(t, "k", 1<<20, time.Second)
+	var gate groupcommit.Gate
+	write(t, filepath.Join(dir, "a.txt"), "old")
+	change := func(content string, meddle func()) (Swapped, *Single, error) {
+		tg := openTarget(t, e, "a.txt")
+		obs, err := e.Observe(tg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		meddle()
+		pass := gate.Enter()
+		defer pass.Leave()
+		s := e.Snapshot(tg, obs, &Change{Data: []byte(content)}, ledger.Record{Session: "s", Tool: "write_file", Path: "a.txt"},
+			sum([]byte(content)), "write_file", "s", gate.Quiet())
+		defer s.Finish()
+		sw, err := s.Swap(context.Background(), "s", pass)
+		return sw, s, err
+	}
+	sw, s, err := change("new", func() {})
+	if err != nil || sw.Strategy == "" || sw.Version == "" || s.Intent().Seq == 0 {
+		t.Fatalf("Swap = %+v, %v (intent %d); want a swap, a version and an intent", sw, err, s.Intent().Seq)
+	}
+	if got := holds(t, filepath.Join(dir, "a.txt")); got != "new" {
+		t.Errorf("a.txt holds %q after the change", got)
+	}
+	if _, data, err := e.cfg.Hist.Load("a.txt", sw.Version); err != nil || string(data) != "old" {
+		t.Errorf("history's %s = %q, %v; want the displaced content", sw.Version, data, err)
+	}
+	sw, _, err = change("mine", func() {
+		other := filepath.Join(dir, "other")
+		write(t, other, "theirs")
+		if err := os.Rename(other, filepath.Join(dir, "a.txt")); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if !errors.Is(err, ErrReplaced) || sw.Strategy != "" {
+		t.Fatalf("Swap over a replaced file = %+v, %v; want ErrReplaced before any swap", sw, err)
+	}
+	if got := holds(t, filepath.Join(dir, "a.txt")); got != "theirs" {
+		t.Errorf("a.txt holds %q: the other program's file was replaced", got)
 	}
 }

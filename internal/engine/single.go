@@ -1,0 +1,209 @@
+package engine
+
+import (
+	"context"
+	"errors"
+
+	"github.com/editguard/editguard/internal/atomicfile"
+	"github.com/editguard/editguard/internal/groupcommit"
+	"github.com/editguard/editguard/internal/history"
+	"github.com/editguard/editguard/internal/ledger"
+)
+
+// A single file's change from its snapshot to its swap, steps 4-7 of the
+// protocol (docs/ARCHITECTURE.md §2.1); the root package runs the steps
+// before them (resolve, lock, check, plan, approve) and after them (the
+// session's baseline follows, the outcome record):
+//
+//  4. Snapshot: the change's intent goes to the ledger, and what it
+//     displaces to history. With the intent durable before the swap,
+//     every change that reaches the disk is in the ledger, and the
+//     outcome's fsync need not come before the reply (outcome.go).
+//     Guarantee 4: what is displaced goes to history, durably, before the
+//     file changes. The history's writes and fsyncs run while the new
+//     content is written and fsynced under its temporary name (5), and
+//     the swap (6) waits for both (ready): neither fsync orders the
+//     other, so overlapping them takes nothing from either guarantee.
+//     When the intent carries the displaced bytes, the history's index
+//     line for them is not fsynced (lazy): the intent's fsync makes the
+//     bytes durable, and the line is made durable later (histsync.go). A
+//     large file being replaced is linked into history instead of
+//     copied, when it can be held (held.go).
+//  5-7. Swap: the new content under its temporary name, the swap and the
+//     directory's fsync (Commit). Once the new bytes are in place the
+//     change is committed, and what fails after is reported alongside,
+//     not as the change's error.
+//
+// Finish, on every path, waits for the history's save and settles a held
+// file, so that no return leaves either running.
+
+// Single is one file's change between its snapshot and its outcome.
+type Single struct {
+	e      *Engine
+	t      *Target
+	obs    *Observation
+	ch     *Change
+	intent *Intent
+	lazy   bool // history saves the displaced bytes lazily
+
+	// The history's save of the displaced bytes, which runs while the new
+	// content is written, and the file held for it.
+	saved   chan error
+	waited  bool
+	version history.Version
+	histErr error // a *HistoryError
+	held    *atomicfile.Held
+	linked  bool
+	settled bool
+}
+
+// A HistoryError is the failure to make what a change displaces durable
+// in history; nothing was changed.
+type HistoryError struct{ Err error }
+
+func (e *HistoryError) Error() string { return e.Err.Error() }
+func (e *HistoryError) Unwrap() error { return e.Err }
+
+// A SweepError is the failure to sweep what a dead writer left under the
+// change's temporary name (SweepTemp); nothing was changed.
+type SweepError struct{ Err error }
+
+func (e *SweepError) Error() string { return e.Err.Error() }
+func (e *SweepError) Unwrap() error { return e.Err }
+
+// Snapshot is step 4 for the change ch of the file observed as obs at t,
+// whose intent rec describes, leaving content whose SHA-256 is after; the
+// history's version is saved under op and session. quiet says no batch
+// waits at the gate to share the intent's fsync, which then starts at
+// once. The caller holds the file's lock.
+func (e *Engine) Snapshot(t *Target, obs *Observation, ch *Change, rec ledger.Record, after, op, session string, quiet bool) *Single {
+	s := &Single{e: e, t: t, obs: obs, ch: ch}
+	s.intent, s.lazy = e.WriteIntent(rec, after, obs)
+	if quiet {
+		s.intent.Begin()
+	}
+	meta := history.Meta{Op: op, Session: session, Intent: s.intent.Seq, Lazy: s.lazy}
+	s.held = e.Hold(t, obs, ch.Remove, &meta, s.intent.Durable)
+	ch.Held = s.held
+	meta.Linked = func() { s.linked = true }
+	s.saved = make(chan error, 1)
+	go func() {
+		v, err := e.cfg.Hist.Save(t.Resolved, obs.Data, !obs.Stat.Exists, obs.Sum, meta)
+		s.version = v
+		s.saved <- err
+	}()
+	return s
+}
+
+// Intent is the change's intent.
+func (s *Single) Intent() *Intent { return s.intent }
+
+// Lazy reports whether history saved the displaced bytes lazily.
+func (s *Single) Lazy() bool { return s.lazy }
+
+// historyDurable waits for the history's save, once.
+func (s *Single) historyDurable() error {
+	if !s.waited {
+		err := <-s.saved
+		s.waited = true
+		if err != nil {
+			s.histErr = &HistoryError{Err: err}
+		}
+	}
+	return s.histErr
+}
+
+// settle makes a history object linked to the held file a copy unless no
+// other name can change it (held.go), once.
+func (s *Single) settle() error {
+	if s.settled {
+		return nil
+	}
+	s.settled = true
+	return s.e.SettleHeld(s.t, s.obs, s.held, s.linked)
+}
+
+// Finish waits for the history's save and settles a held file, if the
+// change stopped before Swap did.
+func (s *Single) Finish() {
+	if s == nil {
+		return
+	}
+	s.historyDurable()
+	s.settle()
+}
+
+// ready is called just before the swap: what the change displaces is
+// durable in history, or carried by a durable intent. It starts the
+// intent's fsync as the change passes the gate, just before the new
+// content's, so that a batch's intents share one.
+func (s *Single) ready() error {
+	s.ch.Arrive() // a removal has no new content to fsync
+	if err := s.historyDurable(); err != nil {
+		return err
+	}
+	if !s.intent.Durable() && s.lazy {
+		// The intent is not durable, so neither are the bytes it
+		// carries: the line must be.
+		if err := s.e.cfg.Hist.SyncIndex(s.t.Resolved); err != nil {
+			s.histErr = &HistoryError{Err: err}
+			return s.histErr
+		}
+	}
+	return nil
+}
+
+// Swapped is what a swap did besides its error.
+type Swapped struct {
+	atomicfile.Result
+	// Version is the history version that keeps what the change
+	// displaced, or "" if it could not be made durable.
+	Version string
+	// SettleErr is the failure to settle a held file: history's version
+	// may change with the file.
+	SettleErr error
+	// Leftover is the history version that keeps what another program
+	// wrote into the new file while it was briefly in place, before the
+	// swap was undone (atomicfile.RaceError), and Kept the one that keeps
+	// bytes another program wrote into the displaced file.
+	Leftover, Kept string
+}
+
+// Swap is steps 5-7, passing the gate with pass. An error with a
+// Strategy in the result came after the new bytes were put in place: the
+// change is committed. A failure before is a *SweepError, a
+// *HistoryError, or Commit's.
+func (s *Single) Swap(ctx context.Context, session string, pass *groupcommit.Pass) (Swapped, error) {
+	e, t, ch := s.e, s.t, s.ch
+	var sw Swapped
+	tmp, err := e.SweepTemp(t, session)
+	if err != nil {
+		return sw, &SweepError{Err: err}
+	}
+	ch.Pass = pass
+	ch.Arrive = func() {
+		pass.Arrive()
+		s.intent.Begin()
+	}
+	if s.held != nil {
+		ch.Unhold = func() { e.Unhold(t, s.obs, s.held, s.linked) }
+	}
+	sw.Result, err = e.Commit(ctx, t, s.obs, ch, tmp, s.ready, false)
+	if herr := s.historyDurable(); herr == nil {
+		sw.Version = s.version.ID
+	} else if err == nil {
+		// Commit calls ready before it changes anything.
+		err = herr
+	}
+	if serr := s.settle(); serr != nil && (err == nil || sw.Strategy != "") {
+		sw.SettleErr = serr
+	}
+	var re *atomicfile.RaceError
+	if errors.As(err, &re) && len(re.Leftover) > 0 {
+		sw.Leftover = e.KeepDisplaced(t, session, re.Leftover)
+	}
+	if (err == nil || sw.Strategy != "") && len(sw.Displaced) > 0 {
+		sw.Kept = e.KeepDisplaced(t, session, sw.Displaced)
+	}
+	return sw, err
+}
