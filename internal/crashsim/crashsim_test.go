@@ -256,3 +256,36 @@ func TestSyncAllIsABarrier(t *testing.T) {
 		t.Errorf("%d states; want the unsynced write's ways too", n)
 	}
 }
+
+// A close split by another thread's calls gives its descriptor up where it
+// begins: a file another thread opens under the same number meanwhile is
+// written through it, though the close's end is logged after.
+func TestParseStraceCloseAtItsStart(t *testing.T) {
+	log := `20 close(8<\x2f\x72\x2f\x61> <unfinished ...>
+21 openat(5<\x2f\x72>, "\x62", O_WRONLY|O_CREAT|O_APPEND|O_CLOEXEC, 0600) = 8<\x2f\x72\x2f\x62>
+21 write(8<\x2f\x72\x2f\x62>, "\x78", 1) = 1
+20 <... close resumed>) = 0
+`
+	calls, err := ParseStrace(strings.NewReader(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range calls {
+		names = append(names, c.Name)
+	}
+	if got, want := strings.Join(names, " "), "close openat write"; got != want {
+		t.Fatalf("calls = %q, want %q", got, want)
+	}
+	if c := calls[0]; c.PID != 20 || c.Args[0].FD != 8 {
+		t.Errorf("close = %+v", c)
+	}
+	initial := &FS{Dirs: map[string]bool{".": true}, Files: map[string]int{"a": 1}, Data: map[int][]byte{1: []byte("old")}}
+	ops, err := Replay(calls, "/r", initial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs := Apply(initial, ops); string(must(fs.File("b"))) != "x" {
+		t.Errorf("b = %q after the replay", must(fs.File("b")))
+	}
+}

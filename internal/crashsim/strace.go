@@ -45,9 +45,12 @@ type Arg struct {
 
 var lineRE = regexp.MustCompile(`^(\d+) +(\w+)\((.*)\) += (-?\d+)(<[^>]*>)?(?: (E\w+))?`)
 
+var closeRE = regexp.MustCompile(`^(\d+) +close\((.*)$`)
+
 // ParseStrace reads an strace log. Calls split by another thread's call
-// (<unfinished ...> and <... resumed>) are joined; signals, exits and
-// lines it does not understand are skipped.
+// (<unfinished ...> and <... resumed>) are joined, in the place of their
+// end, but for a close, which takes effect where it begins; signals,
+// exits and lines it does not understand are skipped.
 func ParseStrace(r io.Reader) ([]Syscall, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<28)
@@ -57,6 +60,16 @@ func ParseStrace(r io.Reader) ([]Syscall, error) {
 		line := sc.Text()
 		if i := strings.Index(line, " <unfinished ...>"); i >= 0 {
 			pid, _, _ := strings.Cut(line, " ")
+			if m := closeRE.FindStringSubmatch(line[:i]); m != nil {
+				// close gives its descriptor's number up as it begins:
+				// another thread may open a file under that number, and
+				// write to it, before the close's end is logged. Its
+				// resumed line is skipped.
+				n, _ := strconv.Atoi(m[1])
+				out = append(out, Syscall{PID: n, Name: "close", Args: []Arg{parseArg(m[2])}})
+				unfinished[pid] = ""
+				continue
+			}
 			unfinished[pid] = line[:i]
 			continue
 		}
