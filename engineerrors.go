@@ -80,16 +80,9 @@ func (w *Workspace) commitError(t *target, obs *observation, err error) error {
 	case errors.Is(err, engine.ErrReplaced):
 		return w.unchanged(t, obs, "before it was replaced")
 	case errors.Is(err, atomicfile.ErrExist):
-		now, _ := w.observe(t)
-		if now == nil {
-			now = &observation{}
-		}
-		return stale(t.Path, ReasonCreated, now)
+		return stale(t.Path, ReasonCreated, w.holdsNow(t))
 	case errors.Is(err, atomicfile.ErrRaced):
-		now, _ := w.observe(t)
-		if now == nil {
-			now = &observation{}
-		}
+		now := w.holdsNow(t)
 		reason := ReasonModified
 		if !now.Stat.Exists {
 			reason = ReasonDeleted
@@ -106,18 +99,12 @@ func (w *Workspace) commitError(t *target, obs *observation, err error) error {
 func (w *Workspace) moveError(ts, td *target, err error) error {
 	switch {
 	case errors.Is(err, atomicfile.ErrExist):
-		now, _ := w.observe(td)
-		if now == nil {
-			now = &observation{}
-		}
+		now := w.holdsNow(td)
 		e := stale(td.Path, ReasonCreated, now)
 		e.Message = "the destination was created by another program during the move; nothing was moved"
 		return e
 	case errors.Is(err, atomicfile.ErrRaced):
-		now, _ := w.observe(ts)
-		if now == nil {
-			now = &observation{}
-		}
+		now := w.holdsNow(ts)
 		e := stale(ts.Path, ReasonModified, now)
 		e.Message = "a file was changed by another program during the move; nothing was moved"
 		e.Err = err
@@ -195,4 +182,14 @@ func (w *Workspace) singleError(t *target, obs *observation, p string, err error
 		e.Details["recovered_version"] = leftover
 	}
 	return err
+}
+
+// holdsNow is what t holds now, for a STALE_FILE error: an empty
+// observation if it cannot be read.
+func (w *Workspace) holdsNow(t *target) *observation {
+	now, _ := w.observe(t)
+	if now == nil {
+		now = &observation{}
+	}
+	return now
 }

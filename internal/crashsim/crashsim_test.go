@@ -86,11 +86,7 @@ func TestParseStrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var names []string
-	for _, c := range calls {
-		names = append(names, c.Name)
-	}
-	if got, want := strings.Join(names, " "), "openat fsync write renameat2 unlinkat"; got != want {
+	if got, want := callNames(calls), "openat fsync write renameat2 unlinkat"; got != want {
 		t.Fatalf("calls = %q, want %q", got, want)
 	}
 	if c := calls[0]; c.Path != "/r/.a.tmp" || c.Args[0].Path != "/r" || string(c.Args[1].Str) != ".a.tmp" || c.Ret != 8 {
@@ -270,11 +266,7 @@ func TestParseStraceCloseAtItsStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var names []string
-	for _, c := range calls {
-		names = append(names, c.Name)
-	}
-	if got, want := strings.Join(names, " "), "close openat write"; got != want {
+	if got, want := callNames(calls), "close openat write"; got != want {
 		t.Fatalf("calls = %q, want %q", got, want)
 	}
 	if c := calls[0]; c.PID != 20 || c.Args[0].FD != 8 {
@@ -288,4 +280,13 @@ func TestParseStraceCloseAtItsStart(t *testing.T) {
 	if fs := Apply(initial, ops); string(must(fs.File("b"))) != "x" {
 		t.Errorf("b = %q after the replay", must(fs.File("b")))
 	}
+}
+
+// callNames is the names of calls, in order, separated by spaces.
+func callNames(calls []Syscall) string {
+	var names []string
+	for _, c := range calls {
+		names = append(names, c.Name)
+	}
+	return strings.Join(names, " ")
 }
