@@ -89,8 +89,8 @@ type moveRun struct {
 	args     any
 	a        *attempt // the source's record
 	res      *Result
-	// Once the move is under way: the source's side, for its record, and
-	// the destination's record.
+	// Once the intents are written: the destination's record; and once
+	// the file is moved, the source's side, for its record.
 	srcRes *Result
 	dstRec *attempt
 }
@@ -161,9 +161,8 @@ func (m *moveRun) intents() error {
 	m.a.intent = s.w.eng.SavedIntent(m.a.rec, "")
 	m.dstRec.intent = s.w.eng.SavedIntent(m.dstRec.rec, m.src.obs.Sum)
 	if !m.dstRec.intent.Durable() {
-		ierr := m.dstRec.intent.Err()
-		m.srcRes, m.dstRec = nil, nil
-		return ioError(m.src.t.Path, ierr)
+		m.srcRes = nil
+		return ioError(m.src.t.Path, m.dstRec.intent.Err())
 	}
 	return nil
 }
@@ -175,7 +174,7 @@ func (m *moveRun) move() error {
 	ar, kept, err := s.w.eng.Move(ts, td, m.src.obs, m.dst.obs, s.name)
 	if err != nil {
 		if ar.Strategy == "" {
-			m.srcRes, m.dstRec = nil, nil
+			m.srcRes = nil
 			return s.w.moveError(ts, td, err)
 		}
 		res.warn("the file was moved, but %v", err)
@@ -206,13 +205,18 @@ func (m *moveRun) follow() {
 	}
 }
 
-// finish writes the records, one for each name once the move is under
-// way: the source's displaced content and the destination's, each with
-// its history version; then lets the locks go.
+// finish writes the records, one for each name once its intent is
+// written: the source's displaced content and the destination's, each
+// with its history version, or the error of a move that stopped after its
+// intents, so that neither intent is left without its outcome; then lets
+// the locks go.
 func (m *moveRun) finish(res *Result, err error) (*Result, error) {
 	w := m.cs.s.w
 	if err != nil || res == nil || res.DryRun {
 		res, err = w.finish(m.a, res, err)
+		if m.dstRec != nil && err != nil {
+			w.finish(m.dstRec, nil, err)
+		}
 	} else {
 		w.finish(m.a, m.srcRes, nil)
 		res, err = w.finish(m.dstRec, res, nil)
