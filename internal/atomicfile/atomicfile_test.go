@@ -368,3 +368,60 @@ func TestReadWaitsForHeldFile(t *testing.T) {
 		t.Errorf("ReadFile() = %q, %v; want the file once released", data, err)
 	}
 }
+
+// A file system that refuses RENAME_EXCHANGE sends its later commits
+// straight to rename; commits on another file system keep exchanging, and
+// verifying what they displace.
+func TestExchangeRefusedOnOneFileSystem(t *testing.T) {
+	other, err := os.MkdirTemp("/dev/shm", "atomicfile-")
+	if err != nil {
+		t.Skipf("no second file system to test on: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(other) })
+	var a, b syscall.Stat_t
+	d, dir := openDir(t)
+	if syscall.Stat(dir, &a) != nil || syscall.Stat(other, &b) != nil || a.Dev == b.Dev {
+		t.Skipf("%s and %s are on one file system", dir, other)
+	}
+	t.Cleanup(func() {
+		noExchangeMu.Lock()
+		noExchangeOn = nil
+		noExchangeAny.Store(false)
+		noExchangeMu.Unlock()
+	})
+	f, err := os.Open(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	e := NewDir(f)
+	refused := 0
+	d.SetHook(func(c *Call) error {
+		if c.Op == "renameat2" && c.Flags&renameExchange != 0 {
+			refused++
+			return syscall.EINVAL
+		}
+		return nil
+	})
+	replace := func(d *Dir, root string) string {
+		t.Helper()
+		p := filepath.Join(root, "f.txt")
+		if err := os.WriteFile(p, []byte("old"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res, err := d.Replace("f.txt", []byte("new"), sum([]byte("old")), Options{UID: -1, GID: -1})
+		if got, _ := os.ReadFile(p); err != nil || string(got) != "new" {
+			t.Fatalf("Replace = %+v, %v; the file holds %q", res, err, got)
+		}
+		return res.Strategy
+	}
+	if s := replace(d, dir); s != Rename || refused != 1 {
+		t.Fatalf("a refused exchange: strategy %q after %d refusals, want %q after 1", s, refused, Rename)
+	}
+	if s := replace(d, dir); s != Rename || refused != 1 {
+		t.Errorf("the file system that refused: strategy %q, %d refusals; want %q without trying again", s, refused, Rename)
+	}
+	if s := replace(e, other); s != Exchange {
+		t.Errorf("another file system: strategy %q, want %q", s, Exchange)
+	}
+}

@@ -1,6 +1,7 @@
 package atomicfile
 
 import (
+	"sync"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
@@ -24,9 +25,53 @@ func syncfs(fd int) error { return unix.Syncfs(fd) }
 // for the fsyncs of files written before it began.
 const FileSystemSync = true
 
-// noExchange is set once the file system or kernel has refused
-// RENAME_EXCHANGE (EINVAL, ENOSYS), so later commits go straight to rename.
-var noExchange atomic.Bool
+// Where RENAME_EXCHANGE was refused, later commits go straight to rename:
+// everywhere once the kernel has refused renameat2 itself (ENOSYS,
+// noExchange); on one file system once it has refused the flag (EINVAL,
+// ENOTSUP: noExchangeOn, by device), so that a workspace's other file
+// systems keep the exchange and its verification. A commit looks its
+// directory's device up only once some file system has refused.
+var (
+	noExchange    atomic.Bool
+	noExchangeAny atomic.Bool
+	noExchangeMu  sync.Mutex
+	noExchangeOn  map[uint64]bool
+)
+
+// exchangeRefused reports whether RENAME_EXCHANGE was refused for d's file
+// system.
+func (d *Dir) exchangeRefused() bool {
+	if noExchange.Load() {
+		return true
+	}
+	if !noExchangeAny.Load() {
+		return false
+	}
+	var st unix.Stat_t
+	if unix.Fstat(d.fd, &st) != nil {
+		return false // the exchange itself will say
+	}
+	noExchangeMu.Lock()
+	defer noExchangeMu.Unlock()
+	return noExchangeOn[uint64(st.Dev)]
+}
+
+// refuseExchange remembers that RENAME_EXCHANGE was refused with err for
+// d's file system, or for every one (ENOSYS, or d's device unknown).
+func (d *Dir) refuseExchange(err error) {
+	var st unix.Stat_t
+	if err == unix.ENOSYS || unix.Fstat(d.fd, &st) != nil {
+		noExchange.Store(true)
+		return
+	}
+	noExchangeMu.Lock()
+	defer noExchangeMu.Unlock()
+	if noExchangeOn == nil {
+		noExchangeOn = map[uint64]bool{}
+	}
+	noExchangeOn[uint64(st.Dev)] = true
+	noExchangeAny.Store(true)
+}
 
 // swap puts tmp in place of name. With RENAME_EXCHANGE both names survive the
 // call, so the displaced file can be hashed; it is returned open, verified. If
@@ -35,7 +80,7 @@ var noExchange atomic.Bool
 // and our new file, with anything written into it meanwhile, is removed
 // (see undone).
 func (d *Dir) swap(tmp, name, want string, expect []byte, held *Held, data []byte, park *Dir) (string, *verified, error) {
-	if !noExchange.Load() {
+	if !d.exchangeRefused() {
 		err := sys.renameat2(d.hook, d.fd, tmp, d.fd, name, unix.RENAME_EXCHANGE)
 		switch err {
 		case nil:
@@ -62,7 +107,7 @@ func (d *Dir) swap(tmp, name, want string, expect []byte, held *Held, data []byt
 			}
 			return "", nil, rerr
 		case unix.EINVAL, unix.ENOSYS, unix.ENOTSUP:
-			noExchange.Store(true)
+			d.refuseExchange(err)
 		case unix.ENOENT:
 			sys.unlinkat(d.hook, d.fd, tmp, 0)
 			return "", nil, ErrRaced // the target vanished after it was verified
