@@ -410,7 +410,7 @@ func (r *commitRun) makeParent() error {
 func (r *commitRun) snapshot() {
 	w, pl := r.s.w, r.pl
 	ch := &engine.Change{Data: pl.data, Remove: pl.remove, Mode: pl.mode, ExactMode: pl.exactMode}
-	r.single = w.eng.Snapshot(r.t, r.obs, ch, r.a.rec, r.res.SHA256, r.c.tool, r.s.name, w.gate.Quiet())
+	r.single = w.eng.Snapshot(r.t, r.obs, ch, r.a.rec, r.res.SHA256, r.c.tool, r.s.name, w.gate.Quiet)
 	r.a.intent = r.single.Intent()
 }
 

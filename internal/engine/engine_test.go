@@ -617,7 +617,7 @@ func TestSingle(t *testing.T) {
 		pass := gate.Enter()
 		defer pass.Leave()
 		s := e.Snapshot(tg, obs, &Change{Data: []byte(content)}, ledger.Record{Session: "s", Tool: "write_file", Path: "a.txt"},
-			sum([]byte(content)), "write_file", "s", gate.Quiet())
+			sum([]byte(content)), "write_file", "s", gate.Quiet)
 		defer s.Finish()
 		sw, err := s.Swap(context.Background(), "s", pass)
 		return sw, s, err

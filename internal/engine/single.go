@@ -73,13 +73,16 @@ func (e *SweepError) Unwrap() error { return e.Err }
 
 // Snapshot is step 4 for the change ch of the file observed as obs at t,
 // whose intent rec describes, leaving content whose SHA-256 is after; the
-// history's version is saved under op and session. quiet says no batch
-// waits at the gate to share the intent's fsync, which then starts at
-// once. The caller holds the file's lock.
-func (e *Engine) Snapshot(t *Target, obs *Observation, ch *Change, rec ledger.Record, after, op, session string, quiet bool) *Single {
+// history's version is saved under op and session. quiet, asked once the
+// intent is written, says whether no batch waits at the gate to share the
+// intent's fsync, which then starts at once. The caller holds the file's
+// lock.
+func (e *Engine) Snapshot(t *Target, obs *Observation, ch *Change, rec ledger.Record, after, op, session string, quiet func() bool) *Single {
 	s := &Single{e: e, t: t, obs: obs, ch: ch}
 	s.intent, s.lazy = e.WriteIntent(rec, after, obs)
-	if quiet {
+	if quiet() {
+		// No batch to share its fsync with: it starts now, alongside the
+		// writing of the new content.
 		s.intent.Begin()
 	}
 	meta := history.Meta{Op: op, Session: session, Intent: s.intent.Seq, Lazy: s.lazy}
