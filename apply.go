@@ -198,19 +198,6 @@ func (s *Session) resolvePatch(cs *changeSet, ops []patch.FileOp, res *PatchResu
 	return nil
 }
 
-// txFDs returns the descriptors of the file systems a transaction of
-// files writes to: each file's directory and the history's.
-func txFDs(w *Workspace, files []*txFile) []int {
-	fds := []int{int(w.histDir.File().Fd())}
-	for _, f := range files {
-		if f.t.Dir == nil {
-			return nil // a directory still to be made: fsync each file
-		}
-		fds = append(fds, f.t.Dir.Fd())
-	}
-	return fds
-}
-
 // commitTx commits a checked transaction: what each name holds goes to
 // history, then the engine puts the new contents in place
 // (engine.Engine.CommitTx: temporary files and history lines made durable
@@ -220,7 +207,6 @@ func txFDs(w *Workspace, files []*txFile) []int {
 // caller holds every file's lock.
 func (s *Session) commitTx(a *attempt, op string, cs *changeSet, res *PatchResult) error {
 	files := cs.files
-	bulk := !engine.OneByOne(len(files), txFDs(s.w, files)...)
 	histPaths, err := cs.saveVersions(op)
 	if err != nil {
 		return err
@@ -233,7 +219,7 @@ func (s *Session) commitTx(a *attempt, op string, cs *changeSet, res *PatchResul
 		tx[i] = &engine.TxFile{T: f.t, Obs: f.obs, Data: f.data, Remove: f.remove}
 	}
 	j := journalFor(res.TxID, op, s.name, files)
-	settled, err := s.w.eng.CommitTx(tx, j, histPaths, s.name, opPatchUndone, bulk)
+	settled, err := s.w.eng.CommitTx(tx, j, histPaths, s.name, opPatchUndone)
 	if err != nil {
 		return s.w.commitTxError(files, err)
 	}

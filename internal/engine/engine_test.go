@@ -577,7 +577,7 @@ func TestCommitTxSwapFails(t *testing.T) {
 		j.Files = append(j.Files, JournalFile{Path: p, BeforeExists: true, BeforeSHA256: obs.Sum, Version: v.ID,
 			AfterExists: true, AfterSHA256: sum([]byte(after))})
 	}
-	_, err := e.CommitTx(files, j, paths, "s", "apply_patch_undone", false)
+	_, err := e.CommitTx(files, j, paths, "s", "apply_patch_undone")
 	var se *SwapError
 	if !errors.As(err, &se) || se.I != 1 || se.RollBack != nil {
 		t.Fatalf("CommitTx = %v; want a SwapError at file 1, rolled back", err)

@@ -36,13 +36,15 @@ import (
 // the locks of every file and directory (LockTx), which the caller holds:
 // histPaths are the paths whose history index lines step 2 makes durable
 // with the temporary files, j is the transaction's journal (written with
-// the ledger's end and its MAC), bulk says whether to sync whole file
-// systems (OneByOne). settled are the warnings of step 5-6's failures
+// the ledger's end and its MAC). Past FsyncObjects files whole file
+// systems are synced where syncfs may stand in for the files' fsyncs
+// (OneByOne, txFDs). settled are the warnings of step 5-6's failures
 // (*PathError), since the changes are made. An error before the swaps
 // changed nothing: a *PathError, or a *JournalError. An error at a swap is
 // a *SwapError, once the files swapped before it are put back under
 // session and undoOp.
-func (e *Engine) CommitTx(files []*TxFile, j *Journal, histPaths []string, session, undoOp string, bulk bool) (settled []error, err error) {
+func (e *Engine) CommitTx(files []*TxFile, j *Journal, histPaths []string, session, undoOp string) (settled []error, err error) {
+	bulk := !OneByOne(len(files), e.txFDs(files)...)
 	st, err := e.stage(files, session, bulk)
 	if err != nil {
 		return nil, err
@@ -62,6 +64,20 @@ func (e *Engine) CommitTx(files []*TxFile, j *Journal, histPaths []string, sessi
 		}
 	}
 	return st.settle(session), nil
+}
+
+// txFDs returns the descriptors of the file systems a transaction of
+// files writes to: each file's directory and the history's; none if a
+// directory is not open, which makes OneByOne fsync each file.
+func (e *Engine) txFDs(files []*TxFile) []int {
+	fds := []int{e.histFD()}
+	for _, f := range files {
+		if f.T.Dir == nil {
+			return nil
+		}
+		fds = append(fds, f.T.Dir.Fd())
+	}
+	return fds
 }
 
 // A JournalError is the failure to write a transaction's journal, which
