@@ -5,7 +5,6 @@ import (
 	"errors"
 	"slices"
 
-	"github.com/editguard/editguard/internal/engine"
 	"github.com/editguard/editguard/internal/filelock"
 	"github.com/editguard/editguard/internal/history"
 )
@@ -105,24 +104,15 @@ func (cs *changeSet) approve(ctx context.Context, a *attempt, preview func() *Pr
 
 // snapshot saves what each name holds (or that it does not exist) to
 // history, durably, before any file changes: guarantee 4. The versions'
-// index lines are written first and made durable together after: each
-// index file and their directory once, or, for more than engine.FsyncObjects
-// names where there is syncfs (oneByOne), the history's whole file system
-// in one syncfs, as a command's
-// records do (command.go). Contents kept as objects are durable as Save
-// writes them.
+// index lines are written first and made durable together after
+// (engine.Engine.SyncVersions). Contents kept as objects are durable as
+// Save writes them.
 func (cs *changeSet) snapshot(op string) error {
 	paths, err := cs.saveVersions(op)
 	if err != nil {
 		return err
 	}
-	w := cs.s.w
-	if !engine.OneByOne(len(paths), int(w.histDir.File().Fd())) {
-		err = engine.SyncFS(int(w.histDir.File().Fd()))
-	} else {
-		err = w.hist.SyncIndexes(paths)
-	}
-	if err != nil {
+	if err := cs.s.w.eng.SyncVersions(paths); err != nil {
 		return historyFailed(cs.files[0].t.Path, err)
 	}
 	return nil
