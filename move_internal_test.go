@@ -17,19 +17,7 @@ import (
 // to judge.
 func TestMoveRefusedAtRenameResolvesBothIntents(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("alpha\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	w, err := Open(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	s := w.NewSession("s")
-	if _, err := s.Read(ctx, "a.txt", nil); err != nil {
-		t.Fatal(err)
-	}
+	w, dir, s := openAfterRead(t, map[string]string{"a.txt": "alpha\n"})
 	setFaults(w, func(c *atomicfile.Call) error {
 		if (c.Op == "renameat2" || c.Op == "renameat") && c.Name == "a.txt" {
 			return errors.New("injected")
@@ -64,4 +52,29 @@ func TestMoveRefusedAtRenameResolvesBothIntents(t *testing.T) {
 	if open, err := w.led.Unresolved(0); err != nil || len(open) != 0 {
 		t.Errorf("unresolved intents after the move: %d, %v", len(open), err)
 	}
+}
+
+// openAfterRead writes files (name to content) into a new directory, opens
+// a workspace there, closed when the test ends, and reads each file in a
+// session "s".
+func openAfterRead(t *testing.T, files map[string]string) (*Workspace, string, *Session) {
+	t.Helper()
+	dir := t.TempDir()
+	for n, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	s := w.NewSession("s")
+	for n := range files {
+		if _, err := s.Read(context.Background(), n, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return w, dir, s
 }

@@ -17,23 +17,7 @@ import (
 // writes the records and removes it.
 func TestRollBackRecordFails(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	for _, n := range []string{"a.txt", "b.txt"} {
-		if err := os.WriteFile(filepath.Join(dir, n), []byte(n+" before\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	w, err := Open(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	s := w.NewSession("s")
-	for _, n := range []string{"a.txt", "b.txt"} {
-		if _, err := s.Read(ctx, n, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
+	w, dir, s := openAfterRead(t, map[string]string{"a.txt": "a.txt before\n", "b.txt": "b.txt before\n"})
 	patch := "*** Begin Patch\n*** Update File: a.txt\n@@\n-a.txt before\n+a.txt after\n*** Update File: b.txt\n@@\n-b.txt before\n+b.txt after\n*** End Patch\n"
 	res, err := s.ApplyPatch(ctx, patch, nil)
 	if err != nil {
