@@ -78,3 +78,28 @@ func openAfterRead(t *testing.T, files map[string]string) (*Workspace, string, *
 	}
 	return w, dir, s
 }
+
+// TestMoveVersionsNotSavedAgain reopens a workspace after moves whose
+// intents say what they displaced (a destination that did not exist, an
+// empty source): the catch-up at Open finds the versions the moves saved
+// before their intents, and saves none again.
+func TestMoveVersionsNotSavedAgain(t *testing.T) {
+	ctx := context.Background()
+	w, dir, s := openAfterRead(t, map[string]string{"a.txt": "alpha\n", "empty.txt": ""})
+	for _, m := range [][2]string{{"a.txt", "b.txt"}, {"empty.txt", "moved.txt"}} {
+		if _, err := s.Move(ctx, m[0], m[1], nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	w, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for _, p := range []string{"a.txt", "b.txt", "empty.txt", "moved.txt"} {
+		if vs, err := w.History(p); err != nil || len(vs) != 1 {
+			t.Errorf("%s: %d versions in history after a reopen (%v), want the move's one: %+v", p, len(vs), err, vs)
+		}
+	}
+}

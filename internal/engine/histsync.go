@@ -310,6 +310,8 @@ func (e *Engine) versionKept(in, out *ledger.Record, saved map[uint64]string) (k
 		}
 	} else if out.Outcome == "error" || out.Outcome == "dry_run" {
 		return true, false // nothing was changed
+	} else if e.savedBefore(in, out, absent) {
+		return true, false
 	}
 	// The change may have been made, and its version is not in history:
 	// a power cut took the line, or the writer died before writing it.
@@ -334,6 +336,20 @@ func (e *Engine) versionKept(in, out *ledger.Record, saved map[uint64]string) (k
 	_, err := e.cfg.Hist.Save(in.Path, content, false, sum,
 		history.Meta{Op: in.Tool, Session: in.Session, Intent: in.Seq})
 	return err == nil, false
+}
+
+// savedBefore reports whether the version out names is the one the
+// intent in's change saved durably before it wrote the intent (a move,
+// SavedIntent): a version of the same change, linked to no intent, with
+// the content, or the absence, the intent says it displaced. It is not
+// to be saved again.
+func (e *Engine) savedBefore(in, out *ledger.Record, absent bool) bool {
+	if out.HistoryVersion == "" {
+		return false
+	}
+	v, err := e.cfg.Hist.Get(in.Path, out.HistoryVersion)
+	return err == nil && v.Intent == 0 && v.Op == in.Tool && v.Session == in.Session &&
+		v.Absent == absent && (absent || v.SHA256 == in.SHA256Before)
 }
 
 // Lazy reports whether this process saved a version lazily: the
