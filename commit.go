@@ -38,9 +38,10 @@ import (
 //     committed change whose intent is durable is reported at once, and
 //     its outcome's fsync runs after; any other attempt waits for it.
 //
-// Steps 5-7 are package atomicfile's. Once step 6 has put the new bytes in
-// place, the change is reported as committed whatever fails later: the
-// ledger records it as ok and the result carries warnings.
+// Steps 4-7 are the engine's (internal/engine/single.go: Snapshot, then
+// Single.Swap), 5-7 through package atomicfile. Once step 6 has put the
+// new bytes in place, the change is reported as committed whatever fails
+// later: the ledger records it as ok and the result carries warnings.
 
 // Result describes a change, committed or (with DryRun) previewed.
 type Result struct {
@@ -481,13 +482,13 @@ func (r *commitRun) follow(ar atomicfile.Result) {
 }
 
 // finish ends the run at whatever step it stopped: no return leaves the
-// history's save running, the file held or a history object linked to
-// it. The outcome record is written under the file's lock, so that the
-// records of one file are in the order of its changes, and after the
-// directory's fsync, so that it never reaches the disk before the change
-// it records. Its fsync runs after the lock is released, shared with
+// history's save running, the file held or a history object linked to it
+// (engine.Single.Finish). The outcome record is written under the file's
+// lock, so that the records of one file are in the order of its changes,
+// and after the directory's fsync, so that it never reaches the disk
+// before the change it records. Its fsync runs after the lock is released, shared with
 // concurrent commits; a committed change whose intent is durable does not
-// wait for it (record.go).
+// wait for it (record.go, internal/engine/outcome.go).
 func (r *commitRun) finish(res *Result, err error) (*Result, error) {
 	r.single.Finish()
 	rc := r.s.w.record(r.a, res, err)
