@@ -29,12 +29,3 @@ func (w *Workspace) lockFile(ctx context.Context, t *target) (*filelock.Lock, er
 	}
 	return locks[0], nil
 }
-
-// lock takes the commit lock of t's directory (engine.Engine.LockDir).
-func (w *Workspace) lock(ctx context.Context, t *target) (*filelock.Lock, error) {
-	l, err := w.eng.LockDir(ctx, t)
-	if err != nil {
-		return nil, lockError(t.Path, err)
-	}
-	return l, nil
-}

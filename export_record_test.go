@@ -12,9 +12,6 @@ import (
 	"github.com/editguard/editguard/internal/ledger"
 )
 
-// TempName is the temporary name w uses for a target named name.
-func TempName(w *Workspace, name string) string { return w.eng.TempName(name) }
-
 // VersionContent returns the bytes of a history version of p.
 func VersionContent(w *Workspace, p, id string) ([]byte, error) {
 	resolved, err := w.resolve(p)

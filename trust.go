@@ -131,12 +131,6 @@ func (w *Workspace) mac(purpose string, data ...[]byte) string {
 	return hex.EncodeToString(w.derive(purpose, data...))
 }
 
-// macValid reports whether got is the MAC of data for purpose.
-func (w *Workspace) macValid(got, purpose string, data ...[]byte) bool {
-	want := w.mac(purpose, data...)
-	return hmac.Equal([]byte(got), []byte(want))
-}
-
 // ownerValid reads the owner stamp and, if it verifies, sets the
 // workspace's keys from it.
 func (w *Workspace) ownerValid() bool {
