@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/editguard/editguard/internal/atomicfile"
 	"github.com/editguard/editguard/internal/engine"
@@ -193,8 +192,6 @@ func checkName(p, name string) error {
 	switch {
 	case strings.IndexByte(p, 0) >= 0:
 		return newError(CodeInvalidArgument, p, "path contains a NUL byte", "", nil)
-	case !utf8.ValidString(p):
-		return newError(CodeInvalidArgument, p, "path is not valid UTF-8", "file names that are not UTF-8 cannot be addressed by the tools", nil)
 	case len(name) > 255:
 		return newError(CodeInvalidArgument, p, "a path element is longer than 255 bytes", "", nil)
 	}

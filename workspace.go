@@ -316,7 +316,7 @@ func (w *Workspace) resolve(p string) (string, error) {
 }
 
 // checkPathArg refuses, before any look at the disk, a caller's path p that
-// cannot name a file: empty, with a NUL byte, too long, or not UTF-8.
+// cannot name a file: empty, with a NUL byte, or too long.
 func checkPathArg(p string) error {
 	if p == "" {
 		return newError(CodeInvalidArgument, p, "path is empty", "pass a file path relative to the workspace root", nil)
@@ -329,11 +329,8 @@ func checkPathArg(p string) error {
 		// tens of thousands of elements would take minutes.
 		return newError(CodeInvalidArgument, p, fmt.Sprintf("path is %d bytes long; at most %d are accepted", len(p), maxPathLen), "", nil)
 	}
-	if !utf8.ValidString(p) {
-		// Tools speak JSON, whose strings are Unicode: such a name could
-		// only arrive mangled. Refused rather than guessed at.
-		return newError(CodeInvalidArgument, p, "path is not valid UTF-8", "file names that are not UTF-8 cannot be addressed by the tools", nil)
-	}
+	// A name need not be UTF-8: any byte string the file system allows
+	// is a name, and the ledger and history keep it byte for byte.
 	return nil
 }
 

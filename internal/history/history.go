@@ -77,6 +77,7 @@ import (
 	"time"
 
 	"github.com/editguard/editguard/internal/filelock"
+	"github.com/editguard/editguard/internal/rawpath"
 	"github.com/editguard/editguard/internal/statedir"
 )
 
@@ -132,16 +133,20 @@ type Meta struct {
 
 // Version is one displaced content of one file.
 type Version struct {
-	ID        string    `json:"version"` // "v000042": per-file sequence number, sortable, typeable
-	Time      time.Time `json:"time"`
-	Path      string    `json:"path"`
-	SHA256    string    `json:"sha256"` // "" when Absent
-	Size      int64     `json:"size_bytes"`
-	Absent    bool      `json:"absent,omitempty"` // the file did not exist
-	Op        string    `json:"op"`
-	Session   string    `json:"session,omitempty"`
-	LedgerSeq uint64    `json:"ledger_seq,omitempty"`
-	Intent    uint64    `json:"intent,omitempty"` // Meta.Intent
+	ID   string    `json:"version"` // "v000042": per-file sequence number, sortable, typeable
+	Time time.Time `json:"time"`
+	Path string    `json:"path"` // the exact bytes of the name
+	// PathHex is only in the index line: the name's bytes in hex when they
+	// are not valid UTF-8, beside Path's readable form (internal/rawpath).
+	// A decoded Version has it empty and Path exact.
+	PathHex   string `json:"path_hex,omitempty"`
+	SHA256    string `json:"sha256"` // "" when Absent
+	Size      int64  `json:"size_bytes"`
+	Absent    bool   `json:"absent,omitempty"` // the file did not exist
+	Op        string `json:"op"`
+	Session   string `json:"session,omitempty"`
+	LedgerSeq uint64 `json:"ledger_seq,omitempty"`
+	Intent    uint64 `json:"intent,omitempty"` // Meta.Intent
 }
 
 // Store is a history directory, and every file in it, reached through
@@ -362,8 +367,10 @@ func indexName(path string) string { return pathKey(path) + ".jsonl" }
 // fileLock is the name of path's lock in locks/.
 func fileLock(path string) string { return pathKey(path) + ".lock" }
 
+// checkPath accepts any name the file system allows: unlike fs.ValidPath
+// it does not ask for UTF-8.
 func checkPath(path string) error {
-	if path == "." || !fs.ValidPath(path) {
+	if path == "." || !validPath(path) {
 		return fmt.Errorf("%w: path %q is not a clean relative slash-separated path", ErrInvalid, path)
 	}
 	return nil
@@ -410,7 +417,38 @@ type record struct {
 // scan, the ledger annotation, Record's search) a sixth of its CPU. The
 // content is decoded and hash-checked when a version is loaded. A line of
 // any other shape is decoded whole. data may be nil.
+//
+// A line's path is stored as internal/rawpath does; a v that holds one
+// (pathLine) gets the exact name back.
 func decodeLine(line []byte, v any, data *json.RawMessage) error {
+	if err := decodeFields(line, v, data); err != nil {
+		return err
+	}
+	if p, ok := v.(pathLine); ok {
+		return p.joinPath()
+	}
+	return nil
+}
+
+// pathLine is a decoded index line that holds a path in its stored form.
+type pathLine interface{ joinPath() error }
+
+func (v *Version) joinPath() error {
+	p, err := rawpath.Join(v.Path, v.PathHex)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrCorruptIndex, err)
+	}
+	v.Path, v.PathHex = p, ""
+	return nil
+}
+
+// storedPath returns v with Path in its stored form, for an index line.
+func (v Version) storedPath() Version {
+	v.Path, v.PathHex = rawpath.Split(v.Path)
+	return v
+}
+
+func decodeFields(line []byte, v any, data *json.RawMessage) error {
 	const key = `,"data":"`
 	i := bytes.LastIndex(line, []byte(key))
 	if i > 0 && bytes.HasSuffix(line, []byte(`"}`)) {
@@ -442,7 +480,7 @@ type entry struct {
 
 // line encodes e as an index line, without the newline.
 func (e entry) line() ([]byte, error) {
-	return json.Marshal(record{Version: e.Version, Data: e.data})
+	return json.Marshal(record{Version: e.Version.storedPath(), Data: e.data})
 }
 
 // inline reports whether e's content is in its index line, and how many
@@ -796,4 +834,30 @@ func (s *Store) firstPath(name string) (string, error) {
 		return "", nil
 	}
 	return r.Path, nil
+}
+
+// validPath is fs.ValidPath without its check of UTF-8: a path that is
+// relative, slash-separated, without empty, "." or ".." elements (other
+// than the whole path "."), and without a NUL byte.
+func validPath(p string) bool {
+	if p == "." {
+		return true
+	}
+	if p == "" || strings.IndexByte(p, 0) >= 0 {
+		return false
+	}
+	for {
+		i := strings.IndexByte(p, '/')
+		elem := p
+		if i >= 0 {
+			elem = p[:i]
+		}
+		if elem == "" || elem == "." || elem == ".." {
+			return false
+		}
+		if i < 0 {
+			return true
+		}
+		p = p[i+1:]
+	}
 }

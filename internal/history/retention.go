@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/editguard/editguard/internal/atomicfile"
+	"github.com/editguard/editguard/internal/rawpath"
 	"github.com/editguard/editguard/internal/statedir"
 )
 
@@ -296,14 +297,24 @@ func isTemp(name string) bool {
 
 // indexLine is what trim needs of one index line, and the line itself.
 type indexLine struct {
-	Kind   string          `json:"kind"`
-	ID     string          `json:"version"`
-	Path   string          `json:"path"`
-	SHA256 string          `json:"sha256"`
-	Size   int64           `json:"size_bytes"`
-	Absent bool            `json:"absent"`
-	Data   json.RawMessage `json:"data"` // not decoded: nil unless inline
-	raw    []byte
+	Kind    string          `json:"kind"`
+	ID      string          `json:"version"`
+	Path    string          `json:"path"`
+	PathHex string          `json:"path_hex"`
+	SHA256  string          `json:"sha256"`
+	Size    int64           `json:"size_bytes"`
+	Absent  bool            `json:"absent"`
+	Data    json.RawMessage `json:"data"` // not decoded: nil unless inline
+	raw     []byte
+}
+
+func (l *indexLine) joinPath() error {
+	p, err := rawpath.Join(l.Path, l.PathHex)
+	if err != nil {
+		return err
+	}
+	l.Path, l.PathHex = p, ""
+	return nil
 }
 
 // trimBufs are the buffers of one trim: the index read, and the index

@@ -16,6 +16,7 @@ import (
 	"sync"
 
 	"github.com/editguard/editguard/internal/atomicfile"
+	"github.com/editguard/editguard/internal/rawpath"
 	"github.com/editguard/editguard/internal/statedir"
 )
 
@@ -575,12 +576,14 @@ func (s *Store) SetLedgerSeq(path, id string, seq uint64) error {
 		if n > last {
 			return nil, ErrNoVersion
 		}
+		display, hexBytes := rawpath.Split(path)
 		a := struct {
 			Kind      string `json:"kind"`
 			ID        string `json:"version"`
 			Path      string `json:"path"`
+			PathHex   string `json:"path_hex,omitempty"`
 			LedgerSeq uint64 `json:"ledger_seq"`
-		}{kindLedgerSeq, formatID(n), path, seq}
+		}{kindLedgerSeq, formatID(n), display, hexBytes, seq}
 		return json.Marshal(a)
 	}, false, false)
 	if errors.Is(err, fs.ErrNotExist) {

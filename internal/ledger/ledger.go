@@ -96,6 +96,7 @@ import (
 	"time"
 
 	"github.com/editguard/editguard/internal/filelock"
+	"github.com/editguard/editguard/internal/rawpath"
 	"github.com/editguard/editguard/internal/statedir"
 )
 
@@ -112,11 +113,16 @@ type FileState struct {
 // The field order is part of the format: it fixes the canonical encoding
 // that Hash covers, and Hash must stay last.
 type Record struct {
-	Seq            uint64          `json:"seq"`
-	Time           time.Time       `json:"time"`
-	Session        string          `json:"session,omitempty"`
-	Tool           string          `json:"tool"`                   // write_file, edit_file, restore_file, delete ...
-	Path           string          `json:"path"`                   // as resolved inside the root
+	Seq     uint64    `json:"seq"`
+	Time    time.Time `json:"time"`
+	Session string    `json:"session,omitempty"`
+	Tool    string    `json:"tool"` // write_file, edit_file, restore_file, delete ...
+	Path    string    `json:"path"` // as resolved inside the root: the exact bytes of the name
+	// PathHex is only in the stored form: the name's bytes in hex when
+	// they are not valid UTF-8, beside Path's readable form (see
+	// internal/rawpath). In memory it is always empty and Path holds the
+	// exact name: MarshalJSON and UnmarshalJSON convert.
+	PathHex        string          `json:"path_hex,omitempty"`
 	Args           json.RawMessage `json:"args,omitempty"`         // the call's arguments as the caller gave them, for replay; may be nil
 	Precondition   json.RawMessage `json:"precondition,omitempty"` // explicit precondition supplied by the caller, verbatim
 	Baseline       *FileState      `json:"baseline,omitempty"`     // the session baseline injected, if any
@@ -144,6 +150,37 @@ type Record struct {
 	Intent    uint64 `json:"intent,omitempty"` // the seq of the intent record this record is the outcome of
 	Prev      string `json:"prev"`             // Hash of the previous record; "" for the first
 	Hash      string `json:"hash"`             // see the package documentation
+}
+
+// recordJSON is Record without its methods, for its stored form.
+type recordJSON Record
+
+// MarshalJSON writes r's stored form: Path as its readable form with the
+// exact bytes in PathHex when they are not UTF-8, and every other string
+// as valid UTF-8 (encoding/json would store each invalid byte as U+FFFD
+// all the same, but then the record would not decode to what was hashed).
+func (r Record) MarshalJSON() ([]byte, error) {
+	w := recordJSON(r)
+	w.Path, w.PathHex = rawpath.Split(r.Path)
+	for _, s := range []*string{&w.Session, &w.Tool, &w.Outcome, &w.ErrorCode, &w.ErrorReason, &w.Strategy, &w.HistoryVersion, &w.Approval, &w.Seal} {
+		*s = rawpath.Display(*s)
+	}
+	return json.Marshal(&w)
+}
+
+// UnmarshalJSON reads a stored record back, with Path the exact name.
+func (r *Record) UnmarshalJSON(b []byte) error {
+	var w recordJSON
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	p, err := rawpath.Join(w.Path, w.PathHex)
+	if err != nil {
+		return err
+	}
+	*r = Record(w)
+	r.Path, r.PathHex = p, ""
+	return nil
 }
 
 // Options configure a Ledger. A nil *Options means the zero value.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/editguard/editguard/internal/filelock"
+	"github.com/editguard/editguard/internal/rawpath"
 	"github.com/editguard/editguard/internal/statedir"
 )
 
@@ -190,7 +191,10 @@ func (m Match) needles() [][]byte {
 	var out [][]byte
 	for _, v := range []string{m.Path, m.Session, m.Tool, m.Mentions} {
 		if v != "" {
-			q, _ := json.Marshal(v)
+			// A record stores each string's readable form (for a path
+			// that is not UTF-8, beside its hex; Matches compares the
+			// exact bytes).
+			q, _ := json.Marshal(rawpath.Display(v))
 			out = append(out, q)
 		}
 	}
