@@ -392,10 +392,12 @@ func lstatFailure(p, elem string, err error) error {
 	// A missing element, or one under a regular file (ENOTDIR):
 	// the rest of the path cannot contain symlinks either.
 	if errors.Is(err, fs.ErrNotExist) || engine.IsNotDir(err) {
-		if strings.ContainsRune(elem, utf8.RuneError) {
-			// A name with U+FFFD that does not exist is almost
-			// certainly a listed non-UTF-8 name, copied: creating
-			// it would make a look-alike file.
+		if utf8.ValidString(elem) && strings.ContainsRune(elem, utf8.RuneError) {
+			// A name with the character U+FFFD that does not
+			// exist is almost certainly a listed non-UTF-8 name,
+			// copied: creating it would make a look-alike file.
+			// (Invalid bytes, which strings.ContainsRune counts as
+			// U+FFFD too, are a name given exactly.)
 			return newError(CodeInvalidArgument, p, "path contains U+FFFD (the replacement character) and does not exist",
 				"a name listed with U+FFFD is not UTF-8 on disk and cannot be addressed by the tools; no look-alike file is created", nil)
 		}
