@@ -68,7 +68,9 @@ func (t *Toolset) directoryTree(ctx context.Context, raw json.RawMessage) (*Outp
 
 // TreeEntry is one entry of directory_tree's structured result.
 type TreeEntry struct {
-	Name     string       `json:"name"`
+	Name string `json:"name"` // as list_directory shows it: U+FFFD for each byte that is not UTF-8
+	// NameHex holds the exact bytes of a name that is not UTF-8.
+	NameHex  string       `json:"name_hex,omitempty"`
 	Type     string       `json:"type"`             // "file", "directory", "symlink", or "more" (see More)
 	Target   string       `json:"target,omitempty"` // a symlink's
 	Children []*TreeEntry `json:"children,omitempty"`
@@ -127,9 +129,9 @@ func (w *treeWalk) dir(dir string, level int) ([]*TreeEntry, error) {
 // entry shows one entry of dir, and what is under it within the depth.
 func (w *treeWalk) entry(dir string, de fs.DirEntry, level int, indent string) (*TreeEntry, error) {
 	name := de.Name()
-	display, _, _ := displayName(name)
+	display, hexName, _ := displayName(name)
 	child := path.Join(dir, name)
-	e := &TreeEntry{Name: name, Type: "file"}
+	e := &TreeEntry{Name: display, NameHex: hexName, Type: "file"}
 	switch {
 	case de.Type()&fs.ModeSymlink != 0:
 		e.Type = "symlink"

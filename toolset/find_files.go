@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/editguard/editguard"
+	"github.com/editguard/editguard/internal/rawpath"
 )
 
 var findFilesTool = &toolDef{
@@ -73,5 +74,17 @@ func (t *Toolset) findFiles(ctx context.Context, raw json.RawMessage) (*Output, 
 	if more {
 		fmt.Fprintf(&b, "(more than %d files match; narrow the pattern or the path)\n", maxFound)
 	}
-	return &Output{Structured: found, Text: b.String(), Meta: map[string]any{"files": len(found), "truncated": more}}, nil
+	meta := map[string]any{"files": len(found), "truncated": more}
+	// JSON shows each byte of a name that is not UTF-8 as U+FFFD; the
+	// exact bytes of such names go beside the list.
+	var exact []map[string]string
+	for _, f := range found {
+		if display, hexName := rawpath.Split(f); hexName != "" {
+			exact = append(exact, map[string]string{"path": display, "path_hex": hexName})
+		}
+	}
+	if exact != nil {
+		meta["non_utf8"] = exact
+	}
+	return &Output{Structured: found, Text: b.String(), Meta: meta}, nil
 }

@@ -2,11 +2,11 @@ package toolset
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/editguard/editguard/internal/rawpath"
 )
 
 var listDirectoryTool = &toolDef{
@@ -47,20 +47,8 @@ type DirEntry struct {
 // displayName returns a file name for a listing: as it is if it is UTF-8,
 // else with U+FFFD for each invalid byte, and its bytes in hex.
 func displayName(name string) (display, hexName string, nonUTF8 bool) {
-	if utf8.ValidString(name) {
-		return name, "", false
-	}
-	var b strings.Builder
-	for i := 0; i < len(name); {
-		r, size := utf8.DecodeRuneInString(name[i:])
-		if r == utf8.RuneError && size == 1 {
-			b.WriteRune(utf8.RuneError)
-		} else {
-			b.WriteString(name[i : i+size])
-		}
-		i += size
-	}
-	return b.String(), hex.EncodeToString([]byte(name)), true
+	display, hexName = rawpath.Split(name)
+	return display, hexName, hexName != ""
 }
 
 // Listing is list_directory's result.

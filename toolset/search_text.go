@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/editguard/editguard"
+	"github.com/editguard/editguard/internal/rawpath"
 )
 
 var searchTextTool = &toolDef{
@@ -260,9 +261,11 @@ func (s *fileSearch) output(display string) *Output {
 
 // SearchMatch is one matching line of search_text's structured result.
 type SearchMatch struct {
-	Path string `json:"path"`
-	Line int    `json:"line"`
-	Text string `json:"text"` // cut like the text's, when long
+	Path string `json:"path"` // U+FFFD for each byte that is not UTF-8
+	// PathHex holds the exact bytes of a path that is not UTF-8.
+	PathHex string `json:"path_hex,omitempty"`
+	Line    int    `json:"line"`
+	Text    string `json:"text"` // cut like the text's, when long
 }
 
 // collect joins the matching lines in path order, within the line limit
@@ -290,8 +293,9 @@ func (s *fileSearch) collect() (lines string, results []SearchMatch, files int, 
 
 // matchRecord reads back an entry "rel:line: text\n" of the file rel.
 func matchRecord(rel, entry string) SearchMatch {
-	m := SearchMatch{Path: rel}
 	rest := strings.TrimSuffix(strings.TrimPrefix(entry, rel+":"), "\n")
+	m := SearchMatch{}
+	m.Path, m.PathHex = rawpath.Split(rel)
 	num, text, _ := strings.Cut(rest, ": ")
 	m.Line, _ = strconv.Atoi(num)
 	m.Text = text

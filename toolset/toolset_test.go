@@ -1,6 +1,7 @@
 package toolset_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -509,4 +510,40 @@ func readWS(t *testing.T, ws *editguard.Workspace, name string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestNonUTF8NamesInResults checks that directory_tree, find_files and
+// search_text give the exact bytes of a name that is not UTF-8 beside the
+// readable form with U+FFFD.
+func TestNonUTF8NamesInResults(t *testing.T) {
+	dir := t.TempDir()
+	name := "caf\xe9.txt"
+	if err := os.WriteFile(filepath.Join(dir, name), []byte("needle\n"), 0o644); err != nil {
+		t.Skip("file system refuses non-UTF-8 names:", err)
+	}
+	w, err := editguard.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ts := toolset.New(w.NewSession("s"), nil)
+	wantHex := hex.EncodeToString([]byte(name))
+
+	tree := mustCall(t, ts, "directory_tree", `{"path":"."}`)
+	b, _ := json.Marshal(tree.Structured)
+	if !bytes.Contains(b, []byte(`"name":"caf`+"\ufffd"+`.txt","name_hex":"`+wantHex+`"`)) {
+		t.Errorf("directory_tree = %s, want the name with U+FFFD and its hex", b)
+	}
+
+	found := mustCall(t, ts, "find_files", `{"pattern":"*.txt"}`)
+	b, _ = json.Marshal(found.Meta)
+	if !bytes.Contains(b, []byte(`"path_hex":"`+wantHex+`"`)) {
+		t.Errorf("find_files meta = %s, want the name's hex", b)
+	}
+
+	search := mustCall(t, ts, "search_text", `{"pattern":"needle"}`)
+	b, _ = json.Marshal(search.Structured)
+	if !bytes.Contains(b, []byte(`"path_hex":"`+wantHex+`"`)) {
+		t.Errorf("search_text = %s, want the name's hex", b)
+	}
 }
