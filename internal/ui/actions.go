@@ -64,7 +64,11 @@ func (s *Server) fileDiff(r *http.Request, p string, vs []editguard.Version, cur
 // file serves every version of a file on one line of time, the diff
 // between two of them, and a guarded restore of each.
 func (s *Server) file(w http.ResponseWriter, r *http.Request) {
-	p := r.URL.Query().Get("path")
+	p, err := queryPath(r)
+	if err != nil {
+		s.failPage(w, http.StatusBadRequest, err)
+		return
+	}
 	vs, err := s.w.History(p)
 	if err != nil {
 		s.failPage(w, http.StatusBadRequest, err)
@@ -91,7 +95,11 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request) {
 
 // fileRaw streams the whole diff between two versions of a file.
 func (s *Server) fileRaw(w http.ResponseWriter, r *http.Request) {
-	p := r.URL.Query().Get("path")
+	p, err := queryPath(r)
+	if err != nil {
+		s.failPage(w, http.StatusBadRequest, err)
+		return
+	}
 	vs, err := s.w.History(p)
 	if err != nil {
 		s.failPage(w, http.StatusBadRequest, err)
@@ -110,7 +118,12 @@ func (s *Server) fileRaw(w http.ResponseWriter, r *http.Request) {
 // precondition that the file is still what the page showed: a file
 // changed since is refused with STALE_FILE and left as it is.
 func (s *Server) restore(w http.ResponseWriter, r *http.Request) {
-	p, version, expect := r.PostFormValue("path"), r.PostFormValue("version"), r.PostFormValue("expect")
+	p, err := formPath(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	version, expect := r.PostFormValue("version"), r.PostFormValue("expect")
 	if p == "" || version == "" || expect == "" {
 		http.Error(w, "restore needs path, version and expect", http.StatusBadRequest)
 		return

@@ -3,10 +3,13 @@ package ui
 import (
 	"bufio"
 	"context"
+	"encoding/hex"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -420,5 +423,48 @@ func TestUITurns(t *testing.T) {
 	}
 	if !strings.Contains(body[turn:], `data-href="/session?name=agent"`) {
 		t.Error("the turn row does not open its session")
+	}
+}
+
+// A file whose name is not UTF-8 is shown, compared and restored: the
+// page is UTF-8, so its forms carry the name's exact bytes in path_hex
+// beside the readable form a browser sends back.
+func TestUIRestoreNonUTF8Name(t *testing.T) {
+	f := newFixture(t)
+	name := "caf\xe9.txt"
+	agent := f.w.NewSession("agent")
+	write(t, agent, name, "one\n")
+	write(t, agent, name, "two\n")
+	c := f.client(t)
+	code, page := get(t, c, f.hs.URL, "/file?path="+url.QueryEscape(name))
+	if code != http.StatusOK {
+		t.Fatalf("GET the file view: %d\n%s", code, page)
+	}
+	wantHex := hex.EncodeToString([]byte(name))
+	if !strings.Contains(page, `name="path_hex" value="`+wantHex+`"`) {
+		t.Fatalf("the file view's forms do not carry path_hex %s:\n%s", wantHex, page)
+	}
+	// The compare form, sent with GET as a browser sends it.
+	if code, page := get(t, c, f.hs.URL, "/file?path="+url.QueryEscape("caf\uFFFD.txt")+"&path_hex="+wantHex+"&from=current&to=current"); code != http.StatusOK || !strings.Contains(page, `id="current-sha">`+sum("two\n")) {
+		t.Fatalf("compare with path_hex: %d\n%s", code, page)
+	}
+	form := url.Values{"path": {"caf\uFFFD.txt"}, "path_hex": {wantHex}, "version": {versionWith(t, f.w, name, "one\n")}, "expect": {sum("two\n")}}
+	if code, body := post(t, c, f.hs.URL, "/restore", form); code != http.StatusOK {
+		t.Fatalf("restore: %d\n%s", code, body)
+	}
+	if got := readDisk(t, f.dir, name); got != "one\n" {
+		t.Fatalf("after the restore the file holds %q, want %q", got, "one\n")
+	}
+	if _, err := os.Lstat(filepath.Join(f.dir, "caf\uFFFD.txt")); err == nil {
+		t.Fatal("the restore made a look-alike file named with U+FFFD")
+	}
+	if _, err := f.w.VerifyLedger(); err != nil {
+		t.Fatal(err)
+	}
+	// Hex that names another path than the readable form is refused.
+	form.Set("path_hex", hex.EncodeToString([]byte("caf\xea.txt")))
+	form.Set("path", "other\uFFFD")
+	if code, body := post(t, c, f.hs.URL, "/restore", form); code != http.StatusBadRequest {
+		t.Fatalf("restore with a mismatched path_hex: %d\n%s", code, body)
 	}
 }

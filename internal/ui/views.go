@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/editguard/editguard"
+	"github.com/editguard/editguard/internal/rawpath"
 )
 
 //go:embed templates/*.html
@@ -29,12 +30,42 @@ var staticFS fs.FS = staticRoot
 // command, and every hook, starts a program that links this package.
 var templates = sync.OnceValue(func() *template.Template {
 	return template.Must(template.New("").Funcs(template.FuncMap{
-		"short": shortHash,
-		"body":  lineBody,
+		"short":   shortHash,
+		"body":    lineBody,
+		"pathHex": pathHex,
 	}).ParseFS(templateFS, "templates/*.html"))
 })
 
 func urlEscape(s string) string { return url.QueryEscape(s) }
+
+// pathHex is the hex of a path that is not UTF-8, "" for one that is. A
+// form carries it beside the path: the page is UTF-8, so a browser sends
+// such a path back with U+FFFD in place of its bytes.
+func pathHex(p string) string {
+	_, h := rawpath.Split(p)
+	return h
+}
+
+// formPath is the path a form posts: its exact bytes from path_hex when
+// the form carries them.
+func formPath(r *http.Request) (string, error) {
+	return exactPath(r.PostFormValue("path"), r.PostFormValue("path_hex"))
+}
+
+// queryPath is the path a URL's query names, the same way. (A link
+// carries the exact bytes percent-encoded; a form sent with GET carries
+// path_hex.)
+func queryPath(r *http.Request) (string, error) {
+	q := r.URL.Query()
+	return exactPath(q.Get("path"), q.Get("path_hex"))
+}
+
+func exactPath(p, hexBytes string) (string, error) {
+	if hexBytes == "" {
+		return p, nil
+	}
+	return rawpath.Join(rawpath.Display(p), hexBytes)
+}
 
 // lineBody is a diff line without its first column (+, - or space).
 func lineBody(s string) string {
