@@ -2,6 +2,8 @@ package editguard_test
 
 import (
 	"bytes"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/editguard/editguard"
+	"github.com/editguard/editguard/internal/engine"
 )
 
 // hostileNames are ordinary names to the file system: not UTF-8, with a
@@ -167,5 +170,76 @@ func TestHostileNamesKeepEverything(t *testing.T) {
 				t.Fatalf("the ledger has %d records of %q, want every change", n, name)
 			}
 		})
+	}
+}
+
+// TestHostileNamesInATransaction: a patch changes files whose names are
+// not UTF-8 or hold a newline; its journal names them exactly, so that
+// recovery of a transaction that stopped puts back the very files it
+// changed, and their versions are kept under those names.
+func TestHostileNamesInATransaction(t *testing.T) {
+	w, dir := newWorkspace(t)
+	a, b := "caf\xe9.txt", "two\nlines.txt"
+	writeFile(t, dir, a, "alpha\n")
+	writeFile(t, dir, b, "beta\n")
+	s := w.NewSession("agent")
+	for _, p := range []string{a, b} {
+		if _, err := s.Read(ctx, p, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := tree(t, dir)
+	patch := "*** Begin Patch\n*** Update File: " + a + "\n@@\n-alpha\n+ALPHA\n*** Add File: new\xff.txt\n+new\n*** End Patch\n"
+	res, err := s.ApplyPatch(ctx, patch, nil)
+	if err != nil {
+		t.Fatalf("apply: %v", err)
+	}
+	if _, err := w.VerifyLedger(); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, dir, a); got != "ALPHA\n" {
+		t.Fatalf("%q holds %q after the patch", a, got)
+	}
+	// The journal a transaction that stopped before its records would
+	// have left, as the engine writes it.
+	var files []engine.JournalFile
+	if err := w.Log(editguard.LogFilter{}, func(r *editguard.LedgerRecord) error {
+		if r.Strategy == "transaction "+res.TxID {
+			files = append(files, engine.JournalFile{
+				Path: r.Path, BeforeExists: r.Observed != nil && r.Observed.Exists, BeforeSHA256: r.SHA256Before,
+				Version: r.HistoryVersion, AfterExists: r.SHA256After != "", AfterSHA256: r.SHA256After,
+			})
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 2 {
+		t.Fatalf("records of the transaction: %+v, want 2", files)
+	}
+	w.Close()
+	data, err := json.Marshal(&engine.Journal{ID: "stopped", Op: "apply_patch", Session: "agent", Files: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(data, []byte(`"path_hex":"`+hex.EncodeToString([]byte(a))+`"`)) {
+		t.Fatalf("the journal does not hold %q exactly: %s", a, data)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".editguard", "tx", "stopped.json"), editguard.SealJournal(w, data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w2, err := editguard.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Close()
+	if got := w2.Recovery().RolledBack; len(got) != 1 || got[0] != "stopped" {
+		t.Fatalf("RolledBack = %v, problems %v", got, w2.Recovery().Problems)
+	}
+	if got := tree(t, dir); fmt.Sprint(got) != fmt.Sprint(before) {
+		t.Fatalf("after recovery:\n%q\nwant\n%q", got, before)
+	}
+	if _, err := w2.VerifyLedger(); err != nil {
+		t.Fatal(err)
 	}
 }

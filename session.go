@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/editguard/editguard/internal/filelock"
+	"github.com/editguard/editguard/internal/rawpath"
 	"github.com/editguard/editguard/internal/statedir"
 )
 
@@ -399,10 +400,14 @@ func (m memoryBaselines) clear() error {
 // replaced or removed, and never followed.
 type baselineDir struct{ d *statedir.Dir }
 
-// storedBaseline is the content of a baseline's file.
+// storedBaseline is the content of a baseline's file. A key or path that
+// is not UTF-8 is stored as internal/rawpath does: its readable form, and
+// its exact bytes in KeyHex or PathHex.
 type storedBaseline struct {
 	Key      string   `json:"key"`
+	KeyHex   string   `json:"key_hex,omitempty"`
 	Baseline baseline `json:"baseline"`
+	PathHex  string   `json:"path_resolved_hex,omitempty"`
 }
 
 // baselineFile is the name of key's file in a baselineDir.
@@ -414,14 +419,24 @@ func (e baselineDir) get(key string) (baseline, bool) {
 		return baseline{}, false
 	}
 	var sb storedBaseline
-	if json.Unmarshal(data, &sb) != nil || sb.Key != key {
+	if json.Unmarshal(data, &sb) != nil {
+		return baseline{}, false
+	}
+	k, err := rawpath.Join(sb.Key, sb.KeyHex)
+	if err != nil || k != key {
+		return baseline{}, false
+	}
+	if sb.Baseline.Path, err = rawpath.Join(sb.Baseline.Path, sb.PathHex); err != nil {
 		return baseline{}, false
 	}
 	return sb.Baseline, true
 }
 
 func (e baselineDir) set(key string, b baseline) error {
-	data, err := json.Marshal(storedBaseline{Key: key, Baseline: b})
+	sb := storedBaseline{Baseline: b}
+	sb.Key, sb.KeyHex = rawpath.Split(key)
+	sb.Baseline.Path, sb.PathHex = rawpath.Split(b.Path)
+	data, err := json.Marshal(sb)
 	if err != nil {
 		return err
 	}

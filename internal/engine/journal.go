@@ -11,6 +11,7 @@ import (
 
 	"github.com/editguard/editguard/internal/atomicfile"
 	"github.com/editguard/editguard/internal/filelock"
+	"github.com/editguard/editguard/internal/rawpath"
 	"github.com/editguard/editguard/internal/userkey"
 )
 
@@ -44,6 +45,39 @@ type JournalFile struct {
 	Version      string `json:"version"` // history version of the before content
 	AfterExists  bool   `json:"after_exists"`
 	AfterSHA256  string `json:"after_sha256,omitempty"`
+}
+
+// journalFileJSON is JournalFile's stored form: a path that is not UTF-8
+// as its readable form and its exact bytes in hex (internal/rawpath), so
+// that recovery acts on the name the transaction changed, and the MAC,
+// computed over this form, verifies after a read.
+type journalFileJSON struct {
+	Path         string `json:"path"`
+	PathHex      string `json:"path_hex,omitempty"`
+	BeforeExists bool   `json:"before_exists"`
+	BeforeSHA256 string `json:"before_sha256,omitempty"`
+	Version      string `json:"version"`
+	AfterExists  bool   `json:"after_exists"`
+	AfterSHA256  string `json:"after_sha256,omitempty"`
+}
+
+func (f JournalFile) MarshalJSON() ([]byte, error) {
+	w := journalFileJSON{BeforeExists: f.BeforeExists, BeforeSHA256: f.BeforeSHA256, Version: f.Version, AfterExists: f.AfterExists, AfterSHA256: f.AfterSHA256}
+	w.Path, w.PathHex = rawpath.Split(f.Path)
+	return json.Marshal(&w)
+}
+
+func (f *JournalFile) UnmarshalJSON(b []byte) error {
+	var w journalFileJSON
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	p, err := rawpath.Join(w.Path, w.PathHex)
+	if err != nil {
+		return err
+	}
+	*f = JournalFile{Path: p, BeforeExists: w.BeforeExists, BeforeSHA256: w.BeforeSHA256, Version: w.Version, AfterExists: w.AfterExists, AfterSHA256: w.AfterSHA256}
+	return nil
 }
 
 // JournalDir is the journals' directory in .editguard.
