@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/editguard/editguard"
 	"github.com/editguard/editguard/internal/gitsync"
@@ -47,6 +49,80 @@ type branchSync struct {
 	Published map[string]uint64 `json:"published,omitempty"`
 	// Head is the branch's head after the last publish or pull.
 	Head string `json:"head,omitempty"`
+}
+
+// branchSyncJSON is branchSync's stored form. JSON object keys are
+// Unicode, so a path that is not UTF-8 is kept under its hex in
+// FilesHex and PublishedHex instead (internal/rawpath's hex).
+type branchSyncJSON struct {
+	branchSyncFields
+	FilesHex     map[string]syncedFile `json:"files_hex,omitempty"`
+	PublishedHex map[string]uint64     `json:"published_hex,omitempty"`
+}
+
+// branchSyncFields is branchSync without its methods.
+type branchSyncFields branchSync
+
+func (b branchSync) MarshalJSON() ([]byte, error) {
+	w := branchSyncJSON{branchSyncFields: branchSyncFields(b)}
+	w.Files, w.FilesHex = splitKeys(b.Files)
+	w.Published, w.PublishedHex = splitKeys(b.Published)
+	return json.Marshal(&w)
+}
+
+func (b *branchSync) UnmarshalJSON(data []byte) error {
+	var w branchSyncJSON
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	*b = branchSync(w.branchSyncFields)
+	var err error
+	if b.Files, err = joinKeys(b.Files, w.FilesHex); err != nil {
+		return err
+	}
+	b.Published, err = joinKeys(b.Published, w.PublishedHex)
+	return err
+}
+
+// splitKeys moves the entries of m whose keys are not UTF-8 to a map of
+// their own, keyed by the keys' hex.
+func splitKeys[V any](m map[string]V) (valid, byHex map[string]V) {
+	for k, v := range m {
+		if utf8.ValidString(k) {
+			continue
+		}
+		if byHex == nil {
+			valid, byHex = make(map[string]V, len(m)), map[string]V{}
+			for k, v := range m {
+				if utf8.ValidString(k) {
+					valid[k] = v
+				}
+			}
+		}
+		byHex[hex.EncodeToString([]byte(k))] = v
+	}
+	if byHex == nil {
+		return m, nil
+	}
+	return valid, byHex
+}
+
+// joinKeys is the inverse of splitKeys.
+func joinKeys[V any](valid, byHex map[string]V) (map[string]V, error) {
+	if len(byHex) == 0 {
+		return valid, nil
+	}
+	if valid == nil {
+		valid = make(map[string]V, len(byHex))
+	}
+	for h, v := range byHex {
+		k, err := hex.DecodeString(h)
+		if err != nil || utf8.Valid(k) {
+			return nil, fmt.Errorf("sync state: %q is not the hex of a name that is not UTF-8", h)
+		}
+		valid[string(k)] = v
+	}
+	return valid, nil
 }
 
 // syncedFile is a file's content, or its absence.
