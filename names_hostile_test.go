@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/editguard/editguard"
 	"github.com/editguard/editguard/internal/engine"
@@ -89,6 +90,7 @@ func TestHostileNamesKeepEverything(t *testing.T) {
 			if len(res.Changes) != 1 || res.Changes[0].Path != name {
 				t.Fatalf("command changes = %+v, want one of %q", res.Changes, name)
 			}
+			exactInJSON(t, res, name)
 			verify("command")
 			held = append(held, disk())
 
@@ -154,6 +156,7 @@ func TestHostileNamesKeepEverything(t *testing.T) {
 			if len(rw.Refused) != 0 {
 				t.Fatalf("rewind refused %+v", rw.Refused)
 			}
+			exactInJSON(t, rw, name)
 			if _, err := os.Lstat(filepath.Join(dir, name)); !os.IsNotExist(err) {
 				t.Fatalf("after the rewind %q exists (%v); the session created it", name, err)
 			}
@@ -241,5 +244,22 @@ func TestHostileNamesInATransaction(t *testing.T) {
 	}
 	if _, err := w2.VerifyLedger(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// exactInJSON checks that v's JSON names p exactly: as it is if it is
+// UTF-8, else with its bytes in hex beside the readable form.
+func exactInJSON(t *testing.T, v any, p string) {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(p)
+	if !utf8.ValidString(p) {
+		want = []byte(`"path_hex":"` + hex.EncodeToString([]byte(p)) + `"`)
+	}
+	if !bytes.Contains(b, want) {
+		t.Fatalf("the JSON of %T does not name %q exactly (%s): %s", v, p, want, b)
 	}
 }
