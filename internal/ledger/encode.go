@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 )
 
@@ -18,7 +17,7 @@ var emptyHash = []byte(`,"hash":""}`)
 // write, newline included.
 func seal(r *Record) ([]byte, error) {
 	r.Hash = ""
-	canon, err := json.Marshal(r)
+	canon, err := marshalRecord(r)
 	if err != nil {
 		return nil, err
 	}
@@ -57,12 +56,12 @@ func splice(canon []byte, h string) []byte {
 // partly decoded record (nil if the JSON is malformed) and the reason.
 func decodeLine(line []byte) (*Record, string, error) {
 	r := new(Record)
-	if err := json.Unmarshal(line, r); err != nil {
+	if err := unmarshalRecord(line, r); err != nil {
 		return nil, ReasonMalformed, err
 	}
 	h := r.Hash
 	r.Hash = ""
-	canon, err := json.Marshal(r)
+	canon, err := marshalRecord(r)
 	r.Hash = h
 	if err != nil {
 		return r, ReasonMalformed, err

@@ -79,7 +79,7 @@ func (l *Ledger) Unresolved(window int64) ([]*Record, error) {
 			continue
 		}
 		r := new(Record)
-		if err := json.Unmarshal(line, r); err != nil {
+		if err := unmarshalRecord(line, r); err != nil {
 			return nil, &VerifyError{Reason: ReasonMalformed, Err: err}
 		}
 		if r.Outcome == OutcomePending && !resolved[r.Seq] {
@@ -261,7 +261,7 @@ func changesAfter(buf []byte, from Position, match func([]byte) bool, keep func(
 			continue
 		}
 		r := new(Record)
-		if json.Unmarshal(line, r) != nil {
+		if unmarshalRecord(line, r) != nil {
 			continue
 		}
 		if keep(r) {

@@ -155,12 +155,21 @@ type Record struct {
 // recordJSON is Record without its methods, for its stored form.
 type recordJSON Record
 
-// MarshalJSON writes r's stored form: Path as its readable form with the
-// exact bytes in PathHex when they are not UTF-8, and every other string
-// as valid UTF-8 (encoding/json would store each invalid byte as U+FFFD
-// all the same, but then the record would not decode to what was hashed).
-func (r Record) MarshalJSON() ([]byte, error) {
-	w := recordJSON(r)
+// MarshalJSON writes r's stored form (see marshalRecord).
+func (r Record) MarshalJSON() ([]byte, error) { return marshalRecord(&r) }
+
+// UnmarshalJSON reads a stored record back (see unmarshalRecord).
+func (r *Record) UnmarshalJSON(b []byte) error { return unmarshalRecord(b, r) }
+
+// marshalRecord encodes r's stored form: Path as its readable form with
+// the exact bytes in PathHex when they are not UTF-8, and every other
+// string as valid UTF-8 (encoding/json would store each invalid byte as
+// U+FFFD all the same, but then the record would not decode to what was
+// hashed). The package encodes and decodes records with these two
+// functions, not through the methods, which would cost encoding/json a
+// second pass over every line.
+func marshalRecord(r *Record) ([]byte, error) {
+	w := recordJSON(*r)
 	w.Path, w.PathHex = rawpath.Split(r.Path)
 	for _, s := range []*string{&w.Session, &w.Tool, &w.Outcome, &w.ErrorCode, &w.ErrorReason, &w.Strategy, &w.HistoryVersion, &w.Approval, &w.Seal} {
 		*s = rawpath.Display(*s)
@@ -168,17 +177,16 @@ func (r Record) MarshalJSON() ([]byte, error) {
 	return json.Marshal(&w)
 }
 
-// UnmarshalJSON reads a stored record back, with Path the exact name.
-func (r *Record) UnmarshalJSON(b []byte) error {
-	var w recordJSON
-	if err := json.Unmarshal(b, &w); err != nil {
+// unmarshalRecord decodes a stored record into r, a new Record, with Path
+// the exact name.
+func unmarshalRecord(b []byte, r *Record) error {
+	if err := json.Unmarshal(b, (*recordJSON)(r)); err != nil {
 		return err
 	}
-	p, err := rawpath.Join(w.Path, w.PathHex)
+	p, err := rawpath.Join(r.Path, r.PathHex)
 	if err != nil {
 		return err
 	}
-	*r = Record(w)
 	r.Path, r.PathHex = p, ""
 	return nil
 }

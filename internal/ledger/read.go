@@ -80,7 +80,7 @@ func ScanFrom(dir *statedir.Dir, name string, from uint64, fn func(*Record) erro
 	}
 	_, err := read(dir, name, nil, start, func(line []byte, n int) error {
 		r := new(Record)
-		if err := json.Unmarshal(line, r); err != nil {
+		if err := unmarshalRecord(line, r); err != nil {
 			return &VerifyError{Seq: uint64(n), Line: n, Reason: ReasonMalformed, Err: err}
 		}
 		return fn(r)
@@ -155,7 +155,7 @@ func (s *filterState) line(line []byte, n int) error {
 		}
 	}
 	r := new(Record)
-	if err := json.Unmarshal(line, r); err != nil {
+	if err := unmarshalRecord(line, r); err != nil {
 		seq := uint64(n)
 		if n == 0 {
 			seq, _ = seqOf(line)

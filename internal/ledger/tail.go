@@ -5,7 +5,6 @@ package ledger
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
@@ -91,7 +90,7 @@ func tailRecord(line []byte, m Match, needles [][]byte, resolved map[uint64]bool
 		}
 	}
 	r := new(Record)
-	if err := json.Unmarshal(line, r); err != nil {
+	if err := unmarshalRecord(line, r); err != nil {
 		seq, _ := seqOf(line)
 		return nil, &VerifyError{Seq: seq, Reason: ReasonMalformed, Err: err}
 	}
