@@ -103,6 +103,10 @@ func compareBaseline(path string, b *baseline, obs *observation) *Error {
 	e.Details["baseline_sha256"] = b.SHA256
 	e.Details["current_sha256"] = obs.Sum
 	e.Details["expected"] = map[string]any{"sha256": b.SHA256}
+	if b.Shown {
+		// The ledger's record of the refusal says so too.
+		e.Details["read_shown"] = "your last read showed a version the file no longer held when the read was recorded: it changed as it was read"
+	}
 	return e
 }
 

@@ -30,6 +30,11 @@ type baseline struct {
 	// STALE_FILE error, or a merge): edits go on, a whole-file change
 	// needs a read of the file as it is now.
 	Diffed bool `json:"diffed,omitempty"`
+	// Shown says the read is of what another program's tool showed,
+	// which was not what the file held right after it (ReadShown):
+	// SHA256 is that version's, or, for a version seen only in part, a
+	// hash no content has.
+	Shown bool `json:"shown,omitempty"`
 }
 
 // Session is one agent's view of a workspace: the baselines of the files it

@@ -32,6 +32,9 @@ func (s *Session) staleChanges(t *target, b *baseline, obs *observation, wholeFi
 	old, ok := s.recall(b.SHA256)
 	if !ok {
 		e.Details["changes_unavailable"] = "the content of your last read is not kept (too large, or read elsewhere)"
+		if b.Shown {
+			e.Details["changes_unavailable"] = "your last read showed only part of a version the file no longer holds"
+		}
 		return
 	}
 	if len(obs.Data) > seenFileMax {

@@ -25,8 +25,12 @@ var hookCmd = &command{
 answers in that agent's hook protocol, so that the agent's own file tools
 get editguard's guarantees:
 
-  after a read        the file's SHA-256 is recorded as the session's read
-                      (a read of some lines only is a partial read);
+  after a read        what the tool showed the model (the event's
+                      tool_response) is recorded as the session's read: of
+                      the file when it is what the file holds, else of the
+                      version the model saw (someone saved the file after
+                      the tool read it), so that a change is then refused as
+                      STALE_FILE; a read of some lines only is partial;
   before a change     the file must have been read (NOT_READ) and be
                       unchanged since (STALE_FILE, with what changed when it
                       is small), else the tool is denied with the reason,
@@ -107,7 +111,9 @@ session's read, the answer after the tool tells the model which files and
 how to restore the other writer's version. A simple read command (cat,
 less, more or nl of named files: a full read; head, tail, sed -n 'X,Yp',
 grep or wc: a partial one; no pipes, redirections or expansions) counts
-as a read of its files. If the hook itself
+as a read of its files, a partial one when its output is longer than the
+client shows the model (30,000 characters in Claude Code, 40,000 in Gemini
+CLI, 10,000 tokens in Codex). If the hook itself
 fails before a change, the tool is denied unless --fail-open is given.
 Files outside the root are not editguard's to guard and are let through.`,
 }
@@ -139,8 +145,10 @@ type hookFile struct {
 	step hookStep
 	path string // as the tool named it: absolute, or relative to the event's cwd
 
-	// A read: the lines the tool returned (see editguard.ReadOptions).
+	// A read: the lines the tool returned (see editguard.ReadOptions),
+	// and what it showed the model, when the event says.
 	offset, limit, maxLine int
+	shown                  *editguard.ShownRead
 	// A change.
 	opts editguard.GuardOptions
 }
@@ -254,7 +262,7 @@ func runHook(ctx context.Context, e *env, args []string) error {
 	}
 	if err == nil {
 		if command, ok := shellCommand(*clientName, ev); ok {
-			return hookShell(ctx, e, c, ev, command, *failOpen)
+			return hookShell(ctx, e, *clientName, c, ev, command, *failOpen)
 		}
 	}
 	var files []hookFile
@@ -372,10 +380,19 @@ func hookPath(w *editguard.Workspace, ev *hookEvent, p string) string {
 	return p
 }
 
-// readStep records in s the read of p that the client's tool made (the
-// lines f says it returned), so that the session may edit the file.
+// readStep records in s the read of p that the client's tool made, so
+// that the session may edit the file: of the text the tool showed the
+// model when the event has it (a file changed since the tool read it is
+// then read as the version the model saw, not as it is now), else of the
+// lines f says the tool returned, as the file is now.
 func readStep(ctx context.Context, s *editguard.Session, p string, f *hookFile) error {
-	_, err := s.Read(ctx, p, &editguard.ReadOptions{Offset: f.offset, Limit: f.limit, MaxLineBytes: f.maxLine})
+	var err error
+	if f.shown != nil {
+		_, err = s.ReadShown(ctx, p, f.shown)
+	}
+	if f.shown == nil || errors.Is(err, editguard.ErrTooLarge) {
+		_, err = s.Read(ctx, p, &editguard.ReadOptions{Offset: f.offset, Limit: f.limit, MaxLineBytes: f.maxLine})
+	}
 	var ge *editguard.Error
 	if errors.As(err, &ge) && ge.Code != editguard.CodeIO {
 		return nil // not a text file editguard can read: no read to record
@@ -496,7 +513,7 @@ func claudeFiles(ev *hookEvent) ([]hookFile, error) {
 		if limit == 0 {
 			limit = readLines
 		}
-		return []hookFile{{step: hookRead, path: p, offset: in.Offset, limit: limit, maxLine: readLines}}, nil
+		return []hookFile{{step: hookRead, path: p, offset: in.Offset, limit: limit, maxLine: readLines, shown: claudeShown(ev.Response)}}, nil
 	case ev.Tool == "Read":
 		return nil, nil
 	case ev.Event == "PreToolUse":
@@ -564,7 +581,7 @@ func geminiFiles(ev *hookEvent) ([]hookFile, error) {
 		if in.EndLine > 0 {
 			limit = max(in.EndLine-max(in.StartLine, 1)+1, 1)
 		}
-		return []hookFile{{step: hookRead, path: in.FilePath, offset: in.StartLine, limit: limit, maxLine: readLines}}, nil
+		return []hookFile{{step: hookRead, path: in.FilePath, offset: in.StartLine, limit: limit, maxLine: readLines, shown: geminiShown(ev.Response)}}, nil
 	case ev.Tool == "read_file":
 		return nil, nil
 	case ev.Event == "BeforeTool":

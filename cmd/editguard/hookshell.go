@@ -80,7 +80,7 @@ func commandID(session string, ev *hookEvent, command string) string {
 }
 
 // hookShell handles the events before and after a shell tool.
-func hookShell(ctx context.Context, e *env, c *hookClient, ev *hookEvent, command string, failOpen bool) error {
+func hookShell(ctx context.Context, e *env, client string, c *hookClient, ev *hookEvent, command string, failOpen bool) error {
 	before := ev.Event == c.before
 	w, err := e.workspace()
 	if err != nil {
@@ -117,19 +117,7 @@ func hookShell(ctx context.Context, e *env, c *hookClient, ev *hookEvent, comman
 	for _, ch := range res.Changes {
 		changed[ch.Path] = true
 	}
-	for _, r := range shellReads(command) {
-		p := r.path
-		if !filepath.IsAbs(p) && ev.Cwd != "" {
-			p = filepath.Join(ev.Cwd, p)
-		}
-		if rel, err := filepath.Rel(w.Dir(), p); err == nil && filepath.IsLocal(rel) && !changed[filepath.ToSlash(rel)] {
-			opts := &editguard.ReadOptions{}
-			if !r.full {
-				opts.Limit = 1 // a part of the file: a partial read
-			}
-			s.Read(ctx, filepath.ToSlash(rel), opts)
-		}
-	}
+	shellReadStep(ctx, w, s, client, ev, command, changed)
 	if text := shellNotice(res); text != "" {
 		return json.NewEncoder(e.stdout).Encode(map[string]any{"hookSpecificOutput": map[string]any{
 			"hookEventName":     ev.Event,
@@ -137,6 +125,56 @@ func hookShell(ctx context.Context, e *env, c *hookClient, ev *hookEvent, comman
 		}})
 	}
 	return nil
+}
+
+// shellReadStep records in s the reads of the simple read command, but of
+// the files in changed (their read moved with the change): a command that
+// shows the whole of its files reads them in full, unless its output is
+// longer than the client shows the model (shellShown), when it reads them
+// all in part, as one that shows part of them does.
+func shellReadStep(ctx context.Context, w *editguard.Workspace, s *editguard.Session, client string, ev *hookEvent, command string, changed map[string]bool) {
+	shown := shellShown[client]
+	var full []string // read in full so far
+	output := 0       // the output's length, as the client measures it
+	for _, r := range shellReads(command) {
+		p := r.path
+		if !filepath.IsAbs(p) && ev.Cwd != "" {
+			p = filepath.Join(ev.Cwd, p)
+		}
+		rel, err := filepath.Rel(w.Dir(), p)
+		if err != nil || !filepath.IsLocal(rel) || changed[filepath.ToSlash(rel)] {
+			continue
+		}
+		rel = filepath.ToSlash(rel)
+		if !r.full {
+			s.Read(ctx, rel, &editguard.ReadOptions{Limit: 1}) // a part of the file: a partial read
+			continue
+		}
+		// A character takes at most 4 bytes: a read capped at 4 bytes a
+		// character past the limit holds every character the client
+		// shows, and is cut (a partial read) only if the output is longer.
+		opts := &editguard.ReadOptions{}
+		if shown.limit > 0 {
+			opts.MaxBytes = 4*shown.limit + 4
+		}
+		res, err := s.Read(ctx, rel, opts)
+		if err != nil {
+			continue
+		}
+		full = append(full, rel)
+		output += shown.measure(res.Content)
+		if r.marked {
+			output += 7 * res.TotalLines // a number, "%6d\t", or marks of a line's tabs and end
+		}
+		if res.Truncated {
+			output = max(output, shown.limit+1)
+		}
+	}
+	if shown.limit > 0 && output > shown.limit {
+		for _, rel := range full {
+			s.Read(ctx, rel, &editguard.ReadOptions{Limit: 1}) // the model saw part of the output
+		}
+	}
 }
 
 // shellNotice is what the model is told after a command: the files it

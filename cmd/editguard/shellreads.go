@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -15,11 +16,16 @@ import (
 // A command that shows the whole file (cat, less, more, nl) is a full read;
 // one that shows part of it (head, tail, sed -n 'X,Yp', grep, wc) a partial
 // one, which lets the session edit the file but not overwrite it whole.
+// A full read whose output is longer than the client shows the model is a
+// partial one too (hookShell, with shellShown).
 
 // shellRead is one file a command read.
 type shellRead struct {
 	path string
 	full bool
+	// marked says the command adds to each line it shows (a number, or
+	// marks of tabs and line ends), which lengthens its output.
+	marked bool
 }
 
 // shellReads returns the files the simple read command reads, or nothing.
@@ -30,11 +36,12 @@ func shellReads(command string) []shellRead {
 	}
 	name, args := words[0], words[1:]
 	var files []string
-	full := false
+	full, marked := false, false
 	switch name {
 	case "cat", "less", "more", "nl":
 		full = true
 		files, ok = catFiles(args)
+		marked = name == "nl" || slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "-") })
 	case "head", "tail":
 		files, ok = headFiles(args)
 	case "sed":
@@ -52,7 +59,7 @@ func shellReads(command string) []shellRead {
 		if f == "-" || strings.HasPrefix(f, "-") {
 			return nil
 		}
-		out = append(out, shellRead{path: f, full: full})
+		out = append(out, shellRead{path: f, full: full, marked: marked})
 	}
 	return out
 }
