@@ -625,7 +625,10 @@ func mcpInitialize(ctx context.Context, dir, command string, args []string) (*mc
 		},
 	})
 	if _, err := stdin.Write(append(req, '\n')); err != nil {
-		return nil, fmt.Errorf("%v%s", err, exited(wait(), stderr))
+		// The program closed its input, almost always by exiting
+		// before it read anything: say so, with its status and what
+		// it printed, not the pipe's error.
+		return nil, fmt.Errorf("it ended before answering%s", exited(wait(), stderr))
 	}
 	r := bufio.NewReaderSize(stdout, 64<<10)
 	for {

@@ -36,6 +36,12 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
+	// Go keeps its build cache in the user's cache directory too: it
+	// stays where it is, or every run would build the standard library
+	// again.
+	if os.Getenv("GOCACHE") == "" && userCache != "" {
+		os.Setenv("GOCACHE", filepath.Join(userCache, "go-build"))
+	}
 	os.Setenv("XDG_CACHE_HOME", cache)
 	code := m.Run()
 	os.RemoveAll(cache)
