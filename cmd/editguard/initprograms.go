@@ -60,7 +60,7 @@ func resolvePrograms(client string, bare, hooks bool) (initPrograms, error) {
 	if inGoBuildDir(self) {
 		return initPrograms{}, &editguard.Error{
 			Code:    editguard.CodeInvalidArgument,
-			Message: fmt.Sprintf("this editguard runs from %s, a temporary build directory of go run, which go removes when the program exits: a configuration naming it would name no program; nothing was written", self),
+			Message: fmt.Sprintf("this editguard runs from %s, a build directory of go run, which go removes or trims as it likes: a configuration naming it would soon name no program; nothing was written", self),
 			Details: map[string]any{"program": self},
 			RecoveryHint: fmt.Sprintf("%s, then run init with the installed program ($(go env GOPATH)/bin/editguard init %s); or pass --bare-names to write the names alone and put the programs on the client's PATH yourself",
 				installHint, client),
@@ -107,11 +107,24 @@ func isProgram(p string) bool {
 	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }
 
-// inGoBuildDir reports whether path lies in a temporary build directory of
-// the go command: go run and go test build their programs under
-// $GOTMPDIR (or the system's temporary directory)/go-buildNNN/, and remove
-// it when they are done.
+// inGoBuildDir reports whether path lies in a build directory of the go
+// command: go run and go test build their programs under $GOTMPDIR (or
+// the system's temporary directory)/go-buildNNN/, and remove it when they
+// are done; and go may keep a go run program in its build cache ($GOCACHE,
+// by default go-build in the user's cache directory), which it trims as it
+// likes.
 func inGoBuildDir(path string) bool {
+	cache := os.Getenv("GOCACHE")
+	if cache == "" {
+		if d, err := os.UserCacheDir(); err == nil {
+			cache = filepath.Join(d, "go-build")
+		}
+	}
+	if cache != "" && cache != "off" {
+		if rel, err := filepath.Rel(cache, path); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+			return true
+		}
+	}
 	for _, el := range strings.Split(filepath.ToSlash(path), "/") {
 		digits, ok := strings.CutPrefix(el, "go-build")
 		if ok && digits != "" && strings.Trim(digits, "0123456789") == "" {

@@ -191,6 +191,7 @@ func TestInitRefusesMissingHook(t *testing.T) {
 // TestInGoBuildDir tells the go command's temporary build directories from
 // other paths.
 func TestInGoBuildDir(t *testing.T) {
+	t.Setenv("GOCACHE", "/cache/go-build")
 	for p, want := range map[string]bool{
 		"/tmp/go-build1234567/b001/exe/editguard":        true,
 		"/var/folders/x/T/go-build99/b001/exe/editguard": true,
@@ -198,6 +199,8 @@ func TestInGoBuildDir(t *testing.T) {
 		"/home/me/go-builds/bin/editguard":               false,
 		"/opt/go-build/bin/editguard":                    false,
 		"/opt/go-buildx1/editguard":                      false,
+		"/cache/go-build/3f/3f9a-d/editguard":            true, // GOCACHE below
+		"/cache/go-build-other/editguard":                false,
 	} {
 		if got := inGoBuildDir(p); got != want {
 			t.Errorf("inGoBuildDir(%q) = %v", p, got)
@@ -222,7 +225,7 @@ func TestInitRefusesGoRun(t *testing.T) {
 	defer func() { executable = old }()
 	root := t.TempDir()
 	code, out, errs := cliRun(t, root, "init", "claude-code")
-	if code != exitError || !strings.Contains(errs, "INVALID_ARGUMENT: this editguard runs from "+self+", a temporary build directory of go run") ||
+	if code != exitError || !strings.Contains(errs, "INVALID_ARGUMENT: this editguard runs from "+self+", a build directory of go run") ||
 		!strings.Contains(errs, "nothing was written") || !strings.Contains(errs, "go install ./cmd/editguard ./cmd/editguard-hook") {
 		t.Errorf("exit %d\n%s%s", code, out, errs)
 	}
