@@ -22,6 +22,7 @@ const (
 	codeStale    = string(editguard.CodeStaleFile)
 	codeNotRead  = string(editguard.CodeNotRead)
 	codeNotFound = string(editguard.CodeNotFound)
+	codeNotAFile = string(editguard.CodeNotAFile)
 	codeNoChange = string(editguard.CodeNoChange)
 	codeInvalid  = string(editguard.CodeInvalidArgument)
 )
@@ -42,7 +43,12 @@ func decide(rec *ledger.Record, ru rules) (string, *verdict) {
 	case ru.overAbsent && !obs.Exists, ru.noRead:
 		return "", nil
 	case rec.Baseline == nil:
-		if obs.Exists {
+		switch {
+		case unregular(rec):
+			// Without a read, something that is not a regular
+			// file is refused as such (the engine's check).
+			return codeNotAFile, nil
+		case obs.Exists:
 			return codeNotRead, nil
 		}
 		return "", nil

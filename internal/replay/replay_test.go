@@ -122,6 +122,15 @@ func session(t testing.TB, w *editguard.Workspace, dir string) {
 	c.ok(s.Write(ctx, "big.txt", "start\n"+strings.Repeat("a line of text\n", 4000)+"end\n", nil))
 	c.ok(s.Edit(ctx, "big.txt", []editguard.Edit{{OldString: "start", NewString: "begin"}}, nil))
 	c.ok(s.Edit(ctx, "big.txt", []editguard.Edit{{OldString: "end", NewString: "finish"}}, nil))
+
+	// A directory where a file is needed, never read: NOT_A_FILE.
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Edit(ctx, "sub", []editguard.Edit{{OldString: "a", NewString: "b"}}, nil)
+	refuse(t, err, editguard.CodeNotAFile)
+	_, err = s.Write(ctx, "sub", "x\n", nil)
+	refuse(t, err, editguard.CodeNotAFile)
 }
 
 // stateHash hashes every entry of dir's state directory: names, types and
@@ -267,7 +276,7 @@ func TestReplaySessionMatches(t *testing.T) {
 	for _, want := range []string{
 		"write_file ok ", "edit_file ok ", "edit_file error NO_MATCH", "edit_file dry_run ", "write_file error NOT_READ",
 		"write_file error STALE_FILE", "restore_file ok ", "delete_file ok ", "delete_file error NOT_FOUND",
-		"move_file ok ", "apply_patch ok ", "undo_patch ok ",
+		"move_file ok ", "apply_patch ok ", "undo_patch ok ", "edit_file error NOT_A_FILE", "write_file error NOT_A_FILE",
 	} {
 		if !seen[want] {
 			t.Errorf("the session recorded no %q", want)
