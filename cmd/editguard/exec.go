@@ -82,7 +82,7 @@ func runExec(ctx context.Context, e *env, args []string) error {
 			status = 128 + int(ee.Sys().(syscall.WaitStatus).Signal())
 		}
 	case runErr != nil:
-		fmt.Fprintf(e.stderr, "editguard: exec: %v\n", runErr)
+		fmt.Fprintf(e.stderr, "editguard: exec: %s\n", escapeText(runErr.Error()))
 		status = 127
 	}
 	res, err := c.End(context.WithoutCancel(ctx))
@@ -117,7 +117,7 @@ func printCommandResult(e *env, res *editguard.CommandResult) {
 			if shown == 20 {
 				break
 			}
-			fmt.Fprintf(e.stderr, " %s %s;", c.Op, c.Path)
+			fmt.Fprintf(e.stderr, " %s %s;", c.Op, quoteName(c.Path))
 			shown++
 		}
 		if shown < n {
@@ -131,14 +131,14 @@ func printCommandResult(e *env, res *editguard.CommandResult) {
 	for _, c := range res.Overwrites() {
 		verb := map[string]string{"changed": "replaced", "deleted": "deleted"}[c.Op]
 		if c.NotInHistory {
-			fmt.Fprintf(e.stderr, "editguard: warning: the command %s %s, which someone else had changed since this session read it; their version was not seen by a checkpoint and is not in history\n", verb, c.Path)
+			fmt.Fprintf(e.stderr, "editguard: warning: the command %s %s, which someone else had changed since this session read it; their version was not seen by a checkpoint and is not in history\n", verb, quoteName(c.Path))
 			continue
 		}
 		fmt.Fprintf(e.stderr, "editguard: warning: the command %s %s, which someone else had changed since this session read it; their version is kept: editguard restore %s %s\n",
-			verb, c.Path, shellQuote(c.Path), c.BackupVersion)
+			verb, quoteName(c.Path), shellQuote(pathArg(c.Path)), c.BackupVersion)
 	}
 	for _, w := range res.Warnings {
-		fmt.Fprintf(e.stderr, "editguard: warning: %s\n", w)
+		fmt.Fprintf(e.stderr, "editguard: warning: %s\n", escapeText(w))
 	}
 }
 
