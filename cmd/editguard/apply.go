@@ -62,13 +62,13 @@ func runApply(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	return printPatch(e, r, func(f editguard.PatchFile) string {
-		target := f.Path
+		target := quoteName(f.Path)
 		if f.MovedTo != "" {
-			target = f.Path + " -> " + f.MovedTo
+			target += " -> " + quoteName(f.MovedTo)
 		}
 		if f.Merged {
 			// The other change the hunks went on top of, kept.
-			fmt.Fprintf(e.stderr, "%s had changed since your read; the patch was merged on top of that change:\n", f.Path)
+			fmt.Fprintf(e.stderr, "%s had changed since your read; the patch was merged on top of that change:\n", quoteName(f.Path))
 			writeDiff(e.stderr, f.ExternalDiff, false)
 			return fmt.Sprintf("%s %s (history %s, merged)", f.Op, target, f.BackupVersion)
 		}
@@ -95,7 +95,7 @@ func printPatch(e *env, r *editguard.PatchResult, line func(editguard.PatchFile)
 	}
 	fmt.Fprintln(e.stdout, closing)
 	for _, w := range r.Warnings {
-		fmt.Fprintf(e.stderr, "warning: %s\n", w)
+		fmt.Fprintf(e.stderr, "warning: %s\n", escapeText(w))
 	}
 	return nil
 }

@@ -49,7 +49,7 @@ func runDiff(ctx context.Context, e *env, args []string) error {
 		return e.printJSON(map[string]any{"path": pos[0], "from": from, "identical": d == "", "diff": d})
 	}
 	if d == "" {
-		fmt.Fprintf(e.stderr, "%s: identical to %s\n", pos[0], from)
+		fmt.Fprintf(e.stderr, "%s: identical to %s\n", quoteName(pos[0]), quoteName(from))
 		return nil
 	}
 	color := useColor(e)

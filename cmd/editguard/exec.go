@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -30,10 +32,23 @@ Covered: every regular file that find_files would list (not in .git or
 .editguard, not ignored by a .gitignore) up to the file size limit; the
 summary says what was not checked.
 
-The command runs in the current directory, with the terminal's stdin,
-stdout and stderr; editguard's
-summary goes to stderr (--json: to stdout, after the command's output).
-The exit status is the command's. If the command succeeded but replaced or
+The command runs in the current directory, which must be the workspace
+root or under it (else exec refuses before running anything: the
+command's relative names would reach files it does not cover), with the
+terminal's stdin, stdout and stderr; editguard's summary goes to stderr
+(--json: to stdout, after the command's output).
+
+Signals: SIGINT, SIGTERM, SIGHUP and SIGQUIT reach the command, and exec
+waits for it to end, then records what it changed. When a standard
+stream is a terminal, the command shares exec's process group, as any
+command a shell runs does: the terminal's Ctrl-C and Ctrl-\ and its
+hangup reach both, and exec forwards only SIGTERM, which is sent to one
+process (a SIGINT, SIGHUP or SIGQUIT sent to exec's process alone is not
+passed on). Otherwise the command runs in a process group of its own,
+and exec forwards each of the four signals it receives to that group.
+
+The exit status is the command's: 128 plus the signal's number when a
+signal killed it, as a shell reports it. If the command succeeded but replaced or
 deleted a file whose content was not what this session last read or wrote
 (someone else had changed it), exec names the files and the history
 versions that keep the other writer's content, and exits 5.
@@ -62,29 +77,14 @@ func runExec(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkWorkingDir(e.root); err != nil {
+		return err
+	}
 	c, err := s.BeginCommand(ctx, shellLine(argv), &editguard.CommandOptions{Tool: *tool})
 	if err != nil {
 		return err
 	}
-	// The command gets the terminal's signals; exec waits for it and
-	// records what it did, whatever ended it.
-	signal.Ignore(syscall.SIGINT, syscall.SIGQUIT)
-	defer signal.Reset(syscall.SIGINT, syscall.SIGQUIT)
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = e.stdin, e.stdout, e.stderr
-	runErr := cmd.Run()
-	status := 0
-	var ee *exec.ExitError
-	switch {
-	case errors.As(runErr, &ee):
-		status = ee.ExitCode()
-		if status < 0 {
-			status = 128 + int(ee.Sys().(syscall.WaitStatus).Signal())
-		}
-	case runErr != nil:
-		fmt.Fprintf(e.stderr, "editguard: exec: %v\n", runErr)
-		status = 127
-	}
+	status := runCommand(e, argv)
 	res, err := c.End(context.WithoutCancel(ctx))
 	if err != nil {
 		return err
@@ -106,6 +106,117 @@ func runExec(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
+// execSignals are the signals exec passes on to the command.
+var execSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
+
+// runCommand runs argv, passing the signals exec receives on to it (see
+// the help), and returns its exit status as a shell reports it: 128 plus
+// the signal's number if one killed it, 127 if it could not be started.
+//
+// exec catches the signals rather than ignoring them: an ignored signal
+// stays ignored in a program started after it, a caught one is reset to
+// its default there, so the command gets its Ctrl-C as it would from a
+// shell while exec lives on to record what it changed.
+func runCommand(e *env, argv []string) int {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = e.stdin, e.stdout, e.stderr
+	shared := onTerminal(e)
+	if !shared {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	}
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, execSignals...)
+	defer signal.Stop(sigs)
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(e.stderr, "editguard: exec: %s\n", escapeText(err.Error()))
+		return 127
+	}
+	done := make(chan struct{})
+	forwarded := make(chan struct{})
+	go func() {
+		defer close(forwarded)
+		for {
+			select {
+			case sig := <-sigs:
+				forwardSignal(cmd.Process.Pid, sig.(syscall.Signal), shared)
+			case <-done:
+				return
+			}
+		}
+	}()
+	err := cmd.Wait()
+	close(done)
+	<-forwarded
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return ee.ExitCode()
+	case err != nil:
+		fmt.Fprintf(e.stderr, "editguard: exec: %s\n", escapeText(err.Error()))
+		return 127
+	}
+	return 0
+}
+
+// forwardSignal passes sig on to the command pid: to its process group
+// when it has one of its own; when it shares exec's, only SIGTERM, since
+// the terminal sends the others to the whole group, the command included.
+func forwardSignal(pid int, sig syscall.Signal, shared bool) {
+	switch {
+	case !shared:
+		syscall.Kill(-pid, sig)
+	case sig == syscall.SIGTERM:
+		syscall.Kill(pid, sig)
+	}
+}
+
+// onTerminal reports whether one of exec's standard streams is a
+// terminal: the command then stays in exec's process group, where the
+// terminal's job control (Ctrl-C, Ctrl-Z, reading the keyboard) treats it
+// as a shell's command.
+func onTerminal(e *env) bool {
+	for _, s := range []any{e.stdin, e.stdout, e.stderr} {
+		if f, ok := s.(*os.File); ok && isTerminal(f) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkWorkingDir refuses a command run from outside the workspace root:
+// the names it gives relative to the current directory would reach files
+// no checkpoint covers, and nothing it changed there would be recorded.
+func checkWorkingDir(root string) error {
+	wd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	realWD, err := filepath.EvalSymlinks(wd)
+	if err != nil {
+		return err
+	}
+	absRoot, err := filepath.Abs(root)
+	if err != nil {
+		return err
+	}
+	realRoot, err := filepath.EvalSymlinks(absRoot)
+	if err != nil {
+		return err
+	}
+	if rel, err := filepath.Rel(realRoot, realWD); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil
+	}
+	return &editguard.Error{
+		Code:         editguard.CodeInvalidArgument,
+		Message:      fmt.Sprintf("the working directory %s is outside the workspace root %s; run from inside it or pass --root; the command was not run", quoteName(wd), quoteName(absRoot)),
+		Details:      map[string]any{"working_directory": wd, "root": absRoot},
+		RecoveryHint: "cd into the workspace, or give --root the directory the command works in",
+	}
+}
+
 func printCommandResult(e *env, res *editguard.CommandResult) {
 	if n := res.Totals.Recorded; n > 0 {
 		fmt.Fprintf(e.stderr, "editguard: recorded %d file(s) the command changed:", n)
@@ -117,7 +228,7 @@ func printCommandResult(e *env, res *editguard.CommandResult) {
 			if shown == 20 {
 				break
 			}
-			fmt.Fprintf(e.stderr, " %s %s;", c.Op, c.Path)
+			fmt.Fprintf(e.stderr, " %s %s;", c.Op, quoteName(c.Path))
 			shown++
 		}
 		if shown < n {
@@ -131,14 +242,14 @@ func printCommandResult(e *env, res *editguard.CommandResult) {
 	for _, c := range res.Overwrites() {
 		verb := map[string]string{"changed": "replaced", "deleted": "deleted"}[c.Op]
 		if c.NotInHistory {
-			fmt.Fprintf(e.stderr, "editguard: warning: the command %s %s, which someone else had changed since this session read it; their version was not seen by a checkpoint and is not in history\n", verb, c.Path)
+			fmt.Fprintf(e.stderr, "editguard: warning: the command %s %s, which someone else had changed since this session read it; their version was not seen by a checkpoint and is not in history\n", verb, quoteName(c.Path))
 			continue
 		}
 		fmt.Fprintf(e.stderr, "editguard: warning: the command %s %s, which someone else had changed since this session read it; their version is kept: editguard restore %s %s\n",
-			verb, c.Path, shellQuote(c.Path), c.BackupVersion)
+			verb, quoteName(c.Path), shellQuote(pathArg(c.Path)), c.BackupVersion)
 	}
 	for _, w := range res.Warnings {
-		fmt.Fprintf(e.stderr, "editguard: warning: %s\n", w)
+		fmt.Fprintf(e.stderr, "editguard: warning: %s\n", escapeText(w))
 	}
 }
 

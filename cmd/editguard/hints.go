@@ -60,7 +60,7 @@ func cliHint(e *editguard.Error) string {
 	}
 	path := "PATH"
 	if p, ok := e.Details["path"].(string); ok && p != "" {
-		path = shellQuote(p)
+		path = shellQuote(pathArg(p))
 	}
 	for _, r := range hintRewrites() {
 		h = r.re.ReplaceAllString(h, strings.ReplaceAll(r.new, "{path}", strings.ReplaceAll(path, "$", "$$")))
@@ -68,10 +68,36 @@ func cliHint(e *editguard.Error) string {
 	return h
 }
 
-// shellQuote quotes s for a POSIX shell if it needs it.
+// pathArg returns the path p as an argument of an editguard command: a
+// name that starts with "-" would read as a flag, so it gets "./" first.
+func pathArg(p string) string {
+	if strings.HasPrefix(p, "-") {
+		return "./" + p
+	}
+	return p
+}
+
+// shellQuote quotes s for a shell if it needs it: in single quotes, or,
+// when s holds a character quoteName escapes (quote.go), in the $'...'
+// quotes of bash, zsh and ksh with the same C escapes, so that what is
+// printed can neither act on the terminal nor paste as other bytes.
 func shellQuote(s string) string {
 	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./+@%:,=") == "" {
 		return s
 	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	if !needsEscape(s, false) {
+		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	}
+	var b strings.Builder
+	b.WriteString("$'")
+	for _, u := range escapeUnits(s, false) {
+		switch u {
+		case `\`, `'`:
+			b.WriteString(`\` + u)
+		default:
+			b.WriteString(u)
+		}
+	}
+	b.WriteString("'")
+	return b.String()
 }

@@ -44,7 +44,7 @@ func runHistory(ctx context.Context, e *env, args []string) error {
 		return e.printJSON(vs)
 	}
 	if len(vs) == 0 {
-		fmt.Fprintf(e.stderr, "%s: no history\n", pos[0])
+		fmt.Fprintf(e.stderr, "%s: no history\n", quoteName(pos[0]))
 		return nil
 	}
 	e.page()
@@ -59,7 +59,7 @@ func runHistory(ctx context.Context, e *env, args []string) error {
 		if t, err := time.Parse(time.RFC3339Nano, v.Time); err == nil {
 			when = cliTime(t)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.ID, when, sum, size, v.Op, v.Session)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", quoteName(v.ID), quoteName(when), sum, size, quoteName(v.Op), quoteName(v.Session))
 	}
 	return tw.Flush()
 }

@@ -77,8 +77,11 @@ func runLog(ctx context.Context, e *env, args []string) error {
 			}
 		}
 		after := r.SHA256After[:min(12, len(r.SHA256After))]
+		// Every field a record holds as text is quoted: a name, a session
+		// or a command may hold anything (quote.go).
 		_, err := fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Seq, cliTime(r.Time),
-			r.Session, r.Tool, r.Path, outcome, after, r.HistoryVersion, commandOf(r))
+			quoteName(r.Session), quoteName(r.Tool), quoteName(r.Path), quoteName(outcome), quoteName(after),
+			quoteName(r.HistoryVersion), commandOf(r))
 		return err
 	})
 	if ferr := tw.Flush(); err == nil {
@@ -115,7 +118,9 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 }
 
 // commandOf returns the shell command a record of a command's change names
-// (see editguard exec), on one line and cut to 60 characters, or "".
+// (see editguard exec), on one line, with what could act on a terminal
+// escaped (escapeText, quote.go) and cut to 60 bytes after that, between
+// two escapes, or "". It is a glimpse: log --json has the command whole.
 func commandOf(r *editguard.LedgerRecord) string {
 	var a struct {
 		Command string `json:"command"`
@@ -123,9 +128,5 @@ func commandOf(r *editguard.LedgerRecord) string {
 	if len(r.Args) == 0 || json.Unmarshal(r.Args, &a) != nil || a.Command == "" {
 		return ""
 	}
-	c := strings.Join(strings.Fields(a.Command), " ")
-	if len(c) > 60 {
-		c = strings.ToValidUTF8(c[:57], "") + "..."
-	}
-	return c
+	return escapeTextCut(strings.Join(strings.Fields(a.Command), " "), 60)
 }

@@ -127,10 +127,10 @@ func (e *env) workspace() (*editguard.Workspace, error) {
 	}
 	rec := ws.Recovery()
 	for _, id := range rec.RolledBack {
-		fmt.Fprintf(e.stderr, "editguard: rolled back patch transaction %s, which a crash interrupted: its files are as before it\n", id)
+		fmt.Fprintf(e.stderr, "editguard: rolled back patch transaction %s, which a crash interrupted: its files are as before it\n", quoteName(id))
 	}
 	for _, n := range append(rec.Problems, rec.Warnings...) {
-		fmt.Fprintf(e.stderr, "editguard: warning: %s\n", n.Message)
+		fmt.Fprintf(e.stderr, "editguard: warning: %s\n", escapeText(n.Message))
 	}
 	e.ws = ws
 	return ws, nil
@@ -456,7 +456,7 @@ func report(e *env, err error) int {
 	}
 	var ue *usageError
 	if errors.As(err, &ue) {
-		fmt.Fprintf(e.stderr, "editguard: %s\n", ue.msg)
+		fmt.Fprintf(e.stderr, "editguard: %s\n", escapeText(ue.msg))
 		if c, ok := commands[ue.cmd]; ok {
 			fmt.Fprintf(e.stderr, "usage: editguard %s\nRun 'editguard help %s' for details.\n", strings.TrimSpace(c.name+" "+c.args), c.name)
 		} else {
@@ -474,18 +474,31 @@ func report(e *env, err error) int {
 			Error  *editguard.Error `json:"error"`
 		}{"error", ge})
 	}
-	fmt.Fprintf(e.stderr, "editguard: %v\n", ge)
+	fmt.Fprintf(e.stderr, "editguard: %s\n", errorText(ge))
 	if c, ok := ge.Details["changes"].(string); ok {
-		fmt.Fprint(e.stderr, c)
+		fmt.Fprint(e.stderr, escapeLines(c))
 	}
 	if vs, ok := ge.Details["versions"].([]string); ok && len(vs) > 0 {
-		fmt.Fprintf(e.stderr, "versions: %s\n", strings.Join(vs, ", "))
+		fmt.Fprintf(e.stderr, "versions: %s\n", escapeText(strings.Join(vs, ", ")))
 	}
 	if h := cliHint(ge); h != "" {
-		fmt.Fprintf(e.stderr, "hint: %s\n", h)
+		fmt.Fprintf(e.stderr, "hint: %s\n", escapeText(h))
 	}
 	return exitCode(ge)
 }
+
+// errorText is how a terminal is told the error e: as e.Error() says it,
+// with the path it names quoted and its message escaped (quote.go).
+func errorText(e *editguard.Error) string {
+	if p, ok := e.Details["path"].(string); ok {
+		return fmt.Sprintf("%s: %s: %s", e.Code, quoteNameCut(p, maxErrPath), escapeText(e.Message))
+	}
+	return escapeText(e.Error())
+}
+
+// maxErrPath is the most of a path an error message prints, as the
+// library cuts one in Error.
+const maxErrPath = 200
 
 func exitCode(e *editguard.Error) int {
 	switch e.Code {
@@ -628,6 +641,14 @@ Commands:
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprint(w, `
+Names: a file name, session or command that holds a control character
+(ESC, newline, tab...), DEL, a C1 control, a Unicode format or separator
+character (bidirectional overrides, zero-width characters), a byte that
+is not UTF-8, '"' or '\' is printed in double quotes with C escapes:
+\n, \t, \", \\, and octal for any other byte (\033, \351). Printable
+non-ASCII stays as it is. --json, find -z and tree -z give the exact
+names. A PATH argument that starts with "-" follows "--" or "./".
+
 Exit codes: 0 ok, 1 error, 2 usage, 3 conflict (NOT_READ, STALE_FILE:
 read the file again, then redo the change), 4 declined at the prompt,
 5 (exec) the command overwrote someone else's change, kept in history.

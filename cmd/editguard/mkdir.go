@@ -36,7 +36,7 @@ func runMkdir(ctx context.Context, e *env, args []string) error {
 		return e.printJSON(r)
 	}
 	if r.Created {
-		_, err = fmt.Fprintf(e.stdout, "created %s/\n", r.Path)
+		_, err = fmt.Fprintf(e.stdout, "created %s/\n", quoteName(r.Path))
 	}
 	return err
 }

@@ -52,10 +52,10 @@ func runMove(ctx context.Context, e *env, args []string) error {
 		return e.printJSON(r)
 	}
 	if r.DryRun {
-		fmt.Fprintf(e.stderr, "dry run: %s would move to %s; nothing changed\n", r.MovedFrom, r.Path)
+		fmt.Fprintf(e.stderr, "dry run: %s would move to %s; nothing changed\n", quoteName(r.MovedFrom), quoteName(r.Path))
 		return nil
 	}
 	_, err = fmt.Fprintf(e.stdout, "moved %s to %s (%d bytes, sha256 %s; history: %s %s, %s %s)\n",
-		r.MovedFrom, r.Path, r.SizeBytes, r.SHA256, r.MovedFrom, r.SourceVersion, r.Path, r.BackupVersion)
+		quoteName(r.MovedFrom), quoteName(r.Path), r.SizeBytes, r.SHA256, quoteName(r.MovedFrom), r.SourceVersion, quoteName(r.Path), r.BackupVersion)
 	return err
 }

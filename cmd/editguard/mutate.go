@@ -93,7 +93,7 @@ func printResult(e *env, verb string, r *editguard.Result) error {
 	}
 	if r.DryRun {
 		writeDiff(e.stdout, r.Diff, false)
-		fmt.Fprintf(e.stderr, "dry run: %s not changed\n", r.Path)
+		fmt.Fprintf(e.stderr, "dry run: %s not changed\n", quoteName(r.Path))
 		return nil
 	}
 	if r.Created {
@@ -106,12 +106,12 @@ func printResult(e *env, verb string, r *editguard.Result) error {
 	if r.Merged {
 		extra += ", merged over a change made since your read"
 	}
-	if _, err := fmt.Fprintf(e.stdout, "%s %s (%d bytes%s, sha256 %s)\n", verb, r.Path, r.SizeBytes, extra, r.SHA256); err != nil {
+	if _, err := fmt.Fprintf(e.stdout, "%s %s (%d bytes%s, sha256 %s)\n", verb, quoteName(r.Path), r.SizeBytes, extra, r.SHA256); err != nil {
 		return err
 	}
 	if r.Merged {
 		// What the other writer changed, kept under this edit.
-		fmt.Fprintf(e.stderr, "editguard: %s had changed since your read; the edit was applied on top of that change, which is kept:\n", r.Path)
+		fmt.Fprintf(e.stderr, "editguard: %s had changed since your read; the edit was applied on top of that change, which is kept:\n", quoteName(r.Path))
 		writeDiff(e.stderr, r.ExternalDiff, false)
 	}
 	return nil

@@ -79,10 +79,10 @@ func runPublish(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "published %s to %s/%s: %s..%s\n", plural(len(r.Files), "file"), r.Remote, r.Branch, short(r.OldHead), short(r.NewHead))
 	}
 	for _, f := range r.Files {
-		fmt.Fprintf(e.stdout, "  %-9s %s (%s: %s)\n", f.Op, f.Path, strings.Join(f.Sessions, ", "), strings.Join(f.Tools, ", "))
+		fmt.Fprintf(e.stdout, "  %-9s %s (%s: %s)\n", f.Op, quoteName(f.Path), escapeText(strings.Join(f.Sessions, ", ")), escapeText(strings.Join(f.Tools, ", ")))
 	}
 	for _, w := range r.Warnings {
-		fmt.Fprintf(e.stderr, "warning: %s\n", w)
+		fmt.Fprintf(e.stderr, "warning: %s\n", escapeText(w))
 	}
 	return nil
 }
@@ -96,7 +96,7 @@ func printStaleFiles(e *env, ge *editguard.Error) {
 		if f["side"] == "local" {
 			where = "here, outside editguard"
 		}
-		fmt.Fprintf(e.stderr, "%s: changed %s (%v)\n", f["path"], where, f["reason"])
+		fmt.Fprintf(e.stderr, "%s: changed %s (%s)\n", quoteName(fmt.Sprint(f["path"])), where, escapeText(fmt.Sprint(f["reason"])))
 		if d, ok := f["changes"].(string); ok && d != "" {
 			writeDiff(e.stderr, d, false)
 		}

@@ -70,7 +70,7 @@ func printPull(e *env, r *remote.PullResult) {
 	}
 	fmt.Fprintf(e.stdout, ": %s updated, %s\n", plural(len(r.Updated), "file"), plural(len(r.Conflicts), "conflict"))
 	for _, f := range r.Updated {
-		line := fmt.Sprintf("  %-9s %s", f.Op, f.Path)
+		line := fmt.Sprintf("  %-9s %s", f.Op, quoteName(f.Path))
 		if f.BackupVersion != "" && f.Op != "added" {
 			line += " (was kept as history " + f.BackupVersion + ")"
 		}
@@ -91,12 +91,12 @@ func printPull(e *env, r *remote.PullResult) {
 				why = c.Error.Error()
 			}
 		}
-		fmt.Fprintf(e.stderr, "conflict: %s: %s\n", c.Path, why)
+		fmt.Fprintf(e.stderr, "conflict: %s: %s\n", quoteName(c.Path), escapeText(why))
 	}
 	if len(r.Conflicts) > 0 {
 		fmt.Fprintln(e.stderr, "hint: keep upstream's version with 'editguard pull --discard-local' (yours goes to history); keep yours by restoring that version afterwards and publishing")
 	}
 	for _, w := range r.Warnings {
-		fmt.Fprintf(e.stderr, "warning: %s\n", w)
+		fmt.Fprintf(e.stderr, "warning: %s\n", escapeText(w))
 	}
 }

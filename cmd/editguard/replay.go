@@ -94,14 +94,14 @@ func printReplay(out io.Writer, rep *replay.Report) error {
 	var w bytes.Buffer
 	for _, d := range rep.Divergences {
 		fmt.Fprintf(&w, "diverged: seq %d %s %s: %s recorded %s, replay computes %s\n",
-			d.Seq, d.Tool, d.Path, d.What, orNone(d.Recorded), orNone(d.Replayed))
+			d.Seq, quoteName(d.Tool), quoteName(d.Path), escapeText(d.What), escapeText(orNone(d.Recorded)), escapeText(orNone(d.Replayed)))
 	}
 	for _, s := range rep.Skips {
 		detail := ""
 		if s.Detail != "" {
 			detail = " (" + s.Detail + ")"
 		}
-		fmt.Fprintf(&w, "skipped: seq %d %s %s: %s%s\n", s.Seq, s.Tool, s.Path, s.Reason, detail)
+		fmt.Fprintf(&w, "skipped: seq %d %s %s: %s%s\n", s.Seq, quoteName(s.Tool), quoteName(s.Path), escapeText(s.Reason), escapeText(detail))
 	}
 	fmt.Fprintf(&w, "replayed %d, matched %d, diverged %d, skipped %d\n", rep.Replayed, rep.Matched, rep.Diverged, rep.Skipped)
 	if rep.DecisionOnly > 0 {

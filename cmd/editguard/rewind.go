@@ -121,23 +121,23 @@ func printRewind(e *env, r *editguard.RewindResult) {
 		case r.DryRun:
 			writeDiff(e.stdout, f.Diff, false)
 		case f.Deleted:
-			fmt.Fprintf(e.stdout, "deleted %s, which the session created (history %s keeps it)\n", f.Path, f.BackupVersion)
+			fmt.Fprintf(e.stdout, "deleted %s, which the session created (history %s keeps it)\n", quoteName(f.Path), f.BackupVersion)
 		default:
-			fmt.Fprintf(e.stdout, "rewound %s to %s (sha256 %s; history %s keeps what it held)\n", f.Path, f.Version, f.ToSHA256, f.BackupVersion)
+			fmt.Fprintf(e.stdout, "rewound %s to %s (sha256 %s; history %s keeps what it held)\n", quoteName(f.Path), f.Version, f.ToSHA256, f.BackupVersion)
 		}
 		for _, w := range f.Warnings {
-			fmt.Fprintf(e.stderr, "warning: %s: %s\n", f.Path, w)
+			fmt.Fprintf(e.stderr, "warning: %s: %s\n", quoteName(f.Path), escapeText(w))
 		}
 	}
 	for _, f := range r.Unchanged {
-		fmt.Fprintf(e.stderr, "unchanged %s: already as before the session's changes\n", f.Path)
+		fmt.Fprintf(e.stderr, "unchanged %s: already as before the session's changes\n", quoteName(f.Path))
 	}
 	for _, f := range r.Refused {
-		fmt.Fprintf(e.stderr, "refused %s: %s: %s\n", f.Path, f.Error.Code, f.Error.Message)
+		fmt.Fprintf(e.stderr, "refused %s: %s: %s\n", quoteName(f.Path), f.Error.Code, escapeText(f.Error.Message))
 	}
 	verb := "rewound"
 	if r.DryRun {
 		verb = "dry run: would rewind"
 	}
-	fmt.Fprintf(e.stderr, "%s %d files of session %s; %d unchanged, %d refused\n", verb, len(r.Rewound), r.Session, len(r.Unchanged), len(r.Refused))
+	fmt.Fprintf(e.stderr, "%s %d files of session %s; %d unchanged, %d refused\n", verb, len(r.Rewound), quoteName(r.Session), len(r.Unchanged), len(r.Refused))
 }

@@ -12,14 +12,20 @@ import (
 
 var findCmd = &command{
 	name:    "find",
-	args:    "PATTERN [--path DIR] [--json]",
+	args:    "PATTERN [--path DIR] [-z] [--json]",
 	summary: "list the files whose names match a glob, honouring .gitignore",
 	help: `Find lists the files under DIR (default: the root) whose path matches
 PATTERN: "*", "?" and "[...]" within a name, "**" across directories,
 "{a,b}" either alternative ("**/*.{go,md}"); a pattern without "/"
 matches names at any depth ("*.go"). Files .gitignore
 excludes (at any level), .git directories and .editguard are skipped, and
-symlinks are not followed. At most 1,000 paths are listed.`,
+symlinks are not followed. At most 1,000 paths are listed.
+
+A path is printed as it is unless it holds something that could act on a
+terminal or mislead (see "Names" in editguard help); then it is printed
+in double quotes with C escapes, as git quotes names. -z prints each path
+as its exact bytes followed by a NUL instead, for xargs -0, and nothing
+else on stdout. --json prints the paths as a JSON array.`,
 }
 
 var searchCmd = &command{
@@ -46,13 +52,16 @@ text}], skipped}.`,
 
 var treeCmd = &command{
 	name:    "tree",
-	args:    "[DIR] [--depth N] [--json]",
+	args:    "[DIR] [--depth N] [-z] [--json]",
 	summary: "show the directory tree",
 	help: `Tree shows the directories and files under DIR (default: the root) as an
 indented tree, to --depth levels (default 3), at most 1,000 entries. .git
-is shown but not opened; .editguard is not shown. With --json it prints
-the tree as nested objects, as the directory_tree tool's structured
-result.`,
+is shown but not opened; .editguard is not shown. Names are quoted as
+find quotes them (see "Names" in editguard help). With -z it prints the
+path of each entry shown (DIR/name, a directory's ending in "/") as its
+exact bytes followed by a NUL, and nothing else on stdout. With --json
+it prints the tree as nested objects, as the directory_tree tool's
+structured result.`,
 }
 
 // execTool runs one of the file tools as a model would.
@@ -68,24 +77,11 @@ func execTool(ctx context.Context, e *env, name string, args map[string]any) (*t
 	return toolset.New(s, nil).Execute(ctx, name, raw)
 }
 
-// runTool runs one of the file tools as a model would, and prints its text
-// (or, with --json, its structured result).
-func runTool(ctx context.Context, e *env, name string, args map[string]any) error {
-	out, err := execTool(ctx, e, name, args)
-	if err != nil {
-		return err
-	}
-	if e.json {
-		return e.printJSON(out.Structured)
-	}
-	_, err = io.WriteString(e.stdout, out.Text)
-	return err
-}
-
 func runFind(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(findCmd.name)
 	dir := fs.String("path", "", "search under `DIR` (default: the root)")
 	fs.BoolVar(&e.json, "json", false, "print the paths as a JSON array")
+	nul := fs.Bool("z", false, "print each path as its exact bytes followed by a NUL")
 	pos, err := parseCommand(e, findCmd, fs, args)
 	if err != nil {
 		return err
@@ -93,11 +89,45 @@ func runFind(ctx context.Context, e *env, args []string) error {
 	if len(pos) != 1 {
 		return usagef(findCmd.name, "find takes exactly one PATTERN, got %d", len(pos))
 	}
+	if *nul && e.json {
+		return usagef(findCmd.name, "-z and --json are two ways to print the paths: give one")
+	}
 	a := map[string]any{"pattern": pos[0]}
 	if *dir != "" {
 		a["path"] = *dir
 	}
-	return runTool(ctx, e, "find_files", a)
+	out, err := execTool(ctx, e, "find_files", a)
+	if err != nil {
+		return err
+	}
+	if e.json {
+		return e.printJSON(out.Structured)
+	}
+	found := out.Structured.([]string)
+	meta, _ := out.Meta.(map[string]any)
+	more, _ := meta["truncated"].(bool)
+	var b strings.Builder
+	for _, p := range found {
+		if *nul {
+			b.WriteString(p + "\x00")
+		} else {
+			b.WriteString(quoteName(p) + "\n")
+		}
+	}
+	if _, err := io.WriteString(e.stdout, b.String()); err != nil {
+		return err
+	}
+	if len(found) == 0 && !*nul {
+		// As the tool says it; -z prints paths only.
+		_, err = io.WriteString(e.stdout, escapeLines(out.Text))
+	}
+	switch {
+	case more && *nul:
+		fmt.Fprintf(e.stderr, "editguard: more than %d files match; narrow the pattern or the --path\n", len(found))
+	case more:
+		_, err = fmt.Fprintf(e.stdout, "(more than %d files match; narrow the pattern or the path)\n", len(found))
+	}
+	return err
 }
 
 func runSearch(ctx context.Context, e *env, args []string) error {
@@ -131,11 +161,12 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	matched := len(out.Structured.(map[string]any)["results"].([]toolset.SearchMatch)) > 0
+	results := out.Structured.(map[string]any)["results"].([]toolset.SearchMatch)
+	matched := len(results) > 0
 	if e.json {
 		err = e.printJSON(out.Structured)
 	} else {
-		err = printSearch(e, out.Text)
+		err = printSearch(e, out.Text, results)
 	}
 	if err == nil && !matched {
 		return exitStatus(exitError)
@@ -143,17 +174,22 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 	return err
 }
 
-// printSearch prints search_text's text as a command line prints a
-// search: the matching lines on stdout, its heading (the first line) and
-// what it did not search (a last line) on stderr.
-func printSearch(e *env, text string) error {
+// printSearch prints search_text's result as a command line prints a
+// search: the matching lines on stdout, each "path:line: text" with the
+// path quoted as a name is (quote.go) and the text as the file holds it,
+// as grep prints it; the text's heading (its first line) and what it did
+// not search (a last line) on stderr.
+func printSearch(e *env, text string, results []toolset.SearchMatch) error {
 	heading, rest, _ := strings.Cut(text, "\n")
-	fmt.Fprintln(e.stderr, heading)
+	fmt.Fprintln(e.stderr, escapeText(heading))
 	if i := strings.LastIndex(rest, "Not searched: "); i >= 0 && (i == 0 || rest[i-1] == '\n') {
-		defer fmt.Fprint(e.stderr, rest[i:])
-		rest = rest[:i]
+		defer fmt.Fprint(e.stderr, escapeLines(rest[i:]))
 	}
-	_, err := io.WriteString(e.stdout, rest)
+	var b strings.Builder
+	for _, m := range results {
+		fmt.Fprintf(&b, "%s:%d: %s\n", quoteName(m.Path), m.Line, m.Text)
+	}
+	_, err := io.WriteString(e.stdout, b.String())
 	return err
 }
 
@@ -161,12 +197,16 @@ func runTree(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(treeCmd.name)
 	depth := fs.Int("depth", 0, "show `N` levels (default 3)")
 	fs.BoolVar(&e.json, "json", false, "print the tree as JSON")
+	nul := fs.Bool("z", false, "print each entry's path as its exact bytes followed by a NUL")
 	pos, err := parseCommand(e, treeCmd, fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 1 {
 		return usagef(treeCmd.name, "tree takes at most one DIR, got %d", len(pos))
+	}
+	if *nul && e.json {
+		return usagef(treeCmd.name, "-z and --json are two ways to print the tree: give one")
 	}
 	a := map[string]any{}
 	if len(pos) == 1 {
@@ -175,5 +215,71 @@ func runTree(ctx context.Context, e *env, args []string) error {
 	if *depth != 0 {
 		a["depth"] = *depth
 	}
-	return runTool(ctx, e, "directory_tree", a)
+	out, err := execTool(ctx, e, "directory_tree", a)
+	if err != nil {
+		return err
+	}
+	if e.json {
+		return e.printJSON(out.Structured)
+	}
+	res := out.Structured.(map[string]any)
+	top, _ := res["path"].(string)
+	tree, _ := res["tree"].([]*toolset.TreeEntry)
+	shown, _ := res["entries"].(int)
+	var b strings.Builder
+	if *nul {
+		treePaths(&b, strings.TrimSuffix(top, "/"), tree)
+	} else {
+		b.WriteString(quoteName(strings.TrimSuffix(top, "/")) + "/\n")
+		printTree(&b, tree, 1, shown)
+	}
+	_, err = io.WriteString(e.stdout, b.String())
+	if truncated, _ := res["truncated"].(bool); truncated && *nul {
+		fmt.Fprintf(e.stderr, "editguard: the tree stops at %d entries; give a DIR or a smaller --depth\n", shown)
+	}
+	return err
+}
+
+// printTree prints entries, at level, as directory_tree's text shows them
+// (directories with "/", symlinks "-> target", "…" for what is left out),
+// each name quoted as a name is (quote.go); limit is the entries the tree
+// stopped at, if it did.
+func printTree(b *strings.Builder, entries []*toolset.TreeEntry, level, limit int) {
+	indent := strings.Repeat("  ", level)
+	for _, e := range entries {
+		switch e.Type {
+		case "more":
+			fmt.Fprintf(b, "%s… (%d more entries here; the tree stops at %d)\n", indent, e.More, limit)
+		case "symlink":
+			fmt.Fprintf(b, "%s%s -> %s\n", indent, quoteName(e.Name), quoteName(e.Target))
+		case "directory":
+			fmt.Fprintf(b, "%s%s/\n", indent, quoteName(e.Name))
+			printTree(b, e.Children, level+1, limit)
+			if e.More > 0 {
+				fmt.Fprintf(b, "%s  …\n", indent)
+			}
+		default:
+			fmt.Fprintf(b, "%s%s\n", indent, quoteName(e.Name))
+		}
+	}
+}
+
+// treePaths writes the path of each entry under dir, a directory's with
+// "/" after it, each followed by a NUL (tree -z).
+func treePaths(b *strings.Builder, dir string, entries []*toolset.TreeEntry) {
+	for _, e := range entries {
+		if e.Type == "more" {
+			continue
+		}
+		p := e.Name
+		if dir != "." {
+			p = dir + "/" + e.Name
+		}
+		if e.Type == "directory" {
+			b.WriteString(p + "/\x00")
+			treePaths(b, p, e.Children)
+			continue
+		}
+		b.WriteString(p + "\x00")
+	}
 }

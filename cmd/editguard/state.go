@@ -54,7 +54,7 @@ func runState(ctx context.Context, e *env, args []string) error {
 		return json.NewEncoder(e.stdout).Encode(res)
 	}
 	for _, m := range append(warnings, problems...) {
-		fmt.Fprintln(e.stdout, m)
+		fmt.Fprintln(e.stdout, escapeText(m))
 	}
 	if len(warnings) == 0 && len(problems) == 0 {
 		fmt.Fprintln(e.stdout, "state ok: .editguard is editguard's own, and recovery has nothing left to do")

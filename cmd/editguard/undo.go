@@ -38,6 +38,6 @@ func runUndo(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	return printPatch(e, r, func(f editguard.PatchFile) string {
-		return fmt.Sprintf("put back %s (history %s)", f.Path, f.BackupVersion)
+		return fmt.Sprintf("put back %s (history %s)", quoteName(f.Path), f.BackupVersion)
 	}, "undone as transaction "+r.TxID)
 }

@@ -94,7 +94,7 @@ func runWrite(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	for _, w := range r.Warnings {
-		fmt.Fprintf(e.stderr, "warning: %s\n", w)
+		fmt.Fprintf(e.stderr, "warning: %s\n", escapeText(w))
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/editguard/editguard/internal/atomicfile"
 	"github.com/editguard/editguard/internal/filelock"
 	"github.com/editguard/editguard/internal/rawpath"
+	"github.com/editguard/editguard/internal/statedir"
 	"github.com/editguard/editguard/internal/userkey"
 )
 
@@ -89,11 +90,15 @@ const JournalDir = "tx"
 const journalLock = "journal.lock"
 
 // JournalMAC returns the MAC of j without its MAC field.
-func (e *Engine) JournalMAC(j *Journal) string {
+func (e *Engine) JournalMAC(j *Journal) string { return journalMAC(e.cfg.Key, j) }
+
+// journalMAC returns the MAC of j without its MAC field under the
+// workspace key key.
+func journalMAC(key []byte, j *Journal) string {
 	c := *j
 	c.MAC = ""
 	b, _ := json.Marshal(&c)
-	return hex.EncodeToString(userkey.Derive(e.cfg.Key, "journal", b))
+	return hex.EncodeToString(userkey.Derive(key, "journal", b))
 }
 
 // Strategy is what the ledger records of j's transaction name as their
@@ -192,21 +197,41 @@ func (e *Engine) Journals() ([]FoundJournal, error) {
 	if err != nil {
 		return nil, err
 	}
+	return readJournals(d, ents, e.cfg.Key), nil
+}
+
+// ReadJournals returns the journals in the journal directory d, in name
+// order, as Journals does, under the workspace key key, reading only: it
+// removes no temporary file (one is a journal not yet in place, so no file
+// was changed yet) and takes no lock. A journal it returns may belong to a
+// transaction still running.
+func ReadJournals(d *statedir.Dir, key []byte) ([]FoundJournal, error) {
+	ents, err := d.ReadDir()
+	if err != nil {
+		return nil, err
+	}
+	return readJournals(d, ents, key), nil
+}
+
+// readJournals reads the journals among the entries ents of d.
+func readJournals(d interface {
+	ReadFile(string) ([]byte, error)
+}, ents []fs.DirEntry, key []byte) []FoundJournal {
 	var out []FoundJournal
 	for _, ent := range ents {
 		id, ok := strings.CutSuffix(ent.Name(), ".json")
 		if !ok || strings.HasPrefix(id, ".") {
 			continue
 		}
-		out = append(out, e.readJournal(d, ent.Name(), id))
+		out = append(out, readJournal(d, ent.Name(), id, key))
 	}
-	return out, nil
+	return out
 }
 
 // readJournal reads the journal name, of the transaction id, from d.
-func (e *Engine) readJournal(d interface {
+func readJournal(d interface {
 	ReadFile(string) ([]byte, error)
-}, name, id string) FoundJournal {
+}, name, id string, key []byte) FoundJournal {
 	f := FoundJournal{Name: name}
 	data, err := d.ReadFile(name)
 	if err != nil {
@@ -220,7 +245,7 @@ func (e *Engine) readJournal(d interface {
 		// name first: one that does not parse was damaged after it was
 		// written.
 		f.Unsafe = "does not parse as a transaction journal (damaged or truncated)"
-	case j.MAC == "" || !hmac.Equal([]byte(j.MAC), []byte(e.JournalMAC(&j))):
+	case j.MAC == "" || !hmac.Equal([]byte(j.MAC), []byte(journalMAC(key, &j))):
 		f.Unsafe = "was not written by editguard in this workspace (its MAC does not verify)"
 	default:
 		f.Journal = &j
