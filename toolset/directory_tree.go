@@ -8,6 +8,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/editguard/editguard/internal/rawpath"
 )
 
 var directoryTreeTool = &toolDef{
@@ -66,11 +68,22 @@ func (t *Toolset) directoryTree(ctx context.Context, raw json.RawMessage) (*Outp
 	return &Output{Structured: map[string]any{"path": p, "entries": w.shown, "truncated": truncated, "tree": tree}, Text: w.b.String()}, nil
 }
 
+func (e TreeEntry) MarshalJSON() ([]byte, error) {
+	type plain TreeEntry
+	w := struct {
+		plain
+		NameHex string `json:"name_hex,omitempty"`
+	}{plain: plain(e)}
+	w.Name, w.NameHex = rawpath.Split(e.Name)
+	return json.Marshal(&w)
+}
+
 // TreeEntry is one entry of directory_tree's structured result.
 type TreeEntry struct {
-	Name string `json:"name"` // as list_directory shows it: U+FFFD for each byte that is not UTF-8
-	// NameHex holds the exact bytes of a name that is not UTF-8.
-	NameHex  string       `json:"name_hex,omitempty"`
+	// Name is the exact name. Its JSON shows it as list_directory does:
+	// U+FFFD for each byte that is not UTF-8, and the exact bytes in
+	// name_hex beside.
+	Name     string       `json:"name"`
 	Type     string       `json:"type"`             // "file", "directory", "symlink", or "more" (see More)
 	Target   string       `json:"target,omitempty"` // a symlink's
 	Children []*TreeEntry `json:"children,omitempty"`
@@ -129,9 +142,9 @@ func (w *treeWalk) dir(dir string, level int) ([]*TreeEntry, error) {
 // entry shows one entry of dir, and what is under it within the depth.
 func (w *treeWalk) entry(dir string, de fs.DirEntry, level int, indent string) (*TreeEntry, error) {
 	name := de.Name()
-	display, hexName, _ := displayName(name)
+	display, _, _ := displayName(name)
 	child := path.Join(dir, name)
-	e := &TreeEntry{Name: display, NameHex: hexName, Type: "file"}
+	e := &TreeEntry{Name: name, Type: "file"}
 	switch {
 	case de.Type()&fs.ModeSymlink != 0:
 		e.Type = "symlink"

@@ -259,13 +259,23 @@ func (s *fileSearch) output(display string) *Output {
 	return &Output{Structured: structured, Text: out.String(), Meta: meta}
 }
 
+func (m SearchMatch) MarshalJSON() ([]byte, error) {
+	type plain SearchMatch
+	w := struct {
+		plain
+		PathHex string `json:"path_hex,omitempty"`
+	}{plain: plain(m)}
+	w.Path, w.PathHex = rawpath.Split(m.Path)
+	return json.Marshal(&w)
+}
+
 // SearchMatch is one matching line of search_text's structured result.
 type SearchMatch struct {
-	Path string `json:"path"` // U+FFFD for each byte that is not UTF-8
-	// PathHex holds the exact bytes of a path that is not UTF-8.
-	PathHex string `json:"path_hex,omitempty"`
-	Line    int    `json:"line"`
-	Text    string `json:"text"` // cut like the text's, when long
+	// Path is the exact path; its JSON shows each byte that is not UTF-8
+	// as U+FFFD, with the exact bytes in path_hex beside.
+	Path string `json:"path"`
+	Line int    `json:"line"`
+	Text string `json:"text"` // cut like the text's, when long
 }
 
 // collect joins the matching lines in path order, within the line limit
@@ -294,8 +304,7 @@ func (s *fileSearch) collect() (lines string, results []SearchMatch, files int, 
 // matchRecord reads back an entry "rel:line: text\n" of the file rel.
 func matchRecord(rel, entry string) SearchMatch {
 	rest := strings.TrimSuffix(strings.TrimPrefix(entry, rel+":"), "\n")
-	m := SearchMatch{}
-	m.Path, m.PathHex = rawpath.Split(rel)
+	m := SearchMatch{Path: rel}
 	num, text, _ := strings.Cut(rest, ": ")
 	m.Line, _ = strconv.Atoi(num)
 	m.Text = text
