@@ -77,8 +77,11 @@ bursts of twice the rate); more get 429 with Retry-After. 0 means no limit.
 instead of a tokens file; it is for loopback addresses only.
 
 The HTTP server allows 10 s for the TLS handshake and request headers
-(at most 64 KiB), 60 s for a request body of at most the file size limit
-plus 4 MiB, and closes connections idle for 2 minutes. Cross-origin browser
+(at most 64 KiB), 60 s for a request body, and closes connections idle
+for 2 minutes. A request (an HTTP body, or one message on stdio) may be
+six times --max-file-size plus 4 MiB (room for JSON's escapes of a file at
+the limit); a larger one is refused (HTTP 413, or a JSON-RPC error on
+stdio) without being held in memory. Cross-origin browser
 requests get 403, and so does a Host header that is not loopback on a
 loopback address (DNS rebinding).
 
@@ -164,7 +167,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		if isTerminal(e.stdin) {
 			fmt.Fprint(e.stderr, terminalNote)
 		}
-		return srv.Run(ctx, mcpserver.StdioTransport(e.stdin, e.stdout))
+		return srv.Run(ctx, srv.Stdio(e.stdin, e.stdout))
 	}
 	if opts.Insecure && opts.TLS == nil && !mcpserver.IsLoopbackAddr(addr) {
 		fmt.Fprintf(e.stderr, "editguard: warning: serving plain HTTP on %s (--insecure): bearer tokens and file contents cross the network unencrypted\n", addr)
