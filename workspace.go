@@ -261,6 +261,10 @@ const ledgerName = "ledger.jsonl"
 // Dir returns the workspace's root directory (absolute, symlinks resolved).
 func (w *Workspace) Dir() string { return w.dir }
 
+// MaxFileSize returns the workspace's file size limit (Options.MaxFileSize,
+// or its default).
+func (w *Workspace) MaxFileSize() int64 { return w.opts.MaxFileSize }
+
 // Close waits for background history trims, pruning and ledger fsyncs and
 // releases the workspace.
 func (w *Workspace) Close() error {

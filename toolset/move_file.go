@@ -51,5 +51,5 @@ func (t *Toolset) moveFile(ctx context.Context, raw json.RawMessage) (*Output, e
 	if err != nil {
 		return nil, err
 	}
-	return &Output{Structured: res, Text: moveText(res), Meta: without(res, "diff")}, nil
+	return &Output{Structured: res, Text: moveText(res), Meta: resultMeta(res)}, nil
 }

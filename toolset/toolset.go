@@ -332,7 +332,15 @@ func missing(tool, arg string) error {
 // changeOutput is the output of a change: the text for the model, the
 // result for programs, and the result without its diff as Meta.
 func changeOutput(verb string, res *editguard.Result) *Output {
-	return &Output{Structured: res, Text: changeText(verb, res), Meta: without(res, "diff")}
+	return &Output{Structured: res, Text: changeText(verb, res), Meta: resultMeta(res)}
+}
+
+// resultMeta is res without its diff, as an Output's Meta. The diff is
+// cleared before res is encoded: a diff of a large file is as large as it.
+func resultMeta(res *editguard.Result) map[string]any {
+	c := *res
+	c.Diff = ""
+	return without(&c, "diff")
 }
 
 // without returns v's JSON object without the member key.

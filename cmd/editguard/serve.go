@@ -37,9 +37,10 @@ clients of 2026-07-28 have none (server/discover, stateless HTTP). A
 token; one for all without tokens), or in one of its own: the tool
 begin_session returns a handle to pass as the "session" argument of any
 tool. A handle answers only to the token that made it. A change sent
-twice (the same JSON-RPC id in one session, or the same
-"editguard/idempotency_key" in the call's _meta) is made once; the second
-call gets the first one's result.
+twice (the same "editguard/idempotency_key" in the call's _meta, or before
+2026-07-28 the same JSON-RPC id in one MCP session) is made once; the
+second call gets the first one's result while the files still hold what
+it says, else STALE_FILE saying what they hold now.
 
 On a loopback address (127.0.0.1:PORT, [::1]:PORT, localhost:PORT) any
 local program may connect, unless tokens are set. Any other address (a LAN
@@ -76,8 +77,11 @@ bursts of twice the rate); more get 429 with Retry-After. 0 means no limit.
 instead of a tokens file; it is for loopback addresses only.
 
 The HTTP server allows 10 s for the TLS handshake and request headers
-(at most 64 KiB), 60 s for a request body of at most the file size limit
-plus 4 MiB, and closes connections idle for 2 minutes. Cross-origin browser
+(at most 64 KiB), 60 s for a request body, and closes connections idle
+for 2 minutes. A request (an HTTP body, or one message on stdio) may be
+six times --max-file-size plus 4 MiB (room for JSON's escapes of a file at
+the limit); a larger one is refused (HTTP 413, or a JSON-RPC error on
+stdio) without being held in memory. Cross-origin browser
 requests get 403, and so does a Host header that is not loopback on a
 loopback address (DNS rebinding).
 
@@ -163,7 +167,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		if isTerminal(e.stdin) {
 			fmt.Fprint(e.stderr, terminalNote)
 		}
-		return srv.Run(ctx, mcpserver.StdioTransport(e.stdin, e.stdout))
+		return srv.Run(ctx, srv.Stdio(e.stdin, e.stdout))
 	}
 	if opts.Insecure && opts.TLS == nil && !mcpserver.IsLoopbackAddr(addr) {
 		fmt.Fprintf(e.stderr, "editguard: warning: serving plain HTTP on %s (--insecure): bearer tokens and file contents cross the network unencrypted\n", addr)

@@ -18,28 +18,31 @@ import (
 // the sessions of the earlier revisions (sessionGate in front of the
 // SDK's stateful handler).
 //
-// It also hands the JSON-RPC id of a single call (in a body of at most
-// 1 MiB) to the tool handler, in the request header rpcIDHeader, so that
-// a call sent twice is answered once (replay.go).
+// For a call in an MCP session (the earlier revisions) it also hands the
+// session id and the call's JSON-RPC id (from a body of at most 1 MiB) to
+// the tool handler, in the request header rpcIDHeader, so that a call
+// sent twice is answered once (replay.go). A 2026-07-28 call gets none:
+// without a session its id does not name one call (its idempotency key
+// does).
 type eraRouter struct {
 	legacy, modern http.Handler
 }
 
 func (e eraRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Header.Del(rpcIDHeader)
-	var method string
+	var id, method string
 	if body, ok := r.Context().Value(bodyKey{}).([]byte); ok && r.Method == http.MethodPost {
-		var id string
 		id, method = peekCall(body)
-		if id != "" && method == "tools/call" {
-			r.Header.Set(rpcIDHeader, id)
-		}
 	}
+	sid := r.Header.Get("Mcp-Session-Id")
 	modern := r.Header.Get("Mcp-Protocol-Version") >= modernVersion ||
-		method == "server/discover" && r.Header.Get("Mcp-Session-Id") == ""
+		method == "server/discover" && sid == ""
 	if modern {
 		e.modern.ServeHTTP(w, r)
 		return
+	}
+	if id != "" && method == "tools/call" && sid != "" {
+		r.Header.Set(rpcIDHeader, sid+" "+id)
 	}
 	e.legacy.ServeHTTP(w, r)
 }

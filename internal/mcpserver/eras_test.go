@@ -416,8 +416,10 @@ func (r *resend) RoundTrip(req *http.Request) (*http.Response, error) {
 	return send()
 }
 
-// TestResentCallAppliesOnce: a call received twice, by JSON-RPC id or by
-// idempotency key, is made once, and the second answer is the first.
+// TestResentCallAppliesOnce: a call received twice, by JSON-RPC id in an
+// MCP session or by idempotency key, is made once, and the second answer
+// is the first. At 2026-07-28 a call has no MCP session and only its
+// idempotency key names it.
 func TestResentCallAppliesOnce(t *testing.T) {
 	t.Parallel()
 	for _, version := range eras {
@@ -427,7 +429,14 @@ func TestResentCallAppliesOnce(t *testing.T) {
 			rs := &resend{base: http.DefaultTransport, tool: "write_file"}
 			cs := e.client(t, "alice", version, nil, rs)
 			ok(t, cs, "read_file", map[string]any{"path": "a.txt"})
-			res := callTool(t, cs, "write_file", map[string]any{"path": "a.txt", "content": "one\n", "mode": "append"})
+			call := &mcp.CallToolParams{Name: "write_file", Arguments: map[string]any{"path": "a.txt", "content": "one\n", "mode": "append"}}
+			if version >= modernVersion {
+				call.Meta = mcp.Meta{mcpserver.MetaIdempotencyKey: "append-1"}
+			}
+			res, err := cs.CallTool(context.Background(), call)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if res.IsError || res.Meta[mcpserver.MetaReplayed] != true || rs.calls.Load() != 1 {
 				t.Errorf("re-sent append: %s, _meta %v, %d calls; want the first result, replayed", text(res), res.Meta, rs.calls.Load())
 			}

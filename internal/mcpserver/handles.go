@@ -66,11 +66,10 @@ func newRegistry(s *Server, timeout time.Duration, max, maxPerToken int) *regist
 
 // handler runs the tool t in the session a call names with its session
 // argument, else in the one def returns. A re-sent call of a tool that
-// changes files is answered from the first one's result (replay.go): one
-// with the same idempotency key, or the same JSON-RPC id with the same
-// tool and arguments. A session is never shared by agents that cannot be
-// told apart (agentSession), so ids repeat only across the clients of one
-// token or handle, where an identical call is the same change.
+// changes files is answered from the first one's result while that is
+// still true of the files (replay.go): one with the same idempotency key,
+// or in one MCP session the same JSON-RPC id, with the same tool and
+// arguments.
 func (r *registry) handler(t mcpTool, def func(*mcp.CallToolRequest) (*session, error)) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		handle, args, err := toolset.TakeSession(t.tool.Name, req.Params.Arguments)
@@ -93,8 +92,12 @@ func (r *registry) handler(t mcpTool, def func(*mcp.CallToolRequest) (*session, 
 		if !t.mutates {
 			return st.run(ctx, t, req, args), nil
 		}
-		return st.replay.do(ctx, replayKeyOf(req), t.tool.Name, args, func() *mcp.CallToolResult {
-			return st.run(ctx, t, req, args)
+		key, err := replayKeyOf(req)
+		if err != nil {
+			return errorResult(err), nil
+		}
+		return st.replay.do(ctx, key, t.tool.Name, args, func() (*mcp.CallToolResult, []claim) {
+			return st.runClaims(ctx, t, req, args)
 		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,17 +16,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/editguard/editguard"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Endpoint is the path of the streamable HTTP endpoint.
 const Endpoint = "/mcp"
-
-// requestOverhead is the part of the request body limit that is not file
-// content: JSON-RPC framing, paths, old_string and the like.
-const requestOverhead = 4 << 20
 
 // HTTPOptions configure the streamable HTTP endpoint.
 type HTTPOptions struct {
@@ -57,10 +53,10 @@ type HTTPOptions struct {
 	// (default twice Rate). More get 429 with Retry-After.
 	Rate  float64
 	Burst int
-	// MaxFileSize is the workspace's file size limit (default
-	// editguard.DefaultMaxFileSize). A request body may be that much plus
-	// 4 MiB, so that a write of a file at the limit fits and nothing
-	// larger is buffered.
+	// MaxFileSize is the file size limit that request bodies follow
+	// (default: the workspace's). A body may be MessageLimit(MaxFileSize)
+	// bytes, so that a write of a file at the limit fits and nothing
+	// larger is buffered; a larger one gets 413.
 	MaxFileSize int64
 	// SessionTimeout closes sessions that have had no request for that
 	// long, and forgets their read baselines (default
@@ -166,8 +162,9 @@ func (s *Server) Handler(opts *HTTPOptions) http.Handler {
 		o = *opts
 	}
 	if o.MaxFileSize <= 0 {
-		o.MaxFileSize = editguard.DefaultMaxFileSize
+		o.MaxFileSize = s.ws.MaxFileSize()
 	}
+	limit := MessageLimit(o.MaxFileSize)
 	switch {
 	case o.SessionTimeout == 0:
 		o.SessionTimeout = DefaultSessionTimeout
@@ -187,14 +184,14 @@ func (s *Server) Handler(opts *HTTPOptions) http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server { return serverFor(r, probe) }, &mcp.StreamableHTTPOptions{
 		Logger:              s.opts.Logger,
 		SessionTimeout:      o.SessionTimeout,
-		MaxRequestBodyBytes: o.MaxFileSize + requestOverhead,
+		MaxRequestBodyBytes: limit,
 	})
 	stateless := s.statelessServer(reg)
 	modern := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return stateless }, &mcp.StreamableHTTPOptions{
 		Stateless:           true,
 		JSONResponse:        true,
 		Logger:              s.opts.Logger,
-		MaxRequestBodyBytes: o.MaxFileSize + requestOverhead,
+		MaxRequestBodyBytes: limit,
 	})
 	if o.BodyTimeout <= 0 {
 		o.BodyTimeout = time.Minute
@@ -212,7 +209,7 @@ func (s *Server) Handler(opts *HTTPOptions) http.Handler {
 		o.Burst = int(math.Ceil(2 * o.Rate))
 	}
 	mux := http.NewServeMux()
-	mux.Handle(Endpoint, http.NewCrossOriginProtection().Handler(limitBodies(&o, o.MaxFileSize+requestOverhead,
+	mux.Handle(Endpoint, http.NewCrossOriginProtection().Handler(limitBodies(&o, limit,
 		eraRouter{legacy: newSessionGate(s, &o, h, reg), modern: modern})))
 	tokens := o.Tokens
 	if tokens == nil && o.Token != "" {
@@ -280,7 +277,8 @@ func limitBodies(o *HTTPOptions, limit int64, next http.Handler) http.Handler {
 			return
 		}
 		if r.ContentLength > limit {
-			http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+			w.Header().Set("Connection", "close")
+			bodyTooLarge(w, r.ContentLength, limit)
 			return
 		}
 		if r.ContentLength < 0 || r.ContentLength > largeBody {
@@ -300,13 +298,13 @@ func limitBodies(o *HTTPOptions, limit int64, next http.Handler) http.Handler {
 		}
 		rc := http.NewResponseController(w)
 		rc.SetReadDeadline(time.Now().Add(o.BodyTimeout))
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+		body, err := readBody(http.MaxBytesReader(w, r.Body, limit), r.ContentLength)
 		if err != nil {
 			// The deadline stays: the connection is closed, not drained.
 			w.Header().Set("Connection", "close")
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
-				http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+				bodyTooLarge(w, -1, limit)
 			} else {
 				http.Error(w, "request body not received in time", http.StatusRequestTimeout)
 			}
@@ -319,6 +317,48 @@ func limitBodies(o *HTTPOptions, limit int64, next http.Handler) http.Handler {
 		r.ContentLength = int64(len(body))
 		next.ServeHTTP(w, r.WithContext(withBody(r.Context(), body)))
 	})
+}
+
+// readBody reads r whole: into a buffer of n bytes when n, the request's
+// Content-Length, is known, so that a large body is not copied as the
+// buffer grows.
+func readBody(r io.Reader, n int64) ([]byte, error) {
+	if n <= 0 {
+		return io.ReadAll(r)
+	}
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return nil, err
+	}
+	// The length said all: more is an error of the client's.
+	var one [1]byte
+	if k, _ := r.Read(one[:]); k > 0 {
+		return nil, io.ErrUnexpectedEOF
+	}
+	return buf, nil
+}
+
+// bodyTooLarge answers 413 with a JSON-RPC error (id null: the body was
+// not read) naming the limit; size is the body's length, or -1 if unknown.
+func bodyTooLarge(w http.ResponseWriter, size, limit int64) {
+	msg := fmt.Sprintf("request too large: the body is over the limit of %s for one request, and was not read or carried out; send less in one request (a file written must fit in the limit with the rest of the request; the limit follows the file size limit, serve --max-file-size)", sizeText(limit))
+	data := map[string]any{"limit_bytes": limit}
+	if size >= 0 {
+		data["size_bytes"] = size
+	}
+	b, _ := json.Marshal(newErrorResponse(json.RawMessage("null"), codeInvalidRequest, msg, data))
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusRequestEntityTooLarge)
+	w.Write(append(b, '\n'))
+}
+
+// sizeText is n bytes, and in MiB when it is a whole number of them.
+func sizeText(n int64) string {
+	s := fmt.Sprintf("%d bytes", n)
+	if n%(1<<20) == 0 {
+		s += fmt.Sprintf(" (%d MiB)", n>>20)
+	}
+	return s
 }
 
 // Serve serves the endpoint on ln until ctx is done, then shuts down

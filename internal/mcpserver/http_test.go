@@ -181,8 +181,8 @@ func TestHTTPRequestFiltering(t *testing.T) {
 	if resp.StatusCode != http.StatusForbidden {
 		t.Errorf("cross-origin POST = %d, want 403", resp.StatusCode)
 	}
-	// 1 KiB files allow a 4 MiB + 1 KiB body; more is refused unread.
-	big := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pad":%q}}`, bytes.Repeat([]byte("x"), 4<<20+2<<10))
+	// 1 KiB files allow a 4 MiB + 6 KiB body; more is refused unread.
+	big := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pad":%q}}`, bytes.Repeat([]byte("x"), 4<<20+7<<10))
 	if resp := post(t, url, "", "", big); resp.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Errorf("POST of %d bytes = %d, want 413", len(big), resp.StatusCode)
 	}

@@ -6,8 +6,44 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/editguard/editguard"
 	"golang.org/x/time/rate"
 )
+
+// The size of one request follows the workspace's file size limit
+// (editguard.Options.MaxFileSize, N below): a request may be up to
+// contentFactor*N + requestOverhead bytes, over stdio (one message) and
+// over HTTP (one body). A larger one is refused before it is held whole:
+// over HTTP with 413 (at once when its Content-Length says so, else once
+// that much has been read), over stdio with a JSON-RPC error while the
+// rest of its line is read past in small pieces (see
+// LimitedStdioTransport). So memory while reading a request is bounded by
+// the limit, not by what a client sends.
+//
+// contentFactor leaves room for JSON's escapes: a file of N bytes that
+// fits the limit can always be written, whatever the client escapes. A
+// byte takes up to 6 bytes in a JSON string (\u001f for a control
+// character, \u003c for '<' from Go's encoder); non-ASCII text that a
+// client sends as \u escapes (Python's ensure_ascii) takes up to 3 bytes
+// a byte, so the old and the new text of an edit or a patch of a file at
+// the limit fit as well. requestOverhead is the rest: JSON-RPC framing,
+// _meta, paths, the other arguments.
+const (
+	contentFactor   = 6
+	requestOverhead = 4 << 20
+)
+
+// MessageLimit is the largest request, in bytes, for a workspace whose
+// file size limit is maxFileSize (0 or less: editguard.DefaultMaxFileSize).
+func MessageLimit(maxFileSize int64) int64 {
+	if maxFileSize <= 0 {
+		maxFileSize = editguard.DefaultMaxFileSize
+	}
+	if maxFileSize > (math.MaxInt64-requestOverhead)/contentFactor {
+		return math.MaxInt64
+	}
+	return contentFactor*maxFileSize + requestOverhead
+}
 
 // Defaults of the per-token limits.
 const (

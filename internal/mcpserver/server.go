@@ -178,7 +178,7 @@ func (s *Server) newSession(agent, id string, reg *registry) *session {
 		name:   name,
 		key:    &s.key,
 		tools:  toolset.New(sess, &toolset.Options{ReadOnly: s.opts.Approve == ApproveReadOnly}),
-		replay: newReplay(reg.replayMax, reg.replayAge),
+		replay: newReplay(s.ws, reg.replayMax, reg.replayAge),
 	}
 	if s.opts.Approve == ApproveAsk {
 		sess.SetApprover(editguard.ApproverFunc(st.approve))
@@ -250,6 +250,13 @@ const (
 // JSON of structuredContent when it is present and that would hide the
 // text.
 func (st *session) run(ctx context.Context, t mcpTool, req *mcp.CallToolRequest, args json.RawMessage) *mcp.CallToolResult {
+	res, _ := st.runClaims(ctx, t, req, args)
+	return res
+}
+
+// runClaims is run, also returning what a change's result says the files
+// hold (see replay.go).
+func (st *session) runClaims(ctx context.Context, t mcpTool, req *mcp.CallToolRequest, args json.RawMessage) (*mcp.CallToolResult, []claim) {
 	if t.asks {
 		ctx = withAsker(ctx, req, args)
 	}
@@ -257,9 +264,9 @@ func (st *session) run(ctx context.Context, t mcpTool, req *mcp.CallToolRequest,
 	if err != nil {
 		var q *question
 		if errors.As(err, &q) {
-			return q.result()
+			return q.result(), nil
 		}
-		return errorResultFor(err, showsWholeResult(req))
+		return errorResultFor(err, showsWholeResult(req)), nil
 	}
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: out.Text}}}
 	if t.structured {
@@ -267,7 +274,7 @@ func (st *session) run(ctx context.Context, t mcpTool, req *mcp.CallToolRequest,
 	} else if out.Meta != nil {
 		res.Meta = mcp.Meta{MetaResult: out.Meta}
 	}
-	return res
+	return res, claimsOf(out.Structured)
 }
 
 // errorResult reports a failure as a tool error the model can read: the

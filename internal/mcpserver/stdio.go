@@ -18,10 +18,11 @@ import (
 // input for requests still being answered.
 const DrainLimit = time.Minute
 
-// DefaultMaxMessageBytes is the largest message StdioTransport reads: the
-// default file size limit plus 4 MiB, as for an HTTP request body, so that a
-// write of a file at the limit fits.
-const DefaultMaxMessageBytes = editguard.DefaultMaxFileSize + requestOverhead
+// DefaultMaxMessageBytes is the largest message StdioTransport reads:
+// MessageLimit of the default file size limit, as for an HTTP request
+// body, so that a write of a file at the limit fits. Server.Stdio follows
+// the workspace's limit instead.
+const DefaultMaxMessageBytes = contentFactor*editguard.DefaultMaxFileSize + requestOverhead
 
 // codeInvalidRequest is JSON-RPC's error code of a request that is not one.
 const codeInvalidRequest = -32600
@@ -45,6 +46,12 @@ const headBytes = 64 << 10
 // A message is at most DefaultMaxMessageBytes (see LimitedStdioTransport).
 func StdioTransport(r io.Reader, w io.Writer) mcp.Transport {
 	return LimitedStdioTransport(r, w, DefaultMaxMessageBytes)
+}
+
+// Stdio is StdioTransport with the message limit of s's workspace:
+// MessageLimit of its file size limit.
+func (s *Server) Stdio(r io.Reader, w io.Writer) mcp.Transport {
+	return LimitedStdioTransport(r, w, MessageLimit(s.ws.MaxFileSize()))
 }
 
 // LimitedStdioTransport is StdioTransport with messages of at most max
@@ -287,13 +294,9 @@ func (r *drainReader) skip() error {
 	r.lim.r = io.MultiReader(bytes.NewReader(rest), src)
 	r.lim.n = 0
 	r.dec = json.NewDecoder(r.lim)
-	limit := fmt.Sprintf("%d bytes", r.lim.max)
-	if r.lim.max%(1<<20) == 0 {
-		limit += fmt.Sprintf(" (%d MiB)", r.lim.max>>20)
-	}
 	return r.w.answer(requestID(head), codeInvalidRequest,
-		fmt.Sprintf("request too large: this message of %d bytes is over the limit of %s for one message on stdio, and was not carried out; send less in one request (a file written must fit in the limit with the rest of the request)",
-			size, limit),
+		fmt.Sprintf("request too large: this message of %d bytes is over the limit of %s for one message on stdio, and was not carried out; send less in one request (a file written must fit in the limit with the rest of the request; the limit follows the file size limit, --max-file-size)",
+			size, sizeText(r.lim.max)),
 		map[string]any{"size_bytes": size, "limit_bytes": r.lim.max})
 }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/editguard/editguard"
 	"github.com/editguard/editguard/internal/mcpserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -21,24 +22,25 @@ import (
 // out, and the server answers the request after it.
 func TestStdioMessageOverLimit(t *testing.T) {
 	tests := []struct {
-		name  string
-		limit int64 // 0: StdioTransport's default
-		size  int   // bytes of content in the request over the limit
+		name    string
+		limit   int64 // -1: the workspace's (Server.Stdio)
+		maxFile int64 // the workspace's file size limit; 0: the default
+		size    int   // bytes of content in the request over the limit
 	}{
 		{name: "60MB_over_16MiB", limit: 16 << 20, size: 60 << 20},
-		{name: "default_limit", size: mcpserver.DefaultMaxMessageBytes + 1<<20},
+		{name: "workspace_limit", limit: -1, maxFile: 1 << 20, size: 11 << 20},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ws := newWorkspace(t, nil, nil)
+			ws := newWorkspace(t, &editguard.Options{MaxFileSize: tt.maxFile}, nil)
 			head := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"big.txt","content":"`
 			tail := `"}}}`
 			size := len(head) + tt.size + len(tail)
 			in := io.MultiReader(strings.NewReader(lines(pipeInitialize, pipeInitialized)+head), &repeatReader{c: 'x', n: tt.size},
 				strings.NewReader(tail+"\n"+`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`+"\n"))
 			limit := tt.limit
-			if limit == 0 {
-				limit = mcpserver.DefaultMaxMessageBytes
+			if limit < 0 {
+				limit = mcpserver.MessageLimit(tt.maxFile) // 6 MiB + 4 MiB
 			}
 			out := runStdioWith(t, newServer(t, ws, mcpserver.ApproveAuto), in, tt.limit)
 			answers := answersByID(t, out)
@@ -139,12 +141,15 @@ func (r *repeatReader) Read(p []byte) (int, error) {
 }
 
 // runStdioWith is runStdio over LimitedStdioTransport with limit (0:
-// StdioTransport), reading in.
+// StdioTransport; -1: Server.Stdio, the workspace's limit), reading in.
 func runStdioWith(t *testing.T, srv *mcpserver.Server, in io.Reader, limit int64) string {
 	t.Helper()
 	var out strings.Builder
 	tr := mcpserver.StdioTransport(in, &out)
-	if limit != 0 {
+	switch {
+	case limit < 0:
+		tr = srv.Stdio(in, &out)
+	case limit > 0:
 		tr = mcpserver.LimitedStdioTransport(in, &out, limit)
 	}
 	done := make(chan error, 1)
