@@ -20,16 +20,18 @@ import (
 // LimitedStdioTransport). So memory while reading a request is bounded by
 // the limit, not by what a client sends.
 //
-// contentFactor leaves room for JSON's escapes: a file of N bytes that
-// fits the limit can always be written, whatever the client escapes. A
-// byte takes up to 6 bytes in a JSON string (\u001f for a control
-// character, \u003c for '<' from Go's encoder); non-ASCII text that a
-// client sends as \u escapes (Python's ensure_ascii) takes up to 3 bytes
-// a byte, so the old and the new text of an edit or a patch of a file at
-// the limit fit as well. requestOverhead is the rest: JSON-RPC framing,
-// _meta, paths, the other arguments.
+// contentFactor leaves room for JSON's escapes: text a client sends as
+// \u escapes (Python's ensure_ascii) takes up to 3 bytes a byte (2 for
+// the 3-byte UTF-8 of most scripts, 3 for the 2-byte UTF-8 of accented
+// Latin, Greek or Cyrillic), so a file at the limit can be written by
+// such a client. A file made mostly of characters escaped as \u00XX (6
+// bytes each: control characters, or '<', '>' and '&' from Go's encoder)
+// fits only up to about half the limit: a factor of 6 for that case
+// would let every request be twice as large, and what the server holds
+// while decoding one grows with it. requestOverhead is the rest:
+// JSON-RPC framing, _meta, paths, the other arguments.
 const (
-	contentFactor   = 6
+	contentFactor   = 3
 	requestOverhead = 4 << 20
 )
 

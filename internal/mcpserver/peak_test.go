@@ -151,7 +151,7 @@ func TestStdioOverLimitPeak(t *testing.T) {
 		t.Errorf("no answer to the request after the one over the limit: %+v", a)
 	}
 	t.Logf("stdio 60 MB message, --max-file-size 8MiB: peak RSS %d MiB; %s", peak>>20, answers["2"].Error.Message)
-	// The limit is 52 MiB: what is held is bounded by it, not by the 60 MB
+	// The limit is 28 MiB: what is held is bounded by it, not by the 60 MB
 	// sent (parsed whole, the message took 700 MiB).
 	if peak > 400<<20 {
 		t.Errorf("peak RSS %d MiB, want well under what parsing the message whole takes", peak>>20)
@@ -210,7 +210,7 @@ func TestHTTPLargeWritePeak(t *testing.T) {
 }
 
 // TestHTTPOverLimit posts bodies over the limit to `editguard serve
-// --http --max-file-size 1MiB` (a limit of 6 MiB + 4 MiB): 413 with a
+// --http --max-file-size 1MiB` (a limit of 3 MiB + 4 MiB): 413 with a
 // JSON-RPC error naming the limit, whether the body's length is given or
 // not, and nothing written.
 func TestHTTPOverLimit(t *testing.T) {
@@ -234,7 +234,7 @@ func TestHTTPOverLimit(t *testing.T) {
 		resp.Body.Close()
 		var a rpcAnswer
 		if resp.StatusCode != http.StatusRequestEntityTooLarge || json.Unmarshal(b, &a) != nil || a.Error == nil || a.Error.Code != -32600 ||
-			!strings.Contains(a.Error.Message, "over the limit of 10485760 bytes (10 MiB)") {
+			!strings.Contains(a.Error.Message, "over the limit of 7340032 bytes (7 MiB)") {
 			t.Errorf("11 MiB body (chunked %v) at --max-file-size 1MiB: %d %.300s; want 413 with a JSON-RPC error naming the limit", chunked, resp.StatusCode, b)
 		}
 	}

@@ -40,7 +40,7 @@ func TestStdioMessageOverLimit(t *testing.T) {
 				strings.NewReader(tail+"\n"+`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`+"\n"))
 			limit := tt.limit
 			if limit < 0 {
-				limit = mcpserver.MessageLimit(tt.maxFile) // 6 MiB + 4 MiB
+				limit = mcpserver.MessageLimit(tt.maxFile) // 3 MiB + 4 MiB
 			}
 			out := runStdioWith(t, newServer(t, ws, mcpserver.ApproveAuto), in, tt.limit)
 			answers := answersByID(t, out)
