@@ -16,6 +16,7 @@ import (
 func TestReplayerCoversSession(t *testing.T) {
 	notReplayed := map[string]string{
 		"Read":            "a read records a baseline, not a ledger record",
+		"ReadShown":       "a read another program's tool made: a baseline, like Read",
 		"CreateDirectory": "creating a directory displaces nothing and is not recorded",
 		"ApplyPatch":      "a patch is a transaction: one record per file, replayed as a whole by nothing yet",
 		"UndoPatch":       "a transaction, like ApplyPatch",

@@ -129,6 +129,7 @@ var changePaths = []changePath{
 // commit protocol, and why.
 var notChanging = map[string]string{
 	"Read": "reads", "Name": "reads", "Workspace": "reads",
+	"ReadShown":   "records the read another program's tool made",
 	"SetApprover": "sets the session's approver", "BeginTurn": "starts the session's turn: forgets its reads and marks the turn in the ledger",
 	"CreateDirectory": "makes directories, durably; changes no file",
 	"Guard":           "saves history before another program's tool writes; that write is not editguard's",
