@@ -37,8 +37,9 @@ clients of 2026-07-28 have none (server/discover, stateless HTTP). A
 token; one for all without tokens), or in one of its own: the tool
 begin_session returns a handle to pass as the "session" argument of any
 tool. A handle answers only to the token that made it. A change sent
-twice (the same "editguard/idempotency_key" in the call's _meta, or before
-2026-07-28 the same JSON-RPC id in one MCP session) is made once; the
+twice (the same "editguard/idempotency_key" in the call's _meta; before
+2026-07-28 the same JSON-RPC id in one MCP session; in 2026-07-28 the same
+request sent again right after itself) is made once; the
 second call gets the first one's result while the files still hold what
 it says, else STALE_FILE saying what they hold now.
 

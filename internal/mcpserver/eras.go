@@ -18,15 +18,18 @@ import (
 // the sessions of the earlier revisions (sessionGate in front of the
 // SDK's stateful handler).
 //
-// For a call in an MCP session (the earlier revisions) it also hands the
-// session id and the call's JSON-RPC id (from a body of at most 1 MiB) to
-// the tool handler, in the request header rpcIDHeader, so that a call
-// sent twice is answered once (replay.go). A 2026-07-28 call gets none:
-// without a session its id does not name one call (its idempotency key
-// does).
+// For a tool call it also hands the call's JSON-RPC id (from a body of at
+// most 1 MiB) to the tool handler, in the request header rpcIDHeader, so
+// that a call sent twice is answered once (replay.go): in an MCP session
+// (the earlier revisions) with the session's id; a 2026-07-28 call, which
+// has no session, marked modernIDPrefix, which replay takes only for an
+// immediate re-send.
 type eraRouter struct {
 	legacy, modern http.Handler
 }
+
+// modernIDPrefix starts rpcIDHeader for a 2026-07-28 call.
+const modernIDPrefix = "2026-07-28 "
 
 func (e eraRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Header.Del(rpcIDHeader)
@@ -38,6 +41,9 @@ func (e eraRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	modern := r.Header.Get("Mcp-Protocol-Version") >= modernVersion ||
 		method == "server/discover" && sid == ""
 	if modern {
+		if id != "" && method == "tools/call" {
+			r.Header.Set(rpcIDHeader, modernIDPrefix+id)
+		}
 		e.modern.ServeHTTP(w, r)
 		return
 	}

@@ -429,10 +429,10 @@ func TestResentCallAppliesOnce(t *testing.T) {
 			rs := &resend{base: http.DefaultTransport, tool: "write_file"}
 			cs := e.client(t, "alice", version, nil, rs)
 			ok(t, cs, "read_file", map[string]any{"path": "a.txt"})
+			// Without a key: the transport sends the very request again
+			// (in 2026-07-28 an immediate re-send of the session's last
+			// call, in an MCP session the same JSON-RPC id).
 			call := &mcp.CallToolParams{Name: "write_file", Arguments: map[string]any{"path": "a.txt", "content": "one\n", "mode": "append"}}
-			if version >= modernVersion {
-				call.Meta = mcp.Meta{mcpserver.MetaIdempotencyKey: "append-1"}
-			}
 			res, err := cs.CallTool(context.Background(), call)
 			if err != nil {
 				t.Fatal(err)

@@ -68,8 +68,8 @@ func newRegistry(s *Server, timeout time.Duration, max, maxPerToken int) *regist
 // argument, else in the one def returns. A re-sent call of a tool that
 // changes files is answered from the first one's result while that is
 // still true of the files (replay.go): one with the same idempotency key,
-// or in one MCP session the same JSON-RPC id, with the same tool and
-// arguments.
+// or in one MCP session the same JSON-RPC id, or a 2026-07-28 copy of the
+// session's last call, with the same tool and arguments.
 func (r *registry) handler(t mcpTool, def func(*mcp.CallToolRequest) (*session, error)) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		handle, args, err := toolset.TakeSession(t.tool.Name, req.Params.Arguments)
@@ -90,6 +90,7 @@ func (r *registry) handler(t mcpTool, def func(*mcp.CallToolRequest) (*session, 
 			ctx = toolset.WithSessionMinter(ctx, minter{r, id})
 		}
 		if !t.mutates {
+			st.replay.note()
 			return st.run(ctx, t, req, args), nil
 		}
 		key, err := replayKeyOf(req)

@@ -29,17 +29,23 @@ import (
 //
 //   - The call's idempotency key (MetaIdempotencyKey in the request's
 //     _meta), chosen by the client, at random for each call, and sent
-//     again with the call's copies. It is the only key of a 2026-07-28
-//     call: such a call has no MCP session, its session is the token's
-//     (or a handle's) and serves every client of the token, and a client
-//     that starts again numbers its requests from the start again, so a
-//     JSON-RPC id names nothing across clients. (A 2026-07-28 client
-//     re-issues a request whose answer it lost with a new id anyway.)
+//     again with the call's copies. It is the one key that names a
+//     2026-07-28 call across everything: such a call has no MCP session,
+//     its session is the token's (or a handle's) and serves every client
+//     of the token, and a client that starts again numbers its requests
+//     from the start again, so a JSON-RPC id names nothing across clients.
 //   - Otherwise, over HTTP with an MCP session (2025-11-25 and earlier),
 //     the JSON-RPC id within that MCP session: the protocol forbids a
 //     client to use an id twice in one session, and a client that starts
 //     again opens a new one. The SDK does not hand the id to a tool
 //     handler on stdio, where only the idempotency key works.
+//   - A 2026-07-28 call over HTTP without a key is taken for a re-send
+//     only when it is the very same request (JSON-RPC id, tool and
+//     arguments) as the last call its session received, with no other
+//     call in between (immediate): the copy a transport sends again when
+//     it lost the answer. A client started again reads before it writes,
+//     or its first call is the same as the one it lost; either way the
+//     answer below is only given while it is true.
 //
 // An answer is given again only while it is still true. A re-sent change
 // whose first answer no longer holds (another client, or another tool,
@@ -79,6 +85,9 @@ const maxKeyBytes = 256
 type replayKey struct {
 	name     string
 	explicit bool
+	// immediate: a re-send only of the session's last call (a 2026-07-28
+	// JSON-RPC id, see above).
+	immediate bool
 }
 
 // replayKeyOf returns the key of req, or an error for a key that is not a
@@ -95,7 +104,8 @@ func replayKeyOf(req *mcp.CallToolRequest) (replayKey, error) {
 	}
 	if req.Extra != nil && req.Extra.Header != nil {
 		if id := req.Extra.Header.Get(rpcIDHeader); id != "" {
-			return replayKey{name: "rpc:" + id}, nil
+			_, modern := strings.CutPrefix(id, modernIDPrefix)
+			return replayKey{name: "rpc:" + id, immediate: modern}, nil
 		}
 	}
 	return replayKey{}, nil
@@ -111,12 +121,14 @@ type replay struct {
 	mu    sync.Mutex
 	byKey map[string]*replayEntry
 	order []*replayEntry // oldest first
+	calls uint64         // the session's calls so far, changes or not
 }
 
 type replayEntry struct {
 	key    string
 	digest [sha256.Size]byte // of the tool and its arguments
 	at     time.Time         // of the first call
+	call   uint64            // its number among the session's calls
 	until  time.Time         // forgotten then
 	done   chan struct{}     // closed when res is set
 	res    *mcp.CallToolResult
@@ -151,7 +163,10 @@ func (p *replay) do(ctx context.Context, k replayKey, tool string, args []byte, 
 	h.Sum(e.digest[:0])
 	p.mu.Lock()
 	p.evict(now)
-	if seen := p.byKey[k.name]; seen != nil {
+	last := p.calls
+	p.calls++
+	e.call = p.calls
+	if seen := p.byKey[k.name]; seen != nil && (!k.immediate || seen.call == last) {
 		if seen.digest == e.digest {
 			p.mu.Unlock()
 			return p.answer(ctx, seen, tool)
@@ -177,6 +192,15 @@ func (p *replay) do(ctx context.Context, k replayKey, tool string, args []byte, 
 	}
 	close(e.done)
 	return e.copy(false), nil
+}
+
+// note counts a call of the session that is not remembered (one that
+// changes no file): a call after it is no longer an immediate re-send of
+// the one before.
+func (p *replay) note() {
+	p.mu.Lock()
+	p.calls++
+	p.mu.Unlock()
 }
 
 // answer waits for e's result and returns a copy marked MetaReplayed, if
