@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/editguard/editguard/internal/safeopen"
 	"github.com/editguard/editguard/internal/statedir"
 	"github.com/editguard/editguard/internal/userkey"
 	"golang.org/x/sys/unix"
@@ -244,19 +245,13 @@ func (w *Workspace) noteTracked() {
 // gitTracksState reports whether the root's git index names a file under
 // .editguard/. It reads the index file without running git (whose
 // configuration the repository controls) and looks for ".editguard/"
-// anywhere in it; a false positive is only a warning.
+// anywhere in it; a false positive is only a warning. An index that
+// cannot be read, is over 256 MiB or is not a regular file (a FIFO there
+// would block the open for ever: safeopen) is as none: the answer only
+// adds a warning.
 func (w *Workspace) gitTracksState() bool {
-	f, err := w.root.Open(".git/index")
+	b, err := safeopen.ReadFileIn(w.root, ".git/index", 256<<20)
 	if err != nil {
-		return false
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() || st.Size() > 256<<20 {
-		return false
-	}
-	b := make([]byte, st.Size())
-	if _, err := f.ReadAt(b, 0); err != nil {
 		return false
 	}
 	return bytes.Contains(b, []byte(StateDir+"/"))
