@@ -56,10 +56,9 @@ const untrustedPrefix = "untrusted-"
 // trust loads the user's key, derives the workspace's keys and checks (or
 // writes) the owner stamp.
 func (w *Workspace) trust() error {
-	uk, err := userkey.Load()
+	uk, err := userkey.LoadFor(w.dir)
 	if err != nil {
-		return newError(CodeUnsafeState, "", "editguard cannot load its key, so it cannot tell its own state from a repository's: "+err.Error(),
-			"make the key's directory usable (or set EDITGUARD_STATE_HOME to a directory of yours), then retry", err)
+		return keyError(err)
 	}
 	w.ukey = uk
 	if w.ownerValid() {
@@ -103,10 +102,10 @@ func (w *Workspace) trust() error {
 
 // checkOwner verifies the owner stamp of an existing state directory and
 // writes nothing: a foreign one is refused as Open refuses it.
-func checkOwner(state *statedir.Dir) error {
-	uk, err := userkey.Load()
+func checkOwner(state *statedir.Dir, root string) error {
+	uk, err := userkey.LoadFor(root)
 	if err != nil {
-		return newError(CodeUnsafeState, "", "editguard cannot load its key: "+err.Error(), "", err)
+		return keyError(err)
 	}
 	w := &Workspace{state: state, ukey: uk}
 	if w.ownerValid() {
@@ -120,6 +119,16 @@ func checkOwner(state *statedir.Dir) error {
 		return nil
 	}
 	return foreignState(ents, false)
+}
+
+// keyError is the UNSAFE_STATE error of a key that cannot be loaded for
+// the workspace.
+func keyError(err error) error {
+	hint := "make the key's directory usable (or set " + userkey.Variable + " to an absolute directory of yours outside every workspace), then retry"
+	if errors.Is(err, userkey.ErrPlace) {
+		hint = "place the key's directory as the message says, then retry"
+	}
+	return newError(CodeUnsafeState, "", "editguard cannot load its key, so it cannot tell its own state from a repository's: "+err.Error(), hint, err)
 }
 
 // derive returns the workspace's key for one purpose.
