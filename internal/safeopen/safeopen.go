@@ -1,5 +1,3 @@
-//go:build unix
-
 // Package safeopen opens for reading files that editguard did not create
 // and does not reach through package statedir: git's index and objects,
 // a client's configuration, a file in the user's cache, a tokens file.
