@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -122,4 +123,31 @@ func treeBytes(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// TestKeyPlaceRefused: EDITGUARD_STATE_HOME relative, or naming a
+// directory inside the workspace, is refused by every command with an
+// error naming the variable, and no key is made among the workspace's
+// files (where find would list it and git add -A stage it).
+func TestKeyPlaceRefused(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	for _, home := range []string{"keys", filepath.Join(dir, "keys"), filepath.Join(dir, "sub", "keys")} {
+		t.Setenv("EDITGUARD_STATE_HOME", home)
+		for _, args := range [][]string{{"read", "a.txt"}, {"find", "*"}, {"verify"}} {
+			var out bytes.Buffer
+			code := cli(t, dir, &out, args...)
+			if code == 0 || !strings.Contains(out.String(), "EDITGUARD_STATE_HOME="+home) || !strings.Contains(out.String(), "set EDITGUARD_STATE_HOME to an absolute directory outside every workspace") {
+				t.Errorf("%v with EDITGUARD_STATE_HOME=%s: exit %d, %q; want it refused, naming the variable", args, home, code, out.String())
+			}
+		}
+	}
+	for _, p := range []string{"keys", "sub"} {
+		if _, err := os.Stat(filepath.Join(dir, p)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s was made in the workspace: %v", p, err)
+		}
+	}
 }
