@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/editguard/editguard/internal/engine"
 	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/ledger"
 	"github.com/editguard/editguard/internal/statedir"
@@ -130,7 +131,9 @@ func VerifyDirFrom(dir string, from LedgerMark) (n int, last LedgerMark, err err
 	if err != nil {
 		return 0, from, fmt.Errorf("editguard: verify: %w", err)
 	}
-	root, err := os.Open(real)
+	// O_DIRECTORY: a FIFO named as the workspace fails the open, not
+	// blocks it.
+	root, err := os.OpenFile(real, os.O_RDONLY|engine.ODirectory, 0)
 	if err != nil {
 		return 0, from, fmt.Errorf("editguard: verify: %w", err)
 	}
@@ -143,7 +146,7 @@ func VerifyDirFrom(dir string, from LedgerMark) (n int, last LedgerMark, err err
 		return 0, from, stateError("open state directory", err)
 	}
 	defer state.Close()
-	if err := checkOwner(state); err != nil {
+	if err := checkOwner(state, real); err != nil {
 		return 0, from, err
 	}
 	n, last, err = ledger.VerifyFrom(state, ledgerName, from)

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/editguard/editguard/internal/engine"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -134,7 +136,7 @@ func twinKey(name string) string { return strings.ToLower(norm.NFC.String(name))
 // differs from name only in case or normalization, if there is one, but
 // none of the paths in gone (names the change removes: a move's source).
 func (w *Workspace) findTwin(dir, name string, gone []string) (string, error) {
-	f, err := w.root.Open(dir)
+	f, err := w.root.OpenFile(dir, os.O_RDONLY|engine.ODirectory, 0) // a FIFO swapped in fails, not blocks
 	if err != nil {
 		return "", err
 	}

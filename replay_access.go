@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/editguard/editguard/internal/engine"
 	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/ledger"
 	"github.com/editguard/editguard/internal/statedir"
@@ -34,7 +35,7 @@ func OpenStateReader(dir string) (*StateReader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("editguard: open state: %w", err)
 	}
-	root, err := os.Open(real)
+	root, err := os.OpenFile(real, os.O_RDONLY|engine.ODirectory, 0) // a FIFO fails, not blocks
 	if err != nil {
 		return nil, fmt.Errorf("editguard: open state: %w", err)
 	}
@@ -55,7 +56,7 @@ func (r *StateReader) open() error {
 		return stateError("open state directory", err)
 	}
 	r.state = state
-	if err := checkOwner(state); err != nil {
+	if err := checkOwner(state, r.root.Name()); err != nil {
 		return err
 	}
 	hd, err := state.Sub("history", false)

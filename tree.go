@@ -66,8 +66,9 @@ func (w *Workspace) Readlink(p string) (string, error) {
 }
 
 // ReadDir is like os.ReadDir (entries sorted by name) for a directory
-// inside the workspace, less editguard's state directories: this
-// workspace's, and those of workspaces nested in it. Names and types come
+// inside the workspace, less editguard's state directories (this
+// workspace's, and those of workspaces nested in it) and its temporary
+// files (isTemp). Names and types come
 // from the directory alone; an entry is stat'ed only when its Info is
 // asked for, so a caller that shows part of a large directory pays for
 // that part.
@@ -86,8 +87,15 @@ func (w *Workspace) ReadDir(p string) ([]fs.DirEntry, error) {
 		return nil, w.treeError(p, err)
 	}
 	des := make([]fs.DirEntry, 0, len(ents))
+	siblings := func(yield func(string) bool) {
+		for _, e := range ents {
+			if !yield(e.name) {
+				return
+			}
+		}
+	}
 	for _, e := range ents {
-		if !strings.EqualFold(e.name, StateDir) {
+		if !strings.EqualFold(e.name, StateDir) && !(e.typ.IsRegular() && atomicfile.IsTemp(e.name) && w.isTemp(e.name, siblings)) {
 			des = append(des, &dirEntry{dirent: e, w: w, path: path.Join(resolved, e.name)})
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/editguard/editguard/internal/safeopen"
 	"github.com/editguard/editguard/internal/statedir"
 	"github.com/editguard/editguard/internal/userkey"
 	"golang.org/x/sys/unix"
@@ -55,10 +56,9 @@ const untrustedPrefix = "untrusted-"
 // trust loads the user's key, derives the workspace's keys and checks (or
 // writes) the owner stamp.
 func (w *Workspace) trust() error {
-	uk, err := userkey.Load()
+	uk, err := userkey.LoadFor(w.dir)
 	if err != nil {
-		return newError(CodeUnsafeState, "", "editguard cannot load its key, so it cannot tell its own state from a repository's: "+err.Error(),
-			"make the key's directory usable (or set EDITGUARD_STATE_HOME to a directory of yours), then retry", err)
+		return keyError(err)
 	}
 	w.ukey = uk
 	if w.ownerValid() {
@@ -102,10 +102,10 @@ func (w *Workspace) trust() error {
 
 // checkOwner verifies the owner stamp of an existing state directory and
 // writes nothing: a foreign one is refused as Open refuses it.
-func checkOwner(state *statedir.Dir) error {
-	uk, err := userkey.Load()
+func checkOwner(state *statedir.Dir, root string) error {
+	uk, err := userkey.LoadFor(root)
 	if err != nil {
-		return newError(CodeUnsafeState, "", "editguard cannot load its key: "+err.Error(), "", err)
+		return keyError(err)
 	}
 	w := &Workspace{state: state, ukey: uk}
 	if w.ownerValid() {
@@ -119,6 +119,16 @@ func checkOwner(state *statedir.Dir) error {
 		return nil
 	}
 	return foreignState(ents, false)
+}
+
+// keyError is the UNSAFE_STATE error of a key that cannot be loaded for
+// the workspace.
+func keyError(err error) error {
+	hint := "make the key's directory usable (or set " + userkey.Variable + " to an absolute directory of yours outside every workspace), then retry"
+	if errors.Is(err, userkey.ErrPlace) {
+		hint = "place the key's directory as the message says, then retry"
+	}
+	return newError(CodeUnsafeState, "", "editguard cannot load its key, so it cannot tell its own state from a repository's: "+err.Error(), hint, err)
 }
 
 // derive returns the workspace's key for one purpose.
@@ -244,19 +254,13 @@ func (w *Workspace) noteTracked() {
 // gitTracksState reports whether the root's git index names a file under
 // .editguard/. It reads the index file without running git (whose
 // configuration the repository controls) and looks for ".editguard/"
-// anywhere in it; a false positive is only a warning.
+// anywhere in it; a false positive is only a warning. An index that
+// cannot be read, is over 256 MiB or is not a regular file (a FIFO there
+// would block the open for ever: safeopen) is as none: the answer only
+// adds a warning.
 func (w *Workspace) gitTracksState() bool {
-	f, err := w.root.Open(".git/index")
+	b, err := safeopen.ReadFileIn(w.root, ".git/index", 256<<20)
 	if err != nil {
-		return false
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() || st.Size() > 256<<20 {
-		return false
-	}
-	b := make([]byte, st.Size())
-	if _, err := f.ReadAt(b, 0); err != nil {
 		return false
 	}
 	return bytes.Contains(b, []byte(StateDir+"/"))

@@ -87,10 +87,15 @@ func (w *Workspace) walk(ctx context.Context, dir string, include ignoreMatcher,
 // walker says what walkDir yields: each file to file, or, if dir is set,
 // each directory's files at once to dir, by name, while the directory is
 // open as dirfd (dir must not keep dirfd). Either returns false to stop.
+//
+// Neither sees editguard's own temporary files (Workspace.isTemp): they
+// are passed to temp, if set, by path, and left out.
 type walker struct {
 	include ignoreMatcher
 	file    func(f *WalkFile) bool
 	dir     func(dirfd int, dir string, names []string) bool
+	temp    func(path string)
+	isTemp  func(name string, siblings func(yield func(string) bool)) bool
 }
 
 func (w *Workspace) walkWith(ctx context.Context, dir string, v *walker) error {
@@ -123,13 +128,62 @@ func (w *Workspace) walkWith(ctx context.Context, dir string, v *walker) error {
 			prefix = 0
 		}
 		fn := v.file
-		v = &walker{include: v.include, file: func(f *WalkFile) bool {
+		v = &walker{include: v.include, temp: v.temp, file: func(f *WalkFile) bool {
 			f.Rel = f.Path[prefix:]
 			return fn(f)
 		}}
+	} else {
+		v = new(*v)
 	}
+	v.isTemp = w.isTemp
 	_, err = walkDir(ctx, fd, resolved, ps, v)
 	return err
+}
+
+// TempFiles returns the paths of editguard's temporary files in the
+// workspace (isTemp), which every listing leaves out: each is the new
+// content of a change to the file it is named after, left by a writer that
+// stopped before the change finished (or of a change in progress right
+// now). The next change to that file keeps its bytes in history and
+// removes it. Like Walk, it does not look into directories an ignore file
+// excludes.
+func (w *Workspace) TempFiles(ctx context.Context) ([]string, error) {
+	var temps []string
+	err := w.walkWith(ctx, ".", &walker{file: func(*WalkFile) bool { return true }, temp: func(p string) { temps = append(temps, p) }})
+	return temps, err
+}
+
+// TempTarget returns the name of the file a temporary file (a path
+// TempFiles returned) is for; a target too long for its name is shortened
+// in it.
+func TempTarget(temp string) string {
+	dir, base := path.Split(temp)
+	if len(base) < len(".x.0123456789abcdef.egtmp") {
+		return temp
+	}
+	return dir + base[1:len(base)-len(".0123456789abcdef.egtmp")]
+}
+
+// direntNames yields the names of des.
+func direntNames(des []fs.DirEntry) func(yield func(string) bool) {
+	return func(yield func(string) bool) {
+		for _, de := range des {
+			if !yield(de.Name()) {
+				return
+			}
+		}
+	}
+}
+
+// isTemp reports whether name, an entry of a directory that also holds
+// siblings, is one of this workspace's temporary files: a change's new
+// content before its swap, or what a writer killed mid-change left (the
+// next change to its target keeps it in history and removes it). The
+// name is checked against its HMAC under the workspace key
+// (engine.IsTempName), so a user's own file that ends in .egtmp is not
+// taken for one.
+func (w *Workspace) isTemp(name string, siblings func(yield func(string) bool)) bool {
+	return w.eng != nil && w.eng.IsTempName(name, siblings)
 }
 
 func splitRel(rel string) []string {
@@ -184,6 +238,12 @@ func walkDir(ctx context.Context, fd int, dir string, ps ignoreMatcher, v *walke
 			}
 		case de.Type().IsRegular():
 			if ps.ignored(elems, false) && !v.include.ignored(elems, false) {
+				continue
+			}
+			if atomicfile.IsTemp(name) && v.isTemp(name, direntNames(des)) { // the pattern first: no closure per file
+				if v.temp != nil {
+					v.temp(path.Join(dir, name))
+				}
 				continue
 			}
 			if v.dir != nil {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/editguard/editguard"
+	"github.com/editguard/editguard/internal/safeopen"
 	"github.com/editguard/editguard/toolset"
 	"github.com/tailscale/hujson"
 )
@@ -327,11 +328,16 @@ var clientFiles = map[string][]string{
 	"cursor":      {".cursor/mcp.json"},
 }
 
+// maxClientConfig bounds the size of a client's configuration file that
+// doctor reads: the workspace's default limit on a file read whole.
+const maxClientConfig = 64 << 20
+
 // readClientSetup reads client's configuration files in root.
 func readClientSetup(root, client string) (*clientSetup, error) {
 	s := &clientSetup{root: root, client: client, json: map[string]map[string]any{}}
 	for _, name := range clientFiles[client] {
-		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(name)))
+		// Not os.ReadFile: a FIFO at the name would block it for ever.
+		data, err := safeopen.ReadFile(filepath.Join(root, filepath.FromSlash(name)), maxClientConfig)
 		switch {
 		case errors.Is(err, os.ErrNotExist):
 			continue

@@ -25,7 +25,11 @@ deleted: look at it, and remove it when done.
 
 It also lists what recovery at open found and could not act on (a journal
 it cannot verify, a file that holds neither what a transaction found nor
-what it put there), which stays until a person removes it.`,
+what it put there), which stays until a person removes it, and
+editguard's own temporary files in the workspace (.NAME.<tag>.egtmp,
+which listings leave out): the new content of a change whose writer
+stopped before it finished, kept in history and removed by the next change
+to NAME.`,
 }
 
 func runState(ctx context.Context, e *env, args []string) error {
@@ -49,7 +53,18 @@ func runState(ctx context.Context, e *env, args []string) error {
 	defer ws.Close()
 	rec := ws.Recovery()
 	warnings, problems := messages(rec.Warnings), messages(rec.Problems)
-	res := map[string]any{"status": "ok", "trusted": true, "warnings": warnings, "problems": problems, "rolled_back": rec.RolledBack}
+	temps, err := ws.TempFiles(ctx)
+	if err != nil {
+		return err
+	}
+	if temps == nil {
+		temps = []string{}
+	}
+	for _, p := range temps {
+		target := editguard.TempTarget(p)
+		warnings = append(warnings, fmt.Sprintf("%s is editguard's temporary file for %s: the new content of a change whose writer stopped before it finished (or of one in progress now); the next change to %s keeps its bytes in history and removes it", p, target, target))
+	}
+	res := map[string]any{"status": "ok", "trusted": true, "warnings": warnings, "problems": problems, "rolled_back": rec.RolledBack, "temporary_files": temps}
 	if *jsonOut {
 		return json.NewEncoder(e.stdout).Encode(res)
 	}
@@ -57,7 +72,7 @@ func runState(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintln(e.stdout, escapeText(m))
 	}
 	if len(warnings) == 0 && len(problems) == 0 {
-		fmt.Fprintln(e.stdout, "state ok: .editguard is editguard's own, and recovery has nothing left to do")
+		fmt.Fprintln(e.stdout, "state ok: .editguard is editguard's own, recovery has nothing left to do, and no temporary file of editguard's is left")
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/editguard/editguard"
+	"github.com/editguard/editguard/internal/testutil"
 )
 
 // TestClonedStateRefusedByEveryEntry clones a repository whose .editguard/
@@ -122,4 +124,68 @@ func treeBytes(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// TestKeyPlaceRefused: EDITGUARD_STATE_HOME relative, or naming a
+// directory inside the workspace, is refused by every command with an
+// error naming the variable, and no key is made among the workspace's
+// files (where find would list it and git add -A stage it).
+func TestKeyPlaceRefused(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	for _, home := range []string{"keys", filepath.Join(dir, "keys"), filepath.Join(dir, "sub", "keys")} {
+		t.Setenv("EDITGUARD_STATE_HOME", home)
+		for _, args := range [][]string{{"read", "a.txt"}, {"find", "*"}, {"verify"}} {
+			var out bytes.Buffer
+			code := cli(t, dir, &out, args...)
+			if code == 0 || !strings.Contains(out.String(), "EDITGUARD_STATE_HOME="+home) || !strings.Contains(out.String(), "set EDITGUARD_STATE_HOME to an absolute directory outside every workspace") {
+				t.Errorf("%v with EDITGUARD_STATE_HOME=%s: exit %d, %q; want it refused, naming the variable", args, home, code, out.String())
+			}
+		}
+	}
+	for _, p := range []string{"keys", "sub"} {
+		if _, err := os.Stat(filepath.Join(dir, p)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s was made in the workspace: %v", p, err)
+		}
+	}
+}
+
+// TestStateNamesTemporaryFiles: find leaves out the temporary file a
+// killed change left, and state names it and what it is for.
+func TestStateNamesTemporaryFiles(t *testing.T) {
+	t.Setenv("EDITGUARD_STATE_HOME", t.TempDir())
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := editguard.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := testutil.TempName(ws, "a.txt")
+	ws.Close()
+	if err := os.WriteFile(filepath.Join(dir, tmp), []byte("half\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"notes.egtmp", ".b.txt.0123456789abcdef.egtmp"} { // the user's
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("mine\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out bytes.Buffer
+	if code := cli(t, dir, &out, "find", "*.egtmp"); code != 0 || strings.Contains(out.String(), tmp) ||
+		!strings.Contains(out.String(), "notes.egtmp") || !strings.Contains(out.String(), ".b.txt.0123456789abcdef.egtmp") {
+		t.Errorf("find: exit %d, %q; want the user's .egtmp files and not %s", code, out.String(), tmp)
+	}
+	out.Reset()
+	if code := cli(t, dir, &out, "state"); code != 0 || !strings.Contains(out.String(), tmp+" is editguard's temporary file for a.txt") {
+		t.Errorf("state: exit %d, %q; want it to name %s", code, out.String(), tmp)
+	}
+	out.Reset()
+	if code := cli(t, dir, &out, "state", "--json"); code != 0 || !strings.Contains(out.String(), `"temporary_files":["`+tmp+`"]`) {
+		t.Errorf("state --json: exit %d, %q; want temporary_files", code, out.String())
+	}
 }

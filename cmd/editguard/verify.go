@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/editguard/editguard"
+	"github.com/editguard/editguard/internal/safeopen"
 )
 
 var verifyCmd = &command{
@@ -243,7 +244,7 @@ func readVerifiedMark(root string) (editguard.LedgerMark, error) {
 	if err != nil {
 		return editguard.LedgerMark{}, err
 	}
-	data, err := os.ReadFile(path)
+	data, err := safeopen.ReadFile(path, 1<<20) // a FIFO there is no mark, and does not block
 	var m verifiedMark
 	if err == nil {
 		err = json.Unmarshal(data, &m)

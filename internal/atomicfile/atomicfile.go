@@ -104,6 +104,14 @@ func statFrom(st *unix.Stat_t) Stat {
 	case unix.S_IFLNK:
 		mode |= os.ModeSymlink
 	case unix.S_IFREG:
+	case unix.S_IFIFO:
+		mode |= os.ModeNamedPipe
+	case unix.S_IFSOCK:
+		mode |= os.ModeSocket
+	case unix.S_IFCHR:
+		mode |= os.ModeDevice | os.ModeCharDevice
+	case unix.S_IFBLK:
+		mode |= os.ModeDevice
 	default:
 		mode |= os.ModeIrregular
 	}

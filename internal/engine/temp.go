@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 
+	"github.com/editguard/editguard/internal/atomicfile"
 	"github.com/editguard/editguard/internal/history"
 )
 
@@ -37,6 +38,31 @@ func (e *Engine) TempName(name string) string {
 		name = name[:200] + "-" + hex.EncodeToString(s[:4])
 	}
 	return "." + name + "." + tag + ".egtmp"
+}
+
+// IsTempName reports whether name, an entry of a directory whose other
+// entries are siblings, is this workspace's temporary name for some target:
+// the pattern first (cheap), then the HMAC. A name too long for its target
+// to be read back from it (TempName shortens those) is recognised only
+// when its target is among siblings. A user's file that merely ends in
+// .egtmp is not ours: no one without the workspace key computes the tag.
+func (e *Engine) IsTempName(name string, siblings func(yield func(string) bool)) bool {
+	if !atomicfile.IsTemp(name) {
+		return false
+	}
+	target := name[1 : len(name)-len(".egtmp")-17]
+	if e.TempName(target) == name {
+		return true
+	}
+	if len(target) != 209 || target[200] != '-' || siblings == nil {
+		return false
+	}
+	for s := range siblings {
+		if len(s) > 200 && s[:200] == target[:200] && e.TempName(s) == name {
+			return true
+		}
+	}
+	return false
 }
 
 // SweepTemp prepares t's temporary name under the file's lock: a file left

@@ -75,6 +75,8 @@ import (
 	"os"
 	"runtime/debug"
 	"strconv"
+
+	"github.com/editguard/editguard/internal/safeopen"
 )
 
 // ID is the SHA-1 id of a git object.
@@ -305,16 +307,14 @@ func fault(e any) bool {
 }
 
 // openFile opens name in root for reading, without blocking if it is a
-// FIFO, and fails unless it is a regular file. It returns the file's size.
+// FIFO (safeopen), and fails unless it is a regular file. It returns the
+// file's size.
 func openFile(root *os.Root, name string) (*os.File, int64, error) {
-	f, err := root.OpenFile(name, os.O_RDONLY|oNonblock, 0)
+	f, err := safeopen.OpenIn(root, name)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, fmt.Errorf("gitobj: %w", err)
 	}
 	st, err := f.Stat()
-	if err == nil && !st.Mode().IsRegular() {
-		err = fmt.Errorf("gitobj: %s is not a regular file", name)
-	}
 	if err != nil {
 		f.Close()
 		return nil, 0, err

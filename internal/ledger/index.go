@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/editguard/editguard/internal/safeopen"
 	"github.com/editguard/editguard/internal/statedir"
 )
 
@@ -149,7 +150,7 @@ func FilterIndexed(dir *statedir.Dir, name string, m Match, ix Index, fn func(*R
 // openIndex opens the index at path and checks that it covers a prefix of
 // the ledger f of size bytes: nil if there is none or it does not.
 func openIndex(path string, f io.ReaderAt, size int64) (indexHeader, *os.File) {
-	idx, err := os.Open(path)
+	idx, err := safeopen.Open(path) // a FIFO there is no index, and does not block
 	if err != nil {
 		return indexHeader{}, nil
 	}

@@ -7,10 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/editguard/editguard/internal/safeopen"
 )
 
 // Tokens maps bearer tokens to the agents that hold them. Only the
@@ -52,8 +53,13 @@ var tokenChars = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompil
 // write, or that is owned by another user (other than root): the tokens
 // are the keys to the workspace.
 func LoadTokens(name string) (*Tokens, error) {
-	f, err := os.Open(name)
+	// safeopen: a FIFO at name fails at once rather than waiting for a
+	// writer, and anything but a regular file is refused.
+	f, err := safeopen.Open(name)
 	if err != nil {
+		if errors.Is(err, safeopen.ErrNotRegular) {
+			return nil, fmt.Errorf("tokens file %w", err)
+		}
 		return nil, err
 	}
 	defer f.Close()
@@ -61,9 +67,6 @@ func LoadTokens(name string) (*Tokens, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("tokens file %s is not a regular file", name)
 	}
 	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
 		return nil, fmt.Errorf("tokens file %s has permissions %#o: it must not be readable or writable by group or others (chmod 600 %s)", name, perm, name)

@@ -30,6 +30,7 @@ import (
 
 	"github.com/editguard/editguard/internal/atomicfile"
 	"github.com/editguard/editguard/internal/filelock"
+	"github.com/editguard/editguard/internal/safeopen"
 	"golang.org/x/sys/unix"
 )
 
@@ -41,7 +42,7 @@ var ErrUnsafe = errors.New("unsafe entry in the state directory")
 // links. editguard refuses to use it rather than follow or write it.
 type UnsafeError struct {
 	Path string // the entry, relative to the workspace root (".editguard/ledger.jsonl")
-	Kind string // what was found: "symlink", "directory", "file", "hard-linked file", "special file"
+	Kind string // what was found: "symlink", "directory", "file", "hard-linked file", "FIFO", "socket", "character device", "block device"
 	Want string // what editguard needs there: "directory" or "file"
 }
 
@@ -135,6 +136,8 @@ func (d *Dir) unsafe(name, want string) error {
 		kind = "hard-linked file"
 	case st.Mode.IsRegular():
 		kind = "file"
+	default:
+		kind = strings.TrimPrefix(safeopen.Kind(st.Mode), "a ") // "FIFO", "socket", ...
 	}
 	return &UnsafeError{Path: d.join(name), Kind: kind, Want: want}
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -100,15 +101,22 @@ func TestRefusesWrongTypesAndHardLinks(t *testing.T) {
 	_, err = d.OpenFile("index.jsonl", os.O_RDWR|os.O_APPEND, 0)
 	wantUnsafe(t, "OpenFile(hard link, write)", err, "hard-linked file")
 	_, err = d.OpenFile("fifo", os.O_RDONLY, 0)
-	wantUnsafe(t, "OpenFile(fifo)", err, "special file")
+	wantUnsafe(t, "OpenFile(fifo)", err, "FIFO")
 	_, err = d.Open("index.jsonl", os.O_RDWR|os.O_APPEND, 0)
 	wantUnsafe(t, "Open(hard link, write)", err, "hard-linked file")
 	_, err = d.Open("fifo", os.O_RDWR, 0)
-	wantUnsafe(t, "Open(fifo)", err, "special file")
+	wantUnsafe(t, "Open(fifo)", err, "FIFO")
+	if l, err := net.Listen("unix", filepath.Join(state, "sock")); err == nil {
+		defer l.Close()
+		_, err = d.ReadFile("sock")
+		wantUnsafe(t, "ReadFile(socket)", err, "socket")
+	} else {
+		t.Logf("no unix socket here (%v)", err)
+	}
 	locks := d.Locks(2)
 	defer locks.Close()
 	_, err = locks.Lock(context.Background(), "fifo", nil)
-	wantUnsafe(t, "Locks.Lock(fifo)", err, "special file")
+	wantUnsafe(t, "Locks.Lock(fifo)", err, "FIFO")
 	_, err = locks.Lock(context.Background(), "ledger.jsonl", nil)
 	wantUnsafe(t, "Locks.Lock(dir)", err, "directory")
 	checkOutside(t, outside, 1)
@@ -326,7 +334,7 @@ func TestCheckFile(t *testing.T) {
 			t.Errorf("CheckFile(hard link) = %v, %v; want true, nil", ok, err)
 		}
 	}
-	for name, kind := range map[string]string{"link": "symlink", "dangling": "symlink", "dir": "directory", "fifo": "special file"} {
+	for name, kind := range map[string]string{"link": "symlink", "dangling": "symlink", "dir": "directory", "fifo": "FIFO"} {
 		ok, err := d.CheckFile(name)
 		wantUnsafe(t, "CheckFile("+name+")", err, kind)
 		if ok {

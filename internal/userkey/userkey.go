@@ -18,6 +18,17 @@
 // variable one of them drops would give one user two keys, and each half of
 // their tools the other's state as foreign.
 //
+// The key must stay outside every workspace: inside one, editguard's own
+// listing tools would show it, its write tools could replace it, and "git
+// add -A" would stage it. So a relative EDITGUARD_STATE_HOME is refused
+// (it would name a different directory from every workspace), and so is a
+// key directory inside the workspace being opened (LoadFor), or at or below
+// a directory that holds .git or .editguard. That walk up from the key
+// directory stops below HOME: the default location is under HOME, and a
+// HOME that is itself a git repository (a dotfiles repository) is common
+// and does not stage what it does not track; a workspace rooted at HOME
+// (or above it) is refused by the workspace check instead.
+//
 // The directory is made 0700 and the key file 0600; both must belong to the
 // user and be reachable without a symlink in their last element, and the
 // directory may not be writable by anyone else, or Load refuses them. The key
@@ -39,32 +50,130 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
+	"github.com/editguard/editguard/internal/safeopen"
 	"golang.org/x/sys/unix"
 )
 
 // Size is the key's length in bytes.
 const Size = 32
 
-// Dir returns the directory that holds the key.
+// Variable is the environment variable that names the key's directory.
+const Variable = "EDITGUARD_STATE_HOME"
+
+// Dir returns the directory that holds the key. A relative
+// EDITGUARD_STATE_HOME is a *PlaceError.
 func Dir() (string, error) {
-	if d := os.Getenv("EDITGUARD_STATE_HOME"); d != "" {
-		return filepath.Abs(d)
+	if d := os.Getenv(Variable); d != "" {
+		if !filepath.IsAbs(d) {
+			return "", &PlaceError{Dir: d, Set: true, Why: "is a relative path, which names a directory in whatever directory editguard runs from"}
+		}
+		return filepath.Clean(d), nil
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {
-		return "", fmt.Errorf("no directory for editguard's key: set HOME or EDITGUARD_STATE_HOME: %w", err)
+		return "", fmt.Errorf("no directory for editguard's key: set HOME or %s: %w", Variable, err)
 	}
 	return filepath.Join(home, ".local", "state", "editguard"), nil
 }
 
+// ErrPlace is wrapped by every *PlaceError.
+var ErrPlace = errors.New("editguard's key directory is inside a workspace")
+
+// PlaceError refuses a key directory where a workspace's files are: the key
+// would be listed, readable and replaceable by editguard's own tools there,
+// and committed with the workspace.
+type PlaceError struct {
+	Dir string // the key directory, as EDITGUARD_STATE_HOME or the default names it
+	Set bool   // EDITGUARD_STATE_HOME named it
+	Why string // "is inside the workspace /w", ...
+}
+
+func (e *PlaceError) Error() string {
+	fix := "set " + Variable + " to an absolute directory outside every workspace and repository"
+	if e.Set {
+		fix = fmt.Sprintf("%s=%s %s; %s, or unset it to use ~/.local/state/editguard", Variable, e.Dir, e.Why, fix)
+	} else {
+		fix = fmt.Sprintf("%s, the default, %s; %s", e.Dir, e.Why, fix)
+	}
+	return "editguard's key must stay outside every workspace, where its tools would list it and git would commit it: " + fix +
+		" (move an existing key along: it authenticates the state editguard already wrote)"
+}
+
+func (e *PlaceError) Unwrap() error { return ErrPlace }
+
 // Load returns the user's key, creating it (and its directory) on first use.
 func Load() ([]byte, error) {
+	return LoadFor("")
+}
+
+// LoadFor is Load for the workspace whose root is the absolute directory
+// root (its real path, "" for none): a key directory inside it is refused,
+// as is one inside any repository or other workspace (see the package
+// comment), before anything is created.
+func LoadFor(root string) ([]byte, error) {
 	dir, err := Dir()
 	if err != nil {
 		return nil, err
 	}
+	if err := CheckPlace(dir, root); err != nil {
+		return nil, err
+	}
 	return LoadFrom(dir)
+}
+
+// CheckPlace returns a *PlaceError if the key directory dir is inside the
+// workspace root ("" for none), or at or below a directory that holds .git
+// or .editguard, up to (not including) HOME. Paths are compared by where
+// their symlinks lead; dir need not exist yet.
+func CheckPlace(dir, root string) error {
+	set := os.Getenv(Variable) != ""
+	real := realPath(dir)
+	if root != "" {
+		r := realPath(root)
+		if within(real, r) {
+			return &PlaceError{Dir: dir, Set: set, Why: "is inside the workspace " + root}
+		}
+	}
+	home := ""
+	if h, err := os.UserHomeDir(); err == nil && filepath.IsAbs(h) {
+		home = realPath(h)
+	}
+	for p := real; p != home; p = filepath.Dir(p) {
+		for _, marker := range []string{".git", ".editguard"} {
+			if _, err := os.Lstat(filepath.Join(p, marker)); err == nil {
+				return &PlaceError{Dir: dir, Set: set, Why: "is inside " + p + ", which holds " + marker}
+			}
+		}
+		if p == filepath.Dir(p) {
+			break
+		}
+	}
+	return nil
+}
+
+// within reports whether p is dir or below it; both are clean and absolute.
+func within(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+}
+
+// realPath returns the absolute path p with the symlinks of its longest
+// existing prefix resolved.
+func realPath(p string) string {
+	p = filepath.Clean(p)
+	rest := ""
+	for {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return filepath.Join(p, rest)
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
 }
 
 // LoadFrom is Load with the key's directory given.
@@ -111,7 +220,15 @@ func read(dirfd int, dir string) ([]byte, error) {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, fmt.Errorf("editguard's key %s: %w", name, err)
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG || int(st.Uid) != os.Geteuid() || st.Mode&0o077 != 0 {
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		fi, _ := f.Stat()
+		kind := "a special file"
+		if fi != nil {
+			kind = safeopen.Kind(fi.Mode())
+		}
+		return nil, fmt.Errorf("editguard's key %s is not a regular file (%s): remove it and editguard makes a new one (state authenticated with the old one is then refused)", name, kind)
+	}
+	if int(st.Uid) != os.Geteuid() || st.Mode&0o077 != 0 {
 		return nil, fmt.Errorf("editguard's key %s must be a regular file of yours that only you can read (mode 0600); it is mode %o, uid %d", name, st.Mode&0o7777, st.Uid)
 	}
 	k := make([]byte, Size+1)

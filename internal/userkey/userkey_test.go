@@ -4,10 +4,16 @@ package userkey
 
 import (
 	"bytes"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestLoadAgrees: processes (here goroutines) loading a key that does not
@@ -83,5 +89,126 @@ func TestDir(t *testing.T) {
 	t.Setenv("EDITGUARD_STATE_HOME", "/eg")
 	if d, _ := Dir(); d != "/eg" {
 		t.Errorf("Dir() = %q with EDITGUARD_STATE_HOME", d)
+	}
+}
+
+// TestPlaceRefused: a key directory that is relative, inside the workspace
+// (directly or through a symlink), or inside another repository or
+// workspace is refused before anything is created, with an error naming
+// EDITGUARD_STATE_HOME and what to set instead.
+func TestPlaceRefused(t *testing.T) {
+	base := t.TempDir()
+	home := filepath.Join(base, "home")
+	ws := filepath.Join(base, "ws")
+	repo := filepath.Join(base, "repo")
+	other := filepath.Join(base, "other")
+	for _, d := range []string{home, filepath.Join(ws, "sub"), filepath.Join(repo, ".git"), filepath.Join(other, ".editguard"), filepath.Join(base, "outside")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(ws, "sub"), filepath.Join(base, "outside", "link")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", home)
+	for name, c := range map[string]struct{ dir, want string }{
+		"relative":               {"rel/keys", "is a relative path"},
+		"dot":                    {".", "is a relative path"},
+		"in the workspace":       {filepath.Join(ws, "keys"), "is inside the workspace " + ws},
+		"the workspace itself":   {ws, "is inside the workspace " + ws},
+		"through a symlink":      {filepath.Join(base, "outside", "link", "keys"), "is inside the workspace " + ws},
+		"in a repository":        {filepath.Join(repo, "a", "keys"), "is inside " + repo + ", which holds .git"},
+		"in another workspace":   {filepath.Join(other, "keys"), "is inside " + other + ", which holds .editguard"},
+		"in a repository's .git": {filepath.Join(repo, ".git", "keys"), "which holds .git"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv(Variable, c.dir)
+			k, err := LoadFor(ws)
+			var pe *PlaceError
+			if !errors.As(err, &pe) || !errors.Is(err, ErrPlace) {
+				t.Fatalf("LoadFor = %x, %v; want a *PlaceError", k, err)
+			}
+			msg := err.Error()
+			for _, want := range []string{c.want, Variable + "=", "set " + Variable + " to an absolute directory outside every workspace"} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("error %q does not say %q", msg, want)
+				}
+			}
+			if filepath.IsAbs(c.dir) {
+				if _, err := os.Stat(filepath.Join(c.dir, "key")); !errors.Is(err, fs.ErrNotExist) {
+					t.Errorf("a key was made at the refused place: %v", err)
+				}
+			} else if _, err := os.Stat(c.dir); !errors.Is(err, fs.ErrNotExist) && c.dir != "." {
+				t.Errorf("the relative directory was made: %v", err)
+			}
+		})
+	}
+	t.Run("default under a home that is the workspace", func(t *testing.T) {
+		t.Setenv(Variable, "")
+		_, err := LoadFor(home)
+		if !errors.Is(err, ErrPlace) || !strings.Contains(err.Error(), "the default, is inside the workspace "+home) {
+			t.Fatalf("LoadFor(HOME) = %v; want the default refused as inside the workspace", err)
+		}
+		if _, err := os.Stat(filepath.Join(home, ".local")); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("the default directory was made inside the workspace: %v", err)
+		}
+	})
+}
+
+// TestPlaceHomeRepository: a HOME that is itself a git repository (a
+// dotfiles repository) or a workspace does not refuse the default key
+// directory under it, nor one of EDITGUARD_STATE_HOME's under HOME
+// outside any other repository; a repository between HOME and the key
+// directory does.
+func TestPlaceHomeRepository(t *testing.T) {
+	base := t.TempDir()
+	home := filepath.Join(base, "home")
+	ws := filepath.Join(home, "src", "project")
+	for _, d := range []string{filepath.Join(home, ".git"), filepath.Join(home, ".editguard"), filepath.Join(ws, ".git")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("HOME", home)
+	t.Setenv(Variable, "")
+	k, err := LoadFor(ws)
+	if err != nil || len(k) != Size {
+		t.Fatalf("the default key under a HOME with .git: %x, %v", k, err)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".local", "state", "editguard", "key")); err != nil {
+		t.Errorf("no key at the default place: %v", err)
+	}
+	t.Setenv(Variable, filepath.Join(home, "keys"))
+	if _, err := LoadFor(ws); err != nil {
+		t.Errorf("EDITGUARD_STATE_HOME under a HOME with .git: %v", err)
+	}
+	t.Setenv(Variable, filepath.Join(home, "src", "project", "keys"))
+	if _, err := LoadFor(filepath.Join(base, "elsewhere")); !errors.Is(err, ErrPlace) {
+		t.Errorf("a key directory in a repository under HOME: %v, want refused", err)
+	}
+}
+
+// TestLoadFIFO: a FIFO where the key belongs fails the load at once (an
+// open without O_NONBLOCK would wait for a writer for ever), saying what
+// it is, and is left in place.
+func TestLoadFIFO(t *testing.T) {
+	dir := t.TempDir()
+	os.Chmod(dir, 0o700)
+	key := filepath.Join(dir, "key")
+	if err := unix.Mkfifo(key, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := LoadFrom(dir); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "is not a regular file (a FIFO)") {
+			t.Errorf("LoadFrom = %v, want it to say the key is a FIFO", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("LoadFrom blocked on a FIFO for 20 s")
+	}
+	if st, err := os.Lstat(key); err != nil || st.Mode()&fs.ModeNamedPipe == 0 {
+		t.Errorf("the FIFO was replaced: %v, %v", st, err)
 	}
 }
