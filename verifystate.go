@@ -76,7 +76,9 @@ func CheckStateDir(dir string) (*StateCheck, error) {
 	if err != nil {
 		return nil, fmt.Errorf("editguard: check state: %w", err)
 	}
-	rootDir, err := os.Open(real)
+	// O_DIRECTORY: a FIFO named as the workspace fails the open, not
+	// blocks it.
+	rootDir, err := os.OpenFile(real, os.O_RDONLY|engine.ODirectory, 0)
 	if err != nil {
 		return nil, fmt.Errorf("editguard: check state: %w", err)
 	}
@@ -97,7 +99,7 @@ func CheckStateDir(dir string) (*StateCheck, error) {
 		return nil, stateError("open state directory", err)
 	}
 	defer state.Close()
-	if err := checkOwner(state); err != nil {
+	if err := checkOwner(state, real); err != nil {
 		var e *Error
 		if errors.As(err, &e) && e.Code == CodeUnsafeState {
 			unsafe(StateDir, e.Message)
@@ -105,9 +107,9 @@ func CheckStateDir(dir string) (*StateCheck, error) {
 		}
 		return nil, err
 	}
-	uk, err := userkey.Load()
+	uk, err := userkey.LoadFor(real)
 	if err != nil {
-		return nil, err
+		return nil, keyError(err)
 	}
 	w := &Workspace{state: state, ukey: uk}
 	if !w.ownerValid() {
