@@ -14,7 +14,7 @@ import (
 	"github.com/editguard/editguard/internal/udiff"
 )
 
-// This file is the commit protocol of DESIGN §6, shared by every change
+// This file is the commit protocol (docs/ARCHITECTURE.md §2), shared by every change
 // (write, edit, restore), in the order of its steps:
 //
 //  1. resolve the path inside the root (openTarget);

@@ -24,7 +24,7 @@ func ptr[T any](v T) *T { return &v }
 
 // TestPreconditionMatrix runs every combination of the session's baseline,
 // an explicit precondition, must_not_exist and a missing file through Write
-// and Edit, and checks the outcome against DESIGN §4: an explicit
+// and Edit, and checks the outcome against the rules of precondition.go: an explicit
 // precondition replaces the baseline entirely; with none, the baseline
 // decides; a whole-file write needs a full read; a new file needs nothing.
 func TestPreconditionMatrix(t *testing.T) {

@@ -87,8 +87,8 @@ type Tool struct {
 // CLI's --json), and Meta carries it, or its small part, for MCP clients
 // that want the facts without parsing the text.
 type Output struct {
-	// Structured is the result object; it encodes to JSON as DESIGN §8
-	// names it. Its type is *editguard.ReadResult for read_file,
+	// Structured is the result object; it encodes to JSON as the tool's
+	// structured result. Its type is *editguard.ReadResult for read_file,
 	// *editguard.Result for write_file, edit_file, delete_file and restore_file,
 	// *Listing for list_directory, *FileInfo for file_info, *History for
 	// file_history and *TurnResult for begin_turn.

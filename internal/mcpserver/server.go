@@ -236,7 +236,7 @@ const (
 	// MetaResult holds the result without file content or diff, for the
 	// tools whose result the model reads as text (see toolset.Output).
 	MetaResult = "editguard/result"
-	// MetaError holds a failed call's error object (DESIGN §5) whole, as
+	// MetaError holds a failed call's error object (editguard.Error) whole, as
 	// the JSON of *editguard.Error: the object the library returns and
 	// the CLI prints with --json. The model reads its compact rendering,
 	// toolset.ErrorText, as the result's text. (Gemini CLI shows the model

@@ -1,6 +1,6 @@
 // Package soak runs editguard under sustained concurrent load from every
 // kind of client at once and then checks, from the final files, the ledger
-// and the history, that no guarantee of DESIGN §1 was broken.
+// and the history, that no guarantee the README makes was broken.
 //
 // A run has four kinds of writer, all appending unique marker lines to the
 // same few files by replacing the file's last line "END." with
