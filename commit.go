@@ -58,6 +58,9 @@ type Result struct {
 	Replacements  int      `json:"replacements,omitempty"`
 	MatchedWith   []string `json:"matched_with,omitempty"`
 	Strategy      string   `json:"strategy,omitempty"`
+	// Timing is how long the change took, and where the time went; the
+	// ledger record holds it too.
+	Timing *Timing `json:"timing,omitempty"`
 	// Merged says the file had changed since the session's read and the
 	// edit was applied over that change, which ExternalDiff shows (from
 	// the read to the file before the edit); see merge.go.
@@ -202,8 +205,10 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 	if err := r.makeParent(); err != nil {
 		return nil, err
 	}
+	t0 := time.Now()
 	r.snapshot()
 	ar, err := r.swap(ctx)
+	r.a.durable += time.Since(t0)
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +232,9 @@ func (r *commitRun) resolve() error {
 // process. The commit lock of its directory is taken for the swap alone
 // (6). Holding the file's lock, the change counts at the gate (internal/groupcommit).
 func (r *commitRun) lock(ctx context.Context) error {
+	t0 := time.Now()
 	locks, err := r.s.w.lockFiles(ctx, r.t.Resolved)
+	r.a.lockWait += time.Since(t0)
 	r.locks = locks
 	if err != nil {
 		return err
@@ -250,6 +257,8 @@ func (r *commitRun) unlock() {
 // the session's read). The SHA-256 comparison here is the decision that
 // no update is lost.
 func (r *commitRun) check() error {
+	t0 := time.Now()
+	defer func() { r.a.check += time.Since(t0) }()
 	s, c := r.s, r.c
 	sum, expect := s.expected(r.t.Resolved)
 	obs, err := s.w.observeExpecting(r.t, sum, expect)
@@ -381,6 +390,13 @@ func (r *commitRun) approve(ctx context.Context) error {
 		r.a.rec.Approval = "accepted"
 		return nil
 	}
+	// The time a person took, without the relock after it.
+	t0, lw0 := time.Now(), r.a.lockWait
+	defer func() {
+		if r.a.rec.Approval != "auto" {
+			r.a.approval += time.Since(t0) - (r.a.lockWait - lw0)
+		}
+	}()
 	preview := func() *Preview {
 		return &Preview{Tool: r.c.tool, Path: r.c.path, Diff: r.res.Diff, Created: r.res.Created, Deleted: r.pl.remove}
 	}

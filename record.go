@@ -3,6 +3,7 @@ package editguard
 import (
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/editguard/editguard/internal/engine"
 	"github.com/editguard/editguard/internal/ledger"
@@ -20,10 +21,28 @@ type attempt struct {
 	// intent is the record written before the change was made, if any
 	// (engine.Engine.WriteIntent).
 	intent *engine.Intent
+	// start is when the attempt began; the durations are the parts of its
+	// time that ledger.Timing names, summed over the steps that spend
+	// them (a change relocks after an approval).
+	start                              time.Time
+	lockWait, check, approval, durable time.Duration
 }
 
+// Timing is how long a change took and where the time went (see
+// ledger.Timing): in a change's ledger record, and in its Result.
+type Timing = ledger.Timing
+
+// timing returns the attempt's Timing as of now.
+func (a *attempt) timing() *Timing {
+	return &Timing{TotalMS: ms(time.Since(a.start)), LockWaitMS: ms(a.lockWait), CheckMS: ms(a.check),
+		ApprovalMS: ms(a.approval), DurableMS: ms(a.durable)}
+}
+
+// ms is d in milliseconds, to the microsecond.
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
 func newAttempt(s *Session, tool, path string, args any, pre *Precondition) *attempt {
-	a := &attempt{rec: ledger.Record{Session: s.name, Tool: tool, Path: path, Approval: "auto"}}
+	a := &attempt{rec: ledger.Record{Session: s.name, Tool: tool, Path: path, Approval: "auto"}, start: time.Now()}
 	if args != nil {
 		a.rec.Args, _ = json.Marshal(args)
 	}
@@ -87,9 +106,12 @@ func (w *Workspace) record(a *attempt, res *Result, err error) *recorded {
 		r.Strategy = res.Strategy
 		r.HistoryVersion = res.BackupVersion
 	}
+	r.Timing = a.timing()
 	if res != nil {
+		res.Timing = r.Timing
 		stored := *res
-		stored.Diff = "" // the diff follows from history and is often large
+		stored.Diff = ""    // the diff follows from history and is often large
+		stored.Timing = nil // the record holds it
 		r.Result, _ = json.Marshal(&stored)
 	}
 	return &recorded{res: res, err: err, o: w.eng.WriteOutcome(r, a.intent)}

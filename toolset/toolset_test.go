@@ -547,3 +547,19 @@ func TestNonUTF8NamesInResults(t *testing.T) {
 		t.Errorf("search_text = %s, want the name's hex", b)
 	}
 }
+
+// TestChangeMetaHasTiming: a change's meta (an MCP result's _meta) says how
+// long it took; the text the model reads does not.
+func TestChangeMetaHasTiming(t *testing.T) {
+	w := newWorkspace(t, nil)
+	ts := toolset.New(w.NewSession("s"), nil)
+	out := mustCall(t, ts, "write_file", `{"path":"t.txt","content":"x\n"}`)
+	m, _ := out.Meta.(map[string]any)
+	tm, _ := m["timing"].(map[string]any)
+	if total, _ := tm["total_ms"].(float64); total <= 0 {
+		t.Fatalf("meta %v: want timing.total_ms", out.Meta)
+	}
+	if strings.Contains(out.Text, "total_ms") {
+		t.Errorf("the model's text shows the timing: %s", out.Text)
+	}
+}

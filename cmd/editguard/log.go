@@ -14,7 +14,7 @@ import (
 
 var logCmd = &command{
 	name:    "log",
-	args:    "[-n N] [--since T] [--path P] [--session S] [--tool T] [--json]",
+	args:    "[-n N] [--since T] [--path P] [--session S] [--tool T] [--timing] [--json]",
 	summary: "print the ledger: every change attempted, accepted or refused",
 	help: `Log prints the ledger's records, oldest first: every write, edit and restore
 that was attempted through editguard, whether it was committed or refused
@@ -27,7 +27,10 @@ time (2026-11-26T10:00:00Z, 2026-11-26 10:00, 2026-11-26, in local time
 without a zone) or an age (90m, 12h, 3d: that long ago). -n N prints only
 the last N of them, read from the ledger's end, so it stays fast on a long
 ledger. Times are printed as ISO 8601 with the zone, as history prints
-them. With
+them. --timing adds how long each change took, in milliseconds: in all,
+waiting for the file's lock, checking it, waiting for approval and making
+it durable (records written before editguard timed changes show "-").
+With
 --json it prints one JSON record per line, exactly as stored (with its hash
 chain fields).`,
 }
@@ -41,6 +44,7 @@ func runLog(ctx context.Context, e *env, args []string) error {
 	fs.IntVar(&f.Last, "n", 0, "only the last `N` records (0: all)")
 	since := fs.String("since", "", "only records made at or after `T`: a time or an age (12h, 3d)")
 	fs.BoolVar(&e.json, "json", false, "print records as JSON lines")
+	timing := fs.Bool("timing", false, "show how long each change took, and where the time went (ms)")
 	pos, err := parseCommand(e, logCmd, fs, args)
 	if err != nil {
 		return err
@@ -67,7 +71,11 @@ func runLog(ctx context.Context, e *env, args []string) error {
 	}
 	e.page()
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SEQ\tTIME\tSESSION\tTOOL\tPATH\tOUTCOME\tAFTER\tVERSION\tCOMMAND")
+	timed := ""
+	if *timing {
+		timed = "TOTAL_MS\tLOCK_MS\tCHECK_MS\tAPPROVAL_MS\tDURABLE_MS\t"
+	}
+	fmt.Fprintln(tw, "SEQ\tTIME\tSESSION\tTOOL\tPATH\tOUTCOME\tAFTER\tVERSION\t"+timed+"COMMAND")
 	err = w.Log(f, func(r *editguard.LedgerRecord) error {
 		outcome := r.Outcome
 		if r.ErrorCode != "" {
@@ -79,15 +87,32 @@ func runLog(ctx context.Context, e *env, args []string) error {
 		after := r.SHA256After[:min(12, len(r.SHA256After))]
 		// Every field a record holds as text is quoted: a name, a session
 		// or a command may hold anything (quote.go).
-		_, err := fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Seq, cliTime(r.Time),
+		timed := ""
+		if *timing {
+			timed = timingColumns(r.Timing)
+		}
+		_, err := fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s%s\n", r.Seq, cliTime(r.Time),
 			quoteName(r.Session), quoteName(r.Tool), quoteName(r.Path), quoteName(outcome), quoteName(after),
-			quoteName(r.HistoryVersion), commandOf(r))
+			quoteName(r.HistoryVersion), timed, commandOf(r))
 		return err
 	})
 	if ferr := tw.Flush(); err == nil {
 		err = ferr
 	}
 	return err
+}
+
+// timingColumns are log --timing's columns of a record's timing, each
+// ending in a tab; "-" for a record without one.
+func timingColumns(t *editguard.Timing) string {
+	if t == nil {
+		return "-\t-\t-\t-\t-\t"
+	}
+	var b strings.Builder
+	for _, v := range []float64{t.TotalMS, t.LockWaitMS, t.CheckMS, t.ApprovalMS, t.DurableMS} {
+		b.WriteString(strconv.FormatFloat(v, 'f', 3, 64) + "\t")
+	}
+	return b.String()
 }
 
 // cliTime is how the command line prints a time: ISO 8601 to the second,

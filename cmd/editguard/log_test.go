@@ -63,3 +63,21 @@ func TestLogSinceAndTimes(t *testing.T) {
 		t.Errorf("log --since yesterday: exit %d, %s", code, errs)
 	}
 }
+
+// TestLogTiming: log --timing shows how long each change took.
+func TestLogTiming(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, root, "a.txt", "one\n")
+	cliRun(t, root, "read", "a.txt")
+	if code, _, errs := cliRun(t, root, "edit", "a.txt", "--old", "one", "--new", "two"); code != 0 {
+		t.Fatal(errs)
+	}
+	_, out, _ := cliRun(t, root, "log", "--timing")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], "TOTAL_MS  LOCK_MS  CHECK_MS  APPROVAL_MS  DURABLE_MS") {
+		t.Fatalf("log --timing:\n%s", out)
+	}
+	if !regexp.MustCompile(`edit_file\s+a\.txt\s+ok\s+\S+\s+v000001\s+\d+\.\d{3}\s+\d+\.\d{3}`).MatchString(lines[1]) {
+		t.Errorf("log --timing row has no times:\n%s", out)
+	}
+}

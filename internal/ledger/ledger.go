@@ -146,10 +146,30 @@ type Record struct {
 	Seal string `json:"seal,omitempty"`
 	// Recovered marks an outcome appended by recovery for an intent or a
 	// transaction whose writer stopped before recording it.
-	Recovered bool   `json:"recovered,omitempty"`
-	Intent    uint64 `json:"intent,omitempty"` // the seq of the intent record this record is the outcome of
-	Prev      string `json:"prev"`             // Hash of the previous record; "" for the first
-	Hash      string `json:"hash"`             // see the package documentation
+	Recovered bool `json:"recovered,omitempty"`
+	// Timing is how long the attempt took, and where the time went.
+	Timing *Timing `json:"timing,omitempty"`
+	// Intent stays just before Prev: intentOf finds it there without
+	// decoding the line.
+	Intent uint64 `json:"intent,omitempty"` // the seq of the intent record this record is the outcome of
+	Prev   string `json:"prev"`             // Hash of the previous record; "" for the first
+	Hash   string `json:"hash"`             // see the package documentation
+}
+
+// Timing says how long an attempt took, in milliseconds (to the
+// microsecond): in all, from its start to its outcome record, and the
+// parts of that spent waiting for the file's locks (LockWaitMS), observing
+// the file and checking it against the read or precondition (CheckMS),
+// waiting for a person's approval (ApprovalMS), and making the change
+// durable: the history's copy, the new content's write and fsync, the
+// swap and the directory's fsync (DurableMS). The parts do not overlap:
+// their sum is at most TotalMS.
+type Timing struct {
+	TotalMS    float64 `json:"total_ms"`
+	LockWaitMS float64 `json:"lock_wait_ms,omitempty"`
+	CheckMS    float64 `json:"check_ms,omitempty"`
+	ApprovalMS float64 `json:"approval_ms,omitempty"`
+	DurableMS  float64 `json:"durable_ms,omitempty"`
 }
 
 // recordJSON is Record without its methods, for its stored form.

@@ -41,6 +41,7 @@ func testRecord(i int) *Record {
 		Strategy:     "exchange",
 		Approval:     "auto",
 		Result:       json.RawMessage(`{"code":"STALE_FILE","details":{"lg":"src/a.go"}}`),
+		Timing:       &Timing{TotalMS: 30001.25, LockWaitMS: 30000.5, CheckMS: 0.125},
 	}
 }
 

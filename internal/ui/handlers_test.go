@@ -468,3 +468,15 @@ func TestUIRestoreNonUTF8Name(t *testing.T) {
 		t.Fatalf("restore with a mismatched path_hex: %d\n%s", code, body)
 	}
 }
+
+// A change's view says how long it took and where the time went.
+func TestUIChangeShowsTiming(t *testing.T) {
+	f := newFixture(t)
+	agent := f.w.NewSession("agent")
+	write(t, agent, "t.txt", "one\n")
+	c := f.client(t)
+	code, body := get(t, c, f.hs.URL, "/change/"+strconv.FormatUint(lastSeq(t, f.w), 10))
+	if code != http.StatusOK || !regexp.MustCompile(`<td id="timing">\d+\.\d ms: lock wait \d+\.\d, check \d+\.\d, durable \d+\.\d</td>`).MatchString(body) {
+		t.Fatalf("the change view does not show the timing: %d\n%s", code, body)
+	}
+}

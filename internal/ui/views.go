@@ -33,6 +33,7 @@ var templates = sync.OnceValue(func() *template.Template {
 		"short":   shortHash,
 		"body":    lineBody,
 		"pathHex": pathHex,
+		"ms":      func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
 	}).ParseFS(templateFS, "templates/*.html"))
 })
 
