@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path"
 	"strings"
 	"syscall"
 	"unicode/utf8"
@@ -62,7 +63,62 @@ type Error struct {
 	Message      string         `json:"message"`
 	Details      map[string]any `json:"details,omitempty"`
 	RecoveryHint string         `json:"recovery_hint,omitempty"`
-	Err          error          `json:"-"` // the underlying cause, if any
+	// NextStep is RecoveryHint as a call a program can make: the tool and
+	// its arguments. Left nil, it is derived from the code and the
+	// details when the error is encoded (Next).
+	NextStep *NextStep `json:"next_step,omitempty"`
+	Err      error     `json:"-"` // the underlying cause, if any
+}
+
+// NextStep is the call that recovers from an error, in the tools' names
+// and arguments (read_file, list_directory, file_history).
+type NextStep struct {
+	Tool      string         `json:"tool"`
+	Arguments map[string]any `json:"arguments"`
+}
+
+// Next returns e's next step: NextStep if set, else the one its code
+// implies for its path, or nil where only a person or a new decision can
+// go on (REJECTED, PLACEHOLDER, NO_CHANGE, and the failures of the file
+// system or of git).
+//
+//   - NOT_READ, NO_MATCH, AMBIGUOUS_MATCH, ENCODING, and STALE_FILE of a
+//     file that is there: read_file of the path, to see what it holds now.
+//   - STALE_FILE of a file deleted since it was read: file_history of the
+//     path, whose versions keep what it held.
+//   - NOT_FOUND: find_files of the path's last element, at any depth (of
+//     its directory, with list_directory, for a name with glob
+//     characters); NOT_A_FILE: list_directory of the path.
+func (e *Error) Next() *NextStep {
+	if e.NextStep != nil {
+		return e.NextStep
+	}
+	p, _ := e.Details["path"].(string)
+	if p == "" {
+		return nil
+	}
+	step := func(tool, arg string) *NextStep {
+		return &NextStep{Tool: tool, Arguments: map[string]any{"path": arg}}
+	}
+	switch e.Code {
+	case CodeStaleFile:
+		if e.Details["reason"] == ReasonDeleted {
+			return step("file_history", p)
+		}
+		return step("read_file", p)
+	case CodeNotRead, CodeNoMatch, CodeAmbiguousMatch, CodeEncoding:
+		return step("read_file", p)
+	case CodeNotFound:
+		// Where a file of that name is, if anywhere; a name that a glob
+		// would read as a pattern, the directory it was looked for in.
+		if base := path.Base(p); !strings.ContainsAny(base, "*?[]{}\\") {
+			return &NextStep{Tool: "find_files", Arguments: map[string]any{"pattern": base}}
+		}
+		return step("list_directory", path.Dir(p))
+	case CodeNotAFile:
+		return step("list_directory", p)
+	}
+	return nil
 }
 
 func (e *Error) Error() string {
@@ -84,17 +140,17 @@ func (e *Error) Is(target error) bool {
 	return ok && t.Code == e.Code && t.Message == "" && t.Details == nil
 }
 
-// MarshalJSON encodes the §5 error object. A details.path set longer than
+// MarshalJSON encodes the error object, with its next step (Next). A details.path set longer than
 // maxErrPath after the error was built is encoded cut, as newError cuts it.
 func (e *Error) MarshalJSON() ([]byte, error) {
 	type plain Error
+	c := *e
+	c.NextStep = e.Next()
 	if p, ok := e.Details["path"].(string); ok && len(p) > maxErrPath {
-		c := *e
 		c.Details = maps.Clone(e.Details)
 		c.Details["path"] = shortPath(p)
-		e = &c
 	}
-	return json.Marshal((*plain)(e))
+	return json.Marshal((*plain)(&c))
 }
 
 // Sentinels for errors.Is.

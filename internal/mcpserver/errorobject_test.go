@@ -96,10 +96,18 @@ func TestErrorObjectEverywhere(t *testing.T) {
 		return f
 	}
 
+	// next is the next step each error must give (in every face: the
+	// comparison below covers it).
+	next := map[string]string{}
 	check := func(name string, f faces, want editguard.Code, details ...string) {
 		t.Helper()
 		if f.library["code"] != string(want) {
 			t.Fatalf("%s: library error %v, want %s", name, f.library, want)
+		}
+		if n := next[name]; n != "" {
+			if got, _ := json.Marshal(f.library["next_step"]); string(got) != n {
+				t.Errorf("%s: next_step %s, want %s", name, got, n)
+			}
 		}
 		for _, field := range []string{"message", "recovery_hint"} {
 			if s, _ := f.library[field].(string); s == "" {
@@ -122,8 +130,15 @@ func TestErrorObjectEverywhere(t *testing.T) {
 		}
 	}
 
+	next["NOT_READ"] = `{"arguments":{"path":"b.txt"},"tool":"read_file"}`
+	next["STALE_FILE"] = `{"arguments":{"path":"a.txt"},"tool":"read_file"}`
+	next["NO_MATCH"] = `{"arguments":{"path":"a.txt"},"tool":"read_file"}`
+	next["NOT_FOUND"] = `{"arguments":{"pattern":"gone.txt"},"tool":"find_files"}`
+
 	// NOT_READ: nobody has read b.txt.
 	check("NOT_READ", refuse("b.txt", "not", "now"), editguard.CodeNotRead, "path", "actual")
+	// NOT_FOUND: no such file.
+	check("NOT_FOUND", refuse("sub/gone.txt", "a", "b"), editguard.CodeNotFound, "path")
 
 	// STALE_FILE: each face reads a.txt, someone changes the line the edit
 	// replaces, and each face's edit is refused over the same change.
@@ -135,6 +150,15 @@ func TestErrorObjectEverywhere(t *testing.T) {
 	setFile("a.txt", "one\nTWO\nthree\n")
 	check("STALE_FILE", refuse("a.txt", "two", "2"), editguard.CodeStaleFile,
 		"path", "reason", "expected", "actual", "baseline_sha256", "current_sha256")
+
+	// NO_MATCH: each face reads a.txt as it is now, and edits a string
+	// it does not hold.
+	if _, err := lib.Read(ctx, "a.txt", nil); err != nil {
+		t.Fatal(err)
+	}
+	callTool(t, cs, "read_file", map[string]any{"path": "a.txt"})
+	cli("read", "a.txt")
+	check("NO_MATCH", refuse("a.txt", "zzz", "2"), editguard.CodeNoMatch, "path")
 }
 
 // decodeObject returns v's JSON as an object.

@@ -288,7 +288,8 @@ func errorResult(err error) *mcp.CallToolResult { return errorResultFor(err, fal
 
 // errorResultFor is errorResult; with whole (a client that shows the model
 // the whole result) _meta holds only the error's code and the details a
-// program acts on (path, version, reason): the text says the rest.
+// program acts on (path, version, reason): the text says the rest (its
+// hint is the next step, in words).
 func errorResultFor(err error, whole bool) *mcp.CallToolResult {
 	var e *editguard.Error
 	if !errors.As(err, &e) {
