@@ -6,7 +6,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/editguard/editguard/internal/atomicfile"
@@ -71,36 +70,14 @@ func (w *Workspace) Readlink(p string) (string, error) {
 // files (isTemp). Names and types come
 // from the directory alone; an entry is stat'ed only when its Info is
 // asked for, so a caller that shows part of a large directory pays for
-// that part.
+// that part (ReadDirPage makes only that part, and a directory unchanged
+// since it was last listed is not read again: dircache.go).
 func (w *Workspace) ReadDir(p string) ([]fs.DirEntry, error) {
-	resolved, err := w.resolve(p)
+	resolved, l, err := w.listing(p)
 	if err != nil {
 		return nil, err
 	}
-	f, err := w.root.OpenFile(resolved, os.O_RDONLY|engine.ODirectory, 0)
-	if err != nil {
-		return nil, w.treeError(p, err)
-	}
-	defer f.Close()
-	ents, err := readDirTypes(f)
-	if err != nil {
-		return nil, w.treeError(p, err)
-	}
-	des := make([]fs.DirEntry, 0, len(ents))
-	siblings := func(yield func(string) bool) {
-		for _, e := range ents {
-			if !yield(e.name) {
-				return
-			}
-		}
-	}
-	for _, e := range ents {
-		if !strings.EqualFold(e.name, StateDir) && !(e.typ.IsRegular() && atomicfile.IsTemp(e.name) && w.isTemp(e.name, siblings)) {
-			des = append(des, &dirEntry{dirent: e, w: w, path: path.Join(resolved, e.name)})
-		}
-	}
-	slices.SortFunc(des, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-	return des, nil
+	return w.dirEntries(resolved, l.ents), nil
 }
 
 // dirent is a directory entry's name and type bits.
@@ -114,17 +91,18 @@ type dirent struct {
 // a final symlink) only when asked.
 type dirEntry struct {
 	dirent
-	w    *Workspace
-	path string // resolved
+	w   *Workspace
+	dir string // the directory, resolved
 }
 
 func (d *dirEntry) Name() string      { return d.name }
 func (d *dirEntry) IsDir() bool       { return d.typ.IsDir() }
 func (d *dirEntry) Type() fs.FileMode { return d.typ }
 func (d *dirEntry) Info() (fs.FileInfo, error) {
-	fi, err := d.w.root.Lstat(d.path)
+	p := path.Join(d.dir, d.name)
+	fi, err := d.w.root.Lstat(p)
 	if err != nil {
-		return nil, d.w.treeError(d.path, err)
+		return nil, d.w.treeError(p, err)
 	}
 	return fi, nil
 }

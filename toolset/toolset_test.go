@@ -387,6 +387,66 @@ func TestListDirectoryPages(t *testing.T) {
 	}
 }
 
+// TestListDirectoryChangedBetweenPages changes a directory between two
+// pages of it: an entry added before the second page moves the ones after
+// it, so the second page would show again the last entry of the first;
+// an entry removed would move one past the second page's start unseen.
+// Either way the later page says that the directory changed since the
+// page before, and a page of an unchanged directory does not.
+func TestListDirectoryChangedBetweenPages(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{}
+	for i := range 30 {
+		files[fmt.Sprintf("d/f%02d", i)] = "x"
+	}
+	ws := newWorkspace(t, files)
+	ts := newToolset(ws, nil)
+	page := func(off int) *toolset.Output {
+		return mustCall(t, ts, "list_directory", fmt.Sprintf(`{"path":"d","offset":%d,"limit":10}`, off))
+	}
+	const note = "the directory changed since the previous page was listed"
+	first := page(1)
+	second := page(11)
+	if l := second.Structured.(*toolset.Listing); l.Changed || strings.Contains(second.Text, note) || l.Entries[0].Name != "f10" {
+		t.Fatalf("second page of an unchanged directory: changed %v, first %s, text %q", l.Changed, l.Entries[0].Name, second.Text)
+	}
+	if first.Structured.(*toolset.Listing).Changed {
+		t.Fatal("a first page says the directory changed")
+	}
+	// Added: "f00a" sorts after f00, so f09 moves onto the next page.
+	if err := os.WriteFile(filepath.Join(ws.Dir(), "d", "f00a"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	third := page(21)
+	l := third.Structured.(*toolset.Listing)
+	if !l.Changed || !strings.Contains(third.Text, note) || l.Entries[0].Name != "f19" {
+		t.Errorf("page after an entry was added: changed %v, first %s, text %q", l.Changed, l.Entries[0].Name, third.Text)
+	}
+	// The next page after it is of the same listing: no note.
+	if l := page(31).Structured.(*toolset.Listing); l.Changed || len(l.Entries) != 1 || l.Entries[0].Name != "f29" {
+		t.Errorf("page of the listing the page before showed: changed %v, entries %v", l.Changed, l.Entries)
+	}
+	// Removed, through the tools' own session.
+	mustCall(t, ts, "read_file", `{"path":"d/f05"}`)
+	mustCall(t, ts, "delete_file", `{"path":"d/f05"}`)
+	if l := page(11).Structured.(*toolset.Listing); !l.Changed || l.Entries[0].Name != "f10" {
+		t.Errorf("page after an entry was removed: changed %v, first %s", l.Changed, l.Entries[0].Name)
+	}
+	// Starting over from offset 1 shows the directory whole: no note, and
+	// the same path written otherwise is the same directory.
+	if l := page(1).Structured.(*toolset.Listing); l.Changed || l.Total != 30 {
+		t.Errorf("first page again: changed %v, total %d; want false, 30", l.Changed, l.Total)
+	}
+	if l := mustCall(t, ts, "list_directory", `{"path":"./d/","offset":11,"limit":10}`).Structured.(*toolset.Listing); l.Changed {
+		t.Error("the same listing under another spelling of its path says it changed")
+	}
+	// Another session has its own pages.
+	other := newToolset(ws, nil)
+	if l := mustCall(t, other, "list_directory", `{"path":"d","offset":11,"limit":10}`).Structured.(*toolset.Listing); l.Changed {
+		t.Error("a session's first look at a later page says the directory changed")
+	}
+}
+
 func TestHistoryAndRestore(t *testing.T) {
 	t.Parallel()
 	ws := newWorkspace(t, map[string]string{"h.txt": "first\n"})
