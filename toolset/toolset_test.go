@@ -175,6 +175,85 @@ func TestReadDefaultLimitAndLongLines(t *testing.T) {
 	}
 }
 
+// TestReadMaxChars reads a file of long lines (some cut) by pages of the
+// largest max_chars: each page's text, header and notes included, keeps
+// within it as a client counts characters (UTF-16 code units) but comes
+// near it, and the pages hold the file's lines
+// in order. A max_chars over the bound or under the least is refused with
+// an error that names the bound, and reads nothing.
+func TestReadMaxChars(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	for i := 1; b.Len() < 400<<10; i++ {
+		switch {
+		case i%97 == 0:
+			b.WriteString(strings.Repeat("😀", 700) + "\n") // 2,800 bytes, cut
+		case i%13 == 0:
+			fmt.Fprintf(&b, "%d %s\n", i, strings.Repeat("中", 600)) // under the line cap
+		default:
+			fmt.Fprintf(&b, "line %d %s\n", i, strings.Repeat("x", i%150))
+		}
+	}
+	content := b.String()
+	wantLines := strings.Split(strings.TrimSuffix(content, "\n"), "\n")
+	ws := newWorkspace(t, map[string]string{"long.txt": content})
+	ts := newToolset(ws, nil)
+	def := mustCall(t, ts, "read_file", `{"path":"long.txt"}`)
+	calls, offset := 0, 1
+	for offset != 0 {
+		out := mustCall(t, ts, "read_file", fmt.Sprintf(`{"path":"long.txt","offset":%d,"max_chars":%d}`, offset, toolset.MaxReadBudget))
+		calls++
+		if n := utf16Len(out.Text); n > toolset.MaxReadBudget {
+			t.Fatalf("page at line %d is %d characters, over max_chars %d", offset, n, toolset.MaxReadBudget)
+		}
+		res := out.Structured.(*editguard.ReadResult)
+		if res.NextOffset != 0 && (len(out.Text) < toolset.MaxReadBudget*9/10 || len(out.Text) < len(def.Text)*3/2) {
+			t.Errorf("page at line %d is %d bytes, a default page %d: not near max_chars %d", offset, len(out.Text), len(def.Text), toolset.MaxReadBudget)
+		}
+		got := strings.Split(strings.TrimSuffix(res.Content, "\n"), "\n")
+		for i, line := range got {
+			want := wantLines[offset-1+i]
+			if len(want) > toolset.MaxLineBytes {
+				if !strings.Contains(line, "… [line cut: ") {
+					t.Fatalf("line %d is not marked cut", offset+i)
+				}
+				continue
+			}
+			if line != want {
+				t.Fatalf("line %d = %.40q, want %.40q", offset+i, line, want)
+			}
+		}
+		if res.NextOffset != 0 && res.NextOffset != offset+len(got) {
+			t.Fatalf("page at line %d has %d lines and says to read on at %d", offset, len(got), res.NextOffset)
+		}
+		if res.NextOffset == 0 && offset+len(got)-1 != len(wantLines) {
+			t.Fatalf("the last page ends at line %d of %d", offset+len(got)-1, len(wantLines))
+		}
+		offset = res.NextOffset
+	}
+	if max := len(content)/(toolset.MaxReadBudget/2) + 1; calls > max {
+		t.Errorf("%d calls of max_chars %d for %d bytes, want at most %d", calls, toolset.MaxReadBudget, len(content), max)
+	}
+	for _, bad := range []int{toolset.MaxReadBudget + 1, 4 * toolset.ReadBudget, toolset.MinReadBudget - 1, -5} {
+		e := wantCode(t, ts, "read_file", fmt.Sprintf(`{"path":"long.txt","max_chars":%d}`, bad), editguard.CodeInvalidArgument)
+		if !strings.Contains(e.Message, fmt.Sprint(toolset.MaxReadBudget)) || e.Details["max_chars"] != bad {
+			t.Errorf("max_chars %d refused with %q, details %v; want the bound named", bad, e.Message, e.Details)
+		}
+	}
+}
+
+// utf16Len is the length of s as a JavaScript client counts it.
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n++
+		if r > 0xFFFF {
+			n++
+		}
+	}
+	return n
+}
+
 func TestArgumentErrors(t *testing.T) {
 	t.Parallel()
 	ws := newWorkspace(t, map[string]string{"a.txt": "a\n"})
