@@ -7,6 +7,7 @@ import (
 	"hash/maphash"
 	"io/fs"
 	"os"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/editguard/editguard/internal/atomicfile"
 	"github.com/editguard/editguard/internal/engine"
+	"golang.org/x/sys/unix"
 )
 
 // A listing (ReadDir, ReadDirPage) is a directory's entries sorted by
@@ -158,30 +160,31 @@ func (c *dirCache) remove(el *list.Element) {
 	c.bytes -= l.bytes
 }
 
-// listing returns the listing of the directory p (see ReadDir) and p
-// resolved: the one the cache kept if the directory's stat is the same,
-// else read from the directory.
-func (w *Workspace) listing(p string) (string, *dirListing, error) {
+// listing returns the listing of the directory p (see ReadDir), p
+// resolved, and the directory open, which the caller closes: the listing
+// the cache kept if the directory's stat is the same, else read from the
+// directory.
+func (w *Workspace) listing(p string) (string, *dirListing, *os.File, error) {
 	resolved, err := w.resolve(p)
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	start := w.dirs.clock()
 	f, err := w.root.OpenFile(resolved, os.O_RDONLY|engine.ODirectory, 0)
 	if err != nil {
-		return "", nil, w.treeError(p, err)
+		return "", nil, nil, w.treeError(p, err)
 	}
-	defer f.Close()
 	before, statErr := statOf(f)
 	if statErr == nil {
 		if l := w.dirs.get(before); l != nil {
 			w.dirs.hits.Add(1)
-			return resolved, l, nil
+			return resolved, l, f, nil
 		}
 	}
 	ents, err := readDirTypes(f)
 	if err != nil {
-		return "", nil, w.treeError(p, err)
+		f.Close()
+		return "", nil, nil, w.treeError(p, err)
 	}
 	l := &dirListing{stat: before, ents: w.listed(ents)}
 	l.version = listingVersion(l.ents)
@@ -194,7 +197,7 @@ func (w *Workspace) listing(p string) (string, *dirListing, error) {
 			w.dirs.put(start, l)
 		}
 	}
-	return resolved, l, nil
+	return resolved, l, f, nil
 }
 
 // listed returns the entries of a directory that a listing shows, sorted
@@ -234,23 +237,60 @@ type DirPage struct {
 
 // ReadDirPage returns entries [offset, offset+limit) of the directory p
 // as ReadDir lists them (limit 0: all from offset on). Only those entries
-// are made; each is stat'ed only when its Info is asked for. A page of a
-// directory unchanged since an earlier listing costs its own entries, not
-// the directory's (see dirCache).
+// are made, and each is stat'ed (not following a symlink) relative to the
+// directory listed, so Info costs nothing more. A page of a directory
+// unchanged since an earlier listing costs its own entries, not the
+// directory's (see dirCache).
 func (w *Workspace) ReadDirPage(p string, offset, limit int) (*DirPage, error) {
 	if offset < 0 || limit < 0 {
 		return nil, newError(CodeInvalidArgument, p, "offset and limit must not be negative", "", nil)
 	}
-	resolved, l, err := w.listing(p)
+	resolved, l, f, err := w.listing(p)
 	if err != nil {
 		return nil, err
 	}
+	defer f.Close()
 	page := l.ents[min(offset, len(l.ents)):]
 	if limit > 0 && len(page) > limit {
 		page = page[:limit]
 	}
-	return &DirPage{Entries: w.dirEntries(resolved, page), Offset: offset, Total: len(l.ents), Version: l.version}, nil
+	des := w.dirEntries(resolved, page)
+	dirfd := int(f.Fd())
+	for _, de := range des {
+		d := de.(*dirEntry)
+		var st unix.Stat_t
+		err := ignoringEINTR(func() error { return unix.Fstatat(dirfd, d.name, &st, unix.AT_SYMLINK_NOFOLLOW) })
+		if err != nil {
+			d.statErr = w.treeError(path.Join(resolved, d.name), &fs.PathError{Op: "lstat", Path: d.name, Err: err})
+			continue
+		}
+		d.info = &statInfo{name: d.name, st: atomicfile.StatFrom(&st), sys: &st}
+	}
+	return &DirPage{Entries: des, Offset: offset, Total: len(l.ents), Version: l.version}, nil
 }
+
+// ignoringEINTR calls fn again while it fails with EINTR.
+func ignoringEINTR(fn func() error) error {
+	for {
+		if err := fn(); err != unix.EINTR {
+			return err
+		}
+	}
+}
+
+// statInfo is an fs.FileInfo from a stat of the entry name.
+type statInfo struct {
+	name string
+	st   atomicfile.Stat
+	sys  *unix.Stat_t
+}
+
+func (s *statInfo) Name() string       { return s.name }
+func (s *statInfo) Size() int64        { return s.st.Size }
+func (s *statInfo) Mode() fs.FileMode  { return s.st.Mode }
+func (s *statInfo) ModTime() time.Time { return time.Unix(0, s.st.MtimeNS) }
+func (s *statInfo) IsDir() bool        { return s.st.Mode.IsDir() }
+func (s *statInfo) Sys() any           { return s.sys }
 
 // dirEntries makes the fs.DirEntry values of ents, entries of the
 // directory resolved.

@@ -172,10 +172,11 @@ func TestDirCacheBound(t *testing.T) {
 	makeDir(t, dir, "huge", 1000)
 	w := openDirCacheTest(t, dir, time.Hour)
 	// One listing of 100 five-byte names, and room for three of them.
-	_, one, err := w.listing("d0")
+	_, one, f, err := w.listing("d0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.Close()
 	if one.bytes < 100*(5+direntCost) {
 		t.Fatalf("a listing of 100 entries accounts %d bytes", one.bytes)
 	}

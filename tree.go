@@ -73,10 +73,11 @@ func (w *Workspace) Readlink(p string) (string, error) {
 // that part (ReadDirPage makes only that part, and a directory unchanged
 // since it was last listed is not read again: dircache.go).
 func (w *Workspace) ReadDir(p string) ([]fs.DirEntry, error) {
-	resolved, l, err := w.listing(p)
+	resolved, l, f, err := w.listing(p)
 	if err != nil {
 		return nil, err
 	}
+	f.Close()
 	return w.dirEntries(resolved, l.ents), nil
 }
 
@@ -88,17 +89,22 @@ type dirent struct {
 
 // dirEntry is an entry ReadDir returns: its name and type come from the
 // directory itself, and Info stats it (through the root, not following
-// a final symlink) only when asked.
+// a final symlink) only when asked, unless ReadDirPage already did.
 type dirEntry struct {
 	dirent
-	w   *Workspace
-	dir string // the directory, resolved
+	w       *Workspace
+	dir     string      // the directory, resolved
+	info    fs.FileInfo // the entry's stat, if taken
+	statErr error       // why the stat taken failed
 }
 
 func (d *dirEntry) Name() string      { return d.name }
 func (d *dirEntry) IsDir() bool       { return d.typ.IsDir() }
 func (d *dirEntry) Type() fs.FileMode { return d.typ }
 func (d *dirEntry) Info() (fs.FileInfo, error) {
+	if d.info != nil || d.statErr != nil {
+		return d.info, d.statErr
+	}
 	p := path.Join(d.dir, d.name)
 	fi, err := d.w.root.Lstat(p)
 	if err != nil {
