@@ -9,6 +9,14 @@
 // ratio of server-filesystem's time to editguard's (above 1: editguard is
 // faster).
 //
+// With -ops list,list1 it times listing a directory of -entries files:
+// every page of editguard's list_directory in turn, and its first page,
+// against server-filesystem's one call of list_directory (or, with
+// -sfs-sizes, list_directory_with_sizes, which stats and sorts as editguard
+// does). -read-page says how editguard's whole-file reads page: a limit
+// over the line count (256 KiB pages), the default pages a model reads
+// without arguments, or max_chars N.
+//
 // The servers are measured in alternating calls on the same file, so
 // that drift in the machine's speed affects them alike. Every edit changes
 // the file (a marker is toggled). editguard refuses to edit a file the
