@@ -6,7 +6,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/editguard/editguard/internal/atomicfile"
@@ -71,36 +70,15 @@ func (w *Workspace) Readlink(p string) (string, error) {
 // files (isTemp). Names and types come
 // from the directory alone; an entry is stat'ed only when its Info is
 // asked for, so a caller that shows part of a large directory pays for
-// that part.
+// that part (ReadDirPage makes only that part, and a directory unchanged
+// since it was last listed is not read again: dircache.go).
 func (w *Workspace) ReadDir(p string) ([]fs.DirEntry, error) {
-	resolved, err := w.resolve(p)
+	resolved, l, f, err := w.listing(p)
 	if err != nil {
 		return nil, err
 	}
-	f, err := w.root.OpenFile(resolved, os.O_RDONLY|engine.ODirectory, 0)
-	if err != nil {
-		return nil, w.treeError(p, err)
-	}
-	defer f.Close()
-	ents, err := readDirTypes(f)
-	if err != nil {
-		return nil, w.treeError(p, err)
-	}
-	des := make([]fs.DirEntry, 0, len(ents))
-	siblings := func(yield func(string) bool) {
-		for _, e := range ents {
-			if !yield(e.name) {
-				return
-			}
-		}
-	}
-	for _, e := range ents {
-		if !strings.EqualFold(e.name, StateDir) && !(e.typ.IsRegular() && atomicfile.IsTemp(e.name) && w.isTemp(e.name, siblings)) {
-			des = append(des, &dirEntry{dirent: e, w: w, path: path.Join(resolved, e.name)})
-		}
-	}
-	slices.SortFunc(des, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-	return des, nil
+	f.Close()
+	return w.dirEntries(resolved, l.ents), nil
 }
 
 // dirent is a directory entry's name and type bits.
@@ -111,20 +89,26 @@ type dirent struct {
 
 // dirEntry is an entry ReadDir returns: its name and type come from the
 // directory itself, and Info stats it (through the root, not following
-// a final symlink) only when asked.
+// a final symlink) only when asked, unless ReadDirPage already did.
 type dirEntry struct {
 	dirent
-	w    *Workspace
-	path string // resolved
+	w       *Workspace
+	dir     string      // the directory, resolved
+	info    fs.FileInfo // the entry's stat, if taken
+	statErr error       // why the stat taken failed
 }
 
 func (d *dirEntry) Name() string      { return d.name }
 func (d *dirEntry) IsDir() bool       { return d.typ.IsDir() }
 func (d *dirEntry) Type() fs.FileMode { return d.typ }
 func (d *dirEntry) Info() (fs.FileInfo, error) {
-	fi, err := d.w.root.Lstat(d.path)
+	if d.info != nil || d.statErr != nil {
+		return d.info, d.statErr
+	}
+	p := path.Join(d.dir, d.name)
+	fi, err := d.w.root.Lstat(p)
 	if err != nil {
-		return nil, d.w.treeError(d.path, err)
+		return nil, d.w.treeError(p, err)
 	}
 	return fi, nil
 }

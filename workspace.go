@@ -119,6 +119,7 @@ type Workspace struct {
 	// process added since it last listed the store (see seen.go).
 	seenTallies sync.Map
 	reads       readCache // what full passes over files learned, for paged reads (readcache.go)
+	dirs        dirCache  // sorted listings of directories, for paged listings (dircache.go)
 
 	pruning  sync.Mutex     // held by the one background Prune at a time
 	prunes   sync.WaitGroup // background Prunes and sweeps of parked files

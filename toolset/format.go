@@ -21,6 +21,15 @@ const (
 	// the call gives no limit: the header, the numbered lines and the
 	// note on how to read on. The lines end at a line boundary.
 	ReadBudget = 25000
+	// MaxReadBudget is the most a read_file call may ask for instead
+	// (max_chars), to read a large file in fewer calls: Claude Code's
+	// threshold above, and under its default cap of 25,000 tokens (at
+	// two characters a token or more). Codex cuts results over about
+	// 40,000 characters unless configured as `editguard init` does.
+	MaxReadBudget = 2 * ReadBudget
+	// MinReadBudget is the least max_chars: room for the header, the
+	// notes and a line of MaxLineBytes.
+	MinReadBudget = 4000
 	// DiffBudget is about the most characters of diff a change's result
 	// shows the model; a longer diff is cut after whole hunks, with a note
 	// of what was left out. The person approving a change sees all of it.

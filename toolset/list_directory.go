@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/editguard/editguard/internal/rawpath"
@@ -25,7 +27,7 @@ var listDirectoryTool = &toolDef{
 	run:         (*Toolset).listDirectory,
 }
 
-const listDirectoryDescription = `List the entries of a directory in the workspace: name, type (file, dir, symlink or other) and size in bytes for files. Entries are sorted by name, at most 1,000 at a time: for a larger directory the result says how many there are and which offset lists the next ones. editguard's own state directory (.editguard) is not shown. path defaults to the workspace root.`
+const listDirectoryDescription = `List the entries of a directory in the workspace: name, type (file, dir, symlink or other) and size in bytes for files. Entries are sorted by name, at most 1,000 at a time: for a larger directory the result says how many there are and which offset lists the next ones, and a later page says so if the directory changed since the page before it. editguard's own state directory (.editguard) is not shown. path defaults to the workspace root.`
 
 // maxEntries caps a listing so that a huge directory cannot flood the
 // model's context.
@@ -61,6 +63,12 @@ type Listing struct {
 	Truncated  bool `json:"truncated,omitempty"`
 	Total      int  `json:"total,omitempty"`
 	NextOffset int  `json:"next_offset,omitempty"`
+	// Changed says that the directory's entries are not those this
+	// session's previous page of it listed: an entry was added, removed
+	// or replaced since. The page is of the directory as it is now, so
+	// entries may have moved from one page to another: one listed before
+	// may show again, or one never listed may sit on a page already read.
+	Changed    bool `json:"changed_since_previous_page,omitempty"`
 	first, all int  // 1-based number of the first entry listed; every entry
 }
 
@@ -94,20 +102,20 @@ func (t *Toolset) listDirectory(ctx context.Context, raw json.RawMessage) (*Outp
 	if !st.IsDir() {
 		return nil, invalidArgument("list_directory", "not a directory: "+p, map[string]any{"path": p})
 	}
-	des, err := t.ws.ReadDir(p)
+	pg, err := t.ws.ReadDirPage(p, first-1, limit)
 	if err != nil {
 		return nil, err
 	}
-	// Only the entries listed are stat'ed, for their sizes.
-	l := &Listing{Path: p, Entries: []DirEntry{}, first: first, all: len(des)}
-	page := des[min(first-1, len(des)):]
-	if len(page) > limit {
-		page = page[:limit]
-		l.Truncated, l.NextOffset = true, first+limit
+	// Only the entries listed are made and stat'ed, for their sizes.
+	l := &Listing{Path: p, Entries: []DirEntry{}, first: first, all: pg.Total}
+	page := pg.Entries
+	if next := first + len(page); next <= pg.Total {
+		l.Truncated, l.NextOffset = true, next
 	}
-	if len(page) < len(des) {
-		l.Total = len(des)
+	if len(page) < pg.Total {
+		l.Total = pg.Total
 	}
+	l.Changed = t.listed(p, first, pg.Version)
 	for _, de := range page {
 		e := DirEntry{Type: typeName(de.Type())}
 		e.Name, e.NameHex, e.NonUTF8 = displayName(de.Name())
@@ -146,5 +154,33 @@ func listingText(l *Listing) string {
 	if l.Truncated {
 		fmt.Fprintf(&b, "(entries %d-%d of %d are listed: list_directory with offset %d lists the next ones)\n", l.first, l.NextOffset-1, l.all, l.NextOffset)
 	}
+	if l.Changed {
+		b.WriteString("(the directory changed since the previous page was listed: entries were added or removed, so some may have moved between pages; list from offset 1 to see it whole as it is now)\n")
+	}
 	return b.String()
+}
+
+// listedDirs bounds the directories whose last page a Toolset remembers.
+const listedDirs = 64
+
+// listed notes that this session was shown the page from offset first of
+// the directory p, whose listing had the given version, and reports
+// whether a page after the first shows a listing other than the one the
+// session's previous page of p showed.
+func (t *Toolset) listed(p string, first int, version uint64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.pages == nil {
+		t.pages = map[string]uint64{}
+	}
+	p = path.Clean(filepath.ToSlash(p))
+	prev, ok := t.pages[p]
+	if !ok && len(t.pages) >= listedDirs {
+		for k := range t.pages { // any one: a listing paged through is seldom put aside for 64 others
+			delete(t.pages, k)
+			break
+		}
+	}
+	t.pages[p] = version
+	return first > 1 && ok && prev != version
 }

@@ -115,6 +115,9 @@ type Toolset struct {
 	ws    *editguard.Workspace
 	tools []Tool
 	byKey map[string]handler
+
+	mu    sync.Mutex
+	pages map[string]uint64 // directory path: the version of its listing this session's last page of it showed
 }
 
 type handler func(t *Toolset, ctx context.Context, args json.RawMessage) (*Output, error)

@@ -175,6 +175,85 @@ func TestReadDefaultLimitAndLongLines(t *testing.T) {
 	}
 }
 
+// TestReadMaxChars reads a file of long lines (some cut) by pages of the
+// largest max_chars: each page's text, header and notes included, keeps
+// within it as a client counts characters (UTF-16 code units) but comes
+// near it, and the pages hold the file's lines
+// in order. A max_chars over the bound or under the least is refused with
+// an error that names the bound, and reads nothing.
+func TestReadMaxChars(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	for i := 1; b.Len() < 400<<10; i++ {
+		switch {
+		case i%97 == 0:
+			b.WriteString(strings.Repeat("😀", 700) + "\n") // 2,800 bytes, cut
+		case i%13 == 0:
+			fmt.Fprintf(&b, "%d %s\n", i, strings.Repeat("中", 600)) // under the line cap
+		default:
+			fmt.Fprintf(&b, "line %d %s\n", i, strings.Repeat("x", i%150))
+		}
+	}
+	content := b.String()
+	wantLines := strings.Split(strings.TrimSuffix(content, "\n"), "\n")
+	ws := newWorkspace(t, map[string]string{"long.txt": content})
+	ts := newToolset(ws, nil)
+	def := mustCall(t, ts, "read_file", `{"path":"long.txt"}`)
+	calls, offset := 0, 1
+	for offset != 0 {
+		out := mustCall(t, ts, "read_file", fmt.Sprintf(`{"path":"long.txt","offset":%d,"max_chars":%d}`, offset, toolset.MaxReadBudget))
+		calls++
+		if n := utf16Len(out.Text); n > toolset.MaxReadBudget {
+			t.Fatalf("page at line %d is %d characters, over max_chars %d", offset, n, toolset.MaxReadBudget)
+		}
+		res := out.Structured.(*editguard.ReadResult)
+		if res.NextOffset != 0 && (len(out.Text) < toolset.MaxReadBudget*9/10 || len(out.Text) < len(def.Text)*3/2) {
+			t.Errorf("page at line %d is %d bytes, a default page %d: not near max_chars %d", offset, len(out.Text), len(def.Text), toolset.MaxReadBudget)
+		}
+		got := strings.Split(strings.TrimSuffix(res.Content, "\n"), "\n")
+		for i, line := range got {
+			want := wantLines[offset-1+i]
+			if len(want) > toolset.MaxLineBytes {
+				if !strings.Contains(line, "… [line cut: ") {
+					t.Fatalf("line %d is not marked cut", offset+i)
+				}
+				continue
+			}
+			if line != want {
+				t.Fatalf("line %d = %.40q, want %.40q", offset+i, line, want)
+			}
+		}
+		if res.NextOffset != 0 && res.NextOffset != offset+len(got) {
+			t.Fatalf("page at line %d has %d lines and says to read on at %d", offset, len(got), res.NextOffset)
+		}
+		if res.NextOffset == 0 && offset+len(got)-1 != len(wantLines) {
+			t.Fatalf("the last page ends at line %d of %d", offset+len(got)-1, len(wantLines))
+		}
+		offset = res.NextOffset
+	}
+	if max := len(content)/(toolset.MaxReadBudget/2) + 1; calls > max {
+		t.Errorf("%d calls of max_chars %d for %d bytes, want at most %d", calls, toolset.MaxReadBudget, len(content), max)
+	}
+	for _, bad := range []int{toolset.MaxReadBudget + 1, 4 * toolset.ReadBudget, toolset.MinReadBudget - 1, -5} {
+		e := wantCode(t, ts, "read_file", fmt.Sprintf(`{"path":"long.txt","max_chars":%d}`, bad), editguard.CodeInvalidArgument)
+		if !strings.Contains(e.Message, fmt.Sprint(toolset.MaxReadBudget)) || e.Details["max_chars"] != bad {
+			t.Errorf("max_chars %d refused with %q, details %v; want the bound named", bad, e.Message, e.Details)
+		}
+	}
+}
+
+// utf16Len is the length of s as a JavaScript client counts it.
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n++
+		if r > 0xFFFF {
+			n++
+		}
+	}
+	return n
+}
+
 func TestArgumentErrors(t *testing.T) {
 	t.Parallel()
 	ws := newWorkspace(t, map[string]string{"a.txt": "a\n"})
@@ -384,6 +463,66 @@ func TestListDirectoryPages(t *testing.T) {
 	past := mustCall(t, ts, "list_directory", `{"path":"d","offset":3000}`)
 	if want := "d has 2500 entries: none from offset 3000\n"; past.Text != want {
 		t.Errorf("past the end: %q, want %q", past.Text, want)
+	}
+}
+
+// TestListDirectoryChangedBetweenPages changes a directory between two
+// pages of it: an entry added before the second page moves the ones after
+// it, so the second page would show again the last entry of the first;
+// an entry removed would move one past the second page's start unseen.
+// Either way the later page says that the directory changed since the
+// page before, and a page of an unchanged directory does not.
+func TestListDirectoryChangedBetweenPages(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{}
+	for i := range 30 {
+		files[fmt.Sprintf("d/f%02d", i)] = "x"
+	}
+	ws := newWorkspace(t, files)
+	ts := newToolset(ws, nil)
+	page := func(off int) *toolset.Output {
+		return mustCall(t, ts, "list_directory", fmt.Sprintf(`{"path":"d","offset":%d,"limit":10}`, off))
+	}
+	const note = "the directory changed since the previous page was listed"
+	first := page(1)
+	second := page(11)
+	if l := second.Structured.(*toolset.Listing); l.Changed || strings.Contains(second.Text, note) || l.Entries[0].Name != "f10" {
+		t.Fatalf("second page of an unchanged directory: changed %v, first %s, text %q", l.Changed, l.Entries[0].Name, second.Text)
+	}
+	if first.Structured.(*toolset.Listing).Changed {
+		t.Fatal("a first page says the directory changed")
+	}
+	// Added: "f00a" sorts after f00, so f09 moves onto the next page.
+	if err := os.WriteFile(filepath.Join(ws.Dir(), "d", "f00a"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	third := page(21)
+	l := third.Structured.(*toolset.Listing)
+	if !l.Changed || !strings.Contains(third.Text, note) || l.Entries[0].Name != "f19" {
+		t.Errorf("page after an entry was added: changed %v, first %s, text %q", l.Changed, l.Entries[0].Name, third.Text)
+	}
+	// The next page after it is of the same listing: no note.
+	if l := page(31).Structured.(*toolset.Listing); l.Changed || len(l.Entries) != 1 || l.Entries[0].Name != "f29" {
+		t.Errorf("page of the listing the page before showed: changed %v, entries %v", l.Changed, l.Entries)
+	}
+	// Removed, through the tools' own session.
+	mustCall(t, ts, "read_file", `{"path":"d/f05"}`)
+	mustCall(t, ts, "delete_file", `{"path":"d/f05"}`)
+	if l := page(11).Structured.(*toolset.Listing); !l.Changed || l.Entries[0].Name != "f10" {
+		t.Errorf("page after an entry was removed: changed %v, first %s", l.Changed, l.Entries[0].Name)
+	}
+	// Starting over from offset 1 shows the directory whole: no note, and
+	// the same path written otherwise is the same directory.
+	if l := page(1).Structured.(*toolset.Listing); l.Changed || l.Total != 30 {
+		t.Errorf("first page again: changed %v, total %d; want false, 30", l.Changed, l.Total)
+	}
+	if l := mustCall(t, ts, "list_directory", `{"path":"./d/","offset":11,"limit":10}`).Structured.(*toolset.Listing); l.Changed {
+		t.Error("the same listing under another spelling of its path says it changed")
+	}
+	// Another session has its own pages.
+	other := newToolset(ws, nil)
+	if l := mustCall(t, other, "list_directory", `{"path":"d","offset":11,"limit":10}`).Structured.(*toolset.Listing); l.Changed {
+		t.Error("a session's first look at a later page says the directory changed")
 	}
 }
 

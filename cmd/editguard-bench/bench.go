@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,6 +38,17 @@ type config struct {
 	// agent spends between two changes, in which work a call left to run
 	// after its answer (an fsync, a trim) finishes.
 	gap time.Duration
+	// readPage is how editguard's whole-file reads ask for their pages:
+	// "limit" (a limit above the file's line count: pages of 256 KiB),
+	// "default" (neither limit nor max_chars: pages of about 25,000
+	// characters, as a model reads a file on), or max_chars as a number.
+	readPage string
+	// entries is the size of the directory the list cells list.
+	entries int
+	// sfsSizes lists with server-filesystem's list_directory_with_sizes
+	// (stat'ed and sorted by name, as editguard lists) instead of
+	// list_directory (names and types as the directory gives them).
+	sfsSizes bool
 }
 
 // The markers that every edit toggles, so that each edit changes the file.
@@ -73,6 +86,43 @@ type server struct {
 	// for the lines after the last one returned until one is not
 	// truncated.
 	paged bool
+	// list returns the call that lists the directory rel from offset
+	// (1-based; a server without pages is always asked for all of it),
+	// and listed reads its result: the entries it holds and the offset
+	// of the next page, 0 when there is none.
+	list   func(rel string, offset int) *mcp.CallToolParams
+	listed func(*mcp.CallToolResult) (entries, next int, err error)
+}
+
+// listAll lists the directory rel whole, page after page while the server
+// says more follow (all of them with pages, only the first with first),
+// and returns the entries listed, the calls and the time they took.
+func (s *server) listAll(ctx context.Context, rel string, first bool) (int, int, time.Duration, error) {
+	var (
+		total time.Duration
+		n     int
+		calls int
+	)
+	for offset := 1; ; {
+		res, d, err := s.call(ctx, s.list(rel, offset))
+		total += d
+		calls++
+		if err != nil {
+			return n, calls, total, err
+		}
+		got, next, err := s.listed(res)
+		if err != nil {
+			return n, calls, total, err
+		}
+		n += got
+		if next == 0 || first {
+			return n, calls, total, nil
+		}
+		if next != offset+got {
+			return n, calls, total, fmt.Errorf("%s list %s: %d entries from offset %d, and the next page at %d", s.name, rel, got, offset, next)
+		}
+		offset = next
+	}
 }
 
 // readWhole reads the whole file rel, in as many calls as the server
@@ -138,7 +188,7 @@ func resultText(res *mcp.CallToolResult) string {
 
 // A cell is one row of the table: an operation on a file of one size.
 type cell struct {
-	op   string // "ping", "read", "edit" or "create"
+	op   string // "ping", "read", "edit", "create", "list" (all pages) or "list1" (the first page)
 	file string // name inside the workspace; none for ping, a prefix for create
 	size int
 }
@@ -197,6 +247,10 @@ func benchFiles(cfg *config, ws string) ([]cell, error) {
 			cells = append(cells, cell{op: op})
 			continue
 		}
+		if op == "list" || op == "list1" {
+			cells = append(cells, cell{op: op, file: listDir, size: cfg.entries})
+			continue
+		}
 		for _, size := range cfg.sizes {
 			name := fmt.Sprintf("bench-%d.txt", size)
 			if op == "create" {
@@ -210,7 +264,33 @@ func benchFiles(cfg *config, ws string) ([]cell, error) {
 			return nil, err
 		}
 	}
+	if slices.Contains(cfg.ops, "list") || slices.Contains(cfg.ops, "list1") {
+		if err := makeListDir(filepath.Join(ws, listDir), cfg.entries); err != nil {
+			return nil, err
+		}
+	}
 	return cells, nil
+}
+
+// listDir is the directory the list cells list.
+const listDir = "listing"
+
+// makeListDir makes dir with n small files, in no particular order of
+// their names, and waits until the directory is older than editguard's
+// racy window (2 s), as a directory an agent lists usually is: editguard
+// keeps no listing of a directory changed within it.
+func makeListDir(dir string, n int) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for i := range n {
+		name := fmt.Sprintf("file-%06d.go", (i*7919)%n)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("package x\n"), 0o644); err != nil {
+			return err
+		}
+	}
+	time.Sleep(2100 * time.Millisecond)
+	return nil
 }
 
 // startServers starts editguard, server-filesystem and, if asked for, the
@@ -256,6 +336,21 @@ func checkWholeReads(ctx context.Context, cfg *config, ws string, servers []*ser
 			fmt.Fprintf(stderr, "%s reads %s whole in %d call(s)\n", s.name, c.file, calls)
 			if got != string(want) {
 				return fmt.Errorf("%s read %s: got %d bytes of text, want the file's %d", s.name, c.file, len(got), len(want))
+			}
+		}
+	}
+	if slices.Contains(cfg.ops, "list") || slices.Contains(cfg.ops, "list1") {
+		for _, s := range servers {
+			if s.list == nil {
+				return fmt.Errorf("%s: the list cells are not measured on it", s.name)
+			}
+			n, calls, _, err := s.listAll(ctx, listDir, false)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stderr, "%s lists %s whole in %d call(s)\n", s.name, listDir, calls)
+			if n != cfg.entries {
+				return fmt.Errorf("%s lists %d entries of %s, want %d", s.name, n, listDir, cfg.entries)
 			}
 		}
 	}
@@ -339,6 +434,9 @@ func once(ctx context.Context, s *server, c cell, m *markerState, k int) (time.D
 	case "read":
 		_, d, _, err := s.readWhole(ctx, c.file)
 		return d, err
+	case "list", "list1":
+		_, _, d, err := s.listAll(ctx, c.file, c.op == "list1")
+		return d, err
 	case "create":
 		if k > 0 {
 			os.Remove(filepath.Join(s.ws, createdName(c, s, k-1)))
@@ -398,9 +496,30 @@ func startEditguard(ctx context.Context, client *mcp.Client, cfg *config, ws, lo
 		editTool: "edit_file",
 		cs:       cs,
 		read: func(rel string) *mcp.CallToolParams {
-			// A limit above the file's line count: the whole file, as
-			// server-filesystem returns it.
-			return &mcp.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": rel, "limit": 1 << 30}}
+			args := map[string]any{"path": rel}
+			switch cfg.readPage {
+			case "limit":
+				// A limit above the file's line count: the whole file,
+				// as server-filesystem returns it, in pages of 256 KiB.
+				args["limit"] = 1 << 30
+			case "default":
+			default:
+				n, _ := strconv.Atoi(cfg.readPage)
+				args["max_chars"] = n
+			}
+			return &mcp.CallToolParams{Name: "read_file", Arguments: args}
+		},
+		list: func(rel string, offset int) *mcp.CallToolParams {
+			return &mcp.CallToolParams{Name: "list_directory", Arguments: map[string]any{"path": rel, "offset": offset}}
+		},
+		listed: func(res *mcp.CallToolResult) (int, int, error) {
+			m, ok := res.Meta["editguard/result"].(map[string]any)
+			if !ok {
+				return 0, 0, fmt.Errorf("_meta result is %T", res.Meta["editguard/result"])
+			}
+			entries, _ := m["entries"].([]any)
+			next, _ := m["next_offset"].(float64)
+			return len(entries), int(next), nil
 		},
 		text: func(res *mcp.CallToolResult) (string, bool, error) {
 			// The model reads a header line and numbered lines; the
@@ -448,6 +567,25 @@ func startFilesystem(ctx context.Context, client *mcp.Client, cfg *config, ws, l
 			return &mcp.CallToolParams{Name: "read_text_file", Arguments: map[string]any{"path": abs(rel)}}
 		},
 		text: func(res *mcp.CallToolResult) (string, bool, error) { return resultText(res), false, nil },
+		// The whole directory in one call: list_directory gives names and
+		// types in the directory's order, list_directory_with_sizes
+		// stats every entry and sorts them by name.
+		list: func(rel string, _ int) *mcp.CallToolParams {
+			name := "list_directory"
+			if cfg.sfsSizes {
+				name = "list_directory_with_sizes"
+			}
+			return &mcp.CallToolParams{Name: name, Arguments: map[string]any{"path": abs(rel)}}
+		},
+		listed: func(res *mcp.CallToolResult) (int, int, error) {
+			n := 0
+			for line := range strings.Lines(resultText(res)) {
+				if strings.HasPrefix(line, "[FILE] ") || strings.HasPrefix(line, "[DIR] ") {
+					n++
+				}
+			}
+			return n, 0, nil
+		},
 		edit: func(rel, old, new string) *mcp.CallToolParams {
 			return &mcp.CallToolParams{Name: "edit_file", Arguments: map[string]any{
 				"path":  abs(rel),

@@ -9,6 +9,14 @@
 // ratio of server-filesystem's time to editguard's (above 1: editguard is
 // faster).
 //
+// With -ops list,list1 it times listing a directory of -entries files:
+// every page of editguard's list_directory in turn, and its first page,
+// against server-filesystem's one call of list_directory (or, with
+// -sfs-sizes, list_directory_with_sizes, which stats and sorts as editguard
+// does). -read-page says how editguard's whole-file reads page: a limit
+// over the line count (256 KiB pages), the default pages a model reads
+// without arguments, or max_chars N.
+//
 // The servers are measured in alternating calls on the same file, so
 // that drift in the machine's speed affects them alike. Every edit changes
 // the file (a marker is toggled). editguard refuses to edit a file the
@@ -50,6 +58,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -83,7 +92,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.dir, "dir", "", "directory for the workspace (default: a new temporary directory)")
 	fs.IntVar(&cfg.n, "n", 200, "timed calls per server and cell")
 	fs.IntVar(&cfg.warmup, "warmup", 20, "untimed calls per server and cell before timing")
-	ops := fs.String("ops", "ping,read,edit", "operations to measure, comma-separated: ping (the protocol round trip alone, as a floor), read, edit, create (a new file, written whole)")
+	ops := fs.String("ops", "ping,read,edit", "operations to measure, comma-separated: ping (the protocol round trip alone, as a floor), read, edit, create (a new file, written whole), list (list_directory of a directory of -entries files, every page), list1 (its first page)")
+	fs.StringVar(&cfg.readPage, "read-page", "limit", "how editguard's whole-file reads page: limit (a limit over the line count: 256 KiB pages), default (neither: pages of about 25,000 characters), or a number, passed as max_chars")
+	fs.IntVar(&cfg.entries, "entries", 10000, "files in the directory the list operations list")
+	fs.BoolVar(&cfg.sfsSizes, "sfs-sizes", false, "list with server-filesystem's list_directory_with_sizes (stat'ed and sorted, as editguard lists) instead of list_directory")
 	sizes := fs.String("sizes", "4096,1048576", "file sizes in bytes, comma-separated")
 	fs.DurationVar(&cfg.gap, "gap", 0, "with -lib, an untimed pause before every call of every cell: an agent's time between changes, in which work left to run after an answer finishes (0: back to back)")
 	lib := fs.Bool("lib", false, "measure the library's commit path against a bare durable replace instead of the servers (no -editguard needed)")
@@ -94,10 +106,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	for _, op := range strings.Split(*ops, ",") {
-		if op != "ping" && op != "read" && op != "edit" && op != "create" {
-			return fmt.Errorf("unknown operation %q in -ops (want ping, read, edit, create)", op)
+		if !slices.Contains([]string{"ping", "read", "edit", "create", "list", "list1"}, op) {
+			return fmt.Errorf("unknown operation %q in -ops (want ping, read, edit, create, list, list1)", op)
 		}
 		cfg.ops = append(cfg.ops, op)
+	}
+	if n, err := strconv.Atoi(cfg.readPage); cfg.readPage != "limit" && cfg.readPage != "default" && (err != nil || n < 1) {
+		return fmt.Errorf("bad -read-page %q (want limit, default or max_chars)", cfg.readPage)
+	}
+	if cfg.entries < 1 {
+		return fmt.Errorf("bad -entries %d", cfg.entries)
 	}
 	for _, sz := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(sz)

@@ -67,7 +67,7 @@ func writeReport(w io.Writer, cfg *config, disk, load string, servers []*server,
 	}
 	fmt.Fprintf(w, "%s; %d timed calls per server and cell after %d warm-up calls, %s.\n\n",
 		strings.Join(peers, ", "), cfg.n, cfg.warmup, order)
-	return writeTable(w, servers, cells, results)
+	return writeTable(w, cfg, servers, cells, results)
 }
 
 // writeTable prints one row per cell: the median of each server, the
@@ -75,7 +75,7 @@ func writeReport(w io.Writer, cfg *config, disk, load string, servers []*server,
 // for the 90th percentile. A ratio is the peer's time divided by
 // editguard's: 2.0x means editguard took half as long. results[i][j] are
 // the times of servers[j] in cells[i].
-func writeTable(w io.Writer, servers []*server, cells []cell, results [][][]time.Duration) error {
+func writeTable(w io.Writer, cfg *config, servers []*server, cells []cell, results [][][]time.Duration) error {
 	peers := servers[1:]
 	ratioName := func(s *server, stat string) string {
 		if len(peers) == 1 {
@@ -108,6 +108,13 @@ func writeTable(w io.Writer, servers []*server, cells []cell, results [][][]time
 			op = "create (write_file of a new file)"
 		case "ping":
 			op, file = "ping (protocol round trip, for reference)", "-"
+		case "list":
+			op, file = "list_directory, every page", fmt.Sprintf("%d entries", c.size)
+		case "list1":
+			op, file = "list_directory, first page", fmt.Sprintf("%d entries", c.size)
+		}
+		if (c.op == "list" || c.op == "list1") && cfg.sfsSizes {
+			op += " (server-filesystem: list_directory_with_sizes)"
 		}
 		row := []string{op, file}
 		for _, p := range []float64{0.5, 0.9} {

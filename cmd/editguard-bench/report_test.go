@@ -110,7 +110,7 @@ func TestWriteTable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var b bytes.Buffer
-		if err := writeTable(&b, reportServers(tt.goPeer), cells, tt.results); err != nil {
+		if err := writeTable(&b, &config{}, reportServers(tt.goPeer), cells, tt.results); err != nil {
 			t.Fatal(err)
 		}
 		if got := b.String(); got != tt.want {

@@ -96,6 +96,9 @@ type Stat struct {
 // Regular reports whether the entry is a regular file.
 func (s Stat) Regular() bool { return s.Exists && s.Mode.IsRegular() }
 
+// StatFrom is the Stat that st describes.
+func StatFrom(st *unix.Stat_t) Stat { return statFrom(st) }
+
 func statFrom(st *unix.Stat_t) Stat {
 	mode := os.FileMode(st.Mode & 0o777)
 	switch st.Mode & unix.S_IFMT {
