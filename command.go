@@ -210,6 +210,19 @@ type cpManifest struct {
 	// Index is the checksum of the git index the files' Git fields were
 	// checked against, "" if there was none.
 	Index string `json:"-"`
+
+	// paths are Files' paths in order, nil until sortedPaths makes them
+	// (a manifest read or made from another has them).
+	paths []string
+}
+
+// sortedPaths returns m's paths in order. A manifest is not changed once
+// made, so they are made once.
+func (m *cpManifest) sortedPaths() []string {
+	if m.paths == nil || len(m.paths) != len(m.Files) {
+		m.paths = slices.Sorted(maps.Keys(m.Files))
+	}
+	return m.paths
 }
 
 // state is p's state at the checkpoint (see unchecked).
@@ -442,6 +455,7 @@ func (s *Session) BeginCommand(ctx context.Context, command string, opts *Comman
 	if opts != nil && opts.MaxAge > 0 {
 		maxAge = opts.MaxAge
 	}
+	w.watchForCommand()
 	cp, unlock, err := w.lockCheckpoints(ctx)
 	if err != nil {
 		return nil, err
@@ -451,8 +465,8 @@ func (s *Session) BeginCommand(ctx context.Context, command string, opts *Comman
 	if err != nil {
 		return nil, readError("read ledger", err)
 	}
-	cache := cp.loadCache()
-	before, notChecked, err := cp.scan(ctx, w, cache)
+	cache, cacheName := cp.loadCache()
+	before, notChecked, mark, err := cp.checkpoint(ctx, w, cache, cacheName)
 	if err != nil {
 		return nil, err
 	}
@@ -465,6 +479,7 @@ func (s *Session) BeginCommand(ctx context.Context, command string, opts *Comman
 	if err != nil {
 		return nil, stateError("write checkpoint", err)
 	}
+	cp.remember(manifest, sum, before, mark)
 	host, _ := os.Hostname()
 	now := time.Now().UTC()
 	act := &activeCommand{ID: id, Session: s.name, Tool: tool, Command: cutText(command, maxCommandText),
@@ -607,12 +622,13 @@ func (c *Command) End(ctx context.Context) (*CommandResult, error) {
 	if err != nil {
 		return nil, readError("read ledger", err)
 	}
-	after, notChecked, err := cp.scan(ctx, w, c.act.Before)
+	after, notChecked, mark, err := cp.checkpoint(ctx, w, c.act.Before, c.act.Manifest)
 	if err != nil {
 		return nil, err
 	}
 	res := w.finishCommand(cp, s, c.act, after, pos, notChecked, false)
-	if manifest, _, err := cp.saveManifest(after); err == nil {
+	if manifest, sum, err := cp.saveManifest(after); err == nil {
+		cp.remember(manifest, sum, after, mark)
 		cp.setLast(manifest)
 	}
 	if err := cp.active.Remove(c.act.ID + ".json"); err != nil && !errors.Is(err, fs.ErrNotExist) {

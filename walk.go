@@ -91,6 +91,9 @@ type walker struct {
 	include ignoreMatcher
 	file    func(f *WalkFile) bool
 	dir     func(dirfd int, dir string, names []string) bool
+	// enter, if set, is called with each directory as it is entered,
+	// before it is listed; false stops the walk.
+	enter func(dirfd int, dir string) bool
 }
 
 func (w *Workspace) walkWith(ctx context.Context, dir string, v *walker) error {
@@ -149,6 +152,9 @@ func walkDir(ctx context.Context, fd int, dir string, ps ignoreMatcher, v *walke
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
+	if v.enter != nil && !v.enter(fd, dir) {
+		return false, nil
+	}
 	des, err := f.ReadDir(-1)
 	if err != nil {
 		return true, nil // unreadable: skipped
@@ -188,6 +194,9 @@ func walkDir(ctx context.Context, fd int, dir string, ps ignoreMatcher, v *walke
 			}
 			if v.dir != nil {
 				names = append(names, name)
+				continue
+			}
+			if v.file == nil {
 				continue
 			}
 			wf.Path = path.Join(dir, name)
