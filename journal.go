@@ -100,6 +100,7 @@ type journalState struct {
 	// with a journal; fault, for tests, is the watcher's Options.Fault.
 	fullScans, dirtyScans atomic.Int64
 	fault                 func(rel string) error
+	faultOn               atomic.Bool // for tests' fault
 	tried                 bool // watchForCommand tried to start one
 }
 

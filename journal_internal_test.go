@@ -4,6 +4,7 @@ package editguard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -205,3 +206,130 @@ func TestJournalCheckpointIsAFullScan(t *testing.T) {
 		prev, prevName = got, name
 	}
 }
+
+// changeLines is a command result's changes as "op path" lines, in order.
+func changeLines(res *CommandResult) []string {
+	var out []string
+	for _, c := range res.Changes {
+		out = append(out, c.Op+" "+c.Path)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestJournalFallsBack: when the journal cannot vouch for a command's
+// time (an overflow, its watcher closed, a watch that cannot be added),
+// End scans in full and records what the command did; a directory moved
+// in, or a burst of creates, is recorded from the journal or the scan
+// alike, file by file.
+func TestJournalFallsBack(t *testing.T) {
+	ctx := context.Background()
+	burst := 5000
+	if testing.Short() {
+		burst = 1500
+	}
+	for _, tc := range []struct {
+		name string
+		full bool // End must scan in full
+		// during changes the tree while the command runs and returns the
+		// changes End must record.
+		during func(t *testing.T, w *Workspace, dir string) []string
+	}{
+		{"overflow", true, func(t *testing.T, w *Workspace, dir string) []string {
+			os.WriteFile(filepath.Join(dir, "a/f1"), []byte("changed"), 0o644)
+			w.jr.own.wt.Inject(fmt.Errorf("inotify: %w", errOverflowForTest))
+			os.WriteFile(filepath.Join(dir, "a/new"), []byte("new"), 0o644)
+			return []string{"changed a/f1", "created a/new"}
+		}},
+		{"watcher closed", true, func(t *testing.T, w *Workspace, dir string) []string {
+			w.jr.own.wt.Close()
+			os.Remove(filepath.Join(dir, "a/f2"))
+			return []string{"deleted a/f2"}
+		}},
+		{"watch limit", true, func(t *testing.T, w *Workspace, dir string) []string {
+			w.jr.faultOn.Store(true)
+			os.MkdirAll(filepath.Join(dir, "a/sub/deeper"), 0o755)
+			os.WriteFile(filepath.Join(dir, "a/sub/deeper/x"), []byte("x"), 0o644)
+			return []string{"created a/sub/deeper/x"}
+		}},
+		{"directory moved in", false, func(t *testing.T, w *Workspace, dir string) []string {
+			out := t.TempDir()
+			os.MkdirAll(filepath.Join(out, "m/n"), 0o755)
+			os.WriteFile(filepath.Join(out, "m/n/y"), []byte("y"), 0o644)
+			os.WriteFile(filepath.Join(out, "m/z"), []byte("z"), 0o644)
+			if err := os.Rename(filepath.Join(out, "m"), filepath.Join(dir, "a/m")); err != nil {
+				t.Fatal(err)
+			}
+			return []string{"created a/m/n/y", "created a/m/z"}
+		}},
+		{"burst of creates", false, func(t *testing.T, w *Workspace, dir string) []string {
+			var want []string
+			for i := range burst {
+				p := fmt.Sprintf("b/%05d", i)
+				if err := os.WriteFile(filepath.Join(dir, p), []byte(p), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				want = append(want, "created "+p)
+			}
+			return want
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			os.MkdirAll(filepath.Join(dir, "a"), 0o755)
+			os.MkdirAll(filepath.Join(dir, "b"), 0o755)
+			for _, f := range []string{"a/f1", "a/f2", "b/f3"} {
+				os.WriteFile(filepath.Join(dir, f), []byte(f), 0o644)
+			}
+			w, err := Open(dir, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			w.jr.fault = func(rel string) error {
+				if w.jr.faultOn.Load() {
+					return fmt.Errorf("watch %s: %w", rel, errNoSpaceForTest)
+				}
+				return nil
+			}
+			if _, err := w.Watch(); err != nil {
+				t.Fatal(err)
+			}
+			s := w.NewSession("s")
+			c0, _ := s.BeginCommand(ctx, "first", nil) // the last checkpoint, with a mark
+			c0.End(ctx)
+			c, err := s.BeginCommand(ctx, tc.name, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tc.during(t, w, dir)
+			full, dirty := w.jr.fullScans.Load(), w.jr.dirtyScans.Load()
+			res, err := c.End(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Totals.Recorded != len(want) || res.Totals.Created+res.Totals.Changed+res.Totals.Deleted != len(want) {
+				t.Fatalf("recorded %d, totals %+v, want %d changes", res.Totals.Recorded, res.Totals, len(want))
+			}
+			if len(want) > len(res.Changes) {
+				want = want[:len(res.Changes)] // the result lists the first ones
+			}
+			if got := changeLines(res); !slices.Equal(got, want) {
+				t.Fatalf("recorded %d changes %.10q, want %d %.10q", len(got), got, len(want), want)
+			}
+			tookFull := w.jr.fullScans.Load() > full
+			switch {
+			case tc.full && !tookFull:
+				t.Fatal("End used the journal that could not vouch")
+			case !tc.full && tc.name != "burst of creates" && w.jr.dirtyScans.Load() == dirty:
+				t.Fatal("End scanned in full with a journal that vouches")
+			}
+			t.Logf("End scanned in full: %v", tookFull)
+		})
+	}
+}
+
+var (
+	errOverflowForTest = errors.New("event queue overflow")
+	errNoSpaceForTest  = errors.New("no space left on device")
+)
