@@ -101,7 +101,7 @@ type journalState struct {
 	fullScans, dirtyScans atomic.Int64
 	fault                 func(rel string) error
 	faultOn               atomic.Bool // for tests' fault
-	tried                 bool // watchForCommand tried to start one
+	tried                 bool        // watchForCommand tried to start one
 }
 
 type cachedManifest struct {
