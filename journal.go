@@ -478,3 +478,9 @@ func (c *coverage) dir(rel string, open bool) (*coveredDir, int) {
 	}
 	return d, fd
 }
+
+// CheckpointScans counts the checkpoints this workspace took with a
+// journal set: in full, and from the journal's changes.
+func (w *Workspace) CheckpointScans() (full, fromJournal int64) {
+	return w.jr.fullScans.Load(), w.jr.dirtyScans.Load()
+}
