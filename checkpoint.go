@@ -124,9 +124,20 @@ func (cp *checkpoints) loadCache() (*cpManifest, string) {
 // checkpoint a power cut took was never told to run.
 // saveManifest writes m under a new name and returns the name and the
 // SHA-256 of what it wrote, which an active record naming it seals.
+//
+// A manifest a journal's changes made (scanDirty) is written as a delta
+// on the one it was made from while the chain is at most maxChain deep and
+// the delta small; any other in full.
 func (cp *checkpoints) saveManifest(m *cpManifest) (name, sum string, err error) {
 	name = fmt.Sprintf("%x-%s", m.StartNS, strings.ToLower(rand.Text()[:8]))
-	data := m.marshal()
+	var data []byte
+	if m.base != "" && m.depth <= maxChain && len(m.changed)+len(m.removed) <= len(m.Files)/4+64 {
+		data = m.marshalDelta()
+		cp.w.setBase(name, m.base)
+	} else {
+		m.base, m.baseSum, m.depth, m.changed, m.removed = "", "", 0, nil, nil
+		data = m.marshal()
+	}
 	if err := cp.manifests.WriteFileVolatile(name, data, 0o600); err != nil {
 		return "", "", err
 	}
@@ -152,20 +163,71 @@ func (cp *checkpoints) loadManifest(name, sum string) (*cpManifest, error) {
 	if m := cp.cachedManifest(name, sum); m != nil {
 		return m, nil
 	}
-	data, err := readBounded(cp.manifests, name, nil, maxStateFile)
-	if err != nil {
-		return nil, err
+	// Down the chain of deltas to a full manifest (or one in memory),
+	// each checked against the sum the one above names.
+	var chain []*cpDelta
+	var root *cpManifest
+	cur, curSum := name, sum
+	for {
+		if len(chain) > 0 {
+			if m := cp.cachedManifest(cur, curSum); m != nil {
+				root = m
+				break
+			}
+		}
+		if len(chain) > maxChain {
+			return nil, fmt.Errorf("manifest %s: a chain of more than %d deltas", name, maxChain)
+		}
+		data, err := readBounded(cp.manifests, cur, nil, maxStateFile)
+		if err != nil {
+			return nil, err
+		}
+		h := sha256.Sum256(data)
+		got := hex.EncodeToString(h[:])
+		if curSum != "" && got != curSum {
+			if cur == name {
+				return nil, fmt.Errorf("manifest %s is not the one its active record sealed", name)
+			}
+			return nil, fmt.Errorf("manifest %s is not the base manifest %s names", cur, name)
+		}
+		if len(chain) == 0 {
+			sum = got
+		}
+		if strings.HasPrefix(string(data[:min(len(data), len(deltaMagic))]), deltaMagic) {
+			d, err := unmarshalDelta(data)
+			if err != nil {
+				return nil, err
+			}
+			cp.w.setBase(cur, d.base)
+			chain = append(chain, d)
+			cur, curSum = d.base, d.baseSum
+			continue
+		}
+		if root, err = unmarshalManifest(data); err != nil {
+			return nil, err
+		}
+		if len(chain) > 0 {
+			cp.cacheManifest(cur, got, root)
+		}
+		break
 	}
-	h := sha256.Sum256(data)
-	got := hex.EncodeToString(h[:])
-	if sum != "" && got != sum {
-		return nil, fmt.Errorf("manifest %s is not the one its active record sealed", name)
+	if len(chain) == 0 {
+		cp.cacheManifest(name, sum, root)
+		return root, nil
 	}
-	m, err := unmarshalManifest(data)
-	if err == nil {
-		cp.cacheManifest(name, got, m)
+	// One copy of the root's files, the deltas applied from the bottom.
+	files := maps.Clone(root.Files)
+	for i := len(chain) - 1; i >= 0; i-- {
+		for _, p := range chain[i].removed {
+			delete(files, p)
+		}
+		maps.Copy(files, chain[i].m.Files)
 	}
-	return m, err
+	top := chain[0]
+	m := &cpManifest{StartNS: top.m.StartNS, Files: files, Unchecked: top.m.Unchecked, Exclude: top.m.Exclude, Index: top.m.Index,
+		base: top.base, baseSum: top.baseSum, depth: root.depth + len(chain), changed: top.m.changed, removed: top.removed}
+	cp.cacheManifest(name, sum, m)
+	return m, nil
 }
 
 // sweepManifests removes the manifests neither last nor an active record
@@ -182,6 +244,16 @@ func (cp *checkpoints) sweepManifests() {
 	for _, a := range acts {
 		keep[a.Manifest] = true
 	}
+	// And the bases of those kept, down their chains.
+	for name := range maps.Clone(keep) {
+		for range maxChain + 1 {
+			base := cp.baseOf(name)
+			if base == "" || keep[base] {
+				break
+			}
+			keep[base], name = true, base
+		}
+	}
 	ents, err := cp.manifests.ReadDir()
 	if err != nil {
 		return
@@ -191,6 +263,38 @@ func (cp *checkpoints) sweepManifests() {
 			cp.manifests.Remove(e.Name())
 		}
 	}
+}
+
+// baseOf returns the base of the manifest name, "" if it is a full one
+// (or does not read): from memory, else from the delta's head.
+func (cp *checkpoints) baseOf(name string) string {
+	if base, ok := cp.w.baseOf(name); ok {
+		return base
+	}
+	if !validCommandID(name) {
+		return ""
+	}
+	f, err := cp.manifests.Open(name, os.O_RDONLY, 0)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	head := make([]byte, 512)
+	n, _ := f.ReadAt(head, 0)
+	d := &decoder{b: head[:n], s: string(head[:n])}
+	if d.str(len(deltaMagic)) != deltaMagic {
+		cp.w.setBase(name, "")
+		return ""
+	}
+	d.next(8 + 12)
+	d.str(int(d.u8()))
+	d.str(int(d.u8()))
+	base := d.str(int(d.u8()))
+	if d.bad || !validCommandID(base) {
+		return ""
+	}
+	cp.w.setBase(name, base)
+	return base
 }
 
 // readActive reads the active record of command id and its first
@@ -361,32 +465,155 @@ func (m *cpManifest) marshal() []byte {
 	b = append(append(b, byte(len(m.Exclude))), m.Exclude...)
 	b = append(append(b, byte(len(m.Index))), m.Index...)
 	for _, p := range m.sortedPaths() {
-		e := m.Files[p]
-		b = binary.LittleEndian.AppendUint16(b, uint16(len(p)))
-		b = append(b, p...)
-		b = binary.LittleEndian.AppendUint64(b, uint64(e.Size))
-		b = binary.LittleEndian.AppendUint64(b, uint64(e.MtimeNS))
-		b = binary.LittleEndian.AppendUint64(b, uint64(e.CtimeNS))
-		b = binary.LittleEndian.AppendUint64(b, e.Ino)
-		b = binary.LittleEndian.AppendUint32(b, e.Mode)
-		var flags byte
-		if e.Backed {
-			flags |= entryBacked
-		}
-		if e.Git != "" {
-			flags |= entryGit
-		}
-		b = append(b, flags)
-		b = append(b, e.SHA256...)
-		if e.Git != "" {
-			b = append(b, e.Git...)
-		}
+		b = appendEntry(b, p, m.Files[p])
 	}
 	for _, p := range m.Unchecked {
 		b = binary.LittleEndian.AppendUint16(b, uint16(len(p)))
 		b = append(b, p...)
 	}
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli()))
+}
+
+// appendEntry appends the file p's entry e, as a manifest lists it.
+func appendEntry(b []byte, p string, e cpEntry) []byte {
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(p)))
+	b = append(b, p...)
+	b = binary.LittleEndian.AppendUint64(b, uint64(e.Size))
+	b = binary.LittleEndian.AppendUint64(b, uint64(e.MtimeNS))
+	b = binary.LittleEndian.AppendUint64(b, uint64(e.CtimeNS))
+	b = binary.LittleEndian.AppendUint64(b, e.Ino)
+	b = binary.LittleEndian.AppendUint32(b, e.Mode)
+	var flags byte
+	if e.Backed {
+		flags |= entryBacked
+	}
+	if e.Git != "" {
+		flags |= entryGit
+	}
+	b = append(b, flags)
+	b = append(b, e.SHA256...)
+	if e.Git != "" {
+		b = append(b, e.Git...)
+	}
+	return b
+}
+
+// A delta manifest is a checkpoint taken from a change journal, written as
+// what differs from the manifest it was made from (its base): the files
+// changed or added, the files removed, and the unchecked paths in full.
+// Integers are little-endian; entries and paths are encoded as in a full
+// manifest.
+//
+//	"egckpt2\n"
+//	start_ns int64, changed uint32, unchecked uint32, removed uint32
+//	exclude: length uint8, hex; index: length uint8, hex
+//	base: length uint8, name; base sha256 hex (64)
+//	per changed file: as a full manifest's, in path order
+//	per unchecked path, then per removed path: length uint16, path
+//	crc32c uint32
+//
+// A delta is read with its base, which must hash to the sum it names, and
+// the base's base, down to a full manifest, at most maxChain deltas deep.
+const deltaMagic = "egckpt2\n"
+
+// maxChain is how many deltas a manifest may sit on: past it, a
+// checkpoint is written in full.
+const maxChain = 64
+
+// marshalDelta encodes m as a delta on m.base.
+func (m *cpManifest) marshalDelta() []byte {
+	b := make([]byte, 0, 256+len(m.changed)*200+len(m.removed)*64)
+	b = append(b, deltaMagic...)
+	b = binary.LittleEndian.AppendUint64(b, uint64(m.StartNS))
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(m.changed)))
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(m.Unchecked)))
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(m.removed)))
+	b = append(append(b, byte(len(m.Exclude))), m.Exclude...)
+	b = append(append(b, byte(len(m.Index))), m.Index...)
+	b = append(append(b, byte(len(m.base))), m.base...)
+	b = append(b, m.baseSum...)
+	for _, p := range m.changed {
+		b = appendEntry(b, p, m.Files[p])
+	}
+	for _, list := range [][]string{m.Unchecked, m.removed} {
+		for _, p := range list {
+			b = binary.LittleEndian.AppendUint16(b, uint16(len(p)))
+			b = append(b, p...)
+		}
+	}
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli()))
+}
+
+// cpDelta is a delta manifest, decoded.
+type cpDelta struct {
+	m             *cpManifest // StartNS, Exclude, Index, Unchecked; Files: the changed ones
+	base, baseSum string
+	removed       []string
+}
+
+// unmarshalDelta decodes a delta manifest, checking it as
+// unmarshalManifest checks a full one.
+func unmarshalDelta(data []byte) (*cpDelta, error) {
+	if len(data) < len(deltaMagic)+4 || string(data[:len(deltaMagic)]) != deltaMagic {
+		return nil, errManifest
+	}
+	body := data[:len(data)-4]
+	if crc32.Checksum(body, castagnoli()) != binary.LittleEndian.Uint32(data[len(body):]) {
+		return nil, fmt.Errorf("%w: checksum mismatch", errManifest)
+	}
+	d := &decoder{b: body, s: string(body), off: len(deltaMagic)}
+	m := &cpManifest{StartNS: int64(d.u64())}
+	nf, nu, nr := int(d.u32()), int(d.u32()), int(d.u32())
+	m.Exclude = d.str(int(d.u8()))
+	m.Index = d.str(int(d.u8()))
+	base := d.str(int(d.u8()))
+	baseSum := d.str(64)
+	if d.bad || nf > len(body)/100 || nu > len(body)/2 || nr > len(body)/2 || !validCommandID(base) || !validSHA256(baseSum) {
+		return nil, errManifest
+	}
+	m.Files = make(map[string]cpEntry, nf)
+	prev := ""
+	for range nf {
+		p, e := d.entry()
+		if d.bad || p <= prev || !manifestPath(p) || !validSHA256(e.SHA256) || !lowerHex(e.Git) || e.Backed && e.Git == "" {
+			return nil, errManifest
+		}
+		m.Files[p], prev = e, p
+		m.changed = append(m.changed, p)
+	}
+	out := &cpDelta{m: m, base: base, baseSum: baseSum}
+	for i, n := range []int{nu, nr} {
+		prev = ""
+		for range n {
+			p := d.str(int(d.u16()))
+			if d.bad || p <= prev || !manifestPath(p) {
+				return nil, errManifest
+			}
+			prev = p
+			if i == 0 {
+				m.Unchecked = append(m.Unchecked, p)
+			} else {
+				out.removed = append(out.removed, p)
+			}
+		}
+	}
+	if d.bad || d.off != len(body) {
+		return nil, errManifest
+	}
+	return out, nil
+}
+
+// entry decodes one file's entry.
+func (d *decoder) entry() (string, cpEntry) {
+	p := d.str(int(d.u16()))
+	e := cpEntry{Size: int64(d.u64()), MtimeNS: int64(d.u64()), CtimeNS: int64(d.u64()), Ino: d.u64(), Mode: d.u32()}
+	flags := d.u8()
+	e.Backed = flags&entryBacked != 0
+	e.SHA256 = d.str(64)
+	if flags&entryGit != 0 {
+		e.Git = d.str(40)
+	}
+	return p, e
 }
 
 var errManifest = errors.New("checkpoint manifest does not parse")
@@ -416,14 +643,7 @@ func unmarshalManifest(data []byte) (*cpManifest, error) {
 	}
 	prev := ""
 	for range nf {
-		p := d.str(int(d.u16()))
-		e := cpEntry{Size: int64(d.u64()), MtimeNS: int64(d.u64()), CtimeNS: int64(d.u64()), Ino: d.u64(), Mode: d.u32()}
-		flags := d.u8()
-		e.Backed = flags&entryBacked != 0
-		e.SHA256 = d.str(64)
-		if flags&entryGit != 0 {
-			e.Git = d.str(40)
-		}
+		p, e := d.entry()
 		if d.bad || p <= prev || !manifestPath(p) || !validSHA256(e.SHA256) || !lowerHex(e.Git) || e.Backed && e.Git == "" {
 			return nil, errManifest
 		}
@@ -561,6 +781,11 @@ func (cp *checkpoints) checkpoint(ctx context.Context, w *Workspace, prev *cpMan
 	changes, now, ok := j.Since(since)
 	if ok && since.ID != "" && prev != nil {
 		m, nc, err := cp.scanDirty(ctx, w, prev, changes)
+		if err == nil {
+			if m.baseSum = cp.sumOf(prevName, prev); m.baseSum != "" {
+				m.base, m.depth = prevName, prev.depth+1
+			}
+		}
 		if !errors.Is(err, errJournal) {
 			w.jr.dirtyScans.Add(1)
 			return m, nc, now, err
@@ -690,7 +915,9 @@ func (cp *checkpoints) scanDirty(ctx context.Context, w *Workspace, prev *cpMani
 	dropped := map[string]bool{}
 	drop := func(p string) {
 		if _, ok := prev.Files[p]; ok {
+			sc.mu.Lock() // the workers put files meanwhile
 			delete(sc.m.Files, p)
+			sc.mu.Unlock()
 			dropped[p] = true
 		}
 		delete(unchecked, p)
@@ -804,6 +1031,20 @@ func (cp *checkpoints) scanDirty(ctx context.Context, w *Workspace, prev *cpMani
 	if len(paths) == len(sc.m.Files) {
 		sc.m.paths = paths
 	}
+	// What differs from prev, for a delta (see saveManifest).
+	for _, p := range sc.touched {
+		if e, was := prev.Files[p]; !was || e != sc.m.Files[p] {
+			sc.m.changed = append(sc.m.changed, p)
+		}
+	}
+	slices.Sort(sc.m.changed)
+	sc.m.changed = slices.Compact(sc.m.changed)
+	for p := range dropped {
+		if _, is := sc.m.Files[p]; !is {
+			sc.m.removed = append(sc.m.removed, p)
+		}
+	}
+	slices.Sort(sc.m.removed)
 	return sc.finish(coverageNote(lines))
 }
 

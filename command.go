@@ -214,6 +214,14 @@ type cpManifest struct {
 	// paths are Files' paths in order, nil until sortedPaths makes them
 	// (a manifest read or made from another has them).
 	paths []string
+	// base names the manifest m was made from by a journal's changes
+	// (scanDirty), baseSum its SHA-256, and changed and removed (in path
+	// order) are the files that differ from it: what saveManifest writes
+	// as a delta. depth is how many deltas lie under m; 0 for a manifest
+	// written in full.
+	base, baseSum    string
+	changed, removed []string
+	depth            int
 }
 
 // sortedPaths returns m's paths in order. A manifest is not changed once

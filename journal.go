@@ -100,8 +100,9 @@ type journalState struct {
 	// with a journal; fault, for tests, is the watcher's Options.Fault.
 	fullScans, dirtyScans atomic.Int64
 	fault                 func(rel string) error
-	faultOn               atomic.Bool // for tests' fault
-	tried                 bool        // watchForCommand tried to start one
+	faultOn               atomic.Bool       // for tests' fault
+	tried                 bool              // watchForCommand tried to start one
+	bases                 map[string]string // manifest name -> its base (setBase)
 }
 
 type cachedManifest struct {
@@ -483,4 +484,36 @@ func (c *coverage) dir(rel string, open bool) (*coveredDir, int) {
 // journal set: in full, and from the journal's changes.
 func (w *Workspace) CheckpointScans() (full, fromJournal int64) {
 	return w.jr.fullScans.Load(), w.jr.dirtyScans.Load()
+}
+
+// setBase remembers that the manifest name is a delta on base ("" for a
+// full manifest).
+func (w *Workspace) setBase(name, base string) {
+	w.jr.mu.Lock()
+	defer w.jr.mu.Unlock()
+	if w.jr.bases == nil || len(w.jr.bases) > 4*maxChain {
+		w.jr.bases = map[string]string{}
+	}
+	w.jr.bases[name] = base
+}
+
+func (w *Workspace) baseOf(name string) (string, bool) {
+	w.jr.mu.Lock()
+	defer w.jr.mu.Unlock()
+	base, ok := w.jr.bases[name]
+	return base, ok
+}
+
+// sumOf returns the SHA-256 of the manifest name if this process has m as
+// that manifest in memory, "" if not.
+func (cp *checkpoints) sumOf(name string, m *cpManifest) string {
+	w := cp.w
+	w.jr.mu.Lock()
+	defer w.jr.mu.Unlock()
+	for _, c := range w.jr.cache {
+		if c.name == name && c.m == m {
+			return c.sum
+		}
+	}
+	return ""
 }

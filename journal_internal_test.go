@@ -34,6 +34,7 @@ func cpTake(t *testing.T, w *Workspace, prev *cpManifest, prevName string) (*cpM
 		t.Fatal(err)
 	}
 	cp.remember(name, sum, m, mark)
+	cp.setLast(name)
 	return m, name
 }
 
@@ -203,7 +204,30 @@ func TestJournalCheckpointIsAFullScan(t *testing.T) {
 			t.Fatalf("round %d: the checkpoint was a full scan (%v)", round, w.jr.own.wt.Err())
 		}
 		sameManifest(t, round, got, fullScan(t, w, prev))
-		prev, prevName = got, name
+		// Written as a delta on prev, it reads back, down its chain, as
+		// another process reads it: the same manifest.
+		data, err := os.ReadFile(filepath.Join(dir, StateDir, checkpointDir, "manifests", name))
+		if err != nil || !strings.HasPrefix(string(data), deltaMagic) {
+			t.Fatalf("round %d: manifest not written as a delta (%v)", round, err)
+		}
+		w.jr.mu.Lock()
+		w.jr.cache, w.jr.bases = nil, nil
+		w.jr.mu.Unlock()
+		cp, unlock, err := w.lockCheckpoints(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		cp.sweepManifests() // keeps the chain under the last
+		back, err := cp.loadManifest(name, "")
+		unlock()
+		if err != nil {
+			t.Fatalf("round %d: the delta does not read back: %v", round, err)
+		}
+		sameManifest(t, round, back, got)
+		if back.StartNS != got.StartNS || back.depth != round+1 {
+			t.Fatalf("round %d: read back start %d depth %d, want %d %d", round, back.StartNS, back.depth, got.StartNS, round+1)
+		}
+		prev, prevName = back, name
 	}
 }
 
