@@ -1031,7 +1031,10 @@ func (cp *checkpoints) scanDirty(ctx context.Context, w *Workspace, prev *cpMani
 	if len(paths) == len(sc.m.Files) {
 		sc.m.paths = paths
 	}
-	// What differs from prev, for a delta (see saveManifest).
+	// What differs from prev, for a delta (see saveManifest) and for
+	// diffPaths.
+	sc.m.from = prev
+	prev.from = nil // a chain in memory would keep every manifest
 	for _, p := range sc.touched {
 		if e, was := prev.Files[p]; !was || e != sc.m.Files[p] {
 			sc.m.changed = append(sc.m.changed, p)

@@ -222,6 +222,31 @@ type cpManifest struct {
 	base, baseSum    string
 	changed, removed []string
 	depth            int
+	// from is the manifest in memory scanDirty made m from: what differs
+	// between the two is in changed and removed.
+	from *cpManifest
+}
+
+// diffPaths calls fn with every path of a file whose entry may differ
+// between a and b: if b was made from a, those changed or removed, else
+// every file of either (fn filters).
+func diffPaths(a, b *cpManifest, fn func(p string)) {
+	if b.from == a {
+		for _, list := range [][]string{b.changed, b.removed} {
+			for _, p := range list {
+				fn(p)
+			}
+		}
+		return
+	}
+	for p := range b.Files {
+		fn(p)
+	}
+	for p := range a.Files {
+		if _, ok := b.Files[p]; !ok {
+			fn(p)
+		}
+	}
 }
 
 // sortedPaths returns m's paths in order. A manifest is not changed once
@@ -652,11 +677,11 @@ func (c *Command) End(ctx context.Context) (*CommandResult, error) {
 // replaced returns the stored contents of a's files that b no longer has.
 func replaced(a, b *cpManifest) []string {
 	var out []string
-	for p, e := range a.Files {
-		if !e.Backed && b.state(p) != e.SHA256 {
+	diffPaths(a, b, func(p string) {
+		if e, ok := a.Files[p]; ok && !e.Backed && b.state(p) != e.SHA256 {
 			out = append(out, e.SHA256)
 		}
-	}
+	})
 	return out
 }
 
@@ -910,16 +935,11 @@ type stepPair struct {
 func (pr *stepPair) paths(byPath map[string][]*ledgerStep) []string {
 	a, b := pr.a, pr.b
 	paths := map[string]bool{}
-	for p, e := range b.m.Files {
-		if a.m.state(p) != e.SHA256 {
+	diffPaths(a.m, b.m, func(p string) {
+		if a.m.state(p) != b.m.state(p) {
 			paths[p] = true
 		}
-	}
-	for p := range a.m.Files {
-		if b.m.state(p) != a.m.Files[p].SHA256 {
-			paths[p] = true
-		}
-	}
+	})
 	for _, p := range a.m.Unchecked {
 		if b.m.state(p) != unchecked {
 			paths[p] = true
