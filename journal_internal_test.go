@@ -93,6 +93,9 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 // into files and back; ignored files and directories), the checkpoint the
 // journal's changes make is the one a full scan makes, round after round.
 func TestJournalCheckpointIsAFullScan(t *testing.T) {
+	if watchDisabled() {
+		t.Skip(NoWatchEnv + "=1: the journal is what this tests")
+	}
 	dir, outside := t.TempDir(), t.TempDir()
 	write := func(rel, s string) {
 		p := filepath.Join(dir, rel)
@@ -247,6 +250,9 @@ func changeLines(res *CommandResult) []string {
 // in, or a burst of creates, is recorded from the journal or the scan
 // alike, file by file.
 func TestJournalFallsBack(t *testing.T) {
+	if watchDisabled() {
+		t.Skip(NoWatchEnv + "=1: the journal is what this tests")
+	}
 	ctx := context.Background()
 	burst := 5000
 	if testing.Short() {
