@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"runtime"
@@ -48,6 +49,7 @@ import (
 type checkpoints struct {
 	dir, objects, manifests, active *statedir.Dir
 	gv                              *gitView // opened by the first scan
+	w                               *Workspace
 	// mac is the workspace's MAC for purpose over data (Workspace.mac):
 	// an active record is acted on only if its seal verifies.
 	mac func(purpose string, data ...[]byte) string
@@ -58,7 +60,7 @@ func (w *Workspace) openCheckpoints() (*checkpoints, error) {
 	if err != nil {
 		return nil, err
 	}
-	cp := &checkpoints{dir: d, mac: w.mac}
+	cp := &checkpoints{dir: d, mac: w.mac, w: w}
 	if cp.objects, err = d.Sub("objects", true); err == nil {
 		if cp.manifests, err = d.Sub("manifests", true); err == nil {
 			cp.active, err = d.Sub("active", true)
@@ -104,16 +106,17 @@ const lastFile = "last"
 // loadCache returns the last checkpoint, nil if there is none or it does
 // not read back. It is only a stat cache: a lost or stale one makes the
 // next scan read more files, never fewer.
-func (cp *checkpoints) loadCache() *cpManifest {
+func (cp *checkpoints) loadCache() (*cpManifest, string) {
 	data, err := readBounded(cp.dir, lastFile, nil, 128)
 	if err != nil {
-		return nil
+		return nil, ""
 	}
-	m, err := cp.loadManifest(strings.TrimSpace(string(data)), "")
+	name := strings.TrimSpace(string(data))
+	m, err := cp.loadManifest(name, "")
 	if err != nil {
-		return nil
+		return nil, ""
 	}
-	return m
+	return m, name
 }
 
 // saveManifest writes m as a new manifest and returns its name. Like the
@@ -121,9 +124,20 @@ func (cp *checkpoints) loadCache() *cpManifest {
 // checkpoint a power cut took was never told to run.
 // saveManifest writes m under a new name and returns the name and the
 // SHA-256 of what it wrote, which an active record naming it seals.
+//
+// A manifest a journal's changes made (scanDirty) is written as a delta
+// on the one it was made from while the chain is at most maxChain deep and
+// the delta small; any other in full.
 func (cp *checkpoints) saveManifest(m *cpManifest) (name, sum string, err error) {
 	name = fmt.Sprintf("%x-%s", m.StartNS, strings.ToLower(rand.Text()[:8]))
-	data := m.marshal()
+	var data []byte
+	if m.base != "" && m.depth <= maxChain && len(m.changed)+len(m.removed) <= len(m.Files)/4+64 {
+		data = m.marshalDelta()
+		cp.w.setBase(name, m.base)
+	} else {
+		m.base, m.baseSum, m.depth, m.changed, m.removed = "", "", 0, nil, nil
+		data = m.marshal()
+	}
 	if err := cp.manifests.WriteFileVolatile(name, data, 0o600); err != nil {
 		return "", "", err
 	}
@@ -131,9 +145,12 @@ func (cp *checkpoints) saveManifest(m *cpManifest) (name, sum string, err error)
 	return name, hex.EncodeToString(h[:]), nil
 }
 
-// setLast makes the manifest name the stat cache of the next scan.
+// setLast makes the manifest name the stat cache of the next scan, and
+// records the mark taken before its scan (see journal.go).
 func (cp *checkpoints) setLast(name string) {
 	cp.dir.WriteFileVolatile(lastFile, []byte(name+"\n"), 0o600)
+	m, _ := cp.w.markOf(name)
+	cp.saveWatchMark(name, m)
 }
 
 // loadManifest reads the manifest name, which must hash to sum (an
@@ -143,14 +160,74 @@ func (cp *checkpoints) loadManifest(name, sum string) (*cpManifest, error) {
 	if !validCommandID(name) {
 		return nil, fmt.Errorf("bad manifest name %q", cutText(name, 80))
 	}
-	data, err := readBounded(cp.manifests, name, nil, maxStateFile)
-	if err != nil {
-		return nil, err
+	if m := cp.cachedManifest(name, sum); m != nil {
+		return m, nil
 	}
-	if h := sha256.Sum256(data); sum != "" && hex.EncodeToString(h[:]) != sum {
-		return nil, fmt.Errorf("manifest %s is not the one its active record sealed", name)
+	// Down the chain of deltas to a full manifest (or one in memory),
+	// each checked against the sum the one above names.
+	var chain []*cpDelta
+	var root *cpManifest
+	cur, curSum := name, sum
+	for {
+		if len(chain) > 0 {
+			if m := cp.cachedManifest(cur, curSum); m != nil {
+				root = m
+				break
+			}
+		}
+		if len(chain) > maxChain {
+			return nil, fmt.Errorf("manifest %s: a chain of more than %d deltas", name, maxChain)
+		}
+		data, err := readBounded(cp.manifests, cur, nil, maxStateFile)
+		if err != nil {
+			return nil, err
+		}
+		h := sha256.Sum256(data)
+		got := hex.EncodeToString(h[:])
+		if curSum != "" && got != curSum {
+			if cur == name {
+				return nil, fmt.Errorf("manifest %s is not the one its active record sealed", name)
+			}
+			return nil, fmt.Errorf("manifest %s is not the base manifest %s names", cur, name)
+		}
+		if len(chain) == 0 {
+			sum = got
+		}
+		if strings.HasPrefix(string(data[:min(len(data), len(deltaMagic))]), deltaMagic) {
+			d, err := unmarshalDelta(data)
+			if err != nil {
+				return nil, err
+			}
+			cp.w.setBase(cur, d.base)
+			chain = append(chain, d)
+			cur, curSum = d.base, d.baseSum
+			continue
+		}
+		if root, err = unmarshalManifest(data); err != nil {
+			return nil, err
+		}
+		if len(chain) > 0 {
+			cp.cacheManifest(cur, got, root)
+		}
+		break
 	}
-	return unmarshalManifest(data)
+	if len(chain) == 0 {
+		cp.cacheManifest(name, sum, root)
+		return root, nil
+	}
+	// One copy of the root's files, the deltas applied from the bottom.
+	files := maps.Clone(root.Files)
+	for i := len(chain) - 1; i >= 0; i-- {
+		for _, p := range chain[i].removed {
+			delete(files, p)
+		}
+		maps.Copy(files, chain[i].m.Files)
+	}
+	top := chain[0]
+	m := &cpManifest{StartNS: top.m.StartNS, Files: files, Unchecked: top.m.Unchecked, Exclude: top.m.Exclude, Index: top.m.Index,
+		base: top.base, baseSum: top.baseSum, depth: root.depth + len(chain), changed: top.m.changed, removed: top.removed}
+	cp.cacheManifest(name, sum, m)
+	return m, nil
 }
 
 // sweepManifests removes the manifests neither last nor an active record
@@ -167,6 +244,16 @@ func (cp *checkpoints) sweepManifests() {
 	for _, a := range acts {
 		keep[a.Manifest] = true
 	}
+	// And the bases of those kept, down their chains.
+	for name := range maps.Clone(keep) {
+		for range maxChain + 1 {
+			base := cp.baseOf(name)
+			if base == "" || keep[base] {
+				break
+			}
+			keep[base], name = true, base
+		}
+	}
 	ents, err := cp.manifests.ReadDir()
 	if err != nil {
 		return
@@ -176,6 +263,38 @@ func (cp *checkpoints) sweepManifests() {
 			cp.manifests.Remove(e.Name())
 		}
 	}
+}
+
+// baseOf returns the base of the manifest name, "" if it is a full one
+// (or does not read): from memory, else from the delta's head.
+func (cp *checkpoints) baseOf(name string) string {
+	if base, ok := cp.w.baseOf(name); ok {
+		return base
+	}
+	if !validCommandID(name) {
+		return ""
+	}
+	f, err := cp.manifests.Open(name, os.O_RDONLY, 0)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	head := make([]byte, 512)
+	n, _ := f.ReadAt(head, 0)
+	d := &decoder{b: head[:n], s: string(head[:n])}
+	if d.str(len(deltaMagic)) != deltaMagic {
+		cp.w.setBase(name, "")
+		return ""
+	}
+	d.next(8 + 12)
+	d.str(int(d.u8()))
+	d.str(int(d.u8()))
+	base := d.str(int(d.u8()))
+	if d.bad || !validCommandID(base) {
+		return ""
+	}
+	cp.w.setBase(name, base)
+	return base
 }
 
 // readActive reads the active record of command id and its first
@@ -345,27 +464,8 @@ func (m *cpManifest) marshal() []byte {
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(m.Unchecked)))
 	b = append(append(b, byte(len(m.Exclude))), m.Exclude...)
 	b = append(append(b, byte(len(m.Index))), m.Index...)
-	for _, p := range slices.Sorted(mapKeys(m.Files)) {
-		e := m.Files[p]
-		b = binary.LittleEndian.AppendUint16(b, uint16(len(p)))
-		b = append(b, p...)
-		b = binary.LittleEndian.AppendUint64(b, uint64(e.Size))
-		b = binary.LittleEndian.AppendUint64(b, uint64(e.MtimeNS))
-		b = binary.LittleEndian.AppendUint64(b, uint64(e.CtimeNS))
-		b = binary.LittleEndian.AppendUint64(b, e.Ino)
-		b = binary.LittleEndian.AppendUint32(b, e.Mode)
-		var flags byte
-		if e.Backed {
-			flags |= entryBacked
-		}
-		if e.Git != "" {
-			flags |= entryGit
-		}
-		b = append(b, flags)
-		b = append(b, e.SHA256...)
-		if e.Git != "" {
-			b = append(b, e.Git...)
-		}
+	for _, p := range m.sortedPaths() {
+		b = appendEntry(b, p, m.Files[p])
 	}
 	for _, p := range m.Unchecked {
 		b = binary.LittleEndian.AppendUint16(b, uint16(len(p)))
@@ -374,14 +474,146 @@ func (m *cpManifest) marshal() []byte {
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli()))
 }
 
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
+// appendEntry appends the file p's entry e, as a manifest lists it.
+func appendEntry(b []byte, p string, e cpEntry) []byte {
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(p)))
+	b = append(b, p...)
+	b = binary.LittleEndian.AppendUint64(b, uint64(e.Size))
+	b = binary.LittleEndian.AppendUint64(b, uint64(e.MtimeNS))
+	b = binary.LittleEndian.AppendUint64(b, uint64(e.CtimeNS))
+	b = binary.LittleEndian.AppendUint64(b, e.Ino)
+	b = binary.LittleEndian.AppendUint32(b, e.Mode)
+	var flags byte
+	if e.Backed {
+		flags |= entryBacked
+	}
+	if e.Git != "" {
+		flags |= entryGit
+	}
+	b = append(b, flags)
+	b = append(b, e.SHA256...)
+	if e.Git != "" {
+		b = append(b, e.Git...)
+	}
+	return b
+}
+
+// A delta manifest is a checkpoint taken from a change journal, written as
+// what differs from the manifest it was made from (its base): the files
+// changed or added, the files removed, and the unchecked paths in full.
+// Integers are little-endian; entries and paths are encoded as in a full
+// manifest.
+//
+//	"egckpt2\n"
+//	start_ns int64, changed uint32, unchecked uint32, removed uint32
+//	exclude: length uint8, hex; index: length uint8, hex
+//	base: length uint8, name; base sha256 hex (64)
+//	per changed file: as a full manifest's, in path order
+//	per unchecked path, then per removed path: length uint16, path
+//	crc32c uint32
+//
+// A delta is read with its base, which must hash to the sum it names, and
+// the base's base, down to a full manifest, at most maxChain deltas deep.
+const deltaMagic = "egckpt2\n"
+
+// maxChain is how many deltas a manifest may sit on: past it, a
+// checkpoint is written in full.
+const maxChain = 64
+
+// marshalDelta encodes m as a delta on m.base.
+func (m *cpManifest) marshalDelta() []byte {
+	b := make([]byte, 0, 256+len(m.changed)*200+len(m.removed)*64)
+	b = append(b, deltaMagic...)
+	b = binary.LittleEndian.AppendUint64(b, uint64(m.StartNS))
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(m.changed)))
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(m.Unchecked)))
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(m.removed)))
+	b = append(append(b, byte(len(m.Exclude))), m.Exclude...)
+	b = append(append(b, byte(len(m.Index))), m.Index...)
+	b = append(append(b, byte(len(m.base))), m.base...)
+	b = append(b, m.baseSum...)
+	for _, p := range m.changed {
+		b = appendEntry(b, p, m.Files[p])
+	}
+	for _, list := range [][]string{m.Unchecked, m.removed} {
+		for _, p := range list {
+			b = binary.LittleEndian.AppendUint16(b, uint16(len(p)))
+			b = append(b, p...)
+		}
+	}
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli()))
+}
+
+// cpDelta is a delta manifest, decoded.
+type cpDelta struct {
+	m             *cpManifest // StartNS, Exclude, Index, Unchecked; Files: the changed ones
+	base, baseSum string
+	removed       []string
+}
+
+// unmarshalDelta decodes a delta manifest, checking it as
+// unmarshalManifest checks a full one.
+func unmarshalDelta(data []byte) (*cpDelta, error) {
+	if len(data) < len(deltaMagic)+4 || string(data[:len(deltaMagic)]) != deltaMagic {
+		return nil, errManifest
+	}
+	body := data[:len(data)-4]
+	if crc32.Checksum(body, castagnoli()) != binary.LittleEndian.Uint32(data[len(body):]) {
+		return nil, fmt.Errorf("%w: checksum mismatch", errManifest)
+	}
+	d := &decoder{b: body, s: string(body), off: len(deltaMagic)}
+	m := &cpManifest{StartNS: int64(d.u64())}
+	nf, nu, nr := int(d.u32()), int(d.u32()), int(d.u32())
+	m.Exclude = d.str(int(d.u8()))
+	m.Index = d.str(int(d.u8()))
+	base := d.str(int(d.u8()))
+	baseSum := d.str(64)
+	if d.bad || nf > len(body)/100 || nu > len(body)/2 || nr > len(body)/2 || !validCommandID(base) || !validSHA256(baseSum) {
+		return nil, errManifest
+	}
+	m.Files = make(map[string]cpEntry, nf)
+	prev := ""
+	for range nf {
+		p, e := d.entry()
+		if d.bad || p <= prev || !manifestPath(p) || !validSHA256(e.SHA256) || !lowerHex(e.Git) || e.Backed && e.Git == "" {
+			return nil, errManifest
+		}
+		m.Files[p], prev = e, p
+		m.changed = append(m.changed, p)
+	}
+	out := &cpDelta{m: m, base: base, baseSum: baseSum}
+	for i, n := range []int{nu, nr} {
+		prev = ""
+		for range n {
+			p := d.str(int(d.u16()))
+			if d.bad || p <= prev || !manifestPath(p) {
+				return nil, errManifest
+			}
+			prev = p
+			if i == 0 {
+				m.Unchecked = append(m.Unchecked, p)
+			} else {
+				out.removed = append(out.removed, p)
 			}
 		}
 	}
+	if d.bad || d.off != len(body) {
+		return nil, errManifest
+	}
+	return out, nil
+}
+
+// entry decodes one file's entry.
+func (d *decoder) entry() (string, cpEntry) {
+	p := d.str(int(d.u16()))
+	e := cpEntry{Size: int64(d.u64()), MtimeNS: int64(d.u64()), CtimeNS: int64(d.u64()), Ino: d.u64(), Mode: d.u32()}
+	flags := d.u8()
+	e.Backed = flags&entryBacked != 0
+	e.SHA256 = d.str(64)
+	if flags&entryGit != 0 {
+		e.Git = d.str(40)
+	}
+	return p, e
 }
 
 var errManifest = errors.New("checkpoint manifest does not parse")
@@ -406,20 +638,17 @@ func unmarshalManifest(data []byte) (*cpManifest, error) {
 		return nil, errManifest
 	}
 	m.Files = make(map[string]cpEntry, nf)
+	if nf > 0 {
+		m.paths = make([]string, 0, nf)
+	}
 	prev := ""
 	for range nf {
-		p := d.str(int(d.u16()))
-		e := cpEntry{Size: int64(d.u64()), MtimeNS: int64(d.u64()), CtimeNS: int64(d.u64()), Ino: d.u64(), Mode: d.u32()}
-		flags := d.u8()
-		e.Backed = flags&entryBacked != 0
-		e.SHA256 = d.str(64)
-		if flags&entryGit != 0 {
-			e.Git = d.str(40)
-		}
+		p, e := d.entry()
 		if d.bad || p <= prev || !manifestPath(p) || !validSHA256(e.SHA256) || !lowerHex(e.Git) || e.Backed && e.Git == "" {
 			return nil, errManifest
 		}
 		m.Files[p], prev = e, p
+		m.paths = append(m.paths, p)
 	}
 	prev = ""
 	for range nu {
@@ -514,10 +743,7 @@ func manifestPath(p string) bool {
 // a tree of many files the fstatat calls are most of a scan's time.
 func (cp *checkpoints) scan(ctx context.Context, w *Workspace, prev *cpManifest) (*cpManifest, []string, error) {
 	include, lines, rules := w.checkpointCoverage()
-	notChecked := []string{"files a .gitignore ignores, symbolic links and special files are not checked"}
-	if len(lines) > 0 {
-		notChecked[0] = fmt.Sprintf("files a .gitignore ignores (but for those matching %s outside ignored directories), symbolic links and special files are not checked", strings.Join(lines, ", "))
-	}
+	notChecked := coverageNote(lines)
 	sc := &scanner{cp: cp, w: w, prev: prev, g: cp.git(w),
 		m: &cpManifest{StartNS: time.Now().UnixNano(), Files: map[string]cpEntry{}, Exclude: rules}}
 	sc.m.Index = sc.g.identity()
@@ -525,6 +751,63 @@ func (cp *checkpoints) scan(ctx context.Context, w *Workspace, prev *cpManifest)
 	if prev == nil || !sc.sameIndex {
 		sc.g.load() // before the workers share it
 	}
+	err := sc.run(func(submit func(dirfd int, dir string, names []string) bool) error {
+		return w.walkWith(ctx, ".", &walker{include: include, dir: submit})
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return sc.finish(notChecked)
+}
+
+// checkpoint scans for a checkpoint from prev, the manifest named
+// prevName (nil and "" for none): from the change journal's changes since
+// the mark taken before prev's scan when the journal vouches for them
+// (scanDirty), else in full (scan). It returns the mark taken before this
+// scan, for the manifest it makes (setMark), zero without a journal.
+func (cp *checkpoints) checkpoint(ctx context.Context, w *Workspace, prev *cpManifest, prevName string) (*cpManifest, []string, JournalMark, error) {
+	j := w.journal()
+	if j == nil {
+		m, nc, err := cp.scan(ctx, w, prev)
+		return m, nc, JournalMark{}, err
+	}
+	var since JournalMark
+	if prev != nil && prevName != "" {
+		var ok bool
+		if since, ok = w.markOf(prevName); !ok {
+			since, _ = cp.loadWatchMark(prevName)
+		}
+	}
+	changes, now, ok := j.Since(since)
+	if ok && since.ID != "" && prev != nil {
+		m, nc, err := cp.scanDirty(ctx, w, prev, changes)
+		if err == nil {
+			if m.baseSum = cp.sumOf(prevName, prev); m.baseSum != "" {
+				m.base, m.depth = prevName, prev.depth+1
+			}
+		}
+		if !errors.Is(err, errJournal) {
+			w.jr.dirtyScans.Add(1)
+			return m, nc, now, err
+		}
+	}
+	w.jr.fullScans.Add(1)
+	m, nc, err := cp.scan(ctx, w, prev)
+	return m, nc, now, err
+}
+
+// remember makes the manifest m, saved as name with SHA-256 sum after the
+// mark, known to this process: its mark, and m itself (loadManifest
+// returns it without reading it again).
+func (cp *checkpoints) remember(name, sum string, m *cpManifest, mark JournalMark) {
+	cp.w.setMark(name, mark)
+	cp.cacheManifest(name, sum, m)
+}
+
+// run runs walk, which hands each directory's files to submit, with
+// scanWorkers goroutines statting (and reading and storing) them while it
+// goes on.
+func (sc *scanner) run(walk func(submit func(dirfd int, dir string, names []string) bool) error) error {
 	type batch struct {
 		fd    int
 		dir   string
@@ -546,7 +829,7 @@ func (cp *checkpoints) scan(ctx context.Context, w *Workspace, prev *cpManifest)
 			}
 		})
 	}
-	err := w.walkWith(ctx, ".", &walker{include: include, dir: func(dirfd int, dir string, names []string) bool {
+	err := walk(func(dirfd int, dir string, names []string) bool {
 		fd, err := unix.FcntlInt(uintptr(dirfd), unix.F_DUPFD_CLOEXEC, 0)
 		if err != nil {
 			sc.fail(ioError(dir, err))
@@ -554,23 +837,27 @@ func (cp *checkpoints) scan(ctx context.Context, w *Workspace, prev *cpManifest)
 		}
 		jobs <- batch{fd, dir, names}
 		return !sc.failed.Load()
-	}})
+	})
 	close(jobs)
 	wg.Wait()
 	if err == nil {
 		err = sc.err
 	}
-	if err != nil {
-		return nil, nil, err
-	}
+	return err
+}
+
+// finish makes what the scan stored durable and returns its manifest and
+// what it did not check (notChecked, and the files it did not read).
+func (sc *scanner) finish(notChecked []string) (*cpManifest, []string, error) {
 	// What the command may displace is durable before it runs.
-	if err := cp.flush(sc.stored, sc.nstored); err != nil {
+	if err := sc.cp.flush(sc.stored, sc.nstored); err != nil {
 		return nil, nil, stateError("sync the checkpoint", err)
 	}
 	m := sc.m
 	slices.Sort(m.Unchecked)
+	m.Unchecked = slices.Compact(m.Unchecked)
 	if len(m.Unchecked) > 0 {
-		msg := fmt.Sprintf("%d files over %d bytes or unreadable are not checked", len(m.Unchecked), w.opts.MaxFileSize)
+		msg := fmt.Sprintf("%d files over %d bytes or unreadable are not checked", len(m.Unchecked), sc.w.opts.MaxFileSize)
 		names := m.Unchecked
 		if len(names) > maxNotChecked {
 			names = append(slices.Clone(names[:maxNotChecked]), "...")
@@ -578,6 +865,190 @@ func (cp *checkpoints) scan(ctx context.Context, w *Workspace, prev *cpManifest)
 		notChecked = append(notChecked, msg+": "+strings.Join(names, ", "))
 	}
 	return m, notChecked, nil
+}
+
+// coverageNote is what a scan says it does not check, given the include
+// patterns' lines.
+func coverageNote(lines []string) []string {
+	if len(lines) > 0 {
+		return []string{fmt.Sprintf("files a .gitignore ignores (but for those matching %s outside ignored directories), symbolic links and special files are not checked", strings.Join(lines, ", "))}
+	}
+	return []string{"files a .gitignore ignores, symbolic links and special files are not checked"}
+}
+
+// errJournal says a journal's changes cannot be used: scan in full.
+var errJournal = errors.New("the change journal cannot be used")
+
+// scanDirty is scan from prev and the changes a journal reported since the
+// mark taken before prev's scan began: prev's entries, but for the changed
+// paths, which it stats (and reads, as scan does) again, and the whole
+// subtree of each changed path that is a directory now. Its manifest is
+// the one scan would make. It fails with errJournal when it cannot be
+// used: the coverage rules or git's index changed since prev, or a
+// .gitignore did (the caller then scans in full).
+func (cp *checkpoints) scanDirty(ctx context.Context, w *Workspace, prev *cpManifest, changes []JournalChange) (*cpManifest, []string, error) {
+	include, lines, rules := w.checkpointCoverage()
+	if prev == nil || rules != prev.Exclude {
+		return nil, nil, errJournal
+	}
+	for _, c := range changes {
+		if !manifestPath(c.Path) || path.Base(c.Path) == ".gitignore" {
+			return nil, nil, errJournal
+		}
+	}
+	g := cp.git(w)
+	idx := g.identity()
+	if idx != prev.Index {
+		return nil, nil, errJournal
+	}
+	sc := &scanner{cp: cp, w: w, prev: prev, g: g, track: true,
+		m: &cpManifest{StartNS: time.Now().UnixNano(), Files: maps.Clone(prev.Files), Exclude: rules, Index: idx}}
+	sc.sameIndex = idx != ""
+	if !sc.sameIndex {
+		g.load()
+	}
+	prevPaths := prev.sortedPaths()
+	unchecked := map[string]bool{}
+	for _, p := range prev.Unchecked {
+		unchecked[p] = true
+	}
+	dropped := map[string]bool{}
+	drop := func(p string) {
+		if _, ok := prev.Files[p]; ok {
+			sc.mu.Lock() // the workers put files meanwhile
+			delete(sc.m.Files, p)
+			sc.mu.Unlock()
+			dropped[p] = true
+		}
+		delete(unchecked, p)
+	}
+	// dropUnder drops what was below p, if p was not a file (a file has
+	// nothing below it).
+	dropUnder := func(p string) {
+		if _, ok := prev.Files[p]; ok {
+			return
+		}
+		i, _ := slices.BinarySearch(prevPaths, p+"/")
+		for ; i < len(prevPaths) && strings.HasPrefix(prevPaths[i], p+"/"); i++ {
+			drop(prevPaths[i])
+		}
+		for u := range unchecked {
+			if strings.HasPrefix(u, p+"/") {
+				delete(unchecked, u)
+			}
+		}
+	}
+	slices.SortFunc(changes, func(a, b JournalChange) int { return strings.Compare(a.Path, b.Path) })
+	cover := &coverage{w: w, include: include}
+	err := sc.run(func(submit func(dirfd int, dir string, names []string) bool) error {
+		walked := ""
+		for _, c := range changes {
+			p := c.Path
+			if walked != "" && strings.HasPrefix(p, walked+"/") {
+				continue // walked with its directory
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			drop(p)
+			dir, name := path.Split(p)
+			if dir = strings.TrimSuffix(dir, "/"); dir == "" {
+				dir = "."
+			}
+			d, fd := cover.dir(dir, true)
+			if fd < 0 {
+				dropUnder(p) // its directory is gone or not covered
+				continue
+			}
+			elems := splitRel(p)
+			var st unix.Stat_t
+			err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+			switch {
+			case err != nil || strings.EqualFold(name, StateDir) || name == ".git":
+				dropUnder(p)
+			case st.Mode&unix.S_IFMT == unix.S_IFDIR:
+				dropUnder(p)
+				walked = p
+				if d.ps.ignored(elems, true) {
+					break
+				}
+				sub, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+				if err != nil {
+					break // unreadable, or replaced by a symlink: a walk skips it
+				}
+				if _, err := walkDir(ctx, sub, p, d.ps, &walker{include: include, dir: submit}); err != nil {
+					unix.Close(fd)
+					return err
+				}
+			case st.Mode&unix.S_IFMT == unix.S_IFREG:
+				dropUnder(p)
+				if d.ps.ignored(elems, false) && !include.ignored(elems, false) {
+					break
+				}
+				if !submit(fd, dir, []string{name}) {
+					unix.Close(fd)
+					return nil
+				}
+			default:
+				dropUnder(p)
+			}
+			unix.Close(fd)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	for u := range unchecked {
+		sc.m.Unchecked = append(sc.m.Unchecked, u)
+	}
+	// The paths in order, from prev's: those dropped and not back out,
+	// those new merged in.
+	var added []string
+	for _, p := range sc.touched {
+		if _, was := prev.Files[p]; !was {
+			if _, is := sc.m.Files[p]; is {
+				added = append(added, p)
+			}
+		}
+	}
+	slices.Sort(added)
+	added = slices.Compact(added)
+	paths := make([]string, 0, len(sc.m.Files))
+	i := 0
+	for _, p := range prevPaths {
+		if dropped[p] {
+			if _, is := sc.m.Files[p]; !is {
+				continue
+			}
+		}
+		for ; i < len(added) && added[i] < p; i++ {
+			paths = append(paths, added[i])
+		}
+		paths = append(paths, p)
+	}
+	paths = append(paths, added[i:]...)
+	if len(paths) == len(sc.m.Files) {
+		sc.m.paths = paths
+	}
+	// What differs from prev, for a delta (see saveManifest) and for
+	// diffPaths.
+	sc.m.from = prev
+	prev.from = nil // a chain in memory would keep every manifest
+	for _, p := range sc.touched {
+		if e, was := prev.Files[p]; !was || e != sc.m.Files[p] {
+			sc.m.changed = append(sc.m.changed, p)
+		}
+	}
+	slices.Sort(sc.m.changed)
+	sc.m.changed = slices.Compact(sc.m.changed)
+	for p := range dropped {
+		if _, is := sc.m.Files[p]; !is {
+			sc.m.removed = append(sc.m.removed, p)
+		}
+	}
+	slices.Sort(sc.m.removed)
+	return sc.finish(coverageNote(lines))
 }
 
 // scanWorkers is how many goroutines stat and read files for a scan.
@@ -592,8 +1063,12 @@ type scanner struct {
 	g         *gitView
 	sameIndex bool
 
+	// track says to list in touched every path put in m.
+	track bool
+
 	mu      sync.Mutex
 	m       *cpManifest
+	touched []string
 	stored  []string // the objects to make durable; past engine.FsyncObjects (oneByOne), only counted
 	nstored int
 	// oneByOne is whether the objects are flushed one by one past
@@ -622,6 +1097,9 @@ func (sc *scanner) put(p string, e cpEntry, unchecked bool) {
 		sc.m.Unchecked = append(sc.m.Unchecked, p)
 	} else {
 		sc.m.Files[p] = e
+		if sc.track {
+			sc.touched = append(sc.touched, p)
+		}
 	}
 	sc.mu.Unlock()
 }
@@ -687,6 +1165,9 @@ func (sc *scanner) file(dirfd int, p, name string, buf []byte) []byte {
 		sc.stored = append(sc.stored, e.SHA256)
 	}
 	sc.m.Files[p] = e
+	if sc.track {
+		sc.touched = append(sc.touched, p)
+	}
 	sc.mu.Unlock()
 	return buf
 }

@@ -210,6 +210,52 @@ type cpManifest struct {
 	// Index is the checksum of the git index the files' Git fields were
 	// checked against, "" if there was none.
 	Index string `json:"-"`
+
+	// paths are Files' paths in order, nil until sortedPaths makes them
+	// (a manifest read or made from another has them).
+	paths []string
+	// base names the manifest m was made from by a journal's changes
+	// (scanDirty), baseSum its SHA-256, and changed and removed (in path
+	// order) are the files that differ from it: what saveManifest writes
+	// as a delta. depth is how many deltas lie under m; 0 for a manifest
+	// written in full.
+	base, baseSum    string
+	changed, removed []string
+	depth            int
+	// from is the manifest in memory scanDirty made m from: what differs
+	// between the two is in changed and removed.
+	from *cpManifest
+}
+
+// diffPaths calls fn with every path of a file whose entry may differ
+// between a and b: if b was made from a, those changed or removed, else
+// every file of either (fn filters).
+func diffPaths(a, b *cpManifest, fn func(p string)) {
+	if b.from == a {
+		for _, list := range [][]string{b.changed, b.removed} {
+			for _, p := range list {
+				fn(p)
+			}
+		}
+		return
+	}
+	for p := range b.Files {
+		fn(p)
+	}
+	for p := range a.Files {
+		if _, ok := b.Files[p]; !ok {
+			fn(p)
+		}
+	}
+}
+
+// sortedPaths returns m's paths in order. A manifest is not changed once
+// made, so they are made once.
+func (m *cpManifest) sortedPaths() []string {
+	if m.paths == nil || len(m.paths) != len(m.Files) {
+		m.paths = slices.Sorted(maps.Keys(m.Files))
+	}
+	return m.paths
 }
 
 // state is p's state at the checkpoint (see unchecked).
@@ -442,6 +488,7 @@ func (s *Session) BeginCommand(ctx context.Context, command string, opts *Comman
 	if opts != nil && opts.MaxAge > 0 {
 		maxAge = opts.MaxAge
 	}
+	w.watchForCommand()
 	cp, unlock, err := w.lockCheckpoints(ctx)
 	if err != nil {
 		return nil, err
@@ -451,8 +498,8 @@ func (s *Session) BeginCommand(ctx context.Context, command string, opts *Comman
 	if err != nil {
 		return nil, readError("read ledger", err)
 	}
-	cache := cp.loadCache()
-	before, notChecked, err := cp.scan(ctx, w, cache)
+	cache, cacheName := cp.loadCache()
+	before, notChecked, mark, err := cp.checkpoint(ctx, w, cache, cacheName)
 	if err != nil {
 		return nil, err
 	}
@@ -465,6 +512,7 @@ func (s *Session) BeginCommand(ctx context.Context, command string, opts *Comman
 	if err != nil {
 		return nil, stateError("write checkpoint", err)
 	}
+	cp.remember(manifest, sum, before, mark)
 	host, _ := os.Hostname()
 	now := time.Now().UTC()
 	act := &activeCommand{ID: id, Session: s.name, Tool: tool, Command: cutText(command, maxCommandText),
@@ -607,12 +655,13 @@ func (c *Command) End(ctx context.Context) (*CommandResult, error) {
 	if err != nil {
 		return nil, readError("read ledger", err)
 	}
-	after, notChecked, err := cp.scan(ctx, w, c.act.Before)
+	after, notChecked, mark, err := cp.checkpoint(ctx, w, c.act.Before, c.act.Manifest)
 	if err != nil {
 		return nil, err
 	}
 	res := w.finishCommand(cp, s, c.act, after, pos, notChecked, false)
-	if manifest, _, err := cp.saveManifest(after); err == nil {
+	if manifest, sum, err := cp.saveManifest(after); err == nil {
+		cp.remember(manifest, sum, after, mark)
 		cp.setLast(manifest)
 	}
 	if err := cp.active.Remove(c.act.ID + ".json"); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -628,11 +677,11 @@ func (c *Command) End(ctx context.Context) (*CommandResult, error) {
 // replaced returns the stored contents of a's files that b no longer has.
 func replaced(a, b *cpManifest) []string {
 	var out []string
-	for p, e := range a.Files {
-		if !e.Backed && b.state(p) != e.SHA256 {
+	diffPaths(a, b, func(p string) {
+		if e, ok := a.Files[p]; ok && !e.Backed && b.state(p) != e.SHA256 {
 			out = append(out, e.SHA256)
 		}
-	}
+	})
 	return out
 }
 
@@ -886,16 +935,11 @@ type stepPair struct {
 func (pr *stepPair) paths(byPath map[string][]*ledgerStep) []string {
 	a, b := pr.a, pr.b
 	paths := map[string]bool{}
-	for p, e := range b.m.Files {
-		if a.m.state(p) != e.SHA256 {
+	diffPaths(a.m, b.m, func(p string) {
+		if a.m.state(p) != b.m.state(p) {
 			paths[p] = true
 		}
-	}
-	for p := range a.m.Files {
-		if b.m.state(p) != a.m.Files[p].SHA256 {
-			paths[p] = true
-		}
-	}
+	})
 	for _, p := range a.m.Unchecked {
 		if b.m.state(p) != unchecked {
 			paths[p] = true

@@ -96,6 +96,9 @@ type walker struct {
 	dir     func(dirfd int, dir string, names []string) bool
 	temp    func(path string)
 	isTemp  func(name string, siblings func(yield func(string) bool)) bool
+	// enter, if set, is called with each directory as it is entered,
+	// before it is listed; false stops the walk.
+	enter func(dirfd int, dir string) bool
 }
 
 func (w *Workspace) walkWith(ctx context.Context, dir string, v *walker) error {
@@ -203,6 +206,9 @@ func walkDir(ctx context.Context, fd int, dir string, ps ignoreMatcher, v *walke
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
+	if v.enter != nil && !v.enter(fd, dir) {
+		return false, nil
+	}
 	des, err := f.ReadDir(-1)
 	if err != nil {
 		return true, nil // unreadable: skipped
@@ -248,6 +254,9 @@ func walkDir(ctx context.Context, fd int, dir string, ps ignoreMatcher, v *walke
 			}
 			if v.dir != nil {
 				names = append(names, name)
+				continue
+			}
+			if v.file == nil {
 				continue
 			}
 			wf.Path = path.Join(dir, name)

@@ -73,6 +73,12 @@ type Options struct {
 	// entered. nil means the lines of .editguard/checkpoint-include if
 	// there is one, else DefaultCheckpointInclude; an empty list, none.
 	CheckpointInclude []string
+	// WatchCommands makes the first BeginCommand start the workspace's
+	// change journal (Watch) if it has none, so that later checkpoints
+	// read only what changed (see journal.go). EDITGUARD_WATCH=1 in the
+	// environment does the same for every workspace; EDITGUARD_NO_WATCH=1
+	// turns every journal off.
+	WatchCommands bool
 	// NoMerge makes every edit whose file changed since the session's
 	// read fail with STALE_FILE, as before merging existed (merge.go).
 	NoMerge bool
@@ -125,6 +131,7 @@ type Workspace struct {
 	prunes   sync.WaitGroup // background Prunes and sweeps of parked files
 	trims    engine.Running // background trims of a file's old versions (see trimLater)
 	recovery Recovery       // what Open found and did (recover.go)
+	jr       journalState   // the change journal of checkpoints (journal.go)
 }
 
 // stateIgnore is the .gitignore editguard puts in its state directory, so
@@ -269,6 +276,7 @@ func (w *Workspace) MaxFileSize() int64 { return w.opts.MaxFileSize }
 // Close waits for background history trims, pruning and ledger fsyncs and
 // releases the workspace.
 func (w *Workspace) Close() error {
+	w.stopJournal()
 	if w.eng != nil {
 		w.eng.FlushOutcomes()
 	}

@@ -53,6 +53,11 @@ deleted a file whose content was not what this session last read or wrote
 (someone else had changed it), exec names the files and the history
 versions that keep the other writer's content, and exits 5.
 
+Checkpoints read only what changed when a change journal vouches for it:
+the hook server's, when one serves the workspace, else one exec starts
+for the command's time (then only the second checkpoint is from it).
+EDITGUARD_NO_WATCH=1 makes both full scans.
+
 --tool names the ledger records' tool (default "exec").`,
 }
 
@@ -79,6 +84,9 @@ func runExec(ctx context.Context, e *env, args []string) error {
 	}
 	if err := checkWorkingDir(e.root); err != nil {
 		return err
+	}
+	if ws, err := e.workspace(); err == nil {
+		commandJournal(e, ws)
 	}
 	c, err := s.BeginCommand(ctx, shellLine(argv), &editguard.CommandOptions{Tool: *tool})
 	if err != nil {
@@ -260,4 +268,20 @@ func shellLine(argv []string) string {
 		out[i] = shellQuote(a)
 	}
 	return strings.Join(out, " ")
+}
+
+// commandJournal gives the workspace a change journal for the command:
+// the hook server's, when one serves the root, so that both checkpoints
+// read only what changed since the server's last; else one of its own,
+// started now, so that the second does (see editguard's journal.go).
+// EDITGUARD_NO_WATCH=1 leaves it without: both scan in full.
+func commandJournal(e *env, ws *editguard.Workspace) {
+	if os.Getenv(editguard.NoWatchEnv) == "1" {
+		return
+	}
+	if j := hookServerJournal(e.root); j != nil {
+		ws.SetChangeJournal(j)
+		return
+	}
+	ws.Watch()
 }

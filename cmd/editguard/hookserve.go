@@ -77,6 +77,16 @@ func serveHooks(ctx context.Context, e *env, idle time.Duration) error {
 	os.Chmod(sock, 0o600)
 
 	srv := &hookServer{ws: ws, root: e.root, real: real, same: same}
+	// The change journal: checkpoints around shell tools, here and in an
+	// exec that asks, read only what changed. Its watches are added while
+	// the server already answers; until then, checkpoints scan in full.
+	go func() {
+		if j, err := ws.Watch(); err == nil {
+			srv.mu.Lock()
+			srv.journal = j
+			srv.mu.Unlock()
+		}
+	}()
 	for {
 		ln.SetDeadline(time.Now().Add(idle))
 		c, err := ln.AcceptUnix()
@@ -107,6 +117,9 @@ type hookServer struct {
 	root string      // as given
 	real string      // as hookwire.RealRoot names it
 	same func() bool // the program, root and state directory are the ones the server started with
+	// journal is the workspace's change journal, once started (nil
+	// before, or if it could not be).
+	journal editguard.ChangeJournal
 
 	wg     sync.WaitGroup
 	mu     sync.Mutex
@@ -145,6 +158,10 @@ func (s *hookServer) serve(ctx context.Context, c *net.UnixConn) {
 	if err != nil {
 		return
 	}
+	if req.Journal != nil {
+		s.answerJournal(c, req)
+		return
+	}
 	if _, ok := hookClients[req.Client]; !ok || req.Root != s.real || s.stopped() || !s.same() {
 		// The client runs editguard hook itself, which reports an
 		// unknown client, or serves the request of another root (whose
@@ -172,6 +189,80 @@ func (s *hookServer) serve(ctx context.Context, c *net.UnixConn) {
 	for _, f := range later {
 		f()
 	}
+}
+
+// answerJournal answers a journal request: the changes the server's
+// journal saw since the request's mark, and the mark of now. A request of
+// another root, or one the server has no journal for, gets Retry: the
+// asker keeps a journal of its own.
+func (s *hookServer) answerJournal(c *net.UnixConn, req *hookwire.Request) {
+	s.mu.Lock()
+	j := s.journal
+	s.mu.Unlock()
+	if j == nil || req.Root != s.real || s.stopped() || !s.same() {
+		hookwire.WriteResponse(c, &hookwire.Response{Retry: true})
+		return
+	}
+	changes, now, ok := j.Since(editguard.JournalMark{ID: req.Journal.ID, Seq: req.Journal.Seq})
+	wire := make([]hookwire.JournalChange, len(changes))
+	for i, ch := range changes {
+		wire[i] = hookwire.JournalChange{Path: ch.Path, Created: ch.Created}
+	}
+	out := hookwire.AppendJournal(nil, hookwire.JournalQuery{ID: now.ID, Seq: now.Seq}, ok, wire)
+	hookwire.WriteResponse(c, &hookwire.Response{Stdout: out})
+}
+
+// serverJournal is the change journal of the hook server of a root, asked
+// over its socket (a journal request per checkpoint).
+type serverJournal struct {
+	sock, dir, real string
+}
+
+// hookServerJournal returns the journal of the hook server serving root,
+// nil if none answers with one.
+func hookServerJournal(root string) *serverJournal {
+	sock, dir, real, err := hookwire.Socket(root)
+	if err != nil {
+		return nil
+	}
+	j := &serverJournal{sock: sock, dir: dir, real: real}
+	if _, now, _ := j.Since(editguard.JournalMark{}); now.ID == "" {
+		return nil
+	}
+	return j
+}
+
+// Since implements editguard.ChangeJournal; a server that does not answer
+// vouches for nothing and gives no mark.
+func (j *serverJournal) Since(m editguard.JournalMark) ([]editguard.JournalChange, editguard.JournalMark, bool) {
+	if hookwire.CheckDir(j.dir) != nil {
+		return nil, editguard.JournalMark{}, false
+	}
+	c, err := net.DialTimeout("unix", j.sock, 2*time.Second)
+	if err != nil {
+		return nil, editguard.JournalMark{}, false
+	}
+	defer c.Close()
+	// The server's journal may have to be made again (a walk of the
+	// tree's directories) before it answers.
+	c.SetDeadline(time.Now().Add(45 * time.Second))
+	if hookwire.WriteJournalRequest(c, j.real, hookwire.JournalQuery{ID: m.ID, Seq: m.Seq}) != nil {
+		return nil, editguard.JournalMark{}, false
+	}
+	c.(*net.UnixConn).CloseWrite()
+	r, err := hookwire.ReadResponse(c)
+	if err != nil || r.Retry {
+		return nil, editguard.JournalMark{}, false
+	}
+	now, ok, wire, err := hookwire.ParseJournal(r.Stdout)
+	if err != nil {
+		return nil, editguard.JournalMark{}, false
+	}
+	changes := make([]editguard.JournalChange, len(wire))
+	for i, ch := range wire {
+		changes[i] = editguard.JournalChange{Path: ch.Path, Created: ch.Created}
+	}
+	return changes, editguard.JournalMark{ID: now.ID, Seq: now.Seq}, ok
 }
 
 // sameWorkspace returns a function that reports whether this program, the

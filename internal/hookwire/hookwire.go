@@ -116,12 +116,14 @@ func MakeDir(dir string) error {
 	return CheckDir(dir)
 }
 
-// Request is what the client sends: the hook's options, then the event.
+// Request is what the client sends: the hook's options, then the event;
+// or, for a journal request, Journal (no client, no event).
 type Request struct {
 	Root     string // as RealRoot returns it
 	Client   string
 	FailOpen bool
 	Event    []byte
+	Journal  *JournalQuery
 }
 
 // WriteRequest writes r: two header lines (the protocol and options, then
@@ -150,6 +152,18 @@ func ReadRequest(r io.Reader) (*Request, error) {
 		return nil, errors.New("hookwire: reading the request: " + err.Error())
 	}
 	f := strings.Fields(line)
+	if len(f) == 3 && f[0] == JournalProtocol {
+		seq, err := strconv.ParseUint(f[2], 10, 64)
+		root, err2 := br.ReadString('\n')
+		if err != nil || err2 != nil {
+			return nil, errors.New("hookwire: malformed journal request")
+		}
+		q := &JournalQuery{Seq: seq}
+		if f[1] != "-" {
+			q.ID = f[1]
+		}
+		return &Request{Root: strings.TrimSuffix(root, "\n"), Journal: q}, nil
+	}
 	if len(f) != 3 || f[0] != Protocol || (f[2] != "0" && f[2] != "1") {
 		return nil, errors.New("hookwire: not a " + Protocol + " request")
 	}
@@ -214,4 +228,85 @@ func ReadResponse(r io.Reader) (*Response, error) {
 		return &Response{Retry: true}, nil
 	}
 	return &Response{Code: code, Stdout: []byte(rest[:n]), Stderr: []byte(rest[n:])}, nil
+}
+
+// JournalProtocol names a request for the changes the server's change
+// journal saw since a mark (an exec in another process checkpoints from
+// it). Its header is "editguard-journal/1 ID SEQ" ("-" for no ID), then the
+// root; the answer's standard output is the mark of now and the changes
+// (AppendJournal).
+const JournalProtocol = "editguard-journal/1"
+
+// JournalQuery is the mark a journal request asks about.
+type JournalQuery struct {
+	ID  string
+	Seq uint64
+}
+
+// WriteJournalRequest writes a journal request for root.
+func WriteJournalRequest(w io.Writer, root string, q JournalQuery) error {
+	id := q.ID
+	if id == "" {
+		id = "-"
+	}
+	if strings.ContainsAny(id, " \n") || strings.Contains(root, "\n") {
+		return errors.New("hookwire: a mark with a space or a root with a newline")
+	}
+	_, err := io.WriteString(w, JournalProtocol+" "+id+" "+strconv.FormatUint(q.Seq, 10)+"\n"+root+"\n")
+	return err
+}
+
+// JournalChange is one changed path in a journal answer.
+type JournalChange struct {
+	Path    string
+	Created bool
+}
+
+// AppendJournal encodes a journal answer: "ID SEQ OK\n" (ID "-" for none,
+// OK 0 or 1), then per change a flag byte ('c' created, 'm' other) and
+// the path, each ended by NUL (a path has no NUL; it may have newlines).
+func AppendJournal(b []byte, now JournalQuery, ok bool, changes []JournalChange) []byte {
+	id := now.ID
+	if id == "" {
+		id = "-"
+	}
+	okb := "0"
+	if ok {
+		okb = "1"
+	}
+	b = append(b, id+" "+strconv.FormatUint(now.Seq, 10)+" "+okb+"\n"...)
+	for _, c := range changes {
+		flag := byte('m')
+		if c.Created {
+			flag = 'c'
+		}
+		b = append(append(append(b, flag), c.Path...), 0)
+	}
+	return b
+}
+
+// ParseJournal decodes what AppendJournal encoded.
+func ParseJournal(data []byte) (now JournalQuery, ok bool, changes []JournalChange, err error) {
+	head, rest, found := strings.Cut(string(data), "\n")
+	f := strings.Fields(head)
+	if !found || len(f) != 3 || (f[2] != "0" && f[2] != "1") {
+		return now, false, nil, errors.New("hookwire: malformed journal answer")
+	}
+	seq, err := strconv.ParseUint(f[1], 10, 64)
+	if err != nil {
+		return now, false, nil, errors.New("hookwire: malformed journal answer")
+	}
+	if f[0] != "-" {
+		now.ID = f[0]
+	}
+	now.Seq = seq
+	for rest != "" {
+		entry, tail, found := strings.Cut(rest, "\x00")
+		if !found || len(entry) < 2 || (entry[0] != 'c' && entry[0] != 'm') {
+			return JournalQuery{}, false, nil, errors.New("hookwire: malformed journal answer")
+		}
+		changes = append(changes, JournalChange{Path: entry[1:], Created: entry[0] == 'c'})
+		rest = tail
+	}
+	return now, f[2] == "1", changes, nil
 }

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -81,5 +82,29 @@ func TestSocket(t *testing.T) {
 	os.Symlink(t.TempDir(), dir)
 	if err := MakeDir(dir); err == nil || !strings.Contains(err.Error(), "not a directory") {
 		t.Fatalf("MakeDir over a symlink: %v", err)
+	}
+}
+
+func TestJournalRoundTrip(t *testing.T) {
+	var req bytes.Buffer
+	if err := WriteJournalRequest(&req, "/r/o ot", JournalQuery{ID: "abc", Seq: 42}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ReadRequest(&req)
+	if err != nil || r.Journal == nil || *r.Journal != (JournalQuery{ID: "abc", Seq: 42}) || r.Root != "/r/o ot" {
+		t.Fatalf("request %+v, %v", r, err)
+	}
+	changes := []JournalChange{{Path: "a\nb", Created: true}, {Path: "d/\xff\xfe"}, {Path: "x y"}}
+	now, ok, got, err := ParseJournal(AppendJournal(nil, JournalQuery{ID: "id", Seq: 7}, true, changes))
+	if err != nil || !ok || now != (JournalQuery{ID: "id", Seq: 7}) || !reflect.DeepEqual(got, changes) {
+		t.Fatalf("answer %v %v %+v %v", now, ok, got, err)
+	}
+	if now, ok, got, err := ParseJournal(AppendJournal(nil, JournalQuery{}, false, nil)); err != nil || ok || now != (JournalQuery{}) || got != nil {
+		t.Fatalf("empty answer %v %v %+v %v", now, ok, got, err)
+	}
+	for _, bad := range []string{"", "id 1 2\n", "id x 1\n", "id 1 1\nmpath", "id 1 1\nzpath\x00", "id 1 1\nm\x00"} {
+		if _, _, _, err := ParseJournal([]byte(bad)); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
 	}
 }

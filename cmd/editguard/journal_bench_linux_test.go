@@ -1,0 +1,314 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/editguard/editguard"
+	"github.com/editguard/editguard/internal/hookwire"
+)
+
+// BenchmarkShellJournal measures what a shell command costs under
+// editguard with the change journal and without it, in one run, cell by
+// cell in turn (hello, then each program), on a git working copy of
+// $EDITGUARD_BENCH_FILES files (default 2000; a comma list runs each):
+//
+//   - hello: the start of a Go program that prints one line;
+//   - bash-watch, bash-scan: a Claude Code Bash tool's PreToolUse and
+//     PostToolUse events, each through editguard-hook and the root's hook
+//     server, with 3 files changed between them: the pair's wall time. The
+//     watch tree's server keeps a change journal; the scan tree's (a copy)
+//     runs with EDITGUARD_NO_WATCH=1, as every version before the journal;
+//   - exec-watch, exec-scan: "editguard exec -- true", with the server's
+//     journal and with EDITGUARD_NO_WATCH=1;
+//   - git-status: "git status --porcelain".
+//
+// It reports the median of each, in milliseconds, and the hook servers'
+// resident size at the end and at its peak (MiB).
+//
+//	EDITGUARD_BENCH_FILES=2000,20000,100000 go test -run '^$' -bench BenchmarkShellJournal -benchtime 15x -timeout 2h ./cmd/editguard
+func BenchmarkShellJournal(b *testing.B) {
+	sizes := []int{2000}
+	if s := os.Getenv("EDITGUARD_BENCH_FILES"); s != "" {
+		sizes = nil
+		for f := range strings.SplitSeq(s, ",") {
+			n, err := strconv.Atoi(f)
+			if err != nil {
+				b.Fatal(err)
+			}
+			sizes = append(sizes, n)
+		}
+	}
+	egBin, hookBin := hookPrograms(b)
+	dir := b.TempDir()
+	hello := filepath.Join(dir, "hello")
+	os.WriteFile(hello+".go", []byte("package main\n\nimport \"os\"\n\nfunc main() { os.Stdout.WriteString(\"hello\\n\") }\n"), 0o644)
+	if out, err := exec.Command("go", "build", "-o", hello, hello+".go").CombinedOutput(); err != nil {
+		b.Fatalf("go build hello: %v\n%s", err, out)
+	}
+	run, err := os.MkdirTemp("", "egjb")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Setenv("XDG_RUNTIME_DIR", run)
+	defer func() {
+		locks, _ := filepath.Glob(filepath.Join(run, "editguard", "*.lock"))
+		for _, l := range locks {
+			if pid := serverPID(l); pid > 0 {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+		os.RemoveAll(run)
+	}()
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
+			benchShellJournal(b, n, egBin, hookBin, hello)
+		})
+	}
+}
+
+func benchShellJournal(b *testing.B, n int, egBin, hookBin, hello string) {
+	base := b.TempDir()
+	trees := map[string]string{"watch": filepath.Join(base, "watch"), "scan": filepath.Join(base, "scan")}
+	var files []string
+	for i := range n {
+		files = append(files, fmt.Sprintf("d%03d/s%02d/f%06d.go", i/1000, i/50%20, i))
+	}
+	root := trees["watch"]
+	for i, f := range files {
+		p := filepath.Join(root, f)
+		if i%50 == 0 {
+			os.MkdirAll(filepath.Dir(p), 0o755)
+		}
+		if err := os.WriteFile(p, fmt.Appendf(nil, "package p\n\n// file %d\n%s", i, strings.Repeat("// some text of the file\n", 40)), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"config", "gc.auto", "0"}, {"add", "-A"}, {"-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "tree"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	if out, err := exec.Command("cp", "-a", root, trees["scan"]).CombinedOutput(); err != nil {
+		b.Fatalf("cp: %v\n%s", err, out)
+	}
+	envOf := map[string][]string{"watch": os.Environ(), "scan": append(os.Environ(), editguard.NoWatchEnv+"=1")}
+	start := func(args []string, stdin []byte, env []string, dir string) time.Duration {
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Stdin, cmd.Env, cmd.Dir = bytes.NewReader(stdin), env, dir
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		t0 := time.Now()
+		err := cmd.Run()
+		d := time.Since(t0)
+		if err != nil {
+			b.Fatalf("%v: %v\n%s", args, err, out.Bytes())
+		}
+		return d
+	}
+	id := 0
+	event := func(root, name string) []byte {
+		ev, _ := json.Marshal(map[string]any{"session_id": "bench", "cwd": root, "hook_event_name": name, "tool_name": "Bash",
+			"tool_use_id": fmt.Sprintf("toolu_%d", id), "tool_input": map[string]any{"command": "sed -i s/some/any/ three files"}})
+		return ev
+	}
+	round := 0
+	pair := func(key string) time.Duration {
+		root := trees[key]
+		pre := start([]string{hookBin, "--root", root}, event(root, "PreToolUse"), envOf[key], root)
+		for k := range 3 {
+			f := files[(round*3+k*7919)%len(files)]
+			if err := os.WriteFile(filepath.Join(root, f), fmt.Appendf(nil, "package p\n// round %d\n", round), 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+		post := start([]string{hookBin, "--root", root}, event(root, "PostToolUse"), envOf[key], root)
+		return pre + post
+	}
+	// The first events start each tree's server (with its environment)
+	// and take the first checkpoints; wait for the journal of the one.
+	for range 2 {
+		for _, k := range []string{"watch", "scan"} {
+			id++
+			pair(k)
+		}
+		round++
+	}
+	for deadline := time.Now().Add(5 * time.Minute); hookServerJournal(trees["watch"]) == nil; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			b.Fatal("the hook server's journal does not answer")
+		}
+	}
+	for _, k := range []string{"watch", "scan"} { // warm
+		id++
+		pair(k)
+		start([]string{egBin, "exec", "--", "true"}, nil, envOf[k], trees[k])
+	}
+	times := map[string][]time.Duration{}
+	for b.Loop() {
+		times["hello"] = append(times["hello"], start([]string{hello}, nil, nil, ""))
+		id++
+		round++
+		for _, k := range []string{"watch", "scan"} {
+			times["bash-"+k] = append(times["bash-"+k], pair(k))
+		}
+		times["git-status"] = append(times["git-status"], start([]string{"git", "status", "--porcelain"}, nil, os.Environ(), trees["watch"]))
+		for _, k := range []string{"watch", "scan"} {
+			times["exec-"+k] = append(times["exec-"+k], start([]string{egBin, "exec", "--", "true"}, nil, envOf[k], trees[k]))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(times)) {
+		ds := times[k]
+		slices.Sort(ds)
+		b.ReportMetric(float64(ds[len(ds)/2])/float64(time.Millisecond), k+"-ms")
+	}
+	for _, k := range []string{"watch", "scan"} {
+		rss, hwm := serverMemory(b, trees[k])
+		b.ReportMetric(rss, "server-"+k+"-rss-MiB")
+		b.ReportMetric(hwm, "server-"+k+"-peak-MiB")
+	}
+}
+
+// serverMemory returns the resident size of root's hook server, now and
+// at its peak, in MiB.
+func serverMemory(b *testing.B, root string) (rss, hwm float64) {
+	sock, _, _, err := hookwire.Socket(root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pid := serverPID(sock + ".lock")
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for l := range strings.Lines(string(data)) {
+		f := strings.Fields(l)
+		if len(f) < 2 {
+			continue
+		}
+		kib, _ := strconv.ParseFloat(f[1], 64)
+		switch f[0] {
+		case "VmRSS:":
+			rss = kib / 1024
+		case "VmHWM:":
+			hwm = kib / 1024
+		}
+	}
+	return rss, hwm
+}
+
+// BenchmarkHookServedBash measures what a hook server does for a Claude
+// Code Bash tool that changes 3 files, in process (no process start): the
+// event before it and the event after it, with the workspace's change
+// journal (watch) and without (scan), in turn, on a git working copy of
+// $EDITGUARD_BENCH_FILES files (default 2000). Reported as the medians of
+// pre-ms and post-ms.
+//
+//	go test -run '^$' -bench BenchmarkHookServedBash -benchtime 30x ./cmd/editguard
+func BenchmarkHookServedBash(b *testing.B) {
+	n := 2000
+	if s := os.Getenv("EDITGUARD_BENCH_FILES"); s != "" {
+		n, _ = strconv.Atoi(s)
+	}
+	base := b.TempDir()
+	var files []string
+	for i := range n {
+		files = append(files, fmt.Sprintf("d%03d/s%02d/f%06d.go", i/1000, i/50%20, i))
+	}
+	root := filepath.Join(base, "watch")
+	for i, f := range files {
+		p := filepath.Join(root, f)
+		if i%50 == 0 {
+			os.MkdirAll(filepath.Dir(p), 0o755)
+		}
+		os.WriteFile(p, fmt.Appendf(nil, "package p\n\n// file %d\n%s", i, strings.Repeat("// some text of the file\n", 40)), 0o644)
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"config", "gc.auto", "0"}, {"add", "-A"}, {"-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "tree"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	if out, err := exec.Command("cp", "-a", root, filepath.Join(base, "scan")).CombinedOutput(); err != nil {
+		b.Fatalf("cp: %v\n%s", err, out)
+	}
+	wss := map[string]*editguard.Workspace{}
+	for _, k := range []string{"watch", "scan"} {
+		w, err := editguard.Open(filepath.Join(base, k), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer w.Close()
+		wss[k] = w
+	}
+	if _, err := wss["watch"].Watch(); err != nil {
+		b.Fatal(err)
+	}
+	id, round := 0, 0
+	call := func(k, name string) time.Duration {
+		root := filepath.Join(base, k)
+		ev, _ := json.Marshal(map[string]any{"session_id": "bench", "cwd": root, "hook_event_name": name, "tool_name": "Bash",
+			"tool_use_id": fmt.Sprintf("toolu_%d", id), "tool_input": map[string]any{"command": "sed -i s/some/any/ three files"}})
+		var out, errb bytes.Buffer
+		var later []func()
+		e := &env{root: root, sessionName: defaultSession, stdin: bytes.NewReader(ev), stdout: &out, stderr: &errb, ws: wss[k], answered: &later}
+		t0 := time.Now()
+		if code := report(e, runHook(b.Context(), e, []string{"--client", "claude-code"})); code != 0 {
+			b.Fatal(code, errb.String(), out.String())
+		}
+		d := time.Since(t0)
+		for _, f := range later {
+			f()
+		}
+		return d
+	}
+	times := map[string][]time.Duration{}
+	cell := func(k string, record bool) {
+		pre := call(k, "PreToolUse")
+		for j := range 3 {
+			f := files[(round*3+j*7919)%len(files)]
+			os.WriteFile(filepath.Join(base, k, f), fmt.Appendf(nil, "package p\n// round %d\n", round), 0o644)
+		}
+		post := call(k, "PostToolUse")
+		if record {
+			times[k+"-pre"] = append(times[k+"-pre"], pre)
+			times[k+"-post"] = append(times[k+"-post"], post)
+		}
+	}
+	for range 2 {
+		id++
+		round++
+		cell("watch", false)
+		cell("scan", false)
+	}
+	// EDITGUARD_BENCH_SCAN=0 leaves the scan cells out (to profile the
+	// other).
+	scan := os.Getenv("EDITGUARD_BENCH_SCAN") != "0"
+	for b.Loop() {
+		id++
+		round++
+		cell("watch", true)
+		if scan {
+			cell("scan", true)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(times)) {
+		ds := times[k]
+		slices.Sort(ds)
+		b.ReportMetric(float64(ds[len(ds)/2])/float64(time.Millisecond), k+"-ms")
+	}
+}
