@@ -119,30 +119,41 @@ func (cp *checkpoints) loadCache() (*cpManifest, string) {
 	return m, name
 }
 
-// saveManifest writes m as a new manifest and returns its name. Like the
-// active record naming it, it is written without an fsync: a command whose
-// checkpoint a power cut took was never told to run.
 // saveManifest writes m under a new name and returns the name and the
-// SHA-256 of what it wrote, which an active record naming it seals.
+// SHA-256 of what it wrote, which an active record naming it seals. Like
+// the active record naming it, it is written without an fsync: a command
+// whose checkpoint a power cut took was never told to run.
 //
-// A manifest a journal's changes made (scanDirty) is written as a delta
-// on the one it was made from while the chain is at most maxChain deep and
-// the delta small; any other in full.
+// A manifest whose base (manifest.go) a full manifest on disk holds is
+// written as a delta on that one: what it changed of the base. Any other
+// is written in full, and becomes the full manifest of its base if it is
+// flat.
 func (cp *checkpoints) saveManifest(m *cpManifest) (name, sum string, err error) {
 	name = fmt.Sprintf("%x-%s", m.StartNS, strings.ToLower(rand.Text()[:8]))
+	var baseName, baseSum string
+	if m.base != nil {
+		baseName, baseSum = m.base.written()
+		if baseName != "" && cp.manifestID(baseName) == ([4]int64{}) {
+			baseName = "" // swept meanwhile: write it in full
+		}
+	}
 	var data []byte
-	if m.base != "" && m.depth <= maxChain && len(m.changed)+len(m.removed) <= len(m.Files)/4+64 {
-		data = m.marshalDelta()
-		cp.w.setBase(name, m.base)
+	if baseName != "" {
+		data = m.marshalDelta(baseName, baseSum)
+		cp.w.setBase(name, baseName)
 	} else {
-		m.base, m.baseSum, m.depth, m.changed, m.removed = "", "", 0, nil, nil
 		data = m.marshal()
+		cp.w.setBase(name, "")
 	}
 	if err := cp.manifests.WriteFileVolatile(name, data, 0o600); err != nil {
 		return "", "", err
 	}
 	h := sha256.Sum256(data)
-	return name, hex.EncodeToString(h[:]), nil
+	sum = hex.EncodeToString(h[:])
+	if baseName == "" && m.base != nil && m.flat() {
+		m.base.setWritten(name, sum)
+	}
+	return name, sum, nil
 }
 
 // setLast makes the manifest name the stat cache of the next scan, and
@@ -206,6 +217,7 @@ func (cp *checkpoints) loadManifest(name, sum string) (*cpManifest, error) {
 		if root, err = unmarshalManifest(data); err != nil {
 			return nil, err
 		}
+		root.base.setWritten(cur, got)
 		if len(chain) > 0 {
 			cp.cacheManifest(cur, got, root)
 		}
@@ -215,17 +227,19 @@ func (cp *checkpoints) loadManifest(name, sum string) (*cpManifest, error) {
 		cp.cacheManifest(name, sum, root)
 		return root, nil
 	}
-	// One copy of the root's files, the deltas applied from the bottom.
-	files := maps.Clone(root.Files)
+	// The deltas applied from the bottom, over the root's files.
+	top := chain[0]
+	m := &cpManifest{StartNS: top.start, Unchecked: top.unchecked, Exclude: top.exclude, Index: top.index}
+	m.deriveFiles(root)
 	for i := len(chain) - 1; i >= 0; i-- {
 		for _, p := range chain[i].removed {
-			delete(files, p)
+			m.delFile(p)
 		}
-		maps.Copy(files, chain[i].m.Files)
+		for j, p := range chain[i].paths {
+			m.setFile(p, chain[i].entries[j])
+		}
 	}
-	top := chain[0]
-	m := &cpManifest{StartNS: top.m.StartNS, Files: files, Unchecked: top.m.Unchecked, Exclude: top.m.Exclude, Index: top.m.Index,
-		base: top.base, baseSum: top.baseSum, depth: root.depth + len(chain), changed: top.m.changed, removed: top.removed}
+	m.seal()
 	cp.cacheManifest(name, sum, m)
 	return m, nil
 }
@@ -383,16 +397,11 @@ func (cp *checkpoints) collect(keep *cpManifest, candidates []string, all bool) 
 	if !all && len(candidates) == 0 {
 		return
 	}
-	live := map[string]bool{}
-	for _, e := range keep.Files {
-		if !e.Backed {
-			live[e.SHA256] = true
-		}
-	}
 	acts, err := cp.activeRecords()
 	if err != nil {
 		return
 	}
+	var firsts []*cpManifest
 	for _, a := range acts {
 		m := a.Before
 		if m == nil {
@@ -401,17 +410,30 @@ func (cp *checkpoints) collect(keep *cpManifest, candidates []string, all bool) 
 				return // unreadable: keep everything
 			}
 		}
-		for _, f := range m.Files {
-			live[f.SHA256] = true
-		}
+		firsts = append(firsts, m)
 	}
 	if !all {
 		for _, sum := range candidates {
-			if !live[sum] && validSHA256(sum) {
+			live := keep.names(sum, false)
+			for _, m := range firsts {
+				live = live || m.names(sum, true)
+			}
+			if !live && validSHA256(sum) {
 				cp.objects.Remove(sum)
 			}
 		}
 		return
+	}
+	live := map[string]bool{}
+	for _, e := range keep.allFiles() {
+		if !e.Backed {
+			live[e.SHA256] = true
+		}
+	}
+	for _, m := range firsts {
+		for _, f := range m.allFiles() {
+			live[f.SHA256] = true
+		}
 	}
 	objs, err := cp.objects.ReadDir()
 	if err != nil {
@@ -451,7 +473,8 @@ var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc
 
 func (m *cpManifest) marshal() []byte {
 	n := len(manifestMagic) + 18 + len(m.Exclude) + len(m.Index) + 4
-	for p := range m.Files {
+	paths := m.sortedPaths()
+	for _, p := range paths {
 		n += 2 + len(p) + 37 + 64 + 40
 	}
 	for _, p := range m.Unchecked {
@@ -460,12 +483,13 @@ func (m *cpManifest) marshal() []byte {
 	b := make([]byte, 0, n)
 	b = append(b, manifestMagic...)
 	b = binary.LittleEndian.AppendUint64(b, uint64(m.StartNS))
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(m.Files)))
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(paths)))
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(m.Unchecked)))
 	b = append(append(b, byte(len(m.Exclude))), m.Exclude...)
 	b = append(append(b, byte(len(m.Index))), m.Index...)
-	for _, p := range m.sortedPaths() {
-		b = appendEntry(b, p, m.Files[p])
+	for _, p := range paths {
+		e, _ := m.file(p)
+		b = appendEntry(b, p, e)
 	}
 	for _, p := range m.Unchecked {
 		b = binary.LittleEndian.AppendUint16(b, uint16(len(p)))
@@ -498,9 +522,9 @@ func appendEntry(b []byte, p string, e cpEntry) []byte {
 	return b
 }
 
-// A delta manifest is a checkpoint taken from a change journal, written as
-// what differs from the manifest it was made from (its base): the files
-// changed or added, the files removed, and the unchecked paths in full.
+// A delta manifest is a checkpoint written as what differs from a full
+// manifest (its base, which holds its fileBase): the files changed or
+// added, the files removed, and the unchecked paths in full.
 // Integers are little-endian; entries and paths are encoded as in a full
 // manifest.
 //
@@ -512,30 +536,34 @@ func appendEntry(b []byte, p string, e cpEntry) []byte {
 //	per unchecked path, then per removed path: length uint16, path
 //	crc32c uint32
 //
-// A delta is read with its base, which must hash to the sum it names, and
-// the base's base, down to a full manifest, at most maxChain deltas deep.
+// A delta is read with its base, which must hash to the sum it names. This
+// version writes deltas on full manifests only; an earlier one wrote them
+// on deltas too, which are read down their chain to a full manifest, at
+// most maxChain deltas deep.
 const deltaMagic = "egckpt2\n"
 
-// maxChain is how many deltas a manifest may sit on: past it, a
-// checkpoint is written in full.
+// maxChain is how many deltas a manifest read may sit on.
 const maxChain = 64
 
-// marshalDelta encodes m as a delta on m.base.
-func (m *cpManifest) marshalDelta() []byte {
-	b := make([]byte, 0, 256+len(m.changed)*200+len(m.removed)*64)
+// marshalDelta encodes m as a delta on the full manifest baseName, of
+// SHA-256 baseSum, which holds m's base.
+func (m *cpManifest) marshalDelta(baseName, baseSum string) []byte {
+	changed := m.sortedOver()
+	removed := slices.Sorted(maps.Keys(m.gone))
+	b := make([]byte, 0, 256+len(changed)*200+len(removed)*64)
 	b = append(b, deltaMagic...)
 	b = binary.LittleEndian.AppendUint64(b, uint64(m.StartNS))
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(m.changed)))
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(changed)))
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(m.Unchecked)))
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(m.removed)))
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(removed)))
 	b = append(append(b, byte(len(m.Exclude))), m.Exclude...)
 	b = append(append(b, byte(len(m.Index))), m.Index...)
-	b = append(append(b, byte(len(m.base))), m.base...)
-	b = append(b, m.baseSum...)
-	for _, p := range m.changed {
-		b = appendEntry(b, p, m.Files[p])
+	b = append(append(b, byte(len(baseName))), baseName...)
+	b = append(b, baseSum...)
+	for _, p := range changed {
+		b = appendEntry(b, p, m.over[p])
 	}
-	for _, list := range [][]string{m.Unchecked, m.removed} {
+	for _, list := range [][]string{m.Unchecked, removed} {
 		for _, p := range list {
 			b = binary.LittleEndian.AppendUint16(b, uint16(len(p)))
 			b = append(b, p...)
@@ -544,11 +572,13 @@ func (m *cpManifest) marshalDelta() []byte {
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli()))
 }
 
-// cpDelta is a delta manifest, decoded.
+// cpDelta is a delta manifest, decoded: the files changed (paths and
+// their entries) and removed, in path order.
 type cpDelta struct {
-	m             *cpManifest // StartNS, Exclude, Index, Unchecked; Files: the changed ones
-	base, baseSum string
-	removed       []string
+	start                         int64
+	exclude, index, base, baseSum string
+	unchecked, paths, removed     []string
+	entries                       []cpEntry
 }
 
 // unmarshalDelta decodes a delta manifest, checking it as
@@ -562,26 +592,25 @@ func unmarshalDelta(data []byte) (*cpDelta, error) {
 		return nil, fmt.Errorf("%w: checksum mismatch", errManifest)
 	}
 	d := &decoder{b: body, s: string(body), off: len(deltaMagic)}
-	m := &cpManifest{StartNS: int64(d.u64())}
+	out := &cpDelta{start: int64(d.u64())}
 	nf, nu, nr := int(d.u32()), int(d.u32()), int(d.u32())
-	m.Exclude = d.str(int(d.u8()))
-	m.Index = d.str(int(d.u8()))
-	base := d.str(int(d.u8()))
-	baseSum := d.str(64)
-	if d.bad || nf > len(body)/100 || nu > len(body)/2 || nr > len(body)/2 || !validCommandID(base) || !validSHA256(baseSum) {
+	out.exclude = d.str(int(d.u8()))
+	out.index = d.str(int(d.u8()))
+	out.base = d.str(int(d.u8()))
+	out.baseSum = d.str(64)
+	if d.bad || nf > len(body)/100 || nu > len(body)/2 || nr > len(body)/2 || !validCommandID(out.base) || !validSHA256(out.baseSum) {
 		return nil, errManifest
 	}
-	m.Files = make(map[string]cpEntry, nf)
+	out.paths, out.entries = make([]string, 0, nf), make([]cpEntry, 0, nf)
 	prev := ""
 	for range nf {
 		p, e := d.entry()
 		if d.bad || p <= prev || !manifestPath(p) || !validSHA256(e.SHA256) || !lowerHex(e.Git) || e.Backed && e.Git == "" {
 			return nil, errManifest
 		}
-		m.Files[p], prev = e, p
-		m.changed = append(m.changed, p)
+		prev = p
+		out.paths, out.entries = append(out.paths, p), append(out.entries, e)
 	}
-	out := &cpDelta{m: m, base: base, baseSum: baseSum}
 	for i, n := range []int{nu, nr} {
 		prev = ""
 		for range n {
@@ -591,7 +620,7 @@ func unmarshalDelta(data []byte) (*cpDelta, error) {
 			}
 			prev = p
 			if i == 0 {
-				m.Unchecked = append(m.Unchecked, p)
+				out.unchecked = append(out.unchecked, p)
 			} else {
 				out.removed = append(out.removed, p)
 			}
@@ -637,19 +666,17 @@ func unmarshalManifest(data []byte) (*cpManifest, error) {
 	if d.bad || nf > len(s)/100 || nu > len(s)/2 {
 		return nil, errManifest
 	}
-	m.Files = make(map[string]cpEntry, nf)
-	if nf > 0 {
-		m.paths = make([]string, 0, nf)
-	}
+	base := &fileBase{files: make(map[string]cpEntry, nf), paths: make([]string, 0, nf)}
 	prev := ""
 	for range nf {
 		p, e := d.entry()
 		if d.bad || p <= prev || !manifestPath(p) || !validSHA256(e.SHA256) || !lowerHex(e.Git) || e.Backed && e.Git == "" {
 			return nil, errManifest
 		}
-		m.Files[p], prev = e, p
-		m.paths = append(m.paths, p)
+		base.files[p], prev = e, p
+		base.paths = append(base.paths, p)
 	}
+	m.base, m.n = base, len(base.files)
 	prev = ""
 	for range nu {
 		p := d.str(int(d.u16()))
@@ -745,7 +772,8 @@ func (cp *checkpoints) scan(ctx context.Context, w *Workspace, prev *cpManifest)
 	include, lines, rules := w.checkpointCoverage()
 	notChecked := coverageNote(lines)
 	sc := &scanner{cp: cp, w: w, prev: prev, g: cp.git(w),
-		m: &cpManifest{StartNS: time.Now().UnixNano(), Files: map[string]cpEntry{}, Exclude: rules}}
+		m: &cpManifest{StartNS: time.Now().UnixNano(), Exclude: rules}}
+	sc.m.newFiles()
 	sc.m.Index = sc.g.identity()
 	sc.sameIndex = prev != nil && sc.m.Index != "" && sc.m.Index == prev.Index
 	if prev == nil || !sc.sameIndex {
@@ -781,11 +809,6 @@ func (cp *checkpoints) checkpoint(ctx context.Context, w *Workspace, prev *cpMan
 	changes, now, ok := j.Since(since)
 	if ok && since.ID != "" && prev != nil {
 		m, nc, err := cp.scanDirty(ctx, w, prev, changes)
-		if err == nil {
-			if m.baseSum = cp.sumOf(prevName, prev); m.baseSum != "" {
-				m.base, m.depth = prevName, prev.depth+1
-			}
-		}
 		if !errors.Is(err, errJournal) {
 			w.jr.dirtyScans.Add(1)
 			return m, nc, now, err
@@ -854,6 +877,7 @@ func (sc *scanner) finish(notChecked []string) (*cpManifest, []string, error) {
 		return nil, nil, stateError("sync the checkpoint", err)
 	}
 	m := sc.m
+	m.seal()
 	slices.Sort(m.Unchecked)
 	m.Unchecked = slices.Compact(m.Unchecked)
 	if len(m.Unchecked) > 0 {
@@ -883,9 +907,11 @@ var errJournal = errors.New("the change journal cannot be used")
 // mark taken before prev's scan began: prev's entries, but for the changed
 // paths, which it stats (and reads, as scan does) again, and the whole
 // subtree of each changed path that is a directory now. Its manifest is
-// the one scan would make. It fails with errJournal when it cannot be
-// used: the coverage rules or git's index changed since prev, or a
-// .gitignore did (the caller then scans in full).
+// the one scan would make. When git's index changed since prev, the files
+// whose blob it lists changed are checked too (indexMoved). It fails with
+// errJournal when it cannot be used: the coverage rules changed since
+// prev, a .gitignore did, the repository came or went, or its index does
+// not read (the caller then scans in full).
 func (cp *checkpoints) scanDirty(ctx context.Context, w *Workspace, prev *cpManifest, changes []JournalChange) (*cpManifest, []string, error) {
 	include, lines, rules := w.checkpointCoverage()
 	if prev == nil || rules != prev.Exclude {
@@ -899,24 +925,37 @@ func (cp *checkpoints) scanDirty(ctx context.Context, w *Workspace, prev *cpMani
 	g := cp.git(w)
 	idx := g.identity()
 	if idx != prev.Index {
-		return nil, nil, errJournal
+		// git's index changed (git status rewrites it often): the files
+		// whose blob it lists now is not the one prev recorded are
+		// checked again, as if the journal had named them.
+		if idx == "" || prev.Index == "" {
+			return nil, nil, errJournal
+		}
+		moved, ok := indexMoved(prev, g)
+		if !ok {
+			return nil, nil, errJournal
+		}
+		for _, p := range moved {
+			changes = append(changes, JournalChange{Path: p})
+		}
 	}
 	sc := &scanner{cp: cp, w: w, prev: prev, g: g, track: true,
-		m: &cpManifest{StartNS: time.Now().UnixNano(), Files: maps.Clone(prev.Files), Exclude: rules, Index: idx}}
-	sc.sameIndex = idx != ""
+		m: &cpManifest{StartNS: time.Now().UnixNano(), Exclude: rules, Index: idx}}
+	sc.m.deriveFiles(prev)
+	sc.sameIndex = idx != "" && idx == prev.Index
 	if !sc.sameIndex {
 		g.load()
 	}
-	prevPaths := prev.sortedPaths()
+	prevOver := prev.sortedOver()
 	unchecked := map[string]bool{}
 	for _, p := range prev.Unchecked {
 		unchecked[p] = true
 	}
 	dropped := map[string]bool{}
 	drop := func(p string) {
-		if _, ok := prev.Files[p]; ok {
+		if _, ok := prev.file(p); ok {
 			sc.mu.Lock() // the workers put files meanwhile
-			delete(sc.m.Files, p)
+			sc.m.delFile(p)
 			sc.mu.Unlock()
 			dropped[p] = true
 		}
@@ -925,13 +964,10 @@ func (cp *checkpoints) scanDirty(ctx context.Context, w *Workspace, prev *cpMani
 	// dropUnder drops what was below p, if p was not a file (a file has
 	// nothing below it).
 	dropUnder := func(p string) {
-		if _, ok := prev.Files[p]; ok {
+		if _, ok := prev.file(p); ok {
 			return
 		}
-		i, _ := slices.BinarySearch(prevPaths, p+"/")
-		for ; i < len(prevPaths) && strings.HasPrefix(prevPaths[i], p+"/"); i++ {
-			drop(prevPaths[i])
-		}
+		prev.under(p, prevOver, drop)
 		for u := range unchecked {
 			if strings.HasPrefix(u, p+"/") {
 				delete(unchecked, u)
@@ -1002,53 +1038,61 @@ func (cp *checkpoints) scanDirty(ctx context.Context, w *Workspace, prev *cpMani
 	for u := range unchecked {
 		sc.m.Unchecked = append(sc.m.Unchecked, u)
 	}
-	// The paths in order, from prev's: those dropped and not back out,
-	// those new merged in.
-	var added []string
-	for _, p := range sc.touched {
-		if _, was := prev.Files[p]; !was {
-			if _, is := sc.m.Files[p]; is {
-				added = append(added, p)
-			}
-		}
-	}
-	slices.Sort(added)
-	added = slices.Compact(added)
-	paths := make([]string, 0, len(sc.m.Files))
-	i := 0
-	for _, p := range prevPaths {
-		if dropped[p] {
-			if _, is := sc.m.Files[p]; !is {
-				continue
-			}
-		}
-		for ; i < len(added) && added[i] < p; i++ {
-			paths = append(paths, added[i])
-		}
-		paths = append(paths, p)
-	}
-	paths = append(paths, added[i:]...)
-	if len(paths) == len(sc.m.Files) {
-		sc.m.paths = paths
-	}
-	// What differs from prev, for a delta (see saveManifest) and for
-	// diffPaths.
+	// What differs from prev, for diffPaths.
 	sc.m.from = prev
 	prev.from = nil // a chain in memory would keep every manifest
 	for _, p := range sc.touched {
-		if e, was := prev.Files[p]; !was || e != sc.m.Files[p] {
+		e, was := prev.file(p)
+		if cur, _ := sc.m.file(p); !was || e != cur {
 			sc.m.changed = append(sc.m.changed, p)
 		}
 	}
 	slices.Sort(sc.m.changed)
 	sc.m.changed = slices.Compact(sc.m.changed)
 	for p := range dropped {
-		if _, is := sc.m.Files[p]; !is {
+		if _, is := sc.m.file(p); !is {
 			sc.m.removed = append(sc.m.removed, p)
 		}
 	}
 	slices.Sort(sc.m.removed)
 	return sc.finish(coverageNote(lines))
+}
+
+// indexMoved returns the paths of prev's files whose blob in git's index,
+// as it is now, is not the one prev's entry recorded (cpEntry.Git): what a
+// checkpoint from prev checks again when the index changed. A walk of the
+// index and prev's paths side by side, in memory; false if the index does
+// not read.
+func indexMoved(prev *cpManifest, g *gitView) ([]string, bool) {
+	g.load()
+	if g.index == nil {
+		return nil, false
+	}
+	paths := prev.sortedPaths()
+	var moved []string
+	i := 0
+	unlisted := func(p string) {
+		if e, _ := prev.file(p); e.Git != "" {
+			moved = append(moved, p)
+		}
+	}
+	var hexID [40]byte
+	for p, id := range g.index.All() {
+		for ; i < len(paths) && paths[i] < p; i++ {
+			unlisted(paths[i])
+		}
+		if i < len(paths) && paths[i] == p {
+			hex.Encode(hexID[:], id[:])
+			if e, _ := prev.file(p); e.Git != string(hexID[:]) {
+				moved = append(moved, p)
+			}
+			i++
+		}
+	}
+	for ; i < len(paths); i++ {
+		unlisted(paths[i])
+	}
+	return moved, true
 }
 
 // scanWorkers is how many goroutines stat and read files for a scan.
@@ -1077,9 +1121,6 @@ type scanner struct {
 	oneByOneOnce sync.Once
 	err          error
 	failed       atomic.Bool
-
-	syncedOnce sync.Once
-	synced     map[string]bool // the objects prev names, flushed by the scan that made it
 }
 
 func (sc *scanner) fail(err error) {
@@ -1096,7 +1137,7 @@ func (sc *scanner) put(p string, e cpEntry, unchecked bool) {
 	if unchecked {
 		sc.m.Unchecked = append(sc.m.Unchecked, p)
 	} else {
-		sc.m.Files[p] = e
+		sc.m.setFile(p, e)
 		if sc.track {
 			sc.touched = append(sc.touched, p)
 		}
@@ -1113,7 +1154,7 @@ func (sc *scanner) file(dirfd int, p, name string, buf []byte) []byte {
 	}
 	e := cpEntry{Size: st.Size, MtimeNS: st.Mtim.Nano(), CtimeNS: st.Ctim.Nano(), Ino: st.Ino, Mode: uint32(st.Mode)}
 	if prev := sc.prev; prev != nil {
-		if q, ok := prev.Files[p]; ok && q.sameStat(e) && q.MtimeNS < prev.StartNS-racyWindow && q.CtimeNS < prev.StartNS-racyWindow {
+		if q, ok := prev.file(p); ok && q.sameStat(e) && q.MtimeNS < prev.StartNS-racyWindow && q.CtimeNS < prev.StartNS-racyWindow {
 			// Unchanged. Unless git's index moved on and lists another
 			// blob for it, what kept its content still does.
 			e.SHA256, e.Git, e.Backed = q.SHA256, q.Git, q.Backed
@@ -1164,7 +1205,7 @@ func (sc *scanner) file(dirfd int, p, name string, buf []byte) []byte {
 	if sc.nstored++; sc.nstored <= engine.FsyncObjects || sc.flushOneByOne() {
 		sc.stored = append(sc.stored, e.SHA256)
 	}
-	sc.m.Files[p] = e
+	sc.m.setFile(p, e)
 	if sc.track {
 		sc.touched = append(sc.touched, p)
 	}
@@ -1183,20 +1224,9 @@ func (sc *scanner) flushOneByOne() bool {
 }
 
 // flushed reports whether prev, a checkpoint whose scan flushed the store,
-// names the object sum. The set is built on first use.
+// names the object sum as one the store holds.
 func (sc *scanner) flushed(sum string) bool {
-	if sc.prev == nil {
-		return false
-	}
-	sc.syncedOnce.Do(func() {
-		sc.synced = make(map[string]bool, len(sc.prev.Files))
-		for _, e := range sc.prev.Files {
-			if !e.Backed {
-				sc.synced[e.SHA256] = true
-			}
-		}
-	})
-	return sc.synced[sum]
+	return sc.prev != nil && sc.prev.names(sum, false)
 }
 
 // flush makes n new objects durable: those named one by one, if they are

@@ -11,15 +11,17 @@ import (
 )
 
 func sampleManifest(n int) *cpManifest {
-	m := &cpManifest{StartNS: 1764133200123456789, Files: map[string]cpEntry{}, Exclude: sha256Hex([]byte("x")), Index: strings.Repeat("ab", 20)}
+	m := &cpManifest{StartNS: 1764133200123456789, Exclude: sha256Hex([]byte("x")), Index: strings.Repeat("ab", 20)}
+	m.newFiles()
 	for i := range n {
 		e := cpEntry{Size: int64(i * 1000), MtimeNS: int64(i) << 40, CtimeNS: -int64(i), Ino: uint64(i) * 7, Mode: 0o100644, SHA256: sha256Hex(fmt.Appendf(nil, "%d", i))}
 		if i%3 == 0 {
 			e.Git = strings.Repeat(fmt.Sprintf("%x", i%16), 40)
 			e.Backed = i%2 == 0
 		}
-		m.Files[fmt.Sprintf("dir%d/sub/file-%d.txt", i%7, i)] = e
+		m.setFile(fmt.Sprintf("dir%d/sub/file-%d.txt", i%7, i), e)
 	}
+	m.seal()
 	m.Unchecked = []string{"big.bin", "z/locked"}
 	return m
 }
@@ -31,7 +33,8 @@ func TestManifestRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%d files: %v", n, err)
 		}
-		if !reflect.DeepEqual(got, m) {
+		if !reflect.DeepEqual(filesOf(got), filesOf(m)) || got.numFiles() != n || got.StartNS != m.StartNS ||
+			got.Exclude != m.Exclude || got.Index != m.Index || !reflect.DeepEqual(got.Unchecked, m.Unchecked) {
 			t.Fatalf("%d files: decoded manifest differs", n)
 		}
 	}
@@ -57,12 +60,12 @@ func TestManifestRefusesDamage(t *testing.T) {
 // a path that leaves the root, or sums of the wrong form, is refused.
 func TestManifestRefusesBadPaths(t *testing.T) {
 	for _, p := range []string{"../x", "a/../../x", "/etc/passwd", "a//b", "./a", "a/", "a\x00b", ""} {
-		m := &cpManifest{Files: map[string]cpEntry{p: {SHA256: sha256Hex(nil)}}}
+		m := manifestOf(map[string]cpEntry{p: {SHA256: sha256Hex(nil)}})
 		if _, err := unmarshalManifest(m.marshal()); err == nil {
 			t.Errorf("path %q accepted", p)
 		}
 	}
-	m := &cpManifest{Files: map[string]cpEntry{"a": {SHA256: strings.Repeat("G", 64)}}}
+	m := manifestOf(map[string]cpEntry{"a": {SHA256: strings.Repeat("G", 64)}})
 	if _, err := unmarshalManifest(m.marshal()); err == nil {
 		t.Error("a sum that is not hexadecimal accepted")
 	}
@@ -98,4 +101,24 @@ func BenchmarkManifest(b *testing.B) {
 			}
 		}
 	})
+}
+
+// filesOf is every file of m.
+func filesOf(m *cpManifest) map[string]cpEntry {
+	out := map[string]cpEntry{}
+	for p, e := range m.allFiles() {
+		out[p] = e
+	}
+	return out
+}
+
+// manifestOf is a manifest of files.
+func manifestOf(files map[string]cpEntry) *cpManifest {
+	m := &cpManifest{}
+	m.newFiles()
+	for p, e := range files {
+		m.setFile(p, e)
+	}
+	m.seal()
+	return m
 }

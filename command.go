@@ -15,6 +15,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/editguard/editguard/internal/engine"
@@ -197,39 +198,41 @@ func (e cpEntry) sameStat(o cpEntry) bool {
 }
 
 // cpManifest is a checkpoint: every covered file, and when its scan began.
+// Its files are a base it may share with other manifests and what differs
+// from it (manifest.go): read them with file, allFiles and numFiles.
 type cpManifest struct {
-	StartNS int64              `json:"start_ns"`
-	Files   map[string]cpEntry `json:"files"`
+	StartNS int64
 	// Unchecked are the regular files the scan met but did not read, in
 	// path order.
-	Unchecked []string `json:"unchecked,omitempty"`
+	Unchecked []string
 	// Exclude is a sum of .git/info/exclude and the include patterns
-	// (checkpointCoverage): with the .gitignore files among Files, what
-	// decided the coverage.
-	Exclude string `json:"exclude,omitempty"`
+	// (checkpointCoverage): with the .gitignore files among the files,
+	// what decided the coverage.
+	Exclude string
 	// Index is the checksum of the git index the files' Git fields were
 	// checked against, "" if there was none.
-	Index string `json:"-"`
+	Index string
 
-	// paths are Files' paths in order, nil until sortedPaths makes them
-	// (a manifest read or made from another has them).
-	paths []string
-	// base names the manifest m was made from by a journal's changes
-	// (scanDirty), baseSum its SHA-256, and changed and removed (in path
-	// order) are the files that differ from it: what saveManifest writes
-	// as a delta. depth is how many deltas lie under m; 0 for a manifest
-	// written in full.
-	base, baseSum    string
+	// The files: base's, but for over (added or changed) and gone
+	// (removed); n of them.
+	base *fileBase
+	over map[string]cpEntry
+	gone map[string]struct{}
+	n    int
+	// sums, made on first use, is what the files name by content.
+	sumsMu sync.Mutex
+	sums   *manifestSums
+
+	// changed and removed (in path order) are the files that differ from
+	// from, the manifest in memory scanDirty made m from.
 	changed, removed []string
-	depth            int
-	// from is the manifest in memory scanDirty made m from: what differs
-	// between the two is in changed and removed.
-	from *cpManifest
+	from             *cpManifest
 }
 
 // diffPaths calls fn with every path of a file whose entry may differ
-// between a and b: if b was made from a, those changed or removed, else
-// every file of either (fn filters).
+// between a and b: if b was made from a, those changed or removed; if the
+// two share a base, those either changed from it; else every file of
+// either (fn filters).
 func diffPaths(a, b *cpManifest, fn func(p string)) {
 	if b.from == a {
 		for _, list := range [][]string{b.changed, b.removed} {
@@ -239,28 +242,37 @@ func diffPaths(a, b *cpManifest, fn func(p string)) {
 		}
 		return
 	}
-	for p := range b.Files {
+	if a.base != nil && a.base == b.base {
+		seen := map[string]bool{}
+		for _, m := range []*cpManifest{a, b} {
+			for p := range m.over {
+				if !seen[p] {
+					seen[p] = true
+					fn(p)
+				}
+			}
+			for p := range m.gone {
+				if !seen[p] {
+					seen[p] = true
+					fn(p)
+				}
+			}
+		}
+		return
+	}
+	for p := range b.allFiles() {
 		fn(p)
 	}
-	for p := range a.Files {
-		if _, ok := b.Files[p]; !ok {
+	for p := range a.allFiles() {
+		if _, ok := b.file(p); !ok {
 			fn(p)
 		}
 	}
 }
 
-// sortedPaths returns m's paths in order. A manifest is not changed once
-// made, so they are made once.
-func (m *cpManifest) sortedPaths() []string {
-	if m.paths == nil || len(m.paths) != len(m.Files) {
-		m.paths = slices.Sorted(maps.Keys(m.Files))
-	}
-	return m.paths
-}
-
 // state is p's state at the checkpoint (see unchecked).
 func (m *cpManifest) state(p string) string {
-	if e, ok := m.Files[p]; ok {
+	if e, ok := m.file(p); ok {
 		return e.SHA256
 	}
 	if _, ok := slices.BinarySearch(m.Unchecked, p); ok {
@@ -678,7 +690,7 @@ func (c *Command) End(ctx context.Context) (*CommandResult, error) {
 func replaced(a, b *cpManifest) []string {
 	var out []string
 	diffPaths(a, b, func(p string) {
-		if e, ok := a.Files[p]; ok && !e.Backed && b.state(p) != e.SHA256 {
+		if e, ok := a.file(p); ok && !e.Backed && b.state(p) != e.SHA256 {
 			out = append(out, e.SHA256)
 		}
 	})
@@ -908,7 +920,7 @@ func (w *Workspace) pairSteps(steps []step, a, b *cpPoint, first, last bool, byP
 			y, note = goneState(root, p)
 		}
 		if x == "" && y != "" && y != unchecked && rulesChanged {
-			if e := b.m.Files[p]; e.CtimeNS < a.m.StartNS-racyWindow {
+			if e, _ := b.m.file(p); e.CtimeNS < a.m.StartNS-racyWindow {
 				continue // there, unchanged, all along: ignored before
 			}
 			note = "the ignore rules changed: it may have been there before, ignored and not checked"
@@ -1000,13 +1012,13 @@ func (pr *stepPair) fill(sts []step, p, x, y, note string) {
 		st := &sts[i]
 		st.between = [2]int64{a.m.StartNS, b.m.StartNS}
 		st.first, st.last = pr.first && i == 0 && st.from == x, pr.last && i == len(sts)-1
-		if e, ok := a.m.Files[p]; ok && st.from == e.SHA256 {
+		if e, ok := a.m.file(p); ok && st.from == e.SHA256 {
 			st.fromSize = e.Size
 			if e.Backed {
 				st.fromGit = e.Git
 			}
 		}
-		if e, ok := b.m.Files[p]; ok && st.to == e.SHA256 {
+		if e, ok := b.m.file(p); ok && st.to == e.SHA256 {
 			st.toSize = e.Size
 		}
 		if st.rec == nil {

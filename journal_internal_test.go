@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // cpTake takes a checkpoint from prev (named prevName) as BeginCommand
@@ -56,34 +58,28 @@ func fullScan(t *testing.T, w *Workspace, prev *cpManifest) *cpManifest {
 
 func sameManifest(t *testing.T, round int, got, want *cpManifest) {
 	t.Helper()
-	if !reflect.DeepEqual(got.Files, want.Files) {
-		for p, e := range want.Files {
-			if g, ok := got.Files[p]; !ok || g != e {
+	gf, wf := filesOf(got), filesOf(want)
+	if !reflect.DeepEqual(gf, wf) {
+		for p, e := range wf {
+			if g, ok := gf[p]; !ok || g != e {
 				t.Errorf("round %d: %q: journal %+v (%v), full scan %+v", round, p, g, ok, e)
 			}
 		}
-		for p := range got.Files {
-			if _, ok := want.Files[p]; !ok {
+		for p := range gf {
+			if _, ok := wf[p]; !ok {
 				t.Errorf("round %d: %q in the journal's checkpoint only", round, p)
 			}
 		}
 		t.FailNow()
 	}
+	if got.numFiles() != len(gf) {
+		t.Fatalf("round %d: the checkpoint counts %d files and has %d", round, got.numFiles(), len(gf))
+	}
 	if !slices.Equal(got.Unchecked, want.Unchecked) || got.Exclude != want.Exclude || got.Index != want.Index {
 		t.Fatalf("round %d: unchecked %q, full scan %q (exclude %v, index %v)", round, got.Unchecked, want.Unchecked, got.Exclude == want.Exclude, got.Index == want.Index)
 	}
-	if paths := slices.Sorted(mapKeys(got.Files)); !slices.Equal(got.sortedPaths(), paths) {
+	if paths := slices.Sorted(mapKeys(gf)); !slices.Equal(got.sortedPaths(), paths) {
 		t.Fatalf("round %d: the journal's checkpoint lists its paths out of order or wrong", round)
-	}
-}
-
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
 	}
 }
 
@@ -227,8 +223,19 @@ func TestJournalCheckpointIsAFullScan(t *testing.T) {
 			t.Fatalf("round %d: the delta does not read back: %v", round, err)
 		}
 		sameManifest(t, round, back, got)
-		if back.StartNS != got.StartNS || back.depth != round+1 {
-			t.Fatalf("round %d: read back start %d depth %d, want %d %d", round, back.StartNS, back.depth, got.StartNS, round+1)
+		if back.StartNS != got.StartNS {
+			t.Fatalf("round %d: read back start %d, want %d", round, back.StartNS, got.StartNS)
+		}
+		// A delta sits on a full manifest, never on another delta.
+		cp, unlock, err = w.lockCheckpoints(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := cp.baseOf(name)
+		baseData, err := os.ReadFile(filepath.Join(dir, StateDir, checkpointDir, "manifests", base))
+		unlock()
+		if err != nil || !strings.HasPrefix(string(baseData), manifestMagic) {
+			t.Fatalf("round %d: the delta's base %q is not a full manifest (%v)", round, base, err)
 		}
 		prev, prevName = back, name
 	}
@@ -363,3 +370,89 @@ var (
 	errOverflowForTest = errors.New("event queue overflow")
 	errNoSpaceForTest  = errors.New("no space left on device")
 )
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// TestJournalCheckpointAfterIndexChange: when git's index changes between
+// two checkpoints (git add, commit, rm --cached, reset, a stat refresh), a
+// checkpoint from the journal checks the files whose listed blob moved and
+// is still the one a full scan makes, without scanning in full.
+func TestJournalCheckpointAfterIndexChange(t *testing.T) {
+	if watchDisabled() {
+		t.Skip(NoWatchEnv + "=1: the journal is what this tests")
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	dir := t.TempDir()
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t", "-c", "core.fsmonitor=false"}, args...)...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	write := func(rel, s string) {
+		p := filepath.Join(dir, rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 30 {
+		write(fmt.Sprintf("d%d/f%d.txt", i%3, i), fmt.Sprint("file ", i))
+	}
+	git("init", "-q")
+	git("add", "-A")
+	git("commit", "-qm", "one")
+	w, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.Watch(); err != nil {
+		t.Fatal(err)
+	}
+	prev, prevName := cpTake(t, w, nil, "")
+	steps := []func(){
+		func() { write("d0/f0.txt", "changed"); git("add", "d0/f0.txt") },
+		func() { git("commit", "-qm", "two") },
+		func() { git("rm", "-q", "--cached", "d1/f1.txt") },
+		func() { write("d2/f2.txt", "changed, not added") },
+		func() { git("add", "-A") },
+		func() { git("reset", "-q", "HEAD~1") },
+		func() {
+			os.Chtimes(filepath.Join(dir, "d1/f4.txt"), time.Now(), time.Now())
+			git("status", "--porcelain")
+		},
+		func() { write("d0/new.txt", "new"); git("add", "d0/new.txt"); git("commit", "-qm", "three") },
+	}
+	for round, step := range steps {
+		step()
+		before := w.jr.dirtyScans.Load()
+		got, name := cpTake(t, w, prev, prevName)
+		if w.jr.dirtyScans.Load() != before+1 {
+			t.Fatalf("round %d: the checkpoint was a full scan", round)
+		}
+		sameManifest(t, round, got, fullScan(t, w, prev))
+		backed := 0
+		for _, e := range got.allFiles() {
+			if e.Backed {
+				backed++
+			}
+		}
+		if backed == 0 {
+			t.Fatalf("round %d: no file is backed by git", round)
+		}
+		prev, prevName = got, name
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha1"
 	"encoding/binary"
 	"fmt"
+	"iter"
 	"math"
 	"strings"
 )
@@ -24,6 +25,17 @@ type indexEntry struct {
 
 // Len returns the number of entries Lookup finds.
 func (ix *Index) Len() int { return len(ix.entries) }
+
+// All yields the entries Lookup finds, in path order.
+func (ix *Index) All() iter.Seq2[string, ID] {
+	return func(yield func(string, ID) bool) {
+		for i := range ix.entries {
+			if e := &ix.entries[i]; !yield(ix.names[e.off:e.end], e.id) {
+				return
+			}
+		}
+	}
+}
 
 // Lookup returns the blob id the index lists for path, a slash-separated
 // path relative to the work tree. It finds only entries at stage 0 (not
