@@ -1230,7 +1230,8 @@ func (sc *scanner) flushed(sum string) bool {
 }
 
 // flush makes n new objects durable: those named one by one, if they are
-// all of them, else with one syncfs.
+// all of them (their fsyncs issued at once, which a journaling file system
+// commits together, then the directory's), else with one syncfs.
 func (cp *checkpoints) flush(names []string, n int) error {
 	if n == 0 {
 		return nil
@@ -1238,16 +1239,23 @@ func (cp *checkpoints) flush(names []string, n int) error {
 	if n > len(names) {
 		return engine.SyncFS(int(cp.objects.File().Fd()))
 	}
-	for _, name := range names {
-		f, err := cp.objects.Open(name, os.O_RDONLY, 0)
-		if err != nil {
-			return err
-		}
-		err = f.Sync()
-		f.Close()
-		if err != nil {
-			return err
-		}
+	slices.Sort(names)
+	names = slices.Compact(names) // files of the same content
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Go(func() {
+			f, err := cp.objects.Open(name, os.O_RDONLY, 0)
+			if err == nil {
+				err = f.Sync()
+				f.Close()
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
 	}
 	return cp.objects.Sync()
 }

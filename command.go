@@ -1273,21 +1273,34 @@ func (r *stepRecorder) change(st *step) CommandChange {
 // displaced, filling in its change, and makes the versions durable before
 // it returns: the records naming them are written next.
 func (r *stepRecorder) save(batch []step, changes []CommandChange, saves []int) {
-	// What each step displaced goes to history: a few versions with
-	// an fsync each, which pay for their own bytes; many without,
-	// made durable by one syncfs below, which pays for every dirty
-	// page of the file system.
-	lazy := !engine.OneByOne(len(saves), int(r.w.histDir.File().Fd()))
+	// What each step displaced goes to history, each index line
+	// written without an fsync (Lazy), all made durable together
+	// before the records naming them are written: a few by
+	// SyncIndexes (an fsync of each index file, issued at once, and
+	// one of the index directory, not one per new index), which pay
+	// for their own bytes; many by one syncfs, which pays for every
+	// dirty page of the file system.
+	oneByOne := engine.OneByOne(len(saves), int(r.w.histDir.File().Fd()))
+	var paths []string
 	for _, i := range saves {
-		r.saveOne(&batch[i], &changes[i], lazy)
-	}
-	if lazy {
-		// The history lines above were written without an fsync:
-		// one flush makes them all durable before the records
-		// naming them are written.
-		if err := engine.SyncFS(int(r.w.histDir.File().Fd())); err != nil {
-			r.res.warn("flushing history failed: %v", err)
+		if r.saveOne(&batch[i], &changes[i], true) {
+			paths = append(paths, batch[i].path)
 		}
+	}
+	var err error
+	if oneByOne {
+		err = r.w.hist.SyncIndexes(paths)
+	} else if len(paths) > 0 {
+		err = engine.SyncFS(int(r.w.histDir.File().Fd()))
+	}
+	if err != nil {
+		// The records below then name versions a power cut may take.
+		for _, i := range saves {
+			if changes[i].BackupVersion != "" {
+				changes[i].Note = joinNote(changes[i].Note, "history's copy of what it displaced was not made durable")
+			}
+		}
+		r.res.warn("flushing history failed: %v", err)
 	}
 }
 
@@ -1295,7 +1308,8 @@ func (r *stepRecorder) save(batch []step, changes []CommandChange, saves []int) 
 // without an fsync) and sets ch's BackupVersion to the version; when the
 // content is found nowhere (the checkpoint store, git, history) or the
 // save fails, ch says history does not hold it, and so does a warning.
-func (r *stepRecorder) saveOne(st *step, ch *CommandChange, lazy bool) {
+// It reports whether it saved a version.
+func (r *stepRecorder) saveOne(st *step, ch *CommandChange, lazy bool) bool {
 	var data []byte
 	if st.from != "" {
 		if data, r.buf = r.w.displaced(r.cp, st.path, st.from, st.fromGit, r.buf); data == nil {
@@ -1303,20 +1317,21 @@ func (r *stepRecorder) saveOne(st *step, ch *CommandChange, lazy bool) {
 			if st.fromGit != "" {
 				ch.Note = joinNote(ch.Note, fmt.Sprintf("git held the content it displaced (blob %s) and no longer does (pruned, or the repository changed): history does not hold it", shortSum(st.fromGit)))
 				r.res.warn("%s: the content %s it displaced was in git's blob %s, which git no longer holds; it is not in history", st.path, shortSum(st.from), shortSum(st.fromGit))
-				return
+				return false
 			}
 			ch.Note = joinNote(ch.Note, "no checkpoint saw the content it displaced (another writer's, replaced before the command ended): history does not hold it")
 			r.res.warn("%s: the content %s it displaced was never checkpointed and is not in history", st.path, shortSum(st.from))
-			return
+			return false
 		}
 	}
 	v, err := r.w.hist.Save(st.path, data, st.from == "", st.from, history.Meta{Op: r.act.Tool, Session: r.s.name, Lazy: lazy})
 	if err != nil {
 		ch.NotInHistory = true
 		r.res.warn("%s: saving what the command displaced to history failed: %v", st.path, err)
-		return
+		return false
 	}
 	ch.BackupVersion = v.ID
+	return true
 }
 
 // record writes the ledger record of each step of batch no record accounts

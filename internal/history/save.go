@@ -634,14 +634,22 @@ func (s *Store) SyncIndexes(paths []string) error { return s.SyncIndexesWith(pat
 // directory, which pays off for many indexes.
 func (s *Store) SyncIndexesWith(paths []string, flush func() error) error {
 	type entry struct {
-		name string
-		ino  uint64
+		name, path string
+		ino        uint64
+		f          *statedir.File
+		err        error
 	}
-	var names []entry
+	var opened []*entry
+	defer func() {
+		for _, e := range opened {
+			if e.f != nil {
+				e.f.Close()
+			}
+		}
+	}()
 	for _, path := range paths {
-		fail := func(err error) error { return &Error{Op: "sync", Path: path, Err: err} }
 		if err := checkPath(path); err != nil {
-			return fail(err)
+			return &Error{Op: "sync", Path: path, Err: err}
 		}
 		if s.index == nil {
 			return nil
@@ -652,21 +660,32 @@ func (s *Store) SyncIndexesWith(paths []string, flush func() error) error {
 			continue
 		}
 		if err != nil {
-			return fail(err)
+			return &Error{Op: "sync", Path: path, Err: err}
 		}
-		if flush == nil {
-			err = s.fault("fsync", s.index.Join(name))
-			if err == nil {
-				err = f.Sync()
+		opened = append(opened, &entry{name: name, path: path, ino: f.Ino(), f: f})
+	}
+	if flush == nil {
+		// The fsyncs at once: a journaling file system commits them
+		// together.
+		var wg sync.WaitGroup
+		for _, e := range opened {
+			wg.Go(func() {
+				if e.err = s.fault("fsync", s.index.Join(e.name)); e.err == nil {
+					e.err = e.f.Sync()
+				}
+			})
+		}
+		wg.Wait()
+		for _, e := range opened {
+			if e.err != nil {
+				return &Error{Op: "sync", Path: e.path, Err: e.err}
 			}
 		}
-		ino := f.Ino()
-		f.Close()
-		if err != nil {
-			return fail(err)
-		}
-		if v, ok := s.durable.Load(s.index.Join(name)); !ok || v != ino {
-			names = append(names, entry{name, ino})
+	}
+	var names []*entry
+	for _, e := range opened {
+		if v, ok := s.durable.Load(s.index.Join(e.name)); !ok || v != e.ino {
+			names = append(names, e)
 		}
 	}
 	if flush != nil {
