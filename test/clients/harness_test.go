@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -103,6 +104,7 @@ var (
 	npmOnce    sync.Once
 	npmErr     string
 	modulesDir string // the node_modules that holds the clients
+	nodeNote   string // which node runs the clients, for the log
 	userCache  string // os.UserCacheDir before TestMain replaced it
 )
 
@@ -110,16 +112,39 @@ var (
 // them.
 var pinnedPackages = []string{"@anthropic-ai/claude-code", "@google/gemini-cli", "@openai/codex"}
 
+// clientSetEnv selects the set of pinned clients the suite runs: unset or
+// empty, the newest (package.json here); "previous", the set pinned
+// before them (previous/package.json), for users who stay on those.
+const clientSetEnv = "EDITGUARD_TEST_CLIENTS"
+
+// previousClients reports whether the run is of the previous pins.
+func previousClients() bool { return os.Getenv(clientSetEnv) == "previous" }
+
+// pinsDir returns the directory of the package.json and package-lock.json
+// of the selected set of clients.
+func pinsDir(t testing.TB) string {
+	t.Helper()
+	switch v := os.Getenv(clientSetEnv); v {
+	case "":
+		return packageDir(t)
+	case "previous":
+		return filepath.Join(packageDir(t), "previous")
+	default:
+		t.Fatalf("%s=%q: want empty or \"previous\"", clientSetEnv, v)
+		return ""
+	}
+}
+
 // clientsDir returns the directory the clients are installed in, outside
 // the source tree: $EDITGUARD_CLIENTS_DIR, else CACHE/editguard/
-// test-clients/HASH, HASH naming package-lock.json, so that new pins get a
-// directory of their own.
+// test-clients/HASH, HASH naming the selected package-lock.json, so that
+// new pins get a directory of their own.
 func clientsDir(t testing.TB) string {
 	t.Helper()
 	if d := os.Getenv("EDITGUARD_CLIENTS_DIR"); d != "" {
 		return d
 	}
-	lock, err := os.ReadFile(filepath.Join(packageDir(t), "package-lock.json"))
+	lock, err := os.ReadFile(filepath.Join(pinsDir(t), "package-lock.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,12 +157,17 @@ func clientsDir(t testing.TB) string {
 }
 
 // nodePackage returns the directory of the pinned npm package pkg. The
-// packages are those of test/clients/node_modules when it holds every
-// one (an install made there by hand), else those of clientsDir, which
-// npm ci fills the first time from this directory's package.json and
-// package-lock.json. It skips with -short and when node is not
+// packages are those of node_modules beside the selected package.json
+// when it holds every one (an install made there by hand), else those of
+// clientsDir, which npm ci fills the first time from that package.json and
+// its package-lock.json. It skips with -short and when node is not
 // installed, and fails when the install fails: a broken install must not
 // pass as a skip.
+//
+// Claude Code needs Node 22. Where the system's node is older, the
+// install holds Node 22 for this platform (the optional dependency
+// node-OS-ARCH), and its directory is put first on PATH: the clients
+// and whatever they start run on it.
 func nodePackage(t testing.TB, pkg string) string {
 	t.Helper()
 	if testing.Short() {
@@ -159,24 +189,63 @@ func nodePackage(t testing.TB, pkg string) string {
 		return true
 	}
 	npmOnce.Do(func() {
-		if local := filepath.Join(packageDir(t), "node_modules"); all(local) {
+		if local := filepath.Join(pinsDir(t), "node_modules"); all(local) {
 			modulesDir = local
-			return
+		} else {
+			dir := clientsDir(t)
+			modulesDir = filepath.Join(dir, "node_modules")
+			if !all(modulesDir) {
+				npmErr = installClients(pinsDir(t), dir)
+			}
 		}
-		dir := clientsDir(t)
-		modulesDir = filepath.Join(dir, "node_modules")
-		if all(modulesDir) {
-			return
+		if npmErr == "" {
+			nodeNote, npmErr = useNode22(modulesDir)
 		}
-		npmErr = installClients(packageDir(t), dir)
 	})
 	if npmErr != "" {
 		t.Fatal(npmErr)
+	}
+	if nodeNote != "" {
+		t.Log(nodeNote)
 	}
 	if !installed(modulesDir, pkg) {
 		t.Fatalf("%s is not installed in %s", pkg, modulesDir)
 	}
 	return filepath.Join(modulesDir, pkg)
+}
+
+// nodeMajor returns the major version of the node program at path.
+func nodeMajor(path string) (int, error) {
+	out, err := exec.Command(path, "-p", "process.versions.node.split('.')[0]").Output()
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(string(out)))
+}
+
+// useNode22 leaves PATH as it is when its node is Node 22 or later, and
+// otherwise puts first on it the bin directory of the Node 22 package in
+// modules. It returns a note on which node runs the clients, and what
+// went wrong: an older node and no Node 22 package for this platform.
+func useNode22(modules string) (note, problem string) {
+	system, err := exec.LookPath("node")
+	if err != nil {
+		return "", err.Error()
+	}
+	if major, err := nodeMajor(system); err == nil && major >= 22 {
+		return "", ""
+	}
+	arch := runtime.GOARCH
+	if arch == "amd64" {
+		arch = "x64"
+	}
+	bin := filepath.Join(modules, "node-"+runtime.GOOS+"-"+arch, "bin")
+	if major, err := nodeMajor(filepath.Join(bin, "node")); err != nil || major < 22 {
+		return "", "the clients need Node 22 and " + system + " is older; " + modules +
+			" holds no Node 22 for " + runtime.GOOS + "-" + arch + " (install Node 22)"
+	}
+	os.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return "the clients run on " + filepath.Join(bin, "node") + " (Node 22; " + system + " is older)", ""
 }
 
 // installClients copies package.json and package-lock.json from src to
@@ -275,7 +344,8 @@ func runClaude(t testing.TB, workspace string, script []Step) []ToolResult {
 // gives the "standard" mode in which every tool is sent in full with each
 // request; with ENABLE_TOOL_SEARCH unset, a base URL that is not a
 // first-party Anthropic host also turns deferral off. The run sets
-// ENABLE_TOOL_SEARCH=false so that does not depend on the address.
+// ENABLE_TOOL_SEARCH=false so that does not depend on the address; 2.1.332
+// too then offers every editguard tool in full.
 //
 // Claude Code refuses --dangerously-skip-permissions (bypassPermissions)
 // for root, so the run allows the server's tools with --allowedTools
