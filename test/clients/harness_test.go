@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -164,10 +165,10 @@ func clientsDir(t testing.TB) string {
 // installed, and fails when the install fails: a broken install must not
 // pass as a skip.
 //
-// Claude Code needs Node 22. Where the system's node is older, the
-// install holds Node 22 for this platform (the optional dependency
-// node-OS-ARCH), and its directory is put first on PATH: the clients
-// and whatever they start run on it.
+// Claude Code 2.1.332 needs Node 22. Where the system's node is older
+// than a pinned client asks for, the install holds Node 22 for this
+// platform (the optional dependency node-OS-ARCH), and its directory is
+// put first on PATH: the clients and whatever they start run on it.
 func nodePackage(t testing.TB, pkg string) string {
 	t.Helper()
 	if testing.Short() {
@@ -199,7 +200,7 @@ func nodePackage(t testing.TB, pkg string) string {
 			}
 		}
 		if npmErr == "" {
-			nodeNote, npmErr = useNode22(modulesDir)
+			nodeNote, npmErr = nodeForClients(modulesDir)
 		}
 	})
 	if npmErr != "" {
@@ -223,16 +224,46 @@ func nodeMajor(path string) (int, error) {
 	return strconv.Atoi(strings.TrimSpace(string(out)))
 }
 
-// useNode22 leaves PATH as it is when its node is Node 22 or later, and
-// otherwise puts first on it the bin directory of the Node 22 package in
-// modules. It returns a note on which node runs the clients, and what
-// went wrong: an older node and no Node 22 package for this platform.
-func useNode22(modules string) (note, problem string) {
+// nodeNeeded returns the newest major version of Node that the pinned
+// packages in modules ask for with an engines.node of ">=MAJOR...", and
+// the package that asks for it.
+func nodeNeeded(modules string) (int, string) {
+	need, by := 0, ""
+	for _, p := range pinnedPackages {
+		var pj struct {
+			Engines struct {
+				Node string `json:"node"`
+			} `json:"engines"`
+		}
+		data, err := os.ReadFile(filepath.Join(modules, p, "package.json"))
+		if err != nil || json.Unmarshal(data, &pj) != nil {
+			continue
+		}
+		v, ok := strings.CutPrefix(strings.TrimSpace(pj.Engines.Node), ">=")
+		if !ok {
+			continue
+		}
+		major, _, _ := strings.Cut(strings.TrimSpace(v), ".")
+		if n, err := strconv.Atoi(major); err == nil && n > need {
+			need, by = n, p
+		}
+	}
+	return need, by
+}
+
+// nodeForClients leaves PATH as it is when its node is as new as the pinned
+// clients ask for, and otherwise puts first on it the bin directory of
+// the Node package for this platform in modules (the optional dependency
+// node-OS-ARCH). It returns a note on which node runs the clients, and
+// what went wrong: an older node and no new enough Node package for this
+// platform.
+func nodeForClients(modules string) (note, problem string) {
 	system, err := exec.LookPath("node")
 	if err != nil {
 		return "", err.Error()
 	}
-	if major, err := nodeMajor(system); err == nil && major >= 22 {
+	need, by := nodeNeeded(modules)
+	if major, err := nodeMajor(system); err == nil && major >= need {
 		return "", ""
 	}
 	arch := runtime.GOARCH
@@ -240,12 +271,12 @@ func useNode22(modules string) (note, problem string) {
 		arch = "x64"
 	}
 	bin := filepath.Join(modules, "node-"+runtime.GOOS+"-"+arch, "bin")
-	if major, err := nodeMajor(filepath.Join(bin, "node")); err != nil || major < 22 {
-		return "", "the clients need Node 22 and " + system + " is older; " + modules +
-			" holds no Node 22 for " + runtime.GOOS + "-" + arch + " (install Node 22)"
+	if major, err := nodeMajor(filepath.Join(bin, "node")); err != nil || major < need {
+		return "", fmt.Sprintf("%s needs Node %d and %s is older; %s holds no Node %d for %s-%s (install Node %d)",
+			by, need, system, modules, need, runtime.GOOS, arch, need)
 	}
 	os.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	return "the clients run on " + filepath.Join(bin, "node") + " (Node 22; " + system + " is older)", ""
+	return fmt.Sprintf("the clients run on %s: %s needs Node %d, and %s is older", filepath.Join(bin, "node"), by, need, system), ""
 }
 
 // installClients copies package.json and package-lock.json from src to
