@@ -241,7 +241,7 @@ func TestClaudeCodeSubagentSession(t *testing.T) {
 	}
 }
 
-// TestClaudeCodeResumeSession: Claude Code 2.1.197 keeps the session_id
+// TestClaudeCodeResumeSession: Claude Code (2.1.197 and 2.1.332) keeps the session_id
 // of a conversation resumed with --resume or --continue, so editguard's
 // session and its reads go on: a Read in one run lets an Edit through in
 // the resumed runs.
