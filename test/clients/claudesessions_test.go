@@ -46,6 +46,7 @@ func (m *agentsModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		script, prefix = m.sub, "toolu_sub_"
 	}
 	calls := 0
+	along := alongResults(req, "toolu_")
 	for _, msg := range req.Messages {
 		for _, raw := range blocks(msg.Content) {
 			var c contentBlock
@@ -55,7 +56,7 @@ func (m *agentsModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				calls++
 			case c.Type == "tool_result":
 				m.mu.Lock()
-				m.results[c.ToolUseID] = ToolResult{Content: resultText(c.Content), IsError: c.IsError, Raw: raw}
+				m.results[c.ToolUseID] = ToolResult{Content: resultText(c.Content), IsError: c.IsError, Raw: raw, Along: along[c.ToolUseID]}
 				m.mu.Unlock()
 			}
 		}
@@ -185,7 +186,7 @@ func TestClaudeCodeSubagentSession(t *testing.T) {
 	session := streamSessionID(t, stdout)
 	for i := range model.sub {
 		r := model.result(true, i)
-		t.Logf("subagent step %d: error=%v %q", i, r.IsError, truncate(r.Content, 200))
+		t.Logf("subagent step %d: error=%v %q along %q", i, r.IsError, truncate(r.Content, 200), truncate(r.Along, 200))
 	}
 	first := model.result(true, 0)
 	t.Logf("the subagent's first Edit: %q", first.Content)

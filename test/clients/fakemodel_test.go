@@ -447,6 +447,8 @@ func alongResults(req messagesRequest, prefix string) map[string]string {
 			switch {
 			case c.Type == "tool_result" && strings.HasPrefix(c.ToolUseID, prefix):
 				last = c.ToolUseID
+			case c.Type == "tool_result":
+				last = "" // what follows is about another tool's result
 			case c.Type == "text" && last != "":
 				along[last] += c.Text
 			}
