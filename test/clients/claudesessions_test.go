@@ -46,6 +46,7 @@ func (m *agentsModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		script, prefix = m.sub, "toolu_sub_"
 	}
 	calls := 0
+	along := alongResults(req, "toolu_")
 	for _, msg := range req.Messages {
 		for _, raw := range blocks(msg.Content) {
 			var c contentBlock
@@ -55,7 +56,7 @@ func (m *agentsModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				calls++
 			case c.Type == "tool_result":
 				m.mu.Lock()
-				m.results[c.ToolUseID] = ToolResult{Content: resultText(c.Content), IsError: c.IsError, Raw: raw}
+				m.results[c.ToolUseID] = ToolResult{Content: resultText(c.Content), IsError: c.IsError, Raw: raw, Along: along[c.ToolUseID]}
 				m.mu.Unlock()
 			}
 		}
@@ -146,13 +147,19 @@ func editguardSessions(t testing.TB, ws string) []string {
 	return names
 }
 
-// TestClaudeCodeSubagentSession: Claude Code 2.1.197 sends a subagent's
-// hook events with its parent's session_id and the subagent's own agent_id,
-// and editguard gives the subagent a session of its own: the main agent
-// reads a.go, a subagent (the Agent tool) reads and edits it, and the
-// ledger records the edit under claude-SESSION-AGENT. Claude Code's own
-// check keeps each agent's reads apart as well: a subagent must read a
-// file itself before its Edit.
+// TestClaudeCodeSubagentSession: Claude Code sends a subagent's hook
+// events with its parent's session_id and the subagent's own agent_id, and
+// editguard gives the subagent a session of its own: the main agent reads
+// a.go, a subagent (the Agent tool) edits it before and after reading it
+// itself, and the ledger records the edit under claude-SESSION-AGENT.
+//
+// A subagent must read a file itself before its Edit. Claude Code 2.1.332
+// runs the PreToolUse hook before its own check of that, so the model sees
+// editguard's NOT_READ, with its hint in Claude Code's words, and the
+// ledger records that refusal under the subagent's session too: the main
+// agent's Read did not count for it. Claude Code 2.1.197 (the previous
+// pins) checks first and refuses with its own error, and the hook never
+// sees that Edit.
 func TestClaudeCodeSubagentSession(t *testing.T) {
 	ws, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -179,10 +186,21 @@ func TestClaudeCodeSubagentSession(t *testing.T) {
 	session := streamSessionID(t, stdout)
 	for i := range model.sub {
 		r := model.result(true, i)
-		t.Logf("subagent step %d: error=%v %q", i, r.IsError, truncate(r.Content, 200))
+		t.Logf("subagent step %d: error=%v %q along %q", i, r.IsError, truncate(r.Content, 200), truncate(r.Along, 200))
 	}
-	if r := model.result(true, 0); !r.IsError || !strings.Contains(r.Content, "has not been read") {
-		t.Errorf("the subagent's Edit before its own Read: %+v; want Claude Code's refusal", r)
+	first := model.result(true, 0)
+	t.Logf("the subagent's first Edit: %q", first.Content)
+	if previousClients() {
+		if !first.IsError || !strings.Contains(first.Content, "has not been read") || strings.Contains(first.Content, "NOT_READ") {
+			t.Errorf("the subagent's Edit before its own Read: %+v; want Claude Code's refusal", first)
+		}
+	} else {
+		want := []string{"PreToolUse:Edit hook error: NOT_READ " + a + ": file exists but has not been read in this session", "hint: Read " + a + " first, then redo the change"}
+		for _, w := range want {
+			if !first.IsError || !strings.Contains(first.Content, w) {
+				t.Errorf("the subagent's Edit before its own Read: error=%v %q; want editguard's NOT_READ with %q", first.IsError, first.Content, w)
+			}
+		}
 	}
 	if r := model.result(true, 2); r.IsError {
 		t.Errorf("the subagent's Edit after its Read was refused: %q", r.Content)
@@ -207,17 +225,24 @@ func TestClaudeCodeSubagentSession(t *testing.T) {
 	}
 	var edits []string
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		var rec struct{ Session, Tool, Outcome string }
+		var rec struct {
+			Session, Tool, Outcome string
+			ErrorCode              string `json:"error_code"`
+		}
 		if json.Unmarshal([]byte(line), &rec) == nil && rec.Tool == "hook:Edit" {
-			edits = append(edits, rec.Session+" "+rec.Outcome)
+			edits = append(edits, strings.TrimSpace(rec.Session+" "+rec.Outcome+" "+rec.ErrorCode))
 		}
 	}
-	if len(edits) != 1 || edits[0] != sub+" ok" {
-		t.Errorf("editguard log records the Edits %q; want one, ok, under %s", edits, sub)
+	want := []string{sub + " error NOT_READ", sub + " ok"}
+	if previousClients() {
+		want = want[1:]
+	}
+	if !slices.Equal(edits, want) {
+		t.Errorf("editguard log records the Edits %q; want %q", edits, want)
 	}
 }
 
-// TestClaudeCodeResumeSession: Claude Code 2.1.197 keeps the session_id
+// TestClaudeCodeResumeSession: Claude Code (2.1.197 and 2.1.332) keeps the session_id
 // of a conversation resumed with --resume or --continue, so editguard's
 // session and its reads go on: a Read in one run lets an Edit through in
 // the resumed runs.

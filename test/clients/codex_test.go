@@ -20,7 +20,7 @@ import (
 // codexRunTimeout bounds one headless Codex CLI run.
 const codexRunTimeout = 90 * time.Second
 
-// codexModel is the model the runs ask for. Codex CLI 0.169.0 has no
+// codexModel is the model the runs ask for. Codex CLI (0.169.0 and 0.171.0) has no
 // metadata for it, says so ("Model metadata for `scripted` not found") and
 // uses defaults, as for any model of a custom provider. For the models it
 // knows (gpt-5.5, ...) it sends MCP tools not in the request but behind its
@@ -79,7 +79,7 @@ type codexOptions struct {
 // tools run without asking (Codex's sandbox cannot be set up in every
 // container, and root is no obstacle to it).
 //
-// Codex CLI 0.169.0 reads its configuration from $CODEX_HOME/config.toml:
+// Codex CLI (0.169.0 and 0.171.0) reads its configuration from $CODEX_HOME/config.toml:
 // a model_providers table with base_url pointing at the model server and
 // wire_api "responses" sends the conversation to BASE_URL/responses, with
 // the key from the environment variable env_key.
@@ -170,7 +170,7 @@ func runCodex(t testing.TB, workspace string, script []Step, opts codexOptions) 
 // editguard's results: a 4 KiB file read as numbered lines of unescaped text,
 // a STALE_FILE refusal after someone else changed the file, and a listing.
 //
-// Codex CLI 0.169.0 answers a call with a function_call_output whose output
+// Codex CLI (0.169.0 and 0.171.0) answers a call with a function_call_output whose output
 // is two input_text items: "Wall time: SECONDS seconds\nOutput:" and the
 // result's text content as it is. A result with isError set looks the same:
 // nothing marks it as an error but its text. A result with structuredContent

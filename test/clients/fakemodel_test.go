@@ -45,8 +45,10 @@ type ToolResult struct {
 	// Parts are the text parts of the result in order, where the client
 	// sends more than one.
 	Parts []string
-	// Along is the text the client sent after the result in the same
-	// message (Claude Code puts a hook's additionalContext there).
+	// Along is the text the client sent after the result and before the
+	// model's next turn, in the result's message or in messages of their
+	// own of any role (see alongResults); Claude Code puts a hook's
+	// additionalContext there.
 	Along string
 	// Count is how many tool_result blocks answered this step's call; a
 	// well-behaved client sends exactly one.
@@ -377,19 +379,11 @@ func (m *fakeModel) collect(req messagesRequest) int {
 	counts := map[string]int{}
 	results := map[string]contentBlock{}
 	raws := map[string]json.RawMessage{}
-	along := map[string]string{}
 	for _, msg := range req.Messages {
-		last := "" // the last tool_result of ours in this message
 		for _, raw := range blocks(msg.Content) {
 			var c contentBlock
 			if json.Unmarshal(raw, &c) != nil {
 				continue
-			}
-			if msg.Role == "user" && c.Type == "text" && last != "" {
-				along[last] += c.Text
-			}
-			if msg.Role == "user" && c.Type == "tool_result" && strings.HasPrefix(c.ToolUseID, toolUsePrefix) {
-				last = c.ToolUseID
 			}
 			switch {
 			case msg.Role == "assistant" && c.Type == "tool_use" && strings.HasPrefix(c.ID, toolUsePrefix):
@@ -401,6 +395,7 @@ func (m *fakeModel) collect(req messagesRequest) int {
 			}
 		}
 	}
+	along := alongResults(req, toolUsePrefix)
 	for i := range m.script {
 		id := toolUseID(i)
 		c, ok := results[id]
@@ -418,6 +413,48 @@ func (m *fakeModel) collect(req messagesRequest) int {
 		})
 	}
 	return len(calls)
+}
+
+// alongResults returns, by tool_use id (of those with prefix), all the
+// text the model was given after that tool result and before its own next
+// turn: the text blocks after the result in the same message, and every
+// message that follows, whatever its role, up to the next assistant
+// message. Claude Code 2.1.197 puts a hook's additionalContext in a text
+// block beside the result; 2.1.332 sends it, and a hook's error about a
+// call that still ran, as a message of role "system" of its own (a string
+// or text blocks, some of them <system-reminder> blocks). The model reads
+// all of these, so all of them are what it was told about the call.
+func alongResults(req messagesRequest, prefix string) map[string]string {
+	along := map[string]string{}
+	last := "" // our last tool_result since the last assistant message
+	for _, msg := range req.Messages {
+		if msg.Role == "assistant" {
+			last = ""
+			continue
+		}
+		var s string
+		if json.Unmarshal(msg.Content, &s) == nil {
+			if last != "" {
+				along[last] += s
+			}
+			continue
+		}
+		for _, raw := range blocks(msg.Content) {
+			var c contentBlock
+			if json.Unmarshal(raw, &c) != nil {
+				continue
+			}
+			switch {
+			case c.Type == "tool_result" && strings.HasPrefix(c.ToolUseID, prefix):
+				last = c.ToolUseID
+			case c.Type == "tool_result":
+				last = "" // what follows is about another tool's result
+			case c.Type == "text" && last != "":
+				along[last] += c.Text
+			}
+		}
+	}
+	return along
 }
 
 type toolCall struct {

@@ -10,10 +10,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -103,6 +105,7 @@ var (
 	npmOnce    sync.Once
 	npmErr     string
 	modulesDir string // the node_modules that holds the clients
+	nodeNote   string // which node runs the clients, for the log
 	userCache  string // os.UserCacheDir before TestMain replaced it
 )
 
@@ -110,16 +113,39 @@ var (
 // them.
 var pinnedPackages = []string{"@anthropic-ai/claude-code", "@google/gemini-cli", "@openai/codex"}
 
+// clientSetEnv selects the set of pinned clients the suite runs: unset or
+// empty, the newest (package.json here); "previous", the set pinned
+// before them (previous/package.json), for users who stay on those.
+const clientSetEnv = "EDITGUARD_TEST_CLIENTS"
+
+// previousClients reports whether the run is of the previous pins.
+func previousClients() bool { return os.Getenv(clientSetEnv) == "previous" }
+
+// pinsDir returns the directory of the package.json and package-lock.json
+// of the selected set of clients.
+func pinsDir(t testing.TB) string {
+	t.Helper()
+	switch v := os.Getenv(clientSetEnv); v {
+	case "":
+		return packageDir(t)
+	case "previous":
+		return filepath.Join(packageDir(t), "previous")
+	default:
+		t.Fatalf("%s=%q: want empty or \"previous\"", clientSetEnv, v)
+		return ""
+	}
+}
+
 // clientsDir returns the directory the clients are installed in, outside
 // the source tree: $EDITGUARD_CLIENTS_DIR, else CACHE/editguard/
-// test-clients/HASH, HASH naming package-lock.json, so that new pins get a
-// directory of their own.
+// test-clients/HASH, HASH naming the selected package-lock.json, so that
+// new pins get a directory of their own.
 func clientsDir(t testing.TB) string {
 	t.Helper()
 	if d := os.Getenv("EDITGUARD_CLIENTS_DIR"); d != "" {
 		return d
 	}
-	lock, err := os.ReadFile(filepath.Join(packageDir(t), "package-lock.json"))
+	lock, err := os.ReadFile(filepath.Join(pinsDir(t), "package-lock.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,12 +158,17 @@ func clientsDir(t testing.TB) string {
 }
 
 // nodePackage returns the directory of the pinned npm package pkg. The
-// packages are those of test/clients/node_modules when it holds every
-// one (an install made there by hand), else those of clientsDir, which
-// npm ci fills the first time from this directory's package.json and
-// package-lock.json. It skips with -short and when node is not
+// packages are those of node_modules beside the selected package.json
+// when it holds every one (an install made there by hand), else those of
+// clientsDir, which npm ci fills the first time from that package.json and
+// its package-lock.json. It skips with -short and when node is not
 // installed, and fails when the install fails: a broken install must not
 // pass as a skip.
+//
+// Claude Code 2.1.332 needs Node 22. Where the system's node is older
+// than a pinned client asks for, the install holds Node 22 for this
+// platform (the optional dependency node-OS-ARCH), and its directory is
+// put first on PATH: the clients and whatever they start run on it.
 func nodePackage(t testing.TB, pkg string) string {
 	t.Helper()
 	if testing.Short() {
@@ -159,24 +190,93 @@ func nodePackage(t testing.TB, pkg string) string {
 		return true
 	}
 	npmOnce.Do(func() {
-		if local := filepath.Join(packageDir(t), "node_modules"); all(local) {
+		if local := filepath.Join(pinsDir(t), "node_modules"); all(local) {
 			modulesDir = local
-			return
+		} else {
+			dir := clientsDir(t)
+			modulesDir = filepath.Join(dir, "node_modules")
+			if !all(modulesDir) {
+				npmErr = installClients(pinsDir(t), dir)
+			}
 		}
-		dir := clientsDir(t)
-		modulesDir = filepath.Join(dir, "node_modules")
-		if all(modulesDir) {
-			return
+		if npmErr == "" {
+			nodeNote, npmErr = nodeForClients(modulesDir)
 		}
-		npmErr = installClients(packageDir(t), dir)
 	})
 	if npmErr != "" {
 		t.Fatal(npmErr)
+	}
+	if nodeNote != "" {
+		t.Log(nodeNote)
 	}
 	if !installed(modulesDir, pkg) {
 		t.Fatalf("%s is not installed in %s", pkg, modulesDir)
 	}
 	return filepath.Join(modulesDir, pkg)
+}
+
+// nodeMajor returns the major version of the node program at path.
+func nodeMajor(path string) (int, error) {
+	out, err := exec.Command(path, "-p", "process.versions.node.split('.')[0]").Output()
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(string(out)))
+}
+
+// nodeNeeded returns the newest major version of Node that the pinned
+// packages in modules ask for with an engines.node of ">=MAJOR...", and
+// the package that asks for it.
+func nodeNeeded(modules string) (int, string) {
+	need, by := 0, ""
+	for _, p := range pinnedPackages {
+		var pj struct {
+			Engines struct {
+				Node string `json:"node"`
+			} `json:"engines"`
+		}
+		data, err := os.ReadFile(filepath.Join(modules, p, "package.json"))
+		if err != nil || json.Unmarshal(data, &pj) != nil {
+			continue
+		}
+		v, ok := strings.CutPrefix(strings.TrimSpace(pj.Engines.Node), ">=")
+		if !ok {
+			continue
+		}
+		major, _, _ := strings.Cut(strings.TrimSpace(v), ".")
+		if n, err := strconv.Atoi(major); err == nil && n > need {
+			need, by = n, p
+		}
+	}
+	return need, by
+}
+
+// nodeForClients leaves PATH as it is when its node is as new as the pinned
+// clients ask for, and otherwise puts first on it the bin directory of
+// the Node package for this platform in modules (the optional dependency
+// node-OS-ARCH). It returns a note on which node runs the clients, and
+// what went wrong: an older node and no new enough Node package for this
+// platform.
+func nodeForClients(modules string) (note, problem string) {
+	system, err := exec.LookPath("node")
+	if err != nil {
+		return "", err.Error()
+	}
+	need, by := nodeNeeded(modules)
+	if major, err := nodeMajor(system); err == nil && major >= need {
+		return "", ""
+	}
+	arch := runtime.GOARCH
+	if arch == "amd64" {
+		arch = "x64"
+	}
+	bin := filepath.Join(modules, "node-"+runtime.GOOS+"-"+arch, "bin")
+	if major, err := nodeMajor(filepath.Join(bin, "node")); err != nil || major < need {
+		return "", fmt.Sprintf("%s needs Node %d and %s is older; %s holds no Node %d for %s-%s (install Node %d)",
+			by, need, system, modules, need, runtime.GOOS, arch, need)
+	}
+	os.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return fmt.Sprintf("the clients run on %s: %s needs Node %d, and %s is older", filepath.Join(bin, "node"), by, need, system), ""
 }
 
 // installClients copies package.json and package-lock.json from src to
@@ -275,7 +375,8 @@ func runClaude(t testing.TB, workspace string, script []Step) []ToolResult {
 // gives the "standard" mode in which every tool is sent in full with each
 // request; with ENABLE_TOOL_SEARCH unset, a base URL that is not a
 // first-party Anthropic host also turns deferral off. The run sets
-// ENABLE_TOOL_SEARCH=false so that does not depend on the address.
+// ENABLE_TOOL_SEARCH=false so that does not depend on the address; 2.1.332
+// too then offers every editguard tool in full.
 //
 // Claude Code refuses --dangerously-skip-permissions (bypassPermissions)
 // for root, so the run allows the server's tools with --allowedTools

@@ -255,7 +255,7 @@ func TestGeminiCLIHooks(t *testing.T) {
 // STALE_FILE showing the change, and the person's bytes stay; a patch that
 // adds a file is recorded; the ledger verifies.
 //
-// Codex CLI 0.169.0 offers apply_patch (a freeform tool) for the models
+// Codex CLI (0.169.0 and 0.171.0) offers apply_patch (a freeform tool) for the models
 // it knows, such as gpt-5.5, and runs the hooks of a configuration only
 // once they are trusted, or with --dangerously-bypass-hook-trust; the
 // sandbox is turned off, as it cannot be set up in every container.
