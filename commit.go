@@ -202,6 +202,9 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 	if err := r.approve(ctx); err != nil {
 		return nil, err
 	}
+	if err := r.keepRead(); err != nil {
+		return nil, err
+	}
 	if err := r.makeParent(); err != nil {
 		return nil, err
 	}
@@ -284,7 +287,7 @@ func (r *commitRun) check() error {
 	}
 	if b := r.base; b != nil {
 		r.enc = b.Encoding
-		r.a.rec.Baseline = ledgerState(FileState{Exists: true, SHA256: b.SHA256, Size: b.Size, MtimeMS: b.MtimeMS})
+		r.a.rec.Baseline = baselineState(b, "")
 	}
 	return err
 }
@@ -301,6 +304,21 @@ func (r *commitRun) mayMerge(err error) error {
 		return err
 	}
 	r.c.seen, r.stale = seen, err
+	return nil
+}
+
+// keepRead keeps in history the session's read that a merge was decided
+// against, and names its version in the record's baseline, so that the
+// record holds all the merge's decision rests on (kept.go).
+func (r *commitRun) keepRead() error {
+	if r.c.seen == nil || r.res == nil || !r.res.Merged || r.a.rec.Baseline == nil {
+		return nil
+	}
+	v, err := r.s.w.keepContent(r.t.Resolved, r.c.seen, r.base.SHA256, opMergeBase, r.s.name)
+	if err != nil {
+		return historyFailed(r.c.path, err)
+	}
+	r.a.rec.Baseline.Read.Version = v.ID
 	return nil
 }
 
