@@ -106,7 +106,7 @@ func (s *Session) ApplyPatch(ctx context.Context, text string, opts *PatchOption
 		o = *opts
 	}
 	ops, perr := patch.Parse(text)
-	a := newAttempt(s, opApplyPatch, "", map[string]any{"patch_sha256": sha256String(text), "patch_bytes": len(text), "dry_run": o.DryRun}, nil)
+	a := newAttempt(s, opApplyPatch, "", patchArgs(text, &o), nil)
 	if !o.DryRun {
 		a.text = &text
 	}
@@ -173,6 +173,17 @@ func (s *Session) keepPatchContents(a *attempt, files []*txFile) error {
 		f.seenVersion = v.ID
 	}
 	return nil
+}
+
+// patchArgs are the arguments a patch's records hold: the text's hash and
+// size (the text itself is kept in history: keepText), and the options
+// that change the decision.
+func patchArgs(text string, o *PatchOptions) map[string]any {
+	args := map[string]any{"patch_sha256": sha256String(text), "patch_bytes": len(text), "dry_run": o.DryRun}
+	if o.NoMerge {
+		args["no_merge"] = true
+	}
+	return args
 }
 
 // preview shows the files of a patch or an undo to the approver.
@@ -605,7 +616,13 @@ func (w *Workspace) refusedPatch(a *attempt, files []*txFile, err error) {
 		}
 		c := ledger.FileCheck{Path: f.t.Resolved, Observed: f.obs.LedgerState()}
 		if f.base != nil {
-			c.Baseline = baselineState(f.base, "")
+			version := ""
+			if f.seen != nil {
+				// Merged before the refusal: the read it merged over.
+				v, _ := w.keepContent(f.t.Resolved, f.seen, f.base.SHA256, opMergeBase, a.rec.Session)
+				version = v.ID
+			}
+			c.Baseline = baselineState(f.base, version)
 		}
 		if !f.pre.empty() {
 			c.Precondition, _ = json.Marshal(f.pre)
@@ -681,6 +698,9 @@ func (w *Workspace) txRecords(a *attempt, files []*txFile, res *PatchResult) (ok
 		rec.rec.SHA256Before = f.obs.Sum
 		if f.base != nil {
 			rec.rec.Baseline = baselineState(f.base, f.seenVersion)
+		}
+		if !f.pre.empty() {
+			rec.rec.Precondition, _ = json.Marshal(f.pre)
 		}
 		r := &Result{Path: f.t.Path, SHA256: f.sum, SizeBytes: int64(len(f.data)), Created: !f.obs.Stat.Exists, Deleted: f.remove,
 			BackupVersion: f.version, Strategy: "transaction " + res.TxID}
