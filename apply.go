@@ -146,10 +146,17 @@ func (s *Session) ApplyPatch(ctx context.Context, text string, opts *PatchOption
 		"while the patch awaited approval"); err != nil {
 		return nil, err
 	}
+	if err := s.w.ensureTxSpace(cs.files); err != nil {
+		return nil, err
+	}
 	if err := s.keepPatchContents(a, cs.files); err != nil {
 		return nil, err
 	}
 	if err := s.commitTx(a, opApplyPatch, cs, res); err != nil {
+		if len(cs.files) > 0 {
+			newSize, oldSize := txNeeds(cs.files)
+			err = s.w.withSpace(cs.files[0].t, newSize, oldSize, err)
+		}
 		return nil, err
 	}
 	return res, nil

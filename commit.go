@@ -202,6 +202,9 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 	if err := r.approve(ctx); err != nil {
 		return nil, err
 	}
+	if err := r.ensureSpace(); err != nil {
+		return nil, err
+	}
 	if err := r.keepRead(); err != nil {
 		return nil, err
 	}
@@ -213,7 +216,7 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 	ar, err := r.swap(ctx)
 	r.a.durable += time.Since(t0)
 	if err != nil {
-		return nil, err
+		return nil, r.s.w.withSpace(r.t, int64(len(r.pl.data)), int64(len(r.obs.Data)), err)
 	}
 	r.follow(ar)
 	return r.res, nil
@@ -305,6 +308,13 @@ func (r *commitRun) mayMerge(err error) error {
 	}
 	r.c.seen, r.stale = seen, err
 	return nil
+}
+
+// ensureSpace is the check of a full file system before anything is
+// written (space.go): room for the change, after editguard's own leftovers
+// are removed, or NO_SPACE.
+func (r *commitRun) ensureSpace() error {
+	return r.s.w.ensureSpace(r.t, int64(len(r.pl.data)), int64(len(r.obs.Data)))
 }
 
 // keepRead keeps in history the session's read that a merge was decided

@@ -128,7 +128,12 @@ func TestReplayCoversMergesReadsEncodingsAndPatches(t *testing.T) {
 			merged = r.Baseline != nil && r.Baseline.Read != nil && r.Baseline.Read.Version != ""
 		case r.ErrorCode == "NOT_READ" && r.Path == "p.txt":
 			rd := r.Baseline.Read
-			partial = rd != nil && !rd.Full && rd.FromLine == 3 && rd.ToLine == 6 && rd.TotalLines == 10
+			var e struct {
+				Details map[string]any `json:"details"`
+			}
+			json.Unmarshal(r.Result, &e)
+			partial = rd != nil && !rd.Full && rd.FromLine == 3 && rd.ToLine == 6 && rd.TotalLines == 10 &&
+				e.Details["read_lines"] == "3-6 of 10"
 		case r.Path == "l.txt" && r.Outcome == "ok":
 			legacy = r.Baseline.Read != nil && r.Baseline.Read.Encoding == "windows-1252"
 		}
