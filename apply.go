@@ -107,9 +107,7 @@ func (s *Session) ApplyPatch(ctx context.Context, text string, opts *PatchOption
 	}
 	ops, perr := patch.Parse(text)
 	a := newAttempt(s, opApplyPatch, "", patchArgs(text, &o), nil)
-	if !o.DryRun {
-		a.text = &text
-	}
+	a.text = &text // kept with a refusal or a commit, not a dry run's result
 	cs := &changeSet{s: s}
 	defer func() { res, err = s.w.finishTx(a, cs, res, err) }()
 	if perr != nil {

@@ -27,7 +27,8 @@ type attempt struct {
 	start                              time.Time
 	lockWait, check, approval, durable time.Duration
 	// text is a patch's text, kept in history and named by the record
-	// (keepText); nil for other calls, and for a dry run.
+	// (keepText) when the patch is refused or committed; nil for other
+	// calls.
 	text *string
 }
 

@@ -40,6 +40,8 @@ var refusedPatches = []patchCase{
 	{"move onto a file", "*** Begin Patch\n*** Update File: r1.txt\n*** Move to: r2.txt\n@@\n-one\n+uno\n*** End Patch\n", nil, editguard.CodeStaleFile},
 	{"second file", "*** Begin Patch\n*** Update File: r1.txt\n@@\n-one\n+1\n*** Update File: r2.txt\n@@\n-nope\n+z\n*** End Patch\n", nil, editguard.CodeNoMatch},
 	{"does not parse", "this is not a patch\n", nil, editguard.CodeInvalidArgument},
+	{"dry run", "*** Begin Patch\n*** Update File: r1.txt\n@@\n-zzz\n+x\n*** End Patch\n",
+		&editguard.PatchOptions{DryRun: true}, editguard.CodeNoMatch},
 }
 
 // coverSession runs, beside session's calls, those replay could not

@@ -87,6 +87,7 @@ const (
 	SkippedLate        = "refused after the decision, for a reason the ledger does not hold"
 	SkippedReadExtent  = "the extent of the session's read is not recorded"
 	SkippedMerged      = "merged over another writer's change"
+	SkippedPatchText   = "refused patch whose text is not kept"
 	SkippedDestination = "refused for the destination's state, which the ledger does not hold"
 	SkippedRewind      = "rewind"
 	SkippedUnknown     = "not a known tool"
