@@ -96,6 +96,10 @@ func coverSession(t testing.TB, w *editguard.Workspace, dir string) {
 		}
 		refuse(t, err, pc.code)
 	}
+	// Committed: a move with a change, and a change of the file read in
+	// a legacy encoding.
+	c.ok(s.ApplyPatch(ctx, "*** Begin Patch\n*** Update File: r1.txt\n*** Move to: r9.txt\n@@\n-one\n+uno\n*** End Patch\n", nil))
+	c.ok(s.ApplyPatch(ctx, "*** Begin Patch\n*** Update File: l.txt\n@@\n-price 10 \u20ac\n+price 12 \u20ac\n*** End Patch\n", nil))
 }
 
 func TestReplayCoversMergesReadsEncodingsAndPatches(t *testing.T) {
@@ -235,6 +239,18 @@ func TestReplayFindsTamperedCoverage(t *testing.T) {
 		pick: func(r *ledger.Record) bool { return r.Tool == "apply_patch" && r.Path == "c.txt" && r.Outcome == "ok" },
 		edit: func(r *ledger.Record) { r.SHA256After = hexSum("other") },
 		what: "sha256_after", recorded: hexSum("other"), replayed: hexSum("one\nzwei\n"), undone: true,
+	}, {
+		name: "destination of a patch's move",
+		pick: func(r *ledger.Record) bool { return r.Tool == "apply_patch" && r.Path == "r9.txt" },
+		edit: func(r *ledger.Record) { r.SHA256After = hexSum("other") },
+		what: "sha256_after", recorded: hexSum("other"), replayed: hexSum("uno\ntwo\nthree\n"),
+	}, {
+		name: "encoding of a patch's read",
+		pick: func(r *ledger.Record) bool { return r.Tool == "apply_patch" && r.Path == "l.txt" },
+		// Read as Latin-1, the file's euro sign is another character:
+		// the hunk's old line is not there.
+		edit: func(r *ledger.Record) { r.Baseline.Read.Encoding = "iso-8859-1" },
+		what: "decision", recorded: "ok", replayed: "NO_MATCH",
 	}}
 	// Each refusal recorded as another: the text and the files say which.
 	for _, sw := range [][3]string{

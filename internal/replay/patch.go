@@ -193,7 +193,13 @@ func (r *run) patchRecord(rec *ledger.Record) verdict {
 			if f.obs.Exists {
 				return refused(codeStale)
 			}
-			return accept(rec, accepted(r.moved[strings.TrimPrefix(rec.Strategy, "transaction ")+"\x00"+op.MoveTo]))
+			after, ok := r.moved[strings.TrimPrefix(rec.Strategy, "transaction ")+"\x00"+op.MoveTo]
+			if !ok {
+				// The source's record was not replayed (--since):
+				// the decision alone.
+				return accept(rec, verdict{})
+			}
+			return accept(rec, accepted(after))
 		case op.Path:
 			return accept(rec, r.patchOne(rec, f, op, mode == "no_merge"))
 		}
