@@ -43,3 +43,24 @@ func (w *Workspace) keepText(a *attempt) error {
 	a.rec.Text = &ledger.Kept{Path: PatchTextPath, Version: v.ID, SHA256: sum, Size: int64(len(data))}
 	return nil
 }
+
+// PatchText returns the text of the apply_patch call rec records, which
+// history keeps (rec.Text names it): what the agent sent, refused or
+// committed. A record that names none (a dry run's result, a record
+// written before texts were kept), or whose text retention has retired,
+// is NOT_FOUND.
+func (w *Workspace) PatchText(rec *LedgerRecord) (string, error) {
+	if rec == nil || rec.Text == nil {
+		return "", newError(CodeNotFound, "", "the record names no kept patch text", "", nil)
+	}
+	_, data, err := w.hist.Load(rec.Text.Path, rec.Text.Version)
+	if err != nil {
+		e := newError(CodeNotFound, "", "the patch text the record names is not in history: "+err.Error(), "", err)
+		e.Details["version"] = rec.Text.Version
+		return "", e
+	}
+	if sha256Hex(data) != rec.Text.SHA256 {
+		return "", newError(CodeUnsafeState, "", "the patch text history keeps is not the one the record names", "", nil)
+	}
+	return string(data), nil
+}
