@@ -25,19 +25,23 @@ import (
 // refused with the numbers as they are then.
 
 // spaceMargin is what a change needs beside its content and history's
-// copy: the ledger's records, history's index line, directory entries.
-const spaceMargin = 64 << 10
+// copy: the ledger's records and directory entries.
+const spaceMargin = 8 << 10
 
 // changeNeeds returns the bytes a change needs on its file system: the
-// new content (in whole blocks), history's copy of a displaced content
-// too large for its index line and too small to be linked instead, and
-// spaceMargin.
+// new content in whole blocks; what history keeps of the displaced
+// content (a copy, for one too large for its index line and too small to
+// be linked instead; else its index line, base64, and as much again in
+// the intent that may carry it); and spaceMargin.
 func (w *Workspace) changeNeeds(newSize, oldSize, block int64) int64 {
 	need := roundUp(newSize, block) + spaceMargin
 	if w.hist == nil {
 		return need
 	}
-	if limit := int64(w.hist.InlineLimit()); oldSize > limit && oldSize < engine.LinkMin {
+	switch limit := int64(w.hist.InlineLimit()); {
+	case oldSize <= limit:
+		need += 2 * (oldSize + 2) / 3 * 4
+	case oldSize < engine.LinkMin:
 		need += roundUp(oldSize, block)
 	}
 	return need
