@@ -2,6 +2,7 @@ package replay_test
 
 import (
 	"encoding/json"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -298,5 +299,65 @@ func TestReplayFindsTamperedCoverage(t *testing.T) {
 				t.Errorf("skips: %+v", rep.Skips)
 			}
 		})
+	}
+}
+
+// TestReplayOldRecords: records written before they held a read's extent,
+// encoding and merge base, a patch's text or a refused patch's files
+// replay as they did: a merge and a NOT_READ after a partial read are
+// skipped, a committed patch is matched on its decision, and a refused
+// patch, which recorded no observation, is skipped.
+func TestReplayOldRecords(t *testing.T) {
+	w, dir := open(t, nil)
+	s, c := w.NewSession("old"), checker{t}
+	c.ok(s.Write(ctx, "m.txt", "alpha\nbeta\ngamma\ndelta\nepsilon\n", nil))
+	put(t, dir, "m.txt", "ALPHA\nbeta\ngamma\ndelta\nepsilon\n")
+	c.ok(s.Edit(ctx, "m.txt", []editguard.Edit{{OldString: "epsilon", NewString: "EPSILON"}}, nil))
+	put(t, dir, "p.txt", strings.Repeat("a line\n", 10))
+	c.ok(s.Read(ctx, "p.txt", &editguard.ReadOptions{Offset: 3, Limit: 4}))
+	_, err := s.Write(ctx, "p.txt", "whole\n", nil)
+	refuse(t, err, editguard.CodeNotRead)
+	c.ok(s.Read(ctx, "p.txt", nil))
+	c.ok(s.ApplyPatch(ctx, "*** Begin Patch\n*** Update File: p.txt\n@@\n-a line\n+first\n a line\n a line\n a line\n a line\n a line\n a line\n a line\n a line\n a line\n*** End Patch\n", nil))
+	_, err = s.ApplyPatch(ctx, "*** Begin Patch\n*** Update File: p.txt\n@@\n-zzz\n+x\n*** End Patch\n", nil)
+	refuse(t, err, editguard.CodeNoMatch)
+	w.Close()
+
+	path := dir + "/" + editguard.StateDir + "/ledger.jsonl"
+	data, err := os.ReadFile(path)
+	c.ok(nil, err)
+	var recs []*ledger.Record
+	for _, line := range strings.SplitAfter(string(data), "\n") {
+		if line == "" {
+			continue
+		}
+		r := &ledger.Record{}
+		c.ok(nil, json.Unmarshal([]byte(line), r))
+		r.Text, r.Files = nil, nil
+		for _, fs := range []*ledger.FileState{r.Baseline, r.Observed} {
+			if fs != nil {
+				fs.Read = nil
+			}
+		}
+		if r.Tool == "apply_patch" && r.Outcome == "error" {
+			r.Observed, r.Baseline, r.SHA256Before = nil, nil, ""
+		}
+		recs = append(recs, r)
+	}
+	if err := ledger.Rewrite(path, recs); err != nil {
+		t.Fatal(err)
+	}
+	rep := run(t, dir, replay.Options{})
+	if rep.Diverged != 0 {
+		t.Errorf("divergences: %+v", rep.Divergences)
+	}
+	want := map[string]int{replay.SkippedMerged: 1, replay.SkippedReadExtent: 1, replay.SkippedUnobserved: 1}
+	for reason, n := range want {
+		if rep.SkippedBy[reason] != n {
+			t.Errorf("skipped for %q: %d, want %d (all: %v)", reason, rep.SkippedBy[reason], n, rep.SkippedBy)
+		}
+	}
+	if rep.Skipped != 3 || rep.DecisionOnly != 1 {
+		t.Errorf("%d skipped, %d matched on the decision only; want 3 and the patch's 1", rep.Skipped, rep.DecisionOnly)
 	}
 }
