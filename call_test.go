@@ -25,6 +25,8 @@ func TestReplayerCoversSession(t *testing.T) {
 		"RecordNoWait":    "Record, answering before the fsync",
 		"BeginCommand":    "records what a shell command changed after it ran, like Record: no call to replay",
 		"Rewind":          "one change per file, chosen from the ledger as it stands when it runs",
+		"Publish":         "its outcome is a git remote's: the branch it fetched and pushed to, which the ledger does not hold",
+		"Pull":            "one change per file, chosen by comparing with a git remote's branch, which the ledger does not hold",
 	}
 	ctxType := reflect.TypeFor[context.Context]()
 	st, rt := reflect.TypeFor[*editguard.Session](), reflect.TypeFor[*editguard.Replayer]()

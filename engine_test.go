@@ -14,7 +14,6 @@ import (
 
 	"github.com/editguard/editguard"
 	"github.com/editguard/editguard/internal/testutil"
-	"github.com/editguard/editguard/remote"
 )
 
 // A changePath is one way a Session changes files, set up to be made:
@@ -115,11 +114,11 @@ var changePaths = []changePath{
 		wb, dirB := testutil.Clone(t, bare, "b")
 		sa, sb := wa.NewSession("alice"), wb.NewSession("bob")
 		testutil.Change(t, sa, "a.txt", "two\n")
-		if _, err := remote.Publish(context.Background(), sa, nil); err != nil {
+		if _, err := sa.Publish(context.Background(), nil); err != nil {
 			t.Fatal(err)
 		}
 		return wb, sb, dirB, "a.txt", func(ctx context.Context) error {
-			_, err := remote.Pull(ctx, sb, nil)
+			_, err := sb.Pull(ctx, nil)
 			return err
 		}
 	}},
@@ -137,6 +136,7 @@ var notChanging = map[string]string{
 	"RecordNoWait":    "records another program's change after it was made",
 	"BeginCommand":    "a shell command's changes are recorded from checkpoints (command.go)",
 	"ResumeCommand":   "a shell command's changes are recorded from checkpoints (command.go)",
+	"Publish":         "changes no file here: pushes a commit to a git remote and records the publish",
 }
 
 // TestEveryChangeGoesThroughTheEngine checks that every Session method is

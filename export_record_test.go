@@ -146,3 +146,6 @@ func LedgerPath(w *Workspace) string { return filepath.Join(w.dir, StateDir, led
 
 // SessionBaseline returns s's baseline for the path p, if any.
 func SessionBaseline(s *Session, p string) (baseline, bool, error) { return s.baselineOf(p) }
+
+// TempName is the temporary name w uses for a target named name.
+func TempName(w *Workspace, name string) string { return w.eng.TempName(name) }

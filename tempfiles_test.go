@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/editguard/editguard"
-	"github.com/editguard/editguard/internal/testutil"
 )
 
 // TestListingsHideOurTemporaryFiles: the temporary files a killed change
@@ -26,10 +25,10 @@ func TestListingsHideOurTemporaryFiles(t *testing.T) {
 	writeFile(t, dir, "sub/b.txt", "b\n")
 	writeFile(t, dir, long, "long\n")
 	ours := []string{
-		testutil.TempName(w, "a.txt"),
-		"sub/" + testutil.TempName(w, "b.txt"),
-		testutil.TempName(w, "gone.txt"), // a new file whose creation was killed
-		testutil.TempName(w, long),
+		editguard.TempName(w, "a.txt"),
+		"sub/" + editguard.TempName(w, "b.txt"),
+		editguard.TempName(w, "gone.txt"), // a new file whose creation was killed
+		editguard.TempName(w, long),
 	}
 	if len(ours[3]) > 255 || strings.Contains(ours[3], long) {
 		t.Fatalf("the long name's temporary name %q is not shortened", ours[3])
@@ -37,7 +36,7 @@ func TestListingsHideOurTemporaryFiles(t *testing.T) {
 	theirs := []string{
 		"notes.egtmp",
 		".c.txt.0123456789abcdef.egtmp",
-		testutil.TempName(other, "a.txt"),
+		editguard.TempName(other, "a.txt"),
 	}
 	for _, p := range append(slices.Clone(ours), theirs...) {
 		writeFile(t, dir, p, "left over\n")
@@ -103,7 +102,7 @@ func TestListingsHideOurTemporaryFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fresh := "sub/" + testutil.TempName(w, "new.txt")
+	fresh := "sub/" + editguard.TempName(w, "new.txt")
 	writeFile(t, dir, fresh, "in progress\n")
 	writeFile(t, dir, "made.egtmp", "made\n")
 	res, err := c.End(context.Background())

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/editguard/editguard/internal/engine"
+	"github.com/editguard/editguard/internal/faults"
 	"github.com/editguard/editguard/internal/groupcommit"
 	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/ledger"
@@ -86,6 +87,11 @@ type Options struct {
 	// portable (names.go): NamesWarn, NamesRefuse or NamesOff. Empty
 	// means the word in .editguard/names if there is one, else NamesWarn.
 	Names string
+	// Faults is for tests only: Open binds it to the workspace, through
+	// which tests outside this package inject faults and name temporary
+	// files (package internal/faults, which only this module can import;
+	// leave it nil).
+	Faults *faults.Hooks
 }
 
 // DefaultCheckpointInclude is what checkpoints cover of the files a
@@ -187,6 +193,7 @@ func Open(dir string, opts *Options) (*Workspace, error) {
 		w.Close()
 		return nil, err
 	}
+	w.bindFaults()
 	return w, nil
 }
 

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/editguard/editguard"
-	"github.com/editguard/editguard/remote"
 )
 
 var publishCmd = &command{
@@ -39,7 +38,7 @@ and branches are left alone. See docs/DISTRIBUTED.md.`,
 
 func runPublish(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(publishCmd.name)
-	var o remote.PublishOptions
+	var o editguard.PublishOptions
 	fs.StringVar(&o.Remote, "remote", "origin", "the git remote `NAME` (or URL)")
 	fs.StringVar(&o.Branch, "branch", "", "the remote branch `NAME` (default: the current branch)")
 	fs.StringVar(&o.Session, "session", "", "publish only the files session `NAME` changed")
@@ -57,7 +56,7 @@ func runPublish(ctx context.Context, e *env, args []string) error {
 	}
 	s := ws.NewSession(e.sessionName)
 	done := e.progress("publishing")
-	r, err := remote.Publish(ctx, s, &o)
+	r, err := s.Publish(ctx, &o)
 	done()
 	if err != nil {
 		var ge *editguard.Error

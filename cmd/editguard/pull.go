@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/editguard/editguard/remote"
+	"github.com/editguard/editguard"
 )
 
 var pullCmd = &command{
@@ -30,7 +30,7 @@ commit you checked out. See docs/DISTRIBUTED.md.`,
 
 func runPull(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(pullCmd.name)
-	var o remote.PullOptions
+	var o editguard.PullOptions
 	fs.StringVar(&o.Remote, "remote", "origin", "the git remote `NAME` (or URL)")
 	fs.StringVar(&o.Branch, "branch", "", "the remote branch `NAME` (default: the current branch)")
 	fs.BoolVar(&o.DiscardLocal, "discard-local", false, "take upstream's content for files changed here too (theirs go to history)")
@@ -46,7 +46,7 @@ func runPull(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	r, err := remote.Pull(ctx, s, &o) // no progress line: a pull may ask the person at the terminal
+	r, err := s.Pull(ctx, &o) // no progress line: a pull may ask the person at the terminal
 	if err != nil {
 		return err
 	}
@@ -63,7 +63,7 @@ func runPull(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-func printPull(e *env, r *remote.PullResult) {
+func printPull(e *env, r *editguard.PullResult) {
 	fmt.Fprintf(e.stdout, "pulled %s/%s at %s", r.Remote, r.Branch, short(r.Head))
 	if r.OldBase != "" && r.OldBase != r.Head {
 		fmt.Fprintf(e.stdout, " (from %s)", short(r.OldBase))

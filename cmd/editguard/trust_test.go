@@ -161,7 +161,7 @@ func TestStateNamesTemporaryFiles(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ws, err := editguard.Open(dir, nil)
+	ws, err := testutil.Open(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

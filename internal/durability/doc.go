@@ -10,7 +10,8 @@
 // tests, and are a package of their own only because they are long: they
 // take minutes under the race detector, and as a separate test binary
 // they run in parallel with the root package's other tests instead of
-// after them. They reach into a workspace through internal/enginehook and
-// share their helpers with the root package's tests through
+// after them. They reach into a workspace through the internal/faults hooks
+// that internal/testutil's Open passes in Options.Faults, and share their
+// helpers with the root package's tests through
 // internal/testutil. The package has no code but its tests.
 package durability

@@ -93,7 +93,7 @@ func powerLoss(t *testing.T, tw *testutil.TracedWrite, tracedOld, tracedNew stri
 		if err := st.FS.Materialize(dir); err != nil {
 			t.Fatal(err)
 		}
-		w, err := editguard.Open(dir, nil)
+		w, err := testutil.Open(dir, nil)
 		if err != nil {
 			fail("Open() error = %v", err)
 			return nil

@@ -70,7 +70,7 @@ func Clone(t *testing.T, bare, name string) (*editguard.Workspace, string) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), name)
 	GitIn(t, filepath.Dir(dir), "clone", "-q", bare, dir)
-	w, err := editguard.Open(dir, nil)
+	w, err := Open(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

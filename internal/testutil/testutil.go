@@ -11,11 +11,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/editguard/editguard"
 	"github.com/editguard/editguard/internal/atomicfile"
-	"github.com/editguard/editguard/internal/enginehook"
+	"github.com/editguard/editguard/internal/faults"
 	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/ledger"
 )
@@ -25,7 +26,7 @@ import (
 func NewWorkspace(t testing.TB) (*editguard.Workspace, string) {
 	t.Helper()
 	dir := t.TempDir()
-	w, err := editguard.Open(dir, nil)
+	w, err := Open(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,12 +89,42 @@ func AssertNoTemp(t *testing.T, dir string) {
 	}
 }
 
-// SetFaults installs fault-injection hooks on w: commit on the directory of
-// every later commit's target, hist on its history store, led on its
-// ledger. nil removes each.
-func SetFaults(w *editguard.Workspace, commit atomicfile.Hook, hist history.Hook, led ledger.Hook) {
-	enginehook.SetFaults(w, commit, hist, led)
+// Open opens the workspace at dir as editguard.Open does, with
+// Options.Faults set so that SetFaults and TempName reach it. Every
+// workspace this package opens is opened through it.
+func Open(dir string, opts *editguard.Options) (*editguard.Workspace, error) {
+	var o editguard.Options
+	if opts != nil {
+		o = *opts
+	}
+	h := &faults.Hooks{}
+	o.Faults = h
+	w, err := editguard.Open(dir, &o)
+	if err == nil {
+		opened.Store(w, h)
+	}
+	return w, err
 }
 
-// TempName is the temporary name w uses for a target named name.
-func TempName(w *editguard.Workspace, name string) string { return enginehook.TempName(w, name) }
+// opened holds the faults.Hooks of each workspace Open opened.
+var opened sync.Map // *editguard.Workspace → *faults.Hooks
+
+// hooksOf returns the faults.Hooks of w, which Open must have opened.
+func hooksOf(w *editguard.Workspace) *faults.Hooks {
+	h, ok := opened.Load(w)
+	if !ok {
+		panic("testutil: the workspace was not opened by testutil.Open")
+	}
+	return h.(*faults.Hooks)
+}
+
+// SetFaults installs fault-injection hooks on w: commit on the directory of
+// every later commit's target, hist on its history store, led on its
+// ledger. nil removes each. w must have been opened by Open.
+func SetFaults(w *editguard.Workspace, commit atomicfile.Hook, hist history.Hook, led ledger.Hook) {
+	hooksOf(w).Set(commit, hist, led)
+}
+
+// TempName is the temporary name w uses for a target named name. w must
+// have been opened by Open.
+func TempName(w *editguard.Workspace, name string) string { return hooksOf(w).TempName(name) }

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/editguard/editguard"
 	"github.com/editguard/editguard/internal/crashsim"
 )
 
@@ -28,7 +27,7 @@ const (
 // writes content over it between the markers the tracer looks for.
 func TracedWriteOf(t *testing.T, dir, content string) {
 	ctx := context.Background()
-	w, err := editguard.Open(dir, nil)
+	w, err := Open(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

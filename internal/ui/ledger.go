@@ -95,7 +95,7 @@ func (s *Server) group(r *editguard.LedgerRecord) ([]*editguard.LedgerRecord, er
 // histories caches the version lists and current contents of files for
 // one request.
 type histories struct {
-	w   *editguard.Workspace
+	w   Reader
 	by  map[string][]editguard.Version
 	cur map[string]nowFile
 }

@@ -37,10 +37,24 @@ type Options struct {
 	PageSize int
 }
 
-// Server is the web page of one workspace. Its guarded changes (restore,
-// rewind, undo) are made by the session it is given.
+// Reader is what the page reads of its workspace: read-only methods of
+// the root package's *editguard.Workspace, which New is given. None of
+// them changes a file or records anything.
+type Reader interface {
+	Log(f editguard.LogFilter, fn func(*editguard.LedgerRecord) error) error
+	VerifyLedger() (int, error)
+	History(p string) ([]editguard.Version, error)
+	VersionBytes(p, id string) ([]byte, error)
+	Current(p string) (editguard.FileState, []byte, error)
+}
+
+var _ Reader = (*editguard.Workspace)(nil)
+
+// Server is the web page of one workspace. It reads through a Reader; its
+// guarded changes (restore, rewind, undo) are made by the session it is
+// given.
 type Server struct {
-	w      *editguard.Workspace
+	w      Reader
 	s      *editguard.Session
 	token  string
 	cookie string
@@ -51,9 +65,9 @@ type Server struct {
 	mux    *http.ServeMux
 }
 
-// New returns the page of w, whose changes s makes. Close stops its
-// background work.
-func New(w *editguard.Workspace, s *editguard.Session, opts *Options) *Server {
+// New returns the page of the workspace w reads (a *editguard.Workspace),
+// whose changes s makes. Close stops its background work.
+func New(w Reader, s *editguard.Session, opts *Options) *Server {
 	var o Options
 	if opts != nil {
 		o = *opts

@@ -30,7 +30,7 @@ type trustStatus struct {
 // verifier verifies the ledger's hash chain in the background, again
 // when new records arrived, and keeps the last status.
 type verifier struct {
-	w      *editguard.Workspace
+	w      Reader
 	mu     sync.Mutex
 	status trustStatus
 	seq    uint64 // the newest seq when the last verification began
@@ -40,7 +40,7 @@ type verifier struct {
 	done   chan struct{}
 }
 
-func newVerifier(w *editguard.Workspace) *verifier {
+func newVerifier(w Reader) *verifier {
 	v := &verifier{w: w, kick: make(chan uint64, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go v.run()
 	return v

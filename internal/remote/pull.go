@@ -2,113 +2,54 @@ package remote
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
 
-	"github.com/editguard/editguard"
 	"github.com/editguard/editguard/internal/gitsync"
-	"github.com/editguard/editguard/internal/hostlink"
 )
 
-// PullOptions control Pull.
-type PullOptions struct {
-	// Remote and Branch name the branch, as for Publish.
-	Remote string
-	Branch string
-	// DiscardLocal takes upstream's content also for files changed here:
-	// the local content goes to history (restorable) instead of staying.
-	DiscardLocal bool
-}
-
-// PulledFile is a file Pull changed.
-type PulledFile struct {
-	Path string `json:"path"`
-	Op   string `json:"op"` // "added", "modified" or "deleted"
-	// SHA256 is the content written; empty for deleted.
-	SHA256 string `json:"sha256,omitempty"`
-	// BackupVersion is the history version that keeps what the file held.
-	BackupVersion string `json:"backup_version,omitempty"`
-	// Discarded is set when what the file held was a local change, which
-	// DiscardLocal let upstream's content replace.
-	Discarded bool `json:"discarded,omitempty"`
-}
-
-// PullConflict is a file Pull left as it is.
-type PullConflict struct {
-	Path string `json:"path"`
-	// Reason is "changed_both" (changed here and upstream), or why the
-	// file could not be brought up to date: "unsupported" (a symlink or
-	// submodule upstream, or a local path through a symlink), or the code
-	// of the error that kept it (details in Error): PROTECTED_PATH for a
-	// path pull never writes (inside .git or .editguard at any depth and
-	// in any case, or matching the workspace's Deny patterns), TOO_LARGE
-	// for upstream content larger than the file size limit (it is not
-	// even read), or the code the guarded write failed with.
-	Reason         string           `json:"reason"`
-	LocalSHA256    string           `json:"local_sha256,omitempty"`
-	BaseSHA256     string           `json:"base_sha256,omitempty"`
-	UpstreamSHA256 string           `json:"upstream_sha256,omitempty"`
-	LocalExists    bool             `json:"local_exists"`
-	UpstreamExists bool             `json:"upstream_exists"`
-	Error          *editguard.Error `json:"error,omitempty"`
-}
-
-// PullResult describes a pull.
-type PullResult struct {
-	Remote string `json:"remote"`
-	Branch string `json:"branch"`
-	// OldBase is the commit the working tree was in step with before
-	// (empty if none), Head the branch's head it is in step with now,
-	// except for the conflicts.
-	OldBase   string         `json:"old_base,omitempty"`
-	Head      string         `json:"head"`
-	Updated   []PulledFile   `json:"updated"`
-	Conflicts []PullConflict `json:"conflicts"`
-	Warnings  []string       `json:"warnings,omitempty"`
-}
-
-// Pull brings the changes made upstream on a remote branch into the working
-// tree, through guarded writes: each file changed upstream since the
-// working tree's base (the commit of the last pull; before the first, the
-// merge base of HEAD and the branch) is
-//
-//   - written with upstream's content if it is unchanged here since the
-//     base; what it held goes to history, and any session that read it
-//     finds it changed (STALE_FILE) and reads it again;
-//   - left as it is if it was changed here too, and reported as a conflict
-//     (its base is kept for the next pull), unless DiscardLocal is set:
-//     then the local content goes to history and upstream's is taken.
-//
-// Content is never merged inside a file, and no local change is lost: it
-// stays, or it is in history. A file that is already the same here and
-// upstream is no conflict. Two kinds of file are never written, even with
-// DiscardLocal, and are reported as conflicts instead: a path the
-// workspace protects (PROTECTED_PATH: inside a .git or .editguard
-// directory at any depth, in any case, or matching the Deny patterns), and
-// one whose upstream content is larger than the file size limit
-// (TOO_LARGE: its size is checked before anything is read, and it is not
-// read at all, by editguard or by git). Git's HEAD, index and branches are not touched;
-// the branch is fetched into editguard's own ref.
-//
-// The pull runs for the session s: each file written is a ledger record
-// of tool "pull" under s's name, asked of s's approver, and so is the pull
-// as a whole. A conflict is not an error: it is listed in the result.
-func Pull(ctx context.Context, s *editguard.Session, opts *PullOptions) (*PullResult, error) {
-	var o PullOptions
-	if opts != nil {
-		o = *opts
+// PullOptions, PulledFile, PullConflict and PullResult are the root
+// package's types of the same names, which document their fields; the root
+// package converts between the two. A conflict's Error is an *Error or an
+// error the host returned.
+type (
+	PullOptions struct {
+		Remote, Branch string
+		DiscardLocal   bool
 	}
-	sy := newSyncer(s, map[string]any{"discard_local": o.DiscardLocal})
-	res, err := sy.pullLocked(ctx, &o)
-	if lerr := sy.finish(toolPull, res, err); lerr != nil && err == nil {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("appending the pull to the ledger failed: %v", lerr))
+	PulledFile struct {
+		Path          string
+		Op            string
+		SHA256        string
+		BackupVersion string
+		Discarded     bool
 	}
-	if err != nil {
-		return nil, err
+	PullConflict struct {
+		Path                                    string
+		Reason                                  string
+		LocalSHA256, BaseSHA256, UpstreamSHA256 string
+		LocalExists, UpstreamExists             bool
+		Error                                   error
 	}
-	return res, nil
+	PullResult struct {
+		Remote, Branch string
+		OldBase, Head  string
+		Updated        []PulledFile
+		Conflicts      []PullConflict
+		Warnings       []string
+	}
+)
+
+// Pull brings the changes made upstream on the remote branch into the
+// working tree through the host's guarded changes (the root package's
+// Session.Pull describes how), for the session h is the host of. It
+// returns the result, and the arguments the pull's ledger record carries,
+// which the caller appends whether it succeeded or not.
+func Pull(ctx context.Context, h Host, o PullOptions) (res *PullResult, args map[string]any, err error) {
+	sy := newSyncer(h, map[string]any{"discard_local": o.DiscardLocal})
+	res, err = sy.pullLocked(ctx, &o)
+	return res, sy.args, err
 }
 
 // upstreamFile is a file as a commit has it.
@@ -160,19 +101,12 @@ func (sy *syncer) pullLocked(ctx context.Context, o *PullOptions) (*PullResult, 
 	if err != nil {
 		return nil, err
 	}
-	// The writes are recorded under the caller's name, but in a session
-	// of their own: the caller did not see upstream's content, so its
-	// reads must not come to cover it (its next change to such a file is
-	// STALE_FILE, as for every other session's). The caller's approver
-	// is asked about each file, as about every other change.
-	writer := sy.w.NewSession(sy.s.Name())
-	writer.SetApprover(sy.h.Approver())
 	pr := &pullRun{syncRun: sr, base: base, head: head, discard: o.DiscardLocal, res: res}
 	for len(paths) > 0 {
 		n := min(len(paths), 256) // bounds the tree entries looked at at once
 		chunk := paths[:n]
 		paths = paths[n:]
-		if err := sy.pullChunk(ctx, writer, pr, chunk); err != nil {
+		if err := sy.pullChunk(ctx, pr, chunk); err != nil {
 			return nil, err
 		}
 	}
@@ -243,11 +177,11 @@ func pullPaths(ctx context.Context, repo *gitsync.Repo, base, head string, files
 	return sortedKeys(changed), nil
 }
 
-// pullChunk brings the files at chunk up to date through writer, and
+// pullChunk brings the files at chunk up to date, and
 // keeps in pr.bs.Files the base of each file that keeps it (see pullFile).
 // Their content is read in batches (see pullBatch), so that a pull never
 // holds much of it at once.
-func (sy *syncer) pullChunk(ctx context.Context, writer *editguard.Session, pr *pullRun, chunk []string) error {
+func (sy *syncer) pullChunk(ctx context.Context, pr *pullRun, chunk []string) error {
 	repo, bs := pr.repo, pr.bs
 	beforeEntries, err := sy.entriesAt(ctx, repo, pr.base, chunk)
 	if err != nil {
@@ -283,7 +217,7 @@ func (sy *syncer) pullChunk(ctx context.Context, writer *editguard.Session, pr *
 			} else if !before[p].supported {
 				b = syncedFile{Exists: true, SHA256: "(not a regular file)"}
 			}
-			if keep := sy.pullFile(ctx, writer, p, b, after[p], pr); keep {
+			if keep := sy.pullFile(ctx, p, b, after[p], pr); keep {
 				bs.Files[p] = b
 			} else {
 				delete(bs.Files, p)
@@ -378,10 +312,10 @@ func (sy *syncer) filesAt(ctx context.Context, repo *gitsync.Repo, entries map[s
 	return out, nil
 }
 
-// pullFile brings one file up to date through writer, or reports it in
+// pullFile brings one file up to date through a guarded change, or reports it in
 // pr.res.Conflicts, and reports whether the file keeps its base b (it was
 // not brought up to date).
-func (sy *syncer) pullFile(ctx context.Context, writer *editguard.Session, p string, b syncedFile, up upstreamFile, pr *pullRun) (keep bool) {
+func (sy *syncer) pullFile(ctx context.Context, p string, b syncedFile, up upstreamFile, pr *pullRun) (keep bool) {
 	// A conflict keeps the file's base, so that the next pull compares
 	// with it again; one pull cannot bring about (an unsupported file, a
 	// protected path) is reported once: its base moves on with the pull.
@@ -391,9 +325,9 @@ func (sy *syncer) pullFile(ctx context.Context, writer *editguard.Session, p str
 		if up.tooLarge != nil {
 			c.UpstreamSHA256 = "" // not read; the error names the blob
 		}
-		errors.As(err, &c.Error)
+		c.Error = err
 		pr.res.Conflicts = append(pr.res.Conflicts, c)
-		return reason != "unsupported" && reason != string(editguard.CodeProtectedPath)
+		return reason != "unsupported" && reason != (codeProtectedPath)
 	}
 	f, reason, err := sy.pullLocal(p)
 	if err != nil {
@@ -402,7 +336,7 @@ func (sy *syncer) pullFile(ctx context.Context, writer *editguard.Session, p str
 	local := syncedFile{Exists: f.Exists, SHA256: f.SHA256}
 	switch {
 	case up.tooLarge != nil:
-		return conflict(string(editguard.CodeTooLarge), local, tooLargeBlob(p, up.tooLarge, sy.h.MaxFileSize(), "the file was left as it is",
+		return conflict((codeTooLarge), local, tooLargeBlob(p, up.tooLarge, sy.h.MaxFileSize(), "the file was left as it is",
 			"bring the file in with git, or open the workspace with a larger file size limit and pull again"))
 	case f.Resolved != p || f.Exists && !f.Regular:
 		return conflict("unsupported", local, nil) // a symlink or a directory here
@@ -413,10 +347,10 @@ func (sy *syncer) pullFile(ctx context.Context, writer *editguard.Session, p str
 	case !local.same(b) && !pr.discard:
 		return conflict("changed_both", local, nil)
 	}
-	r, err := sy.pullWrite(ctx, writer, p, up, f, pr)
+	r, err := sy.pullWrite(ctx, p, up, f, pr)
 	if err != nil {
-		reason := codeOf(err)
-		if editguard.IsConflict(err) {
+		reason := sy.codeOf(err)
+		if reason == codeNotRead || reason == codeStaleFile {
 			reason = "changed_both" // changed here while the pull ran
 		}
 		return conflict(reason, local, err)
@@ -430,11 +364,11 @@ func (sy *syncer) pullFile(ctx context.Context, writer *editguard.Session, p str
 // before anything is looked at, so that no comparison can make it anything
 // else than protected. On failure it returns the error with the conflict
 // reason it makes.
-func (sy *syncer) pullLocal(p string) (f hostlink.File, reason string, err error) {
+func (sy *syncer) pullLocal(p string) (f File, reason string, err error) {
 	if e := sy.pullProtection(p, ""); e != nil {
-		return f, string(editguard.CodeProtectedPath), e
+		return f, (codeProtectedPath), e
 	}
-	var protected *editguard.Error
+	var protected *Error
 	f, err = sy.h.Look(p, func(resolved string) error {
 		if resolved != p {
 			if e := sy.pullProtection(p, resolved); e != nil {
@@ -446,9 +380,9 @@ func (sy *syncer) pullLocal(p string) (f hostlink.File, reason string, err error
 	})
 	switch {
 	case protected != nil:
-		return f, string(editguard.CodeProtectedPath), protected
+		return f, (codeProtectedPath), protected
 	case err != nil:
-		return f, codeOf(err), err
+		return f, sy.codeOf(err), err
 	}
 	return f, "", nil
 }
@@ -457,8 +391,8 @@ func (sy *syncer) pullLocal(p string) (f hostlink.File, reason string, err error
 // upstream has none, as one guarded change. Its precondition is the file
 // as local found it, so that a change made here meanwhile is not
 // overwritten: the change fails instead.
-func (sy *syncer) pullWrite(ctx context.Context, writer *editguard.Session, p string, up upstreamFile, local hostlink.File, pr *pullRun) (*editguard.Result, error) {
-	return sy.h.Put(ctx, writer, hostlink.Put{
+func (sy *syncer) pullWrite(ctx context.Context, p string, up upstreamFile, local File, pr *pullRun) (*Written, error) {
+	return sy.h.Put(ctx, Put{
 		Path: p, Data: up.data, SHA256: up.SHA256, Exec: up.exec, Remove: !up.Exists,
 		ExpectedSHA256: local.SHA256, MustNotExist: !local.Exists,
 		Args: map[string]any{"path": p, "remote": pr.remote, "branch": pr.branch, "head": pr.head, "discard_local": pr.discard},
@@ -467,7 +401,7 @@ func (sy *syncer) pullWrite(ctx context.Context, writer *editguard.Session, p st
 
 // pulled lists in res the file r wrote at p, with r's warnings;
 // discarded tells that what the file held was a local change.
-func pulled(res *PullResult, p string, r *editguard.Result, discarded bool) {
+func pulled(res *PullResult, p string, r *Written, discarded bool) {
 	f := PulledFile{Path: p, SHA256: r.SHA256, BackupVersion: r.BackupVersion, Discarded: discarded, Op: "modified"}
 	switch {
 	case r.Deleted:
@@ -488,21 +422,21 @@ func pulled(res *PullResult, p string, r *editguard.Result, discarded bool) {
 // that the workspace's Deny patterns match. Deny patterns compare exactly,
 // so a tree entry .GIT/config, which a file system that ignores case
 // writes to .git/config, is caught by the first test.
-func (sy *syncer) pullProtection(p, resolved string) *editguard.Error {
+func (sy *syncer) pullProtection(p, resolved string) *Error {
 	for _, name := range []string{p, resolved} {
 		if name == "" {
 			continue
 		}
 		for _, elem := range strings.Split(name, "/") {
 			if internalPathElem(elem) {
-				e := newError(editguard.CodeProtectedPath, p, fmt.Sprintf("the branch changes a path inside a git repository's internals or editguard's state (%q): pull never writes there", elem),
+				e := newError(codeProtectedPath, p, fmt.Sprintf("the branch changes a path inside a git repository's internals or editguard's state (%q): pull never writes there", elem),
 					"nothing was written; if the branch should not carry this path, remove it from the branch with git", nil)
 				e.Details["element"] = elem
 				return e
 			}
 		}
 		if pat, ok := sy.h.Denied(name); ok {
-			e := newError(editguard.CodeProtectedPath, p, "path is protected from changes by policy: pull never writes it", "nothing was written", nil)
+			e := newError(codeProtectedPath, p, "path is protected from changes by policy: pull never writes it", "nothing was written", nil)
 			e.Details["pattern"] = pat
 			return e
 		}
@@ -531,7 +465,7 @@ func internalPathElem(elem string) bool {
 	if len(e) == 5 && strings.EqualFold(e[:4], "git~") && '1' <= e[4] && e[4] <= '9' {
 		return true
 	}
-	return strings.EqualFold(e, ".git") || strings.EqualFold(e, editguard.StateDir)
+	return strings.EqualFold(e, ".git") || strings.EqualFold(e, StateDir)
 }
 
 // hfsIgnores reports whether HFS+ ignores r in names (the code points
@@ -542,12 +476,12 @@ func hfsIgnores(r rune) bool {
 
 // tooLargeBlob is the TOO_LARGE error of the branch's blob b at p, larger
 // than limit and not read, saying what became of the file (outcome).
-func tooLargeBlob(p string, b *largeBlob, limit int64, outcome, hint string) *editguard.Error {
+func tooLargeBlob(p string, b *largeBlob, limit int64, outcome, hint string) *Error {
 	what := fmt.Sprintf("%d bytes", b.Size)
 	if b.AtLeast {
 		what = fmt.Sprintf("more than %d bytes once converted for checkout", limit)
 	}
-	e := newError(editguard.CodeTooLarge, p, fmt.Sprintf("the branch's content of %s is %s, larger than the file size limit of %d bytes: it was not read, and %s", p, what, limit, outcome), hint, nil)
+	e := newError(codeTooLarge, p, fmt.Sprintf("the branch's content of %s is %s, larger than the file size limit of %d bytes: it was not read, and %s", p, what, limit, outcome), hint, nil)
 	e.Details["side"] = "upstream"
 	e.Details["size_bytes"] = b.Size
 	e.Details["limit_bytes"] = limit
@@ -556,12 +490,4 @@ func tooLargeBlob(p string, b *largeBlob, limit int64, outcome, hint string) *ed
 		e.Details["size_at_least"] = true
 	}
 	return e
-}
-
-func codeOf(err error) string {
-	var e *editguard.Error
-	if errors.As(err, &e) {
-		return string(e.Code)
-	}
-	return string(editguard.CodeIO)
 }

@@ -20,7 +20,6 @@ import (
 
 	"github.com/editguard/editguard"
 	"github.com/editguard/editguard/internal/testutil"
-	"github.com/editguard/editguard/remote"
 )
 
 // gitWith runs git in dir with extra environment variables and stdin (if
@@ -88,8 +87,8 @@ const (
 
 // pullChildOut is what the child reports.
 type pullChildOut struct {
-	Result *remote.PullResult `json:"result"`
-	Error  string             `json:"error"`
+	Result *editguard.PullResult `json:"result"`
+	Error  string                `json:"error"`
 	// PeakRSSKiB is the child's own peak resident size and that of the
 	// git processes it ran, measured in the child (0 where it cannot be).
 	PeakRSSKiB int64 `json:"peak_rss_kib"`
@@ -131,7 +130,7 @@ func TestPullChildProcess(t *testing.T) {
 	var out pullChildOut
 	w, err := editguard.Open(dir, nil)
 	if err == nil {
-		out.Result, err = remote.Pull(context.Background(), w.NewSession("puller"), nil)
+		out.Result, err = w.NewSession("puller").Pull(context.Background(), nil)
 		w.Close()
 	}
 	if err != nil {
@@ -291,7 +290,7 @@ func TestPullNeverWritesGitOrStateEntries(t *testing.T) {
 		}
 		return blobs
 	}
-	check := func(r *remote.PullResult, err error, ok string) {
+	check := func(r *editguard.PullResult, err error, ok string) {
 		t.Helper()
 		if err != nil {
 			t.Fatalf("Pull = %v", err)
@@ -333,14 +332,14 @@ func TestPullNeverWritesGitOrStateEntries(t *testing.T) {
 	}
 
 	commitTree(t, bare, storeTree(t, bare, upstream("ok, first\n")), "protected entries")
-	r, err := remote.Pull(ctx, s, nil)
+	r, err := s.Pull(ctx, nil)
 	check(r, err, "ok, first\n")
 
 	commitTree(t, bare, storeTree(t, bare, upstream("ok, second\n")), "protected entries changed")
-	r, err = remote.Pull(ctx, s, &remote.PullOptions{DiscardLocal: true})
+	r, err = s.Pull(ctx, &editguard.PullOptions{DiscardLocal: true})
 	check(r, err, "ok, second\n")
 
-	r, err = remote.Pull(ctx, s, nil)
+	r, err = s.Pull(ctx, nil)
 	if err != nil || len(r.Conflicts) != 0 || len(r.Updated) != 0 {
 		t.Fatalf("a pull with nothing new upstream = %+v, %v; want nothing reported", r, err)
 	}
@@ -376,7 +375,7 @@ func TestSyncOverTheLimit(t *testing.T) {
 	testutil.GitIn(t, other, "push", "-q", "origin", "main")
 	head := remoteHead(t, bare)
 
-	_, err = remote.Publish(ctx, s, nil)
+	_, err = s.Publish(ctx, nil)
 	var e *editguard.Error
 	if !errors.As(err, &e) || e.Code != editguard.CodeTooLarge {
 		t.Fatalf("Publish = %v, want TOO_LARGE", err)
@@ -389,11 +388,11 @@ func TestSyncOverTheLimit(t *testing.T) {
 	}
 
 	for round := 1; round <= 2; round++ {
-		r, err := remote.Pull(ctx, s, nil)
+		r, err := s.Pull(ctx, nil)
 		if err != nil {
 			t.Fatalf("Pull %d = %v", round, err)
 		}
-		reasons := map[string]*remote.PullConflict{}
+		reasons := map[string]*editguard.PullConflict{}
 		for i, c := range r.Conflicts {
 			reasons[c.Path] = &r.Conflicts[i]
 		}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/editguard/editguard"
 	"github.com/editguard/editguard/internal/testutil"
-	"github.com/editguard/editguard/remote"
 )
 
 // These tests run publish and pull between clones of a bare repository on
@@ -50,7 +49,7 @@ func TestPublishDisjointChangesCombine(t *testing.T) {
 	if _, err := sb.Delete(ctx, "gone.txt", nil); err != nil {
 		t.Fatal(err)
 	}
-	ra, err := remote.Publish(ctx, sa, nil)
+	ra, err := sa.Publish(ctx, nil)
 	if err != nil {
 		t.Fatalf("alice's Publish = %v", err)
 	}
@@ -58,7 +57,7 @@ func TestPublishDisjointChangesCombine(t *testing.T) {
 		t.Fatalf("alice's Publish = %+v, want 2 files and a new head", ra)
 	}
 	// bob's head is now behind: his commit is built on alice's.
-	rb, err := remote.Publish(ctx, sb, nil)
+	rb, err := sb.Publish(ctx, nil)
 	if err != nil {
 		t.Fatalf("bob's Publish = %v", err)
 	}
@@ -84,7 +83,7 @@ func TestPublishDisjointChangesCombine(t *testing.T) {
 		}
 	}
 	// Published is published: nothing left.
-	if r, err := remote.Publish(ctx, sa, nil); err != nil || len(r.Files) != 0 {
+	if r, err := sa.Publish(ctx, nil); err != nil || len(r.Files) != 0 {
 		t.Fatalf("second Publish = %+v, %v; want nothing to publish", r, err)
 	}
 	// The ledger records the publish.
@@ -104,11 +103,11 @@ func TestPublishRefusesFileChangedUpstream(t *testing.T) {
 	testutil.Change(t, sa, "a.txt", "one\nTWO (alice)\n")
 	testutil.Change(t, sb, "a.txt", "ONE (bob)\ntwo\n")
 	testutil.Change(t, sb, "c.txt", "c from bob\n")
-	if _, err := remote.Publish(ctx, sa, nil); err != nil {
+	if _, err := sa.Publish(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	head := remoteHead(t, bare)
-	_, err := remote.Publish(ctx, sb, nil)
+	_, err := sb.Publish(ctx, nil)
 	var e *editguard.Error
 	if !errors.Is(err, editguard.ErrStaleFile) || !errors.As(err, &e) {
 		t.Fatalf("bob's Publish = %v, want STALE_FILE", err)
@@ -141,7 +140,7 @@ func TestPublishRefusesChangeOutsideEditguard(t *testing.T) {
 	testutil.Change(t, s, "a.txt", "guarded\n")
 	testutil.WriteRaw(t, filepath.Join(dir, "a.txt"), "not guarded\n")
 	head := remoteHead(t, bare)
-	_, err := remote.Publish(context.Background(), s, nil)
+	_, err := s.Publish(context.Background(), nil)
 	var e *editguard.Error
 	if !errors.As(err, &e) || e.Code != editguard.CodeStaleFile || e.Details["side"] != "local" {
 		t.Fatalf("Publish = %v, want STALE_FILE on the local side", err)
@@ -157,7 +156,7 @@ func TestPublishRecognisesWhatIsAlreadyUpstream(t *testing.T) {
 	w, dir := testutil.Clone(t, bare, "a")
 	s := w.NewSession("alice")
 	testutil.Change(t, s, "a.txt", "A\n")
-	r1, err := remote.Publish(ctx, s, nil)
+	r1, err := s.Publish(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +164,7 @@ func TestPublishRecognisesWhatIsAlreadyUpstream(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, ".editguard", "sync.json")); err != nil {
 		t.Fatal(err)
 	}
-	r2, err := remote.Publish(ctx, s, nil)
+	r2, err := s.Publish(ctx, nil)
 	if err != nil {
 		t.Fatalf("Publish again = %v", err)
 	}
@@ -186,7 +185,7 @@ func TestPublishSessionAndSubdirectory(t *testing.T) {
 	alice, bob := w.NewSession("alice"), w.NewSession("bob")
 	testutil.Change(t, alice, "a.txt", "A\n")
 	testutil.Change(t, bob, "b.txt", "B\n")
-	r, err := remote.Publish(ctx, bob, &remote.PublishOptions{Session: "alice"})
+	r, err := bob.Publish(ctx, &editguard.PublishOptions{Session: "alice"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +198,7 @@ func TestPublishSessionAndSubdirectory(t *testing.T) {
 	if got, _ := remoteFile(t, bare, "sub/b.txt"); got != "b\n" {
 		t.Fatalf("remote sub/b.txt = %q, want bob's change not yet published", got)
 	}
-	if r, err := remote.Publish(ctx, bob, nil); err != nil || len(r.Files) != 1 || r.Files[0].Path != "b.txt" {
+	if r, err := bob.Publish(ctx, nil); err != nil || len(r.Files) != 1 || r.Files[0].Path != "b.txt" {
 		t.Fatalf("Publish = %+v, %v; want b.txt", r, err)
 	}
 }
@@ -226,10 +225,10 @@ func TestPullUpdatesUntouchedAndKeepsLocalChanges(t *testing.T) {
 	if _, err := sa.Delete(ctx, "d.txt", nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := remote.Publish(ctx, sa, nil); err != nil {
+	if _, err := sa.Publish(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	r, err := remote.Pull(ctx, sb, nil)
+	r, err := sb.Pull(ctx, nil)
 	if err != nil {
 		t.Fatalf("Pull = %v", err)
 	}
@@ -260,16 +259,16 @@ func TestPullUpdatesUntouchedAndKeepsLocalChanges(t *testing.T) {
 		t.Fatalf("Write over the pulled a.txt = %v, want STALE_FILE", err)
 	}
 	// The conflicts stay conflicts at the next pull.
-	r, err = remote.Pull(ctx, sb, nil)
+	r, err = sb.Pull(ctx, nil)
 	if err != nil || len(r.Updated) != 0 || len(r.Conflicts) != 2 {
 		t.Fatalf("second Pull = %+v, %v; want the 2 conflicts again", r, err)
 	}
 	// bob's b.txt cannot be published over alice's.
-	if _, err := remote.Publish(ctx, sb, nil); !errors.Is(err, editguard.ErrStaleFile) {
+	if _, err := sb.Publish(ctx, nil); !errors.Is(err, editguard.ErrStaleFile) {
 		t.Fatalf("bob's Publish = %v, want STALE_FILE", err)
 	}
 	// Discarding takes upstream's versions; bob's are in history.
-	r, err = remote.Pull(ctx, sb, &remote.PullOptions{DiscardLocal: true})
+	r, err = sb.Pull(ctx, &editguard.PullOptions{DiscardLocal: true})
 	if err != nil || len(r.Conflicts) != 0 || len(r.Updated) != 2 || !r.Updated[0].Discarded {
 		t.Fatalf("Pull --discard-local = %+v, %v", r, err)
 	}
@@ -287,14 +286,14 @@ func TestPullUpdatesUntouchedAndKeepsLocalChanges(t *testing.T) {
 	if got, _ := os.ReadFile(filepath.Join(dirB, "b.txt")); string(got) != "b from bob\n" {
 		t.Fatalf("b.txt = %q after restoring", got)
 	}
-	if _, err := remote.Publish(ctx, sb, nil); err != nil {
+	if _, err := sb.Publish(ctx, nil); err != nil {
 		t.Fatalf("Publish of the restored b.txt = %v", err)
 	}
 	if got, _ := remoteFile(t, bare, "b.txt"); got != "b from bob\n" {
 		t.Fatalf("remote b.txt = %q", got)
 	}
 	// And alice, whose b.txt is what she published, takes bob's.
-	r, err = remote.Pull(ctx, sa, nil)
+	r, err = sa.Pull(ctx, nil)
 	if err != nil || len(r.Conflicts) != 0 || len(r.Updated) != 1 || r.Updated[0].Path != "b.txt" {
 		t.Fatalf("alice's Pull = %+v, %v", r, err)
 	}
@@ -316,12 +315,12 @@ func TestSyncWithoutGit(t *testing.T) {
 	s := w.NewSession("alice")
 	testutil.Change(t, s, "a.txt", "A\n")
 	t.Setenv("PATH", t.TempDir())
-	_, err := remote.Publish(context.Background(), s, nil)
+	_, err := s.Publish(context.Background(), nil)
 	var e *editguard.Error
 	if !errors.As(err, &e) || e.Code != editguard.CodeGit || !strings.Contains(e.Message, "git was not found") {
 		t.Fatalf("Publish without git = %v, want GIT: git was not found", err)
 	}
-	if _, err := remote.Pull(context.Background(), s, nil); !errors.Is(err, editguard.ErrGit) {
+	if _, err := s.Pull(context.Background(), nil); !errors.Is(err, editguard.ErrGit) {
 		t.Fatalf("Pull without git = %v, want GIT", err)
 	}
 	data, _ := json.Marshal(e)
@@ -336,7 +335,7 @@ func TestPullWhenItsBaseIsGone(t *testing.T) {
 	wa, _ := testutil.Clone(t, bare, "a")
 	wb, dirB := testutil.Clone(t, bare, "b")
 	sa, sb := wa.NewSession("alice"), wb.NewSession("bob")
-	if _, err := remote.Pull(ctx, sb, nil); err != nil {
+	if _, err := sb.Pull(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	// As if the branch had been rewritten and the base collected.
@@ -350,10 +349,10 @@ func TestPullWhenItsBaseIsGone(t *testing.T) {
 	testutil.Change(t, sb, "b.txt", "b from bob\n")
 	testutil.Change(t, sa, "a.txt", "a from alice\n")
 	testutil.Change(t, sa, "b.txt", "b from alice\n")
-	if _, err := remote.Publish(ctx, sa, nil); err != nil {
+	if _, err := sa.Publish(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	r, err := remote.Pull(ctx, sb, nil)
+	r, err := sb.Pull(ctx, nil)
 	if err != nil {
 		t.Fatalf("Pull = %v", err)
 	}
@@ -375,7 +374,7 @@ func TestPublishRefusesPathNowThroughSymlink(t *testing.T) {
 		t.Fatal(err)
 	}
 	head := remoteHead(t, bare)
-	_, err := remote.Publish(context.Background(), s, nil)
+	_, err := s.Publish(context.Background(), nil)
 	var e *editguard.Error
 	if !errors.As(err, &e) || e.Code != editguard.CodeStaleFile || e.Details["side"] != "local" || e.Details["path"] != "d/a.txt" {
 		t.Fatalf("Publish = %v, want STALE_FILE on the local side for d/a.txt", err)
@@ -410,7 +409,7 @@ func TestSyncModesLinksAndLineEndings(t *testing.T) {
 	if _, err := sa.Delete(ctx, "x.txt", nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := remote.Publish(ctx, sa, nil); err != nil {
+	if _, err := sa.Publish(ctx, nil); err != nil {
 		t.Fatalf("Publish = %v", err)
 	}
 	if got, _ := remoteFile(t, bare, "run.bat"); got != "echo b\n" {
@@ -427,7 +426,7 @@ func TestSyncModesLinksAndLineEndings(t *testing.T) {
 	testutil.GitIn(t, seed, "commit", "-q", "-m", "link")
 	testutil.GitIn(t, seed, "push", "-q", "origin", "main")
 	testutil.Change(t, sb, "x.txt", "x from bob\n")
-	r, err := remote.Pull(ctx, sb, nil)
+	r, err := sb.Pull(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -460,7 +459,7 @@ func TestSyncModesLinksAndLineEndings(t *testing.T) {
 		t.Errorf("pull created the upstream symlink: %v", err)
 	}
 	// The symlink is reported once; x.txt stays a conflict.
-	r, _ = remote.Pull(ctx, sb, nil)
+	r, _ = sb.Pull(ctx, nil)
 	if len(r.Conflicts) != 1 || r.Conflicts[0].Path != "x.txt" {
 		t.Fatalf("second Pull conflicts = %+v, want x.txt only", r.Conflicts)
 	}
@@ -478,11 +477,11 @@ func TestPublishRefusesFileDeletedUpstream(t *testing.T) {
 	if _, err := sa.Delete(ctx, "a.txt", nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := remote.Publish(ctx, sa, nil); err != nil {
+	if _, err := sa.Publish(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	testutil.Change(t, sb, "a.txt", "a from bob\n")
-	_, err := remote.Publish(ctx, sb, nil)
+	_, err := sb.Publish(ctx, nil)
 	var e *editguard.Error
 	if !errors.As(err, &e) || e.Code != editguard.CodeStaleFile {
 		t.Fatalf("Publish over a deleted file = %v, want STALE_FILE", err)

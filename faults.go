@@ -2,17 +2,18 @@ package editguard
 
 import (
 	"github.com/editguard/editguard/internal/atomicfile"
-	"github.com/editguard/editguard/internal/enginehook"
 	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/ledger"
 )
 
-// The hooks tests outside this package use (internal/enginehook).
-func init() {
-	enginehook.SetFaults = func(w any, commit atomicfile.Hook, hist history.Hook, led ledger.Hook) {
-		setFaults(w.(*Workspace), commit, hist, led)
+// bindFaults hands Options.Faults, if set, what reaches w: its fault
+// hooks and its temporary names. Only tests set it.
+func (w *Workspace) bindFaults() {
+	if f := w.opts.Faults; f != nil {
+		f.Bind(func(commit atomicfile.Hook, hist history.Hook, led ledger.Hook) {
+			setFaults(w, commit, hist, led)
+		}, w.eng.TempName)
 	}
-	enginehook.TempName = func(w any, name string) string { return w.(*Workspace).eng.TempName(name) }
 }
 
 // setFaults installs fault-injection hooks on w: commit on the directory of

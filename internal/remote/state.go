@@ -13,8 +13,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/editguard/editguard"
 	"github.com/editguard/editguard/internal/gitsync"
+	"github.com/editguard/editguard/internal/ledger"
 )
 
 // This file holds what publish and pull share: the state they keep in
@@ -150,9 +150,9 @@ func (s *syncState) branch(remote, branch string) *branchSync {
 // unpublished is the changes to one file that are not published yet.
 type unpublished struct {
 	path  string
-	first *editguard.LedgerRecord // its state before is the base the changes were made on
-	last  *editguard.LedgerRecord // its state after is what is to be published
-	recs  []*editguard.LedgerRecord
+	first *ledger.Record // its state before is the base the changes were made on
+	last  *ledger.Record // its state after is what is to be published
+	recs  []*ledger.Record
 }
 
 // base is the file as the first change found it.
@@ -171,14 +171,14 @@ func (u *unpublished) result() syncedFile {
 
 // sessions and tools name who made the changes, sorted.
 func (u *unpublished) sessions() []string {
-	return distinct(u.recs, func(r *editguard.LedgerRecord) string { return sessionLabel(r.Session) })
+	return distinct(u.recs, func(r *ledger.Record) string { return sessionLabel(r.Session) })
 }
 
 func (u *unpublished) tools() []string {
-	return distinct(u.recs, func(r *editguard.LedgerRecord) string { return r.Tool })
+	return distinct(u.recs, func(r *ledger.Record) string { return r.Tool })
 }
 
-func distinct(recs []*editguard.LedgerRecord, key func(*editguard.LedgerRecord) string) []string {
+func distinct(recs []*ledger.Record, key func(*ledger.Record) string) []string {
 	var out []string
 	for _, r := range recs {
 		if k := key(r); !slices.Contains(out, k) {
@@ -204,7 +204,7 @@ func sessionLabel(s string) string {
 // nil, only those files are looked at.
 func (sy *syncer) unpublishedChanges(b *branchSync, only map[string]bool) (map[string]*unpublished, error) {
 	out := map[string]*unpublished{}
-	err := sy.w.Log(editguard.LogFilter{}, func(r *editguard.LedgerRecord) error {
+	err := sy.h.Log(func(r *ledger.Record) error {
 		if r.Outcome != "ok" || r.Path == "" || r.Tool == toolPublish || (only != nil && !only[r.Path]) {
 			return nil
 		}
@@ -232,7 +232,7 @@ func (sy *syncer) unpublishedChanges(b *branchSync, only map[string]bool) (map[s
 
 // openRepo finds the git working tree of the workspace.
 func (sy *syncer) openRepo(ctx context.Context) (*gitsync.Repo, error) {
-	r, err := gitsync.Open(ctx, sy.w.Dir())
+	r, err := gitsync.Open(ctx, sy.h.Dir())
 	if err != nil {
 		return nil, gitError(err)
 	}
@@ -253,12 +253,12 @@ func syncTarget(ctx context.Context, repo *gitsync.Repo, remote, branch string) 
 			return "", "", gitError(err)
 		}
 		if b == "" {
-			return "", "", newError(editguard.CodeInvalidArgument, "", "HEAD is detached, so there is no current branch to sync with", "name the branch (--branch)", nil)
+			return "", "", newError(codeInvalidArgument, "", "HEAD is detached, so there is no current branch to sync with", "name the branch (--branch)", nil)
 		}
 		branch = b
 	}
 	if err := repo.CheckNames(ctx, remote, branch); err != nil {
-		return "", "", newError(editguard.CodeInvalidArgument, "", err.Error(), "", err)
+		return "", "", newError(codeInvalidArgument, "", err.Error(), "", err)
 	}
 	return remote, branch, nil
 }
@@ -267,7 +267,7 @@ func syncTarget(ctx context.Context, repo *gitsync.Repo, remote, branch string) 
 // local side (git missing, no working tree, a command that failed), REMOTE
 // for the remote.
 func gitError(err error) error {
-	var e *editguard.Error
+	var e *Error
 	if errors.As(err, &e) {
 		return err
 	}
@@ -280,13 +280,13 @@ func gitError(err error) error {
 	}
 	switch {
 	case errors.Is(err, gitsync.ErrGitNotFound):
-		return newError(editguard.CodeGit, "", "git was not found: publish and pull run the git program, and no git is in PATH",
+		return newError(codeGit, "", "git was not found: publish and pull run the git program, and no git is in PATH",
 			"install git, or put it in PATH", err)
 	case errors.Is(err, gitsync.ErrNotRepository):
-		return newError(editguard.CodeGit, "", "the workspace is not inside a git working tree",
+		return newError(codeGit, "", "the workspace is not inside a git working tree",
 			"run publish and pull in a clone of the shared repository", err)
 	case errors.As(err, &re):
-		e := newError(editguard.CodeRemote, "", re.Error(), "", err)
+		e := newError(codeRemote, "", re.Error(), "", err)
 		e.Details["remote"] = re.Remote
 		e.Details["branch"] = re.Branch
 		e.Details["remote_message"] = re.Reason
@@ -294,27 +294,27 @@ func gitError(err error) error {
 		case errors.Is(err, gitsync.ErrNoBranch):
 			e.Message = fmt.Sprintf("the remote %s has no branch %s", re.Remote, re.Branch)
 			e.Details["reason"] = "no_branch"
-			e.RecoveryHint = "create the branch with git push first, or name another one (--branch)"
+			e.Hint = "create the branch with git push first, or name another one (--branch)"
 		case errors.Is(err, gitsync.ErrRejected):
 			e.Message = fmt.Sprintf("the remote %s refused the push to %s: %s", re.Remote, re.Branch, firstLine(re.Reason))
 			e.Details["reason"] = "rejected"
-			e.RecoveryHint = "the branch did not move; see remote_message for the remote's reason"
+			e.Hint = "the branch did not move; see remote_message for the remote's reason"
 		default:
 			e.Message = fmt.Sprintf("the remote %s could not be reached (%s): %s", re.Remote, re.Op, firstLine(re.Reason))
 			e.Details["reason"] = "unreachable"
-			e.RecoveryHint = "check the remote's address and the network, then retry"
+			e.Hint = "check the remote's address and the network, then retry"
 			if re.Op == "push" {
-				e.RecoveryHint = "the branch either did not move or moved to the complete commit; publish again once the remote is back: changes already there are recognised and not published twice"
+				e.Hint = "the branch either did not move or moved to the complete commit; publish again once the remote is back: changes already there are recognised and not published twice"
 			}
 		}
 		return e
 	}
 	if errors.As(err, &ge) {
-		e := newError(editguard.CodeGit, "", ge.Error(), "", err)
+		e := newError(codeGit, "", ge.Error(), "", err)
 		e.Details["git_args"] = ge.Args
 		return e
 	}
-	return newError(editguard.CodeGit, "", err.Error(), "", err)
+	return newError(codeGit, "", err.Error(), "", err)
 }
 
 func firstLine(s string) string {
@@ -351,17 +351,15 @@ func hostname() string {
 	}, h)
 }
 
-// syncer is one publish or pull: the session it runs for, its workspace
-// and host, and the arguments its ledger record carries.
+// syncer is one publish or pull: the host of the session it runs for, and
+// the arguments its ledger record carries.
 type syncer struct {
-	s    *editguard.Session
-	w    *editguard.Workspace
-	h    host
+	h    Host
 	args map[string]any
 }
 
-func newSyncer(s *editguard.Session, args map[string]any) *syncer {
-	return &syncer{s: s, w: s.Workspace(), h: hostOf(s), args: args}
+func newSyncer(h Host, args map[string]any) *syncer {
+	return &syncer{h: h, args: args}
 }
 
 // syncRun is what a publish or a pull works with: the repository, the
@@ -400,12 +398,6 @@ func (sy *syncer) startSync(ctx context.Context, remote, branch string) (*syncRu
 		return nil, err
 	}
 	return &syncRun{repo: repo, remote: remote, branch: branch, unlock: unlock, st: st, bs: st.branch(remote, branch)}, nil
-}
-
-// finish appends the record of the publish or pull (tool): its result res,
-// or the error err it failed with.
-func (sy *syncer) finish(tool string, res any, err error) error {
-	return sy.h.Record(tool, sy.args, res, err)
 }
 
 // sha256Hex is the hex SHA-256 of data, as the ledger and history write it.

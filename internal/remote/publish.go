@@ -10,111 +10,54 @@ import (
 	"strings"
 	"time"
 
-	"github.com/editguard/editguard"
 	"github.com/editguard/editguard/internal/gitsync"
-	"github.com/editguard/editguard/internal/hostlink"
+	"github.com/editguard/editguard/internal/ledger"
 	"github.com/editguard/editguard/internal/textcodec"
 	"github.com/editguard/editguard/internal/udiff"
 )
 
-// PublishOptions control Publish.
-type PublishOptions struct {
-	// Remote is the git remote: a configured remote's name, a URL or a
-	// path (default "origin").
-	Remote string
-	// Branch is the remote branch (default: the branch HEAD is on).
-	Branch string
-	// Session, if set, publishes only the files that session changed
-	// (with every unpublished change to them, whoever made it: a file is
-	// published whole).
-	Session string
-	// Attempts bounds how often the remote branch may be found moved
-	// between the fetch and the push before Publish gives up with BUSY
-	// (default DefaultPublishAttempts).
-	Attempts int
-}
+// PublishOptions, PublishedFile and PublishResult are the root package's
+// types of the same names, which document their fields; the root package
+// converts between the two.
+type (
+	PublishOptions struct {
+		Remote, Branch, Session string
+		Attempts                int
+	}
+	PublishedFile struct {
+		Path              string
+		Op                string
+		SHA256            string
+		Sessions, Tools   []string
+		Changes           int
+		FirstSeq, LastSeq uint64
+	}
+	PublishResult struct {
+		Remote, Branch   string
+		OldHead, NewHead string
+		Files            []PublishedFile
+		Attempts         int
+		Warnings         []string
+	}
+)
 
 // DefaultPublishAttempts is how many times Publish fetches, checks and
 // pushes before it reports that the branch keeps moving.
 const DefaultPublishAttempts = 5
 
-// PublishedFile is one file of a publish.
-type PublishedFile struct {
-	Path string `json:"path"`
-	// Op is "added", "modified" or "deleted", or "unchanged" when the
-	// branch already had exactly this content (published before, or the
-	// same change made elsewhere).
-	Op       string   `json:"op"`
-	SHA256   string   `json:"sha256,omitempty"` // the content published; empty for deleted
-	Sessions []string `json:"sessions"`
-	Tools    []string `json:"tools"`
-	// Changes counts the ledger records published, FirstSeq and LastSeq
-	// bound their seqs.
-	Changes  int    `json:"changes"`
-	FirstSeq uint64 `json:"first_seq"`
-	LastSeq  uint64 `json:"last_seq"`
-}
-
-// PublishResult describes a publish.
-type PublishResult struct {
-	Remote string `json:"remote"`
-	Branch string `json:"branch"`
-	// OldHead is the branch's head the commit was built on, NewHead the
-	// commit published (equal to OldHead when every file was already
-	// there; both empty when there was nothing to publish).
-	OldHead  string          `json:"old_head,omitempty"`
-	NewHead  string          `json:"new_head,omitempty"`
-	Files    []PublishedFile `json:"files"`
-	Attempts int             `json:"attempts"`
-	Warnings []string        `json:"warnings,omitempty"`
-}
-
-// Publish lands the files this workspace's guarded changes touched, and
-// that are not published yet, on a remote git branch as one commit:
-//
-//  1. it fetches the branch's head H;
-//  2. every file must be, at H, what the first unpublished change to it
-//     found (the content its author read): otherwise it fails with
-//     STALE_FILE listing each file changed upstream, with the upstream
-//     change, and publishes nothing;
-//  3. it builds a commit on H whose tree is H's with exactly those files
-//     replaced, added or deleted (other hosts' changes to other files are
-//     kept as they are; nothing is merged inside a file);
-//  4. it pushes the commit with a lease on H; if the branch moved
-//     meanwhile it starts again at 1, at most Attempts times (then BUSY).
-//
-// The content published is the file as the last guarded change left it;
-// a file changed since by something else than editguard is refused with
-// STALE_FILE (details.side "local"), since the ledger does not account for
-// it. A file the branch already has with exactly that content is not
-// changed (so a publish interrupted after its push, or the same change
-// made on two hosts, is no conflict).
-//
-// Every attempt that reaches the remote is appended to the ledger (tool
-// "publish", under the name of the session s), and a success moves the workspace's publish marks (in
-// .editguard/sync.json). One publish or pull runs at a time in a
-// workspace; guarded changes go on meanwhile. The remote branch is only
-// ever at its old head or at the complete new commit.
-func Publish(ctx context.Context, s *editguard.Session, opts *PublishOptions) (*PublishResult, error) {
-	var o PublishOptions
-	if opts != nil {
-		o = *opts
-	}
+// Publish lands the files with changes not yet published on the remote
+// branch as one commit (the root package's Session.Publish describes the
+// steps), for the session h is the host of. It returns the result, and the
+// arguments the publish's ledger record carries, which the caller appends
+// whether it succeeded or not (when err is nil and res lists no file,
+// nothing was attempted).
+func Publish(ctx context.Context, h Host, o PublishOptions) (res *PublishResult, args map[string]any, err error) {
 	if o.Attempts <= 0 {
 		o.Attempts = DefaultPublishAttempts
 	}
-	sy := newSyncer(s, map[string]any{"session": o.Session})
-	res, err := sy.publishLocked(ctx, &o)
-	if err == nil && len(res.Files) == 0 {
-		return res, nil // nothing to publish: nothing was attempted
-	}
-	if lerr := sy.finish(toolPublish, res, err); lerr != nil && err == nil {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("published, but appending the publish to the ledger failed: %v", lerr))
-	}
-	if err != nil {
-		return nil, err
-	}
-	return res, nil
+	sy := newSyncer(h, map[string]any{"session": o.Session})
+	res, err = sy.publishLocked(ctx, &o)
+	return res, sy.args, err
 }
 
 // publishLocked is Publish under the workspace's sync lock.
@@ -208,7 +151,7 @@ func (sy *syncer) unpublishedPaths(bs *branchSync, session string) (map[string]b
 	}
 	only := map[string]bool{}
 	for p, u := range first {
-		if session == "" || slices.ContainsFunc(u.recs, func(r *editguard.LedgerRecord) bool { return r.Session == session }) {
+		if session == "" || slices.ContainsFunc(u.recs, func(r *ledger.Record) bool { return r.Session == session }) {
 			only[p] = true
 		}
 	}
@@ -220,10 +163,10 @@ func (sy *syncer) unpublishedPaths(bs *branchSync, session string) (map[string]b
 // elsewhere, or whose file is not as its last guarded change left it is
 // listed in local instead, for the STALE_FILE error: first those that
 // could not be opened, then the others, each in the order of files.
-func readUnpublished(files []hostlink.File, pending map[string]*unpublished) (out []*publishFile, local []map[string]any) {
+func readUnpublished(files []File, pending map[string]*unpublished) (out []*publishFile, local []map[string]any) {
 	for _, f := range files {
 		if f.OpenErr != nil {
-			local = append(local, map[string]any{"path": f.Path, "side": "local", "reason": editguard.ReasonTypeChanged, "error": f.OpenErr.Error()})
+			local = append(local, map[string]any{"path": f.Path, "side": "local", "reason": reasonTypeChanged, "error": f.OpenErr.Error()})
 		}
 	}
 	for _, f := range files {
@@ -233,7 +176,7 @@ func readUnpublished(files []hostlink.File, pending map[string]*unpublished) (ou
 		case f.Resolved != f.Path:
 			// A symlink now stands where the changes were made: the
 			// path leads elsewhere.
-			local = append(local, map[string]any{"path": f.Path, "side": "local", "reason": editguard.ReasonTypeChanged,
+			local = append(local, map[string]any{"path": f.Path, "side": "local", "reason": reasonTypeChanged,
 				"current_path": f.Resolved})
 			continue
 		}
@@ -244,8 +187,8 @@ func readUnpublished(files []hostlink.File, pending map[string]*unpublished) (ou
 		now := syncedFile{Exists: f.Exists, SHA256: f.SHA256}
 		want := u.result()
 		if f.Exists && !f.Regular || !now.same(want) {
-			local = append(local, map[string]any{"path": u.path, "side": "local", "reason": editguard.ReasonModified,
-				"expected": want, "actual": fileState(f), "sessions": u.sessions()})
+			local = append(local, map[string]any{"path": u.path, "side": "local", "reason": reasonModified,
+				"expected": want, "actual": stateOf(f), "sessions": u.sessions()})
 			continue
 		}
 		out = append(out, &publishFile{u: u, state: now, data: f.Data, exec: f.Exec})
@@ -253,18 +196,27 @@ func readUnpublished(files []hostlink.File, pending map[string]*unpublished) (ou
 	return out, local
 }
 
-// fileState is f's state as a FileState.
-func fileState(f hostlink.File) editguard.FileState {
+// fileState is a file's state as the root package's FileState encodes it
+// in JSON.
+type fileState struct {
+	Exists  bool   `json:"exists"`
+	SHA256  string `json:"sha256,omitempty"`
+	Size    int64  `json:"size_bytes"`
+	MtimeMS int64  `json:"mtime_ms,omitempty"`
+}
+
+// stateOf is f's state.
+func stateOf(f File) fileState {
 	if !f.Exists {
-		return editguard.FileState{}
+		return fileState{}
 	}
-	return editguard.FileState{Exists: true, SHA256: f.SHA256, Size: f.Size, MtimeMS: f.MtimeMS}
+	return fileState{Exists: true, SHA256: f.SHA256, Size: f.Size, MtimeMS: f.MtimeMS}
 }
 
 // changedLocally is the STALE_FILE error of a publish that found the files
 // of local (at least one) changed after their last guarded change.
-func changedLocally(local []map[string]any) *editguard.Error {
-	e := newError(editguard.CodeStaleFile, "", fmt.Sprintf("%s changed after the last guarded change, by something other than editguard; nothing was published", count(len(local), "file")),
+func changedLocally(local []map[string]any) *Error {
+	e := newError(codeStaleFile, "", fmt.Sprintf("%s changed after the last guarded change, by something other than editguard; nothing was published", count(len(local), "file")),
 		"publish sends only what the ledger accounts for: make the change through editguard (read the file and write it again), or restore the last guarded version, then publish", nil)
 	e.Details["side"] = "local"
 	e.Details["files"] = local
@@ -332,7 +284,7 @@ func (sy *syncer) publish(ctx context.Context, repo *gitsync.Repo, bs *branchSyn
 		res.NewHead = commit
 		return nil
 	}
-	e := newError(editguard.CodeBusy, "", fmt.Sprintf("the branch %s of %s moved between fetch and push %d times in a row; nothing was published", branch, remote, attempts),
+	e := newError(codeBusy, "", fmt.Sprintf("the branch %s of %s moved between fetch and push %d times in a row; nothing was published", branch, remote, attempts),
 		"other hosts are publishing to the branch right now: publish again in a moment", lost)
 	e.Details["remote"], e.Details["branch"], e.Details["attempts"] = remote, branch, attempts
 	return e
@@ -380,7 +332,7 @@ func (sy *syncer) checkUpstream(ctx context.Context, repo *gitsync.Repo, bs *bra
 		report = append(report, pf.PublishedFile)
 	}
 	if len(stale) > 0 {
-		e := newError(editguard.CodeStaleFile, "", fmt.Sprintf("%s changed upstream since the changes to them were made; nothing was published", count(len(stale), "file")),
+		e := newError(codeStaleFile, "", fmt.Sprintf("%s changed upstream since the changes to them were made; nothing was published", count(len(stale), "file")),
 			"run editguard pull: it lists these files as conflicts. To keep upstream's version, pull --discard-local (yours goes to history); to keep yours, pull --discard-local, then restore the version it saved and publish again", nil)
 		e.Details["side"] = "upstream"
 		e.Details["remote"], e.Details["branch"], e.Details["head"] = bs.Remote, bs.Branch, head
@@ -438,7 +390,7 @@ func (sy *syncer) tooLargeUpstream(repo *gitsync.Repo, bs *branchSync, head stri
 	if len(large) == 0 {
 		return nil
 	}
-	e := newError(editguard.CodeTooLarge, "", fmt.Sprintf("the branch holds %s larger than the file size limit of %d bytes, where this publish changes them: they were not read, and nothing was published", count(len(large), "file"), sy.h.MaxFileSize()),
+	e := newError(codeTooLarge, "", fmt.Sprintf("the branch holds %s larger than the file size limit of %d bytes, where this publish changes them: they were not read, and nothing was published", count(len(large), "file"), sy.h.MaxFileSize()),
 		"resolve these files with git, or open the workspace with a larger file size limit and publish again", nil)
 	e.Details["side"] = "upstream"
 	e.Details["remote"], e.Details["branch"], e.Details["head"] = bs.Remote, bs.Branch, head
@@ -469,12 +421,12 @@ func compareUpstream(repo *gitsync.Repo, f *publishFile, up *upstream, newToBran
 	reason := ""
 	switch {
 	case found && !entry.Regular():
-		reason = editguard.ReasonTypeChanged // a directory, symlink or submodule upstream
+		reason = reasonTypeChanged // a directory, symlink or submodule upstream
 	case found:
 		cf.up = syncedFile{Exists: true, SHA256: sha256Hex(up.contents[gp].Data)}
 	default:
 		if parent := fileAbove(up.entries, gp); parent != "" {
-			reason = editguard.ReasonTypeChanged // a parent directory is a file upstream
+			reason = reasonTypeChanged // a parent directory is a file upstream
 		}
 	}
 	want := f.state
@@ -508,11 +460,11 @@ func compareUpstream(repo *gitsync.Repo, f *publishFile, up *upstream, newToBran
 	if reason == "" {
 		switch {
 		case !cf.up.Exists:
-			reason = editguard.ReasonDeleted
+			reason = reasonDeleted
 		case !cf.base.Exists:
-			reason = editguard.ReasonCreated
+			reason = reasonCreated
 		default:
-			reason = editguard.ReasonModified
+			reason = reasonModified
 		}
 	}
 	return nil, cf, reason
