@@ -11,19 +11,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/editguard/editguard/internal/testutil"
+	"github.com/editguard/editguard/internal/testutil/gittest"
 )
 
 // setup makes a bare repository with one commit on main (files), and a
 // clone of it; it returns the bare repository's path and the clone's.
 func setup(t *testing.T, files map[string]string) (string, string) {
 	t.Helper()
-	testutil.RequireGit(t)
+	gittest.RequireGit(t)
 	dir := t.TempDir()
 	bare := filepath.Join(dir, "remote.git")
-	testutil.GitIn(t, dir, "init", "-q", "--bare", bare)
+	gittest.GitIn(t, dir, "init", "-q", "--bare", bare)
 	clone := filepath.Join(dir, "clone")
-	testutil.GitIn(t, dir, "clone", "-q", bare, clone)
+	gittest.GitIn(t, dir, "clone", "-q", bare, clone)
 	for name, content := range files {
 		p := filepath.Join(clone, name)
 		os.MkdirAll(filepath.Dir(p), 0o755)
@@ -31,9 +31,9 @@ func setup(t *testing.T, files map[string]string) (string, string) {
 			t.Fatal(err)
 		}
 	}
-	testutil.GitIn(t, clone, "add", "-A")
-	testutil.GitIn(t, clone, "commit", "-q", "-m", "initial")
-	testutil.GitIn(t, clone, "push", "-q", "origin", "main")
+	gittest.GitIn(t, clone, "add", "-A")
+	gittest.GitIn(t, clone, "commit", "-q", "-m", "initial")
+	gittest.GitIn(t, clone, "push", "-q", "origin", "main")
 	return bare, clone
 }
 
@@ -67,22 +67,22 @@ func TestCommitChangesExactlyThePaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := testutil.GitIn(t, clone, "ls-tree", "-r", "--format=%(objectmode) %(path)", commit)
+	got := gittest.GitIn(t, clone, "ls-tree", "-r", "--format=%(objectmode) %(path)", commit)
 	want := "100644 a.txt\n100644 b.txt\n100755 new/n.txt\n100644 run.sh"
 	if got != want {
 		t.Fatalf("tree of the commit:\n%s\nwant:\n%s", got, want)
 	}
-	if got := testutil.GitIn(t, clone, "show", commit+":a.txt"); got != "A" {
+	if got := gittest.GitIn(t, clone, "show", commit+":a.txt"); got != "A" {
 		t.Fatalf("a.txt = %q, want %q", got, "A")
 	}
-	if got := testutil.GitIn(t, clone, "rev-parse", commit+"^"); got != head {
+	if got := gittest.GitIn(t, clone, "rev-parse", commit+"^"); got != head {
 		t.Fatalf("parent = %s, want %s", got, head)
 	}
 	// The repository's own index and HEAD are untouched.
-	if got := testutil.GitIn(t, clone, "status", "--porcelain"); got != "" {
+	if got := gittest.GitIn(t, clone, "status", "--porcelain"); got != "" {
 		t.Fatalf("git status after Commit = %q, want clean", got)
 	}
-	if got := testutil.GitIn(t, clone, "rev-parse", "HEAD"); got != head {
+	if got := gittest.GitIn(t, clone, "rev-parse", "HEAD"); got != head {
 		t.Fatalf("HEAD = %s, want %s", got, head)
 	}
 	entries, err := r.Entries(ctx, commit, []string{"new/n.txt", "a.txt", "d/c.txt"})
@@ -128,7 +128,7 @@ func TestPushLease(t *testing.T) {
 	if !errors.Is(err, ErrLeaseLost) {
 		t.Fatalf("Push on a moved branch = %v, want ErrLeaseLost", err)
 	}
-	if got := testutil.GitIn(t, bare, "rev-parse", "main"); got != c1 {
+	if got := gittest.GitIn(t, bare, "rev-parse", "main"); got != c1 {
 		t.Fatalf("remote main = %s, want %s", got, c1)
 	}
 }
@@ -149,7 +149,7 @@ func TestPushRejectedByHook(t *testing.T) {
 	if !errors.Is(err, ErrRejected) || !errors.As(err, &re) || !strings.Contains(re.Reason, "no pushes today") {
 		t.Fatalf("Push = %v, want ErrRejected with the hook's message", err)
 	}
-	if got := testutil.GitIn(t, bare, "rev-parse", "main"); got != head {
+	if got := gittest.GitIn(t, bare, "rev-parse", "main"); got != head {
 		t.Fatalf("remote main = %s, want %s", got, head)
 	}
 }

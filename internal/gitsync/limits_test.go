@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/editguard/editguard/internal/testutil"
+	"github.com/editguard/editguard/internal/testutil/gittest"
 )
 
 // TestReadBlobsLimit reads blobs around the limit: one at the limit is
@@ -71,7 +71,7 @@ func TestReadBlobsLimit(t *testing.T) {
 func TestCommandsNeverRunFsmonitor(t *testing.T) {
 	_, clone := setup(t, map[string]string{".gitattributes": "*.crlf eol=crlf\n", "a.txt": "a\n", "b.crlf": "b\n"})
 	mark := filepath.Join(t.TempDir(), "fsmonitor-ran")
-	testutil.GitIn(t, clone, "config", "core.fsmonitor", "touch '"+mark+"'; false")
+	gittest.GitIn(t, clone, "config", "core.fsmonitor", "touch '"+mark+"'; false")
 	ctx := context.Background()
 	r := open(t, clone)
 	r.SetMaxBlobSize(1 << 20)
@@ -108,7 +108,7 @@ func TestCommandsNeverRunFsmonitor(t *testing.T) {
 	}
 	// The same configuration does make plain git run it, so the check
 	// above can fail.
-	testutil.GitIn(t, clone, "check-attr", "text", "--", "a.txt")
+	gittest.GitIn(t, clone, "check-attr", "text", "--", "a.txt")
 	if _, err := os.Stat(mark); err != nil {
 		t.Fatalf("git check-attr did not run core.fsmonitor either (%v): the test proves nothing", err)
 	}

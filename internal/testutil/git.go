@@ -4,36 +4,25 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/editguard/editguard"
+	"github.com/editguard/editguard/internal/testutil/gittest"
 )
 
 // RequireGit skips the test when there is no git, and isolates git from
 // the user's and the system's configuration.
 func RequireGit(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
-	t.Setenv("HOME", t.TempDir())
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	gittest.RequireGit(t)
 }
 
 // GitIn runs git with args in dir, with a fixed identity and default
 // branch, and returns its output trimmed; a failure fails the test.
 func GitIn(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"}, args...)...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
+	return gittest.GitIn(t, dir, args...)
 }
 
 // SyncRepo makes a bare repository whose main branch holds files, and
