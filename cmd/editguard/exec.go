@@ -70,6 +70,7 @@ func runExec(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(execCmd.name)
 	tool := fs.String("tool", "exec", "the tool named in the ledger records")
 	jsonOut := fs.Bool("json", false, "print the summary as JSON on stdout")
+	isolate := fs.String("isolate", isolateDefault(), "run the command isolated: `MODE` auto, on or off (default: $EDITGUARD_ISOLATE, else auto)")
 	pos, err := parseCommand(e, execCmd, fs, args[:i])
 	if err != nil {
 		return err
@@ -78,6 +79,9 @@ func runExec(ctx context.Context, e *env, args []string) error {
 		return usagef(execCmd.name, "usage: editguard exec [--tool NAME] [--json] -- CMD [ARGS...]")
 	}
 	e.json = *jsonOut
+	if *isolate != "auto" && *isolate != "on" && *isolate != "off" {
+		return usagef(execCmd.name, "--isolate is auto, on or off, not %q", *isolate)
+	}
 	s, err := e.session()
 	if err != nil {
 		return err
@@ -85,15 +89,16 @@ func runExec(ctx context.Context, e *env, args []string) error {
 	if err := checkWorkingDir(e.root); err != nil {
 		return err
 	}
-	if ws, err := e.workspace(); err == nil {
-		commandJournal(e, ws)
+	ws, err := e.workspace()
+	if err != nil {
+		return err
 	}
+	commandJournal(e, ws)
 	c, err := s.BeginCommand(ctx, shellLine(argv), &editguard.CommandOptions{Tool: *tool})
 	if err != nil {
 		return err
 	}
-	status := runCommand(e, argv)
-	res, err := c.End(context.WithoutCancel(ctx))
+	status, res, err := runIsolatable(ctx, e, c, ws.Dir(), argv, *isolate)
 	if err != nil {
 		return err
 	}
@@ -104,12 +109,15 @@ func runExec(ctx context.Context, e *env, args []string) error {
 		}
 	} else {
 		printCommandResult(e, res)
+		printConflicts(e, res)
 	}
 	switch {
 	case status != 0:
 		return exitStatus(status)
 	case len(res.Overwrites()) > 0:
 		return exitStatus(exitOverwrote)
+	case len(res.Conflicts) > 0:
+		return exitStatus(exitConflict)
 	}
 	return nil
 }
@@ -126,18 +134,35 @@ var execSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, s
 // its default there, so the command gets its Ctrl-C as it would from a
 // shell while exec lives on to record what it changed.
 func runCommand(e *env, argv []string) int {
-	cmd := exec.Command(argv[0], argv[1:]...)
+	status, err := waitCommand(e, exec.Command(argv[0], argv[1:]...), nil)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "editguard: exec: %s\n", escapeText(err.Error()))
+		return 127
+	}
+	return status
+}
+
+// waitCommand runs cmd as runCommand runs its command (its streams are
+// exec's, its process group as the help says, with the signals passed
+// on), calls started, if set, with its pid once it started, and returns
+// its exit status; err is why it could not be started.
+func waitCommand(e *env, cmd *exec.Cmd, started func(pid int)) (status int, err error) {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = e.stdin, e.stdout, e.stderr
 	shared := onTerminal(e)
 	if !shared {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if cmd.SysProcAttr == nil {
+			cmd.SysProcAttr = &syscall.SysProcAttr{}
+		}
+		cmd.SysProcAttr.Setpgid = true
 	}
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, execSignals...)
 	defer signal.Stop(sigs)
 	if err := cmd.Start(); err != nil {
-		fmt.Fprintf(e.stderr, "editguard: exec: %s\n", escapeText(err.Error()))
-		return 127
+		return 0, err
+	}
+	if started != nil {
+		started(cmd.Process.Pid)
 	}
 	done := make(chan struct{})
 	forwarded := make(chan struct{})
@@ -152,21 +177,21 @@ func runCommand(e *env, argv []string) int {
 			}
 		}
 	}()
-	err := cmd.Wait()
+	err = cmd.Wait()
 	close(done)
 	<-forwarded
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee):
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal())
+			return 128 + int(ws.Signal()), nil
 		}
-		return ee.ExitCode()
+		return ee.ExitCode(), nil
 	case err != nil:
 		fmt.Fprintf(e.stderr, "editguard: exec: %s\n", escapeText(err.Error()))
-		return 127
+		return 127, nil
 	}
-	return 0
+	return 0, nil
 }
 
 // forwardSignal passes sig on to the command pid: to its process group
