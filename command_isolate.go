@@ -2,6 +2,12 @@
 
 package editguard
 
+import (
+	"encoding/json"
+
+	"github.com/editguard/editguard/internal/rawpath"
+)
+
 // Attribution of an isolated command's changes.
 //
 // A command that ran isolated (EndIsolated: on Linux, editguard exec runs
@@ -35,6 +41,20 @@ type CommandConflict struct {
 	// Kept is where the command's version is, as a file outside the tree
 	// ("" for a deletion, or when it could not be kept).
 	Kept string `json:"kept,omitempty"`
+}
+
+// MarshalJSON adds, beside a path or kept file that is not UTF-8, its exact
+// bytes in hex, as pathjson.go does for the other results.
+func (c CommandConflict) MarshalJSON() ([]byte, error) {
+	type plain CommandConflict
+	w := struct {
+		plain
+		PathHex string `json:"path_hex,omitempty"`
+		KeptHex string `json:"kept_hex,omitempty"`
+	}{plain: plain(c)}
+	w.Path, w.PathHex = rawpath.Split(c.Path)
+	w.Kept, w.KeptHex = rawpath.Split(c.Kept)
+	return json.Marshal(&w)
 }
 
 // isolatedAttribution is what EndIsolated put into the tree: for each path,
