@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -232,5 +233,119 @@ func TestExecIsolateModes(t *testing.T) {
 		if got, err := os.ReadFile(filepath.Join(dir, "new.txt")); err != nil || string(got) != "x\n" {
 			t.Errorf("--isolate=%s: new.txt after exec: %q, %v", mode, got, err)
 		}
+	}
+}
+
+// TestExecIsolatedUnprivileged runs exec as a user other than root (when
+// the tests run as root): the command runs isolated with the user's own
+// uid and no capability, a save by another process while it runs stays
+// that process's, and the command's change is recorded.
+func TestExecIsolatedUnprivileged(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to run exec as another user")
+	}
+	const nobody = 65534
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Directories the user can reach: t.TempDir's are root's alone.
+	shared := func(owner int) string {
+		d, err := os.MkdirTemp("", "egiso")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(d) })
+		os.Chmod(d, 0o755)
+		os.Chown(d, owner, owner)
+		return d
+	}
+	bin := filepath.Join(shared(0), "editguard")
+	data, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ws, home, sync := shared(nobody), shared(nobody), shared(nobody)
+	for name, text := range map[string]string{"f.txt": "f1\n", "p.txt": "p1\n"} {
+		os.WriteFile(filepath.Join(ws, name), []byte(text), 0o644)
+		os.Chown(filepath.Join(ws, name), nobody, nobody)
+	}
+	started, saved := filepath.Join(sync, "started"), filepath.Join(sync, "saved")
+	as := func(args ...string) *exec.Cmd {
+		cmd := exec.Command(bin, append([]string{"--root", ws}, args...)...)
+		cmd.Dir = ws
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
+			"EDITGUARD_TEST_CACHE=" + filepath.Join(home, ".cache"), "STARTED=" + started, "SAVED=" + saved}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+		return cmd
+	}
+	if out, err := as("read", "p.txt").CombinedOutput(); err != nil {
+		t.Skipf("editguard cannot run as uid %d here: %v\n%s", nobody, err, out)
+	}
+	cmd := as("exec", "--isolate=on", "--", "sh", "-c", `: > "$STARTED"
+while [ ! -e "$SAVED" ]; do sleep 0.02; done
+echo f-cmd > f.txt
+id -u > uid
+grep CapEff /proc/self/status > caps`)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	var werr error
+	go func() { werr = cmd.Wait(); close(done) }()
+	if !waitFile(t, started, done) {
+		if strings.Contains(out.String(), "cannot run isolated") {
+			t.Skipf("exec cannot isolate a command for uid %d here:\n%s", nobody, out.String())
+		}
+		t.Fatalf("exec ended before the command started: %v\n%s", werr, out.String())
+	}
+	if err := os.WriteFile(filepath.Join(ws, "p.txt"), []byte("p-person\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(saved, nil, 0o644)
+	<-done
+	if werr != nil {
+		t.Fatalf("exec as uid %d: %v\n%s", nobody, werr, out.String())
+	}
+	for name, want := range map[string]string{"f.txt": "f-cmd\n", "p.txt": "p-person\n", "uid": "65534\n", "caps": "CapEff:\t0000000000000000\n"} {
+		if got, err := os.ReadFile(filepath.Join(ws, name)); err != nil || string(got) != want {
+			t.Errorf("%s: %q, %v; want %q", name, got, err, want)
+		}
+	}
+	log, err := as("log", "--json").Output()
+	if err != nil {
+		t.Fatalf("log: %v", err)
+	}
+	if !bytes.Contains(log, []byte(`"path":"f.txt"`)) || bytes.Contains(log, []byte(`"path":"p.txt"`)) {
+		t.Errorf("the ledger should have the command's f.txt and not the other process's p.txt:\n%s", log)
+	}
+}
+
+// TestExecIsolatedBackground: a process the command leaves running in the
+// background still sees its isolated view; exec says so, with where what
+// it writes from then on goes.
+func TestExecIsolatedBackground(t *testing.T) {
+	needIsolation(t)
+	dir, sync := t.TempDir(), t.TempDir()
+	t.Chdir(dir)
+	stop := filepath.Join(sync, "stop")
+	t.Setenv("STOP", stop)
+	defer os.WriteFile(stop, nil, 0o644)
+	var out bytes.Buffer
+	code := cli(t, dir, &out, "exec", "--isolate=on", "--", "sh", "-c",
+		`echo x > f.txt; (while [ ! -e "$STOP" ]; do sleep 0.02; done) >/dev/null 2>&1 &`)
+	if code != 0 {
+		t.Fatalf("exec: exit %d\n%s", code, out.String())
+	}
+	if !strings.Contains(out.String(), "process(es) the command left running still see its isolated view") {
+		t.Errorf("exec does not tell of the process left running:\n%s", out.String())
+	}
+	if got, err := os.ReadFile(filepath.Join(dir, "f.txt")); err != nil || string(got) != "x\n" {
+		t.Errorf("f.txt after exec: %q, %v", got, err)
 	}
 }
