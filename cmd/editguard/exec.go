@@ -18,7 +18,7 @@ import (
 
 var execCmd = &command{
 	name:    "exec",
-	args:    "[--tool NAME] [--json] -- CMD [ARGS...]",
+	args:    "[--tool NAME] [--json] [--isolate auto|on|off] -- CMD [ARGS...]",
 	summary: "run a command between two checkpoints; record every file it changed",
 	help: `Exec runs CMD with its arguments (no shell: use "sh -c '...'" for one) between
 two checkpoints of the workspace. Before it runs, the content of every
@@ -58,6 +58,20 @@ the hook server's, when one serves the workspace, else one exec starts
 for the command's time (then only the second checkpoint is from it).
 EDITGUARD_NO_WATCH=1 makes both full scans.
 
+On Linux the command runs isolated (--isolate=auto, the default, or
+$EDITGUARD_ISOLATE): in a user and mount namespace where an overlay
+covers the workspace root, so it sees the same paths and files but its
+writes reach the tree only when it ends, and only they are recorded as
+its changes. A file someone else changes meanwhile keeps their version:
+it is not recorded, the session's reads do not move to it, and rewind
+does not undo it; if the command changed that file too, its version is
+not put in place but kept in a file exec names, and exec exits 3. A user
+other than root keeps their uid, with no capability; other users' ids
+show as 65534. Where isolation cannot be set up (no user namespaces or
+overlayfs, not Linux), exec says so once and runs the command in the
+tree as above; --isolate=on refuses instead, --isolate=off never
+isolates.
+
 --tool names the ledger records' tool (default "exec").`,
 }
 
@@ -76,7 +90,7 @@ func runExec(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) != 0 || len(argv) == 0 {
-		return usagef(execCmd.name, "usage: editguard exec [--tool NAME] [--json] -- CMD [ARGS...]")
+		return usagef(execCmd.name, "usage: editguard exec [--tool NAME] [--json] [--isolate auto|on|off] -- CMD [ARGS...]")
 	}
 	e.json = *jsonOut
 	if *isolate != "auto" && *isolate != "on" && *isolate != "off" {
