@@ -68,7 +68,7 @@ does not undo it; if the command changed that file too, its version is
 not put in place but kept in a file exec names, and exec exits 3. A user
 other than root keeps their uid, with no capability; other users' ids
 show as 65534. Where isolation cannot be set up (no user namespaces or
-overlayfs, not Linux), exec says so once and runs the command in the
+overlayfs, a file system mounted inside the tree, not Linux), exec says so once and runs the command in the
 tree as above; --isolate=on refuses instead, --isolate=off never
 isolates.
 

@@ -8,10 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/editguard/editguard"
+	"github.com/editguard/editguard/internal/safeopen"
 	"golang.org/x/sys/unix"
 )
 
@@ -59,6 +61,11 @@ type isolation struct {
 
 // newIsolation makes the overlay's directories for the workspace root.
 func newIsolation(root string) (*isolation, error) {
+	if m := mountBelow(root); m != "" {
+		// The overlay's lower layer is the root's own file system: the
+		// command would see what is under that mount, not in it.
+		return nil, fmt.Errorf("a file system is mounted inside the workspace, at %s", quoteName(m))
+	}
 	base, err := isolateBase(root)
 	if err != nil {
 		return nil, err
@@ -75,6 +82,46 @@ func newIsolation(root string) (*isolation, error) {
 		}
 	}
 	return iso, nil
+}
+
+// mountBelow returns a mount point strictly inside root, "" if none (or if
+// the mount table cannot be read: the overlay mount then tells).
+func mountBelow(root string) string {
+	data, err := safeopen.ReadFile("/proc/self/mountinfo", 64<<20)
+	if err != nil {
+		return ""
+	}
+	prefix := strings.TrimSuffix(root, "/") + "/"
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		if m := unescapeMount(f[4]); strings.HasPrefix(m, prefix) {
+			return m
+		}
+	}
+	return ""
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for a space, and
+// so on).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b []byte
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b = append(b, byte(n))
+				i += 3
+				continue
+			}
+		}
+		b = append(b, s[i])
+	}
+	return string(b)
 }
 
 // isolateBase returns the directory the overlay directories go under:

@@ -349,3 +349,37 @@ func TestExecIsolatedBackground(t *testing.T) {
 		t.Errorf("f.txt after exec: %q, %v", got, err)
 	}
 }
+
+// TestExecNotIsolatedOverAMount: a file system mounted inside the tree
+// would be hidden from an isolated command (the overlay covers the root's
+// own file system), so exec does not isolate it: with auto it says so and
+// runs the command in the tree; with on it refuses.
+func TestExecNotIsolatedOverAMount(t *testing.T) {
+	needIsolation(t)
+	if os.Getuid() != 0 {
+		t.Skip("needs root to mount inside the tree")
+	}
+	dir := t.TempDir()
+	t.Chdir(dir)
+	mnt := filepath.Join(dir, "m nt")
+	os.Mkdir(mnt, 0o755)
+	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, ""); err != nil {
+		t.Skipf("cannot mount a tmpfs: %v", err)
+	}
+	defer syscall.Unmount(mnt, syscall.MNT_DETACH)
+	os.WriteFile(filepath.Join(mnt, "in.txt"), []byte("on the mount\n"), 0o644)
+	code, out, errs := cliRun(t, dir, "exec", "--isolate=on", "--", "sh", "-c", "echo x > ran")
+	if code == 0 || !strings.Contains(errs, "mounted inside the workspace") {
+		t.Errorf("exec --isolate=on over a mount: exit %d\n%s%s", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
+		t.Error("exec --isolate=on ran the command")
+	}
+	code, out, errs = cliRun(t, dir, "exec", "--", "sh", "-c", `cat "m nt/in.txt" > seen`)
+	if code != 0 || !strings.Contains(errs, "not isolated (a file system is mounted inside the workspace") {
+		t.Errorf("exec over a mount: exit %d\n%s%s", code, out, errs)
+	}
+	if got, err := os.ReadFile(filepath.Join(dir, "seen")); err != nil || string(got) != "on the mount\n" {
+		t.Errorf("the command saw %q, %v in the mount", got, err)
+	}
+}
