@@ -30,7 +30,9 @@ import (
 //
 //   - A file or link is moved from the upper layer into the target's
 //     directory under a temporary name (rename(2) when both are on one file
-//     system, else copied and fsynced), then swapped in: over a file the
+//     system, its bytes made durable by one syncfs of the upper layer's
+//     file system before any change, else copied and fsynced), then
+//     swapped in: over a file the
 //     first checkpoint saw, by renameat2(RENAME_EXCHANGE) and a check that
 //     the bytes displaced are the ones that checkpoint saw (else swapped
 //     back); over nothing, by RENAME_NOREPLACE.
@@ -107,6 +109,13 @@ func (a *upperApplier) apply() {
 		return
 	}
 	defer unix.Close(up)
+	// The command's bytes need not be durable: one syncfs of the upper
+	// layer's file system makes them all so, before any is renamed into
+	// the tree (a copy is fsynced on its own).
+	if err := unix.Syncfs(up); err != nil {
+		a.warn("flushing the command's changes failed: %v; none was put into the tree (they are in %s)", err, a.upper)
+		return
+	}
 	root, err := unix.Dup(int(a.w.rootDir.Fd()))
 	if err != nil {
 		a.warn("opening the root failed: %v; none of the command's changes was put into the tree (they are in %s)", err, a.upper)
@@ -414,7 +423,8 @@ func (a *upperApplier) stateOf(up int, name string, st *unix.Stat_t) string {
 }
 
 // stage puts the upper file or link name in up into real under tmp, made
-// durable: moved if both are on one file system (moved true), else copied.
+// durable: moved if both are on one file system (moved true; apply's
+// syncfs made its bytes durable), else copied and fsynced.
 func (a *upperApplier) stage(up, real int, name, tmp string, st *unix.Stat_t) (moved bool, err error) {
 	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
 		buf := make([]byte, unix.PathMax)
@@ -430,12 +440,7 @@ func (a *upperApplier) stage(up, real int, name, tmp string, st *unix.Stat_t) (m
 	}
 	defer unix.Close(src)
 	if err := unix.Renameat(up, name, real, tmp); err == nil {
-		// The command need not have made its bytes durable.
-		if err := unix.Fsync(src); err != nil {
-			unix.Renameat(real, tmp, up, name)
-			return false, err
-		}
-		return true, nil
+		return true, nil // durable: apply's syncfs
 	} else if !errors.Is(err, unix.EXDEV) {
 		return false, err
 	}
