@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/editguard/editguard/internal/atomicfile"
@@ -440,6 +441,7 @@ func (a *upperApplier) stage(up, real int, name, tmp string, st *unix.Stat_t) (m
 	}
 	defer unix.Close(src)
 	if err := unix.Renameat(up, name, real, tmp); err == nil {
+		stripOverlayXattrs(src)
 		return true, nil // durable: apply's syncfs
 	} else if !errors.Is(err, unix.EXDEV) {
 		return false, err
@@ -460,6 +462,22 @@ func (a *upperApplier) stage(up, real int, name, tmp string, st *unix.Stat_t) (m
 		unix.Unlinkat(real, tmp, 0)
 	}
 	return false, err
+}
+
+// stripOverlayXattrs removes from the file open as fd the attributes
+// overlayfs gave it in the upper layer (user.overlay.origin on a copied-up
+// file, and the like): they mean nothing in the tree.
+func stripOverlayXattrs(fd int) {
+	buf := make([]byte, 4096)
+	n, err := unix.Flistxattr(fd, buf)
+	if err != nil || n <= 0 {
+		return
+	}
+	for _, x := range strings.Split(string(buf[:n]), "\x00") {
+		if strings.HasPrefix(x, "user.overlay.") || strings.HasPrefix(x, "trusted.overlay.") {
+			unix.Fremovexattr(fd, x)
+		}
+	}
 }
 
 // fdIO reads and writes a descriptor the caller owns.

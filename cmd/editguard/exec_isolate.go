@@ -40,14 +40,11 @@ func runIsolatable(ctx context.Context, e *env, c *editguard.Command, root strin
 		}
 		err = serr
 		if mode == "on" {
-			// The command did not run: nothing in the tree is its.
-			if _, eerr := c.EndIsolated(end, iso.upper); eerr != nil {
-				c.End(end)
-			}
+			endUnrun(end, c)
 		}
 		iso.discard()
 	} else if mode == "on" {
-		c.End(end)
+		endUnrun(end, c)
 	}
 	if mode == "on" {
 		return 0, nil, &editguard.Error{
@@ -60,6 +57,20 @@ func runIsolatable(ctx context.Context, e *env, c *editguard.Command, root strin
 	status := runCommand(e, argv)
 	res, err := c.End(end)
 	return status, res, err
+}
+
+// endUnrun ends c, whose command did not run: as an isolated command that
+// changed nothing, so that nothing changed in the tree meanwhile is
+// recorded as its; where that cannot be, as End does.
+func endUnrun(ctx context.Context, c *editguard.Command) {
+	empty, err := os.MkdirTemp("", "editguard-unrun-")
+	if err == nil {
+		defer os.Remove(empty)
+		if _, err = c.EndIsolated(ctx, empty); err == nil {
+			return
+		}
+	}
+	c.End(ctx)
 }
 
 // printConflicts tells of an isolated command's changes that were not put

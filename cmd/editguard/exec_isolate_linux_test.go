@@ -140,6 +140,11 @@ echo person-c > c.txt`)
 	if target, err := os.Readlink(filepath.Join(dir, "link")); err != nil || target != "f.txt" {
 		t.Errorf("link after exec: %q, %v", target, err)
 	}
+	// A copied-up file leaves the overlay's attributes behind.
+	buf := make([]byte, 1024)
+	if n, err := syscall.Listxattr(filepath.Join(dir, "f.txt"), buf); err == nil && strings.Contains(string(buf[:n]), "overlay.") {
+		t.Errorf("f.txt carries the overlay's attributes into the tree: %q", buf[:n])
+	}
 	// The conflict names where the command's version is.
 	i := strings.Index(out.String(), "editguard: conflict: the command changed c.txt")
 	if i < 0 {
