@@ -446,7 +446,8 @@ type CommandResult struct {
 	// NotChecked says what the checkpoints did not cover.
 	NotChecked []string `json:"not_checked,omitempty"`
 	// Conflicts are the changes of an isolated command not put into the
-	// tree, as someone else had changed the file meanwhile (EndIsolated).
+	// tree, as someone else had changed the file meanwhile (EndIsolated);
+	// at most maxListedChanges, and a warning counts the rest.
 	Conflicts []CommandConflict `json:"conflicts,omitempty"`
 	Warnings  []string          `json:"warnings,omitempty"`
 

@@ -72,6 +72,9 @@ func (c *Command) EndIsolated(ctx context.Context, upper string) (*CommandResult
 		return nil, err
 	}
 	res.Conflicts = a.conflicts
+	if a.unlisted > 0 {
+		a.warn("%d more changes of the command were not put into the tree, as someone else had changed those files meanwhile; they are in %s", a.unlisted, upper)
+	}
 	for _, wn := range a.warnings {
 		res.warn("%s", wn)
 	}
@@ -86,6 +89,7 @@ type upperApplier struct {
 	upper     string
 	applied   isolatedAttribution
 	conflicts []CommandConflict
+	unlisted  int // conflicts past maxListedChanges
 	warnings  []string
 }
 
@@ -95,7 +99,14 @@ func (a *upperApplier) warn(format string, args ...any) {
 	}
 }
 
+// conflict lists the change op of p as not made, for reason; kept says
+// its version stays in the upper layer. At most maxListedChanges are
+// listed; the others are counted in a warning.
 func (a *upperApplier) conflict(p, op, reason string, kept bool) {
+	if len(a.conflicts) == maxListedChanges {
+		a.unlisted++
+		return
+	}
 	c := CommandConflict{Path: p, Op: op, Reason: reason}
 	if kept {
 		c.Kept = filepath.Join(a.upper, filepath.FromSlash(p))
