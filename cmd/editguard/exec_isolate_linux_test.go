@@ -388,3 +388,48 @@ func TestExecNotIsolatedOverAMount(t *testing.T) {
 		t.Errorf("the command saw %q, %v in the mount", got, err)
 	}
 }
+
+// TestExecIsolatedGitCommit: a git commit the isolated command makes
+// reaches the tree's .git (its objects, index and branch), and the file it
+// changed is recorded.
+func TestExecIsolatedGitCommit(t *testing.T) {
+	needIsolation(t)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git:", err)
+	}
+	dir := t.TempDir()
+	t.Chdir(dir)
+	git := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		b, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, b)
+		}
+		return string(b)
+	}
+	git("init", "-q")
+	git("config", "user.email", "t@example.com")
+	git("config", "user.name", "t")
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("1\n"), 0o644)
+	git("add", "a.txt")
+	git("commit", "-qm", "one")
+	if code, out, errs := cliRun(t, dir, "exec", "--isolate=on", "--", "sh", "-c", "echo 2 > a.txt && git commit -qam two"); code != 0 {
+		t.Fatalf("exec of a git commit: exit %d\n%s%s", code, out, errs)
+	}
+	if log := git("log", "--format=%s"); log != "two\none\n" {
+		t.Errorf("git log after the isolated commit: %q", log)
+	}
+	if st := git("status", "--porcelain"); st != "" {
+		t.Errorf("git status after the isolated commit: %q", st)
+	}
+	git("fsck", "--no-progress")
+	recorded := false
+	for _, r := range logRecords(t, dir) {
+		recorded = recorded || r.Path == "a.txt" && r.Tool == "exec"
+	}
+	if !recorded {
+		t.Error("the command's change of a.txt is not in the ledger")
+	}
+}
