@@ -314,6 +314,10 @@ type activeCommand struct {
 	// version wrote into the record.
 	Before *cpManifest `json:"-"`
 	Legacy *cpManifest `json:"before,omitempty"`
+
+	// isolated, for a command EndIsolated ends, is what it put into the
+	// tree: End records only those changes (command_isolate.go).
+	isolated isolatedAttribution
 }
 
 func (a *activeCommand) name() string { return commandName(a.Session, a.Tool, a.ID) }
@@ -453,7 +457,11 @@ type CommandResult struct {
 	Unlisted int             `json:"unlisted,omitempty"`
 	// NotChecked says what the checkpoints did not cover.
 	NotChecked []string `json:"not_checked,omitempty"`
-	Warnings   []string `json:"warnings,omitempty"`
+	// Conflicts are the changes of an isolated command not put into the
+	// tree, as someone else had changed the file meanwhile (EndIsolated);
+	// at most maxListedChanges, and a warning counts the rest.
+	Conflicts []CommandConflict `json:"conflicts,omitempty"`
+	Warnings  []string          `json:"warnings,omitempty"`
 
 	warned int
 }
@@ -777,7 +785,7 @@ func (w *Workspace) finishCommand(cp *checkpoints, s *Session, act *activeComman
 		}
 	}
 
-	steps := w.commandSteps(cp, act, after, pos, mids, others, byPath)
+	steps := act.attribute(w.commandSteps(cp, act, after, pos, mids, others, byPath))
 	slices.SortStableFunc(steps, func(x, y step) int { return strings.Compare(x.path, y.path) })
 	w.recordSteps(cp, s, act, steps, res, unended)
 	return res

@@ -18,7 +18,7 @@ import (
 
 var execCmd = &command{
 	name:    "exec",
-	args:    "[--tool NAME] [--json] -- CMD [ARGS...]",
+	args:    "[--tool NAME] [--json] [--isolate auto|on|off] -- CMD [ARGS...]",
 	summary: "run a command between two checkpoints; record every file it changed",
 	help: `Exec runs CMD with its arguments (no shell: use "sh -c '...'" for one) between
 two checkpoints of the workspace. Before it runs, the content of every
@@ -58,6 +58,20 @@ the hook server's, when one serves the workspace, else one exec starts
 for the command's time (then only the second checkpoint is from it).
 EDITGUARD_NO_WATCH=1 makes both full scans.
 
+On Linux the command runs isolated (--isolate=auto, the default, or
+$EDITGUARD_ISOLATE): in a user and mount namespace where an overlay
+covers the workspace root, so it sees the same paths and files but its
+writes reach the tree only when it ends, and only they are recorded as
+its changes. A file someone else changes meanwhile keeps their version:
+it is not recorded, the session's reads do not move to it, and rewind
+does not undo it; if the command changed that file too, its version is
+not put in place but kept in a file exec names, and exec exits 3. A user
+other than root keeps their uid, with no capability; other users' ids
+show as 65534. Where isolation cannot be set up (no user namespaces or
+overlayfs, a file system mounted inside the tree, not Linux), exec says so once and runs the command in the
+tree as above; --isolate=on refuses instead, --isolate=off never
+isolates.
+
 --tool names the ledger records' tool (default "exec").`,
 }
 
@@ -70,14 +84,18 @@ func runExec(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(execCmd.name)
 	tool := fs.String("tool", "exec", "the tool named in the ledger records")
 	jsonOut := fs.Bool("json", false, "print the summary as JSON on stdout")
+	isolate := fs.String("isolate", isolateDefault(), "run the command isolated: `MODE` auto, on or off (default: $EDITGUARD_ISOLATE, else auto)")
 	pos, err := parseCommand(e, execCmd, fs, args[:i])
 	if err != nil {
 		return err
 	}
 	if len(pos) != 0 || len(argv) == 0 {
-		return usagef(execCmd.name, "usage: editguard exec [--tool NAME] [--json] -- CMD [ARGS...]")
+		return usagef(execCmd.name, "usage: editguard exec [--tool NAME] [--json] [--isolate auto|on|off] -- CMD [ARGS...]")
 	}
 	e.json = *jsonOut
+	if *isolate != "auto" && *isolate != "on" && *isolate != "off" {
+		return usagef(execCmd.name, "--isolate is auto, on or off, not %q", *isolate)
+	}
 	s, err := e.session()
 	if err != nil {
 		return err
@@ -85,15 +103,16 @@ func runExec(ctx context.Context, e *env, args []string) error {
 	if err := checkWorkingDir(e.root); err != nil {
 		return err
 	}
-	if ws, err := e.workspace(); err == nil {
-		commandJournal(e, ws)
+	ws, err := e.workspace()
+	if err != nil {
+		return err
 	}
+	commandJournal(e, ws)
 	c, err := s.BeginCommand(ctx, shellLine(argv), &editguard.CommandOptions{Tool: *tool})
 	if err != nil {
 		return err
 	}
-	status := runCommand(e, argv)
-	res, err := c.End(context.WithoutCancel(ctx))
+	status, res, err := runIsolatable(ctx, e, c, ws.Dir(), argv, *isolate)
 	if err != nil {
 		return err
 	}
@@ -104,12 +123,15 @@ func runExec(ctx context.Context, e *env, args []string) error {
 		}
 	} else {
 		printCommandResult(e, res)
+		printConflicts(e, res)
 	}
 	switch {
 	case status != 0:
 		return exitStatus(status)
 	case len(res.Overwrites()) > 0:
 		return exitStatus(exitOverwrote)
+	case len(res.Conflicts) > 0:
+		return exitStatus(exitConflict)
 	}
 	return nil
 }
@@ -126,18 +148,35 @@ var execSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, s
 // its default there, so the command gets its Ctrl-C as it would from a
 // shell while exec lives on to record what it changed.
 func runCommand(e *env, argv []string) int {
-	cmd := exec.Command(argv[0], argv[1:]...)
+	status, err := waitCommand(e, exec.Command(argv[0], argv[1:]...), nil)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "editguard: exec: %s\n", escapeText(err.Error()))
+		return 127
+	}
+	return status
+}
+
+// waitCommand runs cmd as runCommand runs its command (its streams are
+// exec's, its process group as the help says, with the signals passed
+// on), calls started, if set, with its pid once it started, and returns
+// its exit status; err is why it could not be started.
+func waitCommand(e *env, cmd *exec.Cmd, started func(pid int)) (status int, err error) {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = e.stdin, e.stdout, e.stderr
 	shared := onTerminal(e)
 	if !shared {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if cmd.SysProcAttr == nil {
+			cmd.SysProcAttr = &syscall.SysProcAttr{}
+		}
+		cmd.SysProcAttr.Setpgid = true
 	}
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, execSignals...)
 	defer signal.Stop(sigs)
 	if err := cmd.Start(); err != nil {
-		fmt.Fprintf(e.stderr, "editguard: exec: %s\n", escapeText(err.Error()))
-		return 127
+		return 0, err
+	}
+	if started != nil {
+		started(cmd.Process.Pid)
 	}
 	done := make(chan struct{})
 	forwarded := make(chan struct{})
@@ -152,21 +191,21 @@ func runCommand(e *env, argv []string) int {
 			}
 		}
 	}()
-	err := cmd.Wait()
+	err = cmd.Wait()
 	close(done)
 	<-forwarded
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee):
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal())
+			return 128 + int(ws.Signal()), nil
 		}
-		return ee.ExitCode()
+		return ee.ExitCode(), nil
 	case err != nil:
 		fmt.Fprintf(e.stderr, "editguard: exec: %s\n", escapeText(err.Error()))
-		return 127
+		return 127, nil
 	}
-	return 0
+	return 0, nil
 }
 
 // forwardSignal passes sig on to the command pid: to its process group

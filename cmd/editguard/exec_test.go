@@ -11,8 +11,18 @@ import (
 
 // TestExec: exec passes the command's exit status through, records what
 // it changed, and exits 5 when a successful command overwrote a change
-// someone else made since the session's read, naming the restore.
+// someone else made since the session's read, naming the restore; with
+// the command isolated where exec can isolate it, and not.
 func TestExec(t *testing.T) {
+	for _, mode := range []string{"auto", "off"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Setenv(isolateEnv, mode)
+			testExec(t)
+		})
+	}
+}
+
+func testExec(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir) // the command runs in the current directory
 	f := filepath.Join(dir, "f.txt")

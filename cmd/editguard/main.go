@@ -259,6 +259,9 @@ func main() {
 
 // run runs the editguard command line args and returns the exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == isolateEntry {
+		return isolateHelper(args[1:], stderr) // exec's, in its namespaces
+	}
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
 	defer e.close()
 	e.root, e.sessionName = ".", defaultSession

@@ -984,3 +984,8 @@ func (d *Dir) Unlink(name string) error {
 	}
 	return nil
 }
+
+// TempName returns a fresh temporary name for target name, of the form
+// tempName gives (so IsTemp knows it): for a caller that puts a file of
+// its own under it before swapping it into place.
+func TempName(name string) string { return tempName(name) }

@@ -1,0 +1,342 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/editguard/editguard"
+	"github.com/editguard/editguard/internal/safeopen"
+	"golang.org/x/sys/unix"
+)
+
+// Isolated commands (Linux).
+//
+// exec runs the command in a user and mount namespace of its own, where an
+// overlay is mounted on the workspace root: the root itself as its lower
+// layer, and as its upper layer a directory of editguard's outside the
+// tree (isolateBase). The command sees the same paths and the same files;
+// what it writes goes to the upper layer only, so when it ends the upper
+// layer holds exactly its changes, whatever else changed in the tree
+// meanwhile, and editguard's EndIsolated puts them into the tree and
+// records them alone.
+//
+// Go cannot run code between clone and exec, so exec starts itself
+// (isolateHelper, a hidden entry point) in the new namespaces. The helper
+// makes every mount private, mounts the overlay (userxattr: the kernel
+// allows an overlay in a user namespace that way), mounts the tree's own
+// .editguard over the overlay's (an editguard run by the command shares
+// the tree's locks, ledger and sessions), moves to the working directory
+// again (now through the overlay), and execs the command. A user other
+// than root keeps their uid and gid (each mapped to itself), with
+// CAP_SYS_ADMIN in the namespace only as an ambient capability of the
+// helper, cleared before the command's exec, so the command runs with no
+// capability; other users' and groups' ids show as the overflow id
+// (65534, nobody), and a file whose owner or group is not mapped cannot be
+// changed (the kernel cannot copy it up: EOVERFLOW). Root maps every id to
+// itself and is root in the namespace. Neither may call setgroups.
+//
+// The helper's process is the command's (exec keeps the pid), so signals,
+// process groups and the exit status are as for a command run directly.
+// The helper reports a failure to set up on a pipe (fd 3, closed on exec):
+// exec then runs the command in the tree itself, as without isolation.
+
+// isolateEntry is the hidden first argument that runs isolateHelper.
+const isolateEntry = "__isolated-exec"
+
+// isolation is the overlay directory of one command: upper and work under
+// dir.
+type isolation struct {
+	dir, upper, work string
+	root             string // the workspace root, absolute, symlinks resolved
+	mntNS            string // the command's mount namespace, once started
+}
+
+// newIsolation makes the overlay's directories for the workspace root.
+func newIsolation(root string) (*isolation, error) {
+	if m := mountBelow(root); m != "" {
+		// The overlay's lower layer is the root's own file system: the
+		// command would see what is under that mount, not in it.
+		return nil, fmt.Errorf("a file system is mounted inside the workspace, at %s", quoteName(m))
+	}
+	base, err := isolateBase(root)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp(base, "run-")
+	if err != nil {
+		return nil, err
+	}
+	iso := &isolation{dir: dir, upper: filepath.Join(dir, "upper"), work: filepath.Join(dir, "work"), root: root}
+	for _, d := range []string{iso.upper, iso.work} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+	}
+	return iso, nil
+}
+
+// mountBelow returns a mount point strictly inside root, "" if none (or if
+// the mount table cannot be read: the overlay mount then tells).
+func mountBelow(root string) string {
+	data, err := safeopen.ReadFile("/proc/self/mountinfo", 64<<20)
+	if err != nil {
+		return ""
+	}
+	prefix := strings.TrimSuffix(root, "/") + "/"
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		if m := unescapeMount(f[4]); strings.HasPrefix(m, prefix) {
+			return m
+		}
+	}
+	return ""
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for a space, and
+// so on).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b []byte
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b = append(b, byte(n))
+				i += 3
+				continue
+			}
+		}
+		b = append(b, s[i])
+	}
+	return string(b)
+}
+
+// isolateBase returns the directory the overlay directories go under:
+// $EDITGUARD_ISOLATE_DIR, else the user's cache directory's
+// editguard/isolate, else one in the temporary directory; never one in the
+// root (the kernel does not allow layers inside each other), and
+// preferably one on the root's file system, where the command's files are
+// moved into the tree rather than copied.
+func isolateBase(root string) (string, error) {
+	var cands []string
+	if d := os.Getenv("EDITGUARD_ISOLATE_DIR"); d != "" {
+		cands = append(cands, d)
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		cands = append(cands, filepath.Join(d, "editguard", "isolate"))
+	}
+	cands = append(cands, filepath.Join(os.TempDir(), fmt.Sprintf("editguard-isolate-%d", os.Getuid())))
+	var rootSt unix.Stat_t
+	if err := unix.Stat(root, &rootSt); err != nil {
+		return "", err
+	}
+	first, lastErr := "", error(errors.New("no directory for the overlay"))
+	for _, c := range cands {
+		abs, err := filepath.Abs(c)
+		if err != nil {
+			continue
+		}
+		if err := os.MkdirAll(abs, 0o700); err != nil {
+			lastErr = err
+			continue
+		}
+		real, err := filepath.EvalSymlinks(abs)
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		if rel, err := filepath.Rel(root, real); err == nil && (rel == "." || !strings.HasPrefix(rel, "..")) {
+			lastErr = fmt.Errorf("%s is inside the workspace", real)
+			continue
+		}
+		var st unix.Stat_t
+		if err := unix.Lstat(real, &st); err != nil {
+			lastErr = err
+			continue
+		}
+		if st.Uid != uint32(os.Getuid()) || st.Mode&0o022 != 0 {
+			lastErr = fmt.Errorf("%s is not a private directory of this user", real)
+			continue
+		}
+		if st.Dev == rootSt.Dev {
+			return real, nil
+		}
+		if first == "" {
+			first = real
+		}
+	}
+	if first != "" {
+		return first, nil
+	}
+	return "", lastErr
+}
+
+// run runs argv isolated and returns its exit status; setup is the reason
+// it could not be isolated, in which case it did not run.
+func (iso *isolation) run(e *env, argv []string) (status int, setup error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return 0, err
+	}
+	rep, repW, err := os.Pipe()
+	if err != nil {
+		return 0, err
+	}
+	defer rep.Close()
+	cmd := exec.Command("/proc/self/exe", append([]string{isolateEntry, iso.root, iso.upper, iso.work, wd, "--"}, argv...)...)
+	cmd.Args[0] = "editguard"
+	cmd.ExtraFiles = []*os.File{repW}
+	uid, gid := os.Getuid(), os.Getgid()
+	attr := &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS}
+	if uid == 0 {
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1<<32 - 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1<<32 - 1}}
+	} else {
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_DAC_OVERRIDE}
+	}
+	cmd.SysProcAttr = attr
+	var report []byte
+	got := make(chan struct{})
+	status, err = waitCommand(e, cmd, func(pid int) {
+		repW.Close()
+		iso.mntNS, _ = os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", pid))
+		go func() {
+			report, _ = io.ReadAll(io.LimitReader(rep, 4096))
+			close(got)
+		}()
+	})
+	if err != nil { // clone refused: no user namespaces here
+		repW.Close()
+		return 0, fmt.Errorf("the namespaces could not be made: %w", err)
+	}
+	<-got
+	if len(report) > 0 {
+		return 0, errors.New(string(report))
+	}
+	return status, nil
+}
+
+// lingering counts the processes still in the command's mount namespace:
+// ones it left running in the background.
+func (iso *isolation) lingering() int {
+	if iso.mntNS == "" {
+		return 0
+	}
+	ents, _ := os.ReadDir("/proc")
+	n := 0
+	for _, d := range ents {
+		if d.Name()[0] < '0' || d.Name()[0] > '9' {
+			continue
+		}
+		if ns, err := os.Readlink("/proc/" + d.Name() + "/ns/mnt"); err == nil && ns == iso.mntNS {
+			n++
+		}
+	}
+	return n
+}
+
+// end ends the isolated command c: its changes are put into the tree and
+// recorded (EndIsolated), and the overlay's directories removed, but for
+// what is kept: the command's versions of conflicting files, and all of it
+// while a process it left in the background may still write there.
+func (iso *isolation) end(ctx context.Context, e *env, c *editguard.Command) (*editguard.CommandResult, error) {
+	bg := iso.lingering()
+	res, err := c.EndIsolated(ctx, iso.upper)
+	if err != nil {
+		return nil, err
+	}
+	if bg > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d process(es) the command left running still see its isolated view: what they write from now on stays in %s and is not put into the tree", bg, iso.upper))
+		return res, nil
+	}
+	os.Chmod(filepath.Join(iso.work, "work"), 0o700)
+	os.RemoveAll(iso.work)
+	if len(res.Conflicts) == 0 {
+		os.RemoveAll(iso.dir)
+	}
+	return res, nil
+}
+
+// discard removes the directories of an isolation not used.
+func (iso *isolation) discard() {
+	os.Chmod(filepath.Join(iso.work, "work"), 0o700)
+	os.RemoveAll(iso.dir)
+}
+
+// isolateHelper is the hidden entry point exec starts in the new
+// namespaces: args are the root, the upper and work directories, the
+// working directory, "--" and the command. It does not return when the
+// command starts.
+func isolateHelper(args []string, stderr io.Writer) int {
+	unix.CloseOnExec(3)
+	report := os.NewFile(3, "report")
+	if len(args) < 6 || args[4] != "--" {
+		fmt.Fprintln(report, "bad arguments to the isolated command's helper")
+		return 125
+	}
+	root, upper, work, wd, argv := args[0], args[1], args[2], args[3], args[5:]
+	if err := isolateMount(root, upper, work); err != nil {
+		fmt.Fprint(report, err.Error())
+		return 125
+	}
+	if err := unix.Chdir(wd); err != nil {
+		fmt.Fprintf(report, "entering %s in the overlay: %v", wd, err)
+		return 125
+	}
+	// The command gets no capability: the ambient set is cleared, and a
+	// user other than root has no other way to keep one across exec.
+	unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+	path, err := exec.LookPath(argv[0])
+	if err == nil {
+		err = unix.Exec(path, argv, os.Environ())
+	}
+	fmt.Fprintf(stderr, "editguard: exec: %s\n", escapeText(err.Error()))
+	return 127
+}
+
+// isolateMount mounts the overlay on root, and the tree's .editguard over
+// the overlay's.
+func isolateMount(root, upper, work string) error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("making the mounts private: %w", err)
+	}
+	open := func(p string) (int, error) {
+		return unix.Open(p, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	}
+	var fds [3]int
+	for i, p := range []string{root, upper, work} {
+		fd, err := open(p)
+		if err != nil {
+			return fmt.Errorf("opening %s: %w", p, err)
+		}
+		fds[i] = fd
+	}
+	state, serr := open(filepath.Join(root, editguard.StateDir))
+	// The layers are named by their descriptors: a name with a comma or
+	// a colon would not survive the options' syntax.
+	opts := fmt.Sprintf("lowerdir=/proc/self/fd/%d,upperdir=/proc/self/fd/%d,workdir=/proc/self/fd/%d,userxattr", fds[0], fds[1], fds[2])
+	if err := unix.Mount("overlay", root, "overlay", 0, opts); err != nil {
+		return fmt.Errorf("mounting the overlay: %w", err)
+	}
+	if serr == nil {
+		if err := unix.Mount(fmt.Sprintf("/proc/self/fd/%d", state), filepath.Join(root, editguard.StateDir), "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("mounting %s over the overlay: %w", editguard.StateDir, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,33 @@
+//go:build !linux
+
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"github.com/editguard/editguard"
+)
+
+// isolation is Linux's (exec_isolate_linux.go); elsewhere a command is not
+// isolated.
+type isolation struct{ upper string }
+
+func newIsolation(root string) (*isolation, error) {
+	return nil, errors.New("isolation needs Linux's user namespaces and overlayfs")
+}
+
+func (iso *isolation) run(e *env, argv []string) (int, error) {
+	return 0, errors.New("isolation needs Linux")
+}
+
+func (iso *isolation) end(ctx context.Context, e *env, c *editguard.Command) (*editguard.CommandResult, error) {
+	return c.End(ctx)
+}
+
+func (iso *isolation) discard() {}
+
+func isolateHelper(args []string, stderr io.Writer) int { return 125 }
+
+const isolateEntry = "__isolated-exec"
