@@ -107,8 +107,10 @@ exec_command, whose events Codex names Bash) run
 between two checkpoints, as "editguard exec" runs a command: every file a
 command created, changed or deleted is recorded with the command and kept
 in history, and when it overwrote a change someone else made since the
-session's read, the answer after the tool tells the model which files and
-how to restore the other writer's version. A simple read command (cat,
+session's read, or discarded uncommitted work the session did not write
+(content git's HEAD does not hold: a git checkout -- f or rm over a
+person's change; see exec's help), the answer after the tool tells the
+model which files and how to restore what was lost. A simple read command (cat,
 less, more or nl of named files: a full read; head, tail, sed -n 'X,Yp',
 grep or wc: a partial one; no pipes, redirections or expansions) counts
 as a read of its files, a partial one when its output is longer than the

@@ -23,10 +23,12 @@ import (
 // each file the command created, changed or deleted, as "editguard exec"
 // does. A command cannot be refused before it runs (what it will touch is
 // unknown), so the check comes after: when the command replaced or deleted
-// a file whose content was not what the session last read or wrote,
-// the answer after the tool tells the model which files, and that history
-// keeps the other writer's version (additionalContext, appended to the
-// tool's result).
+// a file whose content was not what the session last read or wrote, or
+// discarded uncommitted work that nobody in the session wrote (git
+// checkout -- f, git stash, rm over a person's change: see editguard's
+// command_lostwork.go), the answer after the tool tells the model which
+// files, and the history version that keeps what was lost
+// (additionalContext, appended to the tool's result).
 //
 // The two hooks run in separate processes; they find each other's
 // checkpoint by an id made from the session and the client's id of the
@@ -178,17 +180,34 @@ func shellReadStep(ctx context.Context, w *editguard.Workspace, s *editguard.Ses
 }
 
 // shellNotice is what the model is told after a command: the files it
-// replaced or deleted over someone else's change, or "" if none.
+// replaced or deleted over someone else's change since the session's read,
+// and those whose uncommitted work nobody in the session wrote it
+// discarded, or "" if none.
 func shellNotice(res *editguard.CommandResult) string {
-	ow := res.Overwrites()
-	if len(ow) == 0 {
+	ow, lost := res.Overwrites(), res.UncommittedWork()
+	if len(ow) == 0 && len(lost) == 0 {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("editguard: this command overwrote changes someone else made since you last read these files (their versions are kept):\n")
-	for i, c := range ow {
+	if len(ow) > 0 {
+		b.WriteString("editguard: this command overwrote changes someone else made since you last read these files (their versions are kept):\n")
+		noticeLines(&b, ow, "their version", "their version was made while the command ran and is not in history")
+	}
+	if len(lost) > 0 {
+		b.WriteString("editguard: this command discarded uncommitted work that this session did not write (git's HEAD does not hold it; it is kept):\n")
+		noticeLines(&b, lost, "the discarded work", "the discarded work is not in history")
+	}
+	b.WriteString("Read the files again; if their change should stay, restore it and redo yours on top of it.")
+	return b.String()
+}
+
+// noticeLines writes a line of shellNotice per change, at most 20: what
+// the command did to the file and the history version that restores what
+// it displaced (what, in the line's words; notKept for one history lacks).
+func noticeLines(b *strings.Builder, changes []editguard.CommandChange, what, notKept string) {
+	for i, c := range changes {
 		if i == 20 {
-			fmt.Fprintf(&b, "... and %d more: editguard log lists them\n", len(ow)-i)
+			fmt.Fprintf(b, "... and %d more: editguard log lists them\n", len(changes)-i)
 			break
 		}
 		verb := "replaced"
@@ -196,11 +215,9 @@ func shellNotice(res *editguard.CommandResult) string {
 			verb = "deleted"
 		}
 		if c.NotInHistory {
-			fmt.Fprintf(&b, "- %s %s; their version was made while the command ran and is not in history\n", verb, c.Path)
+			fmt.Fprintf(b, "- %s %s; %s\n", verb, c.Path, notKept)
 			continue
 		}
-		fmt.Fprintf(&b, "- %s %s; their version is history %s: editguard restore %s %s\n", verb, c.Path, c.BackupVersion, shellQuote(c.Path), c.BackupVersion)
+		fmt.Fprintf(b, "- %s %s; %s is history %s: editguard restore %s %s\n", verb, c.Path, what, c.BackupVersion, shellQuote(c.Path), c.BackupVersion)
 	}
-	b.WriteString("Read the files again; if their change should stay, restore it and redo yours on top of it.")
-	return b.String()
 }

@@ -72,7 +72,7 @@ var initHookClients = map[string]initClient{
 		},
 		notes: []string{
 			"Claude Code reads hooks when it starts: start it again in this project to use them.",
-			"Bash runs between two checkpoints: every file a command changes is recorded and kept, and the model is told when a command overwrote someone else's change.",
+			"Bash runs between two checkpoints: every file a command changes is recorded and kept, and the model is told when a command overwrote someone else's change or discarded uncommitted work.",
 		},
 		hooks: true,
 	},
@@ -106,7 +106,7 @@ var initHookClients = map[string]initClient{
 		},
 		notes: []string{
 			"Gemini CLI runs a project's hooks only in a trusted folder: run gemini here once and trust the folder.",
-			"run_shell_command runs between two checkpoints: every file a command changes is recorded and kept, and the model is told when a command overwrote someone else's change.",
+			"run_shell_command runs between two checkpoints: every file a command changes is recorded and kept, and the model is told when a command overwrote someone else's change or discarded uncommitted work.",
 		},
 		hooks: true,
 	},
@@ -116,7 +116,7 @@ var initHookClients = map[string]initClient{
 		},
 		notes: []string{
 			"Codex reads .codex/config.toml only in a trusted project, and runs hooks only once they are trusted too: start codex here and review them (/hooks). codex exec runs hooks not yet trusted only with --dangerously-bypass-hook-trust.",
-			"Shell commands (exec_command, whose events Codex names Bash) run between two checkpoints: every file a command changes is recorded and kept, and the model is told when a command overwrote someone else's change. Simple reads (cat, head, sed -n, grep...) count as reads; a file the session has neither read so nor patched is checked by apply_patch only against the patch's context lines.",
+			"Shell commands (exec_command, whose events Codex names Bash) run between two checkpoints: every file a command changes is recorded and kept, and the model is told when a command overwrote someone else's change or discarded uncommitted work. Simple reads (cat, head, sed -n, grep...) count as reads; a file the session has neither read so nor patched is checked by apply_patch only against the patch's context lines.",
 		},
 		hooks: true,
 	},
