@@ -10,15 +10,17 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/editguard/editguard"
 )
 
 // Shell tools under the hooks.
 //
-// A client's shell tool (Claude Code's Bash, Gemini CLI's
-// run_shell_command, Codex's exec_command) runs between two checkpoints of the
-// workspace (editguard.Session.BeginCommand): the hook before the tool
+// A client's shell tool (Claude Code's Bash and PowerShell, Gemini CLI's
+// run_shell_command, Codex's exec_command), and a shell command Claude
+// Code runs for a skill or slash command (skillShellEvents), runs between
+// two checkpoints of the workspace (editguard.Session.BeginCommand): the hook before the tool
 // makes every covered file's content recoverable, the hook after it records
 // each file the command created, changed or deleted, as "editguard exec"
 // does. A command cannot be refused before it runs (what it will touch is
@@ -36,29 +38,67 @@ import (
 // text.
 
 // shellTools are, per client, the tools whose input's "command" is a shell
-// command.
+// command. Claude Code offers PowerShell beside Bash where
+// CLAUDE_CODE_USE_POWERSHELL_TOOL is set (on Windows, by default).
 var shellTools = map[string][]string{
-	"claude-code": {"Bash"},
+	"claude-code": {"Bash", "PowerShell"},
 	"gemini":      {"run_shell_command"},
 	"codex":       {"Bash"}, // exec_command's events, as Codex 0.169 names them
 }
 
-// shellCommand returns the shell command of a shell tool's event, and
-// whether the event is one.
+// skillShellEvents are, per client, the events before and after a shell
+// command the client runs outside its shell tool. Claude Code runs the
+// commands a skill or a slash command embeds (!`command`) while it expands
+// the prompt, with the events PreSkillShellCommand and
+// PostSkillShellCommand (2.1.332; earlier versions run such commands
+// without a hook, and ignore the events with a warning). The events carry
+// the command at the top level ("command"; tool_input.command is read
+// too), beside the common fields (session_id, cwd, agent_id); they are not
+// a tool's, so a command is recorded as the tool skillShellTool. The
+// shape is assumed from the events Claude Code documents around it:
+// TestHookSkillShellCommand feeds a recorded one.
+var skillShellEvents = map[string][2]string{
+	"claude-code": {"PreSkillShellCommand", "PostSkillShellCommand"},
+}
+
+// skillShellTool names the ledger records of a skill's shell command.
+const skillShellTool = "SkillShellCommand"
+
+// skillShellMaxAge bounds a skill's shell command whose after-event never
+// comes: a later checkpoint records what it changed as unended, rather
+// than every command for a day being counted as run beside it.
+const skillShellMaxAge = 10 * time.Minute
+
+// isSkillShell reports whether ev is one of client's skillShellEvents, and
+// whether it is the one before the command.
+func isSkillShell(client string, ev *hookEvent) (skill, before bool) {
+	evs, ok := skillShellEvents[client]
+	if !ok || ev.Event == "" {
+		return false, false
+	}
+	return ev.Event == evs[0] || ev.Event == evs[1], ev.Event == evs[0]
+}
+
+// shellCommand returns the shell command of a shell tool's event, or of
+// a skill's shell command, and whether the event is one.
 func shellCommand(client string, ev *hookEvent) (string, bool) {
-	if !slices.Contains(shellTools[client], ev.Tool) {
+	skill, _ := isSkillShell(client, ev)
+	if !skill && !slices.Contains(shellTools[client], ev.Tool) {
 		return "", false
 	}
 	var in struct {
 		Command json.RawMessage `json:"command"`
 		Cmd     json.RawMessage `json:"cmd"`
 	}
-	if unmarshalInput(ev.Input, &in) != nil {
+	if len(ev.Input) > 0 && unmarshalInput(ev.Input, &in) != nil {
 		return "", false
 	}
 	raw := in.Command
 	if len(raw) == 0 {
 		raw = in.Cmd
+	}
+	if len(raw) == 0 && skill {
+		raw = ev.Command
 	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil && s != "" {
@@ -83,7 +123,16 @@ func commandID(session string, ev *hookEvent, command string) string {
 
 // hookShell handles the events before and after a shell tool.
 func hookShell(ctx context.Context, e *env, client string, c *hookClient, ev *hookEvent, command string, failOpen bool) error {
-	before := ev.Event == c.before
+	skill, skillBefore := isSkillShell(client, ev)
+	before := ev.Event == c.before || skillBefore
+	opts := &editguard.CommandOptions{Tool: ev.Tool}
+	if skill {
+		// Not a tool's event: a failure before it blocks the command
+		// with the answer every Claude Code event reads.
+		c = &hookClient{prefix: c.prefix, before: ev.Event,
+			deny: func(reason string) any { return map[string]any{"decision": "block", "reason": reason} }}
+		opts = &editguard.CommandOptions{Tool: skillShellTool, MaxAge: skillShellMaxAge}
+	}
 	w, err := e.workspace()
 	if err != nil {
 		return hookFailure(e, c, before, err, failOpen)
@@ -93,9 +142,10 @@ func hookShell(ctx context.Context, e *env, client string, c *hookClient, ev *ho
 	if err != nil {
 		return hookFailure(e, c, before, err, failOpen)
 	}
-	id := commandID(name, ev, command)
+	opts.ID = commandID(name, ev, command)
+	id := opts.ID
 	if before {
-		if _, err := s.BeginCommand(ctx, command, &editguard.CommandOptions{Tool: ev.Tool, ID: id}); err != nil {
+		if _, err := s.BeginCommand(ctx, command, opts); err != nil {
 			return hookFailure(e, c, true, fmt.Errorf("checkpointing the workspace before the command: %w", err), failOpen)
 		}
 		return nil

@@ -29,7 +29,8 @@ func lostWorkRepo(t *testing.T) string {
 
 var restoreLine = regexp.MustCompile(`editguard restore f\.txt (v[0-9]+)`)
 
-// TestHookShellUncommittedWork: a shell tool's git checkout -- f.txt over a
+// TestHookShellUncommittedWork: a shell tool's (or a Claude Code skill's
+// shell command's) git checkout -- f.txt over a
 // person's uncommitted change to a file the session never read is told to
 // the model after the tool, in each client's protocol, with the history
 // version that restores the work; g.txt, which the command changed from
@@ -38,13 +39,18 @@ var restoreLine = regexp.MustCompile(`editguard restore f\.txt (v[0-9]+)`)
 func TestHookShellUncommittedWork(t *testing.T) {
 	for _, tc := range []struct{ client, before, after, tool string }{
 		{"claude-code", "PreToolUse", "PostToolUse", "Bash"},
+		{"claude-code", "PreToolUse", "PostToolUse", "PowerShell"},
+		{"claude-code", "PreSkillShellCommand", "PostSkillShellCommand", ""}, // a skill's !`command`
 		{"gemini", "BeforeTool", "AfterTool", "run_shell_command"},
 		{"codex", "PreToolUse", "PostToolUse", "Bash"},
 	} {
-		t.Run(tc.client, func(t *testing.T) {
+		t.Run(tc.client+"-"+tc.before+"-"+tc.tool, func(t *testing.T) {
 			dir := lostWorkRepo(t)
 			command := "git checkout -- f.txt && echo more >> g.txt"
 			ev := map[string]any{"session_id": "s1", "tool_name": tc.tool, "tool_input": map[string]any{"command": command}, "cwd": dir, "tool_use_id": "call-1"}
+			if tc.tool == "" {
+				ev = map[string]any{"session_id": "s1", "cwd": dir, "skill_name": "tidy", "command": command}
+			}
 			ev["hook_event_name"] = tc.before
 			if out := hookRaw(t, dir, tc.client, ev); out != "" {
 				t.Fatalf("before the shell tool: %q, want no answer", out)
