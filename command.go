@@ -70,6 +70,11 @@ import (
 //     not what this session last read or wrote (another writer's change) is
 //     reported (Overwrote): the other writer's version is the one history
 //     keeps as BackupVersion.
+//   - A file the command replaced or deleted whose content no record of
+//     this session wrote and git's HEAD does not hold (someone's uncommitted
+//     work: git checkout -- f, git stash, rm over a person's change) is
+//     reported too (Uncommitted), with the history version that keeps it;
+//     command_lostwork.go has the rules.
 //   - A change another editguard tool or command recorded while the command
 //     ran is in the ledger already: it is named (ChangedBy), not recorded
 //     twice. End follows each file from its content at the first checkpoint
@@ -318,6 +323,11 @@ type activeCommand struct {
 	// isolated, for a command EndIsolated ends, is what it put into the
 	// tree: End records only those changes (command_isolate.go).
 	isolated isolatedAttribution
+
+	// Head is the commit git's HEAD named at the first checkpoint ("" for
+	// none): what was committed then is not uncommitted work
+	// (command_lostwork.go).
+	Head string `json:"head,omitempty"`
 }
 
 func (a *activeCommand) name() string { return commandName(a.Session, a.Tool, a.ID) }
@@ -408,6 +418,11 @@ type CommandChange struct {
 	// replaced or deleted another writer's change, which BackupVersion
 	// keeps.
 	Overwrote bool `json:"overwrote,omitempty"`
+	// Uncommitted is set when the command replaced or deleted content that
+	// no record of this session wrote and that git's HEAD does not hold
+	// (see command_lostwork.go): someone's uncommitted work, which
+	// BackupVersion keeps. An overwrite is not marked again.
+	Uncommitted bool `json:"uncommitted,omitempty"`
 	// ChangedBy names the ledger records of another tool's or command's
 	// change that made this same change while the command ran; it is not
 	// recorded again.
@@ -437,6 +452,7 @@ type CommandTotals struct {
 	// progress (attribution uncertain).
 	Concurrent   int `json:"concurrent"`
 	Overwrote    int `json:"overwrote"`
+	Uncommitted  int `json:"uncommitted"`
 	NotInHistory int `json:"not_in_history"`
 }
 
@@ -450,7 +466,8 @@ type CommandResult struct {
 	// changed by then.
 	Unended bool `json:"unended,omitempty"`
 	// Changes lists at most maxListedChanges changes in path order: every
-	// overwrite and odd change first, then the others. Totals counts them
+	// overwrite, discard of uncommitted work and odd change first, then
+	// the others. Totals counts them
 	// all and Unlisted those left out; the ledger has every one.
 	Changes  []CommandChange `json:"changes"`
 	Totals   CommandTotals   `json:"totals"`
@@ -538,7 +555,7 @@ func (s *Session) BeginCommand(ctx context.Context, command string, opts *Comman
 	act := &activeCommand{ID: id, Session: s.name, Tool: tool, Command: cutText(command, maxCommandText),
 		PID: os.Getpid(), Host: host, Owned: owned, Started: now, Deadline: now.Add(maxAge),
 		Ledger: pos, Scanned: scanned, StartNS: before.StartNS, Manifest: manifest, Before: before, NotCheck: notChecked,
-		ManifestSum: sum}
+		ManifestSum: sum, Head: w.headCommit(cp)}
 	act.Seal = cp.mac("command", act.sealFields())
 	data, err := json.Marshal(act)
 	if err != nil {
@@ -1170,6 +1187,7 @@ func (w *Workspace) recordSteps(cp *checkpoints, s *Session, act *activeCommand,
 		r.strategy = strategyUnended
 	} else {
 		r.bases = commandBases(s, steps)
+		r.lost = w.uncommittedWork(cp, s, act, steps, r.overwrote)
 	}
 	for lo := 0; lo < len(steps); lo += recordBatch {
 		r.batch(lo, steps[lo:min(lo+recordBatch, len(steps))])
@@ -1189,6 +1207,9 @@ type stepRecorder struct {
 	// bases: the session's baselines (see commandBases); none for an
 	// unended command.
 	bases map[string]string
+	// lost: the steps that discard uncommitted work (uncommittedWork);
+	// none for an unended command.
+	lost map[lostKey]bool
 	// follow: the files whose baselines move to the command's result.
 	follow map[string]step
 	// The changes listed, by their index in steps.
@@ -1285,13 +1306,19 @@ func (r *stepRecorder) change(st *step) CommandChange {
 	case st.to == unchecked && ch.Note == "":
 		ch.Note = "its new content is over the size limit or unreadable and was not checked"
 	}
-	if bl, ok := r.bases[st.path]; ok && st.first && st.from != "" && bl != st.from {
-		ch.Overwrote = true
-	}
-	if st.byOther && st.from != "" {
-		ch.Overwrote = true
-	}
+	ch.Overwrote = r.overwrote(st)
+	ch.Uncommitted = !ch.Overwrote && r.lost[lostKey{st.path, st.from}]
 	return ch
+}
+
+// overwrote reports whether st, a step no record accounts for, replaced or
+// deleted another writer's change: its content before is not the
+// session's baseline of the file, or is what another writer's record left.
+func (r *stepRecorder) overwrote(st *step) bool {
+	if bl, ok := r.bases[st.path]; ok && st.first && st.from != "" && bl != st.from {
+		return true
+	}
+	return st.byOther && st.from != ""
 }
 
 // save saves to history what each step of batch that saves names
@@ -1411,7 +1438,7 @@ func (r *stepRecorder) write(st *step, ch *CommandChange) *recorded {
 // is room: the overwrites and odd changes in one list, the others in
 // another, so that the odd ones are not crowded out.
 func (r *stepRecorder) list(i int, ch *CommandChange) {
-	if ch.Overwrote || ch.Note != "" || len(ch.ConcurrentWith) > 0 || ch.NotInHistory {
+	if ch.Overwrote || ch.Uncommitted || ch.Note != "" || len(ch.ConcurrentWith) > 0 || ch.NotInHistory {
 		if len(r.important) < maxListedChanges {
 			r.important = append(r.important, listedChange{i, *ch})
 		}
@@ -1456,6 +1483,9 @@ func (res *CommandResult) count(ch *CommandChange, recorded bool) {
 	}
 	if ch.Overwrote {
 		t.Overwrote++
+	}
+	if ch.Uncommitted {
+		t.Uncommitted++
 	}
 	if ch.NotInHistory {
 		t.NotInHistory++

@@ -971,6 +971,12 @@ func (s *clientSetup) hasHooks(files ...string) bool {
 // files (which the client merges) run for every tool it names.
 func (s *clientSetup) matcherChecks(files []string, want []initHook, problem func(msg, fix string), fix string) {
 	for _, h := range want {
+		if h.matcher == "" { // an event of no tool: any hook of editguard's on it runs
+			if !slices.ContainsFunc(s.hooks, func(e hookEntry) bool { return slices.Contains(files, e.file) && e.event == h.event }) {
+				problem(fmt.Sprintf("%s: no editguard hook on hooks.%s, which runs %s: those commands are not guarded", strings.Join(files, " and "), h.event, h.what), fix)
+			}
+			continue
+		}
 		tools := strings.Split(strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(h.matcher, "^"), "("), ")$"), "|")
 		var missing []string
 		for _, tool := range tools {

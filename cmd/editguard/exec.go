@@ -51,7 +51,13 @@ The exit status is the command's: 128 plus the signal's number when a
 signal killed it, as a shell reports it. If the command succeeded but replaced or
 deleted a file whose content was not what this session last read or wrote
 (someone else had changed it), exec names the files and the history
-versions that keep the other writer's content, and exits 5.
+versions that keep the other writer's content, and exits 5. So it does
+when the command discarded uncommitted work this session did not write:
+content no record of the session wrote and git's HEAD does not hold
+(git checkout -- f, git stash, git reset --hard or rm over a person's
+change, an untracked file of theirs deleted); judged only in a
+repository whose .git directory is at the root (--json: "uncommitted"
+on each such change, and in the totals).
 
 Checkpoints read only what changed when a change journal vouches for it:
 the hook server's, when one serves the workspace, else one exec starts
@@ -128,7 +134,7 @@ func runExec(ctx context.Context, e *env, args []string) error {
 	switch {
 	case status != 0:
 		return exitStatus(status)
-	case len(res.Overwrites()) > 0:
+	case res.Totals.Overwrote > 0 || res.Totals.Uncommitted > 0:
 		return exitStatus(exitOverwrote)
 	case len(res.Conflicts) > 0:
 		return exitStatus(exitConflict)
@@ -293,6 +299,15 @@ func printCommandResult(e *env, res *editguard.CommandResult) {
 			continue
 		}
 		fmt.Fprintf(e.stderr, "editguard: warning: the command %s %s, which someone else had changed since this session read it; their version is kept: editguard restore %s %s\n",
+			verb, quoteName(c.Path), shellQuote(pathArg(c.Path)), c.BackupVersion)
+	}
+	for _, c := range res.UncommittedWork() {
+		verb := map[string]string{"changed": "replaced", "deleted": "deleted"}[c.Op]
+		if c.NotInHistory {
+			fmt.Fprintf(e.stderr, "editguard: warning: the command %s %s, discarding uncommitted work this session did not write; it is not in history\n", verb, quoteName(c.Path))
+			continue
+		}
+		fmt.Fprintf(e.stderr, "editguard: warning: the command %s %s, discarding uncommitted work this session did not write; it is kept: editguard restore %s %s\n",
 			verb, quoteName(c.Path), shellQuote(pathArg(c.Path)), c.BackupVersion)
 	}
 	for _, w := range res.Warnings {

@@ -102,13 +102,18 @@ As an MCP tool: hook --mcp
 
 The tool's own write is not under editguard's lock: a program that writes
 the file between the check and the tool's write is not seen by the check.
-Shell tools (Claude Code's Bash, Gemini CLI's run_shell_command, Codex's
-exec_command, whose events Codex names Bash) run
+Shell tools (Claude Code's Bash and PowerShell, Gemini CLI's
+run_shell_command, Codex's exec_command, whose events Codex names Bash),
+and the shell commands of Claude Code's skills and slash commands
+(events PreSkillShellCommand and PostSkillShellCommand, the command at
+the event's top level, recorded as the tool SkillShellCommand) run
 between two checkpoints, as "editguard exec" runs a command: every file a
 command created, changed or deleted is recorded with the command and kept
 in history, and when it overwrote a change someone else made since the
-session's read, the answer after the tool tells the model which files and
-how to restore the other writer's version. A simple read command (cat,
+session's read, or discarded uncommitted work the session did not write
+(content git's HEAD does not hold: a git checkout -- f or rm over a
+person's change; see exec's help), the answer after the tool tells the
+model which files and how to restore what was lost. A simple read command (cat,
 less, more or nl of named files: a full read; head, tail, sed -n 'X,Yp',
 grep or wc: a partial one; no pipes, redirections or expansions) counts
 as a read of its files, a partial one when its output is longer than the
@@ -129,6 +134,9 @@ type hookEvent struct {
 	Input     json.RawMessage `json:"tool_input"`
 	Response  json.RawMessage `json:"tool_response"`
 	ToolUseID string          `json:"tool_use_id"`
+	// Command is the shell command of an event of no tool that runs one
+	// (Claude Code's PreSkillShellCommand: see skillShellEvents).
+	Command json.RawMessage `json:"command"`
 }
 
 // hookStep is what the hook does with a file.

@@ -40,6 +40,7 @@ type hookToolInput struct {
 	ToolInput    string `json:"tool_input,omitempty" jsonschema:"the event's tool_input, as JSON text"`
 	ToolResponse string `json:"tool_response,omitempty" jsonschema:"the event's tool_response, as JSON text"`
 	ToolUseID    string `json:"tool_use_id,omitempty" jsonschema:"the event's tool_use_id"`
+	Command      string `json:"command,omitempty" jsonschema:"the event's command (a skill's shell command)"`
 }
 
 // hookToolArgs is the hook input init writes: every field of the event,
@@ -62,6 +63,9 @@ func (in *hookToolInput) event() ([]byte, error) {
 	ev := map[string]any{
 		"hook_event_name": in.Event, "session_id": in.SessionID, "agent_id": in.AgentID,
 		"tool_name": in.Tool, "cwd": in.Cwd, "tool_use_id": in.ToolUseID,
+	}
+	if in.Command != "" {
+		ev["command"] = in.Command
 	}
 	for k, v := range map[string]string{"tool_input": in.ToolInput, "tool_response": in.ToolResponse} {
 		switch {

@@ -10,23 +10,27 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/editguard/editguard"
 )
 
 // Shell tools under the hooks.
 //
-// A client's shell tool (Claude Code's Bash, Gemini CLI's
-// run_shell_command, Codex's exec_command) runs between two checkpoints of the
-// workspace (editguard.Session.BeginCommand): the hook before the tool
+// A client's shell tool (Claude Code's Bash and PowerShell, Gemini CLI's
+// run_shell_command, Codex's exec_command), and a shell command Claude
+// Code runs for a skill or slash command (skillShellEvents), runs between
+// two checkpoints of the workspace (editguard.Session.BeginCommand): the hook before the tool
 // makes every covered file's content recoverable, the hook after it records
 // each file the command created, changed or deleted, as "editguard exec"
 // does. A command cannot be refused before it runs (what it will touch is
 // unknown), so the check comes after: when the command replaced or deleted
-// a file whose content was not what the session last read or wrote,
-// the answer after the tool tells the model which files, and that history
-// keeps the other writer's version (additionalContext, appended to the
-// tool's result).
+// a file whose content was not what the session last read or wrote, or
+// discarded uncommitted work that nobody in the session wrote (git
+// checkout -- f, git stash, rm over a person's change: see editguard's
+// command_lostwork.go), the answer after the tool tells the model which
+// files, and the history version that keeps what was lost
+// (additionalContext, appended to the tool's result).
 //
 // The two hooks run in separate processes; they find each other's
 // checkpoint by an id made from the session and the client's id of the
@@ -34,29 +38,67 @@ import (
 // text.
 
 // shellTools are, per client, the tools whose input's "command" is a shell
-// command.
+// command. Claude Code offers PowerShell beside Bash where
+// CLAUDE_CODE_USE_POWERSHELL_TOOL is set (on Windows, by default).
 var shellTools = map[string][]string{
-	"claude-code": {"Bash"},
+	"claude-code": {"Bash", "PowerShell"},
 	"gemini":      {"run_shell_command"},
 	"codex":       {"Bash"}, // exec_command's events, as Codex 0.169 names them
 }
 
-// shellCommand returns the shell command of a shell tool's event, and
-// whether the event is one.
+// skillShellEvents are, per client, the events before and after a shell
+// command the client runs outside its shell tool. Claude Code runs the
+// commands a skill or a slash command embeds (!`command`) while it expands
+// the prompt, with the events PreSkillShellCommand and
+// PostSkillShellCommand (2.1.332; earlier versions run such commands
+// without a hook, and ignore the events with a warning). The events carry
+// the command at the top level ("command"; tool_input.command is read
+// too), beside the common fields (session_id, cwd, agent_id); they are not
+// a tool's, so a command is recorded as the tool skillShellTool. The
+// shape is assumed from the events Claude Code documents around it:
+// TestHookSkillShellCommand feeds a recorded one.
+var skillShellEvents = map[string][2]string{
+	"claude-code": {"PreSkillShellCommand", "PostSkillShellCommand"},
+}
+
+// skillShellTool names the ledger records of a skill's shell command.
+const skillShellTool = "SkillShellCommand"
+
+// skillShellMaxAge bounds a skill's shell command whose after-event never
+// comes: a later checkpoint records what it changed as unended, rather
+// than every command for a day being counted as run beside it.
+const skillShellMaxAge = 10 * time.Minute
+
+// isSkillShell reports whether ev is one of client's skillShellEvents, and
+// whether it is the one before the command.
+func isSkillShell(client string, ev *hookEvent) (skill, before bool) {
+	evs, ok := skillShellEvents[client]
+	if !ok || ev.Event == "" {
+		return false, false
+	}
+	return ev.Event == evs[0] || ev.Event == evs[1], ev.Event == evs[0]
+}
+
+// shellCommand returns the shell command of a shell tool's event, or of
+// a skill's shell command, and whether the event is one.
 func shellCommand(client string, ev *hookEvent) (string, bool) {
-	if !slices.Contains(shellTools[client], ev.Tool) {
+	skill, _ := isSkillShell(client, ev)
+	if !skill && !slices.Contains(shellTools[client], ev.Tool) {
 		return "", false
 	}
 	var in struct {
 		Command json.RawMessage `json:"command"`
 		Cmd     json.RawMessage `json:"cmd"`
 	}
-	if unmarshalInput(ev.Input, &in) != nil {
+	if len(ev.Input) > 0 && unmarshalInput(ev.Input, &in) != nil {
 		return "", false
 	}
 	raw := in.Command
 	if len(raw) == 0 {
 		raw = in.Cmd
+	}
+	if len(raw) == 0 && skill {
+		raw = ev.Command
 	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil && s != "" {
@@ -81,7 +123,16 @@ func commandID(session string, ev *hookEvent, command string) string {
 
 // hookShell handles the events before and after a shell tool.
 func hookShell(ctx context.Context, e *env, client string, c *hookClient, ev *hookEvent, command string, failOpen bool) error {
-	before := ev.Event == c.before
+	skill, skillBefore := isSkillShell(client, ev)
+	before := ev.Event == c.before || skillBefore
+	opts := &editguard.CommandOptions{Tool: ev.Tool}
+	if skill {
+		// Not a tool's event: a failure before it blocks the command
+		// with the answer every Claude Code event reads.
+		c = &hookClient{prefix: c.prefix, before: ev.Event,
+			deny: func(reason string) any { return map[string]any{"decision": "block", "reason": reason} }}
+		opts = &editguard.CommandOptions{Tool: skillShellTool, MaxAge: skillShellMaxAge}
+	}
 	w, err := e.workspace()
 	if err != nil {
 		return hookFailure(e, c, before, err, failOpen)
@@ -91,9 +142,10 @@ func hookShell(ctx context.Context, e *env, client string, c *hookClient, ev *ho
 	if err != nil {
 		return hookFailure(e, c, before, err, failOpen)
 	}
-	id := commandID(name, ev, command)
+	opts.ID = commandID(name, ev, command)
+	id := opts.ID
 	if before {
-		if _, err := s.BeginCommand(ctx, command, &editguard.CommandOptions{Tool: ev.Tool, ID: id}); err != nil {
+		if _, err := s.BeginCommand(ctx, command, opts); err != nil {
 			return hookFailure(e, c, true, fmt.Errorf("checkpointing the workspace before the command: %w", err), failOpen)
 		}
 		return nil
@@ -178,17 +230,34 @@ func shellReadStep(ctx context.Context, w *editguard.Workspace, s *editguard.Ses
 }
 
 // shellNotice is what the model is told after a command: the files it
-// replaced or deleted over someone else's change, or "" if none.
+// replaced or deleted over someone else's change since the session's read,
+// and those whose uncommitted work nobody in the session wrote it
+// discarded, or "" if none.
 func shellNotice(res *editguard.CommandResult) string {
-	ow := res.Overwrites()
-	if len(ow) == 0 {
+	ow, lost := res.Overwrites(), res.UncommittedWork()
+	if len(ow) == 0 && len(lost) == 0 {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("editguard: this command overwrote changes someone else made since you last read these files (their versions are kept):\n")
-	for i, c := range ow {
+	if len(ow) > 0 {
+		b.WriteString("editguard: this command overwrote changes someone else made since you last read these files (their versions are kept):\n")
+		noticeLines(&b, ow, "their version", "their version was made while the command ran and is not in history")
+	}
+	if len(lost) > 0 {
+		b.WriteString("editguard: this command discarded uncommitted work that this session did not write (git's HEAD does not hold it; it is kept):\n")
+		noticeLines(&b, lost, "the discarded work", "the discarded work is not in history")
+	}
+	b.WriteString("Read the files again; if their change should stay, restore it and redo yours on top of it.")
+	return b.String()
+}
+
+// noticeLines writes a line of shellNotice per change, at most 20: what
+// the command did to the file and the history version that restores what
+// it displaced (what, in the line's words; notKept for one history lacks).
+func noticeLines(b *strings.Builder, changes []editguard.CommandChange, what, notKept string) {
+	for i, c := range changes {
 		if i == 20 {
-			fmt.Fprintf(&b, "... and %d more: editguard log lists them\n", len(ow)-i)
+			fmt.Fprintf(b, "... and %d more: editguard log lists them\n", len(changes)-i)
 			break
 		}
 		verb := "replaced"
@@ -196,11 +265,9 @@ func shellNotice(res *editguard.CommandResult) string {
 			verb = "deleted"
 		}
 		if c.NotInHistory {
-			fmt.Fprintf(&b, "- %s %s; their version was made while the command ran and is not in history\n", verb, c.Path)
+			fmt.Fprintf(b, "- %s %s; %s\n", verb, c.Path, notKept)
 			continue
 		}
-		fmt.Fprintf(&b, "- %s %s; their version is history %s: editguard restore %s %s\n", verb, c.Path, c.BackupVersion, shellQuote(c.Path), c.BackupVersion)
+		fmt.Fprintf(b, "- %s %s; %s is history %s: editguard restore %s %s\n", verb, c.Path, what, c.BackupVersion, shellQuote(c.Path), c.BackupVersion)
 	}
-	b.WriteString("Read the files again; if their change should stay, restore it and redo yours on top of it.")
-	return b.String()
 }

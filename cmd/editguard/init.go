@@ -48,8 +48,10 @@ them with editguard's hooks instead (see "editguard help hook"); it adds
 the hooks, not the MCP server:
 
   claude-code  .claude/settings.local.json: hooks.PreToolUse for Write, Edit,
-               MultiEdit, NotebookEdit, Bash and hooks.PostToolUse for
-               those and Read, running
+               MultiEdit, NotebookEdit, Bash, PowerShell and
+               hooks.PostToolUse for those and Read, and
+               hooks.PreSkillShellCommand and hooks.PostSkillShellCommand
+               (the shell commands of skills and slash commands), running
                /PATH/TO/editguard-hook --root "$CLAUDE_PROJECT_DIR" || exit 2
   gemini       .gemini/settings.json: hooks.BeforeTool for write_file,
                replace and run_shell_command and hooks.AfterTool for

@@ -489,12 +489,25 @@ func checkHook(t *testing.T, root, client, event string, tools, notTools []strin
 	}
 }
 
+// hookEvents is how many events init --hooks configures for each client.
+var hookEvents = map[string]int{"claude-code": 4, "gemini": 2, "codex": 2}
+
 func checkHooks(t *testing.T, root, client string) {
 	t.Helper()
 	switch client {
 	case "claude-code":
-		checkHook(t, root, client, "PreToolUse", []string{"Write", "Edit", "MultiEdit", "NotebookEdit", "Bash"}, []string{"Read", "WebFetch"})
-		checkHook(t, root, client, "PostToolUse", []string{"Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "Bash"}, []string{"WebFetch"})
+		checkHook(t, root, client, "PreToolUse", []string{"Write", "Edit", "MultiEdit", "NotebookEdit", "Bash", "PowerShell"}, []string{"Read", "WebFetch"})
+		checkHook(t, root, client, "PostToolUse", []string{"Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "Bash", "PowerShell"}, []string{"WebFetch"})
+		// The shell commands of skills and slash commands: events of no
+		// tool, so groups without a matcher.
+		for _, event := range []string{"PreSkillShellCommand", "PostSkillShellCommand"} {
+			checkHook(t, root, client, event, []string{"deploy"}, nil)
+			for _, g := range hookGroups(t, root, client, event) {
+				if _, ok := g.(map[string]any)["matcher"]; ok {
+					t.Errorf("hooks.%s has a matcher: %v", event, g)
+				}
+			}
+		}
 	case "gemini":
 		checkHook(t, root, client, "BeforeTool", []string{"write_file", "replace", "run_shell_command"}, []string{"read_file", "mcp_editguard_write_file"})
 		checkHook(t, root, client, "AfterTool", []string{"read_file", "write_file", "replace", "run_shell_command"}, []string{"mcp_editguard_read_file", "read_many_files"})
@@ -521,7 +534,7 @@ func TestInitHooks(t *testing.T) {
 					writeFile(t, root, file, text)
 				}
 				rep := runInitJSON(t, root, client, "--hooks")
-				if len(rep.Files) != 1 || rep.Files[0].Path != file || len(rep.Files[0].Added) != 2 {
+				if len(rep.Files) != 1 || rep.Files[0].Path != file || len(rep.Files[0].Added) != hookEvents[client] {
 					t.Fatalf("init %s --hooks: %+v", client, rep.Files)
 				}
 				checkHooks(t, root, client)
@@ -556,7 +569,7 @@ func TestInitHooks(t *testing.T) {
 				}
 				// A second run changes nothing.
 				rep = runInitJSON(t, root, client, "--hooks")
-				if f := rep.Files[0]; f.Action != "unchanged" || len(f.Added) != 0 || len(f.Present) != 2 {
+				if f := rep.Files[0]; f.Action != "unchanged" || len(f.Added) != 0 || len(f.Present) != hookEvents[client] {
 					t.Errorf("second run: %+v", f)
 				}
 				if again := readFile(t, root, file); again != got {
@@ -614,7 +627,7 @@ func TestInitHooksKeepsOtherEditguard(t *testing.T) {
 	text := `{"hooks": {"PreToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command": "/opt/bin/editguard --root /src hook --fail-open"}]}]}}`
 	writeFile(t, root, ".claude/settings.local.json", text)
 	f := runInitJSON(t, root, "claude-code", "--hooks").Files[0]
-	if len(f.Kept) != 1 || !strings.Contains(f.Kept[0], "hooks.PreToolUse has an editguard hook with other settings") || len(f.Added) != 1 {
+	if len(f.Kept) != 1 || !strings.Contains(f.Kept[0], "hooks.PreToolUse has an editguard hook with other settings") || len(f.Added) != 3 {
 		t.Errorf("%+v", f)
 	}
 	if g := hookGroups(t, root, "claude-code", "PreToolUse"); len(g) != 1 {
@@ -668,7 +681,7 @@ func TestInitHooksWidensEarlierMatchers(t *testing.T) {
 			file := hookFiles[client]
 			writeFile(t, root, file, text)
 			f := runInitJSON(t, root, client, "--hooks").Files[0]
-			if f.Action != "changed" || len(f.Added) != 2 || !strings.Contains(f.Added[0], ", was for ") {
+			if f.Action != "changed" || len(f.Added) != hookEvents[client] || !strings.Contains(f.Added[0], ", was for ") {
 				t.Fatalf("%+v", f)
 			}
 			checkHooks(t, root, client)
@@ -753,7 +766,8 @@ func TestInitHooksViaMCP(t *testing.T) {
 		t.Fatalf(".mcp.json: %s", readFile(t, root, ".mcp.json"))
 	}
 	settings := readJSON(t, root, claudeLocalSettings)
-	for event, tools := range map[string]string{"PreToolUse": "Write|Edit|MultiEdit|NotebookEdit|Bash", "PostToolUse": "Read|Write|Edit|MultiEdit|NotebookEdit|Bash"} {
+	for event, tools := range map[string]string{"PreToolUse": "Write|Edit|MultiEdit|NotebookEdit|Bash|PowerShell", "PostToolUse": "Read|Write|Edit|MultiEdit|NotebookEdit|Bash|PowerShell",
+		"PreSkillShellCommand": "", "PostSkillShellCommand": ""} {
 		groups, _ := get(settings, "hooks", event).([]any)
 		if len(groups) != 1 {
 			t.Fatalf("hooks.%s = %v", event, groups)
@@ -761,8 +775,13 @@ func TestInitHooksViaMCP(t *testing.T) {
 		g := groups[0].(map[string]any)
 		h := g["hooks"].([]any)[0].(map[string]any)
 		in, _ := h["input"].(map[string]any)
-		if g["matcher"] != tools || !isMCPHook(h) || h["tool"] != hookToolName || in["tool_input"] != "${tool_input}" || in["session_id"] != "${session_id}" {
+		m, _ := g["matcher"].(string)
+		if m != tools || !isMCPHook(h) || h["tool"] != hookToolName || in["tool_input"] != "${tool_input}" || in["session_id"] != "${session_id}" {
 			t.Errorf("hooks.%s = %v", event, g)
+		}
+		// A skill's shell command is the event's own field.
+		if (tools == "") != (in["command"] == "${command}") {
+			t.Errorf("hooks.%s: input %v", event, in)
 		}
 	}
 	if !contains(get(settings, "permissions", "deny"), hookMCPTool) || !contains(get(settings, "enabledMcpjsonServers"), hookMCPServer) {

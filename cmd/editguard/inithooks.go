@@ -13,35 +13,42 @@ import (
 // and editguard hook guards them (see hook.go).
 
 // initHook is one hook init adds: the client's event, and the tools it
-// runs for (a regular expression in each of these clients).
+// runs for (a regular expression in each of these clients); for an event
+// of no tool, no matcher, and what says when it runs.
 type initHook struct {
 	event, matcher string
+	what           string
 }
 
 var (
 	// Claude Code's Read needs only the hook after it.
-	// Bash runs between two checkpoints (hookshell.go).
+	// Bash and PowerShell run between two checkpoints (hookshell.go), and
+	// so do the shell commands of skills and slash commands, which run
+	// outside any tool (skillShellEvents).
 	claudeHooks = []initHook{
-		{"PreToolUse", "Write|Edit|MultiEdit|NotebookEdit|Bash"},
-		{"PostToolUse", "Read|Write|Edit|MultiEdit|NotebookEdit|Bash"},
+		{"PreToolUse", "Write|Edit|MultiEdit|NotebookEdit|Bash|PowerShell", ""},
+		{"PostToolUse", "Read|Write|Edit|MultiEdit|NotebookEdit|Bash|PowerShell", ""},
+		{skillShellEvents["claude-code"][0], "", "before each shell command of a skill or slash command"},
+		{skillShellEvents["claude-code"][1], "", "after each shell command of a skill or slash command"},
 	}
 	// Gemini CLI matches the expression anywhere in the tool's name, and
 	// an MCP tool's name is mcp_SERVER_TOOL: anchored, it matches only
 	// the built-in tools.
 	geminiHooks = []initHook{
-		{"BeforeTool", "^(write_file|replace|run_shell_command)$"},
-		{"AfterTool", "^(read_file|write_file|replace|run_shell_command)$"},
+		{"BeforeTool", "^(write_file|replace|run_shell_command)$", ""},
+		{"AfterTool", "^(read_file|write_file|replace|run_shell_command)$", ""},
 	}
 	// With --turns, the events at the start of each turn, for every
 	// tool: the hook makes the session forget its reads (hookTurn).
 	turnHooks = map[string]initHook{
-		"claude-code": {"UserPromptSubmit", ""},
-		"gemini":      {"BeforeAgent", ""},
+		"claude-code": {"UserPromptSubmit", "", "at each turn's start"},
+		"gemini":      {"BeforeAgent", "", "at each turn's start"},
 	}
-	// Codex names exec_command's events Bash.
+	// Codex names exec_command's events Bash (and so every shell command
+	// the model runs: its shell tools share the one handler).
 	codexHooks = []initHook{
-		{"PreToolUse", "^(apply_patch|Bash)$"},
-		{"PostToolUse", "^(apply_patch|Bash)$"},
+		{"PreToolUse", "^(apply_patch|Bash)$", ""},
+		{"PostToolUse", "^(apply_patch|Bash)$", ""},
 	}
 )
 
@@ -72,7 +79,8 @@ var initHookClients = map[string]initClient{
 		},
 		notes: []string{
 			"Claude Code reads hooks when it starts: start it again in this project to use them.",
-			"Bash runs between two checkpoints: every file a command changes is recorded and kept, and the model is told when a command overwrote someone else's change.",
+			"Bash runs between two checkpoints: every file a command changes is recorded and kept, and the model is told when a command overwrote someone else's change or discarded uncommitted work.",
+			"So do PowerShell (CLAUDE_CODE_USE_POWERSHELL_TOOL) and the shell commands of skills and slash commands (PreSkillShellCommand and PostSkillShellCommand, Claude Code 2.1.332 and later; an earlier version warns that it ignores these two events).",
 		},
 		hooks: true,
 	},
@@ -106,7 +114,7 @@ var initHookClients = map[string]initClient{
 		},
 		notes: []string{
 			"Gemini CLI runs a project's hooks only in a trusted folder: run gemini here once and trust the folder.",
-			"run_shell_command runs between two checkpoints: every file a command changes is recorded and kept, and the model is told when a command overwrote someone else's change.",
+			"run_shell_command runs between two checkpoints: every file a command changes is recorded and kept, and the model is told when a command overwrote someone else's change or discarded uncommitted work.",
 		},
 		hooks: true,
 	},
@@ -116,7 +124,7 @@ var initHookClients = map[string]initClient{
 		},
 		notes: []string{
 			"Codex reads .codex/config.toml only in a trusted project, and runs hooks only once they are trusted too: start codex here and review them (/hooks). codex exec runs hooks not yet trusted only with --dangerously-bypass-hook-trust.",
-			"Shell commands (exec_command, whose events Codex names Bash) run between two checkpoints: every file a command changes is recorded and kept, and the model is told when a command overwrote someone else's change. Simple reads (cat, head, sed -n, grep...) count as reads; a file the session has neither read so nor patched is checked by apply_patch only against the patch's context lines.",
+			"Shell commands (exec_command, whose events Codex names Bash) run between two checkpoints: every file a command changes is recorded and kept, and the model is told when a command overwrote someone else's change or discarded uncommitted work. Simple reads (cat, head, sed -n, grep...) count as reads; a file the session has neither read so nor patched is checked by apply_patch only against the patch's context lines.",
 		},
 		hooks: true,
 	},
@@ -125,8 +133,8 @@ var initHookClients = map[string]initClient{
 // earlierMatchers are the matchers an earlier init wrote for each event,
 // which init widens to the ones it writes now.
 var earlierMatchers = map[string][]string{
-	"PreToolUse":  {"Write|Edit|MultiEdit|NotebookEdit", "^apply_patch$"},
-	"PostToolUse": {"Read|Write|Edit|MultiEdit|NotebookEdit", "^apply_patch$"},
+	"PreToolUse":  {"Write|Edit|MultiEdit|NotebookEdit", "Write|Edit|MultiEdit|NotebookEdit|Bash", "^apply_patch$"},
+	"PostToolUse": {"Read|Write|Edit|MultiEdit|NotebookEdit", "Read|Write|Edit|MultiEdit|NotebookEdit|Bash", "^apply_patch$"},
 	"BeforeTool":  {"^(write_file|replace)$"},
 	"AfterTool":   {"^(read_file|write_file|replace)$"},
 }
@@ -258,8 +266,8 @@ func findHookJSON(d *jsonDoc, event, command string) (*jnode, map[string]any, in
 func appendHookJSON(d *jsonDoc, f *initFile, h initHook, handler orderedObject) error {
 	group := orderedObject{{"matcher", h.matcher}, {"hooks", []any{handler}}}
 	what := "for " + h.matcher
-	if h.matcher == "" { // an event of no tool: a turn's start
-		group, what = group[1:], "at each turn's start"
+	if h.matcher == "" { // an event of no tool: a turn's start, a skill's command
+		group, what = group[1:], h.what
 	}
 	if err := d.appendValue([]string{"hooks", h.event}, group); err != nil {
 		return err

@@ -35,8 +35,12 @@ var claudeHooksViaMCP = initClient{
 		}},
 		{path: claudeLocalSettings, shared: claudeSharedSettings, edit: func(f *initFile, text string) (string, error) {
 			return editJSON(f, text, func(d *jsonDoc) error {
-				handler := orderedObject{{"type", "mcp_tool"}, {"server", hookMCPServer}, {"tool", hookToolName}, {"input", hookToolArgs()}}
 				for _, h := range f.withTurns(claudeHooks, "claude-code") {
+					args := hookToolArgs()
+					if evs := skillShellEvents["claude-code"]; h.event == evs[0] || h.event == evs[1] {
+						args = append(args, orderedObject{{"command", "${command}"}}...) // the event's own field
+					}
+					handler := orderedObject{{"type", "mcp_tool"}, {"server", hookMCPServer}, {"tool", hookToolName}, {"input", args}}
 					if err := addHookJSON(d, f, h, "claude-code", handler); err != nil {
 						return err
 					}

@@ -43,7 +43,8 @@ const (
 	exitConflict = 3 // NOT_READ or STALE_FILE: read the file again, then redo the change
 	exitRejected = 4 // the person at the terminal declined the change
 	// exitOverwrote ends an exec whose command succeeded but replaced or
-	// deleted another writer's change (kept in history).
+	// deleted another writer's change, or uncommitted work the session did
+	// not write (kept in history).
 	exitOverwrote = 5
 )
 
@@ -654,7 +655,8 @@ names. A PATH argument that starts with "-" follows "--" or "./".
 
 Exit codes: 0 ok, 1 error, 2 usage, 3 conflict (NOT_READ, STALE_FILE:
 read the file again, then redo the change), 4 declined at the prompt,
-5 (exec) the command overwrote someone else's change, kept in history.
+5 (exec) the command overwrote someone else's change or discarded
+uncommitted work, kept in history.
 With --json, results ({"status": "ok", ...}) and failures ({"status":
 "error", "error": {...}}) are JSON on stdout.
 

@@ -1,10 +1,12 @@
-// Package gitobj reads the index and the blobs of a git repository,
-// read-only and without running git.
+// Package gitobj reads the index, the blobs, HEAD and the trees of its
+// commit of a git repository, read-only and without running git.
 //
 // It serves checkpoints of a working tree: a file whose bytes hash to the
 // blob id that the index lists for its path need not be copied, since git
 // already holds those bytes. The checkpoint records the id instead, and may
-// read the blob back much later.
+// read the blob back much later. HEAD's tree ([Repo.Head],
+// [Repo.CommitTree], [Trees.Lookup]) tells a command's end which contents
+// it displaced were committed work.
 //
 // # What is read
 //
@@ -15,6 +17,9 @@
 //     extensions.objectFormat;
 //   - index, versions 2, 3 and 4, after its checksum is verified
 //     ([Repo.ReadIndex]);
+//   - HEAD, loose refs and packed-refs, and commit and tree objects (see
+//     head.go); config's extensions.refStorage, for a reftable repository,
+//     whose refs are [ErrUnsupported];
 //   - loose objects, objects/xx/yyyy…;
 //   - packs: objects/pack/*.idx (version 2) beside their .pack files, with
 //     deltas of both kinds, against an offset in the same pack or against an
@@ -75,6 +80,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strconv"
+	"strings"
 
 	"github.com/editguard/editguard/internal/safeopen"
 )
@@ -99,9 +105,12 @@ func ParseID(s string) (ID, bool) {
 
 // BlobID returns the id git gives a blob of the given content: the SHA-1 of
 // "blob <decimal length>\x00" followed by the content.
-func BlobID(data []byte) ID {
+func BlobID(data []byte) ID { return objectID(objBlob, data) }
+
+// objectID returns the id of an object of type typ and the given content.
+func objectID(typ int, data []byte) ID {
 	var hdr [32]byte
-	b := append(hdr[:0], "blob "...)
+	b := append(append(hdr[:0], typeNames[typ]...), ' ')
 	b = strconv.AppendInt(b, int64(len(data)), 10)
 	b = append(b, 0)
 	h := sha1.New()
@@ -139,6 +148,8 @@ type Repo struct {
 	objects *os.Root // its objects directory
 	packs   []*pack  // the packs found when the Repo was opened
 	loose   [256]looseDir
+	// refStorage is the config's extensions.refStorage ("" for none).
+	refStorage string
 }
 
 const maxConfig = 1 << 20
@@ -177,6 +188,8 @@ func (r *Repo) open() error {
 		if err := checkConfig(data); err != nil {
 			return err
 		}
+		vars, _ := parseConfig(data, "extensions.refstorage")
+		r.refStorage = strings.ToLower(vars["extensions.refstorage"])
 	}
 	r.objects, err = r.root.OpenRoot("objects")
 	if err != nil {
@@ -237,6 +250,12 @@ func (r *Repo) Has(id ID) (found bool) {
 // loose, and with another error if it is not a blob or is malformed. The
 // content returned always hashes to id.
 func (r *Repo) ReadBlob(id ID, buf []byte, max int64) (data []byte, err error) {
+	return r.readObject(id, objBlob, buf, max)
+}
+
+// readObject reads the object id, which must be of type want, as ReadBlob
+// reads a blob.
+func (r *Repo) readObject(id ID, want int, buf []byte, max int64) (data []byte, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if fault(recover()) {
@@ -252,12 +271,12 @@ func (r *Repo) ReadBlob(id ID, buf []byte, max int64) (data []byte, err error) {
 		}
 		off, ok := p.offset(i)
 		if ok {
-			data, err = r.readPacked(p, off, buf, max)
+			data, err = r.readPacked(p, off, want, buf, max)
 		} else {
 			err = corrupt("pack index %s: bad offset", p.name)
 		}
 		if err == nil {
-			return verify(id, data)
+			return verify(id, want, data)
 		}
 		if errors.Is(err, ErrTooLarge) {
 			return nil, err
@@ -266,10 +285,10 @@ func (r *Repo) ReadBlob(id ID, buf []byte, max int64) (data []byte, err error) {
 			packErr = fmt.Errorf("gitobj: reading %s: %w", id, err)
 		}
 	}
-	data, err = r.readLoose(id, buf, max)
+	data, err = r.readLoose(id, want, buf, max)
 	switch {
 	case err == nil:
-		return verify(id, data)
+		return verify(id, want, data)
 	case !errors.Is(err, ErrNotFound):
 		return nil, err
 	case packErr != nil:
@@ -278,9 +297,9 @@ func (r *Repo) ReadBlob(id ID, buf []byte, max int64) (data []byte, err error) {
 	return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
 }
 
-// verify checks that data is the blob id.
-func verify(id ID, data []byte) ([]byte, error) {
-	if BlobID(data) != id {
+// verify checks that data is the object id, of type typ.
+func verify(id ID, typ int, data []byte) ([]byte, error) {
+	if objectID(typ, data) != id {
 		return nil, corrupt("object %s: content does not hash to its id", id)
 	}
 	return data, nil

@@ -107,12 +107,12 @@ func loosePath(id ID) string {
 	return s[:2] + "/" + s[2:]
 }
 
-// readLoose reads the loose object id, which must be a blob of at most
-// maxSize bytes, appending its content to dst[:0]. It does not check the
-// content's hash.
+// readLoose reads the loose object id, which must be of type want (objBlob,
+// objTree, objCommit) and of at most maxSize bytes, appending its content
+// to dst[:0]. It does not check the content's hash.
 //
 // A loose object is zlib data: "<type> <decimal size>\x00", then content.
-func (r *Repo) readLoose(id ID, dst []byte, maxSize int64) ([]byte, error) {
+func (r *Repo) readLoose(id ID, want int, dst []byte, maxSize int64) ([]byte, error) {
 	f, size, err := openFile(r.objects, loosePath(id))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, ErrNotFound
@@ -151,14 +151,14 @@ func (r *Repo) readLoose(id ID, dst []byte, maxSize int64) ([]byte, error) {
 		return nil, corrupt("loose object %s: bad header", id)
 	}
 	switch string(typ) {
-	case "blob":
-	case "commit", "tree", "tag":
-		return nil, fmt.Errorf("gitobj: object %s is a %s, not a blob", id, typ)
+	case typeNames[want]:
+	case "commit", "tree", "blob", "tag":
+		return nil, fmt.Errorf("gitobj: object %s is a %s, not a %s", id, typ, typeNames[want])
 	default:
 		return nil, corrupt("loose object %s: bad header", id)
 	}
 	if objSize > maxSize {
-		return nil, fmt.Errorf("gitobj: blob %s of %d bytes: %w", id, objSize, ErrTooLarge)
+		return nil, fmt.Errorf("gitobj: %s %s of %d bytes: %w", typ, id, objSize, ErrTooLarge)
 	}
 	if objSize > maxInflate(size) {
 		return nil, corrupt("loose object %s: %d bytes in a file of %d", id, objSize, size)

@@ -353,20 +353,20 @@ func chainLimits(maxSize int64) (limit, budget int64) {
 	return clamp(limit), clamp(budget)
 }
 
-// readPacked reads the blob at off in p, of at most maxSize bytes,
-// appending it to dst[:0].
-func (r *Repo) readPacked(p *pack, off int64, dst []byte, maxSize int64) ([]byte, error) {
+// readPacked reads the object at off in p, which must be of type want, of
+// at most maxSize bytes, appending it to dst[:0].
+func (r *Repo) readPacked(p *pack, off int64, want int, dst []byte, maxSize int64) ([]byte, error) {
 	limit, budget := chainLimits(maxSize)
 	z := inflaters.Get().(*inflater)
 	defer inflaters.Put(z)
 
-	c, err := r.walkChain(p, off, limit)
+	c, err := r.walkChain(p, off, want, limit)
 	if err != nil {
 		return nil, err
 	}
 	if len(c.links) == 0 {
 		if c.e.size > maxSize {
-			return nil, fmt.Errorf("gitobj: blob of %d bytes: %w", c.e.size, ErrTooLarge)
+			return nil, fmt.Errorf("gitobj: %s of %d bytes: %w", typeNames[want], c.e.size, ErrTooLarge)
 		}
 		src, err := c.p.zdata(c.e)
 		if err != nil {
@@ -404,9 +404,10 @@ type deltaChain struct {
 
 // walkChain walks the chain of the object at off in p down to its base,
 // keeping the deltas on the way, so that the result's size and the work
-// can be bounded before any delta is applied. A loose base is read, of at
-// most limit bytes; a packed one is left for rebuild.
-func (r *Repo) walkChain(p *pack, off, limit int64) (deltaChain, error) {
+// can be bounded before any delta is applied. The base must be of type
+// want (a delta's object has its base's type). A loose base is read, of
+// at most limit bytes; a packed one is left for rebuild.
+func (r *Repo) walkChain(p *pack, off int64, want int, limit int64) (deltaChain, error) {
 	var c deltaChain
 	var seen map[packPos]bool // the targets of reference deltas
 	for {
@@ -419,10 +420,10 @@ func (r *Repo) walkChain(p *pack, off, limit int64) (deltaChain, error) {
 		}
 		c.p, c.e = p, e
 		switch e.typ {
-		case objBlob:
+		case want:
 			return c, nil
-		case objCommit, objTree, objTag:
-			return c, fmt.Errorf("gitobj: object is a %s, not a blob", typeNames[e.typ])
+		case objCommit, objTree, objBlob, objTag:
+			return c, fmt.Errorf("gitobj: object is a %s, not a %s", typeNames[e.typ], typeNames[want])
 		case objOfsDelta:
 			c.links = append(c.links, deltaLink{p, e})
 			off = e.baseOff // always lower: no cycle
@@ -430,7 +431,7 @@ func (r *Repo) walkChain(p *pack, off, limit int64) (deltaChain, error) {
 			c.links = append(c.links, deltaLink{p, e})
 			q, qoff, ok := r.findPacked(e.baseID, p)
 			if !ok {
-				c.base, err = r.looseBase(p, e.baseID, limit)
+				c.base, err = r.looseBase(p, e.baseID, want, limit)
 				return c, err
 			}
 			if seen[packPos{q, qoff}] {
@@ -453,8 +454,8 @@ func (r *Repo) walkChain(p *pack, off, limit int64) (deltaChain, error) {
 // looseBase reads id, the base of a reference delta in p that no pack
 // holds, as a loose object of at most limit bytes. A base found nowhere
 // makes the pack corrupt.
-func (r *Repo) looseBase(p *pack, id ID, limit int64) ([]byte, error) {
-	base, err := r.readLoose(id, nil, limit)
+func (r *Repo) looseBase(p *pack, id ID, want int, limit int64) ([]byte, error) {
+	base, err := r.readLoose(id, want, nil, limit)
 	if errors.Is(err, ErrNotFound) {
 		return nil, corrupt("pack %s: delta base %s not found", p.name, id)
 	}
@@ -475,7 +476,7 @@ func (c *deltaChain) checkTarget(z *inflater, maxSize int64) error {
 	if n, err := z.targetSize(src, top.e.size); err != nil {
 		return fmt.Errorf("gitobj: pack %s: %w", top.p.name, err)
 	} else if n > uint64(maxSize) {
-		return fmt.Errorf("gitobj: blob of %d bytes: %w", n, ErrTooLarge)
+		return fmt.Errorf("gitobj: object of %d bytes: %w", n, ErrTooLarge)
 	}
 	return nil
 }
