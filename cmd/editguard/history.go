@@ -47,7 +47,7 @@ func runHistory(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stderr, "%s: no history\n", quoteName(pos[0]))
 		return nil
 	}
-	e.page()
+	e.pageRows()
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "VERSION\tTIME\tSHA256\tSIZE\tOP\tSESSION")
 	for _, v := range vs {

@@ -49,13 +49,12 @@ func TestHookShellHostileNames(t *testing.T) {
 		t.Fatal(log.String())
 	}
 	seen := map[string]bool{}
-	dec := json.NewDecoder(&log)
-	for dec.More() {
+	for _, line := range logLines(t, log.String()) {
 		var r struct {
 			Path    string `json:"path"`
 			PathHex string `json:"path_hex"`
 		}
-		if err := dec.Decode(&r); err != nil {
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
 			t.Fatal(err)
 		}
 		p := r.Path
