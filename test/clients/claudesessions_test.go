@@ -206,9 +206,9 @@ func TestClaudeCodeSubagentSession(t *testing.T) {
 		t.Fatalf("editguard log: %v", err)
 	}
 	var edits []string
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+	for _, line := range ledgerRecords(t, out) {
 		var rec struct{ Session, Tool, Outcome string }
-		if json.Unmarshal([]byte(line), &rec) == nil && rec.Tool == "hook:Edit" {
+		if json.Unmarshal(line, &rec) == nil && rec.Tool == "hook:Edit" {
 			edits = append(edits, rec.Session+" "+rec.Outcome)
 		}
 	}
