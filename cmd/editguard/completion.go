@@ -35,17 +35,27 @@ func runCompletion(ctx context.Context, e *env, args []string) error {
 		return usagef(completionCmd.name, "completion takes one shell: bash, zsh or fish")
 	}
 	sets := flagSets(ctx)
+	var b strings.Builder
 	switch pos[0] {
 	case "bash":
-		return bashCompletion(e.stdout, sets)
+		err = bashCompletion(&b, sets)
 	case "zsh":
 		// zsh runs bash's completion functions through bashcompinit.
-		fmt.Fprintln(e.stdout, "autoload -U +X compinit && compinit\nautoload -U +X bashcompinit && bashcompinit")
-		return bashCompletion(e.stdout, sets)
+		fmt.Fprintln(&b, "autoload -U +X compinit && compinit\nautoload -U +X bashcompinit && bashcompinit")
+		err = bashCompletion(&b, sets)
 	case "fish":
-		return fishCompletion(e.stdout, sets)
+		err = fishCompletion(&b, sets)
+	default:
+		return usagef(completionCmd.name, "unknown shell %q: use bash, zsh or fish", pos[0])
 	}
-	return usagef(completionCmd.name, "unknown shell %q: use bash, zsh or fish", pos[0])
+	if err != nil {
+		return err
+	}
+	if e.json {
+		return e.printJSON(map[string]any{"shell": pos[0], "script": b.String()})
+	}
+	_, err = io.WriteString(e.stdout, b.String())
+	return err
 }
 
 // flagSets returns the flag set of every command, by name, learnt by

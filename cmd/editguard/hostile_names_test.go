@@ -77,10 +77,14 @@ func TestHookShellHostileNames(t *testing.T) {
 	if code := cli(t, dir, &hist, "history", latin, "--json"); code != 0 {
 		t.Fatalf("history: %s", hist.String())
 	}
-	var vs []struct {
-		ID string `json:"version"`
+	var h struct {
+		Versions []struct {
+			ID string `json:"version"`
+		} `json:"versions"`
 	}
-	if err := json.Unmarshal(hist.Bytes(), &vs); err != nil || len(vs) != 1 {
+	err := json.Unmarshal(hist.Bytes(), &h)
+	vs := h.Versions
+	if err != nil || len(vs) != 1 {
 		t.Fatalf("history of %q: %s (%v), want the person's version", latin, hist.String(), err)
 	}
 	var res bytes.Buffer

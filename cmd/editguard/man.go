@@ -31,7 +31,11 @@ func runMan(ctx context.Context, e *env, args []string) error {
 	if len(pos) != 0 {
 		return usagef(manCmd.name, "man takes no arguments")
 	}
-	_, err = io.WriteString(e.stdout, manPage(flagSets(ctx)))
+	page := manPage(flagSets(ctx))
+	if e.json {
+		return e.printJSON(map[string]any{"manual": page})
+	}
+	_, err = io.WriteString(e.stdout, page)
 	return err
 }
 

@@ -27,7 +27,8 @@ A path is printed as it is unless it holds something that could act on a
 terminal or mislead (see "Names" in editguard help); then it is printed
 in double quotes with C escapes, as git quotes names. -z prints each path
 as its exact bytes followed by a NUL instead, for xargs -0, and nothing
-else on stdout. --json prints the paths as a JSON array.`,
+else on stdout. --json prints {"status": "ok", "paths": [...],
+"truncated": false}; truncated is true when more files match.`,
 }
 
 var searchCmd = &command{
@@ -85,7 +86,7 @@ func execTool(ctx context.Context, e *env, name string, args map[string]any) (*t
 func runFind(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(findCmd.name)
 	dir := fs.String("path", "", "search under `DIR` (default: the root)")
-	fs.BoolVar(&e.json, "json", false, "print the paths as a JSON array")
+	fs.BoolVar(&e.json, "json", e.json, "print the paths in a JSON object")
 	nul := fs.Bool("z", false, "print each path as its exact bytes followed by a NUL")
 	pos, err := parseCommand(e, findCmd, fs, args)
 	if err != nil {
@@ -105,12 +106,15 @@ func runFind(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if e.json {
-		return e.printJSON(out.Structured)
-	}
 	found := out.Structured.([]string)
 	meta, _ := out.Meta.(map[string]any)
 	more, _ := meta["truncated"].(bool)
+	if e.json {
+		if found == nil {
+			found = []string{}
+		}
+		return e.printJSON(map[string]any{"paths": found, "truncated": more})
+	}
 	var b strings.Builder
 	for _, p := range found {
 		if *nul {
@@ -255,7 +259,7 @@ func printSearch(e *env, text string, results []toolset.SearchMatch) error {
 func runTree(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(treeCmd.name)
 	depth := fs.Int("depth", 0, "show `N` levels (default 3)")
-	fs.BoolVar(&e.json, "json", false, "print the tree as JSON")
+	fs.BoolVar(&e.json, "json", e.json, "print the tree as JSON")
 	nul := fs.Bool("z", false, "print each entry's path as its exact bytes followed by a NUL")
 	pos, err := parseCommand(e, treeCmd, fs, args)
 	if err != nil {

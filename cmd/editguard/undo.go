@@ -21,7 +21,7 @@ of its own and can itself be undone.`,
 func runUndo(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(undoCmd.name)
 	dry := fs.Bool("dry-run", false, "check and show the diffs, write nothing")
-	fs.BoolVar(&e.json, "json", false, "print the result as JSON")
+	fs.BoolVar(&e.json, "json", e.json, "print the result as JSON")
 	pos, err := parseCommand(e, undoCmd, fs, args)
 	if err != nil {
 		return err
