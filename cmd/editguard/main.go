@@ -87,6 +87,8 @@ type env struct {
 
 	version bool // --version
 
+	command string // the name of the command that runs
+
 	color   colorMode // --color
 	noPager bool      // --no-pager
 	pager   *pager    // the pager stdout goes through, if any (pager.go)
@@ -292,6 +294,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		e.json = e.json || askedJSON(rest[1:])
 		return report(e, usagef("", "unknown command %q%s", rest[0], didYouMean(rest[0])))
 	}
+	e.command = c.name
 	return report(e, c.run(ctx, e, rest[1:]))
 }
 
@@ -518,14 +521,22 @@ func report(e *env, err error) int {
 			Error  *editguard.Error `json:"error"`
 		}{string(ge.Code), ge})
 	}
-	fmt.Fprintf(e.stderr, "editguard: %s\n", errorText(ge))
+	shown := ge
+	if ge.Code == editguard.CodePermission && readsOnly[e.command] && strings.Contains(ge.Message, "not writable") {
+		// The library says it of any denied open; a read is denied reading.
+		c := *ge
+		c.Message = "permission denied: this user may not read the file"
+		shown = &c
+	}
+	fmt.Fprintf(e.stderr, "editguard: %s\n", errorText(shown))
+	closestLines(e.stderr, ge)
 	if c, ok := ge.Details["changes"].(string); ok {
 		fmt.Fprint(e.stderr, escapeLines(c))
 	}
 	if vs, ok := ge.Details["versions"].([]string); ok && len(vs) > 0 {
 		fmt.Fprintf(e.stderr, "versions: %s\n", escapeText(strings.Join(vs, ", ")))
 	}
-	if h := cliHint(ge); h != "" {
+	if h := e.hint(ge); h != "" {
 		fmt.Fprintf(e.stderr, "hint: %s\n", escapeText(h))
 	}
 	return exitCode(ge)
