@@ -84,7 +84,7 @@ func helpJSON(e *env, c *command, fs *flag.FlagSet) error {
 				return
 			}
 			arg, usage := flag.UnquoteUsage(f)
-			h := flagHelp{Name: "--" + f.Name, Argument: arg, Usage: usage}
+			h := flagHelp{Name: flagDash(f.Name), Argument: arg, Usage: usage}
 			switch f.DefValue {
 			case "", "0", "false", "[]":
 			default:

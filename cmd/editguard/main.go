@@ -465,9 +465,13 @@ var flagSpelling = sync.OnceValue(func() *regexp.Regexp {
 })
 
 // flagError returns the message of a flag parsing error with flags spelled
-// as the help spells them, "--name".
+// as the help spells them, "--name" ("-n" for one letter).
 func flagError(err error) string {
-	return flagSpelling().ReplaceAllString(err.Error(), "$1--$2")
+	re := flagSpelling()
+	return re.ReplaceAllStringFunc(err.Error(), func(m string) string {
+		sub := re.FindStringSubmatch(m)
+		return sub[1] + flagDash(sub[2])
+	})
 }
 
 // usageCode is the status and code of a --json answer to a command line
@@ -620,15 +624,24 @@ func commandHelp(w io.Writer, c *command, fs *flag.FlagSet) {
 	}
 }
 
+// flagDash is how help spells the flag name: "--name", or "-n" for one
+// letter, as git, rg and gh spell theirs (the flag package takes either).
+func flagDash(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
 // printFlags lists the flags of fs other than the global ones, spelled
-// "--name" as everywhere else in editguard's help.
+// "--name" (one letter: "-n") as everywhere else in editguard's help.
 func printFlags(w io.Writer, fs *flag.FlagSet) {
 	fs.VisitAll(func(f *flag.Flag) {
 		if u, ok := globalUsage[f.Name]; ok && u == f.Usage {
 			return
 		}
 		name, usage := flag.UnquoteUsage(f)
-		line := "  --" + f.Name
+		line := "  " + flagDash(f.Name)
 		if name != "" {
 			line += " " + name
 		}

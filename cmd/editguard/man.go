@@ -78,7 +78,11 @@ func manFlags(b *strings.Builder, fs *flag.FlagSet, global bool) {
 			return
 		}
 		name, usage := flag.UnquoteUsage(f)
-		b.WriteString(".TP\n\\fB\\-\\-" + roffEscape(f.Name) + "\\fR")
+		dashes := `\-\-`
+		if len(f.Name) == 1 {
+			dashes = `\-`
+		}
+		b.WriteString(".TP\n\\fB" + dashes + roffEscape(f.Name) + "\\fR")
 		if name != "" {
 			b.WriteString(" \\fI" + roffEscape(name) + "\\fR")
 		}
