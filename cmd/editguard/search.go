@@ -40,9 +40,9 @@ root) that matches PATTERN, an RE2 regular expression (plain text with
 -F, --literal), in path order, at most --max lines (default 100, at most
 1,000). As with rg, DIR may follow PATTERN or be given with --path, and
 -e PATTERN, repeatable, gives the patterns instead (a line matches if
-any of them does; then every argument is a DIR). -i, --ignore-case
-ignores case. --glob takes "*", "?", "[...]", "**" and "{a,b}" as find
-does. Files .gitignore excludes, binary files, files over 8 MiB, .git
+any of them does; then the one argument, if any, is the DIR).
+-i, --ignore-case ignores case. --glob takes "*", "?", "[...]", "**" and
+"{a,b}" as find does. Files .gitignore excludes, binary files, files over 8 MiB, .git
 directories and .editguard are skipped; symlinks are not followed. It
 records no read.
 
