@@ -171,12 +171,14 @@ func TestClaudeCodeBashHooks(t *testing.T) {
 		t.Errorf("the model was not told that the command overwrote a person's change to shared.md")
 	}
 	hist := eg("history", "shared.md", "--json")
-	var vs []struct {
-		ID string `json:"version"`
+	var h struct {
+		Versions []struct {
+			ID string `json:"version"`
+		} `json:"versions"`
 	}
-	json.Unmarshal([]byte(hist), &vs)
+	json.Unmarshal([]byte(hist), &h)
 	found := false
-	for _, v := range vs {
+	for _, v := range h.Versions {
 		if out := eg("diff", "shared.md", v.ID); strings.Contains(out, "a person's change") {
 			found = true
 		}
