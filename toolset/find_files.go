@@ -66,7 +66,7 @@ func (t *Toolset) findFiles(ctx context.Context, raw json.RawMessage) (*Output, 
 	}
 	var b strings.Builder
 	if len(found) == 0 {
-		fmt.Fprintf(&b, "No files under %s match %s.\n", display, *a.Pattern)
+		fmt.Fprintf(&b, "No files %s match %s.\n", under(display), *a.Pattern)
 	}
 	for _, f := range found {
 		b.WriteString(f + "\n")

@@ -51,7 +51,7 @@ func TestFindFiles(t *testing.T) {
 		{`{"pattern":"pkg/**/*_test.go"}`, []string{"pkg/sub/deep/z_test.go"}},
 		{`{"pattern":"**/b.go"}`, []string{"pkg/sub/b.go"}},
 		{`{"pattern":"*.go","path":"pkg/sub"}`, []string{"pkg/sub/b.go", "pkg/sub/gen_keep.go", "pkg/sub/deep/z_test.go"}},
-		{`{"pattern":"config"}`, []string{"No files under . match config."}},
+		{`{"pattern":"config"}`, []string{"No files in the workspace match config."}},
 	}
 	for _, tt := range tests {
 		out := mustCall(t, ts, "find_files", tt.args)

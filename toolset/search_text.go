@@ -240,7 +240,7 @@ func (s *fileSearch) output(display string) *Output {
 	var out strings.Builder
 	switch {
 	case n == 0:
-		fmt.Fprintf(&out, "No matches for %s under %s.\n", s.q.pattern, display)
+		fmt.Fprintf(&out, "No matches for %s %s.\n", s.q.pattern, under(display))
 	case more:
 		fmt.Fprintf(&out, "First %d matching lines (more exist; narrow the pattern, path or glob, or raise max_results):\n", n)
 	default:

@@ -144,6 +144,16 @@ func closeBrace(pattern string, open int) (int, []int) {
 	return 0, nil
 }
 
+// under says where a walk from the directory display looked, for a
+// sentence: "under src", or "in the workspace" for its root, which would
+// read as "under ." and end a sentence with two dots.
+func under(display string) string {
+	if display == "." || display == "./" {
+		return "in the workspace"
+	}
+	return "under " + display
+}
+
 // startDir checks that a tool's path argument names a directory and
 // returns it ("." when none was given).
 func (t *Toolset) startDir(tool string, p *string) (string, error) {

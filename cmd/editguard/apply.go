@@ -32,7 +32,7 @@ func runApply(ctx context.Context, e *env, args []string) error {
 	var m mutationFlags
 	fs.BoolVar(&m.dryRun, "dry-run", false, "check the patch and show the diffs, write nothing")
 	fs.BoolVar(&m.yes, "yes", false, "do not ask for confirmation at a terminal")
-	fs.BoolVar(&e.json, "json", false, "print the result as JSON")
+	fs.BoolVar(&e.json, "json", e.json, "print the result as JSON")
 	noMerge := fs.Bool("no-merge", false, "refuse a file changed since the read, even where the hunks could merge over that change")
 	pos, err := parseCommand(e, applyCmd, fs, args)
 	if err != nil {

@@ -20,7 +20,7 @@ With --json it prints {"cleared": true}.`,
 
 func runBeginTurn(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(beginTurnCmd.name)
-	fs.BoolVar(&e.json, "json", false, "print the result as JSON")
+	fs.BoolVar(&e.json, "json", e.json, "print the result as JSON")
 	pos, err := parseCommand(e, beginTurnCmd, fs, args)
 	if err != nil {
 		return err

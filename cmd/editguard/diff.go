@@ -19,7 +19,7 @@ identical, diff}.`,
 func runDiff(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(diffCmd.name)
 	against := fs.String("against", "", "compare with `FILE` instead of a history version")
-	fs.BoolVar(&e.json, "json", false, "print the diff in a JSON object")
+	fs.BoolVar(&e.json, "json", e.json, "print the diff in a JSON object")
 	pos, err := parseCommand(e, diffCmd, fs, args)
 	if err != nil {
 		return err

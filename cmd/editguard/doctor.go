@@ -89,7 +89,7 @@ const setupCheckTimeout = 30 * time.Second
 // check failed.
 func runDoctor(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(doctorCmd.name)
-	fs.BoolVar(&e.json, "json", false, "print the checks as JSON")
+	fs.BoolVar(&e.json, "json", e.json, "print the checks as JSON")
 	pos, err := parseCommand(e, doctorCmd, fs, args)
 	if err != nil {
 		return err

@@ -84,16 +84,19 @@ isolates.
 func runExec(ctx context.Context, e *env, args []string) error {
 	i := slices.Index(args, "--")
 	if i < 0 {
-		return usagef(execCmd.name, "exec needs -- before the command: editguard exec -- CMD [ARGS...]")
+		i = len(args) // no command: only -h, which prints the help, is valid
 	}
-	argv := args[i+1:]
+	argv := args[min(i+1, len(args)):]
 	fs := newFlagSet(execCmd.name)
 	tool := fs.String("tool", "exec", "the tool named in the ledger records")
-	jsonOut := fs.Bool("json", false, "print the summary as JSON on stdout")
+	jsonOut := fs.Bool("json", e.json, "print the summary as JSON on stdout")
 	isolate := fs.String("isolate", isolateDefault(), "run the command isolated: `MODE` auto, on or off (default: $EDITGUARD_ISOLATE, else auto)")
 	pos, err := parseCommand(e, execCmd, fs, args[:i])
 	if err != nil {
 		return err
+	}
+	if i == len(args) {
+		return usagef(execCmd.name, "exec needs -- before the command: editguard exec -- CMD [ARGS...]")
 	}
 	if len(pos) != 0 || len(argv) == 0 {
 		return usagef(execCmd.name, "usage: editguard exec [--tool NAME] [--json] [--isolate auto|on|off] -- CMD [ARGS...]")

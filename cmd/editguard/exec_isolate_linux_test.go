@@ -24,15 +24,15 @@ func needIsolation(t *testing.T) {
 	}
 }
 
-// logRecords returns the ledger's records as log --json prints them.
-func logRecords(t *testing.T, dir string) []struct{ Path, Tool, Outcome string } {
+// execLedger returns the ledger's records as log --json prints them.
+func execLedger(t *testing.T, dir string) []struct{ Path, Tool, Outcome string } {
 	t.Helper()
 	code, out, errs := cliRun(t, dir, "log", "--json")
 	if code != 0 {
 		t.Fatalf("log: exit %d\n%s%s", code, out, errs)
 	}
 	var recs []struct{ Path, Tool, Outcome string }
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+	for _, line := range logLines(t, out) {
 		var r struct {
 			Path, Tool, Outcome string
 			PathHex             string `json:"path_hex"`
@@ -164,7 +164,7 @@ echo person-c > c.txt`)
 	}
 
 	recorded := map[string]bool{}
-	for _, r := range logRecords(t, dir) {
+	for _, r := range execLedger(t, dir) {
 		if r.Tool == "exec" && r.Outcome == "ok" {
 			recorded[r.Path] = true
 		}
@@ -426,7 +426,7 @@ func TestExecIsolatedGitCommit(t *testing.T) {
 	}
 	git("fsck", "--no-progress")
 	recorded := false
-	for _, r := range logRecords(t, dir) {
+	for _, r := range execLedger(t, dir) {
 		recorded = recorded || r.Path == "a.txt" && r.Tool == "exec"
 	}
 	if !recorded {

@@ -103,7 +103,7 @@ echo "no signal came" > got`, name)
 		t.Fatalf("log: exit %d\n%s", code, errs)
 	}
 	recorded := false
-	for _, line := range strings.Split(strings.TrimSpace(logOut), "\n") {
+	for _, line := range logLines(t, logOut) {
 		var r struct{ Path, Tool, Outcome string }
 		if json.Unmarshal([]byte(line), &r) == nil && r.Path == "f.txt" && r.Tool == "exec" && r.Outcome == "ok" {
 			recorded = true

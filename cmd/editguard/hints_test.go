@@ -1,7 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/editguard/editguard"
@@ -57,7 +63,11 @@ func TestCLIHint(t *testing.T) {
 			"the file is not valid utf-8; it may be gbk or big5: pass --encoding"},
 		{editguard.CodeRejected, "a.go", "ask the user what to change instead", "nothing was written"},
 		{editguard.CodeBusy, "a.go", "retry shortly; if it persists, look for a stopped editguard process",
-			"retry shortly; if it persists, look for a stopped editguard process"},
+			"run the command again shortly; if it persists, look for a stopped editguard process"},
+		{editguard.CodeNoSpace, "a.go", "free disk space (or quota), then retry; nothing was changed",
+			"free disk space (or quota), then run the command again; nothing was changed"},
+		{editguard.CodePermission, "my a.go", "ask the user to change the file's permissions, or leave the file as it is",
+			"change the file's permissions (ls -l 'my a.go' shows them), or leave the file as it is"},
 	}
 	for _, tt := range tests {
 		e := &editguard.Error{Code: tt.code, RecoveryHint: tt.hint, Details: map[string]any{"path": tt.path}}
@@ -70,6 +80,71 @@ func TestCLIHint(t *testing.T) {
 		}
 		if e.RecoveryHint != tt.hint {
 			t.Errorf("cliHint changed the error's own hint to %q", e.RecoveryHint)
+		}
+	}
+}
+
+// TestPermissionDeniedHint checks how a PERMISSION_DENIED is told at the
+// terminal: a read is told it may not read the file, and what to do, in
+// shell words; a change keeps the library's message, its hint in the
+// command line's words.
+func TestPermissionDeniedHint(t *testing.T) {
+	denied := func() *editguard.Error {
+		return &editguard.Error{Code: editguard.CodePermission, Message: "permission denied: the file (or its directory) is not writable by this user",
+			Details: map[string]any{"path": "np.txt"}, RecoveryHint: "ask the user to change the file's permissions, or leave the file as it is"}
+	}
+	var errb bytes.Buffer
+	e := &env{stdout: io.Discard, stderr: &errb, root: t.TempDir(), command: "read"}
+	if code := report(e, denied()); code != exitError {
+		t.Errorf("report: exit %d, want %d", code, exitError)
+	}
+	want := "editguard: PERMISSION_DENIED: np.txt: permission denied: this user may not read the file\n" +
+		"hint: this user may not read np.txt: ls -l np.txt shows its permissions; change them with chmod, or run editguard as a user who may read it\n"
+	if errb.String() != want {
+		t.Errorf("read denied:\n%s\nwant\n%s", errb.String(), want)
+	}
+	errb.Reset()
+	e.command = "write"
+	report(e, denied())
+	want = "editguard: PERMISSION_DENIED: np.txt: permission denied: the file (or its directory) is not writable by this user\n" +
+		"hint: change the file's permissions (ls -l np.txt shows them), or leave the file as it is\n"
+	if errb.String() != want {
+		t.Errorf("write denied:\n%s\nwant\n%s", errb.String(), want)
+	}
+}
+
+// TestReadUnreadableFile reads a file this user may not read, which only
+// a user other than root can be denied.
+func TestReadUnreadableFile(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root may read any file")
+	}
+	root := t.TempDir()
+	writeFile(t, root, "np.txt", "secret\n")
+	if err := os.Chmod(filepath.Join(root, "np.txt"), 0); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"--root", root, "read", "np.txt"}, strings.NewReader(""), &out, &errb)
+	if code != exitError || !strings.Contains(errb.String(), "PERMISSION_DENIED") || !strings.Contains(errb.String(), "hint: this user may not read np.txt") {
+		t.Errorf("read of an unreadable file: exit %d\n%s", code, errb.String())
+	}
+}
+
+// TestSizeText checks the sizes a TOO_LARGE hint gives --max-file-size.
+func TestSizeText(t *testing.T) {
+	for n, want := range map[int64]string{1000: "1000", 1024: "1KiB", 2048: "2KiB", 64 << 20: "64MiB", 3 << 30: "3GiB"} {
+		if got := sizeText(n); got != want {
+			t.Errorf("sizeText(%d) = %q, want %q", n, got, want)
+		}
+	}
+	for n, want := range map[int64]int64{1: 1024, 1025: 2048, 1<<20 + 1: 2 << 20, 5 << 30: 5 << 30} {
+		if got := roundUp(n); got != want {
+			t.Errorf("roundUp(%d) = %d, want %d", n, got, want)
+		}
+		var z size
+		if err := z.Set(sizeText(roundUp(n))); err != nil || int64(z) != want {
+			t.Errorf("--max-file-size %s reads as %d, %v; want %d", sizeText(roundUp(n)), z, err, want)
 		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"text/tabwriter"
 	"time"
+
+	"github.com/editguard/editguard"
 )
 
 var historyCmd = &command{
@@ -16,12 +18,13 @@ newest first: its version ID (give it to restore or diff), time, SHA-256,
 size and the operation that displaced it. "(did not exist)" marks the state
 before the file was created; restoring it deletes the file.
 
-With --json it prints a list of {version, time, sha256, size_bytes, op, ...}.`,
+With --json it prints {"status": "ok", "path": PATH, "versions": [{version,
+time, sha256, size_bytes, op, ...}]}.`,
 }
 
 func runHistory(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(historyCmd.name)
-	fs.BoolVar(&e.json, "json", false, "print the versions as JSON")
+	fs.BoolVar(&e.json, "json", e.json, "print the versions as JSON")
 	pos, err := parseCommand(e, historyCmd, fs, args)
 	if err != nil {
 		return err
@@ -39,15 +42,15 @@ func runHistory(ctx context.Context, e *env, args []string) error {
 	}
 	if e.json {
 		if vs == nil {
-			return e.printJSON([]any{})
+			vs = []editguard.Version{}
 		}
-		return e.printJSON(vs)
+		return e.printJSON(map[string]any{"path": pos[0], "versions": vs})
 	}
 	if len(vs) == 0 {
 		fmt.Fprintf(e.stderr, "%s: no history\n", quoteName(pos[0]))
 		return nil
 	}
-	e.page()
+	e.pageRows()
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "VERSION\tTIME\tSHA256\tSIZE\tOP\tSESSION")
 	for _, v := range vs {

@@ -110,10 +110,15 @@ func TestHookShellTools(t *testing.T) {
 				t.Fatalf("history a.txt: %s", hist.String())
 			}
 			// The person's version comes back with a guarded restore.
-			var vs []struct {
-				ID string `json:"version"`
+			var h struct {
+				Versions []struct {
+					ID string `json:"version"`
+				} `json:"versions"`
 			}
-			json.Unmarshal(hist.Bytes(), &vs)
+			if err := json.Unmarshal(hist.Bytes(), &h); err != nil || len(h.Versions) == 0 {
+				t.Fatalf("history a.txt --json: %v\n%s", err, hist.String())
+			}
+			vs := h.Versions
 			var res bytes.Buffer
 			sessionFlag := "--session=" + map[string]string{"claude-code": "claude", "gemini": "gemini", "codex": "codex"}[tc.client] + "-s1"
 			if code := cli(t, dir, &res, sessionFlag, "restore", "a.txt", vs[0].ID, "--yes"); code != 0 {

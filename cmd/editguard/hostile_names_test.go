@@ -49,13 +49,12 @@ func TestHookShellHostileNames(t *testing.T) {
 		t.Fatal(log.String())
 	}
 	seen := map[string]bool{}
-	dec := json.NewDecoder(&log)
-	for dec.More() {
+	for _, line := range logLines(t, log.String()) {
 		var r struct {
 			Path    string `json:"path"`
 			PathHex string `json:"path_hex"`
 		}
-		if err := dec.Decode(&r); err != nil {
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
 			t.Fatal(err)
 		}
 		p := r.Path
@@ -78,10 +77,14 @@ func TestHookShellHostileNames(t *testing.T) {
 	if code := cli(t, dir, &hist, "history", latin, "--json"); code != 0 {
 		t.Fatalf("history: %s", hist.String())
 	}
-	var vs []struct {
-		ID string `json:"version"`
+	var h struct {
+		Versions []struct {
+			ID string `json:"version"`
+		} `json:"versions"`
 	}
-	if err := json.Unmarshal(hist.Bytes(), &vs); err != nil || len(vs) != 1 {
+	err := json.Unmarshal(hist.Bytes(), &h)
+	vs := h.Versions
+	if err != nil || len(vs) != 1 {
 		t.Fatalf("history of %q: %s (%v), want the person's version", latin, hist.String(), err)
 	}
 	var res bytes.Buffer

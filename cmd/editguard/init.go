@@ -353,7 +353,7 @@ func runInit(ctx context.Context, e *env, args []string) error {
 	fs.BoolVar(&r.turns, "turns", false, "with --hooks: also forget the session's reads at the start of each turn (Claude Code, Gemini CLI)")
 	fs.BoolVar(&r.shared, "shared", false, "write Claude Code's deny rules and hooks to .claude/settings.json, which the repository shares,\nnot to this clone's .claude/settings.local.json")
 	fs.BoolVar(&r.bare, "bare-names", false, "write the programs' names alone (editguard, editguard-hook), not their absolute paths,\nfor a PATH you manage yourself: the client must find them on its own PATH")
-	fs.BoolVar(&e.json, "json", false, "print what was done as JSON")
+	fs.BoolVar(&e.json, "json", e.json, "print what was done as JSON")
 	pos, err := parseCommand(e, initCmd, fs, args)
 	if err != nil {
 		return err

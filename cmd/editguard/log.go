@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,26 +16,36 @@ import (
 
 var logCmd = &command{
 	name:    "log",
-	args:    "[-n N] [--since T] [--path P] [--session S] [--tool T] [--timing] [--json]",
+	args:    "[-n N] [--since T] [--path P] [--session S] [--tool T] [--reverse] [--timing] [--json]",
 	summary: "print the ledger: every change attempted, accepted or refused",
-	help: `Log prints the ledger's records, oldest first: every write, edit and restore
-that was attempted through editguard, whether it was committed or refused
-(and why), by which session, with the SHA-256 before and after and the
-history version that keeps what was displaced; and, as begin_turn with no
-path, where a session began a turn.
+	help: `Log prints the ledger's records, newest first as git log does (oldest
+first with --reverse): every write, edit and restore that was attempted
+through editguard, whether it was committed or refused (and why), by which
+session, with the SHA-256 before and after and the history version that
+keeps what was displaced; and, as begin_turn with no path, where a session
+began a turn.
 
 --path, --session, --tool and --since select records; --since takes a
 time (2026-11-26T10:00:00Z, 2026-11-26 10:00, 2026-11-26, in local time
 without a zone) or an age (90m, 12h, 3d: that long ago). -n N prints only
 the last N of them, read from the ledger's end, so it stays fast on a long
-ledger. Times are printed as ISO 8601 with the zone, as history prints
-them. --timing adds how long each change took, in milliseconds: in all,
-waiting for the file's lock, checking it, waiting for approval and making
-it durable (records written before editguard timed changes show "-").
-With
---json it prints one JSON record per line, exactly as stored (with its hash
-chain fields).`,
+ledger; the ledger is read from its end page by page whatever the order,
+so the newest records show at once. Times are printed as ISO 8601 with the
+zone, as history prints them. --timing adds how long each change took, in
+milliseconds: in all, waiting for the file's lock, checking it, waiting
+for approval and making it durable (records written before editguard
+timed changes show "-"). On a terminal each record is one row: less gets
+LESS=FRSX (unless LESS is set), and without a pager rows are cut to the
+terminal's width.
+
+With --json it prints {"status": "ok", "records": [...]}, in the same
+order, each record exactly as stored (with its hash chain fields) on a
+line of its own.`,
 }
+
+// logPage is how many records log reads from the ledger at a time when it
+// lists them newest first.
+var logPage = 256
 
 func runLog(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(logCmd.name)
@@ -43,7 +55,8 @@ func runLog(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&f.Tool, "tool", "", "only records of tool `T` (write_file, edit_file, restore_file)")
 	fs.IntVar(&f.Last, "n", 0, "only the last `N` records (0: all)")
 	since := fs.String("since", "", "only records made at or after `T`: a time or an age (12h, 3d)")
-	fs.BoolVar(&e.json, "json", false, "print records as JSON lines")
+	reverse := fs.Bool("reverse", false, "oldest first")
+	fs.BoolVar(&e.json, "json", e.json, "print the records as JSON")
 	timing := fs.Bool("timing", false, "show how long each change took, and where the time went (ms)")
 	pos, err := parseCommand(e, logCmd, fs, args)
 	if err != nil {
@@ -65,18 +78,16 @@ func runLog(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if e.json {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetEscapeHTML(false)
-		return w.Log(f, func(r *editguard.LedgerRecord) error { return enc.Encode(r) })
+		return logJSON(e, w, f, *reverse)
 	}
-	e.page()
+	e.pageRows()
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	timed := ""
 	if *timing {
 		timed = "TOTAL_MS\tLOCK_MS\tCHECK_MS\tAPPROVAL_MS\tDURABLE_MS\t"
 	}
 	fmt.Fprintln(tw, "SEQ\tTIME\tSESSION\tTOOL\tPATH\tOUTCOME\tAFTER\tVERSION\t"+timed+"COMMAND")
-	err = w.Log(f, func(r *editguard.LedgerRecord) error {
+	err = logRecords(w, f, *reverse, func(r *editguard.LedgerRecord) error {
 		outcome := r.Outcome
 		if r.ErrorCode != "" {
 			outcome = r.ErrorCode
@@ -100,6 +111,75 @@ func runLog(ctx context.Context, e *env, args []string) error {
 		err = ferr
 	}
 	return err
+}
+
+// logJSON prints the records f selects as log --json does: one object
+// whose "records" list has each record, as stored, on a line of its own.
+func logJSON(e *env, w *editguard.Workspace, f editguard.LogFilter, reverse bool) error {
+	bw := bufio.NewWriter(e.stdout)
+	bw.WriteString("{\n  \"status\": \"ok\",\n  \"records\": [")
+	sep := "\n    "
+	err := logRecords(w, f, reverse, func(r *editguard.LedgerRecord) error {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+		bw.WriteString(sep)
+		_, err := bw.Write(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
+		sep = ",\n    "
+		return err
+	})
+	if err != nil {
+		// Nothing of the object reaches stdout: the error is the answer.
+		return err
+	}
+	if sep == "\n    " {
+		bw.WriteString("]\n}\n")
+	} else {
+		bw.WriteString("\n  ]\n}\n")
+	}
+	return bw.Flush()
+}
+
+// logRecords calls fn for the records f selects, newest first, or oldest
+// first if reverse. Newest first, it reads them from the ledger's end a
+// page at a time (each page the records before the last one listed), so
+// the first come at once and the cost follows what is printed.
+func logRecords(w *editguard.Workspace, f editguard.LogFilter, reverse bool, fn func(*editguard.LedgerRecord) error) error {
+	if reverse {
+		return w.Log(f, fn)
+	}
+	left := f.Last // 0: all
+	for {
+		page := f
+		page.Last = logPage
+		if left > 0 {
+			page.Last = min(logPage, left)
+		}
+		var recs []*editguard.LedgerRecord
+		if err := w.Log(page, func(r *editguard.LedgerRecord) error {
+			recs = append(recs, r)
+			return nil
+		}); err != nil {
+			return err
+		}
+		for i := len(recs) - 1; i >= 0; i-- {
+			if err := fn(recs[i]); err != nil {
+				return err
+			}
+		}
+		if len(recs) < page.Last || recs[0].Seq <= 1 {
+			return nil
+		}
+		if left > 0 {
+			if left -= len(recs); left == 0 {
+				return nil
+			}
+		}
+		f.Before = recs[0].Seq
+	}
 }
 
 // timingColumns are log --timing's columns of a record's timing, each

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
@@ -80,4 +81,22 @@ func TestLogTiming(t *testing.T) {
 	if !regexp.MustCompile(`edit_file\s+a\.txt\s+ok\s+\S+\s+v000001\s+\d+\.\d{3}\s+\d+\.\d{3}`).MatchString(lines[1]) {
 		t.Errorf("log --timing row has no times:\n%s", out)
 	}
+}
+
+// logLines returns the records log --json printed in out, in its order,
+// each as the JSON the ledger stores.
+func logLines(t testing.TB, out string) []string {
+	t.Helper()
+	var v struct {
+		Status  string            `json:"status"`
+		Records []json.RawMessage `json:"records"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil || v.Status != "ok" {
+		t.Fatalf("log --json printed no {\"status\": \"ok\", \"records\": [...]} (%v):\n%s", err, out)
+	}
+	lines := make([]string, len(v.Records))
+	for i, r := range v.Records {
+		lines[i] = string(r)
+	}
+	return lines
 }

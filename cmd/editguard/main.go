@@ -77,8 +77,8 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 
-	// json is set by a command that was given --json, so that a failure is
-	// printed as a JSON object on stdout too.
+	// json is --json, global or the command's own: the answer, a failure
+	// included, is a JSON object on stdout.
 	json bool
 
 	// collect, if set, is handed each command's flag set by parseCommand,
@@ -87,6 +87,8 @@ type env struct {
 	collect func(*flag.FlagSet)
 
 	version bool // --version
+
+	command string // the name of the command that runs
 
 	color   colorMode // --color
 	noPager bool      // --no-pager
@@ -193,7 +195,7 @@ func (e *env) close() {
 
 // printJSON prints v as indented JSON. An object that has no "status" gets
 // "status": "ok" first, so that every answer says whether it is a success
-// (a failure's is {"status": "error", "error": {...}}).
+// (a failure's is {"status": CODE, "error": {"code": CODE, ...}}).
 func (e *env) printJSON(v any) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -270,7 +272,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.SetOutput(io.Discard)
 	e.addGlobalFlags(fs)
 	if err := fs.Parse(args); err != nil {
+		e.json = e.json || askedJSON(args)
 		if errors.Is(err, flag.ErrHelp) {
+			if e.json {
+				return report(e, helpJSON(e, nil, nil))
+			}
 			printUsage(stdout)
 			return exitOK
 		}
@@ -281,14 +287,35 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	rest := fs.Args()
 	if len(rest) == 0 {
+		if e.json {
+			return report(e, usagef("", "give a command: editguard [global flags] <command> [arguments]"))
+		}
 		printUsage(stderr)
 		return exitUsage
 	}
 	c, ok := commands[rest[0]]
 	if !ok {
+		e.json = e.json || askedJSON(rest[1:])
 		return report(e, usagef("", "unknown command %q%s", rest[0], didYouMean(rest[0])))
 	}
+	e.command = c.name
 	return report(e, c.run(ctx, e, rest[1:]))
+}
+
+// askedJSON reports whether the command line args asks for --json before
+// any "--". It is read only where the flags could not be parsed (a bad
+// flag, -h), so that the answer still comes as JSON; a parsed command line
+// says it through the flag.
+func askedJSON(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "--json", "-json", "--json=true", "-json=true", "--json=1", "-json=1":
+			return true
+		}
+	}
+	return false
 }
 
 // globalUsage holds the usage texts of editguard's own flags. They may also
@@ -304,6 +331,7 @@ var globalUsage = map[string]string{
 	"history-max-age": "retire history versions older than `AGE` (such as 30d or 12h), but each file's newest (default: keep them whatever their age)",
 	"color":           "colour diffs: `WHEN` auto (on a terminal, unless NO_COLOR is set), always or never",
 	"no-pager":        "do not send long output (log, history, diff) through a pager on a terminal",
+	"json":            "print the answer as one JSON object on stdout, with \"status\": \"ok\" or the error's code",
 }
 
 // options returns o, or new Options, with the global flags' settings.
@@ -429,6 +457,9 @@ func (e *env) addGlobalFlags(fs *flag.FlagSet) {
 	if fs.Lookup("no-pager") == nil {
 		fs.BoolVar(&e.noPager, "no-pager", e.noPager, globalUsage["no-pager"])
 	}
+	if fs.Lookup("json") == nil {
+		fs.BoolVar(&e.json, "json", e.json, globalUsage["json"])
+	}
 }
 
 // flagSpelling finds the flag names in the flag package's messages, which
@@ -438,15 +469,25 @@ var flagSpelling = sync.OnceValue(func() *regexp.Regexp {
 })
 
 // flagError returns the message of a flag parsing error with flags spelled
-// as the help spells them, "--name".
+// as the help spells them, "--name" ("-n" for one letter).
 func flagError(err error) string {
-	return flagSpelling().ReplaceAllString(err.Error(), "$1--$2")
+	re := flagSpelling()
+	return re.ReplaceAllStringFunc(err.Error(), func(m string) string {
+		sub := re.FindStringSubmatch(m)
+		return sub[1] + flagDash(sub[2])
+	})
 }
+
+// usageCode is the status and code of a --json answer to a command line
+// that could not be understood (exit 2).
+const usageCode = "USAGE"
 
 // report prints err, if any, and maps it to an exit code. Errors of the
 // library keep their structure: with --json they are printed as
-// {"status": "error", "error": {...}} on stdout, the error the same object
-// the library returns.
+// {"status": CODE, "error": {...}} on stdout, the error the same object
+// the library returns; a usage error is {"status": "USAGE", "error":
+// {"code": "USAGE", "message": ..., "usage": ...}}. The message is also
+// printed on stderr, for the person at the terminal.
 func report(e *env, err error) int {
 	if err == nil {
 		return exitOK
@@ -460,6 +501,16 @@ func report(e *env, err error) int {
 	}
 	var ue *usageError
 	if errors.As(err, &ue) {
+		if e.json {
+			usage := "editguard [global flags] <command> [arguments]"
+			if c, ok := commands[ue.cmd]; ok {
+				usage = "editguard " + strings.TrimSpace(c.name+" "+c.args)
+			}
+			e.printJSON(struct {
+				Status string            `json:"status"`
+				Error  map[string]string `json:"error"`
+			}{usageCode, map[string]string{"code": usageCode, "message": ue.msg, "usage": usage}})
+		}
 		fmt.Fprintf(e.stderr, "editguard: %s\n", escapeText(ue.msg))
 		if c, ok := commands[ue.cmd]; ok {
 			fmt.Fprintf(e.stderr, "usage: editguard %s\nRun 'editguard help %s' for details.\n", strings.TrimSpace(c.name+" "+c.args), c.name)
@@ -476,16 +527,24 @@ func report(e *env, err error) int {
 		e.printJSON(struct {
 			Status string           `json:"status"`
 			Error  *editguard.Error `json:"error"`
-		}{"error", ge})
+		}{string(ge.Code), ge})
 	}
-	fmt.Fprintf(e.stderr, "editguard: %s\n", errorText(ge))
+	shown := ge
+	if ge.Code == editguard.CodePermission && readsOnly[e.command] && strings.Contains(ge.Message, "not writable") {
+		// The library says it of any denied open; a read is denied reading.
+		c := *ge
+		c.Message = "permission denied: this user may not read the file"
+		shown = &c
+	}
+	fmt.Fprintf(e.stderr, "editguard: %s\n", errorText(shown))
+	closestLines(e.stderr, ge)
 	if c, ok := ge.Details["changes"].(string); ok {
 		fmt.Fprint(e.stderr, escapeLines(c))
 	}
 	if vs, ok := ge.Details["versions"].([]string); ok && len(vs) > 0 {
 		fmt.Fprintf(e.stderr, "versions: %s\n", escapeText(strings.Join(vs, ", ")))
 	}
-	if h := cliHint(ge); h != "" {
+	if h := e.hint(ge); h != "" {
 		fmt.Fprintf(e.stderr, "hint: %s\n", escapeText(h))
 	}
 	return exitCode(ge)
@@ -569,15 +628,24 @@ func commandHelp(w io.Writer, c *command, fs *flag.FlagSet) {
 	}
 }
 
+// flagDash is how help spells the flag name: "--name", or "-n" for one
+// letter, as git, rg and gh spell theirs (the flag package takes either).
+func flagDash(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
 // printFlags lists the flags of fs other than the global ones, spelled
-// "--name" as everywhere else in editguard's help.
+// "--name" (one letter: "-n") as everywhere else in editguard's help.
 func printFlags(w io.Writer, fs *flag.FlagSet) {
 	fs.VisitAll(func(f *flag.Flag) {
 		if u, ok := globalUsage[f.Name]; ok && u == f.Usage {
 			return
 		}
 		name, usage := flag.UnquoteUsage(f)
-		line := "  --" + f.Name
+		line := "  " + flagDash(f.Name)
 		if name != "" {
 			line += " " + name
 		}
@@ -599,7 +667,13 @@ func parseCommand(e *env, c *command, fs *flag.FlagSet, args []string) ([]string
 		return nil, errHelp
 	}
 	pos, err := parseArgs(fs, args)
+	if err != nil {
+		e.json = e.json || askedJSON(args)
+	}
 	if errors.Is(err, flag.ErrHelp) {
+		if e.json {
+			return nil, helpJSON(e, c, fs)
+		}
 		commandHelp(e.stdout, c, fs)
 		return nil, errHelp
 	}
@@ -607,7 +681,18 @@ func parseCommand(e *env, c *command, fs *flag.FlagSet, args []string) ([]string
 		printVersion(e)
 		return nil, errHelp
 	}
+	if err == nil && e.json {
+		if why, ok := noJSON[c.name]; ok {
+			return nil, usagef(c.name, "%s: --json does not apply", why)
+		}
+	}
 	return pos, err
+}
+
+// noJSON is the commands whose output cannot be one JSON answer, and why.
+var noJSON = map[string]string{
+	"serve": "serve answers MCP requests until its client goes",
+	"hook":  "hook answers its client in the client's own JSON",
 }
 
 func printUsage(w io.Writer) {
@@ -638,6 +723,10 @@ Global flags (before or after the command):
                    is set
   --no-pager       print log, history and diff straight to the terminal, not
                    through $EDITGUARD_PAGER, $PAGER or less
+  --json           the answer as one JSON object on stdout, with "status"
+                   "ok" or the error's code (USAGE for a command line that
+                   could not be understood): {"status": "ok", ...},
+                   {"status": "NO_MATCH", "error": {"code": ...}}
 
 Commands:
 `)
@@ -657,8 +746,7 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 conflict (NOT_READ, STALE_FILE:
 read the file again, then redo the change), 4 declined at the prompt,
 5 (exec) the command overwrote someone else's change or discarded
 uncommitted work, kept in history.
-With --json, results ({"status": "ok", ...}) and failures ({"status":
-"error", "error": {...}}) are JSON on stdout.
+The exit codes are the same with --json.
 
 Run 'editguard help <command>' for details of one command.
 `)

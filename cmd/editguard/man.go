@@ -31,7 +31,11 @@ func runMan(ctx context.Context, e *env, args []string) error {
 	if len(pos) != 0 {
 		return usagef(manCmd.name, "man takes no arguments")
 	}
-	_, err = io.WriteString(e.stdout, manPage(flagSets(ctx)))
+	page := manPage(flagSets(ctx))
+	if e.json {
+		return e.printJSON(map[string]any{"manual": page})
+	}
+	_, err = io.WriteString(e.stdout, page)
 	return err
 }
 
@@ -74,7 +78,11 @@ func manFlags(b *strings.Builder, fs *flag.FlagSet, global bool) {
 			return
 		}
 		name, usage := flag.UnquoteUsage(f)
-		b.WriteString(".TP\n\\fB\\-\\-" + roffEscape(f.Name) + "\\fR")
+		dashes := `\-\-`
+		if len(f.Name) == 1 {
+			dashes = `\-`
+		}
+		b.WriteString(".TP\n\\fB" + dashes + roffEscape(f.Name) + "\\fR")
 		if name != "" {
 			b.WriteString(" \\fI" + roffEscape(name) + "\\fR")
 		}

@@ -16,7 +16,7 @@ error. Protected paths (.git of any repository, .editguard) are refused.`,
 
 func runMkdir(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(mkdirCmd.name)
-	fs.BoolVar(&e.json, "json", false, "print the result as JSON")
+	fs.BoolVar(&e.json, "json", e.json, "print the result as JSON")
 	pos, err := parseCommand(e, mkdirCmd, fs, args)
 	if err != nil {
 		return err

@@ -48,7 +48,7 @@ func (m *mutationFlags) add(fs *flag.FlagSet, e *env) {
 	fs.BoolVar(&m.requireAll, "require-all", false, "require --expect-sha256, --expect-mtime-ms and --expect-size all three")
 	fs.BoolVar(&m.dryRun, "dry-run", false, "show the change, write nothing")
 	fs.BoolVar(&m.yes, "yes", false, "do not ask for confirmation at a terminal")
-	fs.BoolVar(&e.json, "json", false, "print the result as JSON")
+	fs.BoolVar(&e.json, "json", e.json, "print the result as JSON")
 }
 
 // askOnTerminal makes s ask the person at the terminal before committing,

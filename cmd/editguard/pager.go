@@ -6,8 +6,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
+	"unicode/utf8"
+
+	"golang.org/x/term"
+	"golang.org/x/text/width"
 )
 
 // The habits of git on a terminal: long output (log, history, diff) goes
@@ -73,26 +78,105 @@ type pager struct {
 // screen, pass colours, leave the screen as it was). An empty pager or
 // "cat", --no-pager, --json, or a pager that does not start leave the
 // output as it is. close waits for the pager.
-func (e *env) page() {
-	if e.noPager || e.json || e.pager != nil || !isTerminal(e.stdout) {
+func (e *env) page() { e.pageOutput(false) }
+
+// pageRows is page for output made of rows (log, history), which read
+// best one row to a line: less gets LESS=FRSX unless LESS is set (-S cuts
+// long lines instead of folding them; the arrow keys scroll sideways),
+// and rows written straight to a terminal are cut to its width.
+func (e *env) pageRows() { e.pageOutput(true) }
+
+func (e *env) pageOutput(rows bool) {
+	if e.json || e.pager != nil || !isTerminal(e.stdout) {
 		return
 	}
 	command, ok := pagerCommand(os.Getenv)
-	if !ok {
+	if e.noPager || !ok {
+		e.cutRows(rows)
 		return
 	}
 	cmd := exec.Command("/bin/sh", "-c", command)
 	cmd.Stdout, cmd.Stderr = e.stdout, e.stderr
 	cmd.Env = os.Environ()
 	if _, set := os.LookupEnv("LESS"); !set {
-		cmd.Env = append(cmd.Env, "LESS=FRX")
+		less := "LESS=FRX"
+		if rows && isLess(command) {
+			less = "LESS=FRSX"
+		}
+		cmd.Env = append(cmd.Env, less)
 	}
 	in, err := cmd.StdinPipe()
 	if err != nil || cmd.Start() != nil {
+		e.cutRows(rows)
 		return
 	}
 	e.pager = &pager{cmd: cmd, in: in, out: e.stdout, tty: isTerminal(e.stdout) && isTerminal(e.stderr)}
 	e.stdout = &quietPipe{w: in}
+}
+
+// isLess reports whether the pager command runs less.
+func isLess(command string) bool {
+	f := strings.Fields(command)
+	return len(f) > 0 && filepath.Base(f[0]) == "less"
+}
+
+// cutRows, for rows, cuts each line written to the terminal that stdout
+// is to the terminal's width, so that a row does not fold onto the next
+// line.
+func (e *env) cutRows(rows bool) {
+	f, ok := e.stdout.(*os.File)
+	if !rows || !ok {
+		return
+	}
+	if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
+		e.stdout = &cutWriter{w: f, width: w}
+	}
+}
+
+// cutWriter writes each line to w cut to width columns: a wide character
+// (CJK, most emoji) takes two, a byte that is not UTF-8 one.
+type cutWriter struct {
+	w       io.Writer
+	width   int
+	col     int    // columns of the current line written
+	pending []byte // the start of a character the last Write cut in two
+}
+
+func (c *cutWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	buf := append(c.pending, p...)
+	c.pending = nil
+	out := make([]byte, 0, len(buf))
+	for len(buf) > 0 {
+		if !utf8.FullRune(buf) {
+			c.pending = append([]byte(nil), buf...)
+			break
+		}
+		r, size := utf8.DecodeRune(buf)
+		if r == '\n' {
+			out = append(out, '\n')
+			c.col = 0
+		} else if cw := columns(r); c.col+cw <= c.width {
+			out = append(out, buf[:size]...)
+			c.col += cw
+		} else {
+			c.col = c.width // the rest of the line is cut
+		}
+		buf = buf[size:]
+	}
+	if _, err := c.w.Write(out); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// columns is how many terminal columns r takes.
+func columns(r rune) int {
+	switch width.LookupRune(r).Kind() {
+	case width.EastAsianWide, width.EastAsianFullwidth:
+		return 2
+	}
+	return 1
 }
 
 // pagerCommand returns the pager the environment asks for, and false for

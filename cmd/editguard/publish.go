@@ -42,7 +42,7 @@ func runPublish(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&o.Remote, "remote", "origin", "the git remote `NAME` (or URL)")
 	fs.StringVar(&o.Branch, "branch", "", "the remote branch `NAME` (default: the current branch)")
 	fs.StringVar(&o.Session, "session", "", "publish only the files session `NAME` changed")
-	fs.BoolVar(&e.json, "json", false, "print the result as JSON")
+	fs.BoolVar(&e.json, "json", e.json, "print the result as JSON")
 	pos, err := parseCommand(e, publishCmd, fs, args)
 	if err != nil {
 		return err

@@ -34,7 +34,7 @@ func runPull(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&o.Remote, "remote", "origin", "the git remote `NAME` (or URL)")
 	fs.StringVar(&o.Branch, "branch", "", "the remote branch `NAME` (default: the current branch)")
 	fs.BoolVar(&o.DiscardLocal, "discard-local", false, "take upstream's content for files changed here too (theirs go to history)")
-	fs.BoolVar(&e.json, "json", false, "print the result as JSON")
+	fs.BoolVar(&e.json, "json", e.json, "print the result as JSON")
 	pos, err := parseCommand(e, pullCmd, fs, args)
 	if err != nil {
 		return err

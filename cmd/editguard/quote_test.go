@@ -200,14 +200,14 @@ func TestHostileNamesOnTheTerminal(t *testing.T) {
 		t.Errorf("tree printed names that read back as %q, want %q", got, hostileNames)
 	}
 
-	// search: "path:line: text" with the path quoted.
+	// search: "path:line:text" with the path quoted.
 	code, out, errs = run("search", "changed")
 	if code != 0 {
 		t.Fatalf("search: exit %d\n%s", code, errs)
 	}
 	for _, n := range hostileNames {
-		if !strings.Contains(out, quoteName(n)+":1: changed\n") {
-			t.Errorf("search does not print %s:1: changed:\n%s", quoteName(n), out)
+		if !strings.Contains(out, quoteName(n)+":1:changed\n") {
+			t.Errorf("search does not print %s:1:changed:\n%s", quoteName(n), out)
 		}
 	}
 

@@ -37,7 +37,7 @@ func runRead(ctx context.Context, e *env, args []string) error {
 	fs.IntVar(&opts.Limit, "limit", 0, "most lines to print (0: all)")
 	fs.StringVar(&opts.Encoding, "encoding", "", "the file's legacy encoding (gbk, shift_jis, windows-1252, ...)")
 	full := fs.Bool("full", false, "print the lines whole, however long (up to the file size limit)")
-	fs.BoolVar(&e.json, "json", false, "print the result as JSON")
+	fs.BoolVar(&e.json, "json", e.json, "print the result as JSON")
 	pos, err := parseCommand(e, readCmd, fs, args)
 	if err != nil {
 		return err

@@ -41,7 +41,7 @@ func runReplay(ctx context.Context, e *env, args []string) error {
 	var o replay.Options
 	fs.StringVar(&o.Session, "session", "", "only records of session `S`")
 	fs.Uint64Var(&o.Since, "since", 0, "only records from seq `SEQ` on")
-	fs.BoolVar(&e.json, "json", false, "print the report as JSON")
+	fs.BoolVar(&e.json, "json", e.json, "print the report as JSON")
 	pos, err := parseCommand(e, replayCmd, fs, args)
 	if err != nil {
 		return err

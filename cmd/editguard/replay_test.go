@@ -121,7 +121,7 @@ func TestReplayCommand(t *testing.T) {
 		t.Fatalf("replay --json: %v\n%s", err, out)
 	}
 	_, logOut, _ := cliRun(t, dir, "log", "--json")
-	n := strings.Count(logOut, "\n")
+	n := len(logLines(t, logOut))
 	if rep.Replayed != n || rep.Matched != n || rep.Diverged != 0 || rep.Skipped != 0 || len(rep.Divergences) != 0 {
 		t.Errorf("replay --json = %+v; want all %d records of log replayed and matched", rep, n)
 	}

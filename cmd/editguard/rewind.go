@@ -46,7 +46,7 @@ func runRewind(ctx context.Context, e *env, args []string) error {
 	to := fs.String("to", "", "rewind only the changes from ledger record `SEQ` on, or from TIME (RFC 3339) on")
 	dry := fs.Bool("dry-run", false, "check every file and show the diffs, write nothing")
 	yes := fs.Bool("yes", false, "do not ask for confirmation at a terminal")
-	fs.BoolVar(&e.json, "json", false, "print the result as JSON")
+	fs.BoolVar(&e.json, "json", e.json, "print the result as JSON")
 	pos, err := parseCommand(e, rewindCmd, fs, args)
 	if err != nil {
 		return err

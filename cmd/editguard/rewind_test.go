@@ -112,7 +112,7 @@ func TestRewindTo(t *testing.T) {
 			t.Fatalf("write: %d %s", code, out)
 		}
 	}
-	out, code := cli("", "log", "--json", "--path", "f.txt")
+	out, code := cli("", "log", "--reverse", "--json", "--path", "f.txt")
 	if code != 0 {
 		t.Fatalf("log: %d %s", code, out)
 	}
@@ -121,7 +121,7 @@ func TestRewindTo(t *testing.T) {
 		Time time.Time `json:"time"`
 	}
 	var recs []record
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+	for _, line := range logLines(t, out) {
 		var r record
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
 			t.Fatalf("log line %q: %v", line, err)

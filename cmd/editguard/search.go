@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 
 	"github.com/editguard/editguard/toolset"
@@ -25,18 +27,22 @@ A path is printed as it is unless it holds something that could act on a
 terminal or mislead (see "Names" in editguard help); then it is printed
 in double quotes with C escapes, as git quotes names. -z prints each path
 as its exact bytes followed by a NUL instead, for xargs -0, and nothing
-else on stdout. --json prints the paths as a JSON array.`,
+else on stdout. --json prints {"status": "ok", "paths": [...],
+"truncated": false}; truncated is true when more files match.`,
 }
 
 var searchCmd = &command{
 	name:    "search",
-	args:    "PATTERN [--path DIR] [--glob G] [--literal] [--ignore-case] [--max N] [--json]",
+	args:    "PATTERN [DIR] | -e PATTERN... [DIR] [--path DIR] [--glob G] [-F] [-i] [--max N] [--json]",
 	summary: "search file contents for a regular expression, honouring .gitignore",
-	help: `Search prints "path:line: text" for each line under DIR (default: the
+	help: `Search prints "path:line:text" for each line under DIR (default: the
 root) that matches PATTERN, an RE2 regular expression (plain text with
---literal), in path order, at most --max lines (default 100, at most
-1,000). --glob takes "*", "?", "[...]", "**" and "{a,b}" as find does.
-Files .gitignore excludes, binary files, files over 8 MiB, .git
+-F, --literal), in path order, at most --max lines (default 100, at most
+1,000). As with rg, DIR may follow PATTERN or be given with --path, and
+-e PATTERN, repeatable, gives the patterns instead (a line matches if
+any of them does; then the one argument, if any, is the DIR).
+-i, --ignore-case ignores case. --glob takes "*", "?", "[...]", "**" and
+"{a,b}" as find does. Files .gitignore excludes, binary files, files over 8 MiB, .git
 directories and .editguard are skipped; symlinks are not followed. It
 records no read.
 
@@ -80,7 +86,7 @@ func execTool(ctx context.Context, e *env, name string, args map[string]any) (*t
 func runFind(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(findCmd.name)
 	dir := fs.String("path", "", "search under `DIR` (default: the root)")
-	fs.BoolVar(&e.json, "json", false, "print the paths as a JSON array")
+	fs.BoolVar(&e.json, "json", e.json, "print the paths in a JSON object")
 	nul := fs.Bool("z", false, "print each path as its exact bytes followed by a NUL")
 	pos, err := parseCommand(e, findCmd, fs, args)
 	if err != nil {
@@ -100,12 +106,15 @@ func runFind(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if e.json {
-		return e.printJSON(out.Structured)
-	}
 	found := out.Structured.([]string)
 	meta, _ := out.Meta.(map[string]any)
 	more, _ := meta["truncated"].(bool)
+	if e.json {
+		if found == nil {
+			found = []string{}
+		}
+		return e.printJSON(map[string]any{"paths": found, "truncated": more})
+	}
 	var b strings.Builder
 	for _, p := range found {
 		if *nul {
@@ -130,22 +139,69 @@ func runFind(ctx context.Context, e *env, args []string) error {
 	return err
 }
 
+// maxSearchLines is the most lines search prints (search_text's limit).
+const maxSearchLines = 1000
+
+// patterns is search's -e: each use adds a pattern.
+type patterns []string
+
+func (p *patterns) String() string { return strings.Join(*p, ", ") }
+
+func (p *patterns) Set(s string) error {
+	if s == "" {
+		return errors.New("want a pattern, got an empty one")
+	}
+	*p = append(*p, s)
+	return nil
+}
+
 func runSearch(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(searchCmd.name)
 	dir := fs.String("path", "", "search under `DIR` (default: the root)")
 	glob := fs.String("glob", "", "only files whose path matches glob `G`")
-	literal := fs.Bool("literal", false, "PATTERN is plain text")
-	fold := fs.Bool("ignore-case", false, "ignore case")
+	var literal, fold bool
+	fs.BoolVar(&literal, "literal", false, "PATTERN is plain text")
+	fs.BoolVar(&literal, "F", false, "PATTERN is plain text (as --literal)")
+	fs.BoolVar(&fold, "ignore-case", false, "ignore case")
+	fs.BoolVar(&fold, "i", false, "ignore case (as --ignore-case)")
+	var pats patterns
+	fs.Var(&pats, "e", "search for `PATTERN` (repeatable: a line matches if any does)")
 	maxN := fs.Int("max", 0, "print at most `N` matching lines (default 100)")
-	fs.BoolVar(&e.json, "json", false, "print the matches as JSON")
+	fs.BoolVar(&e.json, "json", e.json, "print the matches as JSON")
 	pos, err := parseCommand(e, searchCmd, fs, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return usagef(searchCmd.name, "search takes exactly one PATTERN, got %d", len(pos))
+	if len(pats) == 0 {
+		if len(pos) == 0 {
+			return usagef(searchCmd.name, "search needs a PATTERN (or -e PATTERN)")
+		}
+		pats, pos = patterns{pos[0]}, pos[1:]
 	}
-	a := map[string]any{"pattern": pos[0], "literal": *literal, "case_insensitive": *fold}
+	switch {
+	case len(pos) > 1:
+		return usagef(searchCmd.name, "search takes one PATTERN and at most one DIR, got %s after the pattern", arguments(len(pos)))
+	case len(pos) == 1 && *dir != "" && pos[0] != *dir:
+		return usagef(searchCmd.name, "give the directory once: as DIR or as --path, not both")
+	case len(pos) == 1:
+		*dir = pos[0]
+	}
+	if flagWasSet(fs, "max") && (*maxN < 1 || *maxN > maxSearchLines) {
+		return usagef(searchCmd.name, "--max must be between 1 and %d, got %d", maxSearchLines, *maxN)
+	}
+	pattern := pats[0]
+	if len(pats) > 1 {
+		// One expression that matches where any of them does.
+		alts := make([]string, len(pats))
+		for i, p := range pats {
+			if literal {
+				p = regexp.QuoteMeta(p)
+			}
+			alts[i] = "(?:" + p + ")"
+		}
+		pattern, literal = strings.Join(alts, "|"), false
+	}
+	a := map[string]any{"pattern": pattern, "literal": literal, "case_insensitive": fold}
 	if *dir != "" {
 		a["path"] = *dir
 	}
@@ -166,7 +222,12 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 	if e.json {
 		err = e.printJSON(out.Structured)
 	} else {
-		err = printSearch(e, out.Text, results)
+		text := out.Text
+		if len(pats) > 1 {
+			// The heading names the patterns as given, not the expression.
+			text = strings.Replace(text, " "+pattern+" ", " "+strings.Join(pats, " or ")+" ", 1)
+		}
+		err = printSearch(e, text, results)
 	}
 	if err == nil && !matched {
 		return exitStatus(exitError)
@@ -175,19 +236,21 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 }
 
 // printSearch prints search_text's result as a command line prints a
-// search: the matching lines on stdout, each "path:line: text" with the
+// search: the matching lines on stdout, each "path:line:text" with the
 // path quoted as a name is (quote.go) and the text as the file holds it,
-// as grep prints it; the text's heading (its first line) and what it did
-// not search (a last line) on stderr.
+// as grep and rg print it; the text's heading (its first line, in the
+// command line's words) and what it did not search (a last line) on
+// stderr.
 func printSearch(e *env, text string, results []toolset.SearchMatch) error {
 	heading, rest, _ := strings.Cut(text, "\n")
+	heading = strings.ReplaceAll(heading, "raise max_results", "raise --max")
 	fmt.Fprintln(e.stderr, escapeText(heading))
 	if i := strings.LastIndex(rest, "Not searched: "); i >= 0 && (i == 0 || rest[i-1] == '\n') {
 		defer fmt.Fprint(e.stderr, escapeLines(rest[i:]))
 	}
 	var b strings.Builder
 	for _, m := range results {
-		fmt.Fprintf(&b, "%s:%d: %s\n", quoteName(m.Path), m.Line, m.Text)
+		fmt.Fprintf(&b, "%s:%d:%s\n", quoteName(m.Path), m.Line, m.Text)
 	}
 	_, err := io.WriteString(e.stdout, b.String())
 	return err
@@ -196,7 +259,7 @@ func printSearch(e *env, text string, results []toolset.SearchMatch) error {
 func runTree(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(treeCmd.name)
 	depth := fs.Int("depth", 0, "show `N` levels (default 3)")
-	fs.BoolVar(&e.json, "json", false, "print the tree as JSON")
+	fs.BoolVar(&e.json, "json", e.json, "print the tree as JSON")
 	nul := fs.Bool("z", false, "print each entry's path as its exact bytes followed by a NUL")
 	pos, err := parseCommand(e, treeCmd, fs, args)
 	if err != nil {

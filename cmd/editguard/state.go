@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/editguard/editguard"
@@ -35,7 +34,7 @@ to NAME.`,
 func runState(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(stateCmd.name)
 	setAside := fs.Bool("set-aside", false, "move a state directory editguard did not write into .editguard/untrusted-<time>/")
-	jsonOut := fs.Bool("json", false, "print the result as JSON")
+	fs.BoolVar(&e.json, "json", e.json, "print the result as JSON")
 	pos, err := parseCommand(e, stateCmd, fs, args)
 	if err != nil {
 		return err
@@ -64,9 +63,9 @@ func runState(ctx context.Context, e *env, args []string) error {
 		target := editguard.TempTarget(p)
 		warnings = append(warnings, fmt.Sprintf("%s is editguard's temporary file for %s: the new content of a change whose writer stopped before it finished (or of one in progress now); the next change to %s keeps its bytes in history and removes it", p, target, target))
 	}
-	res := map[string]any{"status": "ok", "trusted": true, "warnings": warnings, "problems": problems, "rolled_back": rec.RolledBack, "temporary_files": temps}
-	if *jsonOut {
-		return json.NewEncoder(e.stdout).Encode(res)
+	res := map[string]any{"trusted": true, "warnings": warnings, "problems": problems, "rolled_back": rec.RolledBack, "temporary_files": temps}
+	if e.json {
+		return e.printJSON(res)
 	}
 	for _, m := range append(warnings, problems...) {
 		fmt.Fprintln(e.stdout, escapeText(m))

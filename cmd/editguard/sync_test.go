@@ -440,7 +440,7 @@ func TestPublishRaceThreeHosts(t *testing.T) {
 	ledgers := map[string]map[uint64]map[string]any{}
 	for _, h := range hosts {
 		m := map[uint64]map[string]any{}
-		for _, line := range strings.Split(strings.TrimSpace(h.must(0, "", "log", "--json")), "\n") {
+		for _, line := range logLines(t, h.must(0, "", "log", "--json")) {
 			var r map[string]any
 			if err := json.Unmarshal([]byte(line), &r); err != nil {
 				t.Fatal(err)
@@ -614,7 +614,7 @@ func TestPublishFailures(t *testing.T) {
 
 	// Every attempt is in the ledger.
 	var codes []string
-	for _, line := range strings.Split(strings.TrimSpace(h.must(0, "", "log", "--json", "--tool", "publish")), "\n") {
+	for _, line := range logLines(t, h.must(0, "", "log", "--reverse", "--json", "--tool", "publish")) {
 		var r struct {
 			Outcome   string `json:"outcome"`
 			ErrorCode string `json:"error_code"`

@@ -185,7 +185,7 @@ func TestStateNamesTemporaryFiles(t *testing.T) {
 		t.Errorf("state: exit %d, %q; want it to name %s", code, out.String(), tmp)
 	}
 	out.Reset()
-	if code := cli(t, dir, &out, "state", "--json"); code != 0 || !strings.Contains(out.String(), `"temporary_files":["`+tmp+`"]`) {
+	if code := cli(t, dir, &out, "state", "--json"); code != 0 || !strings.Contains(out.String(), "\"temporary_files\": [\n    \""+tmp+"\"\n  ]") {
 		t.Errorf("state --json: exit %d, %q; want temporary_files", code, out.String())
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -72,7 +73,15 @@ func runUI(ctx context.Context, e *env, args []string) error {
 	srv := ui.New(s.Workspace(), s, nil)
 	defer srv.Close()
 	u := srv.URL(l.Addr().String())
-	fmt.Fprintf(e.stdout, "editguard ui: %s\n", u)
+	if e.json {
+		// One line, at once: the answer is the address, and the server
+		// runs on until it is stopped.
+		if err := json.NewEncoder(e.stdout).Encode(map[string]string{"status": "ok", "url": u}); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(e.stdout, "editguard ui: %s\n", u)
+	}
 	if *open {
 		openBrowser(e, u)
 	}

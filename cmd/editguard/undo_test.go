@@ -35,8 +35,33 @@ func TestApplyThenUndo(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &res); err != nil || res.Tx == "" {
 		t.Fatalf("apply --json = %s (%v)", out, err)
 	}
-	if out, code := cli("", "--session", "other", "undo", res.Tx); code != 0 || !strings.Contains(out, "undone as transaction") {
+	out, code = cli("", "--session", "other", "undo", res.Tx)
+	if code != 0 || !strings.Contains(out, "undone as transaction") {
 		t.Fatalf("undo: %d %s", code, out)
+	}
+	// The patch updated a.txt, which is put back, and added b.txt, which
+	// is removed.
+	if !strings.Contains(out, "put back a.txt (history ") || !strings.Contains(out, "removed b.txt (history ") {
+		t.Errorf("undo does not say a.txt was put back and b.txt removed:\n%s", out)
+	}
+	undo := strings.TrimSpace(out[strings.LastIndex(out, "undone as transaction ")+len("undone as transaction "):])
+
+	// A second undo of the same patch says it was undone already, and by
+	// which transaction, and changes nothing.
+	out, code = cli("", "undo", res.Tx)
+	if code != exitConflict || !strings.Contains(out, "patch transaction "+res.Tx+" was already undone, by transaction "+undo) ||
+		!strings.Contains(out, "hint: to bring the patch's changes back, undo the undo: editguard undo "+undo) {
+		t.Errorf("a second undo: exit %d\n%s", code, out)
+	}
+	out, code = cli("", "undo", res.Tx, "--json")
+	var again struct {
+		Status string `json:"status"`
+		Error  struct {
+			Details map[string]any `json:"details"`
+		} `json:"error"`
+	}
+	if json.Unmarshal([]byte(out[:strings.LastIndex(out, "}")+1]), &again) != nil || again.Status != "STALE_FILE" || again.Error.Details["undone_by"] != undo {
+		t.Errorf("a second undo --json: exit %d\n%s", code, out)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(b) != "alpha\n" {
 		t.Errorf("a.txt after undo = %q", b)

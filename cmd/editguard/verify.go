@@ -72,7 +72,7 @@ before, after or neither).`,
 
 func runVerify(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(verifyCmd.name)
-	fs.BoolVar(&e.json, "json", false, "print the result as JSON")
+	fs.BoolVar(&e.json, "json", e.json, "print the result as JSON")
 	since := fs.String("since", "", "check from record `SEQ` on, or from the last full verify's last record (last)")
 	pos, err := parseCommand(e, verifyCmd, fs, args)
 	if err != nil {

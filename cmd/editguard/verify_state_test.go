@@ -74,7 +74,7 @@ func TestVerifyReportsState(t *testing.T) {
 			}
 		}
 	}
-	if code != exitError || json.Unmarshal([]byte(out), &res) != nil || res.Status != "error" || res.Error.Code != "UNSAFE_STATE" ||
+	if code != exitError || json.Unmarshal([]byte(out), &res) != nil || res.Status != "UNSAFE_STATE" || res.Error.Code != "UNSAFE_STATE" ||
 		len(res.Error.Details.Unfinished) != 1 || res.Error.Details.Unfinished[0].Journal != journal {
 		t.Errorf("verify --json of a half-applied transaction: exit %d\n%s%s", code, out, errs)
 	} else {

@@ -22,7 +22,7 @@ version to its clients. With --json it prints {version, go, os, arch}.`,
 
 func runVersion(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(versionCmd.name)
-	fs.BoolVar(&e.json, "json", false, "print the version as JSON")
+	fs.BoolVar(&e.json, "json", e.json, "print the version as JSON")
 	pos, err := parseCommand(e, versionCmd, fs, args)
 	if err != nil {
 		return err

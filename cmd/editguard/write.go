@@ -12,9 +12,11 @@ import (
 
 var writeCmd = &command{
 	name:    "write",
-	args:    "PATH [--expect-sha256 H] [--expect-mtime-ms MS] [--expect-size N] [--require-all] [--must-not-exist] [--mode overwrite|create|append] [--allow-placeholders] [--dry-run] [--yes] [--json] [--line-ending lf|crlf] [--encoding E] [--bom] [--no-create-parents] [--file-mode MODE]",
+	args:    "PATH [--expect-sha256 H] [--expect-mtime-ms MS] [--expect-size N] [--require-all] [--must-not-exist] [--mode overwrite|create|append] [--allow-placeholders] [--dry-run] [--yes] [--json] [--line-ending lf|crlf] [--encoding E] [--bom] [--no-create-parents] [--file-mode MODE] [--content TEXT]",
 	summary: "replace a file with the text on standard input",
-	help: `Write replaces PATH with the text read from standard input, atomically.
+	help: `Write replaces PATH with the text read from standard input (or given
+with --content), atomically. When standard input is a terminal, write says
+on standard error that it is reading it, until Ctrl-D.
 An existing file must have been read in full by this session and still have
 the bytes that were read (or match --expect-sha256, --expect-mtime-ms and
 --expect-size, those given; all three with --require-all); otherwise nothing
@@ -48,6 +50,7 @@ func runWrite(ctx context.Context, e *env, args []string) error {
 	fs.BoolVar(&opts.AllowPlaceholders, "allow-placeholders", false, "write text such as \"// ... rest of code ...\" that is meant literally")
 	noParents := fs.Bool("no-create-parents", false, "fail with NOT_FOUND if the file's directory does not exist, instead of creating it")
 	fileMode := fs.String("file-mode", "", "permission bits of a new file, in octal `MODE` such as 0600 (default: 0666 less the umask)")
+	text := fs.String("content", "", "write `TEXT` instead of what standard input holds")
 	pos, err := parseCommand(e, writeCmd, fs, args)
 	if err != nil {
 		return err
@@ -72,9 +75,17 @@ func runWrite(ctx context.Context, e *env, args []string) error {
 		}
 		opts.FileMode = new(uint32(mode))
 	}
-	content, err := io.ReadAll(e.stdin)
-	if err != nil {
-		return err
+	var content []byte
+	if flagWasSet(fs, "content") {
+		content = []byte(*text)
+	} else {
+		if isTerminal(e.stdin) {
+			// Else a person who forgot the content sees nothing happen.
+			fmt.Fprintf(e.stderr, "editguard: reading the new content of %s from standard input; end it with Ctrl-D (Ctrl-C cancels)\n", quoteName(pos[0]))
+		}
+		if content, err = io.ReadAll(e.stdin); err != nil {
+			return err
+		}
 	}
 	s, err := e.session()
 	if err != nil {

@@ -224,12 +224,12 @@ func TestClaudeCodeSubagentSession(t *testing.T) {
 		t.Fatalf("editguard log: %v", err)
 	}
 	var edits []string
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+	for _, line := range ledgerRecords(t, out) {
 		var rec struct {
 			Session, Tool, Outcome string
 			ErrorCode              string `json:"error_code"`
 		}
-		if json.Unmarshal([]byte(line), &rec) == nil && rec.Tool == "hook:Edit" {
+		if json.Unmarshal(line, &rec) == nil && rec.Tool == "hook:Edit" {
 			edits = append(edits, strings.TrimSpace(rec.Session+" "+rec.Outcome+" "+rec.ErrorCode))
 		}
 	}

@@ -106,7 +106,7 @@ func ledgerLines(t testing.TB, bin, ws string) int {
 	if err != nil {
 		t.Fatalf("editguard log: %v", err)
 	}
-	return strings.Count(string(out), "\n")
+	return len(ledgerRecords(t, out))
 }
 
 func mustRead(t testing.TB, p string) string {

@@ -110,15 +110,14 @@ func TestClaudeCodeBashHooks(t *testing.T) {
 		Path    string          `json:"path"`
 		Args    json.RawMessage `json:"args"`
 	}
-	dec := json.NewDecoder(strings.NewReader(eg("log", "--json")))
-	for dec.More() {
+	for _, line := range ledgerRecords(t, []byte(eg("log", "--json"))) {
 		var r struct {
 			Session string          `json:"session"`
 			Tool    string          `json:"tool"`
 			Path    string          `json:"path"`
 			Args    json.RawMessage `json:"args"`
 		}
-		if err := dec.Decode(&r); err != nil {
+		if err := json.Unmarshal(line, &r); err != nil {
 			t.Fatal(err)
 		}
 		recs = append(recs, r)
@@ -172,12 +171,14 @@ func TestClaudeCodeBashHooks(t *testing.T) {
 		t.Errorf("the model was not told that the command overwrote a person's change to shared.md")
 	}
 	hist := eg("history", "shared.md", "--json")
-	var vs []struct {
-		ID string `json:"version"`
+	var h struct {
+		Versions []struct {
+			ID string `json:"version"`
+		} `json:"versions"`
 	}
-	json.Unmarshal([]byte(hist), &vs)
+	json.Unmarshal([]byte(hist), &h)
 	found := false
-	for _, v := range vs {
+	for _, v := range h.Versions {
 		if out := eg("diff", "shared.md", v.ID); strings.Contains(out, "a person's change") {
 			found = true
 		}
@@ -203,13 +204,12 @@ func equalSums(a, b map[string]string) bool {
 // tool for ws.
 func shellRecords(t testing.TB, ws, tool string) (map[string]string, string) {
 	t.Helper()
-	out, err := exec.Command(editguardBin(t), "--root", ws, "log", "--json").Output()
+	out, err := exec.Command(editguardBin(t), "--root", ws, "log", "--reverse", "--json").Output()
 	if err != nil {
 		t.Fatalf("editguard log: %v", err)
 	}
 	got, session := map[string]string{}, ""
-	dec := json.NewDecoder(strings.NewReader(string(out)))
-	for dec.More() {
+	for _, line := range ledgerRecords(t, out) {
 		var r struct {
 			Session string          `json:"session"`
 			Tool    string          `json:"tool"`
@@ -217,7 +217,7 @@ func shellRecords(t testing.TB, ws, tool string) (map[string]string, string) {
 			Outcome string          `json:"outcome"`
 			Args    json.RawMessage `json:"args"`
 		}
-		if err := dec.Decode(&r); err != nil {
+		if err := json.Unmarshal(line, &r); err != nil {
 			t.Fatal(err)
 		}
 		var a struct {
@@ -301,4 +301,18 @@ func TestGeminiAndCodexShellHooks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// ledgerRecords returns the records that editguard log --json printed in
+// out, in its order.
+func ledgerRecords(t testing.TB, out []byte) []json.RawMessage {
+	t.Helper()
+	var v struct {
+		Status  string            `json:"status"`
+		Records []json.RawMessage `json:"records"`
+	}
+	if err := json.Unmarshal(out, &v); err != nil || v.Status != "ok" {
+		t.Fatalf("editguard log --json printed no {\"status\": \"ok\", \"records\": [...]} (%v):\n%s", err, out)
+	}
+	return v.Records
 }

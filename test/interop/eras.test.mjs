@@ -91,10 +91,10 @@ async function connect(t, srv, agent, era, { elicit, fetch: f, manual } = {}) {
   return client;
 }
 
-/** The ledger records of path with outcome ok. */
+/** The ledger records of path with outcome ok, oldest first. */
 function okRecords(root, file) {
-  const out = execFileSync(editguardBin(), ['--root', root, 'log', '--json', '--path', file], { encoding: 'utf8' });
-  return out.split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((r) => r.outcome === 'ok');
+  const out = execFileSync(editguardBin(), ['--root', root, 'log', '--reverse', '--json', '--path', file], { encoding: 'utf8' });
+  return JSON.parse(out).records.filter((r) => r.outcome === 'ok');
 }
 
 /** Calls every tool once, successfully, in dir; returns the names called. */
