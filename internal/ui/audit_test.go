@@ -1,0 +1,197 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/editguard/editguard"
+)
+
+// The page as a person auditing an agent's work reads it: what merged,
+// what a command overwrote, what a rewind left as it was, and the
+// summary of what each session did.
+
+// readFile reads p as session s, so that its next change is checked
+// against what it read.
+func readFile(t *testing.T, s *editguard.Session, p string) {
+	t.Helper()
+	if _, err := s.Read(context.Background(), p, nil); err != nil {
+		t.Fatalf("read %s: %v", p, err)
+	}
+}
+
+// staleWrite writes p as s over a file changed since s read it, and
+// fails unless the write is refused with STALE_FILE.
+func staleWrite(t *testing.T, s *editguard.Session, p, content string) {
+	t.Helper()
+	if _, err := s.Write(context.Background(), p, content, nil); !errors.Is(err, editguard.ErrStaleFile) {
+		t.Fatalf("write %s over a changed file: %v, want STALE_FILE", p, err)
+	}
+}
+
+// tenLines is a file whose first and last lines two writers change apart.
+const tenLines = "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n"
+
+// mergedEdit makes s's edit of the last line of p merge over other's
+// change of its first line, and returns the seq of other's change.
+func mergedEdit(t *testing.T, s, other *editguard.Session, p string) uint64 {
+	t.Helper()
+	write(t, other, p, tenLines)
+	readFile(t, s, p)
+	write(t, other, p, strings.Replace(tenLines, "one\n", "ONE\n", 1))
+	theirs := lastSeq(t, s.Workspace())
+	res, err := s.Edit(context.Background(), p, []editguard.Edit{{OldString: "ten\n", NewString: "TEN\n"}}, nil)
+	if err != nil {
+		t.Fatalf("edit over another writer's change: %v", err)
+	}
+	if !res.Merged {
+		t.Fatalf("the edit did not merge: %+v", res)
+	}
+	return theirs
+}
+
+// overwritingCommand runs a shell command of s that replaces other's
+// change of p, made after s read it, and returns the seq of other's
+// change.
+func overwritingCommand(t *testing.T, s, other *editguard.Session, dir, p string) uint64 {
+	t.Helper()
+	write(t, other, p, "first\n")
+	readFile(t, s, p)
+	write(t, other, p, "the other writer's work\n")
+	theirs := lastSeq(t, s.Workspace())
+	c, err := s.BeginCommand(context.Background(), "echo mine > "+p, &editguard.CommandOptions{Tool: "Bash"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh := exec.Command("sh", "-c", "echo mine > "+p)
+	sh.Dir = dir
+	if out, err := sh.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	res, err := c.End(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Overwrites()) != 1 {
+		t.Fatalf("the command's result names no overwrite: %+v", res)
+	}
+	return theirs
+}
+
+// TestUIMergedShown: a merged edit shows as merged, not as plain ok, on
+// the timeline and in its change view, with the record of the other
+// writer's change it merged over; so does a command's overwrite.
+func TestUIMergedShown(t *testing.T) {
+	f := newFixture(t)
+	agent, other := f.w.NewSession("agent"), f.w.NewSession("other")
+	theirs := mergedEdit(t, agent, other, "m.txt")
+	merged := lastSeq(t, f.w)
+	cl := f.client(t)
+	_, page := get(t, cl, f.hs.URL, "/")
+	row := regexp.MustCompile(`(?s)<tr class="row" data-seq="` + strconv.FormatUint(merged, 10) + `".*?</tr>`).FindString(page)
+	if !strings.Contains(row, `>merged</span>`) || !strings.Contains(row, `over <a href="/change/`+strconv.FormatUint(theirs, 10)+`">record `+strconv.FormatUint(theirs, 10)+`</a> (other)`) {
+		t.Fatalf("the merged edit's row does not say it merged over record %d:\n%s", theirs, row)
+	}
+	_, page = get(t, cl, f.hs.URL, "/change/"+strconv.FormatUint(merged, 10))
+	over := regexp.MustCompile(`(?s)<tr id="over">.*?</tr>`).FindString(page)
+	if !strings.Contains(over, "merged over") || !strings.Contains(over, `record `+strconv.FormatUint(theirs, 10)) ||
+		!strings.Contains(over, sum(strings.Replace(tenLines, "one\n", "ONE\n", 1))) {
+		t.Fatalf("the change view does not name what it merged over:\n%s", over)
+	}
+	if !strings.Contains(page, "the session had read") || !strings.Contains(page, sum(tenLines)) {
+		t.Error("the change view does not say what the session had read")
+	}
+
+	theirs = overwritingCommand(t, agent, other, f.dir, "c.txt")
+	overwrote := seqOf(t, f.w, "c.txt")
+	_, page = get(t, cl, f.hs.URL, "/change/"+strconv.FormatUint(overwrote, 10))
+	over = regexp.MustCompile(`(?s)<tr id="over">.*?</tr>`).FindString(page)
+	if !strings.Contains(over, "overwrote") || !strings.Contains(over, `record `+strconv.FormatUint(theirs, 10)) {
+		t.Fatalf("the command's change view does not name the change it overwrote (record %d):\n%s", theirs, over)
+	}
+	// The outcome filter finds each, and ok still lists both.
+	for _, q := range []struct {
+		outcome string
+		seq     uint64
+	}{{"merged", merged}, {"overwrote", overwrote}, {"ok", merged}, {"ok", overwrote}} {
+		if _, page := get(t, cl, f.hs.URL, "/?outcome="+q.outcome); !strings.Contains(page, `data-seq="`+strconv.FormatUint(q.seq, 10)+`"`) {
+			t.Errorf("/?outcome=%s does not list record %d", q.outcome, q.seq)
+		}
+	}
+}
+
+// TestUIRewindUnchangedNeutral: a rewind's files that already held what
+// they held before are not refusals: the timeline folds them under a
+// count, shown neutral, and the refused filter leaves them out.
+func TestUIRewindUnchangedNeutral(t *testing.T) {
+	f := newFixture(t)
+	agent, setup := f.w.NewSession("agent"), f.w.NewSession("setup")
+	write(t, setup, "c.txt", "before\n")
+	write(t, agent, "c.txt", "after\n")
+	// The session changes u1 and u2 and then puts them back as they were.
+	for _, p := range []string{"u1.txt", "u2.txt"} {
+		write(t, setup, p, "x\n")
+		write(t, agent, p, "y\n")
+		write(t, agent, p, "x\n")
+	}
+	res, err := f.ui.Rewind(context.Background(), "agent", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Unchanged) != 2 || len(res.Rewound) != 1 {
+		t.Fatalf("the rewind: %+v, want c.txt rewound and two files unchanged", res)
+	}
+	cl := f.client(t)
+	_, page := get(t, cl, f.hs.URL, "/?session=ui-test")
+	if strings.Contains(page, `class="outcome refused"`) {
+		t.Errorf("the rewind shows a refusal:\n%s", page)
+	}
+	fold := regexp.MustCompile(`<details class="unchanged"><summary>(\d+) unchanged</summary>`).FindStringSubmatch(page)
+	if fold == nil || fold[1] != strconv.Itoa(len(res.Unchanged)) {
+		t.Fatalf("the rewind's unchanged files are not folded under their count %d: %v\n%s", len(res.Unchanged), fold, page)
+	}
+	if !strings.Contains(page, `<span class="outcome other" title="the file already held what it held before the rewound session's changes">unchanged</span>`) {
+		t.Error("an unchanged file is not shown neutral")
+	}
+	if _, page := get(t, cl, f.hs.URL, "/?outcome=refused&session=ui-test"); strings.Contains(page, "u1.txt") {
+		t.Error("the refused filter lists a rewind's unchanged file")
+	}
+}
+
+// TestUIRefusalHintWords: a refusal's hint is said in command-line words
+// for a change made at the command line, in the model's words for one an
+// MCP session made.
+func TestUIRefusalHintWords(t *testing.T) {
+	f := newFixture(t)
+	other := f.w.NewSession("other")
+	cl := f.client(t)
+	for _, tc := range []struct {
+		session, want, not string
+	}{
+		{"cli-uid1000", "run editguard read f-cli.txt", "read_file"},
+		{"mcp-1b2c3d4e", "call read_file on f-mcp.txt", "editguard read"},
+	} {
+		s := f.w.NewSession(tc.session)
+		p := "f-" + map[bool]string{true: "cli", false: "mcp"}[strings.HasPrefix(tc.session, "cli")] + ".txt"
+		write(t, other, p, "first\n")
+		readFile(t, s, p)
+		write(t, other, p, "second\n")
+		staleWrite(t, s, p, "mine\n")
+		_, page := get(t, cl, f.hs.URL, "/change/"+strconv.FormatUint(lastSeq(t, f.w), 10))
+		hint := regexp.MustCompile(`<p class="hint">([^<]*)</p>`).FindStringSubmatch(page)
+		if hint == nil || !strings.Contains(hint[1], tc.want) || strings.Contains(hint[1], tc.not) {
+			t.Errorf("%s's refusal hint: %q, want %q and no %q", tc.session, hint, tc.want, tc.not)
+		}
+	}
+	if got := shellWord("it's -x"); got != `'it'\''s -x'` {
+		t.Errorf("shellWord: %s", got)
+	}
+	if got := shellWord("-x"); got != "./-x" {
+		t.Errorf("shellWord(-x): %s", got)
+	}
+}
