@@ -1,9 +1,16 @@
 package ui
 
 import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -127,5 +134,71 @@ func TestUIBrowserAudit(t *testing.T) {
 		}
 	})
 
+	t.Run("live, snapshot and offline", func(t *testing.T) {
+		b.run(t, "open the timeline", chromedp.Navigate(base+"/"))
+		b.waitFor(t, "live", `document.querySelector('#live[data-state="open"]') !== null`)
+		if s := b.texts(t, "#live"); len(s) != 1 || s[0] != "live" {
+			t.Errorf("the status reads %q, want live", s)
+		}
+		b.run(t, "open a snapshot", chromedp.Navigate(base+"/?snapshot=1"))
+		b.waitFor(t, "the page", `document.readyState === "complete"`)
+		if s := b.texts(t, `#live[data-state="snapshot"]`); len(s) != 1 || !strings.HasPrefix(s[0], "snapshot of ") {
+			t.Errorf("the snapshot's status reads %q", s)
+		}
+		// A page whose server stops says it is offline.
+		g := newFixture(t)
+		gb := newBrowser(t)
+		gb.run(t, "enter with the token", chromedp.Navigate(g.srv.URL(g.hs.Listener.Addr().String())))
+		gb.waitFor(t, "live", `document.querySelector('#live[data-state="open"]') !== null`)
+		g.hs.CloseClientConnections()
+		g.hs.Close()
+		gb.waitFor(t, "offline", `document.querySelector('#live[data-state="offline"]') !== null`)
+		if s := gb.texts(t, "#live"); len(s) != 1 || !strings.HasPrefix(s[0], "offline") || !strings.Contains(s[0], "snapshot of ") {
+			t.Errorf("the status of a page whose server stopped reads %q", s)
+		}
+	})
+
 	b.checkLoopbackOnly(t, host)
+}
+
+// TestUIHeadlessDumpDOM: chromium --headless --virtual-time-budget
+// --dump-dom finishes the page and prints the timeline. The page's live
+// updates must let virtual time run on: a request the page keeps open
+// would hold its clock, and the browser would never finish. The deadline
+// only bounds the wait for such a hang; nothing is timed.
+func TestUIHeadlessDumpDOM(t *testing.T) {
+	path := chromium()
+	if path == "" {
+		t.Skip("no chromium binary found (chromium, chromium-browser, google-chrome, headless-shell): the browser tests need one")
+	}
+	f := newFixture(t)
+	write(t, f.w.NewSession("agent-d"), "dumped.txt", "one\n")
+	seq := strconv.FormatUint(lastSeq(t, f.w), 10)
+	profile := t.TempDir()
+	t.Cleanup(func() { checkNoBrowserLeft(t, profile) })
+	args := []string{"--headless", "--disable-gpu", "--no-first-run", "--user-data-dir=" + profile,
+		"--virtual-time-budget=5000", "--dump-dom", f.srv.URL(f.hs.Listener.Addr().String())}
+	if os.Geteuid() == 0 {
+		args = append([]string{"--no-sandbox"}, args...)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	err := cmd.Run()
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		t.Fatalf("chromium did not finish the page with --virtual-time-budget: killed at the deadline\n%s", stderr.String())
+	}
+	if err != nil {
+		t.Fatalf("chromium: %v\n%s", err, stderr.String())
+	}
+	dom := out.String()
+	for _, want := range []string{`id="timeline"`, `data-seq="` + seq + `"`, ">dumped.txt<", `data-state="open"`} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("the dumped DOM lacks %s:\n%s", want, dom)
+		}
+	}
 }

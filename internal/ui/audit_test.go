@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"errors"
+	"net/url"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -193,5 +194,26 @@ func TestUIRefusalHintWords(t *testing.T) {
 	}
 	if got := shellWord("-x"); got != "./-x" {
 		t.Errorf("shellWord(-x): %s", got)
+	}
+}
+
+// TestUISnapshotStatus: the timeline's status says what the page is: a
+// snapshot of when it was made until the live updates answer, and with
+// ?snapshot=1 a snapshot that does not ask for them.
+func TestUISnapshotStatus(t *testing.T) {
+	f := newFixture(t)
+	write(t, f.w.NewSession("agent"), "a.txt", "a\n")
+	cl := f.client(t)
+	_, page := get(t, cl, f.hs.URL, "/")
+	status := regexp.MustCompile(`<span id="live"[^>]*data-state="snapshot"[^>]*>snapshot of \d{4}-\d\d-\d\d \d\d:\d\d:\d\d</span>`)
+	if !status.MatchString(page) || !strings.Contains(page, `data-updates="/updates"`) {
+		t.Fatalf("the timeline's status or its updates' address is missing:\n%s", page)
+	}
+	if strings.Contains(page, "connecting") {
+		t.Error("the status still says connecting")
+	}
+	_, page = get(t, cl, f.hs.URL, "/?snapshot=1&"+url.Values{"session": {"agent"}}.Encode())
+	if !status.MatchString(page) || strings.Contains(page, "data-updates") {
+		t.Fatalf("a snapshot asks for live updates, or does not say it is one:\n%s", page)
 	}
 }

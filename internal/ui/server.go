@@ -1,5 +1,5 @@
 // Package ui serves editguard's local web page: the ledger's timeline of
-// changes and refusals (live, over server-sent events), each change's
+// changes and refusals (live: the page polls for new rows), each change's
 // diff, every version of a file with a guarded restore, a session's
 // changes with a guarded rewind and the undo of its patches, and the
 // ledger's chain status. It reads through the editguard library only
@@ -104,7 +104,7 @@ func (s *Server) Handler() http.Handler { return s.guard(s.mux) }
 func (s *Server) routes() {
 	m := http.NewServeMux()
 	m.HandleFunc("GET /{$}", s.timeline)
-	m.HandleFunc("GET /events", s.events)
+	m.HandleFunc("GET /updates", s.updates)
 	m.HandleFunc("GET /change/{seq}", s.change)
 	m.HandleFunc("GET /change/{seq}/diff", s.changeRaw)
 	m.HandleFunc("GET /file", s.file)

@@ -321,9 +321,12 @@ func (s *Server) timeline(w http.ResponseWriter, r *http.Request) {
 		Query    string
 		Sources  []string
 		Outcomes []string
+		At       string // when the page was made
+		Snapshot bool   // ?snapshot=1: the page does not follow the ledger
 	}{s.base("timeline"), f, s.rows(recs, h, false), pageURL(f, 0, before > 0), pageURL(f, oldestOf(recs), more), newest, f.query(),
 		[]string{sourceMCP, sourceHook, sourceShell, sourceCLI, sourceRecover},
-		[]string{"ok", outcomeMerged, outcomeOverwrote, "refused", "STALE_FILE", "NOT_READ", outcomeUnchanged, "dry_run", "pending"}})
+		[]string{"ok", outcomeMerged, outcomeOverwrote, "refused", "STALE_FILE", "NOT_READ", outcomeUnchanged, "dry_run", "pending"},
+		time.Now().Local().Format("2006-01-02 15:04:05"), r.URL.Query().Get("snapshot") == "1"})
 }
 
 // pageURL returns the address of the timeline's page of the records older
