@@ -158,6 +158,21 @@ func TestUIBrowserAudit(t *testing.T) {
 		}
 	})
 
+	t.Run("summary first", func(t *testing.T) {
+		b.run(t, "open the timeline", chromedp.Navigate(base+"/"))
+		b.waitFor(t, "the summary", `document.querySelector('#summary') !== null`)
+		first := eval[string](t, b, `document.querySelector('main').firstElementChild.id`)
+		if first != "summary" {
+			t.Errorf("the page begins with #%s, not the summary", first)
+		}
+		if c := b.texts(t, `#summary tr[data-session="agent-c"] td.conflicts`); len(c) != 1 || c[0] != "1" {
+			t.Errorf("agent-c's conflicts prevented: %q, want 1", c)
+		}
+		if c := b.texts(t, `#summary tr[data-session="agent-m"] td.caught`); len(c) != 1 || c[0] != "1" {
+			t.Errorf("agent-m's lost updates caught: %q, want 1", c)
+		}
+	})
+
 	b.checkLoopbackOnly(t, host)
 }
 
@@ -196,7 +211,7 @@ func TestUIHeadlessDumpDOM(t *testing.T) {
 		t.Fatalf("chromium: %v\n%s", err, stderr.String())
 	}
 	dom := out.String()
-	for _, want := range []string{`id="timeline"`, `data-seq="` + seq + `"`, ">dumped.txt<", `data-state="open"`} {
+	for _, want := range []string{`id="timeline"`, `data-seq="` + seq + `"`, ">dumped.txt<", `id="summary"`, `data-state="open"`} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("the dumped DOM lacks %s:\n%s", want, dom)
 		}

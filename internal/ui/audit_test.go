@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"os"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -82,6 +83,86 @@ func overwritingCommand(t *testing.T, s, other *editguard.Session, dir, p string
 		t.Fatalf("the command's result names no overwrite: %+v", res)
 	}
 	return theirs
+}
+
+// cell returns the text of the summary's cell class of session's row.
+func cell(t *testing.T, page, session, class string) string {
+	t.Helper()
+	row := regexp.MustCompile(`(?s)<tr data-session="` + regexp.QuoteMeta(session) + `">(.*?)</tr>`).FindStringSubmatch(page)
+	if row == nil {
+		t.Fatalf("the summary has no row of %s", session)
+	}
+	v := regexp.MustCompile(`<td class="n ` + class + `">([^<]*)</td>`).FindStringSubmatch(row[1])
+	if v == nil {
+		t.Fatalf("the summary's row of %s has no %s: %s", session, class, row[1])
+	}
+	return v[1]
+}
+
+// TestUISummary: the summary on top of the timeline counts, per session,
+// the files it changed, its stale writes refused, the changes it made
+// over another writer's without losing it (a merge, a command's
+// overwrite), and its commands, from a ledger holding each kind.
+func TestUISummary(t *testing.T) {
+	f := newFixture(t)
+	agent, other := f.w.NewSession("agent"), f.w.NewSession("other")
+	mergedEdit(t, agent, other, "m.txt")
+	overwritingCommand(t, agent, other, f.dir, "c.txt")
+	// Two refused stale writes.
+	conflict := func(p string) {
+		write(t, other, p, "theirs before\n")
+		readFile(t, agent, p)
+		write(t, other, p, "theirs after\n")
+		staleWrite(t, agent, p, "agent's\n")
+	}
+	conflict("s1.txt")
+	conflict("s2.txt")
+	// A second command, which changes two files and overwrites nothing.
+	c, err := agent.BeginCommand(context.Background(), "touch", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"n1.txt", "n2.txt"} {
+		if err := os.WriteFile(f.dir+"/"+p, []byte("new\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.End(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	write(t, agent, "plain.txt", "plain\n")
+
+	cl := f.client(t)
+	_, page := get(t, cl, f.hs.URL, "/")
+	if i, j := strings.Index(page, `id="summary"`), strings.Index(page, `id="timeline"`); i < 0 || j < 0 || i > j {
+		t.Fatalf("the summary is not above the timeline (%d, %d)", i, j)
+	}
+	// agent changed m.txt, c.txt, n1.txt, n2.txt and plain.txt.
+	for class, want := range map[string]string{"files": "5", "conflicts": "2", "caught": "2", "commands": "2"} {
+		if got := cell(t, page, "agent", class); got != want {
+			t.Errorf("agent's %s: %s, want %s", class, got, want)
+		}
+	}
+	// other wrote m.txt, c.txt, s1.txt and s2.txt, twice each.
+	for class, want := range map[string]string{"files": "4", "conflicts": "0", "caught": "0", "commands": "0"} {
+		if got := cell(t, page, "other", class); got != want {
+			t.Errorf("other's %s: %s, want %s", class, got, want)
+		}
+	}
+	if !strings.Contains(page, `<tr class="total"><th>all 2 sessions</th><td class="n files">9</td><td class="n conflicts">2</td><td class="n caught">2</td><td class="n commands">2</td>`) {
+		t.Errorf("no totals of both sessions in the summary")
+	}
+	// Counted again from where it stopped: a new refusal adds one.
+	conflict("s3.txt")
+	_, page = get(t, cl, f.hs.URL, "/")
+	if got := cell(t, page, "agent", "conflicts"); got != "3" {
+		t.Errorf("after another refusal agent's conflicts: %s, want 3", got)
+	}
+	// With a session filter, that session alone.
+	_, page = get(t, cl, f.hs.URL, "/?session=other")
+	if strings.Contains(page, `data-session="agent"`) || !strings.Contains(page, `data-session="other"`) {
+		t.Error("the summary of /?session=other shows other sessions, or not other")
+	}
 }
 
 // TestUIMergedShown: a merged edit shows as merged, not as plain ok, on

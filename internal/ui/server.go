@@ -46,6 +46,7 @@ type Server struct {
 	cookie string
 	opts   Options
 	stats  statsCache
+	sums   summaryCache
 	live   *hub
 	trust  *verifier
 	mux    *http.ServeMux

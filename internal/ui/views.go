@@ -34,6 +34,7 @@ var templates = sync.OnceValue(func() *template.Template {
 		"short":   shortHash,
 		"body":    lineBody,
 		"pathHex": pathHex,
+		"add":     func(a, b int) int { return a + b },
 		"ms":      func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
 	}).ParseFS(templateFS, "templates/*.html"))
 })
@@ -310,9 +311,15 @@ func (s *Server) timeline(w http.ResponseWriter, r *http.Request) {
 		s.failPage(w, http.StatusInternalServerError, err)
 		return
 	}
+	sum, err := s.summary(f.Session)
+	if err != nil {
+		s.failPage(w, http.StatusInternalServerError, err)
+		return
+	}
 	h := &histories{w: s.w}
 	render(w, http.StatusOK, "timeline", struct {
 		base
+		Sum      *summary
 		F        filter
 		Rows     []*row
 		Newest   string // the first page's address, "" on the first page
@@ -323,7 +330,7 @@ func (s *Server) timeline(w http.ResponseWriter, r *http.Request) {
 		Outcomes []string
 		At       string // when the page was made
 		Snapshot bool   // ?snapshot=1: the page does not follow the ledger
-	}{s.base("timeline"), f, s.rows(recs, h, false), pageURL(f, 0, before > 0), pageURL(f, oldestOf(recs), more), newest, f.query(),
+	}{s.base("timeline"), sum, f, s.rows(recs, h, false), pageURL(f, 0, before > 0), pageURL(f, oldestOf(recs), more), newest, f.query(),
 		[]string{sourceMCP, sourceHook, sourceShell, sourceCLI, sourceRecover},
 		[]string{"ok", outcomeMerged, outcomeOverwrote, "refused", "STALE_FILE", "NOT_READ", outcomeUnchanged, "dry_run", "pending"},
 		time.Now().Local().Format("2006-01-02 15:04:05"), r.URL.Query().Get("snapshot") == "1"})
