@@ -196,6 +196,33 @@ func TestUIMergedShown(t *testing.T) {
 	if !strings.Contains(over, "overwrote") || !strings.Contains(over, `record `+strconv.FormatUint(theirs, 10)) {
 		t.Fatalf("the command's change view does not name the change it overwrote (record %d):\n%s", theirs, over)
 	}
+	// A patch's records keep their transaction's strategy: its merge
+	// shows by the content it changed not being what the session read.
+	write(t, other, "p.txt", tenLines)
+	readFile(t, agent, "p.txt")
+	write(t, other, "p.txt", strings.Replace(tenLines, "one\n", "ONE\n", 1))
+	theirs = lastSeq(t, f.w)
+	pres, err := agent.ApplyPatch(context.Background(), "*** Begin Patch\n*** Update File: p.txt\n@@\n eight\n nine\n-ten\n+TEN\n*** End Patch\n", nil)
+	if err != nil || len(pres.Files) != 1 || !pres.Files[0].Merged {
+		t.Fatalf("the patch over another writer's change: %+v, %v; want merged", pres, err)
+	}
+	patched := lastSeq(t, f.w)
+	_, page = get(t, cl, f.hs.URL, "/?path=p.txt")
+	row = regexp.MustCompile(`(?s)<tr class="row" data-seq="` + strconv.FormatUint(patched, 10) + `".*?</tr>`).FindString(page)
+	if !strings.Contains(row, `>merged</span>`) || !strings.Contains(row, `record `+strconv.FormatUint(theirs, 10)) {
+		t.Errorf("the merged patch's row does not say it merged over record %d:\n%s", theirs, row)
+	}
+	// A patch that did not merge is plain ok.
+	readFile(t, agent, "p.txt")
+	if _, err := agent.ApplyPatch(context.Background(), "*** Begin Patch\n*** Update File: p.txt\n@@\n eight\n nine\n-TEN\n+ten!\n*** End Patch\n", nil); err != nil {
+		t.Fatal(err)
+	}
+	_, page = get(t, cl, f.hs.URL, "/?path=p.txt")
+	row = regexp.MustCompile(`(?s)<tr class="row" data-seq="` + strconv.FormatUint(lastSeq(t, f.w), 10) + `".*?</tr>`).FindString(page)
+	if !strings.Contains(row, `<span class="outcome ok">ok</span>`) {
+		t.Errorf("a patch that did not merge is not plain ok:\n%s", row)
+	}
+
 	// The outcome filter finds each, and ok still lists both.
 	for _, q := range []struct {
 		outcome string
