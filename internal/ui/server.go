@@ -30,8 +30,9 @@ import (
 type Options struct {
 	// Token is the secret every request must carry; "" makes a random one.
 	Token string
-	// Poll is how often the live timeline looks at the ledger's end
-	// (0 means 200 ms).
+	// Poll is how often the server looks at the ledger's end to verify
+	// the chain again when records arrived (0 means 200 ms). The page
+	// itself asks for new rows every second.
 	Poll time.Duration
 	// PageSize is how many timeline rows a page shows (0 means 100).
 	PageSize int
