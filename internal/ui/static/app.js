@@ -93,6 +93,9 @@
     var body = document.getElementById("rows");
     var since = table.getAttribute("data-since") || "";
     var trust = null;
+    // asOf is when the page last showed the ledger: when the server made
+    // it, then each answer's time.
+    var asOf = snapshot.replace(/^snapshot of /, "");
     function poll() {
       var u = url + (url.indexOf("?") < 0 ? "?" : "&") + "since=" + encodeURIComponent(since);
       window.fetch(u, {credentials: "same-origin", cache: "no-store"}).then(function (resp) {
@@ -100,6 +103,7 @@
         return resp.json();
       }).then(function (up) {
         setLive("open", "live");
+        asOf = new Date().toLocaleString();
         if (up.rows) addRows(body, up.rows);
         if (up.newest) since = String(up.newest);
         if (up.trust && up.trust !== trust) {
@@ -109,7 +113,7 @@
         }
         window.setTimeout(poll, livePeriod);
       }).catch(function () {
-        setLive("offline", "offline: the server does not answer (" + snapshot + ")");
+        setLive("offline", "offline: the server does not answer; the page is as of " + asOf);
         window.setTimeout(poll, offlinePeriod);
       });
     }
