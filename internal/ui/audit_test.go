@@ -270,6 +270,11 @@ func TestUIRewindUnchangedNeutral(t *testing.T) {
 	if _, page := get(t, cl, f.hs.URL, "/?outcome=refused&session=ui-test"); strings.Contains(page, "u1.txt") {
 		t.Error("the refused filter lists a rewind's unchanged file")
 	}
+	// Each of its records opens to the rewind's files.
+	_, page = get(t, cl, f.hs.URL, "/change/"+strconv.FormatUint(lastSeq(t, f.w), 10))
+	if !strings.Contains(page, `<h2 id="group">the 3 files of this rewind</h2>`) {
+		t.Errorf("the change view of a rewind's record does not name the rewind's files:\n%s", page)
+	}
 }
 
 // TestUIRefusalHintWords: a refusal's hint is said in command-line words
