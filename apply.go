@@ -3,6 +3,7 @@ package editguard
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/editguard/editguard/internal/engine"
 	"github.com/editguard/editguard/internal/filelock"
+	"github.com/editguard/editguard/internal/ledger"
 	"github.com/editguard/editguard/internal/patch"
 )
 
@@ -63,8 +65,13 @@ type txFile struct {
 	sum     string
 	remove  bool
 	enc     string
-	version string // history version of the displaced content
-	merged  bool   // the hunks were merged over a change since the read
+	version string        // history version of the displaced content
+	merged  bool          // the hunks were merged over a change since the read
+	pre     *Precondition // the caller's, for this file; nil for the baseline
+	seen    []byte        // the session's read a merge was decided against
+	// seenVersion is the history version holding the session's read a
+	// merge was decided against.
+	seenVersion string
 	// externalDiff is that change, from the read to the file as found.
 	externalDiff string
 	mtimeMS      int64 // of the new file, once committed
@@ -99,7 +106,8 @@ func (s *Session) ApplyPatch(ctx context.Context, text string, opts *PatchOption
 		o = *opts
 	}
 	ops, perr := patch.Parse(text)
-	a := newAttempt(s, opApplyPatch, "", map[string]any{"patch_sha256": sha256String(text), "patch_bytes": len(text), "dry_run": o.DryRun}, nil)
+	a := newAttempt(s, opApplyPatch, "", patchArgs(text, &o), nil)
+	a.text = &text // kept with a refusal or a commit, not a dry run's result
 	cs := &changeSet{s: s}
 	defer func() { res, err = s.w.finishTx(a, cs, res, err) }()
 	if perr != nil {
@@ -136,10 +144,51 @@ func (s *Session) ApplyPatch(ctx context.Context, text string, opts *PatchOption
 		"while the patch awaited approval"); err != nil {
 		return nil, err
 	}
+	if err := s.w.ensureTxSpace(cs.files); err != nil {
+		return nil, err
+	}
+	if err := s.keepPatchContents(a, cs.files); err != nil {
+		return nil, err
+	}
 	if err := s.commitTx(a, opApplyPatch, cs, res); err != nil {
+		if len(cs.files) > 0 {
+			newSize, oldSize := txNeeds(cs.files)
+			err = s.w.withSpace(cs.files[0].t, newSize, oldSize, err)
+		}
 		return nil, err
 	}
 	return res, nil
+}
+
+// keepPatchContents keeps in history what the records of a patch about to
+// be committed name beside the displaced contents: the patch's text, and
+// the session's reads that merged files were decided against.
+func (s *Session) keepPatchContents(a *attempt, files []*txFile) error {
+	if err := s.w.keepText(a); err != nil {
+		return historyFailed("", err)
+	}
+	for _, f := range files {
+		if f.seen == nil {
+			continue
+		}
+		v, err := s.w.keepContent(f.t.Resolved, f.seen, f.base.SHA256, opMergeBase, s.name)
+		if err != nil {
+			return historyFailed(f.t.Path, err)
+		}
+		f.seenVersion = v.ID
+	}
+	return nil
+}
+
+// patchArgs are the arguments a patch's records hold: the text's hash and
+// size (the text itself is kept in history: keepText), and the options
+// that change the decision.
+func patchArgs(text string, o *PatchOptions) map[string]any {
+	args := map[string]any{"patch_sha256": sha256String(text), "patch_bytes": len(text), "dry_run": o.DryRun}
+	if o.NoMerge {
+		args["no_merge"] = true
+	}
+	return args
 }
 
 // preview shows the files of a patch or an undo to the approver.
@@ -296,12 +345,13 @@ func (s *Session) planPatch(ops []patch.FileOp, files []*txFile, res *PatchResul
 		if !obs.Stat.Regular() {
 			return notAFile(f.t.Path, obs)
 		}
-		base, err := s.check(f.t, o.Preconditions[op.Path], obs, op.Kind == patch.Delete)
+		f.pre = o.Preconditions[op.Path]
+		base, err := s.check(f.t, f.pre, obs, op.Kind == patch.Delete)
+		f.base = base
 		seen, staleErr, err := s.mergeableStale(op, base, obs, o, err)
 		if err != nil {
 			return err
 		}
-		f.base = base
 		if base != nil {
 			f.enc = base.Encoding
 		}
@@ -460,7 +510,7 @@ func planMerge(f *txFile, op patch.FileOp, cur string, seen []byte, stale error)
 	if err != nil {
 		return "", err
 	}
-	f.merged, f.externalDiff = true, ext
+	f.merged, f.externalDiff, f.seen = true, ext, seen
 	return text, nil
 }
 
@@ -547,12 +597,67 @@ func (w *Workspace) finishPatch(a *attempt, files []*txFile, res *PatchResult, e
 		if p := w.failedPath(files, err); p != "" {
 			a.rec.Path = p
 		}
+		if err != nil {
+			w.refusedPatch(a, files, err)
+		}
 		if _, ferr := w.finish(a, r, err); ferr != nil {
 			return nil, ferr
 		}
 		return res, err
 	}
 	return res, nil
+}
+
+// refusedPatch completes the record of a patch refused with err: what it
+// checked of each file it got to (the caller's expectation and what was
+// there), the failing file's observation, and, kept in history, the
+// patch's text and, for a refusal decided on the file's text, that file's
+// content. A content that cannot be kept leaves the record without it.
+func (w *Workspace) refusedPatch(a *attempt, files []*txFile, err error) {
+	w.keepText(a)
+	for _, f := range files {
+		if f.obs == nil {
+			continue
+		}
+		c := ledger.FileCheck{Path: f.t.Resolved, Observed: f.obs.LedgerState()}
+		if f.base != nil {
+			version := ""
+			if f.seen != nil {
+				// Merged before the refusal: the read it merged over.
+				v, _ := w.keepContent(f.t.Resolved, f.seen, f.base.SHA256, opMergeBase, a.rec.Session)
+				version = v.ID
+			}
+			c.Baseline = baselineState(f.base, version)
+		}
+		if !f.pre.empty() {
+			c.Precondition, _ = json.Marshal(f.pre)
+		}
+		a.rec.Files = append(a.rec.Files, c)
+		if f.t.Resolved != a.rec.Path {
+			continue
+		}
+		a.rec.Observed, a.rec.Baseline, a.rec.SHA256Before = c.Observed, c.Baseline, f.obs.Sum
+		if f.obs.Stat.Exists && f.obs.Stat.Regular() && decidedOnText(err) {
+			w.keepContent(f.t.Resolved, f.obs.Data, f.obs.Sum, opPatchRefused, a.rec.Session)
+		}
+	}
+}
+
+// decidedOnText reports whether err is a refusal that rests on a file's
+// text, not only its hash: replay needs the text to decide it again.
+func decidedOnText(err error) bool {
+	var e *Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	switch e.Code {
+	case CodeNoMatch, CodeAmbiguousMatch, CodeNoChange, CodeInvalidArgument, CodeEncoding, CodeBinaryFile:
+		return true
+	case CodeStaleFile:
+		_, tried := e.Details["not_merged"]
+		return tried
+	}
+	return false
 }
 
 // failedPath is the path the record of a failed patch names: the file the
@@ -597,7 +702,10 @@ func (w *Workspace) txRecords(a *attempt, files []*txFile, res *PatchResult) (ok
 		rec.rec.Observed = f.obs.LedgerState()
 		rec.rec.SHA256Before = f.obs.Sum
 		if f.base != nil {
-			rec.rec.Baseline = ledgerState(FileState{Exists: true, SHA256: f.base.SHA256, Size: f.base.Size, MtimeMS: f.base.MtimeMS})
+			rec.rec.Baseline = baselineState(f.base, f.seenVersion)
+		}
+		if !f.pre.empty() {
+			rec.rec.Precondition, _ = json.Marshal(f.pre)
 		}
 		r := &Result{Path: f.t.Path, SHA256: f.sum, SizeBytes: int64(len(f.data)), Created: !f.obs.Stat.Exists, Deleted: f.remove,
 			BackupVersion: f.version, Strategy: "transaction " + res.TxID}

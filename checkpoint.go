@@ -53,6 +53,10 @@ type checkpoints struct {
 	// mac is the workspace's MAC for purpose over data (Workspace.mac):
 	// an active record is acted on only if its seal verifies.
 	mac func(purpose string, data ...[]byte) string
+	// deferFlush says a scan leaves the flush of what it stored to its
+	// caller, in pending (see Command.End).
+	deferFlush bool
+	pending    func() error
 }
 
 func (w *Workspace) openCheckpoints() (*checkpoints, error) {
@@ -873,7 +877,10 @@ func (sc *scanner) run(walk func(submit func(dirfd int, dir string, names []stri
 // what it did not check (notChecked, and the files it did not read).
 func (sc *scanner) finish(notChecked []string) (*cpManifest, []string, error) {
 	// What the command may displace is durable before it runs.
-	if err := sc.cp.flush(sc.stored, sc.nstored); err != nil {
+	if cp := sc.cp; cp.deferFlush {
+		names, n := sc.stored, sc.nstored
+		cp.pending = func() error { return cp.flush(names, n) }
+	} else if err := sc.cp.flush(sc.stored, sc.nstored); err != nil {
 		return nil, nil, stateError("sync the checkpoint", err)
 	}
 	m := sc.m

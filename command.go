@@ -672,12 +672,29 @@ func (c *Command) End(ctx context.Context) (*CommandResult, error) {
 	if err != nil {
 		return nil, readError("read ledger", err)
 	}
+	// The second checkpoint's new contents are what the next command may
+	// displace: durable before End returns, flushed beside the history
+	// versions finishCommand saves (the two sets of fsyncs commit
+	// together), not before them.
+	cp.deferFlush = true
 	after, notChecked, mark, err := cp.checkpoint(ctx, w, c.act.Before, c.act.Manifest)
+	cp.deferFlush = false
 	if err != nil {
 		return nil, err
 	}
+	flushed := make(chan error, 1)
+	if f := cp.pending; f != nil {
+		cp.pending = nil
+		go func() { flushed <- f() }()
+	} else {
+		flushed <- nil
+	}
 	res := w.finishCommand(cp, s, c.act, after, pos, notChecked, false)
-	if manifest, sum, err := cp.saveManifest(after); err == nil {
+	if err := <-flushed; err != nil {
+		// Not the stat cache, then: the next checkpoint reads and
+		// stores those files again.
+		res.warn("making the checkpoint durable failed: %v; the next command's checkpoint reads the files again", err)
+	} else if manifest, sum, err := cp.saveManifest(after); err == nil {
 		cp.remember(manifest, sum, after, mark)
 		cp.setLast(manifest)
 	}

@@ -202,6 +202,12 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 	if err := r.approve(ctx); err != nil {
 		return nil, err
 	}
+	if err := r.ensureSpace(); err != nil {
+		return nil, err
+	}
+	if err := r.keepRead(); err != nil {
+		return nil, err
+	}
 	if err := r.makeParent(); err != nil {
 		return nil, err
 	}
@@ -210,7 +216,7 @@ func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error
 	ar, err := r.swap(ctx)
 	r.a.durable += time.Since(t0)
 	if err != nil {
-		return nil, err
+		return nil, r.s.w.withSpace(r.t, int64(len(r.pl.data)), int64(len(r.obs.Data)), err)
 	}
 	r.follow(ar)
 	return r.res, nil
@@ -284,7 +290,7 @@ func (r *commitRun) check() error {
 	}
 	if b := r.base; b != nil {
 		r.enc = b.Encoding
-		r.a.rec.Baseline = ledgerState(FileState{Exists: true, SHA256: b.SHA256, Size: b.Size, MtimeMS: b.MtimeMS})
+		r.a.rec.Baseline = baselineState(b, "")
 	}
 	return err
 }
@@ -301,6 +307,28 @@ func (r *commitRun) mayMerge(err error) error {
 		return err
 	}
 	r.c.seen, r.stale = seen, err
+	return nil
+}
+
+// ensureSpace is the check of a full file system before anything is
+// written (space.go): room for the change, after editguard's own leftovers
+// are removed, or NO_SPACE.
+func (r *commitRun) ensureSpace() error {
+	return r.s.w.ensureSpace(r.t, int64(len(r.pl.data)), int64(len(r.obs.Data)))
+}
+
+// keepRead keeps in history the session's read that a merge was decided
+// against, and names its version in the record's baseline, so that the
+// record holds all the merge's decision rests on (kept.go).
+func (r *commitRun) keepRead() error {
+	if r.c.seen == nil || r.res == nil || !r.res.Merged || r.a.rec.Baseline == nil {
+		return nil
+	}
+	v, err := r.s.w.keepContent(r.t.Resolved, r.c.seen, r.base.SHA256, opMergeBase, r.s.name)
+	if err != nil {
+		return historyFailed(r.c.path, err)
+	}
+	r.a.rec.Baseline.Read.Version = v.ID
 	return nil
 }
 

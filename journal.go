@@ -8,6 +8,7 @@ import (
 	"errors"
 	"os"
 	"path"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/editguard/editguard/internal/engine"
+	"github.com/editguard/editguard/internal/mounts"
 	"github.com/editguard/editguard/internal/watch"
 	"golang.org/x/sys/unix"
 )
@@ -289,6 +291,8 @@ type fsJournal struct {
 	wt        *watch.Watcher
 	id        string
 	rules     string    // checkpointCoverage's sum when it was made
+	real      string    // the root's path as the mount table names it
+	mounts    string    // the mounts inside the root when it was made (mounts.Signature)
 	retry     time.Time // a failed make is not tried again before
 	lastError error
 }
@@ -306,6 +310,7 @@ func (fj *fsJournal) build() error {
 		fj.wt, fj.id = nil, ""
 	}
 	include, _, rules := w.checkpointCoverage()
+	mounted := fj.mountsNow() // before the walk: one mounted during it is seen next time
 	cover := &coverage{w: w, include: include}
 	wt, err := watch.New(w.dir, watch.Options{Watch: cover.watchDir, Fault: w.jr.fault})
 	if err != nil {
@@ -323,7 +328,26 @@ func (fj *fsJournal) build() error {
 	}
 	wt.Ready()
 	fj.wt, fj.id, fj.rules = wt, strings.ToLower(rand.Text()[:12]), rules
+	fj.mounts = mounted
 	return nil
+}
+
+// mountsNow is the signature of the file systems mounted inside the root
+// now: one mounted or unmounted there changes what is under its directory
+// without an event a watch reports. "?" if the table cannot be read.
+func (fj *fsJournal) mountsNow() string {
+	if fj.real == "" {
+		real, err := filepath.EvalSymlinks(fj.w.dir)
+		if err != nil {
+			return "?"
+		}
+		fj.real = real
+	}
+	ms, err := mounts.Below(fj.real)
+	if err != nil {
+		return "?"
+	}
+	return mounts.Signature(ms)
 }
 
 func (fj *fsJournal) close() {
@@ -336,9 +360,10 @@ func (fj *fsJournal) close() {
 	fj.retry = time.Now().Add(100 * 365 * 24 * time.Hour)
 }
 
-// Since implements ChangeJournal. A failed watcher, or one whose coverage
+// Since implements ChangeJournal. A failed watcher, one whose coverage
 // rules changed (a .gitignore among the changes, .git/info/exclude or the
-// include patterns), is made again: no vouching for the past, a new mark
+// include patterns), or one that saw a file system mounted or unmounted
+// inside the root, is made again: no vouching for the past, a new mark
 // for the future.
 func (fj *fsJournal) Since(m JournalMark) ([]JournalChange, JournalMark, bool) {
 	fj.mu.Lock()
@@ -356,7 +381,7 @@ func (fj *fsJournal) Since(m JournalMark) ([]JournalChange, JournalMark, bool) {
 		ok = ok && m.ID == fj.id
 		if now != 0 {
 			_, _, rules := fj.w.checkpointCoverage()
-			if rules != fj.rules {
+			if rules != fj.rules || fj.mountsNow() != fj.mounts {
 				now = 0
 			}
 			for _, c := range chs {

@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -252,7 +253,8 @@ func changeLines(res *CommandResult) []string {
 }
 
 // TestJournalFallsBack: when the journal cannot vouch for a command's
-// time (an overflow, its watcher closed, a watch that cannot be added),
+// time (an overflow, its watcher closed, a watch that cannot be added, a
+// file system mounted inside the tree, which no watch reports),
 // End scans in full and records what the command did; a directory moved
 // in, or a burst of creates, is recorded from the journal or the scan
 // alike, file by file.
@@ -298,6 +300,17 @@ func TestJournalFallsBack(t *testing.T) {
 				t.Fatal(err)
 			}
 			return []string{"created a/m/n/y", "created a/m/z"}
+		}},
+		{"bind mount", true, func(t *testing.T, w *Workspace, dir string) []string {
+			src := t.TempDir()
+			os.WriteFile(filepath.Join(src, "mounted"), []byte("m"), 0o644)
+			os.MkdirAll(filepath.Join(dir, "a/mnt"), 0o755)
+			if err := syscall.Mount(src, filepath.Join(dir, "a/mnt"), "", syscall.MS_BIND, ""); err != nil {
+				t.Skipf("cannot bind mount here: %v", err)
+			}
+			t.Cleanup(func() { syscall.Unmount(filepath.Join(dir, "a/mnt"), syscall.MNT_DETACH) })
+			// The directory's event is seen; what the mount brings is not.
+			return []string{"created a/mnt/mounted"}
 		}},
 		{"burst of creates", false, func(t *testing.T, w *Workspace, dir string) []string {
 			var want []string

@@ -251,7 +251,7 @@ func (s *Session) checkMove(ts, td *target, o *MoveOptions, a *attempt) (obsS, o
 		return nil, nil, base, err
 	}
 	if base != nil {
-		a.rec.Baseline = ledgerState(FileState{Exists: true, SHA256: base.SHA256, Size: base.Size, MtimeMS: base.MtimeMS})
+		a.rec.Baseline = baselineState(base, "")
 	}
 	if obsD, err = s.w.observe(td); err != nil {
 		return nil, nil, nil, err

@@ -21,3 +21,9 @@ const (
 	opExec        = "exec"               // a shell command's changes, when no client names its shell tool
 	opBeginTurn   = "begin_turn"         // a turn's start: a mark with no path, no change
 )
+
+// The ops of history versions that no change displaced (kept.go).
+const (
+	opMergeBase    = "merge_base"    // the session's read a merge was decided against
+	opPatchRefused = "patch_refused" // the file a refused patch's hunks were applied to
+)

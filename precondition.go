@@ -77,6 +77,9 @@ func (s *Session) check(t *target, pre *Precondition, obs *observation, wholeFil
 		e := newError(CodeNotRead, path, "only part of the file was read; a whole-file write needs a full read",
 			fmt.Sprintf("call read_file on %s without offset/limit, or use edit_file", path), nil)
 		e.Details["reason"] = "partial_read"
+		if b.FromLine > 0 {
+			e.Details["read_lines"] = fmt.Sprintf("%d-%d of %d", b.FromLine, b.ToLine, b.TotalLines)
+		}
 		if b.Diffed {
 			e.Message = "the file changed after your full read, and you saw that change only as a diff; a whole-file write needs a full read of the file as it is now"
 			e.RecoveryHint = fmt.Sprintf("call read_file on %s, then write it again; or keep the other change by using edit_file", path)

@@ -135,9 +135,11 @@ func (s *Session) readDecoded(t *target, p string, o *ReadOptions) (*ReadResult,
 		return nil, err
 	}
 	res := decodedResult(p, obs, doc, sel, o)
+	from, to, total := sel.extent(o.Offset)
 	err = s.setBaseline(t.Lexical, baseline{
 		Path: t.Resolved, SHA256: obs.Sum, Size: obs.Stat.Size, MtimeMS: obs.MtimeMS(),
 		FullRead: sel.full, CapturedAt: time.Now(), Encoding: explicitEncoding(o.Encoding, doc),
+		FromLine: from, ToLine: to, TotalLines: total,
 	})
 	if err == nil {
 		s.rememberFrozen(obs.Sum, obs.Data, true) // an observation is never written to
@@ -217,9 +219,10 @@ func (s *Session) readPart(ctx context.Context, t *target, p string, o *ReadOpti
 	if o.Offset > 0 || o.Limit > 0 {
 		res.Offset = max(o.Offset, 1)
 	}
+	from, to, total := sr.extent(o.Offset)
 	err = s.setBaseline(t.Lexical, baseline{
 		Path: t.Resolved, SHA256: sr.sum, Size: sr.size, MtimeMS: res.MtimeMS,
-		FullRead: sr.full, CapturedAt: time.Now(),
+		FullRead: sr.full, CapturedAt: time.Now(), FromLine: from, ToLine: to, TotalLines: total,
 	})
 	if err == nil && kept != nil && !kept.over {
 		s.remember(sr.sum, kept.buf.Bytes())

@@ -32,6 +32,20 @@ type streamed struct {
 	next       int  // the byte cap stopped the selection before this line (1-based); 0 if it did not
 }
 
+// extent returns the lines a read starting at offset (1-based; 0 for the
+// first line) showed, first to last, of total; all zero for a full read.
+func (s *streamed) extent(offset int) (from, to, total int) {
+	if s.full {
+		return 0, 0, 0
+	}
+	n := strings.Count(s.text, "\n")
+	if s.text != "" && !strings.HasSuffix(s.text, "\n") {
+		n++
+	}
+	from = max(offset, 1)
+	return from, from + n - 1, s.total
+}
+
 // readCaps bound what a read returns, whatever its arguments: bytes of
 // text in all, and bytes of one line. Zero means no cap.
 type readCaps struct {

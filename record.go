@@ -26,6 +26,10 @@ type attempt struct {
 	// them (a change relocks after an approval).
 	start                              time.Time
 	lockWait, check, approval, durable time.Duration
+	// text is a patch's text, kept in history and named by the record
+	// (keepText) when the patch is refused or committed; nil for other
+	// calls.
+	text *string
 }
 
 // Timing is how long a change took and where the time went (see
@@ -54,6 +58,19 @@ func newAttempt(s *Session, tool, path string, args any, pre *Precondition) *att
 
 func ledgerState(fs FileState) *ledger.FileState {
 	return &ledger.FileState{Exists: fs.Exists, SHA256: fs.SHA256, Size: fs.Size, MtimeMS: fs.MtimeMS}
+}
+
+// baselineState is the ledger's form of the session's read b: its
+// content's state and how it was read (ledger.Read), so that the record
+// holds all its decision rests on. version is the history version that
+// holds the content read, when the decision used it (a merge); else "".
+func baselineState(b *baseline, version string) *ledger.FileState {
+	fs := ledgerState(FileState{Exists: true, SHA256: b.SHA256, Size: b.Size, MtimeMS: b.MtimeMS})
+	fs.Read = &ledger.Read{Full: b.FullRead, Diffed: b.Diffed, Shown: b.Shown, Encoding: b.Encoding, Version: version}
+	if !b.FullRead {
+		fs.Read.FromLine, fs.Read.ToLine, fs.Read.TotalLines = b.FromLine, b.ToLine, b.TotalLines
+	}
+	return fs
 }
 
 // finish appends the attempt to the ledger with its outcome and waits for

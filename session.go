@@ -35,6 +35,12 @@ type baseline struct {
 	// SHA256 is that version's, or, for a version seen only in part, a
 	// hash no content has.
 	Shown bool `json:"shown,omitempty"`
+	// FromLine and ToLine are the lines a partial read showed (1-based,
+	// inclusive), of TotalLines; zero after a full read, or when the
+	// extent is not known.
+	FromLine   int `json:"from_line,omitempty"`
+	ToLine     int `json:"to_line,omitempty"`
+	TotalLines int `json:"total_lines,omitempty"`
 }
 
 // Session is one agent's view of a workspace: the baselines of the files it

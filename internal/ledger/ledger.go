@@ -106,6 +106,81 @@ type FileState struct {
 	SHA256  string `json:"sha256,omitempty"`
 	Size    int64  `json:"size_bytes,omitempty"`
 	MtimeMS int64  `json:"mtime_ms,omitempty"`
+	// Read is, in a baseline, how the session had read the file; nil in
+	// an observation, and in records written before it was kept.
+	Read *Read `json:"read,omitempty"`
+}
+
+// Read says how a session read the file its baseline is of: what a
+// change's decision depends on beside the content's hash.
+type Read struct {
+	// Full is set when the session saw the whole file as it is.
+	Full bool `json:"full"`
+	// Diffed says the session read the whole file once but has seen
+	// another writer's change since only as a diff.
+	Diffed bool `json:"diffed,omitempty"`
+	// Shown says the read is of what another program's tool showed.
+	Shown bool `json:"shown,omitempty"`
+	// FromLine and ToLine are the lines a partial read showed (1-based,
+	// inclusive), of TotalLines; zero when the read was full or its
+	// extent is not known.
+	FromLine   int `json:"from_line,omitempty"`
+	ToLine     int `json:"to_line,omitempty"`
+	TotalLines int `json:"total_lines,omitempty"`
+	// Encoding is the encoding the file was read in, which later edits
+	// reuse; "" for the one detected.
+	Encoding string `json:"encoding,omitempty"`
+	// Version is the history version of the file that holds the content
+	// read, when the decision rests on it (a merge over another writer's
+	// change).
+	Version string `json:"version,omitempty"`
+}
+
+// Kept names a content history keeps that a record's decision rests on:
+// a version of a history path, and the content's SHA-256 and size. An
+// apply_patch's text is kept this way, under a path no workspace file
+// can have.
+type Kept struct {
+	Path    string `json:"path"`
+	Version string `json:"version"`
+	SHA256  string `json:"sha256"`
+	Size    int64  `json:"size_bytes"`
+}
+
+// FileCheck is what a multi-file call checked of one of its files before
+// it was refused: the name, what the caller expected of the file (the
+// session's baseline, or an explicit precondition) and what was observed.
+type FileCheck struct {
+	Path string `json:"path"` // as resolved inside the root: the exact bytes of the name
+	// PathHex is only in the stored form, as in Record.
+	PathHex      string          `json:"path_hex,omitempty"`
+	Precondition json.RawMessage `json:"precondition,omitempty"`
+	Baseline     *FileState      `json:"baseline,omitempty"`
+	Observed     *FileState      `json:"observed,omitempty"`
+}
+
+// fileCheckJSON is FileCheck without its methods.
+type fileCheckJSON FileCheck
+
+// MarshalJSON writes c's stored form: Path readable, its exact bytes in
+// PathHex when they are not UTF-8.
+func (c FileCheck) MarshalJSON() ([]byte, error) {
+	w := fileCheckJSON(c)
+	w.Path, w.PathHex = rawpath.Split(c.Path)
+	return json.Marshal(&w)
+}
+
+// UnmarshalJSON reads a stored FileCheck back, with Path the exact name.
+func (c *FileCheck) UnmarshalJSON(b []byte) error {
+	if err := json.Unmarshal(b, (*fileCheckJSON)(c)); err != nil {
+		return err
+	}
+	p, err := rawpath.Join(c.Path, c.PathHex)
+	if err != nil {
+		return err
+	}
+	c.Path, c.PathHex = p, ""
+	return nil
 }
 
 // Record is one mutation attempt.
@@ -149,6 +224,12 @@ type Record struct {
 	Recovered bool `json:"recovered,omitempty"`
 	// Timing is how long the attempt took, and where the time went.
 	Timing *Timing `json:"timing,omitempty"`
+	// Text names where history keeps the text of the call (an
+	// apply_patch's), for replay and for a person to see what was sent.
+	Text *Kept `json:"text,omitempty"`
+	// Files are, for a refused call of several files (an apply_patch),
+	// what it checked of each file before the refusal, in order.
+	Files []FileCheck `json:"files,omitempty"`
 	// Intent stays just before Prev: intentOf finds it there without
 	// decoding the line.
 	Intent uint64 `json:"intent,omitempty"` // the seq of the intent record this record is the outcome of

@@ -53,17 +53,32 @@ func decide(rec *ledger.Record, ru rules) (string, *verdict) {
 		}
 		return "", nil
 	case !obs.Exists || obs.SHA256 != rec.Baseline.SHA256:
-		if ru.merge && rec.Outcome != "error" && merged(rec) {
+		switch {
+		case ru.merge && obs.Exists && obs.SHA256 != "" && keptRead(rec.Baseline):
+			return codeMerge, nil
+		case ru.merge && rec.Outcome != "error" && merged(rec):
 			v := skipped(SkippedMerged, "the content the session read is not recorded")
 			return "", &v
 		}
 		return codeStale, nil
-	case ru.wholeFile && rec.ErrorCode == codeNotRead:
+	case ru.wholeFile && rec.Baseline.Read != nil && !rec.Baseline.Read.Full:
+		return codeNotRead, nil
+	case ru.wholeFile && rec.Baseline.Read == nil && rec.ErrorCode == codeNotRead:
+		// A record written before the read's extent was kept.
 		v := skipped(SkippedReadExtent, rec.ErrorReason)
 		return "", &v
 	}
 	return "", nil
 }
+
+// codeMerge is what decide returns for a stale edit that the engine would
+// merge over the other writer's change, if the merge's rules allow: the
+// read it is decided against is kept in history (keptRead).
+const codeMerge = "merge"
+
+// keptRead reports whether b, a record's baseline, names the history
+// version that keeps the content the session read.
+func keptRead(b *ledger.FileState) bool { return b.Read != nil && b.Read.Version != "" }
 
 // merged reports whether rec's result says the edit was merged.
 func merged(rec *ledger.Record) bool {

@@ -3,10 +3,12 @@ package replay
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"strings"
 
 	"github.com/editguard/editguard"
 	"github.com/editguard/editguard/internal/ledger"
+	"github.com/editguard/editguard/internal/merge"
 	"github.com/editguard/editguard/internal/textcodec"
 	"github.com/editguard/editguard/internal/textedit"
 )
@@ -54,11 +56,13 @@ func (r *run) edit(rec *ledger.Record) verdict {
 		return *v
 	}
 	create := len(a.Edits) == 1 && a.Edits[0].OldString == ""
-	if c, v := decide(rec, rules{merge: !create && !a.NoMerge}); v != nil || c != "" {
+	c, v := decide(rec, rules{merge: !create && !a.NoMerge})
+	if v != nil || c != "" && c != codeMerge {
 		return orRefused(v, c)
 	}
+	enc := firstNonEmpty(a.Encoding, readEncoding(rec.Baseline))
 	if create {
-		return accept(rec, created(rec, a.Encoding, a.Edits[0].NewString))
+		return accept(rec, created(rec, enc, a.Edits[0].NewString))
 	}
 	if !rec.Observed.Exists {
 		return refused(codeNotFound)
@@ -67,7 +71,7 @@ func (r *run) edit(rec *ledger.Record) verdict {
 	if v != nil {
 		return *v
 	}
-	doc, err := textcodec.Decode(data, a.Encoding)
+	doc, err := textcodec.Decode(data, enc)
 	if err != nil {
 		return refused(code(err))
 	}
@@ -80,6 +84,9 @@ func (r *run) edit(rec *ledger.Record) verdict {
 			return refused(code(err))
 		}
 	}
+	if c == codeMerge {
+		return accept(rec, r.merged(rec, doc, te))
+	}
 	res, err := textedit.Apply(doc.Text, te)
 	if err != nil {
 		return refused(code(err))
@@ -89,6 +96,38 @@ func (r *run) edit(rec *ledger.Record) verdict {
 		return refused(code(err))
 	}
 	return accept(rec, accepted(after))
+}
+
+// merged replays an edit merged over another writer's change: the
+// session's read, which history keeps, against the file's text now (doc),
+// by the engine's rules (internal/merge). A merge the rules refuse is the
+// STALE_FILE the engine answers.
+func (r *run) merged(rec *ledger.Record, doc *textcodec.Doc, edits []textedit.Edit) verdict {
+	seen, err := r.src.Content(rec.Path, rec.Baseline.SHA256)
+	if err != nil {
+		return skipped(SkippedRetired, "the read merged over, version "+rec.Baseline.Read.Version)
+	}
+	text, _, _, err := merge.Edits(seen, rec.Baseline.Read.Encoding, doc.Text, edits)
+	var nm *merge.Refusal
+	if errors.As(err, &nm) {
+		return refused(codeStale)
+	}
+	if err != nil {
+		return refused(code(err))
+	}
+	after, err := encodedSum(doc, text, "")
+	if err != nil {
+		return refused(code(err))
+	}
+	return accepted(after)
+}
+
+// firstNonEmpty returns a, or b if a is "".
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // created replays an edit that creates a file with text.
@@ -213,8 +252,9 @@ func sameContent(text, want string) bool {
 // writeDoc returns the format a write encodes its content in: the old
 // file's, or a new file's.
 func (r *run) writeDoc(rec *ledger.Record, a *writeArgs) (*textcodec.Doc, *verdict) {
+	enc := firstNonEmpty(a.Encoding, readEncoding(rec.Baseline))
 	if !rec.Observed.Exists {
-		doc, err := textcodec.NewDocIn(a.Encoding, a.BOM)
+		doc, err := textcodec.NewDocIn(enc, a.BOM)
 		if err != nil {
 			v := refused(code(err))
 			return nil, &v
@@ -225,7 +265,7 @@ func (r *run) writeDoc(rec *ledger.Record, a *writeArgs) (*textcodec.Doc, *verdi
 	if v != nil {
 		return nil, v
 	}
-	doc, err := textcodec.Decode(data, a.Encoding)
+	doc, err := textcodec.Decode(data, enc)
 	if err != nil {
 		v := refused(code(err))
 		return nil, &v

@@ -6,12 +6,23 @@
 // SHA-256 with the record. It reads only: the files on disk are never
 // consulted, and nothing is written.
 //
+// A patch is decided on its text, which history keeps (the record's
+// Text): each file's check, the hunks applied to its content before, and
+// for a refused patch the files in the engine's order up to the refusal
+// (the record's Files). A merged edit or patch is merged again against
+// the session's read that history keeps (the baseline's Read.Version), a
+// whole-file change after a partial read is NOT_READ again (Read.Full),
+// and a file is decoded in the encoding it was read in (Read.Encoding).
+//
 // What a record does not hold cannot be decided again: a person's
 // approval, a git publish or pull, a shell command's or another program's
 // changes, the content of a write (kept as its hash only; the result is
-// checked when history holds it), the text of a patch, and a content that
-// history does not hold (retired by retention, or never saved). Such
-// records are skipped, each with its reason.
+// checked when history holds it), and a content that history does not
+// hold (retired by retention, or never saved). Records written before the
+// ledger kept a patch's text and a read's extent, encoding and merge base
+// are replayed as they were: a patch on its decision only, a merge or a
+// NOT_READ after a partial read skipped. Skipped records are counted by
+// reason.
 package replay
 
 import (
@@ -76,6 +87,7 @@ const (
 	SkippedLate        = "refused after the decision, for a reason the ledger does not hold"
 	SkippedReadExtent  = "the extent of the session's read is not recorded"
 	SkippedMerged      = "merged over another writer's change"
+	SkippedPatchText   = "refused patch whose text is not kept"
 	SkippedDestination = "refused for the destination's state, which the ledger does not hold"
 	SkippedRewind      = "rewind"
 	SkippedUnknown     = "not a known tool"
@@ -88,9 +100,9 @@ type Report struct {
 	Diverged int `json:"diverged"`
 	Skipped  int `json:"skipped"`
 	// DecisionOnly counts the matched records whose resulting SHA-256
-	// could not be computed again (a patch's text is not recorded, nor
-	// what a dry-run move would have left), so only their decision was
-	// compared.
+	// could not be computed again (a patch recorded before its text was
+	// kept, what a dry-run move would have left), so only their decision
+	// was compared.
 	DecisionOnly int            `json:"decision_only"`
 	SkippedBy    map[string]int `json:"skipped_by"`
 	Divergences  []Divergence   `json:"divergences"`
@@ -110,7 +122,7 @@ func (r *Report) Reasons() []string {
 // Run replays src's ledger.
 func Run(src Source, o Options) (*Report, error) {
 	r := &run{src: src, o: o, rep: &Report{SkippedBy: map[string]int{}, Divergences: []Divergence{}, Skips: []Skip{}},
-		moves: map[string]string{}, dstOf: map[uint64]string{}, txs: map[string]*ledger.Record{}}
+		moves: map[string]string{}, dstOf: map[uint64]string{}, txs: map[string]*ledger.Record{}, moved: map[string]string{}}
 	// Every session's records are read: a move's or a transaction's
 	// earlier records are needed for later ones.
 	err := src.Records("", func(rec *ledger.Record) error {
@@ -136,6 +148,10 @@ type run struct {
 	dstOf map[uint64]string
 	// txs maps a transaction's id and path to its apply_patch record.
 	txs map[string]*ledger.Record
+	// moved maps a transaction's id and a move's destination (as the
+	// patch names it) to the SHA-256 of the content its source's record
+	// computed.
+	moved map[string]string
 }
 
 // verdict is what a replay computes for a record.

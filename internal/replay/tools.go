@@ -84,7 +84,13 @@ func (r *run) evaluate(rec *ledger.Record) verdict {
 	case toolMove:
 		return r.move(rec)
 	case toolPatch:
-		return patchFile(rec)
+		switch {
+		case rec.Text == nil:
+			return patchFile(rec)
+		case rec.Outcome == "error":
+			return r.patchRefused(rec)
+		}
+		return r.patchRecord(rec)
 	}
 	return r.undo(rec)
 }
@@ -106,7 +112,7 @@ func skipReason(rec *ledger.Record) (reason, detail string) {
 		return SkippedApproval, rec.Approval
 	case isCommand(rec):
 		return SkippedShell, rec.Tool
-	case rec.Observed == nil && rec.Outcome == "error":
+	case rec.Observed == nil && rec.Outcome == "error" && (rec.Tool != toolPatch || rec.Text == nil):
 		return SkippedUnobserved, rec.ErrorCode
 	}
 	return "", ""

@@ -43,6 +43,10 @@ func patchFile(rec *ledger.Record) verdict {
 	if rec.Observed == nil {
 		return skipped(SkippedUnobserved, rec.Outcome)
 	}
+	if rec.Outcome == "error" {
+		// Refused for what its text holds, which is not kept.
+		return skipped(SkippedPatchText, rec.ErrorCode)
+	}
 	obs, b := rec.Observed, rec.Baseline
 	if b != nil && (!obs.Exists || obs.SHA256 != b.SHA256) {
 		return refused(codeStale)
