@@ -222,6 +222,18 @@ func TestUIMergedShown(t *testing.T) {
 	if !strings.Contains(row, `<span class="outcome ok">ok</span>`) {
 		t.Errorf("a patch that did not merge is not plain ok:\n%s", row)
 	}
+	// Nor does one whose precondition, given in place of a read, names the
+	// file as another writer left it.
+	write(t, other, "p.txt", "theirs\n")
+	pre := map[string]*editguard.Precondition{"p.txt": {ExpectedSHA256: sum("theirs\n")}}
+	if _, err := agent.ApplyPatch(context.Background(), "*** Begin Patch\n*** Update File: p.txt\n@@\n-theirs\n+mine\n*** End Patch\n", &editguard.PatchOptions{Preconditions: pre}); err != nil {
+		t.Fatal(err)
+	}
+	_, page = get(t, cl, f.hs.URL, "/?path=p.txt")
+	row = regexp.MustCompile(`(?s)<tr class="row" data-seq="` + strconv.FormatUint(lastSeq(t, f.w), 10) + `".*?</tr>`).FindString(page)
+	if !strings.Contains(row, `<span class="outcome ok">ok</span>`) {
+		t.Errorf("a patch under a precondition is not plain ok:\n%s", row)
+	}
 
 	// The outcome filter finds each, and ok still lists both.
 	for _, q := range []struct {

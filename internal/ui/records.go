@@ -91,7 +91,8 @@ const toolRewind = "rewind"
 // change: an edit's record says so in its strategy (or its result); a
 // patch's records keep their transaction's strategy, and show it by the
 // content they changed (SHA256Before) not being what the session had read
-// (Baseline), which a patch allows only when it merges.
+// (Baseline), which a patch allows only when it merges, or when the call
+// gave a precondition in place of the read (and then it never merges).
 func mergedOf(r *editguard.LedgerRecord) bool {
 	if r.Outcome != "ok" {
 		return false
@@ -100,7 +101,8 @@ func mergedOf(r *editguard.LedgerRecord) bool {
 		return true
 	}
 	if txOf(r) != "" {
-		return r.Baseline != nil && r.Baseline.Exists && r.SHA256Before != "" && r.Baseline.SHA256 != r.SHA256Before
+		return r.Baseline != nil && r.Baseline.Exists && r.SHA256Before != "" && r.Baseline.SHA256 != r.SHA256Before &&
+			len(r.Precondition) == 0
 	}
 	return false
 }
