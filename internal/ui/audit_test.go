@@ -301,9 +301,10 @@ func TestUIRefusalHintWords(t *testing.T) {
 	}{
 		{"cli-uid1000", "run editguard read f-cli.txt", "read_file"},
 		{"mcp-1b2c3d4e", "call read_file on f-mcp.txt", "editguard read"},
+		{"claude-7f3a21", "call read_file on f-claude.txt", "editguard read"},
 	} {
 		s := f.w.NewSession(tc.session)
-		p := "f-" + map[bool]string{true: "cli", false: "mcp"}[strings.HasPrefix(tc.session, "cli")] + ".txt"
+		p := "f-" + tc.session[:strings.Index(tc.session, "-")] + ".txt"
 		write(t, other, p, "first\n")
 		readFile(t, s, p)
 		write(t, other, p, "second\n")

@@ -88,7 +88,7 @@ func unchangedOf(r *editguard.LedgerRecord) bool {
 const toolRewind = "rewind"
 
 // mergedOf reports whether the change r was merged over another writer's
-// change: an edit's record says so in its strategy (or its result); a
+// change: an edit's record says so in its strategy; a
 // patch's records keep their transaction's strategy, and show it by the
 // content they changed (SHA256Before) not being what the session had read
 // (Baseline), which a patch allows only when it merges, or when the call
