@@ -189,6 +189,21 @@ func TestUIMergedShown(t *testing.T) {
 		t.Error("the change view does not say what the session had read")
 	}
 
+	// Over a change made outside editguard: no record left it.
+	write(t, other, "x.txt", tenLines)
+	readFile(t, agent, "x.txt")
+	if err := os.WriteFile(f.dir+"/x.txt", []byte(strings.Replace(tenLines, "one\n", "1\n", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := agent.Edit(context.Background(), "x.txt", []editguard.Edit{{OldString: "ten\n", NewString: "10\n"}}, nil); err != nil || !res.Merged {
+		t.Fatalf("the edit over a change outside editguard: %v, want merged", err)
+	}
+	_, page = get(t, cl, f.hs.URL, "/change/"+strconv.FormatUint(lastSeq(t, f.w), 10))
+	over = regexp.MustCompile(`(?s)<tr id="over">.*?</tr>`).FindString(page)
+	if !strings.Contains(over, "none of this file's 64 records before this one left") || strings.Contains(over, "record ") {
+		t.Errorf("the change view of a merge over a change outside editguard:\n%s", over)
+	}
+
 	theirs = overwritingCommand(t, agent, other, f.dir, "c.txt")
 	overwrote := seqOf(t, f.w, "c.txt")
 	_, page = get(t, cl, f.hs.URL, "/change/"+strconv.FormatUint(overwrote, 10))

@@ -31,11 +31,12 @@ var staticFS fs.FS = staticRoot
 // command, and every hook, starts a program that links this package.
 var templates = sync.OnceValue(func() *template.Template {
 	return template.Must(template.New("").Funcs(template.FuncMap{
-		"short":   shortHash,
-		"body":    lineBody,
-		"pathHex": pathHex,
-		"add":     func(a, b int) int { return a + b },
-		"ms":      func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
+		"short":     shortHash,
+		"body":      lineBody,
+		"pathHex":   pathHex,
+		"add":       func(a, b int) int { return a + b },
+		"overReach": func() int { return overReach },
+		"ms":        func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
 	}).ParseFS(templateFS, "templates/*.html"))
 })
 
