@@ -158,6 +158,11 @@ func TestUISummary(t *testing.T) {
 	if got := cell(t, page, "agent", "conflicts"); got != "3" {
 		t.Errorf("after another refusal agent's conflicts: %s, want 3", got)
 	}
+	// The session's own page shows its counts.
+	_, page = get(t, cl, f.hs.URL, "/session?name=agent")
+	if got := cell(t, page, "agent", "caught"); got != "2" || strings.Contains(page, `data-session="other"`) {
+		t.Errorf("the session page's summary: caught %s, want 2, and no other session", got)
+	}
 	// With a session filter, that session alone.
 	_, page = get(t, cl, f.hs.URL, "/?session=other")
 	if strings.Contains(page, `data-session="agent"`) || !strings.Contains(page, `data-session="other"`) {

@@ -506,6 +506,11 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request) {
 		s.failPage(w, http.StatusInternalServerError, err)
 		return
 	}
+	sum, err := s.summary(name)
+	if err != nil {
+		s.failPage(w, http.StatusInternalServerError, err)
+		return
+	}
 	var txs []string
 	for _, rec := range recs {
 		if tx := txOf(rec); tx != "" && rec.Outcome == "ok" && !contains(txs, tx) {
@@ -514,11 +519,12 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request) {
 	}
 	render(w, http.StatusOK, "session", struct {
 		base
+		Sum  *summary
 		Name string
 		Rows []*row
 		More bool
 		Txs  []string
-	}{s.base("session " + name), name, s.rows(recs, &histories{w: s.w}, false), more, txs})
+	}{s.base("session " + name), sum, name, s.rows(recs, &histories{w: s.w}, false), more, txs})
 }
 
 func contains(list []string, s string) bool {
