@@ -367,6 +367,11 @@ type commandArgs struct {
 	// Unchecked says which side of the change was not read ("before" or
 	// "after"); its sha256 in the record is then "".
 	Unchecked string `json:"unchecked,omitempty"`
+	// Overwrote is CommandChange.Overwrote: the command replaced or
+	// deleted another writer's change, which the record's history
+	// version keeps. The ledger says so, so that a reader of the ledger
+	// alone (editguard ui) sees the lost update it caught.
+	Overwrote bool `json:"overwrote,omitempty"`
 }
 
 // CommandOptions control BeginCommand.
@@ -1418,7 +1423,7 @@ func (r *stepRecorder) write(st *step, ch *CommandChange) *recorded {
 	act := r.act
 	args := commandArgs{Command: act.Command, ID: act.ID, Started: time.Unix(0, act.Before.StartNS).UTC(),
 		From: time.Unix(0, st.between[0]).UTC(), To: time.Unix(0, st.between[1]).UTC(),
-		ConcurrentWith: st.concurrent, Unended: r.unended}
+		ConcurrentWith: st.concurrent, Unended: r.unended, Overwrote: ch.Overwrote}
 	switch {
 	case st.from == unchecked:
 		args.Unchecked = "before"

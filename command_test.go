@@ -4,6 +4,7 @@ package editguard_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -158,6 +159,24 @@ func TestCommandCatchesLostUpdate(t *testing.T) {
 	got, err := editguard.VersionContent(w, "f.txt", ow[0].BackupVersion)
 	if err != nil || string(got) != "the person's work\n" {
 		t.Fatalf("history %s = %q, %v; want the person's version", ow[0].BackupVersion, got, err)
+	}
+	// The ledger says which of the command's records overwrote, so that
+	// a reader of the ledger alone sees it.
+	overwrote := map[string]bool{}
+	if err := w.Log(editguard.LogFilter{Session: "A"}, func(r *editguard.LedgerRecord) error {
+		var args struct {
+			Overwrote bool `json:"overwrote"`
+		}
+		if err := json.Unmarshal(r.Args, &args); err != nil {
+			return err
+		}
+		overwrote[r.Path] = args.Overwrote
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(overwrote) != 2 || !overwrote["f.txt"] || overwrote["g.txt"] {
+		t.Fatalf("the command's records say overwrote %v, want f.txt only", overwrote)
 	}
 	// A's session knows the file as its command left it: the restore is
 	// a guarded change like any other.

@@ -20,10 +20,14 @@ var uiCmd = &command{
 	summary: "serve a local web page: the timeline of changes, diffs, restore and rewind",
 	help: `UI serves a web page for the person watching agents work on the workspace:
 
+  - a summary per session: files changed, conflicts prevented (stale
+    writes refused), lost updates caught (edits merged over another
+    writer's change, shell commands that replaced one) and commands run;
   - the timeline of every change and refusal the ledger records, newest
     first, live while agents work: time, session, source (MCP, hook, shell,
-    CLI, recover), tool, file(s), lines added and removed, outcome; filters
-    by session, file, tool, source and outcome; a patch or a shell command
+    CLI, recover), tool, file(s), lines added and removed, outcome (merged
+    and overwrote name the change they went over); filters by session,
+    file, tool, source and outcome; a patch, a shell command or a rewind
     is one row that opens to its files;
   - each change's diff, inline or side by side, with notes on encoding and
     line endings; a refusal with what the agent would have overwritten (the

@@ -436,6 +436,16 @@ func TestUIScreenshots(t *testing.T) {
 	if _, err := cli.Write(ctx, "README.md", "# Demo\n", nil); !errors.Is(err, editguard.ErrStaleFile) {
 		t.Fatalf("the edit over a changed file: %v, want STALE_FILE", err)
 	}
+	// The MCP agent's edit of server.go merges over the hook agent's
+	// change of its first line, made after the MCP agent read it.
+	if _, err := mcp.Read(ctx, "src/server.go", nil); err != nil {
+		t.Fatal(err)
+	}
+	now := readDisk(t, f.dir, "src/server.go")
+	write(t, hook, "src/server.go", strings.Replace(now, "package server\n", "// Package server serves the demo.\npackage server\n", 1))
+	if res, err := mcp.Edit(ctx, "src/server.go", []editguard.Edit{{OldString: "\treturn mux\n", NewString: "\treturn withLog(mux)\n"}}, nil); err != nil || !res.Merged {
+		t.Fatalf("the edit over the hook's change: %v (merged: %v), want merged", err, res != nil && res.Merged)
+	}
 	b.run(t, "open the page", chromedp.Navigate(f.srv.URL(f.hs.Listener.Addr().String())))
 	b.waitFor(t, "the verified chain", `document.querySelector('#live[data-state="open"]') !== null && document.querySelector('[data-trust="ok"]') !== null && /ledger ok: [1-9]/.test(document.querySelector('#trust').textContent)`)
 	b.run(t, "open the patch", chromedp.Click(chromedp.CSS("details summary")))

@@ -1,12 +1,11 @@
 package ui
 
 import (
-	"bufio"
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"net/http"
 	"net/http/cookiejar"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -340,64 +339,44 @@ func TestUILargeDiffCut(t *testing.T) {
 	}
 }
 
-func TestUILiveEvents(t *testing.T) {
+// TestUILiveUpdates: /updates answers at once with the rows of the
+// records after since that the filters match, and the newest seq to ask
+// from next.
+func TestUILiveUpdates(t *testing.T) {
 	f := newFixture(t)
 	agent := f.w.NewSession("agent")
 	write(t, agent, "a.txt", "one\n")
 	c := f.client(t)
 	since := lastSeq(t, f.w)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, f.hs.URL+"/events?session=agent&since="+strconv.FormatUint(since, 10), nil)
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	ask := func(since uint64) update {
+		t.Helper()
+		code, body := get(t, c, f.hs.URL, "/updates?session=agent&since="+strconv.FormatUint(since, 10))
+		if code != http.StatusOK {
+			t.Fatalf("GET /updates: %d %s", code, body)
+		}
+		var u update
+		if err := json.Unmarshal([]byte(body), &u); err != nil {
+			t.Fatalf("GET /updates: %v in %s", err, body)
+		}
+		return u
 	}
-	defer resp.Body.Close()
-	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
-		t.Fatalf("Content-Type %q", ct)
+	if u := ask(since); u.Rows != "" || u.Newest != since {
+		t.Fatalf("nothing new: %+v, want no rows and newest %d", u, since)
 	}
 	write(t, f.w.NewSession("someone-else"), "other.txt", "x\n")
 	write(t, agent, "live.txt", "live\n")
-	sc := bufio.NewScanner(resp.Body)
-	var event, id string
-	var data []string
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "event: "):
-			event = strings.TrimPrefix(line, "event: ")
-		case strings.HasPrefix(line, "id: "):
-			id = strings.TrimPrefix(line, "id: ")
-		case strings.HasPrefix(line, "data: "):
-			data = append(data, strings.TrimPrefix(line, "data: "))
-		case line == "" && event == "rows":
-			html := strings.Join(data, "\n")
-			if strings.Contains(html, "other.txt") {
-				t.Fatalf("the session filter let another session's record through:\n%s", html)
-			}
-			if strings.Contains(html, "live.txt") {
-				if id != strconv.FormatUint(lastSeq(t, f.w), 10) {
-					t.Errorf("event id %s, want the newest seq", id)
-				}
-				return
-			}
-			event, data = "", nil
-		case line == "":
-			event, data = "", nil
-		}
+	u := ask(since)
+	if strings.Contains(u.Rows, "other.txt") {
+		t.Fatalf("the session filter let another session's record through:\n%s", u.Rows)
 	}
-	t.Fatalf("no rows event named live.txt: %v", sc.Err())
-}
-
-func TestUIEventLines(t *testing.T) {
-	rec := httptest.NewRecorder()
-	if err := writeEvent(rec, "rows", "42", "<tr>\n<td>a\rb</td>\r\n</tr>\n"); err != nil {
-		t.Fatal(err)
+	if !strings.Contains(u.Rows, "live.txt") || strings.Contains(u.Rows, ">a.txt<") {
+		t.Fatalf("the rows after %d are not live.txt alone:\n%s", since, u.Rows)
 	}
-	want := "event: rows\nid: 42\ndata: <tr>\ndata: <td>a&#13;b</td>\ndata: </tr>\n\n"
-	if got := rec.Body.String(); got != want {
-		t.Errorf("event written as %q, want %q", got, want)
+	if u.Newest != lastSeq(t, f.w) {
+		t.Errorf("newest %d, want the newest seq %d", u.Newest, lastSeq(t, f.w))
+	}
+	if u := ask(u.Newest); u.Rows != "" {
+		t.Errorf("asked from the newest seq, got rows again:\n%s", u.Rows)
 	}
 }
 

@@ -2,10 +2,9 @@ package ui
 
 import (
 	"bytes"
-	"fmt"
+	"encoding/json"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -15,20 +14,17 @@ import (
 // maxLive bounds the records one update of the live timeline sends.
 const maxLive = 4096
 
-// hub watches the ledger's end and tells every open timeline when records
-// arrived. One goroutine polls for all of them.
+// hub watches the ledger's end and asks for a verification of its chain
+// when records arrived. One goroutine polls for every open page.
 type hub struct {
-	srv    *Server
-	mu     sync.Mutex
-	subs   map[chan uint64]struct{}
-	newest uint64
-	stop   chan struct{}
-	done   chan struct{}
-	once   sync.Once
+	srv  *Server
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
 }
 
 func newHub(srv *Server) *hub {
-	h := &hub{srv: srv, subs: map[chan uint64]struct{}{}, stop: make(chan struct{}), done: make(chan struct{})}
+	h := &hub{srv: srv, stop: make(chan struct{}), done: make(chan struct{})}
 	go h.run()
 	return h
 }
@@ -47,40 +43,13 @@ func (h *hub) run() {
 	}
 }
 
-// poll reads the newest seq and, if it moved, tells the subscribers and
-// the verifier.
+// poll reads the newest seq and tells the verifier.
 func (h *hub) poll() {
 	newest, err := h.srv.newestSeq()
 	if err != nil {
 		return
 	}
 	h.srv.trust.update(newest)
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if newest == h.newest {
-		return
-	}
-	h.newest = newest
-	for c := range h.subs {
-		select {
-		case c <- newest:
-		default: // it has an update waiting already
-		}
-	}
-}
-
-func (h *hub) subscribe() chan uint64 {
-	c := make(chan uint64, 1)
-	h.mu.Lock()
-	h.subs[c] = struct{}{}
-	h.mu.Unlock()
-	return c
-}
-
-func (h *hub) unsubscribe(c chan uint64) {
-	h.mu.Lock()
-	delete(h.subs, c)
-	h.mu.Unlock()
 }
 
 func (h *hub) close() {
@@ -110,92 +79,49 @@ func (s *Server) since(f filter, seq uint64) ([]*editguard.LedgerRecord, uint64,
 	return out, newest, nil
 }
 
-// events streams the timeline's new rows and the ledger's chain status as
-// server-sent events: "rows" (HTML rows to put on top, newest first) with
-// the newest seq as the event id, and "trust" (the header's status).
-func (s *Server) events(w http.ResponseWriter, r *http.Request) {
-	fl, ok := w.(http.Flusher)
-	if !ok {
-		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
-		return
-	}
+// update is one answer of /updates.
+type update struct {
+	Newest uint64 `json:"newest"`          // the seq to ask from next time
+	Rows   string `json:"rows,omitempty"`  // HTML rows to put on top, newest first
+	Trust  string `json:"trust,omitempty"` // the header's chain status, once verified
+}
+
+// updates answers the live timeline's poll at once: the rows of the
+// records after ?since=SEQ that the filters match, and the ledger's chain
+// status. The page asks again a moment after each answer. It is polled,
+// not streamed, so that no request of the page stays open: a headless
+// browser that runs the page on virtual time (--virtual-time-budget)
+// waits for every open request before its clock moves on, and would
+// never finish a page that held one.
+func (s *Server) updates(w http.ResponseWriter, r *http.Request) {
 	f := filterFrom(r)
 	last, err := strconv.ParseUint(r.URL.Query().Get("since"), 10, 64)
 	if err != nil {
-		last, _ = s.newestSeq()
-	}
-	if id, err := strconv.ParseUint(r.Header.Get("Last-Event-ID"), 10, 64); err == nil {
-		last = id
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	sub := s.live.subscribe()
-	defer s.live.unsubscribe(sub)
-	fmt.Fprint(w, "retry: 1000\n\n")
-	fl.Flush()
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	var shown time.Time
-	for {
-		if last, err = s.sendRows(w, f, last); err != nil {
+		if last, err = s.newestSeq(); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
-		shown = s.sendTrust(w, shown)
-		fl.Flush()
-		select {
-		case <-r.Context().Done():
-			return
-		case <-sub:
-		case <-tick.C:
-		}
 	}
-}
-
-// sendRows writes the rows of the records after last, if any, and
-// returns the newest seq sent.
-func (s *Server) sendRows(w http.ResponseWriter, f filter, last uint64) (uint64, error) {
 	recs, newest, err := s.since(f, last)
-	if err != nil || newest == last {
-		return last, nil
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
 	}
-	if len(recs) > 0 {
-		var b bytes.Buffer
-		h := &histories{w: s.w}
-		if err := templates().ExecuteTemplate(&b, "rows", s.rows(recs, h, true)); err != nil {
-			return last, err
-		}
-		if err := writeEvent(w, "rows", strconv.FormatUint(newest, 10), b.String()); err != nil {
-			return last, err
-		}
-	}
-	return newest, nil
-}
-
-// sendTrust writes the chain status if it changed since shown.
-func (s *Server) sendTrust(w http.ResponseWriter, shown time.Time) time.Time {
-	st := s.trust.get()
-	if !st.Checked || st.At.Equal(shown) {
-		return shown
-	}
+	u := update{Newest: newest}
 	var b bytes.Buffer
-	if templates().ExecuteTemplate(&b, "trust", st) == nil {
-		_ = writeEvent(w, "trust", "", b.String())
+	if len(recs) > 0 {
+		if err := templates().ExecuteTemplate(&b, "rows", s.rows(recs, &histories{w: s.w}, true)); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		u.Rows = b.String()
 	}
-	return st.At
-}
-
-// writeEvent writes one server-sent event; each line of data is a data
-// field of its own.
-func writeEvent(w http.ResponseWriter, name, id, data string) error {
-	var b strings.Builder
-	b.WriteString("event: " + name + "\n")
-	if id != "" {
-		b.WriteString("id: " + id + "\n")
+	if st := s.trust.get(); st.Checked {
+		b.Reset()
+		if templates().ExecuteTemplate(&b, "trust", st) == nil {
+			u.Trust = b.String()
+		}
 	}
-	for line := range strings.Lines(data) {
-		line = strings.ReplaceAll(strings.TrimRight(line, "\r\n"), "\r", "&#13;")
-		b.WriteString("data: " + line + "\n")
-	}
-	b.WriteString("\n")
-	_, err := w.Write([]byte(b.String()))
-	return err
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(&u)
 }

@@ -3,6 +3,7 @@ package ui
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path"
 	"strings"
 
@@ -40,13 +41,85 @@ func sourceOf(r *editguard.LedgerRecord) string {
 	return sourceCLI
 }
 
+// Outcomes the timeline shows beside the ledger's own ("ok", "dry_run",
+// "pending" and the error codes).
+const (
+	// outcomeMerged: an edit applied over another writer's change to the
+	// file since the session's read, which it kept.
+	outcomeMerged = "merged"
+	// outcomeOverwrote: a shell command's change that replaced another
+	// writer's change; history keeps what it replaced.
+	outcomeOverwrote = "overwrote"
+	// outcomeUnchanged: a rewind's file that already held what it held
+	// before the session's changes (the ledger's NO_CHANGE refusal).
+	outcomeUnchanged = "unchanged"
+)
+
 // outcomeOf is a record's outcome as the timeline shows it: "ok",
-// "dry_run", "pending", or the error code.
+// "merged", "overwrote", "unchanged", "dry_run", "pending", or the error
+// code.
 func outcomeOf(r *editguard.LedgerRecord) string {
-	if r.Outcome == "error" && r.ErrorCode != "" {
+	switch {
+	case unchangedOf(r):
+		return outcomeUnchanged
+	case r.Outcome == "error" && r.ErrorCode != "":
 		return r.ErrorCode
+	case mergedOf(r):
+		return outcomeMerged
+	case overwroteOf(r):
+		return outcomeOverwrote
 	}
 	return r.Outcome
+}
+
+// refusedOf reports whether r is a refusal: an error, but not a rewind's
+// file that was already as before (nothing was refused there).
+func refusedOf(r *editguard.LedgerRecord) bool {
+	return r.Outcome == "error" && !unchangedOf(r)
+}
+
+// unchangedOf reports whether r is a rewind's file left as it was because
+// it already held what it held before the rewound session's changes.
+func unchangedOf(r *editguard.LedgerRecord) bool {
+	return r.Outcome == "error" && r.ErrorCode == string(editguard.CodeNoChange) && r.Tool == toolRewind
+}
+
+// toolRewind is the ledger's tool of a rewind's changes.
+const toolRewind = "rewind"
+
+// mergedOf reports whether the change r was merged over another writer's
+// change: an edit's record says so in its strategy; a
+// patch's records keep their transaction's strategy, and show it by the
+// content they changed (SHA256Before) not being what the session had read
+// (Baseline), which a patch allows only when it merges, or when the call
+// gave a precondition in place of the read (and then it never merges).
+func mergedOf(r *editguard.LedgerRecord) bool {
+	if r.Outcome != "ok" {
+		return false
+	}
+	if r.Strategy == strategyMerged {
+		return true
+	}
+	if txOf(r) != "" {
+		return r.Baseline != nil && r.Baseline.Exists && r.SHA256Before != "" && r.Baseline.SHA256 != r.SHA256Before &&
+			len(r.Precondition) == 0
+	}
+	return false
+}
+
+// strategyMerged is the ledger's strategy of a merged edit.
+const strategyMerged = "merged"
+
+// overwroteOf reports whether r is a shell command's change that replaced
+// another writer's change (the record's args say so).
+func overwroteOf(r *editguard.LedgerRecord) bool {
+	if r.Outcome != "ok" || !strings.HasPrefix(r.Strategy, "command") {
+		return false
+	}
+	var a struct {
+		Overwrote bool `json:"overwrote"`
+	}
+	return json.Unmarshal(r.Args, &a) == nil && a.Overwrote
 }
 
 // txOf returns the patch transaction a record belongs to, or "".
@@ -57,11 +130,31 @@ func txOf(r *editguard.LedgerRecord) string {
 	return ""
 }
 
+// rewindCall is what a rewind's record names in its args.
+type rewindCall struct {
+	Session string `json:"session"` // the session rewound
+	ToSeq   uint64 `json:"to_seq"`
+	ToTime  string `json:"to_time"`
+	DryRun  bool   `json:"dry_run"`
+}
+
+// rewindOf returns the session the rewind record r rewound, or "".
+func rewindOf(r *editguard.LedgerRecord) (rewindCall, bool) {
+	var a rewindCall
+	if r.Tool != toolRewind || len(r.Args) == 0 || json.Unmarshal(r.Args, &a) != nil || a.Session == "" {
+		return a, false
+	}
+	return a, true
+}
+
 // groupOf returns the key that joins a record to the others of its patch
-// transaction or shell command, or "" for a record of its own.
+// transaction, shell command or rewind, or "" for a record of its own.
 func groupOf(r *editguard.LedgerRecord) string {
 	if tx := txOf(r); tx != "" {
 		return "tx:" + tx
+	}
+	if a, ok := rewindOf(r); ok {
+		return fmt.Sprintf("rewind:%q:%q:%d:%q:%t", r.Session, a.Session, a.ToSeq, a.ToTime, a.DryRun)
 	}
 	if !strings.HasPrefix(r.Strategy, "command") {
 		return ""
@@ -127,9 +220,11 @@ func (f filter) local() bool { return f.Outcome != "" || f.Source != "" }
 
 func (f filter) matches(r *editguard.LedgerRecord) bool {
 	switch {
-	case f.Outcome == "refused" && r.Outcome != "error":
+	case f.Outcome == "refused" && !refusedOf(r):
 		return false
-	case f.Outcome != "" && f.Outcome != "refused" && outcomeOf(r) != f.Outcome:
+	case f.Outcome == "ok" && r.Outcome != "ok": // merged and overwrote are ok too
+		return false
+	case f.Outcome != "" && f.Outcome != "refused" && f.Outcome != "ok" && outcomeOf(r) != f.Outcome:
 		return false
 	case f.Source != "" && sourceOf(r) != f.Source:
 		return false

@@ -1,5 +1,5 @@
 // Package ui serves editguard's local web page: the ledger's timeline of
-// changes and refusals (live, over server-sent events), each change's
+// changes and refusals (live: the page polls for new rows), each change's
 // diff, every version of a file with a guarded restore, a session's
 // changes with a guarded rewind and the undo of its patches, and the
 // ledger's chain status. It reads through the editguard library only
@@ -30,8 +30,9 @@ import (
 type Options struct {
 	// Token is the secret every request must carry; "" makes a random one.
 	Token string
-	// Poll is how often the live timeline looks at the ledger's end
-	// (0 means 200 ms).
+	// Poll is how often the server looks at the ledger's end to verify
+	// the chain again when records arrived (0 means 200 ms). The page
+	// itself asks for new rows every second.
 	Poll time.Duration
 	// PageSize is how many timeline rows a page shows (0 means 100).
 	PageSize int
@@ -60,6 +61,7 @@ type Server struct {
 	cookie string
 	opts   Options
 	stats  statsCache
+	sums   summaryCache
 	live   *hub
 	trust  *verifier
 	mux    *http.ServeMux
@@ -118,7 +120,7 @@ func (s *Server) Handler() http.Handler { return s.guard(s.mux) }
 func (s *Server) routes() {
 	m := http.NewServeMux()
 	m.HandleFunc("GET /{$}", s.timeline)
-	m.HandleFunc("GET /events", s.events)
+	m.HandleFunc("GET /updates", s.updates)
 	m.HandleFunc("GET /change/{seq}", s.change)
 	m.HandleFunc("GET /change/{seq}/diff", s.changeRaw)
 	m.HandleFunc("GET /file", s.file)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/editguard/editguard"
+	"github.com/editguard/editguard/internal/cliwords"
 	"github.com/editguard/editguard/internal/rawpath"
 )
 
@@ -30,10 +31,12 @@ var staticFS fs.FS = staticRoot
 // command, and every hook, starts a program that links this package.
 var templates = sync.OnceValue(func() *template.Template {
 	return template.Must(template.New("").Funcs(template.FuncMap{
-		"short":   shortHash,
-		"body":    lineBody,
-		"pathHex": pathHex,
-		"ms":      func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
+		"short":     shortHash,
+		"body":      lineBody,
+		"pathHex":   pathHex,
+		"add":       func(a, b int) int { return a + b },
+		"overReach": func() int { return overReach },
+		"ms":        func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
 	}).ParseFS(templateFS, "templates/*.html"))
 })
 
@@ -80,16 +83,18 @@ func shortHash(s string) string { return s[:min(12, len(s))] }
 
 // member is one file of a timeline row.
 type member struct {
-	Seq     uint64
-	Path    string
-	Outcome string
-	Added   int
-	Removed int
-	Counted bool
+	Seq       uint64
+	Path      string
+	Outcome   string
+	Added     int
+	Removed   int
+	Counted   bool
+	Unchanged bool      // a rewind's file that was already as before
+	Over      *overInfo // what a merge or an overwrite went over
 }
 
 // row is one line of the timeline: a record, or the records of one patch
-// transaction or shell command.
+// transaction, shell command or rewind.
 type row struct {
 	Seq     uint64
 	Time    string
@@ -100,6 +105,7 @@ type row struct {
 	Refused bool
 	Tx      string
 	Command string
+	Rewind  string // the session a rewind rewound
 	Files   []member
 	Added   int
 	Removed int
@@ -109,8 +115,8 @@ type row struct {
 }
 
 // rows groups records, newest first, into timeline rows: consecutive
-// records of one transaction or command make one row, and a session's
-// begin_turn mark a row of its own that divides its turns.
+// records of one transaction, command or rewind make one row, and a
+// session's begin_turn mark a row of its own that divides its turns.
 func (s *Server) rows(recs []*editguard.LedgerRecord, h *histories, live bool) []*row {
 	var out []*row
 	lastKey := ""
@@ -121,9 +127,12 @@ func (s *Server) rows(recs []*editguard.LedgerRecord, h *histories, live bool) [
 			continue
 		}
 		key := groupOf(r)
-		m := member{Seq: r.Seq, Path: r.Path, Outcome: outcomeOf(r)}
+		m := member{Seq: r.Seq, Path: r.Path, Outcome: outcomeOf(r), Unchanged: unchangedOf(r)}
 		if v, ok := s.lineCounts(r, h); ok {
 			m.Added, m.Removed, m.Counted = v[0], v[1], true
+		}
+		if m.Outcome == outcomeMerged || m.Outcome == outcomeOverwrote {
+			m.Over = s.overOf(r)
 		}
 		if key != "" && key == lastKey {
 			out[len(out)-1].add(m, r)
@@ -132,6 +141,9 @@ func (s *Server) rows(recs []*editguard.LedgerRecord, h *histories, live bool) [
 		lastKey = key
 		rw := &row{Seq: r.Seq, Time: r.Time.Local().Format(time.RFC3339), Session: r.Session,
 			Source: sourceOf(r), Tool: r.Tool, Outcome: m.Outcome, Tx: txOf(r), Command: commandText(r), Live: live}
+		if a, ok := rewindOf(r); ok {
+			rw.Rewind = a.Session
+		}
 		rw.add(m, r)
 		out = append(out, rw)
 	}
@@ -145,10 +157,87 @@ func (rw *row) add(m member, r *editguard.LedgerRecord) {
 		rw.Removed += m.Removed
 		rw.Counted = true
 	}
-	if r.Outcome == "error" {
+	if refusedOf(r) {
 		rw.Refused = true
+	}
+	if outcomeRank(m.Outcome) > outcomeRank(rw.Outcome) {
 		rw.Outcome = m.Outcome
 	}
+}
+
+// outcomeRank orders outcomes by how much a row's reader needs to see
+// them: the row of several records shows the highest of theirs.
+func outcomeRank(o string) int {
+	switch o {
+	case outcomeUnchanged:
+		return 0
+	case "ok", "dry_run", "pending":
+		return 1
+	case outcomeMerged, outcomeOverwrote:
+		return 2
+	}
+	return 3 // a refusal
+}
+
+// Changed returns the row's files except a rewind's unchanged ones.
+func (rw *row) Changed() []member {
+	var out []member
+	for _, m := range rw.Files {
+		if !m.Unchanged {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Unchanged returns a rewind's files that were already as before.
+func (rw *row) Unchanged() []member {
+	var out []member
+	for _, m := range rw.Files {
+		if m.Unchanged {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Over is what the row's one file's merge or overwrite went over.
+func (rw *row) Over() *overInfo {
+	if len(rw.Files) != 1 {
+		return nil
+	}
+	return rw.Files[0].Over
+}
+
+// overInfo is the other writer's change a merged edit was applied over,
+// or a command's change replaced: its content (the record's SHA256Before,
+// kept by the record's history version) and the record that made it,
+// when the ledger holds one near.
+type overInfo struct {
+	SHA256  string
+	Version string
+	Seq     uint64 // the record that left that content; 0 if none found
+	Session string
+	Tool    string
+}
+
+// overReach is how many earlier records of the same file are searched for
+// the one whose change a merge or an overwrite went over.
+const overReach = 64
+
+// overOf returns what the merge or overwrite r went over.
+func (s *Server) overOf(r *editguard.LedgerRecord) *overInfo {
+	o := &overInfo{SHA256: r.SHA256Before, Version: r.HistoryVersion}
+	if o.SHA256 == "" {
+		return o
+	}
+	_ = s.w.Log(editguard.LogFilter{Path: r.Path, Before: r.Seq, Last: overReach}, func(p *editguard.LedgerRecord) error {
+		if p.Outcome == "ok" && p.SHA256After == o.SHA256 {
+			o.Seq, o.Session, o.Tool = p.Seq, p.Session, p.Tool // the newest one wins
+		}
+		return nil
+	})
+	return o
 }
 
 // toolBeginTurn is the ledger's mark of a turn's start.
@@ -223,9 +312,15 @@ func (s *Server) timeline(w http.ResponseWriter, r *http.Request) {
 		s.failPage(w, http.StatusInternalServerError, err)
 		return
 	}
+	sum, err := s.summary(f.Session)
+	if err != nil {
+		s.failPage(w, http.StatusInternalServerError, err)
+		return
+	}
 	h := &histories{w: s.w}
 	render(w, http.StatusOK, "timeline", struct {
 		base
+		Sum      *summary
 		F        filter
 		Rows     []*row
 		Newest   string // the first page's address, "" on the first page
@@ -234,9 +329,12 @@ func (s *Server) timeline(w http.ResponseWriter, r *http.Request) {
 		Query    string
 		Sources  []string
 		Outcomes []string
-	}{s.base("timeline"), f, s.rows(recs, h, false), pageURL(f, 0, before > 0), pageURL(f, oldestOf(recs), more), newest, f.query(),
+		At       string // when the page was made
+		Snapshot bool   // ?snapshot=1: the page does not follow the ledger
+	}{s.base("timeline"), sum, f, s.rows(recs, h, false), pageURL(f, 0, before > 0), pageURL(f, oldestOf(recs), more), newest, f.query(),
 		[]string{sourceMCP, sourceHook, sourceShell, sourceCLI, sourceRecover},
-		[]string{"ok", "refused", "STALE_FILE", "NOT_READ", "dry_run", "pending"}})
+		[]string{"ok", outcomeMerged, outcomeOverwrote, "refused", "STALE_FILE", "NOT_READ", outcomeUnchanged, "dry_run", "pending"},
+		time.Now().Local().Format("2006-01-02 15:04:05"), r.URL.Query().Get("snapshot") == "1"})
 }
 
 // pageURL returns the address of the timeline's page of the records older
@@ -288,26 +386,57 @@ func (s *Server) change(w http.ResponseWriter, r *http.Request) {
 		Split   bool
 		Refusal *errorView
 		Result  *storedResult
+		Over    *overInfo // what a merge or an overwrite went over
 	}{base: s.base("change " + strconv.FormatUint(rec.Seq, 10)), Rec: rec, Source: sourceOf(rec), Outcome: outcomeOf(rec),
 		Tx: txOf(rec), Command: commandText(rec), Diff: showDiff(d), Notes: notes,
 		Split: r.URL.Query().Get("view") == "split", Result: res}
 	if len(group) > 1 {
 		data.Group = s.rows(group, h, false)
 	}
+	if data.Outcome == outcomeMerged || data.Outcome == outcomeOverwrote {
+		data.Over = s.overOf(rec)
+	}
 	if rec.Outcome == "error" {
-		data.Refusal = refusalOf(res)
+		data.Refusal = refusalOf(rec, res)
 	}
 	render(w, http.StatusOK, "change", data)
 }
 
-// refusalOf is the error a refused record's result holds.
-func refusalOf(res *storedResult) *errorView {
+// refusalOf is the error a refused record's result holds. Its hint speaks
+// to the model that made the call ("call read_file on a.go"); for a change
+// made at the command line it is said in that line's words ("run
+// editguard read a.go"), as the CLI itself said it.
+func refusalOf(rec *editguard.LedgerRecord, res *storedResult) *errorView {
 	v := &errorView{Code: res.Code, Message: res.Message, Hint: res.RecoveryHint,
 		Unavailable: res.detail("changes_unavailable")}
+	if v.Hint != "" && sourceOf(rec) == sourceCLI {
+		p := res.detail("path")
+		if p == "" {
+			p = rec.Path
+		}
+		v.Hint = cliwords.Hint(v.Hint, shellWord(p))
+	}
 	if d := res.detail("changes"); d != "" {
 		v.Changes = showDiff(d)
 	}
 	return v
+}
+
+// shellWord is the path p as an argument of an editguard command at a
+// shell: as it is when it needs no quotes, else in single quotes; "PATH"
+// for no path. A name that starts with "-" gets "./" first, so that it
+// does not read as a flag.
+func shellWord(p string) string {
+	if p == "" {
+		return "PATH"
+	}
+	if strings.HasPrefix(p, "-") {
+		p = "./" + p
+	}
+	if strings.Trim(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./+@%:,=") == "" {
+		return p
+	}
+	return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
 }
 
 // changeRaw streams a change's whole diff as plain text.
@@ -377,6 +506,11 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request) {
 		s.failPage(w, http.StatusInternalServerError, err)
 		return
 	}
+	sum, err := s.summary(name)
+	if err != nil {
+		s.failPage(w, http.StatusInternalServerError, err)
+		return
+	}
 	var txs []string
 	for _, rec := range recs {
 		if tx := txOf(rec); tx != "" && rec.Outcome == "ok" && !contains(txs, tx) {
@@ -385,11 +519,12 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request) {
 	}
 	render(w, http.StatusOK, "session", struct {
 		base
+		Sum  *summary
 		Name string
 		Rows []*row
 		More bool
 		Txs  []string
-	}{s.base("session " + name), name, s.rows(recs, &histories{w: s.w}, false), more, txs})
+	}{s.base("session " + name), sum, name, s.rows(recs, &histories{w: s.w}, false), more, txs})
 }
 
 func contains(list []string, s string) bool {

@@ -1,4 +1,4 @@
-// editguard ui: the live timeline (server-sent events), the filters and
+// editguard ui: the live timeline (polled), the filters and
 // keyboard navigation. It inserts only HTML the server rendered with
 // html/template, and runs no code it receives.
 "use strict";
@@ -36,11 +36,14 @@
     else if (ev.key === "Enter" && selected >= 0) { open(); ev.preventDefault(); }
   });
 
+  // setLive says what the timeline shows: "snapshot" (the page as the
+  // server made it, not followed), "open" (live) or "offline" (the
+  // server does not answer; the page is as of its last answer).
   function setLive(state, text) {
     var el = document.getElementById("live");
     if (!el) return;
     el.setAttribute("data-state", state);
-    el.textContent = "live: " + text;
+    el.textContent = text;
   }
 
   // fragment parses server-rendered rows into a fragment of table rows.
@@ -53,29 +56,68 @@
     return f;
   }
 
+  function addRows(body, html) {
+    var empty = document.getElementById("empty");
+    if (empty) empty.remove();
+    var f = fragment(html);
+    Array.prototype.slice.call(f.children).forEach(function (n) {
+      var seq = n.getAttribute && n.getAttribute("data-seq");
+      if (seq && body.querySelector('tr.row[data-seq="' + seq + '"]')) f.removeChild(n);
+    });
+    var added = f.children.length;
+    body.insertBefore(f, body.firstChild);
+    if (selected >= 0) selected += added;
+  }
+
+  // livePeriod is the time between two polls of the live timeline, and
+  // offlinePeriod the time between two tries while the server does not
+  // answer.
+  var livePeriod = 1000, offlinePeriod = 3000;
+
+  // live polls the server for the rows after the newest it has shown. Each
+  // request is answered at once and the next is made a moment later, so
+  // no request stays open: a headless browser on virtual time
+  // (--virtual-time-budget) finishes the page. A page that is not served
+  // (a saved copy opened from a file) or that the server made as a
+  // snapshot (?snapshot=1, no data-updates) says it is a snapshot.
   function live() {
     var table = document.getElementById("timeline");
-    if (!table || typeof EventSource === "undefined") return;
+    var status = document.getElementById("live");
+    if (!table || !status) return;
+    var snapshot = status.getAttribute("data-snapshot") || "snapshot";
+    var url = table.getAttribute("data-updates");
+    if (!url || !/^https?:$/.test(window.location.protocol) || typeof window.fetch !== "function") {
+      setLive("snapshot", snapshot);
+      return;
+    }
     var body = document.getElementById("rows");
-    var src = new EventSource(table.getAttribute("data-events"));
-    src.onopen = function () { setLive("open", "on"); };
-    src.onerror = function () { setLive("retrying", "reconnecting"); };
-    src.addEventListener("rows", function (ev) {
-      var empty = document.getElementById("empty");
-      if (empty) empty.remove();
-      var f = fragment(ev.data);
-      Array.prototype.slice.call(f.children).forEach(function (n) {
-        var seq = n.getAttribute && n.getAttribute("data-seq");
-        if (seq && body.querySelector('tr.row[data-seq="' + seq + '"]')) f.removeChild(n);
+    var since = table.getAttribute("data-since") || "";
+    var trust = null;
+    // asOf is when the page last showed the ledger: when the server made
+    // it, then each answer's time.
+    var asOf = snapshot.replace(/^snapshot of /, "");
+    function poll() {
+      var u = url + (url.indexOf("?") < 0 ? "?" : "&") + "since=" + encodeURIComponent(since);
+      window.fetch(u, {credentials: "same-origin", cache: "no-store"}).then(function (resp) {
+        if (!resp.ok) throw new Error("HTTP " + resp.status);
+        return resp.json();
+      }).then(function (up) {
+        setLive("open", "live");
+        asOf = new Date().toLocaleString();
+        if (up.rows) addRows(body, up.rows);
+        if (up.newest) since = String(up.newest);
+        if (up.trust && up.trust !== trust) {
+          trust = up.trust;
+          var el = document.getElementById("trust");
+          if (el) el.innerHTML = up.trust;
+        }
+        window.setTimeout(poll, livePeriod);
+      }).catch(function () {
+        setLive("offline", "offline: the server does not answer; the page is as of " + asOf);
+        window.setTimeout(poll, offlinePeriod);
       });
-      var added = f.children.length;
-      body.insertBefore(f, body.firstChild);
-      if (selected >= 0) selected += added;
-    });
-    src.addEventListener("trust", function (ev) {
-      var el = document.getElementById("trust");
-      if (el) el.innerHTML = ev.data;
-    });
+    }
+    poll();
   }
 
   function filters() {
