@@ -277,7 +277,16 @@ func BenchmarkHookServedBash(b *testing.B) {
 		return d
 	}
 	times := map[string][]time.Duration{}
+	// EDITGUARD_BENCH_GIT_STATUS=1 runs git status in the tree before
+	// each pair, as an agent does between commands: it rewrites git's
+	// index, whose change the next checkpoint follows.
+	gitStatus := os.Getenv("EDITGUARD_BENCH_GIT_STATUS") == "1"
 	cell := func(k string, record bool) {
+		if gitStatus {
+			cmd := exec.Command("git", "status", "--porcelain")
+			cmd.Dir = filepath.Join(base, k)
+			cmd.Run()
+		}
 		pre := call(k, "PreToolUse")
 		for j := range 3 {
 			f := files[(round*3+j*7919)%len(files)]
