@@ -156,6 +156,7 @@ func (cp *checkpoints) saveManifest(m *cpManifest) (name, sum string, err error)
 	sum = hex.EncodeToString(h[:])
 	if baseName == "" && m.base != nil && m.flat() {
 		m.base.setWritten(name, sum)
+		cp.w.keepBase(m.base)
 	}
 	return name, sum, nil
 }
@@ -187,6 +188,12 @@ func (cp *checkpoints) loadManifest(name, sum string) (*cpManifest, error) {
 		if len(chain) > 0 {
 			if m := cp.cachedManifest(cur, curSum); m != nil {
 				root = m
+				break
+			}
+			// A base this process holds: another process's delta on it
+			// (an exec's) costs the delta, not the tree.
+			if b := cp.w.keptBase(cur, curSum); b != nil {
+				root = &cpManifest{base: b, n: len(b.files)}
 				break
 			}
 		}
@@ -222,6 +229,7 @@ func (cp *checkpoints) loadManifest(name, sum string) (*cpManifest, error) {
 			return nil, err
 		}
 		root.base.setWritten(cur, got)
+		cp.w.keepBase(root.base)
 		if len(chain) > 0 {
 			cp.cacheManifest(cur, got, root)
 		}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -105,6 +106,9 @@ type journalState struct {
 	faultOn               atomic.Bool       // for tests' fault
 	tried                 bool              // watchForCommand tried to start one
 	bases                 map[string]string // manifest name -> its base (setBase)
+	// kept are the bases of the last manifests written or read in full,
+	// by their full manifest's name and sum (keepBase).
+	kept []*fileBase
 }
 
 type cachedManifest struct {
@@ -199,6 +203,40 @@ func (w *Workspace) markOf(name string) (JournalMark, bool) {
 	defer w.jr.mu.Unlock()
 	m, ok := w.jr.marks[name]
 	return m, ok
+}
+
+// maxKeptBases is how many bases a workspace keeps by their full
+// manifest's name: the current one and the one before.
+const maxKeptBases = 2
+
+// keepBase remembers b, which a full manifest on disk holds (b.written),
+// so that a delta another process writes on that manifest is read without
+// reading the full one again.
+func (w *Workspace) keepBase(b *fileBase) {
+	w.jr.mu.Lock()
+	defer w.jr.mu.Unlock()
+	if slices.Contains(w.jr.kept, b) {
+		return
+	}
+	w.jr.kept = append(w.jr.kept, b)
+	if len(w.jr.kept) > maxKeptBases {
+		w.jr.kept = w.jr.kept[len(w.jr.kept)-maxKeptBases:]
+	}
+}
+
+// keptBase returns the base the full manifest name holds, if its SHA-256
+// is sum ("" for any) and this process keeps it: the content that sum
+// names, whether or not the file is still there.
+func (w *Workspace) keptBase(name, sum string) *fileBase {
+	w.jr.mu.Lock()
+	kept := slices.Clone(w.jr.kept)
+	w.jr.mu.Unlock()
+	for _, b := range kept {
+		if n, s := b.written(); n == name && (sum == "" || s == sum) {
+			return b
+		}
+	}
+	return nil
 }
 
 // maxCachedManifests is how many manifests a workspace keeps in memory:

@@ -469,3 +469,56 @@ func TestJournalCheckpointAfterIndexChange(t *testing.T) {
 		prev, prevName = got, name
 	}
 }
+
+// TestDeltaOnAKeptBase: a delta on a full manifest whose files this
+// process keeps (as a hook server keeps its base when an exec writes a
+// delta on it) reads without reading the full manifest again.
+func TestDeltaOnAKeptBase(t *testing.T) {
+	if watchDisabled() {
+		t.Skip(NoWatchEnv + "=1: the journal is what this tests")
+	}
+	dir := t.TempDir()
+	for i := range 20 {
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d", i)), []byte(fmt.Sprint(i)), 0o644)
+	}
+	w, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.Watch(); err != nil {
+		t.Fatal(err)
+	}
+	first, firstName := cpTake(t, w, nil, "")
+	os.WriteFile(filepath.Join(dir, "f3"), []byte("changed"), 0o644)
+	second, name := cpTake(t, w, first, firstName)
+	if second.base != first.base {
+		t.Fatal("the second checkpoint does not share the first's base")
+	}
+	// Forget the manifests, and take the full one away: only the kept
+	// base can give the delta its files.
+	w.jr.mu.Lock()
+	w.jr.cache = nil
+	w.jr.mu.Unlock()
+	if err := os.Remove(filepath.Join(dir, StateDir, checkpointDir, "manifests", firstName)); err != nil {
+		t.Fatal(err)
+	}
+	cp, unlock, err := w.lockCheckpoints(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	back, err := cp.loadManifest(name, "")
+	if err != nil {
+		t.Fatalf("the delta on a kept base does not read: %v", err)
+	}
+	if back.base != first.base || !reflect.DeepEqual(filesOf(back), filesOf(second)) {
+		t.Fatal("the delta read back is not the second checkpoint on the kept base")
+	}
+	w.jr.mu.Lock()
+	w.jr.cache, w.jr.kept = nil, nil
+	w.jr.mu.Unlock()
+	if _, err := cp.loadManifest(name, ""); err == nil {
+		t.Fatal("a delta whose base is neither kept nor on disk read")
+	}
+}
