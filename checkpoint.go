@@ -27,6 +27,7 @@ import (
 
 	"github.com/editguard/editguard/internal/engine"
 	"github.com/editguard/editguard/internal/filelock"
+	"github.com/editguard/editguard/internal/gitobj"
 	"github.com/editguard/editguard/internal/statedir"
 	"golang.org/x/sys/unix"
 )
@@ -797,6 +798,7 @@ func (cp *checkpoints) scan(ctx context.Context, w *Workspace, prev *cpManifest)
 	if err != nil {
 		return nil, nil, err
 	}
+	w.keepIndex(sc.m.Index, sc.g)
 	return sc.finish(notChecked)
 }
 
@@ -946,9 +948,24 @@ func (cp *checkpoints) scanDirty(ctx context.Context, w *Workspace, prev *cpMani
 		if idx == "" || prev.Index == "" {
 			return nil, nil, errJournal
 		}
-		moved, ok := indexMoved(prev, g)
-		if !ok {
-			return nil, nil, errJournal
+		var moved []string
+		if old := w.keptIndex(prev.Index); old != nil {
+			// The index prev was checked against is in memory: the
+			// entries that differ between the two, prev's files among
+			// them.
+			if g.load(); g.index == nil {
+				return nil, nil, errJournal
+			}
+			for _, p := range gitobj.Changed(old, g.index) {
+				if _, ok := prev.file(p); ok {
+					moved = append(moved, p)
+				}
+			}
+		} else {
+			var ok bool
+			if moved, ok = indexMoved(prev, g); !ok {
+				return nil, nil, errJournal
+			}
 		}
 		for _, p := range moved {
 			changes = append(changes, JournalChange{Path: p})
@@ -1070,6 +1087,7 @@ func (cp *checkpoints) scanDirty(ctx context.Context, w *Workspace, prev *cpMani
 		}
 	}
 	slices.Sort(sc.m.removed)
+	w.keepIndex(idx, g)
 	return sc.finish(coverageNote(lines))
 }
 

@@ -76,6 +76,7 @@ func serveHooks(ctx context.Context, e *env, idle time.Duration) error {
 	defer ln.Close()
 	os.Chmod(sock, 0o600)
 
+	hookServerGC(os.Getenv)
 	srv := &hookServer{ws: ws, root: e.root, real: real, same: same}
 	// The change journal: checkpoints around shell tools, here and in an
 	// exec that asks, read only what changed. Its watches are added while

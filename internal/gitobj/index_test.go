@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -292,4 +293,30 @@ func largeRepo(t testing.TB) string {
 	writePack(t, filepath.Join(work, ".git"), objs, false)
 	gitIn(t, work, list.Bytes(), "update-index", "--index-info")
 	return work
+}
+
+func TestChanged(t *testing.T) {
+	ix := func(entries ...string) *Index {
+		out := &Index{}
+		for _, e := range entries {
+			p, id, _ := strings.Cut(e, "=")
+			off := uint32(len(out.names))
+			out.names += p
+			var x ID
+			x[0] = id[0]
+			out.entries = append(out.entries, indexEntry{off: off, end: uint32(len(out.names)), id: x})
+		}
+		return out
+	}
+	a := ix("a=1", "b=1", "c=1", "e=1")
+	b := ix("a=1", "b=2", "d=1", "e=1", "f=1")
+	if got, want := Changed(a, b), []string{"b", "c", "d", "f"}; !slices.Equal(got, want) {
+		t.Fatalf("Changed = %q, want %q", got, want)
+	}
+	if got := Changed(a, a); len(got) != 0 {
+		t.Fatalf("Changed of an index with itself = %q", got)
+	}
+	if got, want := Changed(ix(), b), []string{"a", "b", "d", "e", "f"}; !slices.Equal(got, want) {
+		t.Fatalf("Changed from empty = %q, want %q", got, want)
+	}
 }
