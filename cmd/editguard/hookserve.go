@@ -9,7 +9,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"runtime"
 	"runtime/debug"
 	"strconv"
 	"sync"
@@ -133,15 +132,10 @@ type hookServer struct {
 }
 
 // trimAfter is how long the server waits, quiet, before it gives back the
-// memory a burst of work held (a full scan, a full manifest, a new base)
-// rather than waiting for the runtime to, if that is more than trimIdle:
-// between an agent's commands it holds what it keeps, not what it last
-// used, and the small allocations of ordinary events are left alone (the
-// next event would only take them again).
-const (
-	trimAfter = 2 * time.Second
-	trimIdle  = 16 << 20
-)
+// memory a burst of work held (a full scan, a full manifest, git's index
+// read whole) rather than waiting for the runtime to: between an agent's
+// commands it holds what it keeps, not what it last used.
+const trimAfter = 2 * time.Second
 
 // trimLater (re)starts the wait of trimAfter.
 func (s *hookServer) trimLater() {
@@ -152,9 +146,7 @@ func (s *hookServer) trimLater() {
 		return
 	}
 	s.trim = time.AfterFunc(trimAfter, func() {
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		if ms.HeapIdle-ms.HeapReleased > trimIdle && !s.busy() {
+		if !s.busy() {
 			debug.FreeOSMemory()
 		}
 	})
