@@ -9,7 +9,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
 	"sync"
 	"syscall"
@@ -107,7 +106,6 @@ func serveHooks(ctx context.Context, e *env, idle time.Duration) error {
 		go func() {
 			defer srv.wg.Done()
 			srv.serve(ctx, c)
-			srv.trimLater()
 			if srv.stopped() {
 				ln.Close()
 			}
@@ -126,30 +124,8 @@ type hookServer struct {
 
 	wg     sync.WaitGroup
 	mu     sync.Mutex
-	n      int         // requests being served
-	closed bool        // serving on would be wrong
-	trim   *time.Timer // gives memory back once the server is quiet
-}
-
-// trimAfter is how long the server waits, quiet, before it gives back the
-// memory a burst of work held (a full scan, a full manifest, git's index
-// read whole) rather than waiting for the runtime to: between an agent's
-// commands it holds what it keeps, not what it last used.
-const trimAfter = 2 * time.Second
-
-// trimLater (re)starts the wait of trimAfter.
-func (s *hookServer) trimLater() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.trim != nil {
-		s.trim.Reset(trimAfter)
-		return
-	}
-	s.trim = time.AfterFunc(trimAfter, func() {
-		if !s.busy() {
-			debug.FreeOSMemory()
-		}
-	})
+	n      int  // requests being served
+	closed bool // serving on would be wrong
 }
 
 func (s *hookServer) busy() bool {

@@ -175,9 +175,6 @@ func benchShellJournal(b *testing.B, n int, egBin, hookBin, hello string) {
 		slices.Sort(ds)
 		b.ReportMetric(float64(ds[len(ds)/2])/float64(time.Millisecond), k+"-ms")
 	}
-	// At rest, as between an agent's commands: the servers give back
-	// what the last events used once quiet (hookServer.trimLater).
-	time.Sleep(trimAfter + time.Second)
 	for _, k := range []string{"watch", "scan"} {
 		rss, hwm := serverMemory(b, trees[k])
 		b.ReportMetric(rss, "server-"+k+"-rss-MiB")
