@@ -105,8 +105,9 @@ the file between the check and the tool's write is not seen by the check.
 Shell tools (Claude Code's Bash and PowerShell, Gemini CLI's
 run_shell_command, Codex's exec_command, whose events Codex names Bash),
 and the shell commands of Claude Code's skills and slash commands
-(events PreSkillShellCommand and PostSkillShellCommand, the command at
-the event's top level, recorded as the tool SkillShellCommand) run
+(event PreSkillShellCommand; Claude Code sends no event after such a
+command, so a later checkpoint ends it; recorded as the tool
+SkillShellCommand) run
 between two checkpoints, as "editguard exec" runs a command: every file a
 command created, changed or deleted is recorded with the command and kept
 in history, and when it overwrote a change someone else made since the

@@ -49,14 +49,16 @@ var shellTools = map[string][]string{
 // skillShellEvents are, per client, the events before and after a shell
 // command the client runs outside its shell tool. Claude Code runs the
 // commands a skill or a slash command embeds (!`command`) while it expands
-// the prompt, with the events PreSkillShellCommand and
-// PostSkillShellCommand (2.1.332; earlier versions run such commands
-// without a hook, and ignore the events with a warning). The events carry
-// the command at the top level ("command"; tool_input.command is read
-// too), beside the common fields (session_id, cwd, agent_id); they are not
-// a tool's, so a command is recorded as the tool skillShellTool. The
-// shape is assumed from the events Claude Code documents around it:
-// TestHookSkillShellCommand feeds a recorded one.
+// the prompt, with the event PreSkillShellCommand before each (2.1.332;
+// earlier versions run such commands without a hook, and ignore the event
+// with a warning). 2.1.332 has no event after one, and warns of a
+// PostSkillShellCommand hook it does not know, so init registers only the
+// first: the command stays in progress until a later checkpoint ends it
+// (skillShellMaxAge), and an after-event, should a client send one, ends
+// it at once. The event carries tool_name (the shell tool's), tool_input
+// with the command, tool_use_id, command_name, command_source and
+// invoked_by beside the common fields (a top-level "command" is read
+// too); a command is recorded as the tool skillShellTool.
 var skillShellEvents = map[string][2]string{
 	"claude-code": {"PreSkillShellCommand", "PostSkillShellCommand"},
 }

@@ -50,8 +50,8 @@ the hooks, not the MCP server:
   claude-code  .claude/settings.local.json: hooks.PreToolUse for Write, Edit,
                MultiEdit, NotebookEdit, Bash, PowerShell and
                hooks.PostToolUse for those and Read, and
-               hooks.PreSkillShellCommand and hooks.PostSkillShellCommand
-               (the shell commands of skills and slash commands), running
+               hooks.PreSkillShellCommand (the shell commands of skills
+               and slash commands), running
                /PATH/TO/editguard-hook --root "$CLAUDE_PROJECT_DIR" || exit 2
   gemini       .gemini/settings.json: hooks.BeforeTool for write_file,
                replace and run_shell_command and hooks.AfterTool for

@@ -490,7 +490,7 @@ func checkHook(t *testing.T, root, client, event string, tools, notTools []strin
 }
 
 // hookEvents is how many events init --hooks configures for each client.
-var hookEvents = map[string]int{"claude-code": 4, "gemini": 2, "codex": 2}
+var hookEvents = map[string]int{"claude-code": 3, "gemini": 2, "codex": 2}
 
 func checkHooks(t *testing.T, root, client string) {
 	t.Helper()
@@ -500,7 +500,10 @@ func checkHooks(t *testing.T, root, client string) {
 		checkHook(t, root, client, "PostToolUse", []string{"Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "Bash", "PowerShell"}, []string{"WebFetch"})
 		// The shell commands of skills and slash commands: events of no
 		// tool, so groups without a matcher.
-		for _, event := range []string{"PreSkillShellCommand", "PostSkillShellCommand"} {
+		if groups := hookGroups(t, root, client, "PostSkillShellCommand"); len(groups) != 0 {
+			t.Errorf("hooks.PostSkillShellCommand, an event Claude Code does not know: %v", groups)
+		}
+		for _, event := range []string{"PreSkillShellCommand"} {
 			checkHook(t, root, client, event, []string{"deploy"}, nil)
 			for _, g := range hookGroups(t, root, client, event) {
 				if _, ok := g.(map[string]any)["matcher"]; ok {
@@ -627,7 +630,7 @@ func TestInitHooksKeepsOtherEditguard(t *testing.T) {
 	text := `{"hooks": {"PreToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command": "/opt/bin/editguard --root /src hook --fail-open"}]}]}}`
 	writeFile(t, root, ".claude/settings.local.json", text)
 	f := runInitJSON(t, root, "claude-code", "--hooks").Files[0]
-	if len(f.Kept) != 1 || !strings.Contains(f.Kept[0], "hooks.PreToolUse has an editguard hook with other settings") || len(f.Added) != 3 {
+	if len(f.Kept) != 1 || !strings.Contains(f.Kept[0], "hooks.PreToolUse has an editguard hook with other settings") || len(f.Added) != 2 {
 		t.Errorf("%+v", f)
 	}
 	if g := hookGroups(t, root, "claude-code", "PreToolUse"); len(g) != 1 {
@@ -767,7 +770,7 @@ func TestInitHooksViaMCP(t *testing.T) {
 	}
 	settings := readJSON(t, root, claudeLocalSettings)
 	for event, tools := range map[string]string{"PreToolUse": "Write|Edit|MultiEdit|NotebookEdit|Bash|PowerShell", "PostToolUse": "Read|Write|Edit|MultiEdit|NotebookEdit|Bash|PowerShell",
-		"PreSkillShellCommand": "", "PostSkillShellCommand": ""} {
+		"PreSkillShellCommand": ""} {
 		groups, _ := get(settings, "hooks", event).([]any)
 		if len(groups) != 1 {
 			t.Fatalf("hooks.%s = %v", event, groups)

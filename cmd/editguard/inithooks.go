@@ -28,8 +28,10 @@ var (
 	claudeHooks = []initHook{
 		{"PreToolUse", "Write|Edit|MultiEdit|NotebookEdit|Bash|PowerShell", ""},
 		{"PostToolUse", "Read|Write|Edit|MultiEdit|NotebookEdit|Bash|PowerShell", ""},
+		// Only the event before: Claude Code 2.1.332 has no event after a
+		// skill's shell command (it warns of one it does not know), so
+		// the command ends at a later checkpoint (skillShellMaxAge).
 		{skillShellEvents["claude-code"][0], "", "before each shell command of a skill or slash command"},
-		{skillShellEvents["claude-code"][1], "", "after each shell command of a skill or slash command"},
 	}
 	// Gemini CLI matches the expression anywhere in the tool's name, and
 	// an MCP tool's name is mcp_SERVER_TOOL: anchored, it matches only
@@ -80,7 +82,7 @@ var initHookClients = map[string]initClient{
 		notes: []string{
 			"Claude Code reads hooks when it starts: start it again in this project to use them.",
 			"Bash runs between two checkpoints: every file a command changes is recorded and kept, and the model is told when a command overwrote someone else's change or discarded uncommitted work.",
-			"So do PowerShell (CLAUDE_CODE_USE_POWERSHELL_TOOL) and the shell commands of skills and slash commands (PreSkillShellCommand and PostSkillShellCommand, Claude Code 2.1.332 and later; an earlier version warns that it ignores these two events).",
+			"So do PowerShell (CLAUDE_CODE_USE_POWERSHELL_TOOL) and the shell commands of skills and slash commands (PreSkillShellCommand, Claude Code 2.1.332 and later, which has no event after such a command: what the command changed is recorded by a later checkpoint; an earlier version warns that it ignores the event).",
 		},
 		hooks: true,
 	},

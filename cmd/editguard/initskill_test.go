@@ -25,14 +25,14 @@ func TestInitHooksAddsSkillShellEvents(t *testing.T) {
 		}
 	}
 	all := strings.Join(msgs, "\n")
-	for _, want := range []string{"hooks.PreToolUse runs for PowerShell", "no editguard hook on hooks.PreSkillShellCommand", "no editguard hook on hooks.PostSkillShellCommand"} {
+	for _, want := range []string{"hooks.PreToolUse runs for PowerShell", "no editguard hook on hooks.PreSkillShellCommand"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("doctor does not report %q:\n%s", want, all)
 		}
 	}
 
 	f := runInitJSON(t, root, "claude-code", "--hooks").Files[0]
-	if f.Action != "changed" || len(f.Added) != 4 {
+	if f.Action != "changed" || len(f.Added) != 3 {
 		t.Fatalf("init over the earlier hooks: %+v", f)
 	}
 	checkHooks(t, root, "claude-code")

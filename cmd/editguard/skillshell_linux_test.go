@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
+	"slices"
 	"testing"
 )
 
@@ -69,7 +69,9 @@ func TestHookSkillShellCommand(t *testing.T) {
 			t.Fatalf("log: %s", errs)
 		}
 		var recs []skillShellRecord
-		for _, line := range strings.Split(strings.TrimSpace(logOut), "\n") {
+		lines := logLines(t, logOut)
+		slices.Reverse(lines) // log prints the newest first
+		for _, line := range lines {
 			var r skillShellRecord
 			if err := json.Unmarshal([]byte(line), &r); err != nil {
 				t.Fatalf("log line %q: %v", line, err)
