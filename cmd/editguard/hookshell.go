@@ -66,10 +66,12 @@ var skillShellEvents = map[string][2]string{
 // skillShellTool names the ledger records of a skill's shell command.
 const skillShellTool = "SkillShellCommand"
 
-// skillShellMaxAge bounds a skill's shell command whose after-event never
-// comes: a later checkpoint records what it changed as unended, rather
-// than every command for a day being counted as run beside it.
-const skillShellMaxAge = 10 * time.Minute
+// skillShellMaxAge is how long a skill's shell command stays in progress:
+// the client runs it while it expands the prompt, before the model
+// answers, and sends no event after it, so the first checkpoint this long
+// after it began (the next shell tool's, usually) records what it changed,
+// as an unended command.
+const skillShellMaxAge = time.Minute
 
 // isSkillShell reports whether ev is one of client's skillShellEvents, and
 // whether it is the one before the command.
