@@ -666,20 +666,27 @@ func (s *Store) SyncIndexesWith(paths []string, flush func() error) error {
 	}
 	if flush == nil {
 		// The fsyncs at once: a journaling file system commits them
-		// together.
+		// together. The fault hook is asked in order first, as if they
+		// ran one by one: a fault stops the ones after it.
+		todo, failed := opened, error(nil)
+		for i, e := range opened {
+			if err := s.fault("fsync", s.index.Join(e.name)); err != nil {
+				todo, failed = opened[:i], &Error{Op: "sync", Path: e.path, Err: err}
+				break
+			}
+		}
 		var wg sync.WaitGroup
-		for _, e := range opened {
-			wg.Go(func() {
-				if e.err = s.fault("fsync", s.index.Join(e.name)); e.err == nil {
-					e.err = e.f.Sync()
-				}
-			})
+		for _, e := range todo {
+			wg.Go(func() { e.err = e.f.Sync() })
 		}
 		wg.Wait()
-		for _, e := range opened {
+		for _, e := range todo {
 			if e.err != nil {
 				return &Error{Op: "sync", Path: e.path, Err: e.err}
 			}
+		}
+		if failed != nil {
+			return failed
 		}
 	}
 	var names []*entry

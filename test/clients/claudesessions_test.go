@@ -233,6 +233,7 @@ func TestClaudeCodeSubagentSession(t *testing.T) {
 			edits = append(edits, strings.TrimSpace(rec.Session+" "+rec.Outcome+" "+rec.ErrorCode))
 		}
 	}
+	slices.Reverse(edits) // log prints the newest first
 	want := []string{sub + " error NOT_READ", sub + " ok"}
 	if previousClients() {
 		want = want[1:]
