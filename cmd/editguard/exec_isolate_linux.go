@@ -8,12 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/editguard/editguard"
-	"github.com/editguard/editguard/internal/safeopen"
+	"github.com/editguard/editguard/internal/mounts"
 	"golang.org/x/sys/unix"
 )
 
@@ -87,41 +86,11 @@ func newIsolation(root string) (*isolation, error) {
 // mountBelow returns a mount point strictly inside root, "" if none (or if
 // the mount table cannot be read: the overlay mount then tells).
 func mountBelow(root string) string {
-	data, err := safeopen.ReadFile("/proc/self/mountinfo", 64<<20)
-	if err != nil {
+	ms, err := mounts.Below(root)
+	if err != nil || len(ms) == 0 {
 		return ""
 	}
-	prefix := strings.TrimSuffix(root, "/") + "/"
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 5 {
-			continue
-		}
-		if m := unescapeMount(f[4]); strings.HasPrefix(m, prefix) {
-			return m
-		}
-	}
-	return ""
-}
-
-// unescapeMount undoes mountinfo's octal escapes (\040 for a space, and
-// so on).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, "\\") {
-		return s
-	}
-	var b []byte
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b = append(b, byte(n))
-				i += 3
-				continue
-			}
-		}
-		b = append(b, s[i])
-	}
-	return string(b)
+	return ms[0].Point
 }
 
 // isolateBase returns the directory the overlay directories go under:
