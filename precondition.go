@@ -67,6 +67,15 @@ func (s *Session) check(t *target, pre *Precondition, obs *observation, wholeFil
 		e.Details["actual"] = stateOf(obs)
 		return nil, e
 	}
+	if b.Unconfirmed != "" {
+		// A page served before the file was hashed (readpending.go),
+		// whose hash never confirmed it: the read does not count.
+		e := newError(CodeNotRead, path, "the last read of this file was served before the file was hashed, and its hash could not confirm it: "+b.Unconfirmed,
+			fmt.Sprintf("call read_file on %s again, then redo the change", path), nil)
+		e.Details["reason"] = "read_unconfirmed"
+		e.Details["actual"] = stateOf(obs)
+		return nil, e
+	}
 	if err := compareBaseline(path, &b, obs); err != nil {
 		if err.Details["reason"] == ReasonModified {
 			s.staleChanges(t, &b, obs, wholeFile, err)

@@ -56,6 +56,11 @@ type ReadResult struct {
 	// LinesCut reports that a line longer than MaxLineBytes was cut.
 	LinesCut bool `json:"lines_cut,omitempty"`
 	BOM      bool `json:"bom"` // the file starts with a byte order mark
+	// SHA256Pending says that the page was served before the file was
+	// hashed (a cold read of a large file): SHA256 is empty, the hash is
+	// being computed, and a change that relies on this read waits for it
+	// (see readpending.go).
+	SHA256Pending bool `json:"sha256_pending,omitempty"`
 }
 
 // Read is like os.ReadFile, but decodes the text and records what was read
@@ -79,7 +84,7 @@ func (s *Session) Read(ctx context.Context, p string, opts *ReadOptions) (*ReadR
 	// Plain UTF-8 is streamed: any size, bounded memory. Anything else is
 	// decoded whole, up to MaxFileSize.
 	if isUTF8Name(o.Encoding) {
-		if b, ok := s.baseline(t.Resolved); !ok || b.Encoding == "" {
+		if b, ok := s.baselineNow(t.Resolved); !ok || b.Encoding == "" {
 			res, err := s.readPart(ctx, t, p, &o)
 			if err != errNotPlainText {
 				return res, err
@@ -214,7 +219,7 @@ func (s *Session) readPart(ctx context.Context, t *target, p string, o *ReadOpti
 	res := &ReadResult{
 		Path: p, Content: sr.text, SHA256: sr.sum, SizeBytes: sr.size, MtimeMS: mtimeNS / 1e6,
 		TotalLines: sr.total, Encoding: "utf-8", LineEnding: sr.lineEnding, Truncated: !sr.full,
-		NextOffset: sr.next, LinesCut: sr.cut, BOM: sr.bom,
+		NextOffset: sr.next, LinesCut: sr.cut, BOM: sr.bom, SHA256Pending: sr.pending != nil,
 	}
 	if o.Offset > 0 || o.Limit > 0 {
 		res.Offset = max(o.Offset, 1)
@@ -223,6 +228,7 @@ func (s *Session) readPart(ctx context.Context, t *target, p string, o *ReadOpti
 	err = s.setBaseline(t.Lexical, baseline{
 		Path: t.Resolved, SHA256: sr.sum, Size: sr.size, MtimeMS: res.MtimeMS,
 		FullRead: sr.full, CapturedAt: time.Now(), FromLine: from, ToLine: to, TotalLines: total,
+		pending: sr.pending,
 	})
 	if err == nil && kept != nil && !kept.over {
 		s.remember(sr.sum, kept.buf.Bytes())
@@ -236,7 +242,9 @@ var errNotCached = errors.New("not kept by the read cache")
 
 // streamFile selects the lines o asks for from f, open for reading, whose
 // stat at open was st: from what the read cache learned of the file if
-// it can (readCached), else by a full pass (streamIndexed), which the
+// it can (readCached), else, for a large file, from a scan of its
+// newlines with the hash left to a pass beside the reply (readPending),
+// else by a full pass (streamIndexed), which the
 // cache then learns from if the file's stat did not move during it and
 // the pass started at start (ns) is not racy. It returns the file's mtime
 // after the read and, for a file of at most seenFileMax bytes read in
@@ -255,6 +263,14 @@ func (s *Session) streamFile(ctx context.Context, f *os.File, st atomicfile.Stat
 	if statErr == nil {
 		if sr, err := s.readCached(ctx, f, before, o, caps); sr != nil || err != nil {
 			return sr, before.mtimeNS, nil, err // before is also the stat after the read
+		}
+		sr, p, err := s.readPending(ctx, f, before, start, o, caps)
+		if sr != nil {
+			sr.pending = p
+			return sr, before.mtimeNS, nil, nil // before is also the stat after the read
+		}
+		if err != nil {
+			return nil, 0, nil, err
 		}
 	}
 	// A file small enough is kept whole as it streams by, for the session

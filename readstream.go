@@ -28,8 +28,9 @@ type streamed struct {
 	size       int64 // bytes read and hashed
 	lineEnding string
 	bom        bool
-	cut        bool // a selected line was longer than the line cap and was cut
-	next       int  // the byte cap stopped the selection before this line (1-based); 0 if it did not
+	cut        bool      // a selected line was longer than the line cap and was cut
+	next       int       // the byte cap stopped the selection before this line (1-based); 0 if it did not
+	pending    *hashPass // sum is empty: this pass computes it (see readpending.go)
 }
 
 // extent returns the lines a read starting at offset (1-based; 0 for the

@@ -41,6 +41,12 @@ type baseline struct {
 	FromLine   int `json:"from_line,omitempty"`
 	ToLine     int `json:"to_line,omitempty"`
 	TotalLines int `json:"total_lines,omitempty"`
+	// pending is the pass computing SHA256 (empty until then) of a page
+	// served before the file was hashed (readpending.go); in-memory
+	// sessions only. Unconfirmed says why a pass left no hash: the read
+	// does not count as one.
+	pending     *hashPass
+	Unconfirmed string `json:"-"`
 }
 
 // Session is one agent's view of a workspace: the baselines of the files it
@@ -213,8 +219,19 @@ func (s *Session) baselineOf(p string) (baseline, bool, error) {
 }
 
 // baseline returns the session's baseline under key (a resolved path, or
-// a name setBaseline recorded), if any.
+// a name setBaseline recorded), if any. A baseline whose hash a pass is
+// still computing is returned once the pass is over (see settle).
 func (s *Session) baseline(key string) (baseline, bool) {
+	b, ok := s.baselineNow(key)
+	if ok && b.pending != nil {
+		b = s.settle(key, b)
+	}
+	return b, ok
+}
+
+// baselineNow is baseline without waiting: a pending baseline's SHA256
+// may be empty.
+func (s *Session) baselineNow(key string) (baseline, bool) {
 	if s.persist == "" {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -227,14 +244,26 @@ func (s *Session) baseline(key string) (baseline, bool) {
 	return b, ok
 }
 
-// baselines returns the session's baselines under keys, those it has.
+// baselines returns the session's baselines under keys, those it has,
+// once their hashes are known; a read a pass could not confirm is left
+// out.
 func (s *Session) baselines(keys []string) map[string]baseline {
 	m := map[string]baseline{}
 	if s.persist == "" {
 		s.mu.Lock()
-		defer s.mu.Unlock()
 		for _, k := range keys {
 			if b, ok := s.memory[k]; ok {
+				m[k] = b
+			}
+		}
+		s.mu.Unlock()
+		for k, b := range m {
+			if b.pending == nil {
+				continue
+			}
+			if b = s.settle(k, b); b.Unconfirmed != "" {
+				delete(m, k) // not a read
+			} else {
 				m[k] = b
 			}
 		}

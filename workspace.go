@@ -130,8 +130,9 @@ type Workspace struct {
 	// seenTallies counts, per persistent session store, what this
 	// process added since it last listed the store (see seen.go).
 	seenTallies sync.Map
-	reads       readCache // what full passes over files learned, for paged reads (readcache.go)
-	dirs        dirCache  // sorted listings of directories, for paged listings (dircache.go)
+	reads       readCache  // what full passes over files learned, for paged reads (readcache.go)
+	dirs        dirCache   // sorted listings of directories, for paged listings (dircache.go)
+	passes      hashPasses // hashes of large files computed beside the reads that served them (readpending.go)
 
 	pruning  sync.Mutex     // held by the one background Prune at a time
 	prunes   sync.WaitGroup // background Prunes and sweeps of parked files
@@ -280,9 +281,11 @@ func (w *Workspace) Dir() string { return w.dir }
 // or its default).
 func (w *Workspace) MaxFileSize() int64 { return w.opts.MaxFileSize }
 
-// Close waits for background history trims, pruning and ledger fsyncs and
-// releases the workspace.
+// Close stops the hashes of reads still being computed, waits for
+// background history trims, pruning and ledger fsyncs and releases the
+// workspace.
 func (w *Workspace) Close() error {
+	w.passes.stop()
 	w.stopJournal()
 	if w.eng != nil {
 		w.eng.FlushOutcomes()

@@ -61,7 +61,11 @@ func readHeader(res *editguard.ReadResult, first, last int) string {
 	default:
 		fmt.Fprintf(&b, ": lines %d-%d of %d", first, last, res.TotalLines)
 	}
-	fmt.Fprintf(&b, ", %d bytes, sha256 %s", res.SizeBytes, res.SHA256)
+	if res.SHA256Pending {
+		fmt.Fprintf(&b, ", %d bytes, sha256 being computed", res.SizeBytes)
+	} else {
+		fmt.Fprintf(&b, ", %d bytes, sha256 %s", res.SizeBytes, res.SHA256)
+	}
 	var notes []string
 	if res.Encoding != "" && res.Encoding != "utf-8" {
 		notes = append(notes, "encoding "+res.Encoding)
