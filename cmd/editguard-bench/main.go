@@ -97,11 +97,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&cfg.entries, "entries", 10000, "files in the directory the list operations list")
 	fs.BoolVar(&cfg.sfsSizes, "sfs-sizes", false, "list with server-filesystem's list_directory_with_sizes (stat'ed and sorted, as editguard lists) instead of list_directory")
 	sizes := fs.String("sizes", "4096,1048576", "file sizes in bytes, comma-separated")
-	fs.DurationVar(&cfg.gap, "gap", 0, "with -lib, an untimed pause before every call of every cell: an agent's time between changes, in which work left to run after an answer finishes (0: back to back)")
+	fs.DurationVar(&cfg.gap, "gap", 0, "with -lib or -cold-page, an untimed pause before every call of every cell: an agent's time between changes, in which work left to run after an answer finishes (0: back to back)")
 	lib := fs.Bool("lib", false, "measure the library's commit path against a bare durable replace instead of the servers (no -editguard needed)")
 	checkpoint := fs.Bool("checkpoint", false, "measure the checkpoints around a shell command (BeginCommand and End) on trees of -files files, against git status, a copy and a stat walk, instead of the servers (no -editguard needed)")
 	files := fs.String("files", "2000,5000,20000", "with -checkpoint, the trees' sizes in files, comma-separated")
 	rounds := fs.Int("rounds", 7, "with -checkpoint, timed rounds per tree and section, after one warm-up round")
+	coldPage := fs.Int("cold-page", 0, "measure, through editguard alone, a cold read of the last page of a file of this many bytes against a cold read of the first page of a 1 MiB file, -warmup + -n calls each, alternating (0: not measured)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -137,6 +138,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if cfg.editguard == "" || fs.NArg() != 0 || cfg.n < 1 || cfg.warmup < 0 {
 		fs.Usage()
 		return errors.New("usage: editguard-bench -editguard PATH [-go-peer PATH] [-n N] [-warmup N] [-dir DIR]")
+	}
+	if *coldPage > 0 {
+		if *coldPage < 2<<20 {
+			return fmt.Errorf("bad -cold-page %d (want at least 2 MiB)", *coldPage)
+		}
+		return coldPageBench(ctx, &cfg, *coldPage, stdout, stderr)
 	}
 	stopProfile, err := profileClient()
 	if err != nil {
