@@ -61,6 +61,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 func main() {
@@ -101,7 +102,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	lib := fs.Bool("lib", false, "measure the library's commit path against a bare durable replace instead of the servers (no -editguard needed)")
 	checkpoint := fs.Bool("checkpoint", false, "measure the checkpoints around a shell command (BeginCommand and End) on trees of -files files, against git status, a copy and a stat walk, instead of the servers (no -editguard needed)")
 	files := fs.String("files", "2000,5000,20000", "with -checkpoint, the trees' sizes in files, comma-separated")
-	rounds := fs.Int("rounds", 7, "with -checkpoint, timed rounds per tree and section, after one warm-up round")
+	rounds := fs.Int("rounds", 7, "with -checkpoint, timed rounds per tree and section, after one warm-up round; with -http-load, rounds of every count of sessions")
+	httpLoad := fs.String("http-load", "", "measure editguard's commits per second over streamable HTTP with these counts of sessions, comma-separated (say 1,64), each editing a 4 KiB file of its own, the counts taking turns for -rounds rounds of -duration each (empty: not measured)")
+	duration := fs.Duration("duration", 10*time.Second, "with -http-load, how long each count of sessions runs")
 	coldPage := fs.Int("cold-page", 0, "measure, through editguard alone, a cold read of the last page of a file of this many bytes against a cold read of the first page of a 1 MiB file, -warmup + -n calls each, alternating (0: not measured)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -138,6 +141,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if cfg.editguard == "" || fs.NArg() != 0 || cfg.n < 1 || cfg.warmup < 0 {
 		fs.Usage()
 		return errors.New("usage: editguard-bench -editguard PATH [-go-peer PATH] [-n N] [-warmup N] [-dir DIR]")
+	}
+	if *httpLoad != "" {
+		var counts []int
+		for _, f := range strings.Split(*httpLoad, ",") {
+			n, err := strconv.Atoi(f)
+			if err != nil || n < 1 {
+				return fmt.Errorf("bad count %q in -http-load", f)
+			}
+			counts = append(counts, n)
+		}
+		if cfg.editguard == "" {
+			return errors.New("-http-load needs -editguard")
+		}
+		return httpLoadBench(ctx, &cfg, counts, *duration, *rounds, stdout, stderr)
 	}
 	if *coldPage > 0 {
 		if *coldPage < 2<<20 {
