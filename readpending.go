@@ -55,10 +55,13 @@ import (
 // baselines are files shared with other processes, which could not wait
 // on this process's pass: its reads hash inline, as before.
 const (
-	asyncHashMin   = 8 << 20
-	hashPassesMax  = 8
-	scanBlock      = 1 << 20
-	pendingWaitMax = 5 * time.Minute
+	asyncHashMin  = 8 << 20
+	hashPassesMax = 8
+	// hashVerdictsMax bounds the passes kept after they end (those that
+	// did not confirm their reads), with the running ones.
+	hashVerdictsMax = 64
+	scanBlock       = 1 << 20
+	pendingWaitMax  = 5 * time.Minute
 )
 
 // hashPass computes the SHA-256 of a file whose page a read served from
@@ -145,6 +148,15 @@ func (h *hashPasses) begin(p *hashPass, f *os.File, c *readCache) *hashPass {
 	if h.byID == nil {
 		h.byID = map[fileID]*hashPass{}
 		h.ctx, h.cancel = context.WithCancel(context.Background())
+	}
+	if len(h.byID) >= hashVerdictsMax {
+		// Verdicts of passes that could not confirm their reads are
+		// only a shortcut for the next read: forget them.
+		for k, q := range h.byID {
+			if q.finished() {
+				delete(h.byID, k)
+			}
+		}
 	}
 	h.byID[id] = p
 	h.running++
