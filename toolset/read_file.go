@@ -27,7 +27,7 @@ var readFileTool = &toolDef{
 	run:         (*Toolset).readFile,
 }
 
-const readFileDescription = `Read a text file in the workspace. The result is text: a header line with the path, the lines shown and the total, the size and the file's SHA-256 (and its encoding, byte order mark or CRLF line endings when it has them), then the lines numbered as "     N\tline". The number and the TAB are not part of the file: never copy them into old_string or content.
+const readFileDescription = `Read a text file in the workspace. The result is text: a header line with the path, the lines shown and the total, the size and the file's SHA-256 ("sha256 being computed" when a page of a large file is shown before the file is hashed; a change after it waits for the hash), its encoding, byte order mark or CRLF line endings when it has them, then the lines numbered as "     N\tline". The number and the TAB are not part of the file: never copy them into old_string or content.
 
 Always read a file before you change it: edit_file, write_file and restore_file refuse to change an existing file you have not read in this session (NOT_READ) and refuse if it changed after your last read (STALE_FILE). The read records the file's SHA-256 as your baseline; the latest read wins.
 
