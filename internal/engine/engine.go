@@ -13,9 +13,11 @@
 // do; this package does what every change does the same way.
 //
 // Errors are returned as they happened; the root package turns them into
-// its *Error in one place (engineerrors.go there), telling apart
-// TooLargeError, ErrReplaced, ErrOutsideRoot, PathError,
-// UnsafeJournalError and atomicfile's ErrExist, ErrRaced and ErrNotDir.
+// its *Error in one file (engineerrors.go there), telling apart the
+// engine's TooLargeError, HistoryError, SweepError, PathError,
+// JournalError, SwapError, UnsafeJournalError, ErrReplaced and
+// ErrOutsideRoot, and atomicfile's ErrExist, ErrRaced, ErrCrossDevice and
+// ErrNotDir.
 package engine
 
 import (

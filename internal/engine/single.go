@@ -10,10 +10,11 @@ import (
 	"github.com/editguard/editguard/internal/ledger"
 )
 
-// A single file's change from its snapshot to its swap, steps 4-7 of the
-// protocol (docs/ARCHITECTURE.md §2.1); the root package runs the steps
-// before them (resolve, lock, check, plan, approve) and after them (the
-// session's baseline follows, the outcome record):
+// A single file's change from its snapshot to its swap: steps 4-7 of the
+// protocol as the root package's commit.go numbers them, the one place its
+// steps are numbered. The root runs the steps before them (resolve, lock,
+// check, plan, approve) and after them (the session's baseline follows,
+// the outcome record):
 //
 //  4. Snapshot: the change's intent goes to the ledger, and what it
 //     displaces to history. With the intent durable before the swap,
@@ -30,9 +31,9 @@ import (
 //     large file being replaced is linked into history instead of
 //     copied, when it can be held (held.go).
 //  5-7. Swap: the new content under its temporary name, the swap and the
-//     directory's fsync (Commit). Once the new bytes are in place the
-//     change is committed, and what fails after is reported alongside,
-//     not as the change's error.
+//     directory's fsync (Commit, straight-line over atomicfile.Staged).
+//     Once the new bytes are in place the change is committed, and what
+//     fails after is reported alongside, not as the change's error.
 //
 // Finish, on every path, waits for the history's save and settles a held
 // file, so that no return leaves either running.
@@ -136,10 +137,11 @@ func (s *Single) Finish() {
 	s.settle()
 }
 
-// ready is called just before the swap: what the change displaces is
-// durable in history, or carried by a durable intent. It starts the
-// intent's fsync as the change passes the gate, just before the new
-// content's, so that a batch's intents share one.
+// ready is Commit's step before the commit lock and the swap: what the
+// change displaces is durable in history, or carried by a durable intent.
+// For a removal, which has no new content to fsync, it is where the change
+// arrives at the gate (Change.Arrive), starting the intent's fsync; a
+// change with new content arrived before that content's fsync.
 func (s *Single) ready() error {
 	s.ch.Arrive() // a removal has no new content to fsync
 	if err := s.historyDurable(); err != nil {

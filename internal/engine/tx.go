@@ -240,19 +240,20 @@ func (e *Engine) stageFile(f *TxFile, session string, bulk bool) (*atomicfile.St
 	if err != nil {
 		return nil, err
 	}
-	opts := atomicfile.Options{Temp: tmp, Park: e.ParkDir(), SyncLater: bulk}
-	t, obs := f.T, f.Obs
-	switch {
-	case !obs.Stat.Exists:
-		opts.UID, opts.GID = -1, -1
-		return t.Dir.StageCreate(t.Base, f.Data, opts)
-	case f.Remove:
-		return t.Dir.StageRemove(t.Base, obs.Sum, opts)
-	default:
-		opts.Mode, opts.UID, opts.GID = obs.Stat.Mode, obs.Stat.UID, obs.Stat.GID
-		opts.Expect = obs.Data
-		return t.Dir.StageReplace(t.Base, f.Data, obs.Sum, opts)
+	s, err := stage(f.T, f.Obs, &Change{Data: f.Data, Remove: f.Remove}, tmp, e.ParkDir())
+	if err != nil {
+		return nil, err
 	}
+	if bulk {
+		// Step 2 makes it durable, with the others.
+		err = s.SkipSync()
+	} else {
+		err = s.Sync()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // durable is step 2 for the history index lines of histPaths. In bulk it
