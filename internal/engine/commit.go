@@ -29,7 +29,7 @@ type Change struct {
 	Arrive func()
 }
 
-// Commit replaces, creates or removes the target (steps 5-7 of the
+// commit replaces, creates or removes the target (steps 5-7 of the
 // protocol) through atomicfile's staged steps, in this order:
 //
 //   - stage: the new content under its temporary name tmp;
@@ -38,7 +38,7 @@ type Change struct {
 //     (groupcommit.Pass.SyncTemp);
 //   - ready: what the change displaces is durable (the caller's ready);
 //   - the directory's commit lock, with the check that the name still
-//     holds the file observed (SwapLockHeld), unless the caller holds it;
+//     holds the file observed (swapLockHeld), unless the caller holds it;
 //   - swap, then the commit lock released at once, and the swap numbered
 //     for the shared directory fsync (groupcommit.DirSyncs) and told to
 //     the batch;
@@ -54,8 +54,8 @@ type Change struct {
 // A caller that already holds the commit lock (a rollback holds those of
 // all the transaction's directories throughout) passes held, and ready
 // may then be nil.
-func (e *Engine) Commit(ctx context.Context, t *Target, obs *Observation, ch *Change, tmp string, ready func() error, held bool) (atomicfile.Result, error) {
-	r, err := e.commit(ctx, t, obs, ch, tmp, ready, held)
+func (e *Engine) commit(ctx context.Context, t *Target, obs *Observation, ch *Change, tmp string, ready func() error, held bool) (atomicfile.Result, error) {
+	r, err := e.commitSteps(ctx, t, obs, ch, tmp, ready, held)
 	if err != nil && ch.Held != nil {
 		// What follows may open the target, which may still be the held
 		// file: an open of it would wait for this very lease.
@@ -64,8 +64,8 @@ func (e *Engine) Commit(ctx context.Context, t *Target, obs *Observation, ch *Ch
 	return r, err
 }
 
-func (e *Engine) commit(ctx context.Context, t *Target, obs *Observation, ch *Change, tmp string, ready func() error, held bool) (atomicfile.Result, error) {
-	s, err := stage(t, obs, ch, tmp, e.ParkDir())
+func (e *Engine) commitSteps(ctx context.Context, t *Target, obs *Observation, ch *Change, tmp string, ready func() error, held bool) (atomicfile.Result, error) {
+	s, err := stage(t, obs, ch, tmp, e.parkDir())
 	if err != nil {
 		return atomicfile.Result{}, err
 	}
@@ -94,7 +94,7 @@ func (e *Engine) commit(ctx context.Context, t *Target, obs *Observation, ch *Ch
 	}
 	var lock *filelock.Lock
 	if !held {
-		if lock, err = e.SwapLockHeld(ctx, t, obs, ch.Unhold); err != nil {
+		if lock, err = e.swapLockHeld(ctx, t, obs, ch.Unhold); err != nil {
 			return atomicfile.Result{}, err
 		}
 	}
@@ -114,7 +114,7 @@ func (e *Engine) commit(ctx context.Context, t *Target, obs *Observation, ch *Ch
 	return s.Finish()
 }
 
-// stage is the first of Commit's steps: the change's new content under
+// stage is the first of commit's steps: the change's new content under
 // its temporary name tmp, with the owner and mode it must have.
 func stage(t *Target, obs *Observation, ch *Change, tmp string, park *atomicfile.Dir) (*atomicfile.Staged, error) {
 	opts := atomicfile.Options{Temp: tmp, Park: park}

@@ -1,10 +1,10 @@
 // Package engine holds the parts of editguard's commit protocol that need
-// nothing of a session: how a change reaches its file (Target, Observe),
+// nothing of a session: how a change reaches its file (Target, observe),
 // the locks that order changes (file stripes, a directory's commit lock),
 // the temporary names of new contents, a large file held under a lease,
 // a single file's change from its snapshot to its swap (Snapshot,
-// Single.Swap, Commit), a transaction's steps (CommitTx),
-// its journal, its rollback and its recovery at Open (RecoverTx), a
+// Single.Swap, commit), a transaction's steps (CommitTx),
+// its journal, its rollback and its recovery at Open (recoverTx), a
 // move's rename (Move), a change's intent and its outcome record in the
 // ledger (WriteIntent, WriteOutcome), the files a swap takes off their
 // names (parked files), the catch-up of history lines saved lazily, and
@@ -15,7 +15,7 @@
 // Errors are returned as they happened; the root package turns them into
 // its *Error in one file (engineerrors.go there), telling apart the
 // engine's TooLargeError, HistoryError, SweepError, PathError,
-// JournalError, SwapError, UnsafeJournalError, ErrReplaced and
+// JournalError, SwapError, unsafeJournalError, ErrReplaced and
 // ErrOutsideRoot, and atomicfile's ErrExist, ErrRaced, ErrCrossDevice and
 // ErrNotDir.
 package engine
@@ -61,7 +61,7 @@ type Engine struct {
 	fileLocks    *statedir.Locks
 	parks        *parks
 	// dirSyncs shares directory fsyncs between concurrent commits
-	// (Commit).
+	// (commit).
 	dirSyncs groupcommit.DirSyncs
 	// hsync schedules the catch-up of lazily saved versions (histsync.go).
 	hsync histSync
@@ -103,5 +103,5 @@ func (e *Engine) Close() error {
 // target (tests only); nil removes it.
 func (e *Engine) SetHook(h atomicfile.Hook) { e.hook = h }
 
-// ParkDir is where a swap parks the file it takes off a name.
-func (e *Engine) ParkDir() *atomicfile.Dir { return e.parks.at }
+// parkDir is where a swap parks the file it takes off a name.
+func (e *Engine) parkDir() *atomicfile.Dir { return e.parks.at }

@@ -31,7 +31,7 @@ import (
 //     large file being replaced is linked into history instead of
 //     copied, when it can be held (held.go).
 //  5-7. Swap: the new content under its temporary name, the swap and the
-//     directory's fsync (Commit, straight-line over atomicfile.Staged).
+//     directory's fsync (commit, straight-line over atomicfile.Staged).
 //     Once the new bytes are in place the change is committed, and what
 //     fails after is reported alongside, not as the change's error.
 //
@@ -66,7 +66,7 @@ func (e *HistoryError) Error() string { return e.Err.Error() }
 func (e *HistoryError) Unwrap() error { return e.Err }
 
 // A SweepError is the failure to sweep what a dead writer left under the
-// change's temporary name (SweepTemp); nothing was changed.
+// change's temporary name (sweepTemp); nothing was changed.
 type SweepError struct{ Err error }
 
 func (e *SweepError) Error() string { return e.Err.Error() }
@@ -124,7 +124,7 @@ func (s *Single) settle() error {
 		return nil
 	}
 	s.settled = true
-	return s.e.SettleHeld(s.t, s.obs, s.held, s.linked)
+	return s.e.settleHeld(s.t, s.obs, s.held, s.linked)
 }
 
 // Finish waits for the history's save and settles a held file, if the
@@ -137,7 +137,7 @@ func (s *Single) Finish() {
 	s.settle()
 }
 
-// ready is Commit's step before the commit lock and the swap: what the
+// ready is commit's step before the commit lock and the swap: what the
 // change displaces is durable in history, or carried by a durable intent.
 // For a removal, which has no new content to fsync, it is where the change
 // arrives at the gate (Change.Arrive), starting the intent's fsync; a
@@ -177,11 +177,11 @@ type Swapped struct {
 // Swap is steps 5-7, passing the gate with pass. An error with a
 // Strategy in the result came after the new bytes were put in place: the
 // change is committed. A failure before is a *SweepError, a
-// *HistoryError, or Commit's.
+// *HistoryError, or commit's.
 func (s *Single) Swap(ctx context.Context, session string, pass *groupcommit.Pass) (Swapped, error) {
 	e, t, ch := s.e, s.t, s.ch
 	var sw Swapped
-	tmp, err := e.SweepTemp(t, session)
+	tmp, err := e.sweepTemp(t, session)
 	if err != nil {
 		return sw, &SweepError{Err: err}
 	}
@@ -191,13 +191,13 @@ func (s *Single) Swap(ctx context.Context, session string, pass *groupcommit.Pas
 		s.intent.Begin()
 	}
 	if s.held != nil {
-		ch.Unhold = func() { e.Unhold(t, s.obs, s.held, s.linked) }
+		ch.Unhold = func() { e.unhold(t, s.obs, s.held, s.linked) }
 	}
-	sw.Result, err = e.Commit(ctx, t, s.obs, ch, tmp, s.ready, false)
+	sw.Result, err = e.commit(ctx, t, s.obs, ch, tmp, s.ready, false)
 	if herr := s.historyDurable(); herr == nil {
 		sw.Version = s.version.ID
 	} else if err == nil {
-		// Commit calls ready before it changes anything.
+		// commit calls ready before it changes anything.
 		err = herr
 	}
 	if serr := s.settle(); serr != nil && (err == nil || sw.Strategy != "") {
@@ -205,10 +205,10 @@ func (s *Single) Swap(ctx context.Context, session string, pass *groupcommit.Pas
 	}
 	var re *atomicfile.RaceError
 	if errors.As(err, &re) && len(re.Leftover) > 0 {
-		sw.Leftover = e.KeepDisplaced(t, session, re.Leftover)
+		sw.Leftover = e.keepDisplaced(t, session, re.Leftover)
 	}
 	if (err == nil || sw.Strategy != "") && len(sw.Displaced) > 0 {
-		sw.Kept = e.KeepDisplaced(t, session, sw.Displaced)
+		sw.Kept = e.keepDisplaced(t, session, sw.Displaced)
 	}
 	return sw, err
 }
