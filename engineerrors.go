@@ -58,6 +58,30 @@ func lockError(p string, err error) error {
 	return ioError(p, err)
 }
 
+// lockTxError is the error of the locks of a change of several names not
+// taken (engine.Engine.LockTx): lockError for the file whose lock failed.
+func lockTxError(err error) error {
+	var pe *engine.PathError
+	if errors.As(err, &pe) {
+		return lockError(pe.Path, pe.Err)
+	}
+	return err
+}
+
+// settledWarnings are the result's warnings for the steps of a
+// transaction that failed after its swaps (the settled errors of
+// engine.Engine.CommitTx): the changes stand.
+func settledWarnings(settled []error) []string {
+	var out []string
+	for _, err := range settled {
+		var pe *engine.PathError
+		if errors.As(err, &pe) {
+			out = append(out, fmt.Sprintf("%s is changed, but %v", pe.Path, ioError(pe.Path, pe.Err)))
+		}
+	}
+	return out
+}
+
 // txError is the caller's error for a failed step of a transaction before
 // its swaps, which changed nothing.
 func txError(err error) error {

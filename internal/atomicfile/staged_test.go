@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -214,5 +215,20 @@ func TestStagedSyncBeforeSwap(t *testing.T) {
 	}
 	if got := listDir(t, dir); len(got) != 0 {
 		t.Errorf("directory = %v after a failed Sync, want it empty", got)
+	}
+}
+
+// TestOptionsCarryNoCallbacks keeps atomicfile from calling its caller:
+// what a caller does between the steps of a change it does between the
+// calls of Staged's methods, not through a function it hands in.
+func TestOptionsCarryNoCallbacks(t *testing.T) {
+	typ := reflect.TypeFor[Options]()
+	for i := range typ.NumField() {
+		if f := typ.Field(i); f.Type.Kind() == reflect.Func {
+			t.Errorf("Options.%s is a function (%s): run the caller's work between the staged steps instead", f.Name, f.Type)
+		}
+	}
+	if typ.NumField() == 0 {
+		t.Fatal("Options has no fields: the check looks at nothing")
 	}
 }
