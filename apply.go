@@ -272,12 +272,7 @@ func (s *Session) commitTx(a *attempt, op string, cs *changeSet, res *PatchResul
 	if err != nil {
 		return s.w.commitTxError(files, err)
 	}
-	for _, err := range settled {
-		var pe *engine.PathError
-		if errors.As(err, &pe) {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%s is changed, but %v", pe.Path, ioError(pe.Path, pe.Err)))
-		}
-	}
+	res.Warnings = append(res.Warnings, settledWarnings(settled)...)
 	for i, f := range files {
 		if m := tx[i].MtimeMS; m != 0 {
 			f.mtimeMS = m
@@ -555,11 +550,10 @@ func (w *Workspace) lockTargets(ctx context.Context, files []*txFile) ([]*filelo
 		targets[i] = f.t
 	}
 	locks, err := w.eng.LockTx(ctx, targets)
-	var pe *engine.PathError
-	if errors.As(err, &pe) {
-		return nil, lockError(pe.Path, pe.Err)
+	if err != nil {
+		return nil, lockTxError(err)
 	}
-	return locks, err
+	return locks, nil
 }
 
 // journalFor is the journal of a transaction of files (engine.Journal).

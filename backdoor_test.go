@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -164,12 +165,91 @@ func foreignAssignments(gf goFile, n ast.Node, imports map[string]string) []stri
 	return out
 }
 
+// packageSetters returns the functions of one package (files) that assign
+// to one of the package's own package-level variables, by name: a setter
+// another package could call as it starts, to fill that variable in.
+func packageSetters(files []goFile) map[string]bool {
+	vars := map[string]bool{}          // the package-level variables, by name
+	specs := map[*ast.ValueSpec]bool{} // their declarations
+	for _, gf := range files {
+		for _, d := range gf.f.Decls {
+			if d, ok := d.(*ast.GenDecl); ok && d.Tok == token.VAR {
+				for _, s := range d.Specs {
+					vs := s.(*ast.ValueSpec)
+					specs[vs] = true
+					for _, n := range vs.Names {
+						vars[n.Name] = true
+					}
+				}
+			}
+		}
+	}
+	// global reports whether x names a package-level variable: declared
+	// at the top of its file, or unresolved in it (then in another file
+	// of the package, since a local is always resolved).
+	global := func(x ast.Expr) bool {
+		for {
+			switch e := x.(type) {
+			case *ast.Ident:
+				if !vars[e.Name] {
+					return false
+				}
+				if e.Obj == nil {
+					return true
+				}
+				vs, ok := e.Obj.Decl.(*ast.ValueSpec)
+				return ok && specs[vs]
+			case *ast.SelectorExpr:
+				x = e.X
+			case *ast.IndexExpr:
+				x = e.X
+			case *ast.StarExpr:
+				x = e.X
+			case *ast.ParenExpr:
+				x = e.X
+			default:
+				return false
+			}
+		}
+	}
+	out := map[string]bool{}
+	for _, gf := range files {
+		for _, d := range gf.f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Recv != nil || fd.Body == nil || !fd.Name.IsExported() {
+				continue
+			}
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				switch s := n.(type) {
+				case *ast.AssignStmt:
+					if s.Tok == token.DEFINE {
+						return true
+					}
+					for _, x := range s.Lhs {
+						if global(x) {
+							out[fd.Name.Name] = true
+						}
+					}
+				case *ast.IncDecStmt:
+					if global(s.X) {
+						out[fd.Name.Name] = true
+					}
+				}
+				return true
+			})
+		}
+	}
+	return out
+}
+
 // initBackDoors returns the places in the files of one package where the
-// package, as it starts, assigns to a variable of a package it imports: in
-// an init function or the initialiser of a package-level variable, or in a
-// function of the package that one of those calls (by name, directly or
-// through other such functions).
-func initBackDoors(files []goFile) []string {
+// package, as it starts, assigns to a variable of a package it imports, or
+// calls a function of one that assigns to a variable of its own (setters,
+// by import path, from packageSetters): in an init function or the
+// initialiser of a package-level variable, or in a function of the package
+// that one of those calls (by name, directly or through other such
+// functions).
+func initBackDoors(files []goFile, setters map[string]map[string]bool) []string {
 	type body struct {
 		gf goFile
 		n  ast.Node
@@ -205,9 +285,15 @@ func initBackDoors(files []goFile) []string {
 	for len(todo) > 0 {
 		b := todo[0]
 		todo = todo[1:]
-		out = append(out, foreignAssignments(b.gf, b.n, importNames(b.gf.f))...)
+		imports := importNames(b.gf.f)
+		out = append(out, foreignAssignments(b.gf, b.n, imports)...)
 		ast.Inspect(b.n, func(n ast.Node) bool {
 			if c, ok := n.(*ast.CallExpr); ok {
+				if sel, ok := c.Fun.(*ast.SelectorExpr); ok {
+					if id, ok := sel.X.(*ast.Ident); ok && id.Obj == nil && setters[imports[id.Name]][sel.Sel.Name] {
+						out = append(out, b.gf.fset.Position(c.Pos()).String()+": calls "+sel.Sel.Name+", which assigns to a variable of "+imports[id.Name])
+					}
+				}
 				if id, ok := c.Fun.(*ast.Ident); ok && !reached[id.Name] {
 					if f, ok := funcs[id.Name]; ok {
 						reached[id.Name] = true
@@ -231,8 +317,12 @@ func TestNoPackageFillsAnotherAtInit(t *testing.T) {
 	for _, gf := range moduleFiles(t, ".", false, 0) {
 		byDir[path.Dir(gf.rel)] = append(byDir[path.Dir(gf.rel)], gf)
 	}
+	setters := map[string]map[string]bool{}
+	for dir, files := range byDir {
+		setters[path.Join(modulePath, dir)] = packageSetters(files)
+	}
 	for _, files := range byDir {
-		for _, f := range initBackDoors(files) {
+		for _, f := range initBackDoors(files, setters) {
 			t.Errorf("%s at init: pass what the other package needs explicitly instead", f)
 		}
 	}
@@ -263,8 +353,10 @@ func TestOnlyConsumersImportTheRoot(t *testing.T) {
 
 // The check of TestNoPackageFillsAnotherAtInit must see what it looks for:
 // an init function that fills in another package's variable, one in a
-// variable's initialiser, one in a function an init function calls, and
-// none in what only looks like it (a local variable) or runs later.
+// variable's initialiser, one in a function an init function calls, one
+// that calls another package's setter, and none in what only looks like
+// it (a local variable, a function of the other package that sets only
+// its locals) or runs later.
 func TestBackDoorCheckFindsOne(t *testing.T) {
 	src := `package p
 
@@ -290,18 +382,44 @@ func later() { hostlink.Host = nil }
 func helper() { eh.Faults = nil; helper() }
 
 func init() { helper() }
+
+func init() { hostlink.SetHost(nil); hostlink.Pure(nil) }
 `
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, "p.go", src, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := initBackDoors([]goFile{{rel: "p.go", fset: fset, f: f}})
+	other := `package hostlink
+
+var Host func(any) any
+
+var hosts []string
+
+func SetHost(h func(any) any) { Host = h; hosts = append(hosts, "set") }
+
+func Pure(h func(any) any) { var Host = h; Host = nil; _ = Host; hosts := 1; hosts++ }
+
+func (t T) Method() { Host = nil }
+
+type T struct{}
+`
+	of, err := parser.ParseFile(token.NewFileSet(), "hostlink.go", other, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	setters := map[string]map[string]bool{"example.com/hostlink": packageSetters([]goFile{{rel: "hostlink.go", f: of}})}
+	if want := map[string]bool{"SetHost": true}; !maps.Equal(setters["example.com/hostlink"], want) {
+		t.Errorf("packageSetters = %v, want %v", setters["example.com/hostlink"], want)
+	}
+	got := initBackDoors([]goFile{{rel: "p.go", fset: fset, f: f}}, setters)
+	slices.Sort(got) // the order the calls are followed in
 	want := []string{
 		"p.go:12:2: assigns to a variable of example.com/hostlink",
 		"p.go:18:23: assigns to a variable of example.com/enginehook",
 		"p.go:18:44: assigns to a variable of math/rand/v2",
 		"p.go:22:17: assigns to a variable of example.com/enginehook",
+		"p.go:26:15: calls SetHost, which assigns to a variable of example.com/hostlink",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("initBackDoors =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

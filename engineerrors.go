@@ -7,6 +7,7 @@ import (
 
 	"github.com/editguard/editguard/internal/atomicfile"
 	"github.com/editguard/editguard/internal/engine"
+	"github.com/editguard/editguard/internal/filelock"
 )
 
 // The engine (internal/engine) returns errors as they happened; this file
@@ -55,6 +56,30 @@ func lockError(p string, err error) error {
 		return err
 	}
 	return ioError(p, err)
+}
+
+// lockTxError is the error of the locks of a change of several names not
+// taken (engine.Engine.LockTx): lockError for the file whose lock failed.
+func lockTxError(err error) error {
+	var pe *engine.PathError
+	if errors.As(err, &pe) {
+		return lockError(pe.Path, pe.Err)
+	}
+	return err
+}
+
+// settledWarnings are the result's warnings for the steps of a
+// transaction that failed after its swaps (the settled errors of
+// engine.Engine.CommitTx): the changes stand.
+func settledWarnings(settled []error) []string {
+	var out []string
+	for _, err := range settled {
+		var pe *engine.PathError
+		if errors.As(err, &pe) {
+			out = append(out, fmt.Sprintf("%s is changed, but %v", pe.Path, ioError(pe.Path, pe.Err)))
+		}
+	}
+	return out
 }
 
 // txError is the caller's error for a failed step of a transaction before
@@ -192,4 +217,28 @@ func (w *Workspace) holdsNow(t *target) *observation {
 		now = &observation{}
 	}
 	return now
+}
+
+// The locks of a commit are the engine's (internal/engine/locks.go: a
+// file's stripe lock from before it is observed until its record is
+// written, its directory's commit lock around the swap). These wrappers
+// turn their failures into the caller's errors.
+
+// lockFiles takes the file locks of the paths (resolved), each stripe once,
+// in stripe order.
+func (w *Workspace) lockFiles(ctx context.Context, paths ...string) ([]*filelock.Lock, error) {
+	locks, err := w.eng.LockFiles(ctx, paths...)
+	if err != nil {
+		return nil, lockError(paths[0], err)
+	}
+	return locks, nil
+}
+
+// lockFile takes the file lock of t alone.
+func (w *Workspace) lockFile(ctx context.Context, t *target) (*filelock.Lock, error) {
+	locks, err := w.lockFiles(ctx, t.Resolved)
+	if err != nil {
+		return nil, err
+	}
+	return locks[0], nil
 }

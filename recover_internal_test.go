@@ -50,7 +50,8 @@ func TestRollBackRecordFails(t *testing.T) {
 		}
 		return nil
 	})
-	if done, _ := w.recoverTransactions(); len(done) != 0 {
+	if r, _ := w.eng.Recover(recoveryOpener{w}, opRecover); len(r.RolledBack) != 0 {
+		done := r.RolledBack
 		t.Errorf("recovery reported %v done though no record could be written", done)
 	}
 	for _, n := range []string{"a.txt", "b.txt"} {
@@ -63,7 +64,8 @@ func TestRollBackRecordFails(t *testing.T) {
 	}
 
 	SetFaults(w, nil, nil, nil)
-	if done, err := w.recoverTransactions(); err != nil || len(done) != 1 {
+	if r, err := w.eng.Recover(recoveryOpener{w}, opRecover); err != nil || len(r.RolledBack) != 1 {
+		done := r.RolledBack
 		t.Fatalf("second recovery = %v, %v; want the transaction rolled back", done, err)
 	}
 	if _, err := os.Stat(jpath); !errors.Is(err, os.ErrNotExist) {

@@ -7,6 +7,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/editguard/editguard/internal/atomicfile"
 	"github.com/editguard/editguard/internal/engine"
@@ -121,7 +122,7 @@ func (w *Workspace) Open(p string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := atomicfile.WaitLeased(func() (*os.File, error) { return w.root.OpenFile(resolved, os.O_RDONLY|oNonblock, 0) })
+	f, err := atomicfile.WaitLeased(func() (*os.File, error) { return w.root.OpenFile(resolved, os.O_RDONLY|syscall.O_NONBLOCK, 0) })
 	if err != nil {
 		return nil, w.treeError(p, err)
 	}

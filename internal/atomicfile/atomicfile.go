@@ -265,39 +265,21 @@ type Options struct {
 	// an undone swap, a removed file) is moved instead of being unlinked,
 	// under the name ParkName returns. A program that opened it before and
 	// writes to it late still writes into a file someone can reach; the
-	// caller sweeps the parked files later (see ParkedSum). If the move
-	// fails (another file system), the file is unlinked.
+	// caller sweeps the parked files later (ParsePark reads their names).
+	// If the move fails (another file system), the file is unlinked.
 	Park *Dir
-	// Ready, if set, is called once the new content is durable under its
-	// temporary name (Replace, Create) or before anything is renamed
-	// (Remove), and the target is changed only if it returns nil: the
-	// caller makes what the change displaces durable meanwhile, in
-	// parallel with the write and its fsync. An error from Ready fails the
-	// operation as it is, with nothing changed and the temporary file
-	// removed.
-	Ready func() error
-	// Swapped, if set, is called as soon as the name holds the new file
-	// (Replace, Create) or no longer holds the removed one (Remove), and
-	// before the directory fsync: a lock that only the swap needs can be
-	// released there. A Replace that displaces a held file calls it once
-	// that file's name is removed too. It is not called when the swap
-	// fails or is undone.
-	Swapped func()
-	// SyncDir, if set, replaces the directory fsync after the swap (Dir.Sync)
-	// with one the caller shares among concurrent changes of the directory;
-	// it must return only once every entry change made before it was called
-	// is durable.
-	SyncDir func() error
-	// Expect (Replace only), if set, is the bytes the caller read from the
-	// target, whose SHA-256 is the want given to Replace. The file an
-	// exchange displaces is then compared with them instead of hashed:
-	// equal bytes prove what an equal hash proves, at a fraction of the
-	// CPU, and that time is spent under the caller's commit lock.
+	// Expect (replacements only), if set, is the bytes the caller read
+	// from the target, whose SHA-256 is the want given to StageReplace.
+	// The file an exchange displaces is then compared with them instead
+	// of hashed: equal bytes prove what an equal hash proves, at a
+	// fraction of the CPU, and that time is spent under the caller's
+	// commit lock.
 	Expect []byte
-	// Held (Replace only), if set, is the target held under a lease
+	// Held (replacements only), if set, is the target held under a lease
 	// (Dir.Hold). The file an exchange displaces must be it, and while
-	// the lease holds its bytes are the ones Hold compared; it is then
-	// unlinked rather than parked, since no program can have it open.
+	// the lease holds its bytes are the ones Hold compared; Swap then
+	// unlinks it at once rather than parking it, since no program can
+	// have it open.
 	Held *Held
 	// Volatile (Put only) skips the fsyncs of the file and of the
 	// directory, for state whose loss in a power cut is harmless: after
@@ -305,41 +287,6 @@ type Options struct {
 	// partial file, and the caller must read any of those safely. A
 	// process crash loses nothing.
 	Volatile bool
-	// BeforeSync, if set, is called before the temporary file's fsync.
-	BeforeSync func()
-	// ShareSync, if set, is called after BeforeSync and may stand in for
-	// the temporary file's fsync: it reports true once the file is
-	// durable by other means, for example one syncfs(2) of its file
-	// system, begun after the file was written and shared by many
-	// changes. False leaves the file to its own fsync; an error fails
-	// the change as a failed fsync would.
-	ShareSync func() (bool, error)
-	// SyncLater (Stage* only) skips the temporary file's fsync: the caller
-	// makes it durable before Swap, for many files at once (Dir.SyncFS).
-	SyncLater bool
-}
-
-// swapped calls opts.Swapped, if set.
-func (o *Options) swapped() {
-	if o.Swapped != nil {
-		o.Swapped()
-	}
-}
-
-// syncDir makes d's entries durable, through opts.SyncDir if set.
-func (d *Dir) syncAfterSwap(o *Options) error {
-	if o.SyncDir != nil {
-		return o.SyncDir()
-	}
-	return d.syncDir()
-}
-
-// ready calls opts.Ready, if set.
-func (o *Options) ready() error {
-	if o.Ready == nil {
-		return nil
-	}
-	return o.Ready()
 }
 
 // ParkName is the name under which a file whose content hashed to sum is
@@ -408,9 +355,11 @@ func IsTemp(name string) bool {
 	return err == nil
 }
 
-// writeTemp creates a temporary file for name with O_EXCL under a fresh
-// random name, writes data, applies the owner and mode and fsyncs it.
-func (d *Dir) writeTemp(name string, data []byte, opts Options) (string, error) {
+// createTemp creates a temporary file for name with O_EXCL (under
+// opts.Temp, or a fresh random name), writes data and applies the owner
+// and mode. The file is left open and not yet durable: the caller fsyncs
+// it, or makes it durable by other means, and closes it (closeTemp).
+func (d *Dir) createTemp(name string, data []byte, opts Options) (string, int, error) {
 	tmp := opts.Temp
 	if tmp == "" {
 		tmp = tempName(name)
@@ -425,12 +374,11 @@ func (d *Dir) writeTemp(name string, data []byte, opts Options) (string, error) 
 	}
 	fd, err := sys.openat(d.hook, d.fd, tmp, flags, perm)
 	if err != nil {
-		return "", &StepError{"create temp", err}
+		return "", -1, &StepError{"create temp", err}
 	}
-	fail := func(step string, err error) (string, error) {
-		unix.Close(fd)
-		sys.unlinkat(d.hook, d.fd, tmp, 0)
-		return "", &StepError{step, err}
+	fail := func(step string, err error) (string, int, error) {
+		d.dropTemp(fd, tmp)
+		return "", -1, &StepError{step, err}
 	}
 	for off := 0; off < len(data); {
 		n, err := sys.write(d.hook, fd, data[off:])
@@ -448,31 +396,32 @@ func (d *Dir) writeTemp(name string, data []byte, opts Options) (string, error) 
 	if step, err := d.keepOwnerAndMode(fd, &opts); err != nil {
 		return fail(step, err)
 	}
-	// Without this fsync the rename below may reach the disk before the
-	// data does, and a crash would leave an empty or partial file under the
-	// target's name.
-	if !opts.Volatile && !opts.SyncLater {
-		if opts.BeforeSync != nil {
-			opts.BeforeSync()
-		}
-		shared := false
-		if opts.ShareSync != nil {
-			var err error
-			if shared, err = opts.ShareSync(); err != nil {
-				return fail("syncfs", err)
-			}
-		}
-		if !shared {
-			if err := sys.fsync(d.hook, fd); err != nil {
-				return fail("fsync", err)
-			}
+	return tmp, fd, nil
+}
+
+// closeTemp closes the temporary file fd, fsynced first if sync is set.
+// Without that fsync (or another flush of its file system) a rename may
+// reach the disk before the data does, and a crash would leave an empty
+// or partial file under the target's name. On error the file is removed.
+func (d *Dir) closeTemp(fd int, tmp string, sync bool) error {
+	if sync {
+		if err := sys.fsync(d.hook, fd); err != nil {
+			d.dropTemp(fd, tmp)
+			return &StepError{"fsync", err}
 		}
 	}
 	if err := unix.Close(fd); err != nil {
 		sys.unlinkat(d.hook, d.fd, tmp, 0)
-		return "", &StepError{"close temp", err}
+		return &StepError{"close temp", err}
 	}
-	return tmp, nil
+	return nil
+}
+
+// dropTemp closes and removes the temporary file fd, on a path that
+// already failed.
+func (d *Dir) dropTemp(fd int, tmp string) {
+	unix.Close(fd)
+	sys.unlinkat(d.hook, d.fd, tmp, 0)
 }
 
 // keepOwnerAndMode gives the temporary file fd the owner and mode opts
@@ -553,7 +502,7 @@ func (d *Dir) Sync() error { return d.syncDir() }
 // SyncFS makes every write to the file system that holds d durable, the
 // files' data and every directory's entries: one flush that costs what is
 // dirty on the whole file system, for many files whose own fsyncs would
-// cost more (Options.SyncLater).
+// cost more (Staged.SkipSync).
 func (d *Dir) SyncFS() error {
 	if err := sys.syncfs(d.hook, d.fd); err != nil {
 		return &StepError{"syncfs", err}
@@ -584,62 +533,38 @@ func (d *Dir) syncDir() error {
 // differ, the exchange is undone and a *RaceError (matching ErrRaced)
 // returned. A target the caller could not write in place fails with
 // ErrNotWritable, and one whose owner cannot be kept with ErrOwner; then
-// nothing is written.
+// nothing is written. It is the staged steps (Staged) for one file, back
+// to back.
 func (d *Dir) Replace(name string, data []byte, want string, opts Options) (Result, error) {
 	s, err := d.StageReplace(name, data, want, opts)
 	if err != nil {
 		return Result{}, err
 	}
-	if err := opts.ready(); err != nil {
-		s.Abort()
-		return Result{}, err
-	}
-	if err := s.Swap(); err != nil {
-		return Result{}, err
-	}
-	if s.old != nil && opts.Held != nil && opts.Held.Intact() {
-		old := s.old
-		s.old, s.finished = nil, true
-		return d.removeHeld(name, s.tmp, old, want, &opts, s.r)
-	}
-	opts.swapped()
-	if err := d.syncAfterSwap(&opts); err != nil {
-		// The new content is in place but its durability is unknown. The
-		// displaced file stays under its temporary name: it is not ours to
-		// remove until the swap is known durable.
-		s.Abort()
-		return s.r, err
-	}
-	// The displaced file (exchange) is removed after the directory fsync, so
-	// a crash in between leaves an extra temp file, never a missing target.
-	return s.Finish()
+	return s.run()
 }
 
-// removeHeld ends a Replace whose displaced file old is the held one, with
-// its lease intact: no one has it open and no one can open it, so it is
-// unlinked, not parked, and at once: the one directory fsync after the
-// removal makes the exchange and the removal durable together. The held
-// file may be history's object too (a link), and the removal is durable
-// before the caller records the change, so no crash leaves a name of the
-// object in the directory without the intent that lets Open find and
-// remove it. A crash before the fsync leaves the exchange undone, or done
-// with the file still under its temporary name (the directory's changes
-// reach the disk in their order): the change's intent is then unresolved,
-// and Open resolves it.
-func (d *Dir) removeHeld(name, tmp string, old *verified, want string, opts *Options, r Result) (Result, error) {
-	var err error
-	r.Displaced, err = d.removeVerified(tmp, old, want, nil)
-	// The fsync must begin after the removal: it is what numbers as the
-	// swap for a shared directory fsync (Options.Swapped).
-	opts.swapped()
-	if serr := d.syncAfterSwap(opts); err == nil {
-		err = serr
-	}
+// Create atomically creates name, which must not exist, with data. If a file
+// appeared there meanwhile it returns ErrExist and writes nothing: a
+// no-replace rename lets exactly one of two creators win.
+func (d *Dir) Create(name string, data []byte, opts Options) (Result, error) {
+	s, err := d.StageCreate(name, data, opts)
 	if err != nil {
-		return r, err
+		return Result{}, err
 	}
-	r.Stat, err = d.statName(name)
-	return r, err
+	return s.run()
+}
+
+// Remove removes the regular file name if its bytes still hash to want. The
+// file is first renamed to a temporary name, which is atomic, and hashed
+// there; if it is not what the caller verified it is renamed back and
+// ErrRaced returned. Bytes a writer that had the file open added after the
+// check are returned in Result.Displaced.
+func (d *Dir) Remove(name string, want string, opts Options) (Result, error) {
+	s, err := d.StageRemove(name, want, opts)
+	if err != nil {
+		return Result{}, err
+	}
+	return s.run()
 }
 
 // verified is an open file whose bytes hashed to what the caller expected:
@@ -828,57 +753,15 @@ func (d *Dir) statName(name string) (Stat, error) {
 	return statFrom(&st), nil
 }
 
-// Create atomically creates name, which must not exist, with data. If a file
-// appeared there meanwhile it returns ErrExist and writes nothing: a
-// no-replace rename lets exactly one of two creators win.
-func (d *Dir) Create(name string, data []byte, opts Options) (Result, error) {
-	s, err := d.StageCreate(name, data, opts)
-	if err != nil {
-		return Result{}, err
-	}
-	if err := opts.ready(); err != nil {
-		s.Abort()
-		return Result{}, err
-	}
-	if err := s.Swap(); err != nil {
-		return Result{}, err
-	}
-	opts.swapped()
-	if err := d.syncAfterSwap(&opts); err != nil {
-		return s.r, err
-	}
-	return s.Finish()
-}
-
-// Remove removes the regular file name if its bytes still hash to want. The
-// file is first renamed to a temporary name, which is atomic, and hashed
-// there; if it is not what the caller verified it is renamed back and
-// ErrRaced returned. Bytes a writer that had the file open added after the
-// check are returned in Result.Displaced.
-func (d *Dir) Remove(name string, want string, opts Options) (Result, error) {
-	s, err := d.StageRemove(name, want, opts)
-	if err != nil {
-		return Result{}, err
-	}
-	if err := opts.ready(); err != nil {
-		return Result{}, err
-	}
-	if err := s.Swap(); err != nil {
-		return Result{}, err
-	}
-	opts.swapped()
-	if err := d.syncAfterSwap(&opts); err != nil {
-		return s.r, err
-	}
-	return s.Finish()
-}
-
 // Put creates or replaces name with data by rename, without checking what it
 // displaces. It is for files the caller alone writes under its own lock
 // (editguard's state), where there is nothing to verify.
 func (d *Dir) Put(name string, data []byte, opts Options) (Result, error) {
-	tmp, err := d.writeTemp(name, data, opts)
+	tmp, fd, err := d.createTemp(name, data, opts)
 	if err != nil {
+		return Result{}, err
+	}
+	if err := d.closeTemp(fd, tmp, !opts.Volatile); err != nil {
 		return Result{}, err
 	}
 	if err := sys.renameat(d.hook, d.fd, tmp, d.fd, name); err != nil {

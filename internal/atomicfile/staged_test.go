@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -13,7 +14,8 @@ import (
 )
 
 // TestStagedChangesTogether stages a replacement, a creation and a
-// removal, syncs them with one syncfs, swaps them all, syncs the directory
+// removal, closes them unsynced (SkipSync), syncs them with one syncfs,
+// swaps them all, syncs the directory
 // once and finishes them: the tree is as after, with no temporary file, and
 // the calls are in that order.
 func TestStagedChangesTogether(t *testing.T) {
@@ -22,7 +24,7 @@ func TestStagedChangesTogether(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "gone.txt"), []byte("gone"), 0o644)
 	var ops []string
 	d.SetHook(func(c *Call) error { ops = append(ops, c.Op); return nil })
-	opts := Options{UID: -1, GID: -1, SyncLater: true}
+	opts := Options{UID: -1, GID: -1}
 	a, err := d.StageReplace("a.txt", []byte("a new"), sum([]byte("a old")), opts)
 	if err != nil {
 		t.Fatal(err)
@@ -35,8 +37,13 @@ func TestStagedChangesTogether(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, s := range []*Staged{a, b, g} {
+		if err := s.SkipSync(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if slices.Contains(ops, "fsync") {
-		t.Errorf("SyncLater staging fsynced: %v", ops)
+		t.Errorf("staging with SkipSync fsynced: %v", ops)
 	}
 	if err := d.SyncFS(); err != nil {
 		t.Fatal(err)
@@ -144,5 +151,84 @@ func TestSyncFSStandsIn(t *testing.T) {
 	}
 	if got := d.SyncFSStandsIn(); got != want {
 		t.Errorf("SyncFSStandsIn() = %v on a file system of type %#x, want %v", got, st.Type, want)
+	}
+}
+
+// TestStagedSyncBeforeSwap checks that the new content is durable under
+// its temporary name before its name changes, whether the caller syncs it
+// (Sync) or leaves that to Swap, and that Abort after a failed Sync has
+// nothing left to remove.
+func TestStagedSyncBeforeSwap(t *testing.T) {
+	for _, explicit := range []bool{true, false} {
+		d, dir := openDir(t)
+		os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a old"), 0o644)
+		var ops []string
+		d.SetHook(func(c *Call) error { ops = append(ops, c.Op); return nil })
+		s, err := d.StageReplace("a.txt", []byte("a new"), sum([]byte("a old")), Options{UID: -1, GID: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.Contains(ops, "fsync") {
+			t.Errorf("staging fsynced before Sync: %v", ops)
+		}
+		if explicit {
+			if err := s.Sync(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Swap(); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Finish(); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"openat", "write", "fsync", "renameat2", "openat", "fsync", "unlinkat"}
+		if !slices.Equal(ops, want) {
+			t.Errorf("explicit Sync %v: calls %v, want %v", explicit, ops, want)
+		}
+		if got, _ := os.ReadFile(filepath.Join(dir, "a.txt")); string(got) != "a new" {
+			t.Errorf("a.txt = %q, want the new content", got)
+		}
+	}
+
+	d, dir := openDir(t)
+	failed := errors.New("injected")
+	d.SetHook(func(c *Call) error {
+		if c.Op == "fsync" {
+			return failed
+		}
+		return nil
+	})
+	s, err := d.StageCreate("n.txt", []byte("new"), Options{UID: -1, GID: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Sync(); !errors.Is(err, failed) {
+		t.Fatalf("Sync() = %v, want the injected failure", err)
+	}
+	s.Abort()
+	if err := s.Swap(); !errors.Is(err, ErrEnded) {
+		t.Errorf("Swap() after a failed Sync = %v, want ErrEnded", err)
+	}
+	if got := listDir(t, dir); len(got) != 0 {
+		t.Errorf("directory = %v after a failed Sync, want it empty", got)
+	}
+}
+
+// TestOptionsCarryNoCallbacks keeps atomicfile from calling its caller:
+// what a caller does between the steps of a change it does between the
+// calls of Staged's methods, not through a function it hands in.
+func TestOptionsCarryNoCallbacks(t *testing.T) {
+	typ := reflect.TypeFor[Options]()
+	for i := range typ.NumField() {
+		if f := typ.Field(i); f.Type.Kind() == reflect.Func {
+			t.Errorf("Options.%s is a function (%s): run the caller's work between the staged steps instead", f.Name, f.Type)
+		}
+	}
+	if typ.NumField() == 0 {
+		t.Fatal("Options has no fields: the check looks at nothing")
 	}
 }

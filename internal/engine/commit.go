@@ -29,74 +29,105 @@ type Change struct {
 	Arrive func()
 }
 
-// Commit replaces, creates or removes the target (steps 5-7 of the
-// protocol). The caller holds the file's lock and has verified obs; ready
-// makes what the change displaces durable. The commit lock of the
-// directory is taken once the new content is durable under its temporary
-// name tmp and ready has returned, and released as soon as the swap is
-// made; the directory fsync after it is shared with concurrent commits in
-// the directory. An error with a Strategy in the result happened after
-// the new content was put in place. A failed swap's error is
-// atomicfile's (ErrExist, ErrRaced), or SwapLock's (ErrReplaced).
+// commit replaces, creates or removes the target (steps 5-7 of the
+// protocol) through atomicfile's staged steps, in this order:
 //
-// A caller that already holds the commit lock (a patch holds those of all
-// its directories throughout) passes held, and ready may then be nil.
-func (e *Engine) Commit(ctx context.Context, t *Target, obs *Observation, ch *Change, tmp string, ready func() error, held bool) (atomicfile.Result, error) {
-	var (
-		r    atomicfile.Result
-		err  error
-		lock *filelock.Lock
-	)
-	defer func() { lock.Unlock() }()
-	var swap uint64 // the swap's place among this process's (groupcommit.DirSyncs)
-	opts := atomicfile.Options{Temp: tmp, Park: e.ParkDir(), Ready: ready, BeforeSync: ch.Arrive,
-		ShareSync: func() (bool, error) { return ch.Pass.SyncTemp(t.Dir) },
-		Swapped: func() {
-			swap = e.dirSyncs.Swapped()
-			ch.Pass.Swapped()
-		},
-		SyncDir: func() error {
-			// The directory's fsync covers the swaps of the change's
-			// batch that are done by the time it starts.
-			ch.Pass.AwaitSwaps()
-			// A second call, were there one, would be for a change
-			// made after the swap: it gets an fsync of its own.
-			n := swap
-			swap = 0
-			return e.dirSyncs.Sync(t.Dir, n)
-		}}
-	if !held {
-		opts.Ready = func() error {
-			if err := ready(); err != nil {
-				return err
-			}
-			var err error
-			lock, err = e.SwapLockHeld(ctx, t, obs, ch.Unhold)
-			return err
-		}
-		swapped := opts.Swapped
-		opts.Swapped = func() {
-			lock.Unlock()
-			lock = nil
-			swapped()
-		}
-	}
-	switch {
-	case !obs.Stat.Exists:
-		opts.Mode, opts.ExactMode, opts.UID, opts.GID = ch.Mode, ch.ExactMode, -1, -1
-		r, err = t.Dir.Create(t.Base, ch.Data, opts)
-	case ch.Remove:
-		r, err = t.Dir.Remove(t.Base, obs.Sum, opts)
-	default:
-		opts.Mode, opts.UID, opts.GID = obs.Stat.Mode, obs.Stat.UID, obs.Stat.GID
-		opts.Expect = obs.Data // the bytes that hashed to obs.Sum
-		opts.Held = ch.Held
-		r, err = t.Dir.Replace(t.Base, ch.Data, obs.Sum, opts)
-	}
+//   - stage: the new content under its temporary name tmp;
+//   - sync: the change arrives at the gate (Arrive), and the new content
+//     is made durable by its own fsync, or by the batch's shared syncfs
+//     (groupcommit.Pass.SyncTemp);
+//   - ready: what the change displaces is durable (the caller's ready);
+//   - the directory's commit lock, with the check that the name still
+//     holds the file observed (swapLockHeld), unless the caller holds it;
+//   - swap, then the commit lock released at once, and the swap numbered
+//     for the shared directory fsync (groupcommit.DirSyncs) and told to
+//     the batch;
+//   - the directory's fsync, shared with concurrent commits in the
+//     directory, covering the batch's swaps done by then;
+//   - finish: what the swap displaced is taken off.
+//
+// The caller holds the file's lock and has verified obs. An error with a
+// Strategy in the result happened after the new content was put in place.
+// A failed swap's error is atomicfile's (ErrExist, ErrRaced), or
+// SwapLock's (ErrReplaced).
+//
+// A caller that already holds the commit lock (a rollback holds those of
+// all the transaction's directories throughout) passes held, and ready
+// may then be nil.
+func (e *Engine) commit(ctx context.Context, t *Target, obs *Observation, ch *Change, tmp string, ready func() error, held bool) (atomicfile.Result, error) {
+	r, err := e.commitSteps(ctx, t, obs, ch, tmp, ready, held)
 	if err != nil && ch.Held != nil {
 		// What follows may open the target, which may still be the held
 		// file: an open of it would wait for this very lease.
 		ch.Held.Release()
 	}
 	return r, err
+}
+
+func (e *Engine) commitSteps(ctx context.Context, t *Target, obs *Observation, ch *Change, tmp string, ready func() error, held bool) (atomicfile.Result, error) {
+	s, err := stage(t, obs, ch, tmp, e.parkDir())
+	if err != nil {
+		return atomicfile.Result{}, err
+	}
+	defer s.Abort()
+	if !ch.Remove || !obs.Stat.Exists {
+		if ch.Arrive != nil {
+			ch.Arrive()
+		}
+		shared, err := ch.Pass.SyncTemp(t.Dir)
+		switch {
+		case err != nil:
+			return atomicfile.Result{}, &atomicfile.StepError{Step: "syncfs", Err: err}
+		case shared:
+			err = s.SkipSync()
+		default:
+			err = s.Sync()
+		}
+		if err != nil {
+			return atomicfile.Result{}, err
+		}
+	}
+	if ready != nil {
+		if err := ready(); err != nil {
+			return atomicfile.Result{}, err
+		}
+	}
+	var lock *filelock.Lock
+	if !held {
+		if lock, err = e.swapLockHeld(ctx, t, obs, ch.Unhold); err != nil {
+			return atomicfile.Result{}, err
+		}
+	}
+	err = s.Swap()
+	lock.Unlock()
+	if err != nil {
+		return atomicfile.Result{}, err
+	}
+	swap := e.dirSyncs.Swapped()
+	ch.Pass.Swapped()
+	ch.Pass.AwaitSwaps()
+	if err := e.dirSyncs.Sync(t.Dir, swap); err != nil {
+		// The new content is in place but its durability is unknown: the
+		// displaced file stays under its temporary name (Abort).
+		return s.Result(), err
+	}
+	return s.Finish()
+}
+
+// stage is the first of commit's steps: the change's new content under
+// its temporary name tmp, with the owner and mode it must have.
+func stage(t *Target, obs *Observation, ch *Change, tmp string, park *atomicfile.Dir) (*atomicfile.Staged, error) {
+	opts := atomicfile.Options{Temp: tmp, Park: park}
+	switch {
+	case !obs.Stat.Exists:
+		opts.Mode, opts.ExactMode, opts.UID, opts.GID = ch.Mode, ch.ExactMode, -1, -1
+		return t.Dir.StageCreate(t.Base, ch.Data, opts)
+	case ch.Remove:
+		return t.Dir.StageRemove(t.Base, obs.Sum, opts)
+	default:
+		opts.Mode, opts.UID, opts.GID = obs.Stat.Mode, obs.Stat.UID, obs.Stat.GID
+		opts.Expect = obs.Data // the bytes that hashed to obs.Sum
+		opts.Held = ch.Held
+		return t.Dir.StageReplace(t.Base, ch.Data, obs.Sum, opts)
+	}
 }

@@ -1,21 +1,26 @@
 // Package engine holds the parts of editguard's commit protocol that need
-// nothing of a session: how a change reaches its file (Target, Observe),
-// the locks that order changes (file stripes, a directory's commit lock),
-// the temporary names of new contents, a large file held under a lease,
-// a single file's change from its snapshot to its swap (Snapshot,
-// Single.Swap, Commit), a transaction's steps (CommitTx),
-// its journal, its rollback and its recovery at Open (RecoverTx), a
-// move's rename (Move), a change's intent and its outcome record in the
-// ledger (WriteIntent, WriteOutcome), the files a swap takes off their
-// names (parked files), the catch-up of history lines saved lazily, and
-// when many files share one syncfs. The root package runs the protocol's
-// steps in order (docs/ARCHITECTURE.md §2) and decides what a change may
-// do; this package does what every change does the same way.
+// nothing of a session: how a change reaches its file (OpenTarget,
+// ObserveExpecting), the locks that order changes (file stripes, a
+// directory's commit lock), the temporary names of new contents, a large
+// file held under a lease, a single file's change from its snapshot to its
+// swap (Snapshot, Single.Swap, and commit, straight-line over
+// atomicfile.Staged), a transaction's steps (CommitTx), its journal and
+// its rollback, a move's rename (Move), a change's intent and its outcome
+// record in the ledger (WriteIntent, WriteOutcome), the files a swap takes
+// off their names (parked files), the catch-up of history lines saved
+// lazily, when many files share one syncfs, and recovery at Open
+// (Recover). The root package runs the protocol's steps in order
+// (numbered in its commit.go) and decides what a change may do; this
+// package does what every change does the same way.
 //
 // Errors are returned as they happened; the root package turns them into
-// its *Error in one place (engineerrors.go there), telling apart
-// TooLargeError, ErrReplaced, ErrOutsideRoot, PathError,
-// UnsafeJournalError and atomicfile's ErrExist, ErrRaced and ErrNotDir.
+// its *Error in one file (engineerrors.go there), telling apart the
+// engine's TooLargeError, HistoryError, SweepError, PathError,
+// JournalError, SwapError, ErrReplaced and ErrOutsideRoot, and
+// atomicfile's ErrExist, ErrRaced, ErrCrossDevice and ErrNotDir; its
+// ioError, which every such mapping ends in, tells apart atomicfile's
+// ErrNotWritable and ErrOwner. Recover reports what it would not or could
+// not do as Notes.
 package engine
 
 import (
@@ -59,7 +64,7 @@ type Engine struct {
 	fileLocks    *statedir.Locks
 	parks        *parks
 	// dirSyncs shares directory fsyncs between concurrent commits
-	// (Commit).
+	// (commit).
 	dirSyncs groupcommit.DirSyncs
 	// hsync schedules the catch-up of lazily saved versions (histsync.go).
 	hsync histSync
@@ -101,5 +106,5 @@ func (e *Engine) Close() error {
 // target (tests only); nil removes it.
 func (e *Engine) SetHook(h atomicfile.Hook) { e.hook = h }
 
-// ParkDir is where a swap parks the file it takes off a name.
-func (e *Engine) ParkDir() *atomicfile.Dir { return e.parks.at }
+// parkDir is where a swap parks the file it takes off a name.
+func (e *Engine) parkDir() *atomicfile.Dir { return e.parks.at }

@@ -128,7 +128,7 @@ func TestSweepTemp(t *testing.T) {
 	leftover := filepath.Join(dir, e.TempName("a.txt"))
 	for round := range 2 {
 		write(t, leftover, "half a write\n")
-		name, err := e.SweepTemp(tg, "s")
+		name, err := e.sweepTemp(tg, "s")
 		if err != nil || name != e.TempName("a.txt") {
 			t.Fatalf("round %d: SweepTemp = %q, %v", round, name, err)
 		}
@@ -139,14 +139,14 @@ func TestSweepTemp(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(vs) != 1 || vs[0].SHA256 != sum([]byte("half a write\n")) || vs[0].Op != OpCrashedWrite {
-			t.Fatalf("round %d: history = %+v, want the leftover once, op %s", round, vs, OpCrashedWrite)
+		if len(vs) != 1 || vs[0].SHA256 != sum([]byte("half a write\n")) || vs[0].Op != opCrashedWrite {
+			t.Fatalf("round %d: history = %+v, want the leftover once, op %s", round, vs, opCrashedWrite)
 		}
 	}
 	if err := os.Mkdir(leftover, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if name, err := e.SweepTemp(tg, "s"); err != nil || name != "" {
+	if name, err := e.sweepTemp(tg, "s"); err != nil || name != "" {
 		t.Errorf("SweepTemp over a directory = %q, %v; want \"\", nil", name, err)
 	}
 	if fi, err := os.Lstat(leftover); err != nil || !fi.IsDir() {
@@ -154,7 +154,7 @@ func TestSweepTemp(t *testing.T) {
 	}
 }
 
-// SwapLock holds only while the name holds the file observed: the same
+// swapLock holds only while the name holds the file observed: the same
 // inode, or still nothing.
 func TestSwapLock(t *testing.T) {
 	e, dir := testEngine(t, "k", 1<<20, time.Second)
@@ -162,11 +162,11 @@ func TestSwapLock(t *testing.T) {
 	p := filepath.Join(dir, "a.txt")
 	write(t, p, "one\n")
 	tg := openTarget(t, e, "a.txt")
-	obs, err := e.Observe(tg)
+	obs, err := e.observe(tg)
 	if err != nil || !obs.Stat.Exists || obs.Sum != sum([]byte("one\n")) {
 		t.Fatalf("Observe = %+v, %v", obs, err)
 	}
-	l, err := e.SwapLock(ctx, tg, obs)
+	l, err := e.swapLock(ctx, tg, obs)
 	if err != nil {
 		t.Fatalf("SwapLock over the observed file = %v", err)
 	}
@@ -176,16 +176,16 @@ func TestSwapLock(t *testing.T) {
 	if err := os.Rename(p+".new", p); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.SwapLock(ctx, tg, obs); !errors.Is(err, ErrReplaced) {
+	if _, err := e.swapLock(ctx, tg, obs); !errors.Is(err, ErrReplaced) {
 		t.Errorf("SwapLock after the file was replaced = %v, want ErrReplaced", err)
 	}
 	nt := openTarget(t, e, "b.txt")
-	absent, err := e.Observe(nt)
+	absent, err := e.observe(nt)
 	if err != nil || absent.Stat.Exists {
 		t.Fatalf("Observe(b.txt) = %+v, %v", absent, err)
 	}
 	write(t, filepath.Join(dir, "b.txt"), "created\n")
-	if _, err := e.SwapLock(ctx, nt, absent); !errors.Is(err, ErrReplaced) {
+	if _, err := e.swapLock(ctx, nt, absent); !errors.Is(err, ErrReplaced) {
 		t.Errorf("SwapLock after the file was created = %v, want ErrReplaced", err)
 	}
 }
@@ -225,7 +225,7 @@ func TestLockFiles(t *testing.T) {
 func TestObserveAndOpenTarget(t *testing.T) {
 	e, dir := testEngine(t, "k", 8, time.Second)
 	write(t, filepath.Join(dir, "big.txt"), "0123456789")
-	_, err := e.Observe(openTarget(t, e, "big.txt"))
+	_, err := e.observe(openTarget(t, e, "big.txt"))
 	var tl *TooLargeError
 	if !errors.As(err, &tl) || tl.Size != 10 || tl.Limit != 8 {
 		t.Errorf("Observe of 10 bytes over a limit of 8 = %v, want TooLargeError{10, 8}", err)
@@ -240,7 +240,7 @@ func TestObserveAndOpenTarget(t *testing.T) {
 	if nt.Dir != nil {
 		t.Errorf("a target in a missing directory has a directory")
 	}
-	if obs, err := e.Observe(nt); err != nil || obs.Stat.Exists {
+	if obs, err := e.observe(nt); err != nil || obs.Stat.Exists {
 		t.Errorf("Observe in a missing directory = %+v, %v; want absent", obs, err)
 	}
 }
@@ -303,7 +303,7 @@ func TestJournals(t *testing.T) {
 		t.Fatalf("Journals without a journal directory = %v, %v", found, err)
 	}
 	j := &Journal{ID: "good", Op: "apply_patch", Files: []JournalFile{{Path: "a.txt", AfterExists: true, AfterSHA256: sum([]byte("x"))}}}
-	if err := e.WriteJournal(j); err != nil {
+	if err := e.writeJournal(j); err != nil {
 		t.Fatal(err)
 	}
 	foreign := &Journal{ID: "foreign", Op: "apply_patch"}
@@ -339,13 +339,13 @@ func TestJournals(t *testing.T) {
 	if _, err := os.Lstat(dead); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a dead writer's temporary journal was kept (%v)", err)
 	}
-	if present, err := e.JournalPresent("good.json"); err != nil || !present {
+	if present, err := e.journalPresent("good.json"); err != nil || !present {
 		t.Errorf("JournalPresent(good.json) = %v, %v", present, err)
 	}
 	if err := e.RemoveJournal("good"); err != nil {
 		t.Fatal(err)
 	}
-	if present, _ := e.JournalPresent("good.json"); present {
+	if present, _ := e.journalPresent("good.json"); present {
 		t.Error("the journal is still there after RemoveJournal")
 	}
 }
@@ -371,8 +371,8 @@ func TestResolveIntent(t *testing.T) {
 			t.Fatalf("the intent is not durable: %v", in.Err())
 		}
 		tg := openTarget(t, e, p)
-		e.ResolveIntent(&in.Rec, tg)
-		e.ResolveIntent(&in.Rec, tg) // resolved already: no second outcome
+		e.resolveIntent(&in.Rec, tg)
+		e.resolveIntent(&in.Rec, tg) // resolved already: no second outcome
 		var outcomes []*ledger.Record
 		ledger.Scan(e.cfg.State, "ledger.jsonl", func(r *ledger.Record) error {
 			if r.Intent == in.Seq {
@@ -414,7 +414,7 @@ func crashedTx(t *testing.T, e *Engine, dir, id string, cases []txCase) *Journal
 		}
 		j.Files = append(j.Files, jf)
 	}
-	if err := e.WriteJournal(j); err != nil {
+	if err := e.writeJournal(j); err != nil {
 		t.Fatal(err)
 	}
 	return j
@@ -427,7 +427,7 @@ func recoverTx(t *testing.T, e *Engine, j *Journal) (bool, error) {
 	for _, jf := range j.Files {
 		targets = append(targets, openTarget(t, e, jf.Path))
 	}
-	return e.RecoverTx(j.ID+".json", j, targets, "recover")
+	return e.recoverTx(j.ID+".json", j, targets, "recover")
 }
 
 // holds reports what the file at p holds ("-" for none).
@@ -498,7 +498,7 @@ func TestRecoverTxRollsBack(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("records:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if present, _ := e.JournalPresent("back.json"); present {
+	if present, _ := e.journalPresent("back.json"); present {
 		t.Error("the journal is kept after the rollback")
 	}
 }
@@ -522,7 +522,7 @@ func TestRecoverTxRollsForward(t *testing.T) {
 	if len(recs) != 1 || recs[0].Path != "b.txt" || !recs[0].Recovered || recs[0].SHA256After != sum([]byte("B1")) {
 		t.Errorf("records after the roll forward: %+v; want b.txt's, recovered", recs)
 	}
-	if present, _ := e.JournalPresent("fwd.json"); present {
+	if present, _ := e.journalPresent("fwd.json"); present {
 		t.Error("the journal is kept after the roll forward")
 	}
 }
@@ -534,14 +534,14 @@ func TestRecoverTxChangedSince(t *testing.T) {
 	e, dir := testEngine(t, "k", 1<<20, time.Second)
 	j := crashedTx(t, e, dir, "odd", []txCase{{"a.txt", "A0", "A1", "A1"}, {"b.txt", "B0", "B1", "someone else's"}})
 	rolled, err := recoverTx(t, e, j)
-	var ue *UnsafeJournalError
+	var ue *unsafeJournalError
 	if rolled || !errors.As(err, &ue) || !strings.Contains(ue.Why, "b.txt") {
-		t.Fatalf("RecoverTx = %v, %v; want an UnsafeJournalError naming b.txt", rolled, err)
+		t.Fatalf("RecoverTx = %v, %v; want an unsafeJournalError naming b.txt", rolled, err)
 	}
 	if a := holds(t, filepath.Join(dir, "a.txt")); a != "A1" {
 		t.Errorf("a.txt holds %q: it was rolled back", a)
 	}
-	if present, _ := e.JournalPresent("odd.json"); !present {
+	if present, _ := e.journalPresent("odd.json"); !present {
 		t.Error("the journal is gone")
 	}
 }
@@ -568,7 +568,7 @@ func TestCommitTxSwapFails(t *testing.T) {
 			t.Fatal(err)
 		}
 		tg := openTarget(t, e, p)
-		obs, err := e.Observe(tg)
+		obs, err := e.observe(tg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -589,7 +589,7 @@ func TestCommitTxSwapFails(t *testing.T) {
 	if err != nil || len(vs) != 2 || vs[0].Op != "apply_patch_undone" || vs[0].SHA256 != sum([]byte("A1")) {
 		t.Errorf("a.txt's history: %+v, %v; want the rollback's version, A1, newest", vs, err)
 	}
-	if present, _ := e.JournalPresent("swapfail.json"); present {
+	if present, _ := e.journalPresent("swapfail.json"); present {
 		t.Error("the journal is kept after a rollback that succeeded")
 	}
 	for _, p := range paths {
@@ -609,7 +609,7 @@ func TestSingle(t *testing.T) {
 	write(t, filepath.Join(dir, "a.txt"), "old")
 	change := func(content string, meddle func()) (Swapped, *Single, error) {
 		tg := openTarget(t, e, "a.txt")
-		obs, err := e.Observe(tg)
+		obs, err := e.observe(tg)
 		if err != nil {
 			t.Fatal(err)
 		}

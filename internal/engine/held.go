@@ -45,7 +45,7 @@ import (
 // the swap leaves the object a second name of the target's file, and one
 // after the swap may leave the displaced file under its temporary name;
 // Open detaches the one and sweeps the other when it resolves the
-// change's intent (the root package's resolveIntent).
+// change's intent (resolveIntent, resolve.go).
 
 // LinkMin is the smallest displaced content that is linked rather than
 // copied: below it the copy costs less than holding the file.
@@ -81,36 +81,36 @@ func (e *Engine) Hold(t *Target, obs *Observation, remove bool, meta *history.Me
 	return h
 }
 
-// SwapLockHeld is SwapLock for a change that may hold its file: with
+// swapLockHeld is swapLock for a change that may hold its file: with
 // unhold set, it waits heldLockWait at most with the lease held, then
-// gives the lease up (unhold) and waits as SwapLock does.
-func (e *Engine) SwapLockHeld(ctx context.Context, t *Target, obs *Observation, unhold func()) (*filelock.Lock, error) {
+// gives the lease up (unhold) and waits as swapLock does.
+func (e *Engine) swapLockHeld(ctx context.Context, t *Target, obs *Observation, unhold func()) (*filelock.Lock, error) {
 	if unhold == nil {
-		return e.SwapLock(ctx, t, obs)
+		return e.swapLock(ctx, t, obs)
 	}
 	sctx, cancel := context.WithTimeout(ctx, heldLockWait)
-	l, err := e.SwapLock(sctx, t, obs)
+	l, err := e.swapLock(sctx, t, obs)
 	cancel()
 	if err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
 		return l, err
 	}
 	unhold()
-	return e.SwapLock(ctx, t, obs)
+	return e.swapLock(ctx, t, obs)
 }
 
-// Unhold gives up the lease on h before the swap: the object linked from
+// unhold gives up the lease on h before the swap: the object linked from
 // it, if any, becomes a copy first, since others may open the file now.
-func (e *Engine) Unhold(t *Target, obs *Observation, h *atomicfile.Held, linked bool) {
+func (e *Engine) unhold(t *Target, obs *Observation, h *atomicfile.Held, linked bool) {
 	if linked {
 		e.cfg.Hist.Detach(t.Resolved, h.Dev(), h.Ino(), obs.Sum, obs.Sum, obs.Data)
 	}
 	h.Release()
 }
 
-// SettleHeld ends the hold on h once the change is over: a linked object
+// settleHeld ends the hold on h once the change is over: a linked object
 // stays a link only if the file is now history's alone, and is made
 // read-only, as every object is; otherwise it becomes a copy.
-func (e *Engine) SettleHeld(t *Target, obs *Observation, h *atomicfile.Held, linked bool) error {
+func (e *Engine) settleHeld(t *Target, obs *Observation, h *atomicfile.Held, linked bool) error {
 	if h == nil {
 		return nil
 	}

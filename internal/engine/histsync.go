@@ -154,7 +154,7 @@ func (e *Engine) CatchUp(atOpen bool) {
 	// would, and Open does not wait for its fsyncs.
 	wait := time.Duration(0)
 	if atOpen {
-		wait = IntentLockWait
+		wait = intentLockWait
 	}
 	unlock, err := e.cfg.Hist.LockSynced(wait)
 	if err != nil {
@@ -296,7 +296,7 @@ func (e *Engine) versionKept(in, out *ledger.Record, saved map[uint64]string) (k
 	if out == nil {
 		// Its writer may be at work: it holds the file's lock from
 		// before the intent until after the outcome.
-		ctx, cancel := context.WithTimeout(context.Background(), IntentLockWait)
+		ctx, cancel := context.WithTimeout(context.Background(), intentLockWait)
 		defer cancel()
 		locks, err := e.LockFiles(ctx, in.Path)
 		if err != nil {
@@ -364,9 +364,9 @@ func (e *Engine) SetCatchUpBytes(n int) {
 	e.hsync.mu.Unlock()
 }
 
-// IntentLockWait is how long Open waits for the file lock of an intent's
+// intentLockWait is how long Open waits for the file lock of an intent's
 // file: a writer that holds it is alive and will record the outcome itself.
-const IntentLockWait = time.Millisecond
+const intentLockWait = time.Millisecond
 
 // histFD is the history directory's descriptor, for a syncfs of its file
 // system.

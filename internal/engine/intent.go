@@ -17,7 +17,7 @@ import (
 // writeIntent). A power cut can therefore leave an intent without an
 // outcome; so can a writer killed between the two. Open looks for such
 // intents near the end of the ledger and appends their outcomes, judged
-// from the file (the root package's resolveIntents): "ok" if it holds what the
+// from the file (resolveIntents, recover.go): "ok" if it holds what the
 // intent said the change would leave, "interrupted" if not (reason
 // "not_applied" if it holds what the change would have displaced,
 // "unknown" if neither). Recovery acts only on an intent whose seal

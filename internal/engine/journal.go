@@ -105,8 +105,8 @@ func journalMAC(key []byte, j *Journal) string {
 // strategy.
 func (j *Journal) Strategy() string { return "transaction " + j.ID }
 
-// WriteJournal writes j durably, with the ledger's end and its MAC.
-func (e *Engine) WriteJournal(j *Journal) error {
+// writeJournal writes j durably, with the ledger's end and its MAC.
+func (e *Engine) writeJournal(j *Journal) error {
 	last, err := e.cfg.Led.Last()
 	if err != nil {
 		return err
@@ -145,9 +145,9 @@ func (e *Engine) RemoveJournal(id string) error {
 	return d.Sync()
 }
 
-// JournalPresent reports whether the journal name is still in the
+// journalPresent reports whether the journal name is still in the
 // journal directory: a transaction that finishes removes its own.
-func (e *Engine) JournalPresent(name string) (bool, error) {
+func (e *Engine) journalPresent(name string) (bool, error) {
 	d, err := e.cfg.State.Sub(JournalDir, false)
 	if err != nil {
 		return false, err

@@ -105,15 +105,15 @@ func (e *Engine) closeFileLocks() error {
 	return err
 }
 
-// LockDir takes the commit lock of t: an flock on its parent directory. A
-// single-file commit holds it around its swap alone (SwapLock); moves and
+// lockDir takes the commit lock of t: an flock on its parent directory. A
+// single-file commit holds it around its swap alone (swapLock); moves and
 // patches hold it throughout. The lock's identity is the directory
 // itself, not a name in some workspace's state, so every editguard
 // process changing a file in that directory excludes every other,
 // whichever root it opened: nested workspaces (a server at R and a CLI at
 // R/sub), roots reached through symlinks or bind mounts, and separate
 // users. Nothing is created to take it, and it dies with its holder.
-func (e *Engine) LockDir(ctx context.Context, t *Target) (*filelock.Lock, error) {
+func (e *Engine) lockDir(ctx context.Context, t *Target) (*filelock.Lock, error) {
 	l, err := filelock.Acquire(ctx, t.DirFile, &filelock.Options{Timeout: e.cfg.LockTimeout})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -128,14 +128,14 @@ func (e *Engine) LockDir(ctx context.Context, t *Target) (*filelock.Lock, error)
 // that was observed.
 var ErrReplaced = errors.New("the file was replaced since it was observed")
 
-// SwapLock takes the commit lock of t's directory for the swap, and checks
+// swapLock takes the commit lock of t's directory for the swap, and checks
 // that the name still holds what obs saw: the same file (by inode) if it
 // existed, nothing if it did not (else ErrReplaced). A change another
 // editguard process made meanwhile (in another workspace: this one's hold
 // the file lock) replaced the file, so it shows; a program writing into
 // the file in place is caught by the swap's own verification.
-func (e *Engine) SwapLock(ctx context.Context, t *Target, obs *Observation) (*filelock.Lock, error) {
-	l, err := e.LockDir(ctx, t)
+func (e *Engine) swapLock(ctx context.Context, t *Target, obs *Observation) (*filelock.Lock, error) {
+	l, err := e.lockDir(ctx, t)
 	if err != nil {
 		return nil, err
 	}

@@ -17,9 +17,9 @@ func (e *Engine) Move(src, dst *Target, obsS, obsD *Observation, session string)
 	if obsD.Stat.Exists {
 		want = obsD.Sum
 	}
-	r, err = src.Dir.Move(src.Base, obsS.Sum, dst.Dir, dst.Base, want, atomicfile.Options{Park: e.ParkDir()})
+	r, err = src.Dir.Move(src.Base, obsS.Sum, dst.Dir, dst.Base, want, atomicfile.Options{Park: e.parkDir()})
 	if r.Strategy != "" && len(r.Displaced) > 0 {
-		kept = e.KeepDisplaced(dst, session, r.Displaced)
+		kept = e.keepDisplaced(dst, session, r.Displaced)
 	}
 	return r, kept, err
 }

@@ -13,7 +13,7 @@ import (
 // shared with concurrent commits (the ledger's group fsync). A committed
 // change whose intent is durable is reported without waiting for its
 // outcome's fsync: the intent accounts for the change should power be cut
-// first, and the next Open appends its outcome (ResolveIntent). A failed
+// first, and the next Open appends its outcome (resolveIntent). A failed
 // attempt waits: its error says that nothing changed, and the intent alone
 // would leave that to be judged from the file.
 

@@ -12,7 +12,7 @@ import (
 // Reclaim removes what is editguard's own to remove to make room on a
 // full file system, and returns the bytes it freed: the temporary file
 // under t's temporary name when history holds its bytes (a dead writer's
-// leftover: SweepTemp), and every parked file that still holds the content
+// leftover: sweepTemp), and every parked file that still holds the content
 // it was parked with, which history holds, without waiting for parkGrace
 // (a parked file changed since is quarantined, as by a sweep). The caller
 // holds t's lock. Nothing a person or another program wrote is removed.

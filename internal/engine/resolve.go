@@ -9,15 +9,15 @@ import (
 	"github.com/editguard/editguard/internal/ledger"
 )
 
-// ResolveIntent appends the outcome of the sealed intent in, whose file is
+// resolveIntent appends the outcome of the sealed intent in, whose file is
 // t, if it still has none and its writer is gone, judged from the file:
 // "ok" if the file holds what the change would leave, "interrupted" if not
 // (reason "not_applied" if it holds what the change would have displaced,
 // "unknown" if neither). It is best effort: a writer still at work (it
-// holds the file's lock past IntentLockWait) or a failure leaves the
+// holds the file's lock past intentLockWait) or a failure leaves the
 // intent for the next Open.
-func (e *Engine) ResolveIntent(in *ledger.Record, t *Target) {
-	ctx, cancel := context.WithTimeout(context.Background(), IntentLockWait)
+func (e *Engine) resolveIntent(in *ledger.Record, t *Target) {
+	ctx, cancel := context.WithTimeout(context.Background(), intentLockWait)
 	defer cancel()
 	locks, err := e.LockFiles(ctx, t.Resolved)
 	if err != nil {
@@ -29,7 +29,7 @@ func (e *Engine) ResolveIntent(in *ledger.Record, t *Target) {
 	if err != nil || !slices.ContainsFunc(open, func(r *ledger.Record) bool { return r.Seq == in.Seq }) {
 		return
 	}
-	obs, err := e.Observe(t)
+	obs, err := e.observe(t)
 	if err != nil {
 		return
 	}
@@ -40,7 +40,7 @@ func (e *Engine) ResolveIntent(in *ledger.Record, t *Target) {
 		// file it displaced under its temporary name, which is also the
 		// linked object; sweeping it keeps the object history's alone.
 		e.cfg.Hist.Detach(t.Resolved, obs.Stat.Dev, obs.Stat.Ino, in.SHA256Before, obs.Sum, obs.Data)
-		e.SweepTemp(t, in.Session)
+		e.sweepTemp(t, in.Session)
 	}
 	e.cfg.Led.Append(e.judged(in, obs))
 }

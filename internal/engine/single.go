@@ -10,10 +10,11 @@ import (
 	"github.com/editguard/editguard/internal/ledger"
 )
 
-// A single file's change from its snapshot to its swap, steps 4-7 of the
-// protocol (docs/ARCHITECTURE.md §2.1); the root package runs the steps
-// before them (resolve, lock, check, plan, approve) and after them (the
-// session's baseline follows, the outcome record):
+// A single file's change from its snapshot to its swap: steps 4-7 of the
+// protocol as the root package's commit.go numbers them, the one place its
+// steps are numbered. The root runs the steps before them (resolve, lock,
+// check, plan, approve) and after them (the session's baseline follows,
+// the outcome record):
 //
 //  4. Snapshot: the change's intent goes to the ledger, and what it
 //     displaces to history. With the intent durable before the swap,
@@ -30,9 +31,9 @@ import (
 //     large file being replaced is linked into history instead of
 //     copied, when it can be held (held.go).
 //  5-7. Swap: the new content under its temporary name, the swap and the
-//     directory's fsync (Commit). Once the new bytes are in place the
-//     change is committed, and what fails after is reported alongside,
-//     not as the change's error.
+//     directory's fsync (commit, straight-line over atomicfile.Staged).
+//     Once the new bytes are in place the change is committed, and what
+//     fails after is reported alongside, not as the change's error.
 //
 // Finish, on every path, waits for the history's save and settles a held
 // file, so that no return leaves either running.
@@ -65,7 +66,7 @@ func (e *HistoryError) Error() string { return e.Err.Error() }
 func (e *HistoryError) Unwrap() error { return e.Err }
 
 // A SweepError is the failure to sweep what a dead writer left under the
-// change's temporary name (SweepTemp); nothing was changed.
+// change's temporary name (sweepTemp); nothing was changed.
 type SweepError struct{ Err error }
 
 func (e *SweepError) Error() string { return e.Err.Error() }
@@ -123,7 +124,7 @@ func (s *Single) settle() error {
 		return nil
 	}
 	s.settled = true
-	return s.e.SettleHeld(s.t, s.obs, s.held, s.linked)
+	return s.e.settleHeld(s.t, s.obs, s.held, s.linked)
 }
 
 // Finish waits for the history's save and settles a held file, if the
@@ -136,10 +137,11 @@ func (s *Single) Finish() {
 	s.settle()
 }
 
-// ready is called just before the swap: what the change displaces is
-// durable in history, or carried by a durable intent. It starts the
-// intent's fsync as the change passes the gate, just before the new
-// content's, so that a batch's intents share one.
+// ready is commit's step before the commit lock and the swap: what the
+// change displaces is durable in history, or carried by a durable intent.
+// For a removal, which has no new content to fsync, it is where the change
+// arrives at the gate (Change.Arrive), starting the intent's fsync; a
+// change with new content arrived before that content's fsync.
 func (s *Single) ready() error {
 	s.ch.Arrive() // a removal has no new content to fsync
 	if err := s.historyDurable(); err != nil {
@@ -175,11 +177,11 @@ type Swapped struct {
 // Swap is steps 5-7, passing the gate with pass. An error with a
 // Strategy in the result came after the new bytes were put in place: the
 // change is committed. A failure before is a *SweepError, a
-// *HistoryError, or Commit's.
+// *HistoryError, or commit's.
 func (s *Single) Swap(ctx context.Context, session string, pass *groupcommit.Pass) (Swapped, error) {
 	e, t, ch := s.e, s.t, s.ch
 	var sw Swapped
-	tmp, err := e.SweepTemp(t, session)
+	tmp, err := e.sweepTemp(t, session)
 	if err != nil {
 		return sw, &SweepError{Err: err}
 	}
@@ -189,13 +191,13 @@ func (s *Single) Swap(ctx context.Context, session string, pass *groupcommit.Pas
 		s.intent.Begin()
 	}
 	if s.held != nil {
-		ch.Unhold = func() { e.Unhold(t, s.obs, s.held, s.linked) }
+		ch.Unhold = func() { e.unhold(t, s.obs, s.held, s.linked) }
 	}
-	sw.Result, err = e.Commit(ctx, t, s.obs, ch, tmp, s.ready, false)
+	sw.Result, err = e.commit(ctx, t, s.obs, ch, tmp, s.ready, false)
 	if herr := s.historyDurable(); herr == nil {
 		sw.Version = s.version.ID
 	} else if err == nil {
-		// Commit calls ready before it changes anything.
+		// commit calls ready before it changes anything.
 		err = herr
 	}
 	if serr := s.settle(); serr != nil && (err == nil || sw.Strategy != "") {
@@ -203,10 +205,10 @@ func (s *Single) Swap(ctx context.Context, session string, pass *groupcommit.Pas
 	}
 	var re *atomicfile.RaceError
 	if errors.As(err, &re) && len(re.Leftover) > 0 {
-		sw.Leftover = e.KeepDisplaced(t, session, re.Leftover)
+		sw.Leftover = e.keepDisplaced(t, session, re.Leftover)
 	}
 	if (err == nil || sw.Strategy != "") && len(sw.Displaced) > 0 {
-		sw.Kept = e.KeepDisplaced(t, session, sw.Displaced)
+		sw.Kept = e.keepDisplaced(t, session, sw.Displaced)
 	}
 	return sw, err
 }

@@ -80,12 +80,12 @@ func (e *Engine) OpenDir(t *Target) error {
 		}
 		return err
 	}
-	e.SetDir(t, f)
+	e.setDir(t, f)
 	return nil
 }
 
-// SetDir makes the open directory f t's parent.
-func (e *Engine) SetDir(t *Target, f *os.File) {
+// setDir makes the open directory f t's parent.
+func (e *Engine) setDir(t *Target, f *os.File) {
 	t.DirFile, t.Dir = f, atomicfile.NewDir(f)
 	t.Dir.SetHook(e.hook)
 }
@@ -124,12 +124,12 @@ func (e *TooLargeError) Error() string {
 
 func (e *TooLargeError) Unwrap() error { return e.Err }
 
-// Observe reads the target under whatever lock the caller holds.
-func (e *Engine) Observe(t *Target) (*Observation, error) {
+// observe reads the target under whatever lock the caller holds.
+func (e *Engine) observe(t *Target) (*Observation, error) {
 	return e.ObserveExpecting(t, "", nil)
 }
 
-// ObserveExpecting is Observe for a caller that expects the file to hold
+// ObserveExpecting is observe for a caller that expects the file to hold
 // expect, whose SHA-256 is sum: equal bytes are not hashed again.
 func (e *Engine) ObserveExpecting(t *Target, sum string, expect []byte) (*Observation, error) {
 	if t.Dir == nil {

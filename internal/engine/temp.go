@@ -65,13 +65,13 @@ func (e *Engine) IsTempName(name string, siblings func(yield func(string) bool))
 	return false
 }
 
-// SweepTemp prepares t's temporary name under the file's lock: a file left
+// sweepTemp prepares t's temporary name under the file's lock: a file left
 // there by a writer that died is kept in history (unless history already
-// holds its bytes; a version of op OpCrashedWrite, under session) and
+// holds its bytes; a version of op opCrashedWrite, under session) and
 // removed. It returns the name to use; an entry there that is not a
 // regular file is not ours, is left alone, and "" is returned: the commit
 // then uses a random name.
-func (e *Engine) SweepTemp(t *Target, session string) (string, error) {
+func (e *Engine) sweepTemp(t *Target, session string) (string, error) {
 	tmp := e.TempName(t.Base)
 	f, st, err := t.Dir.Open(tmp)
 	if err != nil {
@@ -94,7 +94,7 @@ func (e *Engine) SweepTemp(t *Target, session string) (string, error) {
 	s := sha256.Sum256(data)
 	sum := hex.EncodeToString(s[:])
 	if !e.inHistory(t.Resolved, sum) {
-		if _, err := e.cfg.Hist.Save(t.Resolved, data, false, sum, history.Meta{Op: OpCrashedWrite, Session: session}); err != nil {
+		if _, err := e.cfg.Hist.Save(t.Resolved, data, false, sum, history.Meta{Op: opCrashedWrite, Session: session}); err != nil {
 			return "", err
 		}
 	}
@@ -118,6 +118,6 @@ func (e *Engine) inHistory(resolved, sum string) bool {
 	return false
 }
 
-// OpCrashedWrite is the op of the history version that keeps a dead
+// opCrashedWrite is the op of the history version that keeps a dead
 // writer's temporary file.
-const OpCrashedWrite = "crashed_write"
+const opCrashedWrite = "crashed_write"

@@ -53,7 +53,7 @@ func (e *Engine) CommitTx(files []*TxFile, j *Journal, histPaths []string, sessi
 	if err := st.durable(histPaths); err != nil {
 		return nil, err
 	}
-	if err := e.WriteJournal(j); err != nil {
+	if err := e.writeJournal(j); err != nil {
 		return nil, &JournalError{Err: err}
 	}
 	for i := range files {
@@ -143,9 +143,9 @@ type txDir struct {
 	t        *Target // the first target in it, whose open directory stands for it
 }
 
-// TxDirs returns the open directories of targets, each once, in (device,
+// dirsInLockOrder returns the open directories of targets, each once, in (device,
 // inode) order: the order their commit locks are taken in.
-func TxDirs(targets []*Target) ([]*Target, error) {
+func dirsInLockOrder(targets []*Target) ([]*Target, error) {
 	dirs, _, err := txDirs(targets)
 	if err != nil {
 		return nil, err
@@ -236,23 +236,24 @@ func (e *Engine) stage(files []*TxFile, session string, bulk bool) (*stagedTx, e
 
 // stageFile is step 1 for one file.
 func (e *Engine) stageFile(f *TxFile, session string, bulk bool) (*atomicfile.Staged, error) {
-	tmp, err := e.SweepTemp(f.T, session)
+	tmp, err := e.sweepTemp(f.T, session)
 	if err != nil {
 		return nil, err
 	}
-	opts := atomicfile.Options{Temp: tmp, Park: e.ParkDir(), SyncLater: bulk}
-	t, obs := f.T, f.Obs
-	switch {
-	case !obs.Stat.Exists:
-		opts.UID, opts.GID = -1, -1
-		return t.Dir.StageCreate(t.Base, f.Data, opts)
-	case f.Remove:
-		return t.Dir.StageRemove(t.Base, obs.Sum, opts)
-	default:
-		opts.Mode, opts.UID, opts.GID = obs.Stat.Mode, obs.Stat.UID, obs.Stat.GID
-		opts.Expect = obs.Data
-		return t.Dir.StageReplace(t.Base, f.Data, obs.Sum, opts)
+	s, err := stage(f.T, f.Obs, &Change{Data: f.Data, Remove: f.Remove}, tmp, e.parkDir())
+	if err != nil {
+		return nil, err
 	}
+	if bulk {
+		// Step 2 makes it durable, with the others.
+		err = s.SkipSync()
+	} else {
+		err = s.Sync()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // durable is step 2 for the history index lines of histPaths. In bulk it
@@ -332,7 +333,7 @@ func (st *stagedTx) settle(session string) []error {
 		}
 		f.MtimeMS = r.Stat.MtimeNS / 1e6
 		if len(r.Displaced) > 0 {
-			st.e.KeepDisplaced(f.T, session, r.Displaced)
+			st.e.keepDisplaced(f.T, session, r.Displaced)
 		}
 	}
 	return failed
@@ -348,15 +349,15 @@ func (st *stagedTx) abort() {
 	}
 }
 
-// OpDisplaced is the op of the history version that keeps bytes another
+// opDisplaced is the op of the history version that keeps bytes another
 // program wrote into a displaced file.
-const OpDisplaced = "displaced_write"
+const opDisplaced = "displaced_write"
 
-// KeepDisplaced saves bytes that another program wrote into a displaced
+// keepDisplaced saves bytes that another program wrote into a displaced
 // file, which would otherwise be lost with it, as a version of the file
 // under session, and returns the version (or why it was not kept).
-func (e *Engine) KeepDisplaced(t *Target, session string, data []byte) string {
-	v, err := e.cfg.Hist.Save(t.Resolved, data, false, "", history.Meta{Op: OpDisplaced, Session: session})
+func (e *Engine) keepDisplaced(t *Target, session string, data []byte) string {
+	v, err := e.cfg.Hist.Save(t.Resolved, data, false, "", history.Meta{Op: opDisplaced, Session: session})
 	if err != nil {
 		return "(not kept: " + err.Error() + ")"
 	}

@@ -12,19 +12,19 @@ import (
 // Recovery of a transaction whose process died with its journal in
 // place (step 4 of recovery at Open, recover.go in the root package, which
 // reads the journals, opens their files as a change would and reports
-// what RecoverTx did or would not do).
+// what recoverTx did or would not do).
 
-// RecoverySession is the session a change made by recovery is recorded
+// recoverySession is the session a change made by recovery is recorded
 // under.
-const RecoverySession = "recovery"
+const recoverySession = "recovery"
 
-// UnsafeJournalError is why RecoverTx would not act on an authentic
+// unsafeJournalError is why recoverTx would not act on an authentic
 // journal: nothing it names was touched, and it is kept.
-type UnsafeJournalError struct{ Why string }
+type unsafeJournalError struct{ Why string }
 
-func (e *UnsafeJournalError) Error() string { return e.Why }
+func (e *unsafeJournalError) Error() string { return e.Why }
 
-// RecoverTx finishes the transaction of the journal name, j, whose files
+// recoverTx finishes the transaction of the journal name, j, whose files
 // are open as targets (in j's order), unless it turns out to be still
 // running: it holds the files' locks until its journal is gone, so once
 // they are ours a journal still there is one whose process died. If any
@@ -32,9 +32,9 @@ func (e *UnsafeJournalError) Error() string { return e.Why }
 // every file was in place before the first was written, and it is rolled
 // forward; else it is rolled back, each file's change recorded under op.
 // rolled reports a rollback. Failures are *PathError where they are a
-// file's, and *UnsafeJournalError where a file holds neither what the
+// file's, and *unsafeJournalError where a file holds neither what the
 // transaction found nor what it put there.
-func (e *Engine) RecoverTx(name string, j *Journal, targets []*Target, op string) (rolled bool, err error) {
+func (e *Engine) recoverTx(name string, j *Journal, targets []*Target, op string) (rolled bool, err error) {
 	locks, err := e.LockTx(context.Background(), targets)
 	if err != nil {
 		return false, err
@@ -44,7 +44,7 @@ func (e *Engine) RecoverTx(name string, j *Journal, targets []*Target, op string
 			locks[i].Unlock()
 		}
 	}()
-	present, err := e.JournalPresent(name)
+	present, err := e.journalPresent(name)
 	if err != nil || !present {
 		return false, err // gone: it finished while we waited
 	}
@@ -77,13 +77,13 @@ func (e *Engine) LockTx(ctx context.Context, targets []*Target) ([]*filelock.Loc
 	if err != nil {
 		return nil, &PathError{Path: targets[0].Path, Err: err}
 	}
-	dirs, err := TxDirs(targets)
+	dirs, err := dirsInLockOrder(targets)
 	if err != nil {
 		UnlockAll(locks)
 		return nil, err
 	}
 	for _, d := range dirs {
-		l, err := e.LockDir(ctx, d)
+		l, err := e.lockDir(ctx, d)
 		if err != nil {
 			UnlockAll(locks)
 			return nil, &PathError{Path: d.Path, Err: err}
@@ -98,12 +98,12 @@ func (e *Engine) LockTx(ctx context.Context, targets []*Target) ([]*filelock.Loc
 // been changed since the crash, and a rollback would lose that change.
 func (e *Engine) checkRollBack(j *Journal, targets []*Target) error {
 	for i, jf := range j.Files {
-		obs, err := e.Observe(targets[i])
+		obs, err := e.observe(targets[i])
 		if err != nil {
 			return &PathError{Path: jf.Path, Err: err}
 		}
 		if !obs.At(jf.BeforeExists, jf.BeforeSHA256) && !obs.At(jf.AfterExists, jf.AfterSHA256) {
-			return &UnsafeJournalError{fmt.Sprintf("names %q, which holds neither what the transaction found there nor what it put there (changed since the crash?)", jf.Path)}
+			return &unsafeJournalError{fmt.Sprintf("names %q, which holds neither what the transaction found there nor what it put there (changed since the crash?)", jf.Path)}
 		}
 	}
 	return nil
@@ -119,7 +119,7 @@ func (e *Engine) checkRollBack(j *Journal, targets []*Target) error {
 func (e *Engine) rollBackAtOpen(j *Journal, targets []*Target, op string) error {
 	var recErr error
 	for i, jf := range j.Files {
-		obs, v, err := e.undoFile(targets[i], jf, RecoverySession, op)
+		obs, v, err := e.undoFile(targets[i], jf, recoverySession, op)
 		if err != nil {
 			return &PathError{Path: jf.Path, Err: err}
 		}
@@ -130,7 +130,7 @@ func (e *Engine) rollBackAtOpen(j *Journal, targets []*Target, op string) error 
 		if !jf.BeforeExists {
 			after = ""
 		}
-		r := &ledger.Record{Session: RecoverySession, Tool: op, Path: jf.Path, Args: recoverArgs(j),
+		r := &ledger.Record{Session: recoverySession, Tool: op, Path: jf.Path, Args: recoverArgs(j),
 			Observed: obs.LedgerState(), SHA256Before: obs.Sum, SHA256After: after, Outcome: "ok",
 			Strategy: "rollback " + j.Strategy(), HistoryVersion: v, Recovered: true}
 		if err := e.cfg.Led.Append(r); err != nil && recErr == nil {

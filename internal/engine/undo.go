@@ -15,7 +15,7 @@ import (
 // transaction put there gets back what it held before, as a change of its
 // own (history first, then the swap), whether the transaction failed at a
 // swap (CommitTx) or its process died before any of its records was
-// written (recovery at Open, RecoverTx).
+// written (recovery at Open, recoverTx).
 
 // At reports whether o is a file that exists (or not) with sum.
 func (o *Observation) At(exists bool, sum string) bool {
@@ -45,7 +45,7 @@ func (e *Engine) MakeParent(t *Target) error {
 	if last == nil {
 		return e.OpenDir(t)
 	}
-	e.SetDir(t, last)
+	e.setDir(t, last)
 	return nil
 }
 
@@ -55,7 +55,7 @@ func (e *Engine) MakeParent(t *Target) error {
 // file was not at its after state: it is left alone. On a failed swap obs
 // is what was observed, for the caller's error, and version is "".
 func (e *Engine) undoFile(t *Target, jf JournalFile, session, op string) (obs *Observation, version string, err error) {
-	obs, err = e.Observe(t)
+	obs, err = e.observe(t)
 	if err != nil {
 		return nil, "", err
 	}
@@ -79,11 +79,11 @@ func (e *Engine) undoFile(t *Target, jf JournalFile, session, op string) (obs *O
 			return nil, "", err
 		}
 	}
-	tmp, err := e.SweepTemp(t, session)
+	tmp, err := e.sweepTemp(t, session)
 	if err != nil {
 		return nil, "", err
 	}
-	if _, err := e.Commit(context.Background(), t, obs, ch, tmp, nil, true); err != nil {
+	if _, err := e.commit(context.Background(), t, obs, ch, tmp, nil, true); err != nil {
 		return obs, "", err
 	}
 	return obs, v.ID, nil
