@@ -107,6 +107,7 @@ func copyPrograms(t testing.TB) (editguardBin, hookBin string) {
 
 // TestScripts runs the end-to-end scripts in testdata/script.
 func TestScripts(t *testing.T) {
+	t.Parallel()
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
