@@ -16,18 +16,12 @@ import (
 	"github.com/editguard/editguard/internal/hookwire"
 )
 
-// hookPrograms builds editguard and editguard-hook into one directory, as
-// go install puts them, and returns their paths.
+// hookPrograms returns the paths of copies of editguard and
+// editguard-hook in one directory of the test's own, as go install puts
+// them (copyPrograms).
 func hookPrograms(t testing.TB) (editguardBin, hookBin string) {
 	t.Helper()
-	dir := t.TempDir()
-	editguardBin, hookBin = filepath.Join(dir, "editguard"), filepath.Join(dir, "editguard-hook")
-	for _, b := range [][2]string{{editguardBin, "."}, {hookBin, "../editguard-hook"}} {
-		if out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", b[1], err, out)
-		}
-	}
-	return editguardBin, hookBin
+	return copyPrograms(t)
 }
 
 // hookSocketDir gives the test a socket directory of its own (through

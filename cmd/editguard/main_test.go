@@ -5,7 +5,9 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -16,15 +18,24 @@ import (
 func TestMain(m *testing.M) {
 	// verify remembers what it proved in the user's cache directory: the
 	// tests' own, not the user's.
-	var tm testscript.TestingM = m
+	tm := &cleanAfter{TestingM: m}
 	if os.Getenv("EDITGUARD_TEST_CACHE") == "" {
+		// Go keeps its build cache in the user's cache directory too:
+		// the tests that build the programs use the user's, or each
+		// run would build the standard library and every dependency
+		// again into an empty one.
+		if os.Getenv("GOCACHE") == "" {
+			if user, err := os.UserCacheDir(); err == nil {
+				os.Setenv("GOCACHE", filepath.Join(user, "go-build"))
+			}
+		}
 		cache, err := os.MkdirTemp("", "editguard-test-cache-")
 		if err != nil {
 			panic(err)
 		}
 		os.Setenv("EDITGUARD_TEST_CACHE", cache)
 		os.Setenv("XDG_CACHE_HOME", cache)
-		tm = cleanAfter{m, cache}
+		tm.dirs = append(tm.dirs, cache)
 	}
 	testscript.Main(tm, map[string]func(){
 		"editguard": func() {
@@ -33,20 +44,70 @@ func TestMain(m *testing.M) {
 	})
 }
 
-// cleanAfter removes dir once the tests have run (testscript.Main exits).
+// cleanAfter removes its directories, and the programs builtPrograms
+// built, once the tests have run (testscript.Main exits).
 type cleanAfter struct {
 	testscript.TestingM
-	dir string
+	dirs []string
 }
 
-func (c cleanAfter) Run() int {
+func (c *cleanAfter) Run() int {
 	code := c.TestingM.Run()
-	os.RemoveAll(c.dir)
+	for _, d := range c.dirs {
+		os.RemoveAll(d)
+	}
+	if builtDir != "" {
+		os.RemoveAll(builtDir)
+	}
 	return code
+}
+
+// builtDir is the directory of the programs builtPrograms built.
+var builtDir string
+
+// builtPrograms builds editguard and editguard-hook once per test binary,
+// as go build makes them (without -race, and without version control
+// information, as the test binary has none: both are "devel"), into one
+// directory, as go install puts them, and returns their paths. The tests
+// that need the programs as a user has them use these; a test that
+// changes one works on a copy (copyPrograms).
+var builtPrograms = sync.OnceValues(func() ([2]string, error) {
+	dir, err := os.MkdirTemp("", "editguard-programs-")
+	if err != nil {
+		return [2]string{}, err
+	}
+	builtDir = dir
+	if out, err := exec.Command("go", "build", "-buildvcs=false", "-o", dir, ".", "../editguard-hook").CombinedOutput(); err != nil {
+		return [2]string{}, errors.New("go build . ../editguard-hook: " + err.Error() + "\n" + string(out))
+	}
+	return [2]string{filepath.Join(dir, "editguard"), filepath.Join(dir, hookName)}, nil
+})
+
+// copyPrograms copies the programs builtPrograms built into a directory of
+// the test's own and returns the copies' paths.
+func copyPrograms(t testing.TB) (editguardBin, hookBin string) {
+	t.Helper()
+	built, err := builtPrograms()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	editguardBin, hookBin = filepath.Join(dir, "editguard"), filepath.Join(dir, hookName)
+	for i, to := range []string{editguardBin, hookBin} {
+		data, err := os.ReadFile(built[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(to, data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return editguardBin, hookBin
 }
 
 // TestScripts runs the end-to-end scripts in testdata/script.
 func TestScripts(t *testing.T) {
+	t.Parallel()
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

@@ -90,6 +90,7 @@ func TestEditNoMergeOnTheCommandLine(t *testing.T) {
 // and the file up to the size limit (64 MiB: where to go on is said), or
 // whole with --max-file-size raised past it.
 func TestReadBoundedAtTheLimit(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("writes and reads 130 MiB")
 	}

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -46,11 +47,13 @@ type specialRun struct {
 
 // runChild runs the editguard on PATH (the test binary, as TestMain puts
 // it there) in dir with env, and fails the test if it has not returned
-// within 20 s: an open that blocks on a FIFO never returns, and the child
-// is then killed so that the test ends.
+// within 2 minutes: an open that blocks on a FIFO never returns, and the
+// child is then killed so that the test ends. (A child that does not block
+// returns in seconds even on a busy machine; the bound only ends a test
+// that would otherwise wait for ever.)
 func runChild(t *testing.T, dir string, env []string, stdin string, args ...string) specialRun {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "editguard", append([]string{"--root", dir, "--no-pager"}, args...)...)
 	cmd.Dir = dir
@@ -60,7 +63,7 @@ func runChild(t *testing.T, dir string, env []string, stdin string, args ...stri
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
 	if ctx.Err() != nil {
-		t.Fatalf("editguard %s did not return within 20 s (it blocks opening a special file)\n%s", strings.Join(args, " "), out.String())
+		t.Fatalf("editguard %s did not return within 2 minutes (it blocks opening a special file)\n%s", strings.Join(args, " "), out.String())
 	}
 	var exit *exec.ExitError
 	if err != nil && !errors.As(err, &exit) {
@@ -77,6 +80,7 @@ func runChild(t *testing.T, dir string, env []string, stdin string, args ...stri
 // promptly: where the file is optional (git's), as if it were absent; else
 // with an error that says what is there.
 func TestSpecialFilesDoNotBlock(t *testing.T) {
+	t.Parallel()
 	git, err := exec.LookPath("git")
 	if err != nil {
 		t.Skip("no git:", err)
@@ -124,91 +128,96 @@ func TestSpecialFilesDoNotBlock(t *testing.T) {
 		{"read", "a.txt"}, {"log"}, {"state"}, {"history", "a.txt"}, {"tree"},
 		{"rewind", "--session", "cli-test", "--dry-run"}, {"verify"}, {"exec", "--", "true"}, {"hook"},
 	}
-	n := 0
-	for i, kind := range specialKinds {
-		if testing.Short() && i > 0 {
-			break // the FIFO alone: the one that blocks
-		}
-		for _, pl := range places {
-			t.Run(kind.name+"/"+pl.name, func(t *testing.T) {
-				n++
-				dir := filepath.Join(base, strings.ReplaceAll(kind.name+pl.name, " ", ""))
-				ws, keys := filepath.Join(dir, "w"), filepath.Join(dir, "k")
-				env := append(os.Environ(), "EDITGUARD_STATE_HOME="+keys, "GIT_CONFIG_NOSYSTEM=1", "NO_COLOR=1")
-				if err := os.MkdirAll(ws, 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("one\n"), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				for _, args := range [][]string{{"init", "-q"}, {"add", "a.txt"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "a"}} {
-					if out, err := exec.Command(git, append([]string{"-C", ws}, args...)...).CombinedOutput(); err != nil {
-						t.Fatalf("git %v: %v\n%s", args, err, out)
+	// The cases run side by side, each in a directory and with an
+	// environment of its own; "cases" returns when all have.
+	var n atomic.Int32
+	t.Run("cases", func(t *testing.T) {
+		for i, kind := range specialKinds {
+			if testing.Short() && i > 0 {
+				break // the FIFO alone: the one that blocks
+			}
+			for _, pl := range places {
+				t.Run(kind.name+"/"+pl.name, func(t *testing.T) {
+					t.Parallel()
+					n.Add(1)
+					dir := filepath.Join(base, strings.ReplaceAll(kind.name+pl.name, " ", ""))
+					ws, keys := filepath.Join(dir, "w"), filepath.Join(dir, "k")
+					env := append(os.Environ(), "EDITGUARD_STATE_HOME="+keys, "GIT_CONFIG_NOSYSTEM=1", "NO_COLOR=1")
+					if err := os.MkdirAll(ws, 0o755); err != nil {
+						t.Fatal(err)
 					}
-				}
-				for _, args := range [][]string{{"--session", "cli-test", "read", "a.txt"}, {"--session", "cli-test", "edit", "a.txt", "--old", "one", "--new", "two"}, {"read", "a.txt"}} {
-					if r := runChild(t, ws, env, "", args...); r.code != 0 {
-						t.Fatalf("editguard %v: exit %d\n%s", args, r.code, r.out)
+					if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("one\n"), 0o644); err != nil {
+						t.Fatal(err)
 					}
-				}
-				p := pl.path(t, ws, keys)
-				if err := os.RemoveAll(p); err != nil {
-					t.Fatal(err)
-				}
-				cleanup, err := kind.make(p)
-				if err != nil {
-					if kind.name == "device" {
-						t.Skipf("no device node here (%v)", err)
-					}
-					t.Fatal(err)
-				}
-				defer cleanup()
-				want := pl.want
-				if want == "" {
-					want = kind.words
-				}
-				event, _ := json.Marshal(map[string]any{
-					"session_id": "s1", "cwd": ws, "hook_event_name": "PreToolUse", "tool_name": "Edit",
-					"tool_input": map[string]any{"file_path": filepath.Join(ws, "a.txt"), "old_string": "two", "new_string": "three"},
-				})
-				failed := 0
-				for _, args := range commands {
-					r := runChild(t, ws, env, string(event), args...)
-					what := strings.Join(args, " ")
-					if args[0] == "hook" {
-						// A hook answers in the client's protocol, exit 0:
-						// a denial, for a change of a file not read.
-						if !strings.Contains(r.out, `"permissionDecision":"deny"`) {
-							t.Errorf("hook: exit %d, %q; want a denial", r.code, r.out)
+					for _, args := range [][]string{{"init", "-q"}, {"add", "a.txt"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "a"}} {
+						if out, err := exec.Command(git, append([]string{"-C", ws}, args...)...).CombinedOutput(); err != nil {
+							t.Fatalf("git %v: %v\n%s", args, err, out)
 						}
-						if pl.optional && !strings.Contains(r.out, "NOT_READ") {
-							t.Errorf("hook with %s at the %s: %q; want NOT_READ, as without it", kind.name, pl.name, r.out)
+					}
+					for _, args := range [][]string{{"--session", "cli-test", "read", "a.txt"}, {"--session", "cli-test", "edit", "a.txt", "--old", "one", "--new", "two"}, {"read", "a.txt"}} {
+						if r := runChild(t, ws, env, "", args...); r.code != 0 {
+							t.Fatalf("editguard %v: exit %d\n%s", args, r.code, r.out)
 						}
-						if !pl.optional && !strings.Contains(r.out, "NOT_READ") {
+					}
+					p := pl.path(t, ws, keys)
+					if err := os.RemoveAll(p); err != nil {
+						t.Fatal(err)
+					}
+					cleanup, err := kind.make(p)
+					if err != nil {
+						if kind.name == "device" {
+							t.Skipf("no device node here (%v)", err)
+						}
+						t.Fatal(err)
+					}
+					defer cleanup()
+					want := pl.want
+					if want == "" {
+						want = kind.words
+					}
+					event, _ := json.Marshal(map[string]any{
+						"session_id": "s1", "cwd": ws, "hook_event_name": "PreToolUse", "tool_name": "Edit",
+						"tool_input": map[string]any{"file_path": filepath.Join(ws, "a.txt"), "old_string": "two", "new_string": "three"},
+					})
+					failed := 0
+					for _, args := range commands {
+						r := runChild(t, ws, env, string(event), args...)
+						what := strings.Join(args, " ")
+						if args[0] == "hook" {
+							// A hook answers in the client's protocol, exit 0:
+							// a denial, for a change of a file not read.
+							if !strings.Contains(r.out, `"permissionDecision":"deny"`) {
+								t.Errorf("hook: exit %d, %q; want a denial", r.code, r.out)
+							}
+							if pl.optional && !strings.Contains(r.out, "NOT_READ") {
+								t.Errorf("hook with %s at the %s: %q; want NOT_READ, as without it", kind.name, pl.name, r.out)
+							}
+							if !pl.optional && !strings.Contains(r.out, "NOT_READ") {
+								failed++
+								if !strings.Contains(r.out, want) {
+									t.Errorf("hook with %s at the %s: %q; want it to say %q", kind.name, pl.name, r.out, want)
+								}
+							}
+							continue
+						}
+						switch {
+						case pl.optional && r.code != 0:
+							t.Errorf("%s with %s at the %s: exit %d; want it to work as without the file\n%s", what, kind.name, pl.name, r.code, r.out)
+						case r.code != 0:
 							failed++
 							if !strings.Contains(r.out, want) {
-								t.Errorf("hook with %s at the %s: %q; want it to say %q", kind.name, pl.name, r.out, want)
+								t.Errorf("%s with %s at the %s: exit %d, %q; want it to say %q", what, kind.name, pl.name, r.code, r.out, want)
 							}
 						}
-						continue
 					}
-					switch {
-					case pl.optional && r.code != 0:
-						t.Errorf("%s with %s at the %s: exit %d; want it to work as without the file\n%s", what, kind.name, pl.name, r.code, r.out)
-					case r.code != 0:
-						failed++
-						if !strings.Contains(r.out, want) {
-							t.Errorf("%s with %s at the %s: exit %d, %q; want it to say %q", what, kind.name, pl.name, r.code, r.out, want)
-						}
+					if !pl.optional && failed == 0 {
+						t.Errorf("with %s at the %s every command worked: the file was not read at all", kind.name, pl.name)
 					}
-				}
-				if !pl.optional && failed == 0 {
-					t.Errorf("with %s at the %s every command worked: the file was not read at all", kind.name, pl.name)
-				}
-			})
+				})
+			}
 		}
-	}
-	if n == 0 {
+	})
+	if n.Load() == 0 {
 		t.Fatal("no case ran")
 	}
 }
@@ -218,6 +227,7 @@ func TestSpecialFilesDoNotBlock(t *testing.T) {
 // to, fails each with an error naming it (and git, which would wait on
 // the exclude file for ever, is not asked); nothing is written through it.
 func TestClientFilesSpecial(t *testing.T) {
+	t.Parallel()
 	git, err := exec.LookPath("git")
 	if err != nil {
 		t.Skip("no git:", err)

@@ -17,8 +17,10 @@ import (
 	"github.com/editguard/editguard/toolset"
 )
 
-// codexRunTimeout bounds one headless Codex CLI run.
-const codexRunTimeout = 90 * time.Second
+// codexRunTimeout bounds one headless Codex CLI run: a run that hangs ends the
+// test instead of waiting for the package's timeout, and a slow run on a
+// busy machine is not taken for one (claudeRunTimeout).
+const codexRunTimeout = 5 * time.Minute
 
 // codexModel is the model the runs ask for. Codex CLI (0.169.0 and 0.171.0) has no
 // metadata for it, says so ("Model metadata for `scripted` not found") and

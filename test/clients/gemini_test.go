@@ -17,8 +17,10 @@ import (
 	"github.com/editguard/editguard/toolset"
 )
 
-// geminiRunTimeout bounds one headless Gemini CLI run.
-const geminiRunTimeout = 90 * time.Second
+// geminiRunTimeout bounds one headless Gemini CLI run: a run that hangs ends the
+// test instead of waiting for the package's timeout, and a slow run on a
+// busy machine is not taken for one (claudeRunTimeout).
+const geminiRunTimeout = 5 * time.Minute
 
 // geminiModel is the model the runs ask for. Naming one on the command line
 // keeps Gemini CLI from first asking a small model to pick one.

@@ -27,8 +27,11 @@ import (
 	"github.com/editguard/editguard/toolset"
 )
 
-// claudeRunTimeout bounds one headless Claude Code run.
-const claudeRunTimeout = 2 * time.Minute
+// claudeRunTimeout bounds one headless Claude Code run: a run that hangs
+// ends the test instead of waiting for the package's timeout. A run takes
+// seconds on an idle machine, and above a minute with hooks on 2 cores
+// under a load average of 35: the bound is far above both.
+const claudeRunTimeout = 5 * time.Minute
 
 func TestMain(m *testing.M) {
 	userCache, _ = os.UserCacheDir()

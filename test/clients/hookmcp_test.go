@@ -1,6 +1,7 @@
 package clients
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -123,11 +124,20 @@ func mustRead(t testing.TB, p string) string {
 // per event, handing it to a hook server) and with init --hooks --via mcp
 // (the tool of a server Claude Code keeps running), the three in turn
 // within each round, and reports each one's median milliseconds per run
-// and what the hooks add per Edit over none (each Edit has two events).
+// and what the hooks add per Edit over none (each Edit has two events),
+// against the Claude Code the suite pins (it logs the version):
 //
 //	go test -run '^$' -bench ClaudeCodeHookCost -benchtime 5x ./test/clients
 func BenchmarkClaudeCodeHookCost(b *testing.B) {
 	const edits = 10
+	// The Claude Code of the selected pins (package.json here, or
+	// previous/ with EDITGUARD_TEST_CLIENTS=previous), said in the log so
+	// that the numbers name the version they are of.
+	var pkg struct{ Version string }
+	if err := json.Unmarshal([]byte(mustRead(b, filepath.Join(nodePackage(b, "@anthropic-ai/claude-code"), "package.json"))), &pkg); err != nil || pkg.Version == "" {
+		b.Fatalf("the version of the Claude Code installed: %v", err)
+	}
+	b.Logf("Claude Code %s", pkg.Version)
 	modes := []string{"none", "command", "mcp"}
 	ws := map[string]string{}
 	for _, mode := range modes {
