@@ -77,7 +77,7 @@ func serveHooks(ctx context.Context, e *env, idle time.Duration) error {
 	os.Chmod(sock, 0o600)
 
 	hookServerGC(os.Getenv)
-	srv := &hookServer{ws: ws, root: e.root, real: real, same: same}
+	srv := &hookServer{ws: ws, root: e.root, real: real, same: same, build: programBuild(), options: workspaceOptions(e)}
 	// The change journal: checkpoints around shell tools, here and in an
 	// exec that asks, read only what changed. Its watches are added while
 	// the server already answers; until then, checkpoints scan in full.
@@ -118,6 +118,9 @@ type hookServer struct {
 	root string      // as given
 	real string      // as hookwire.RealRoot names it
 	same func() bool // the program, root and state directory are the ones the server started with
+	// build is programBuild, options workspaceOptions: an exec's command
+	// request is served only if its own are the same (execserve.go).
+	build, options string
 	// journal is the workspace's change journal, once started (nil
 	// before, or if it could not be).
 	journal editguard.ChangeJournal
@@ -161,6 +164,10 @@ func (s *hookServer) serve(ctx context.Context, c *net.UnixConn) {
 	}
 	if req.Journal != nil {
 		s.answerJournal(c, req)
+		return
+	}
+	if req.Build != "" {
+		s.answerCommand(ctx, c, req)
 		return
 	}
 	if _, ok := hookClients[req.Client]; !ok || req.Root != s.real || s.stopped() || !s.same() {
