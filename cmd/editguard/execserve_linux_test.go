@@ -70,12 +70,13 @@ func activeCommands(t *testing.T, root string) []string {
 // test ends, and waits for its journal.
 func serveInProcess(t *testing.T, root string, w *editguard.Workspace) {
 	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
 		var out, errb bytes.Buffer
-		done <- serveHooks(context.Background(), &env{root: root, sessionName: defaultSession, stdin: strings.NewReader(""), stdout: &out, stderr: &errb, ws: w}, 2*time.Second)
+		done <- serveHooks(ctx, &env{root: root, sessionName: defaultSession, stdin: strings.NewReader(""), stdout: &out, stderr: &errb, ws: w}, time.Hour)
 	}()
-	t.Cleanup(func() { <-done })
+	t.Cleanup(func() { cancel(); <-done })
 	for deadline := time.Now().Add(20 * time.Second); hookServerJournal(root) == nil; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the hook server's journal does not answer")

@@ -26,7 +26,7 @@ const defaultHookIdle = 10 * time.Minute
 // serveHooks runs the hook server of e.root: it answers the events that
 // editguard-hook hands it, as "editguard hook" would, with the workspace
 // opened once (see internal/hookwire). It returns when no event came for
-// idle, or when serving on would be wrong: the program was replaced, or the
+// idle or ctx is done, or when serving on would be wrong: the program was replaced, or the
 // root or its state directory is no longer the one opened. A server already
 // running for the root makes it return at once.
 func serveHooks(ctx context.Context, e *env, idle time.Duration) error {
@@ -88,9 +88,16 @@ func serveHooks(ctx context.Context, e *env, idle time.Duration) error {
 			srv.mu.Unlock()
 		}
 	}()
+	// A cancelled context stops the server as its idle time would.
+	stop := context.AfterFunc(ctx, func() { ln.Close() })
+	defer stop()
 	for {
 		ln.SetDeadline(time.Now().Add(idle))
 		c, err := ln.AcceptUnix()
+		if err != nil && ctx.Err() != nil {
+			srv.wg.Wait()
+			return nil
+		}
 		if err != nil {
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() && srv.busy() {

@@ -30,12 +30,13 @@ func TestExecUsesHookServerJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
+	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
 		var out, errb bytes.Buffer
-		done <- serveHooks(context.Background(), &env{root: dir, sessionName: defaultSession, stdin: strings.NewReader(""), stdout: &out, stderr: &errb, ws: w}, 2*time.Second)
+		done <- serveHooks(ctx, &env{root: dir, sessionName: defaultSession, stdin: strings.NewReader(""), stdout: &out, stderr: &errb, ws: w}, time.Hour)
 	}()
-	t.Cleanup(func() { <-done })
+	t.Cleanup(func() { cancel(); <-done })
 	for deadline := time.Now().Add(20 * time.Second); hookServerJournal(dir) == nil; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the hook server's journal does not answer")
