@@ -389,6 +389,11 @@ type CommandOptions struct {
 	// MaxAge is how long the command may stay in progress before a later
 	// BeginCommand ends it as unended; 0 means DefaultCommandMaxAge.
 	MaxAge time.Duration
+	// Owner, with ID, is the process the command belongs to when another
+	// begins it on its behalf (a hook server, for an editguard exec): the
+	// command ends with that process, on this host, as one begun without
+	// an ID ends with the process that began it. 0: none (ID alone).
+	Owner int
 }
 
 // A Command is a command between two checkpoints (see BeginCommand).
@@ -527,6 +532,10 @@ func (s *Session) BeginCommand(ctx context.Context, command string, opts *Comman
 		}
 		id, owned = opts.ID, false
 	}
+	pid := os.Getpid()
+	if opts != nil && opts.ID != "" && opts.Owner > 0 {
+		pid, owned = opts.Owner, true
+	}
 	if opts != nil && opts.MaxAge > 0 {
 		maxAge = opts.MaxAge
 	}
@@ -558,7 +567,7 @@ func (s *Session) BeginCommand(ctx context.Context, command string, opts *Comman
 	host, _ := os.Hostname()
 	now := time.Now().UTC()
 	act := &activeCommand{ID: id, Session: s.name, Tool: tool, Command: cutText(command, maxCommandText),
-		PID: os.Getpid(), Host: host, Owned: owned, Started: now, Deadline: now.Add(maxAge),
+		PID: pid, Host: host, Owned: owned, Started: now, Deadline: now.Add(maxAge),
 		Ledger: pos, Scanned: scanned, StartNS: before.StartNS, Manifest: manifest, Before: before, NotCheck: notChecked,
 		ManifestSum: sum, Head: w.headCommit(cp)}
 	act.Seal = cp.mac("command", act.sealFields())

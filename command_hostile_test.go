@@ -1181,3 +1181,54 @@ func TestCommandHostileIgnoreRulesChange(t *testing.T) {
 		t.Errorf("a.txt = %q", got)
 	}
 }
+
+// TestCommandOwnedByAnother: a command begun with an ID on behalf of
+// another process (Owner, as a hook server begins an exec's) ends with
+// that process: while it runs, a later BeginCommand leaves the command in
+// progress; once it is gone, the next one ends it as unended and records
+// its change. Without Owner, the same ID is bound only by MaxAge.
+func TestCommandOwnedByAnother(t *testing.T) {
+	w, dir := newWorkspace(t)
+	writeFile(t, dir, "f.txt", "before\n")
+	owner := exec.Command("sleep", "3600")
+	if err := owner.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if owner.ProcessState == nil {
+			owner.Process.Kill()
+			owner.Wait()
+		}
+	})
+	s := w.NewSession("owned")
+	if _, err := s.BeginCommand(ctx, "for another", &editguard.CommandOptions{ID: "x-owned", Owner: owner.Process.Pid}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.BeginCommand(ctx, "by id", &editguard.CommandOptions{ID: "x-free"}); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "f.txt", "after\n")
+	c, err := w.NewSession("other").BeginCommand(ctx, "true", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec := c.Recovered(); len(rec) != 0 {
+		t.Fatalf("recovered %+v while the owner runs", rec)
+	}
+	if _, err := c.End(ctx); err != nil {
+		t.Fatal(err)
+	}
+	owner.Process.Kill()
+	owner.Wait()
+	c, err = w.NewSession("other").BeginCommand(ctx, "true", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := c.Recovered()
+	if len(rec) != 1 || rec[0].ID != "x-owned" || !rec[0].Unended || rec[0].Totals.Recorded != 1 {
+		t.Fatalf("recovered %+v, want x-owned alone, unended, with f.txt's change", rec)
+	}
+	if _, err := c.End(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -62,7 +62,12 @@ on each such change, and in the totals).
 Checkpoints read only what changed when a change journal vouches for it:
 the hook server's, when one serves the workspace, else one exec starts
 for the command's time (then only the second checkpoint is from it).
-EDITGUARD_NO_WATCH=1 makes both full scans.
+EDITGUARD_NO_WATCH=1 makes both full scans. When the hook server runs the
+same editguard program with the same global options and keeps a journal,
+exec asks it to take both checkpoints (it holds the last one in memory);
+the command still runs here, and what is recorded is the same. --json
+says who took them ("checkpoints_by": "hook server", "exec", or "hook
+server, then exec" when the server went away while the command ran).
 
 On Linux the command runs isolated (--isolate=auto, the default, or
 $EDITGUARD_ISOLATE): in a user and mount namespace where an overlay
@@ -105,28 +110,58 @@ func runExec(ctx context.Context, e *env, args []string) error {
 	if *isolate != "auto" && *isolate != "on" && *isolate != "off" {
 		return usagef(execCmd.name, "--isolate is auto, on or off, not %q", *isolate)
 	}
-	s, err := e.session()
+	line := shellLine(argv)
+	var (
+		c    commandEnder
+		root string
+		sc   *serverCommand
+	)
+	// The hook server takes the checkpoints when it can (execserve.go);
+	// else exec takes them itself.
+	id := ""
+	if checkWorkingDir(e.root) == nil {
+		if sc, id = beginOnServer(ctx, e, line, *tool); sc != nil {
+			c, root = sc, sc.real
+		}
+	}
+	if c == nil {
+		s, err := e.session()
+		if err != nil {
+			return err
+		}
+		if err := checkWorkingDir(e.root); err != nil {
+			return err
+		}
+		ws, err := e.workspace()
+		if err != nil {
+			return err
+		}
+		commandJournal(e, ws)
+		opts := &editguard.CommandOptions{Tool: *tool}
+		if id != "" {
+			// The server may have begun it: begun again here, it is
+			// ended first.
+			opts.ID, opts.Owner = id, os.Getpid()
+		}
+		lc, err := s.BeginCommand(ctx, line, opts)
+		if err != nil {
+			return err
+		}
+		c, root = lc, ws.Dir()
+	}
+	status, res, err := runIsolatable(ctx, e, c, root, argv, *isolate)
 	if err != nil {
 		return err
 	}
-	if err := checkWorkingDir(e.root); err != nil {
-		return err
-	}
-	ws, err := e.workspace()
-	if err != nil {
-		return err
-	}
-	commandJournal(e, ws)
-	c, err := s.BeginCommand(ctx, shellLine(argv), &editguard.CommandOptions{Tool: *tool})
-	if err != nil {
-		return err
-	}
-	status, res, err := runIsolatable(ctx, e, c, ws.Dir(), argv, *isolate)
-	if err != nil {
-		return err
+	by := "exec"
+	switch {
+	case sc != nil && sc.endedHere:
+		by = "hook server, then exec"
+	case sc != nil:
+		by = "hook server"
 	}
 	if *jsonOut {
-		out := map[string]any{"status": "ok", "exit_status": status, "result": res}
+		out := map[string]any{"status": "ok", "exit_status": status, "result": res, "checkpoints_by": by}
 		if err := json.NewEncoder(e.stdout).Encode(out); err != nil {
 			return err
 		}

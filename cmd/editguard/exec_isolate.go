@@ -24,7 +24,7 @@ func isolateDefault() string {
 // when isolation cannot be set up, in the tree itself as without it
 // (auto, said once on stderr) or not at all (on, an error). It returns
 // the command's exit status and what End or EndIsolated found.
-func runIsolatable(ctx context.Context, e *env, c *editguard.Command, root string, argv []string, mode string) (int, *editguard.CommandResult, error) {
+func runIsolatable(ctx context.Context, e *env, c commandEnder, root string, argv []string, mode string) (int, *editguard.CommandResult, error) {
 	end := context.WithoutCancel(ctx)
 	if mode == "off" {
 		status := runCommand(e, argv)
@@ -62,7 +62,7 @@ func runIsolatable(ctx context.Context, e *env, c *editguard.Command, root strin
 // endUnrun ends c, whose command did not run: as an isolated command that
 // changed nothing, so that nothing changed in the tree meanwhile is
 // recorded as its; where that cannot be, as End does.
-func endUnrun(ctx context.Context, c *editguard.Command) {
+func endUnrun(ctx context.Context, c commandEnder) {
 	empty, err := os.MkdirTemp("", "editguard-unrun-")
 	if err == nil {
 		defer os.Remove(empty)

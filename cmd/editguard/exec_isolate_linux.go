@@ -223,7 +223,7 @@ func (iso *isolation) lingering() int {
 // recorded (EndIsolated), and the overlay's directories removed, but for
 // what is kept: the command's versions of conflicting files, and all of it
 // while a process it left in the background may still write there.
-func (iso *isolation) end(ctx context.Context, e *env, c *editguard.Command) (*editguard.CommandResult, error) {
+func (iso *isolation) end(ctx context.Context, e *env, c commandEnder) (*editguard.CommandResult, error) {
 	bg := iso.lingering()
 	res, err := c.EndIsolated(ctx, iso.upper)
 	if err != nil {

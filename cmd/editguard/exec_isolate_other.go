@@ -22,7 +22,7 @@ func (iso *isolation) run(e *env, argv []string) (int, error) {
 	return 0, errors.New("isolation needs Linux")
 }
 
-func (iso *isolation) end(ctx context.Context, e *env, c *editguard.Command) (*editguard.CommandResult, error) {
+func (iso *isolation) end(ctx context.Context, e *env, c commandEnder) (*editguard.CommandResult, error) {
 	return c.End(ctx)
 }
 

@@ -26,7 +26,7 @@ const defaultHookIdle = 10 * time.Minute
 // serveHooks runs the hook server of e.root: it answers the events that
 // editguard-hook hands it, as "editguard hook" would, with the workspace
 // opened once (see internal/hookwire). It returns when no event came for
-// idle, or when serving on would be wrong: the program was replaced, or the
+// idle or ctx is done, or when serving on would be wrong: the program was replaced, or the
 // root or its state directory is no longer the one opened. A server already
 // running for the root makes it return at once.
 func serveHooks(ctx context.Context, e *env, idle time.Duration) error {
@@ -77,7 +77,7 @@ func serveHooks(ctx context.Context, e *env, idle time.Duration) error {
 	os.Chmod(sock, 0o600)
 
 	hookServerGC(os.Getenv)
-	srv := &hookServer{ws: ws, root: e.root, real: real, same: same}
+	srv := &hookServer{ws: ws, root: e.root, real: real, same: same, build: programBuild(), options: workspaceOptions(e)}
 	// The change journal: checkpoints around shell tools, here and in an
 	// exec that asks, read only what changed. Its watches are added while
 	// the server already answers; until then, checkpoints scan in full.
@@ -88,9 +88,16 @@ func serveHooks(ctx context.Context, e *env, idle time.Duration) error {
 			srv.mu.Unlock()
 		}
 	}()
+	// A cancelled context stops the server as its idle time would.
+	stop := context.AfterFunc(ctx, func() { ln.Close() })
+	defer stop()
 	for {
 		ln.SetDeadline(time.Now().Add(idle))
 		c, err := ln.AcceptUnix()
+		if err != nil && ctx.Err() != nil {
+			srv.wg.Wait()
+			return nil
+		}
 		if err != nil {
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() && srv.busy() {
@@ -118,6 +125,9 @@ type hookServer struct {
 	root string      // as given
 	real string      // as hookwire.RealRoot names it
 	same func() bool // the program, root and state directory are the ones the server started with
+	// build is programBuild, options workspaceOptions: an exec's command
+	// request is served only if its own are the same (execserve.go).
+	build, options string
 	// journal is the workspace's change journal, once started (nil
 	// before, or if it could not be).
 	journal editguard.ChangeJournal
@@ -161,6 +171,10 @@ func (s *hookServer) serve(ctx context.Context, c *net.UnixConn) {
 	}
 	if req.Journal != nil {
 		s.answerJournal(c, req)
+		return
+	}
+	if req.Build != "" {
+		s.answerCommand(ctx, c, req)
 		return
 	}
 	if _, ok := hookClients[req.Client]; !ok || req.Root != s.real || s.stopped() || !s.same() {

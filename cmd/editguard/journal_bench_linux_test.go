@@ -31,8 +31,16 @@ import (
 //     watch tree's server keeps a change journal; the scan tree's (a copy)
 //     runs with EDITGUARD_NO_WATCH=1, as every version before the journal;
 //   - exec-watch, exec-scan: "editguard exec -- true", with the server's
-//     journal and with EDITGUARD_NO_WATCH=1;
+//     journal (the server takes exec's checkpoints) and with
+//     EDITGUARD_NO_WATCH=1;
+//   - exec-none: the same on a third copy, where no hook server runs
+//     (exec takes its checkpoints, with a journal of its own);
+//   - sed-watch, sed-none: "editguard exec -- sed -i 1s/$/x/ FILE" (one
+//     file changed) on the watch tree and on the third copy;
 //   - git-status: "git status --porcelain".
+//
+// EDITGUARD_BENCH_SCAN=0 leaves the scan tree's cells out;
+// EDITGUARD_ISOLATE=off in the environment runs every exec in the tree.
 //
 // It reports the median of each, in milliseconds, and the hook servers'
 // resident size at the end and at its peak (MiB).
@@ -80,7 +88,7 @@ func BenchmarkShellJournal(b *testing.B) {
 
 func benchShellJournal(b *testing.B, n int, egBin, hookBin, hello string) {
 	base := b.TempDir()
-	trees := map[string]string{"watch": filepath.Join(base, "watch"), "scan": filepath.Join(base, "scan")}
+	trees := map[string]string{"watch": filepath.Join(base, "watch"), "scan": filepath.Join(base, "scan"), "none": filepath.Join(base, "none")}
 	var files []string
 	for i := range n {
 		files = append(files, fmt.Sprintf("d%03d/s%02d/f%06d.go", i/1000, i/50%20, i))
@@ -102,10 +110,17 @@ func benchShellJournal(b *testing.B, n int, egBin, hookBin, hello string) {
 			b.Fatalf("git %v: %v\n%s", args, err, out)
 		}
 	}
-	if out, err := exec.Command("cp", "-a", root, trees["scan"]).CombinedOutput(); err != nil {
-		b.Fatalf("cp: %v\n%s", err, out)
+	for _, k := range []string{"scan", "none"} {
+		if out, err := exec.Command("cp", "-a", root, trees[k]).CombinedOutput(); err != nil {
+			b.Fatalf("cp: %v\n%s", err, out)
+		}
 	}
-	envOf := map[string][]string{"watch": os.Environ(), "scan": append(os.Environ(), editguard.NoWatchEnv+"=1")}
+	envOf := map[string][]string{"watch": os.Environ(), "scan": append(os.Environ(), editguard.NoWatchEnv+"=1"), "none": os.Environ()}
+	scan := os.Getenv("EDITGUARD_BENCH_SCAN") != "0"
+	servedTrees := []string{"watch"}
+	if scan {
+		servedTrees = append(servedTrees, "scan")
+	}
 	start := func(args []string, stdin []byte, env []string, dir string) time.Duration {
 		cmd := exec.Command(args[0], args[1:]...)
 		cmd.Stdin, cmd.Env, cmd.Dir = bytes.NewReader(stdin), env, dir
@@ -141,7 +156,7 @@ func benchShellJournal(b *testing.B, n int, egBin, hookBin, hello string) {
 	// The first events start each tree's server (with its environment)
 	// and take the first checkpoints; wait for the journal of the one.
 	for range 2 {
-		for _, k := range []string{"watch", "scan"} {
+		for _, k := range servedTrees {
 			id++
 			pair(k)
 		}
@@ -152,22 +167,31 @@ func benchShellJournal(b *testing.B, n int, egBin, hookBin, hello string) {
 			b.Fatal("the hook server's journal does not answer")
 		}
 	}
-	for _, k := range []string{"watch", "scan"} { // warm
+	sed := []string{egBin, "exec", "--", "sed", "-i", "1s/$/x/", files[len(files)/2]}
+	for _, k := range servedTrees { // warm
 		id++
 		pair(k)
 		start([]string{egBin, "exec", "--", "true"}, nil, envOf[k], trees[k])
 	}
+	// No server ever runs for the third tree (hook events start one):
+	// exec's first checkpoint there reads every file once.
+	start([]string{egBin, "exec", "--", "true"}, nil, envOf["none"], trees["none"])
+	start(sed, nil, envOf["watch"], trees["watch"])
+	start(sed, nil, envOf["none"], trees["none"])
 	times := map[string][]time.Duration{}
 	for b.Loop() {
 		times["hello"] = append(times["hello"], start([]string{hello}, nil, nil, ""))
 		id++
 		round++
-		for _, k := range []string{"watch", "scan"} {
+		for _, k := range servedTrees {
 			times["bash-"+k] = append(times["bash-"+k], pair(k))
 		}
 		times["git-status"] = append(times["git-status"], start([]string{"git", "status", "--porcelain"}, nil, os.Environ(), trees["watch"]))
-		for _, k := range []string{"watch", "scan"} {
+		for _, k := range append(servedTrees, "none") {
 			times["exec-"+k] = append(times["exec-"+k], start([]string{egBin, "exec", "--", "true"}, nil, envOf[k], trees[k]))
+		}
+		for _, k := range []string{"watch", "none"} {
+			times["sed-"+k] = append(times["sed-"+k], start(sed, nil, envOf[k], trees[k]))
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(times)) {
@@ -175,7 +199,7 @@ func benchShellJournal(b *testing.B, n int, egBin, hookBin, hello string) {
 		slices.Sort(ds)
 		b.ReportMetric(float64(ds[len(ds)/2])/float64(time.Millisecond), k+"-ms")
 	}
-	for _, k := range []string{"watch", "scan"} {
+	for _, k := range servedTrees {
 		rss, hwm := serverMemory(b, trees[k])
 		b.ReportMetric(rss, "server-"+k+"-rss-MiB")
 		b.ReportMetric(hwm, "server-"+k+"-peak-MiB")

@@ -13,9 +13,9 @@ import (
 )
 
 // TestExecUsesHookServerJournal: with a hook server serving the root,
-// exec takes both its checkpoints from the server's change journal and
-// records what the command changed; with EDITGUARD_NO_WATCH=1 both are
-// full scans that record the same.
+// exec has the server take both its checkpoints, from the server's change
+// journal, and records what the command changed; with EDITGUARD_NO_WATCH=1
+// exec takes them itself, both full scans, and records the same.
 func TestExecUsesHookServerJournal(t *testing.T) {
 	if os.Getenv(editguard.NoWatchEnv) == "1" {
 		t.Skip(editguard.NoWatchEnv + "=1: the journal is what this tests")
@@ -24,26 +24,29 @@ func TestExecUsesHookServerJournal(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644)
-	done := make(chan error, 1)
-	go func() {
-		var out, errb bytes.Buffer
-		done <- serveHooks(context.Background(), &env{root: dir, sessionName: defaultSession, stdin: strings.NewReader(""), stdout: &out, stderr: &errb}, 2*time.Second)
-	}()
-	t.Cleanup(func() { <-done })
-	for deadline := time.Now().Add(20 * time.Second); hookServerJournal(dir) == nil; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the hook server's journal does not answer")
-		}
-	}
+	// The server's workspace is w, whose checkpoints are counted.
 	w, err := editguard.Open(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		var out, errb bytes.Buffer
+		done <- serveHooks(ctx, &env{root: dir, sessionName: defaultSession, stdin: strings.NewReader(""), stdout: &out, stderr: &errb, ws: w}, time.Hour)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	for deadline := time.Now().Add(20 * time.Second); hookServerJournal(dir) == nil; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the hook server's journal does not answer")
+		}
+	}
 	exec := func(script string) string {
 		t.Helper()
 		var out bytes.Buffer
-		e := &env{root: dir, sessionName: defaultSession, stdin: strings.NewReader(""), stdout: &out, stderr: &out, ws: w}
+		e := &env{root: dir, sessionName: defaultSession, stdin: strings.NewReader(""), stdout: &out, stderr: &out}
+		defer e.close()
 		if err := runExec(context.Background(), e, []string{"--", "sh", "-c", script}); err != nil {
 			t.Fatalf("exec %s: %v\n%s", script, err, out.String())
 		}
@@ -65,7 +68,7 @@ func TestExecUsesHookServerJournal(t *testing.T) {
 	full0, j0 = w.CheckpointScans()
 	out = exec("rm d/e/y")
 	if full, j := w.CheckpointScans(); j != j0 || full != full0 {
-		t.Fatalf("with %s=1: %d full scans, %d from the journal counted; want none (no journal)", editguard.NoWatchEnv, full-full0, j-j0)
+		t.Fatalf("with %s=1: the server took %d full scans, %d from the journal; want none (exec takes them)", editguard.NoWatchEnv, full-full0, j-j0)
 	}
 	if !strings.Contains(out, "deleted d/e/y") {
 		t.Fatalf("exec's summary lacks the deletion:\n%s", out)

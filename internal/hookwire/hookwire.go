@@ -117,13 +117,19 @@ func MakeDir(dir string) error {
 }
 
 // Request is what the client sends: the hook's options, then the event;
-// or, for a journal request, Journal (no client, no event).
+// or, for a journal request, Journal (no client, no event); or, for a
+// command request, Build and Command (no client, no event).
 type Request struct {
 	Root     string // as RealRoot returns it
 	Client   string
 	FailOpen bool
 	Event    []byte
 	Journal  *JournalQuery
+	// Build names the asking program's build (a command request is
+	// served only by a server of the same build), Command is the
+	// request's body, which this package does not read.
+	Build   string
+	Command []byte
 }
 
 // WriteRequest writes r: two header lines (the protocol and options, then
@@ -163,6 +169,20 @@ func ReadRequest(r io.Reader) (*Request, error) {
 			q.ID = f[1]
 		}
 		return &Request{Root: strings.TrimSuffix(root, "\n"), Journal: q}, nil
+	}
+	if len(f) == 2 && f[0] == CommandProtocol {
+		root, err := br.ReadString('\n')
+		if err != nil {
+			return nil, errors.New("hookwire: malformed command request")
+		}
+		body, err := io.ReadAll(br)
+		if err != nil {
+			return nil, err
+		}
+		if len(body) > MaxEvent {
+			return nil, errors.New("hookwire: command request over " + strconv.Itoa(MaxEvent) + " bytes")
+		}
+		return &Request{Root: strings.TrimSuffix(root, "\n"), Build: f[1], Command: body}, nil
 	}
 	if len(f) != 3 || f[0] != Protocol || (f[2] != "0" && f[2] != "1") {
 		return nil, errors.New("hookwire: not a " + Protocol + " request")
@@ -228,6 +248,25 @@ func ReadResponse(r io.Reader) (*Response, error) {
 		return &Response{Retry: true}, nil
 	}
 	return &Response{Code: code, Stdout: []byte(rest[:n]), Stderr: []byte(rest[n:])}, nil
+}
+
+// CommandProtocol names a request that an editguard exec makes of the
+// server: to take a command's checkpoint before or after it. Its header is
+// "editguard-command/1 BUILD", then the root, then the body to the end;
+// the answer's standard output is the server's reply, or Retry.
+const CommandProtocol = "editguard-command/1"
+
+// WriteCommandRequest writes a command request for root from a program of
+// build build.
+func WriteCommandRequest(w io.Writer, root, build string, body []byte) error {
+	if build == "" || strings.ContainsAny(build, " \n") || strings.Contains(root, "\n") {
+		return errors.New("hookwire: an empty build, one with a space, or a root with a newline")
+	}
+	if _, err := io.WriteString(w, CommandProtocol+" "+build+"\n"+root+"\n"); err != nil {
+		return err
+	}
+	_, err := w.Write(body)
+	return err
 }
 
 // JournalProtocol names a request for the changes the server's change

@@ -4,6 +4,7 @@ package hookwire
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -106,5 +107,25 @@ func TestJournalRoundTrip(t *testing.T) {
 		if _, _, _, err := ParseJournal([]byte(bad)); err == nil {
 			t.Errorf("%q parsed", bad)
 		}
+	}
+}
+
+func TestCommandRoundTrip(t *testing.T) {
+	var req bytes.Buffer
+	body := []byte("\x00\xff a body\nwith lines")
+	if err := WriteCommandRequest(&req, "/r/o ot", "b1d", body); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ReadRequest(&req)
+	if err != nil || r.Build != "b1d" || r.Root != "/r/o ot" || !bytes.Equal(r.Command, body) || r.Journal != nil || r.Client != "" {
+		t.Fatalf("request %+v, %v", r, err)
+	}
+	for _, build := range []string{"", "a b", "a\nb"} {
+		if err := WriteCommandRequest(io.Discard, "/r", build, nil); err == nil {
+			t.Errorf("build %q written", build)
+		}
+	}
+	if _, err := ReadRequest(strings.NewReader(CommandProtocol + " b")); err == nil {
+		t.Error("a command request without its root was read")
 	}
 }
