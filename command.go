@@ -328,6 +328,12 @@ type activeCommand struct {
 	// none): what was committed then is not uncommitted work
 	// (command_lostwork.go).
 	Head string `json:"head,omitempty"`
+
+	// Isolation, for a command run isolated, says where its overlay is
+	// and which process it is, written before it starts (Command.Isolate):
+	// recovery puts what it wrote into the tree as EndIsolated would
+	// (command_isolate_recover_linux.go).
+	Isolation *isolationRecord `json:"isolation,omitempty"`
 }
 
 func (a *activeCommand) name() string { return commandName(a.Session, a.Tool, a.ID) }
@@ -549,12 +555,15 @@ func (s *Session) BeginCommand(ctx context.Context, command string, opts *Comman
 	if err != nil {
 		return nil, readError("read ledger", err)
 	}
+	// An isolated command to recover has its changes put into the tree
+	// first, so that the checkpoint below sees them.
+	isolated := w.applyUnendedIsolated(cp, id)
 	cache, cacheName := cp.loadCache()
 	before, notChecked, mark, err := cp.checkpoint(ctx, w, cache, cacheName)
 	if err != nil {
 		return nil, err
 	}
-	recovered := w.recoverCommands(cp, id, before, pos, notChecked)
+	recovered := w.recoverCommands(cp, id, before, pos, notChecked, isolated)
 	scanned, err := w.led.Last()
 	if err != nil {
 		return nil, readError("read ledger", err)
@@ -602,8 +611,10 @@ func (s *Session) BeginCommand(ctx context.Context, command string, opts *Comman
 // recoverCommands ends, against the checkpoint cur just taken (pos being
 // the ledger's last record before its scan), every command in progress
 // whose end will not come: one of the id about to begin, one whose owning
-// process is gone, one past its deadline. The caller holds the lock.
-func (w *Workspace) recoverCommands(cp *checkpoints, id string, cur *cpManifest, pos ledger.Position, notChecked []string) []*CommandResult {
+// process is gone, one past its deadline. An isolated command of this
+// host is ended only if its changes were put into the tree before cur
+// (isolated, by applyUnendedIsolated). The caller holds the lock.
+func (w *Workspace) recoverCommands(cp *checkpoints, id string, cur *cpManifest, pos ledger.Position, notChecked []string, isolated map[string]*isolatedRecovery) []*CommandResult {
 	heads, err := cp.activeRecords()
 	if err != nil {
 		return nil // unreadable: nothing is ended
@@ -612,24 +623,40 @@ func (w *Workspace) recoverCommands(cp *checkpoints, id string, cur *cpManifest,
 	now := time.Now()
 	var out []*CommandResult
 	for _, h := range heads {
-		deadline := h.Deadline
-		if deadline.IsZero() {
-			deadline = h.Started.Add(DefaultCommandMaxAge)
-		}
-		if h.ID != id && now.Before(deadline) && !(h.Owned && h.Host == host && !processAlive(h.PID)) {
+		ir := isolated[h.ID]
+		if h.Isolation != nil && h.Host == host {
+			if ir == nil {
+				continue // still running, or not this process's to end
+			}
+		} else if !commandOver(h, id, now, host) {
 			continue
 		}
 		act, err := cp.readActive(h.ID)
 		if err != nil {
 			continue // unreadable: left for a person (collect keeps its objects)
 		}
+		if ir != nil {
+			act.isolated = ir.applied
+		}
 		res := w.finishCommand(cp, w.NewSession(act.Session), act, cur, pos, notChecked, true)
 		if err := cp.active.Remove(act.ID + ".json"); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			res.warn("removing the command's checkpoint failed: %v", err)
 		}
+		ir.finish(res)
 		out = append(out, res)
 	}
 	return out
+}
+
+// commandOver reports whether the command of the active record h will not
+// end on its own: it has the id about to begin, its deadline passed, or
+// it is owned by a process on this host that is gone.
+func commandOver(h *activeCommand, id string, now time.Time, host string) bool {
+	deadline := h.Deadline
+	if deadline.IsZero() {
+		deadline = h.Started.Add(DefaultCommandMaxAge)
+	}
+	return h.ID == id || !now.Before(deadline) || h.Owned && h.Host == host && !processAlive(h.PID)
 }
 
 // processAlive reports whether process pid exists (a process of another

@@ -83,3 +83,32 @@ func (act *activeCommand) attribute(steps []step) []step {
 	}
 	return steps
 }
+
+// isolationRecord is what the active record of an isolated command says of
+// its run, written before the command starts (Command.Isolate): where its
+// overlay is and which process it is. If exec is killed, the next process
+// that begins or recovers commands puts what the command wrote into the
+// tree from there and ends it (command_isolate_recover_linux.go).
+type isolationRecord struct {
+	// Dir holds the overlay's directories, upper/ and work/.
+	Dir string `json:"dir"`
+	// PID is the command's process, Start its start time (clock ticks
+	// after boot, as /proc/PID/stat gives it: a pid used again has
+	// another), MntNS its mount namespace, which processes it leaves in
+	// the background share.
+	PID   int    `json:"pid"`
+	Start uint64 `json:"start"`
+	MntNS string `json:"mnt_ns,omitempty"`
+}
+
+// isolatedRecovery is what recovery put into the tree of an isolated
+// command whose exec is gone, before the checkpoint it ends the command
+// against.
+type isolatedRecovery struct {
+	rec       *isolationRecord
+	applied   isolatedAttribution
+	conflicts []CommandConflict
+	unlisted  int
+	warnings  []string
+	upper     string
+}

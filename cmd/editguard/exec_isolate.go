@@ -33,7 +33,9 @@ func runIsolatable(ctx context.Context, e *env, c commandEnder, root string, arg
 	}
 	iso, err := newIsolation(root)
 	if err == nil {
-		status, serr := iso.run(e, argv)
+		status, serr := iso.run(e, argv, func(pid int, mntNS string) error {
+			return c.Isolate(end, iso.dir, pid, mntNS)
+		})
 		if serr == nil {
 			res, err := iso.end(end, e, c)
 			return status, res, err

@@ -46,6 +46,13 @@ import (
 // process groups and the exit status are as for a command run directly.
 // The helper reports a failure to set up on a pipe (fd 3, closed on exec):
 // exec then runs the command in the tree itself, as without isolation.
+// Set up, it writes one NUL byte there and waits for a byte on fd 4 before
+// its exec: meanwhile exec puts the overlay's directory, the command's pid
+// and mount namespace into the command's active record
+// (editguard.Command.Isolate), so that if exec is killed while the command
+// runs, the next editguard process to begin or recover commands puts the
+// command's changes into the tree and records them as its own. If exec is
+// gone before its word, the command does not run.
 
 // isolateEntry is the hidden first argument that runs isolateHelper.
 const isolateEntry = "__isolated-exec"
@@ -154,8 +161,12 @@ func isolateBase(root string) (string, error) {
 }
 
 // run runs argv isolated and returns its exit status; setup is the reason
-// it could not be isolated, in which case it did not run.
-func (iso *isolation) run(e *env, argv []string) (status int, setup error) {
+// it could not be isolated, in which case it did not run. Once the
+// overlay is mounted, and before the command runs, ready is called with
+// the command's pid and mount namespace (to put them in the command's
+// record: a killed exec's command is then recovered from its overlay); an
+// error from it is a reason not to isolate.
+func (iso *isolation) run(e *env, argv []string, ready func(pid int, mntNS string) error) (status int, setup error) {
 	wd, err := os.Getwd()
 	if err != nil {
 		return 0, err
@@ -165,9 +176,15 @@ func (iso *isolation) run(e *env, argv []string) (status int, setup error) {
 		return 0, err
 	}
 	defer rep.Close()
+	goR, goW, err := os.Pipe()
+	if err != nil {
+		repW.Close()
+		return 0, err
+	}
+	defer goW.Close()
 	cmd := exec.Command("/proc/self/exe", append([]string{isolateEntry, iso.root, iso.upper, iso.work, wd, "--"}, argv...)...)
 	cmd.Args[0] = "editguard"
-	cmd.ExtraFiles = []*os.File{repW}
+	cmd.ExtraFiles = []*os.File{repW, goR}
 	uid, gid := os.Getuid(), os.Getgid()
 	attr := &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS}
 	if uid == 0 {
@@ -183,14 +200,34 @@ func (iso *isolation) run(e *env, argv []string) (status int, setup error) {
 	got := make(chan struct{})
 	status, err = waitCommand(e, cmd, func(pid int) {
 		repW.Close()
+		goR.Close()
 		iso.mntNS, _ = os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", pid))
 		go func() {
-			report, _ = io.ReadAll(io.LimitReader(rep, 4096))
-			close(got)
+			defer close(got)
+			// The helper writes one NUL byte once the overlay is
+			// mounted, then waits for one byte on its fd 4 to run the
+			// command; anything else is why it could not set up.
+			var first [1]byte
+			n, _ := io.ReadFull(rep, first[:])
+			if n == 1 && first[0] == 0 {
+				if err := ready(pid, iso.mntNS); err != nil {
+					report = []byte(fmt.Sprintf("recording the isolated run failed: %v", err))
+					goW.Close()
+					io.Copy(io.Discard, rep)
+					return
+				}
+				goW.Write(first[:])
+				goW.Close()
+			} else {
+				report = first[:n]
+			}
+			rest, _ := io.ReadAll(io.LimitReader(rep, 4096))
+			report = append(report, rest...)
 		}()
 	})
 	if err != nil { // clone refused: no user namespaces here
 		repW.Close()
+		goR.Close()
 		return 0, fmt.Errorf("the namespaces could not be made: %w", err)
 	}
 	<-got
@@ -272,6 +309,17 @@ func isolateHelper(args []string, stderr io.Writer) int {
 	unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
 	path, err := exec.LookPath(argv[0])
 	if err == nil {
+		// Set up: exec records where the overlay is and which process
+		// this is, then says go. No word (exec is gone, or could not
+		// record it): the command does not run.
+		unix.CloseOnExec(4)
+		proceed := os.NewFile(4, "go")
+		report.Write([]byte{0})
+		var b [1]byte
+		if n, _ := proceed.Read(b[:]); n != 1 {
+			return 125
+		}
+		proceed.Close()
 		err = unix.Exec(path, argv, os.Environ())
 	}
 	fmt.Fprintf(stderr, "editguard: exec: %s\n", escapeText(err.Error()))

@@ -12,13 +12,13 @@ import (
 
 // isolation is Linux's (exec_isolate_linux.go); elsewhere a command is not
 // isolated.
-type isolation struct{ upper string }
+type isolation struct{ dir, upper string }
 
 func newIsolation(root string) (*isolation, error) {
 	return nil, errors.New("isolation needs Linux's user namespaces and overlayfs")
 }
 
-func (iso *isolation) run(e *env, argv []string) (int, error) {
+func (iso *isolation) run(e *env, argv []string, ready func(pid int, mntNS string) error) (int, error) {
 	return 0, errors.New("isolation needs Linux")
 }
 

@@ -153,6 +153,15 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer ws.Close()
+	// Shell commands whose end will not come (an exec killed while its
+	// command ran isolated) are ended before serving.
+	if recovered, err := ws.RecoverCommands(ctx); err == nil {
+		for _, r := range recovered {
+			for _, m := range recoveredCommandNote(r) {
+				fmt.Fprintf(e.stderr, "editguard: %s\n", m)
+			}
+		}
+	}
 	serverGC(os.Getenv)
 	srv, err := mcpserver.New(ws, &mcpserver.Options{
 		Approve: v.approve,

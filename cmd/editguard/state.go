@@ -28,7 +28,13 @@ what it put there), which stays until a person removes it, and
 editguard's own temporary files in the workspace (.NAME.<tag>.egtmp,
 which listings leave out): the new content of a change whose writer
 stopped before it finished, kept in history and removed by the next change
-to NAME.`,
+to NAME.
+
+It ends the shell commands whose end will not come (their process is gone
+or their time is up), as the next command would: what each changed is
+recorded; for one exec ran isolated and was killed while it ran, its
+changes are put into the tree first, and changes others made meanwhile
+are not recorded as its own.`,
 }
 
 func runState(ctx context.Context, e *env, args []string) error {
@@ -63,7 +69,17 @@ func runState(ctx context.Context, e *env, args []string) error {
 		target := editguard.TempTarget(p)
 		warnings = append(warnings, fmt.Sprintf("%s is editguard's temporary file for %s: the new content of a change whose writer stopped before it finished (or of one in progress now); the next change to %s keeps its bytes in history and removes it", p, target, target))
 	}
+	recovered, err := ws.RecoverCommands(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range recovered {
+		warnings = append(warnings, recoveredCommandNote(r)...)
+	}
 	res := map[string]any{"trusted": true, "warnings": warnings, "problems": problems, "rolled_back": rec.RolledBack, "temporary_files": temps}
+	if len(recovered) > 0 {
+		res["recovered_commands"] = recovered
+	}
 	if e.json {
 		return e.printJSON(res)
 	}
@@ -86,4 +102,28 @@ func messages(notes []editguard.RecoveryNote) []string {
 		m[i] = n.Message
 	}
 	return m
+}
+
+// recoveredCommandNote tells a person what the recovery of a command whose
+// end never came did.
+func recoveredCommandNote(r *editguard.CommandResult) []string {
+	outside := 0
+	for _, c := range r.Changes {
+		if c.ChangedBy == editguard.OutsideChange {
+			outside++
+		}
+	}
+	out := []string{fmt.Sprintf("ended command %s (%s), whose end never came: %d change(s) recorded as its own (editguard log lists them), %d made by someone else meanwhile not recorded",
+		r.ID, escapeText(r.Command), r.Totals.Recorded, outside)}
+	for _, c := range r.Conflicts {
+		line := fmt.Sprintf("command %s %s %s, but someone else had changed it meanwhile: their version stays", r.ID, c.Op, quoteName(c.Path))
+		if c.Kept != "" {
+			line += "; the command's is kept at " + quoteName(c.Kept)
+		}
+		out = append(out, line)
+	}
+	for _, w := range r.Warnings {
+		out = append(out, fmt.Sprintf("command %s: %s", r.ID, escapeText(w)))
+	}
+	return out
 }
