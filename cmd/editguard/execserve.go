@@ -63,6 +63,9 @@ import (
 type commandEnder interface {
 	End(ctx context.Context) (*editguard.CommandResult, error)
 	EndIsolated(ctx context.Context, upper string) (*editguard.CommandResult, error)
+	// Isolate records, in the command's sealed record, the overlay an
+	// isolated command runs in, before it runs (Command.Isolate).
+	Isolate(ctx context.Context, dir string, pid int, mntNS string) error
 }
 
 // execCall is a command request's body.
@@ -158,6 +161,22 @@ func (sc *serverCommand) End(ctx context.Context) (*editguard.CommandResult, err
 // EndIsolated implements commandEnder.
 func (sc *serverCommand) EndIsolated(ctx context.Context, upper string) (*editguard.CommandResult, error) {
 	return sc.end(ctx, &execCall{Op: "end", Upper: upper, Isolated: true}, func(c *editguard.Command) (*editguard.CommandResult, error) { return c.EndIsolated(ctx, upper) })
+}
+
+// Isolate implements commandEnder. The record is on disk, and the
+// server's end checks only the command's identity in it, so exec writes
+// the isolation into it itself: a server killed while the command runs
+// leaves what recovery needs, as a command begun here does.
+func (sc *serverCommand) Isolate(ctx context.Context, dir string, pid int, mntNS string) error {
+	s, err := sc.e.session()
+	if err != nil {
+		return err
+	}
+	c, err := s.ResumeCommand(sc.id)
+	if err != nil {
+		return err
+	}
+	return c.Isolate(ctx, dir, pid, mntNS)
 }
 
 // end asks the server to end the command; where it does not answer, the
