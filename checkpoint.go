@@ -1102,18 +1102,16 @@ func indexMoved(prev *cpManifest, g *gitView) ([]string, bool) {
 	var moved []string
 	i := 0
 	unlisted := func(p string) {
-		if e, _ := prev.file(p); e.Git != "" {
+		if _, has := prev.gitBlob(p); has {
 			moved = append(moved, p)
 		}
 	}
-	var hexID [40]byte
 	for p, id := range g.index.All() {
 		for ; i < len(paths) && paths[i] < p; i++ {
 			unlisted(paths[i])
 		}
 		if i < len(paths) && paths[i] == p {
-			hex.Encode(hexID[:], id[:])
-			if e, _ := prev.file(p); e.Git != string(hexID[:]) {
+			if blob, has := prev.gitBlob(p); !has || blob != id {
 				moved = append(moved, p)
 			}
 			i++

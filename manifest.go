@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/editguard/editguard/internal/gitobj"
 )
 
 // A manifest's files are a base and what differs from it.
@@ -408,6 +410,36 @@ func (m *cpManifest) has(p string) bool {
 		return false
 	}
 	return m.base.has(p)
+}
+
+// gitBlob returns the git blob id p's entry records (cpEntry.Git), and
+// whether it records one (and p is a file of m); from a base, without
+// making the entry. An id that is not 40 lowercase hexadecimal digits
+// (none a scan or a manifest file gives) reads as zeros.
+func (m *cpManifest) gitBlob(p string) (gitobj.ID, bool) {
+	if e, ok := m.over[p]; ok {
+		return gitID(e.Git)
+	}
+	if _, ok := m.gone[p]; ok {
+		return gitobj.ID{}, false
+	}
+	i := m.base.index(p)
+	if i < 0 {
+		return gitobj.ID{}, false
+	}
+	if pe := &m.base.ents[i]; pe.flags&entryOdd == 0 {
+		return pe.git, pe.flags&entryGit != 0
+	}
+	return gitID(m.base.odd[uint32(i)].Git)
+}
+
+// gitID is gitBlob of an entry's Git.
+func gitID(s string) (gitobj.ID, bool) {
+	if len(s) == 40 && lowerHex(s) {
+		id, _ := gitobj.ParseID(s)
+		return id, true
+	}
+	return gitobj.ID{}, s != ""
 }
 
 // numFiles is how many files m has.
