@@ -37,6 +37,12 @@ import (
 // It reports the median of each, in milliseconds, and the hook servers'
 // resident size at the end and at its peak (MiB).
 //
+// With EDITGUARD_BENCH_BASELINE set to a directory holding the editguard
+// and editguard-hook programs of another build, the scan cells give way
+// to that build's: a copy of the tree whose server (that build's, with
+// its journal) runs the same pair and exec, cell by cell in turn with
+// this build's ("baseline" in the metrics' names).
+//
 //	EDITGUARD_BENCH_FILES=2000,20000,100000 go test -run '^$' -bench BenchmarkShellJournal -benchtime 15x -timeout 2h ./cmd/editguard
 func BenchmarkShellJournal(b *testing.B) {
 	sizes := []int{2000}
@@ -71,16 +77,26 @@ func BenchmarkShellJournal(b *testing.B) {
 		}
 		os.RemoveAll(run)
 	}()
+	progs := map[string][2]string{"watch": {egBin, hookBin}, "scan": {egBin, hookBin}}
+	other := "scan"
+	if dir := os.Getenv("EDITGUARD_BENCH_BASELINE"); dir != "" {
+		other = "baseline"
+		progs[other] = [2]string{filepath.Join(dir, "editguard"), filepath.Join(dir, "editguard-hook")}
+	}
 	for _, n := range sizes {
 		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
-			benchShellJournal(b, n, egBin, hookBin, hello)
+			benchShellJournal(b, n, progs, other, hello)
 		})
 	}
 }
 
-func benchShellJournal(b *testing.B, n int, egBin, hookBin, hello string) {
+// benchShellJournal runs the cells on a tree of n files ("watch") and a
+// copy of it (other: "scan" or "baseline"), each key's with its programs
+// (editguard, editguard-hook).
+func benchShellJournal(b *testing.B, n int, progs map[string][2]string, other, hello string) {
 	base := b.TempDir()
-	trees := map[string]string{"watch": filepath.Join(base, "watch"), "scan": filepath.Join(base, "scan")}
+	keys := []string{"watch", other}
+	trees := map[string]string{"watch": filepath.Join(base, "watch"), other: filepath.Join(base, other)}
 	var files []string
 	for i := range n {
 		files = append(files, fmt.Sprintf("d%03d/s%02d/f%06d.go", i/1000, i/50%20, i))
@@ -102,10 +118,10 @@ func benchShellJournal(b *testing.B, n int, egBin, hookBin, hello string) {
 			b.Fatalf("git %v: %v\n%s", args, err, out)
 		}
 	}
-	if out, err := exec.Command("cp", "-a", root, trees["scan"]).CombinedOutput(); err != nil {
+	if out, err := exec.Command("cp", "-a", root, trees[other]).CombinedOutput(); err != nil {
 		b.Fatalf("cp: %v\n%s", err, out)
 	}
-	envOf := map[string][]string{"watch": os.Environ(), "scan": append(os.Environ(), editguard.NoWatchEnv+"=1")}
+	envOf := map[string][]string{"watch": os.Environ(), "scan": append(os.Environ(), editguard.NoWatchEnv+"=1"), "baseline": os.Environ()}
 	start := func(args []string, stdin []byte, env []string, dir string) time.Duration {
 		cmd := exec.Command(args[0], args[1:]...)
 		cmd.Stdin, cmd.Env, cmd.Dir = bytes.NewReader(stdin), env, dir
@@ -128,54 +144,63 @@ func benchShellJournal(b *testing.B, n int, egBin, hookBin, hello string) {
 	round := 0
 	pair := func(key string) time.Duration {
 		root := trees[key]
-		pre := start([]string{hookBin, "--root", root}, event(root, "PreToolUse"), envOf[key], root)
+		pre := start([]string{progs[key][1], "--root", root}, event(root, "PreToolUse"), envOf[key], root)
 		for k := range 3 {
 			f := files[(round*3+k*7919)%len(files)]
 			if err := os.WriteFile(filepath.Join(root, f), fmt.Appendf(nil, "package p\n// round %d\n", round), 0o644); err != nil {
 				b.Fatal(err)
 			}
 		}
-		post := start([]string{hookBin, "--root", root}, event(root, "PostToolUse"), envOf[key], root)
+		post := start([]string{progs[key][1], "--root", root}, event(root, "PostToolUse"), envOf[key], root)
 		return pre + post
 	}
 	// The first events start each tree's server (with its environment)
 	// and take the first checkpoints; wait for the journal of the one.
 	for range 2 {
-		for _, k := range []string{"watch", "scan"} {
+		for _, k := range keys {
 			id++
 			pair(k)
 		}
 		round++
 	}
-	for deadline := time.Now().Add(5 * time.Minute); hookServerJournal(trees["watch"]) == nil; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			b.Fatal("the hook server's journal does not answer")
+	for _, k := range keys {
+		if k == "scan" {
+			continue
+		}
+		for deadline := time.Now().Add(5 * time.Minute); hookServerJournal(trees[k]) == nil; time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				b.Fatal("the hook server's journal does not answer")
+			}
 		}
 	}
-	for _, k := range []string{"watch", "scan"} { // warm
+	for _, k := range keys { // warm
 		id++
 		pair(k)
-		start([]string{egBin, "exec", "--", "true"}, nil, envOf[k], trees[k])
+		start([]string{progs[k][0], "exec", "--", "true"}, nil, envOf[k], trees[k])
 	}
 	times := map[string][]time.Duration{}
 	for b.Loop() {
 		times["hello"] = append(times["hello"], start([]string{hello}, nil, nil, ""))
 		id++
 		round++
-		for _, k := range []string{"watch", "scan"} {
+		for _, k := range keys {
 			times["bash-"+k] = append(times["bash-"+k], pair(k))
 		}
 		times["git-status"] = append(times["git-status"], start([]string{"git", "status", "--porcelain"}, nil, os.Environ(), trees["watch"]))
-		for _, k := range []string{"watch", "scan"} {
-			times["exec-"+k] = append(times["exec-"+k], start([]string{egBin, "exec", "--", "true"}, nil, envOf[k], trees[k]))
+		if other == "baseline" { // its index rewritten as the other's
+			start([]string{"git", "status", "--porcelain"}, nil, os.Environ(), trees[other])
 		}
+		for _, k := range keys {
+			times["exec-"+k] = append(times["exec-"+k], start([]string{progs[k][0], "exec", "--", "true"}, nil, envOf[k], trees[k]))
+		}
+		slices.Reverse(keys) // the other goes first next round
 	}
 	for _, k := range slices.Sorted(maps.Keys(times)) {
 		ds := times[k]
 		slices.Sort(ds)
 		b.ReportMetric(float64(ds[len(ds)/2])/float64(time.Millisecond), k+"-ms")
 	}
-	for _, k := range []string{"watch", "scan"} {
+	for _, k := range keys {
 		rss, hwm := serverMemory(b, trees[k])
 		b.ReportMetric(rss, "server-"+k+"-rss-MiB")
 		b.ReportMetric(hwm, "server-"+k+"-peak-MiB")
