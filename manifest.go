@@ -25,7 +25,7 @@ import (
 // files of a manifest are a fileBase, shared by every manifest made from
 // it and never changed once made, and the entries added or changed (over)
 // and removed (gone) since it. A checkpoint copies only those, and starts
-// from a new base (flatten) once they pass a fraction of it (overlayLimit),
+// from a new base (mergeBase) once they pass a fraction of it (overlayLimit),
 // so the copy stays small against the tree and the base is rebuilt about
 // once per that many changes.
 //

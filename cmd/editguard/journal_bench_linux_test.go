@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -344,5 +346,97 @@ func BenchmarkHookServedBash(b *testing.B) {
 		ds := times[k]
 		slices.Sort(ds)
 		b.ReportMetric(float64(ds[len(ds)/2])/float64(time.Millisecond), k+"-ms")
+	}
+}
+
+// BenchmarkHookServerHeap measures what a hook server holds: one watched
+// workspace (a git working copy of $EDITGUARD_BENCH_FILES files, default
+// 2000, as BenchmarkHookServedBash makes it) serves a Claude Code Bash
+// tool's two events per iteration, in process, with 3 files changed
+// between them and, with EDITGUARD_BENCH_GIT_STATUS=1, git status run
+// before each pair. At the end it collects garbage twice and reports the
+// live heap (heap-live-MiB) and the heap's pages held (heap-sys-MiB), and
+// writes a heap profile to $EDITGUARD_BENCH_HEAP_PROFILE if set:
+//
+//	EDITGUARD_BENCH_FILES=100000 EDITGUARD_BENCH_HEAP_PROFILE=heap.pb.gz GOGC=50 go test -run '^$' -bench BenchmarkHookServerHeap -benchtime 6x ./cmd/editguard
+//	go tool pprof -sample_index=inuse_space -top heap.pb.gz
+func BenchmarkHookServerHeap(b *testing.B) {
+	n := 2000
+	if s := os.Getenv("EDITGUARD_BENCH_FILES"); s != "" {
+		n, _ = strconv.Atoi(s)
+	}
+	gitStatus := os.Getenv("EDITGUARD_BENCH_GIT_STATUS") == "1"
+	root := filepath.Join(b.TempDir(), "watch")
+	var files []string
+	for i := range n {
+		files = append(files, fmt.Sprintf("d%03d/s%02d/f%06d.go", i/1000, i/50%20, i))
+	}
+	for i, f := range files {
+		p := filepath.Join(root, f)
+		if i%50 == 0 {
+			os.MkdirAll(filepath.Dir(p), 0o755)
+		}
+		os.WriteFile(p, fmt.Appendf(nil, "package p\n\n// file %d\n%s", i, strings.Repeat("// some text of the file\n", 40)), 0o644)
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"config", "gc.auto", "0"}, {"add", "-A"}, {"-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "tree"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	w, err := editguard.Open(root, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.Watch(); err != nil {
+		b.Fatal(err)
+	}
+	id := 0
+	call := func(name string) {
+		ev, _ := json.Marshal(map[string]any{"session_id": "bench", "cwd": root, "hook_event_name": name, "tool_name": "Bash",
+			"tool_use_id": fmt.Sprintf("toolu_%d", id), "tool_input": map[string]any{"command": "sed -i s/some/any/ three files"}})
+		var out, errb bytes.Buffer
+		var later []func()
+		e := &env{root: root, sessionName: defaultSession, stdin: bytes.NewReader(ev), stdout: &out, stderr: &errb, ws: w, answered: &later}
+		if code := report(e, runHook(b.Context(), e, []string{"--client", "claude-code"})); code != 0 {
+			b.Fatal(code, errb.String(), out.String())
+		}
+		for _, f := range later {
+			f()
+		}
+	}
+	round := 0
+	for b.Loop() {
+		id++
+		if gitStatus {
+			cmd := exec.Command("git", "status", "--porcelain")
+			cmd.Dir = root
+			cmd.Run()
+		}
+		call("PreToolUse")
+		for j := range 3 {
+			f := files[(round*3+j*7919)%len(files)]
+			os.WriteFile(filepath.Join(root, f), fmt.Appendf(nil, "package p\n// round %d\n", round), 0o644)
+		}
+		call("PostToolUse")
+		round++
+	}
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "heap-live-MiB")
+	b.ReportMetric(float64(ms.HeapSys)/(1<<20), "heap-sys-MiB")
+	if out := os.Getenv("EDITGUARD_BENCH_HEAP_PROFILE"); out != "" {
+		f, err := os.Create(out)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		if err := pprof.WriteHeapProfile(f); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
