@@ -10,6 +10,7 @@ import (
 	"hash/maphash"
 	"iter"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -225,9 +226,14 @@ func newBaseBuilder(n, nameBytes int) *baseBuilder {
 	return bb
 }
 
+// maxBaseNames is the most bytes a base's paths may take together: their
+// offsets are 32 bits. A tree whose covered paths take more (a million
+// paths of 4 KiB) is refused with a panic, not misread.
+const maxBaseNames = math.MaxUint32
+
 // add adds the file p, after every file added before.
 func (bb *baseBuilder) add(p string, e cpEntry) {
-	pe := packedEntry{size: e.Size, mtime: e.MtimeNS, ctime: e.CtimeNS, ino: e.Ino, mode: e.Mode, off: uint32(bb.names.Len())}
+	pe := packedEntry{size: e.Size, mtime: e.MtimeNS, ctime: e.CtimeNS, ino: e.Ino, mode: e.Mode, off: bb.addName(p)}
 	if e.Backed {
 		pe.flags |= entryBacked
 	}
@@ -244,8 +250,17 @@ func (bb *baseBuilder) add(p string, e cpEntry) {
 		}
 		bb.odd[uint32(len(bb.ents))] = e
 	}
-	bb.names.WriteString(p)
 	bb.ents = append(bb.ents, pe)
+}
+
+// addName appends the path p to the names and returns its offset.
+func (bb *baseBuilder) addName(p string) uint32 {
+	off := bb.names.Len()
+	if off+len(p) > maxBaseNames {
+		panic("editguard: a checkpoint's paths take more than 4 GiB")
+	}
+	bb.names.WriteString(p)
+	return uint32(off)
 }
 
 // addFrom adds b's i-th file, after every file added before.
@@ -255,8 +270,7 @@ func (bb *baseBuilder) addFrom(b *fileBase, i int) {
 		bb.add(b.path(i), b.odd[uint32(i)])
 		return
 	}
-	pe.off = uint32(bb.names.Len())
-	bb.names.WriteString(b.path(i))
+	pe.off = bb.addName(b.path(i))
 	bb.ents = append(bb.ents, pe)
 }
 
