@@ -108,6 +108,16 @@ func (b *fileBase) entry(i int) cpEntry {
 	return e
 }
 
+// sameEntry reports whether b's i-th file's entry is o's j-th file's.
+func (b *fileBase) sameEntry(i int, o *fileBase, j int) bool {
+	x, y := b.ents[i], o.ents[j]
+	if x.flags&entryOdd != 0 || y.flags&entryOdd != 0 {
+		return b.entry(i) == o.entry(j)
+	}
+	x.off, y.off = 0, 0
+	return x == y
+}
+
 // index returns the index of the file p in b, -1 if b has none.
 func (b *fileBase) index(p string) int {
 	if b == nil || len(b.table) == 0 {

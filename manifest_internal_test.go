@@ -103,15 +103,23 @@ func TestManifestOverlay(t *testing.T) {
 		if !slices.Equal(below, want) {
 			t.Fatalf("round %d: under(%s) = %d paths, want %d", round, dir, len(below), len(want))
 		}
-		// diffPaths of two manifests sharing a base names every path
-		// whose entry differs.
-		if prev.base == m.base {
-			seen := map[string]bool{}
-			diffPaths(prev, m, func(p string) { seen[p] = true })
-			for p := range model {
-				if e, ok := prev.file(p); (!ok || e != model[p]) && !seen[p] {
-					t.Fatalf("round %d: diffPaths missed %q", round, p)
-				}
+		// diffPaths names every path whose entry differs, once, whether
+		// the two manifests share a base or not.
+		seen := map[string]bool{}
+		diffPaths(prev, m, func(p string) {
+			if seen[p] {
+				t.Fatalf("round %d: diffPaths named %q twice", round, p)
+			}
+			seen[p] = true
+		})
+		for p := range model {
+			if e, ok := prev.file(p); (!ok || e != model[p]) && !seen[p] {
+				t.Fatalf("round %d: diffPaths missed %q", round, p)
+			}
+		}
+		for p := range prev.allFiles() {
+			if _, ok := model[p]; !ok && !seen[p] {
+				t.Fatalf("round %d: diffPaths missed the removed %q", round, p)
 			}
 		}
 		// Written on its base and read back: the same files.
@@ -272,8 +280,31 @@ func TestFileBaseAgainstAMap(t *testing.T) {
 						model[p] = e
 					}
 				}
+				old, oldModel := b, filesOf(&cpManifest{base: b, n: b.len()})
 				b = mergeBase(b, over, gone)
 				check(fmt.Sprintf("%s, round %d", what, round), b, model, odd)
+				// diffPaths of the manifests on the two bases names
+				// exactly the paths whose entries differ, once each.
+				named := map[string]bool{}
+				diffPaths(&cpManifest{base: old, n: old.len()}, &cpManifest{base: b, n: b.len()}, func(p string) {
+					if named[p] {
+						t.Fatalf("%s, round %d: diffPaths named %q twice", what, round, p)
+					}
+					named[p] = true
+				})
+				differ := map[string]bool{}
+				for _, mp := range []map[string]cpEntry{oldModel, model} {
+					for p := range mp {
+						if e, ok := oldModel[p]; !ok || e != model[p] {
+							differ[p] = true
+						} else if _, ok := model[p]; !ok {
+							differ[p] = true
+						}
+					}
+				}
+				if !maps.Equal(named, differ) {
+					t.Fatalf("%s, round %d: diffPaths named %d paths, want %d", what, round, len(named), len(differ))
+				}
 			}
 		}
 	}
