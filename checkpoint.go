@@ -194,7 +194,7 @@ func (cp *checkpoints) loadManifest(name, sum string) (*cpManifest, error) {
 			// A base this process holds: another process's delta on it
 			// (an exec's) costs the delta, not the tree.
 			if b := cp.w.keptBase(cur, curSum); b != nil {
-				root = &cpManifest{base: b, n: len(b.files)}
+				root = &cpManifest{base: b, n: b.len()}
 				break
 			}
 		}
@@ -485,25 +485,18 @@ const (
 var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 func (m *cpManifest) marshal() []byte {
-	n := len(manifestMagic) + 18 + len(m.Exclude) + len(m.Index) + 4
-	paths := m.sortedPaths()
-	for _, p := range paths {
-		n += 2 + len(p) + 37 + 64 + 40
-	}
+	n := len(manifestMagic) + 18 + len(m.Exclude) + len(m.Index) + 4 + m.numFiles()*(2+37+64+40) + m.pathBytes()
 	for _, p := range m.Unchecked {
 		n += 2 + len(p)
 	}
 	b := make([]byte, 0, n)
 	b = append(b, manifestMagic...)
 	b = binary.LittleEndian.AppendUint64(b, uint64(m.StartNS))
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(paths)))
+	b = binary.LittleEndian.AppendUint32(b, uint32(m.numFiles()))
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(m.Unchecked)))
 	b = append(append(b, byte(len(m.Exclude))), m.Exclude...)
 	b = append(append(b, byte(len(m.Index))), m.Index...)
-	for _, p := range paths {
-		e, _ := m.file(p)
-		b = appendEntry(b, p, e)
-	}
+	b = m.appendFiles(b)
 	for _, p := range m.Unchecked {
 		b = binary.LittleEndian.AppendUint16(b, uint16(len(p)))
 		b = append(b, p...)
@@ -679,24 +672,28 @@ func unmarshalManifest(data []byte) (*cpManifest, error) {
 	if d.bad || nf > len(s)/100 || nu > len(s)/2 {
 		return nil, errManifest
 	}
-	base := &fileBase{files: make(map[string]cpEntry, nf), paths: make([]string, 0, nf)}
+	// The files go into a base of their own (packed: see fileBase), and
+	// the strings kept are copies, so that s is not held.
+	m.Exclude, m.Index = strings.Clone(m.Exclude), strings.Clone(m.Index)
+	bb := newBaseBuilder(nf, max(0, len(s)-nf*(2+37+64+40))) // at most the paths' bytes
 	prev := ""
 	for range nf {
 		p, e := d.entry()
 		if d.bad || p <= prev || !manifestPath(p) || !validSHA256(e.SHA256) || !lowerHex(e.Git) || e.Backed && e.Git == "" {
 			return nil, errManifest
 		}
-		base.files[p], prev = e, p
-		base.paths = append(base.paths, p)
+		bb.add(p, e)
+		prev = p
 	}
-	m.base, m.n = base, len(base.files)
+	m.base = bb.base()
+	m.n = m.base.len()
 	prev = ""
 	for range nu {
 		p := d.str(int(d.u16()))
 		if d.bad || p <= prev || !manifestPath(p) {
 			return nil, errManifest
 		}
-		m.Unchecked, prev = append(m.Unchecked, p), p
+		m.Unchecked, prev = append(m.Unchecked, strings.Clone(p)), p
 	}
 	if d.bad || d.off != len(body) {
 		return nil, errManifest
@@ -1105,18 +1102,16 @@ func indexMoved(prev *cpManifest, g *gitView) ([]string, bool) {
 	var moved []string
 	i := 0
 	unlisted := func(p string) {
-		if e, _ := prev.file(p); e.Git != "" {
+		if _, has := prev.gitBlob(p); has {
 			moved = append(moved, p)
 		}
 	}
-	var hexID [40]byte
 	for p, id := range g.index.All() {
 		for ; i < len(paths) && paths[i] < p; i++ {
 			unlisted(paths[i])
 		}
 		if i < len(paths) && paths[i] == p {
-			hex.Encode(hexID[:], id[:])
-			if e, _ := prev.file(p); e.Git != string(hexID[:]) {
+			if blob, has := prev.gitBlob(p); !has || blob != id {
 				moved = append(moved, p)
 			}
 			i++

@@ -234,10 +234,11 @@ type cpManifest struct {
 	from             *cpManifest
 }
 
-// diffPaths calls fn with every path of a file whose entry may differ
-// between a and b: if b was made from a, those changed or removed; if the
-// two share a base, those either changed from it; else every file of
-// either (fn filters).
+// diffPaths calls fn once with every path of a file whose entry may
+// differ between a and b: if b was made from a, those changed or removed;
+// else those either changed from its base and, if their bases differ,
+// those of the two bases' files (walked side by side in path order) that
+// only one has or whose entries differ.
 func diffPaths(a, b *cpManifest, fn func(p string)) {
 	if b.from == a {
 		for _, list := range [][]string{b.changed, b.removed} {
@@ -247,31 +248,53 @@ func diffPaths(a, b *cpManifest, fn func(p string)) {
 		}
 		return
 	}
-	if a.base != nil && a.base == b.base {
-		seen := map[string]bool{}
-		for _, m := range []*cpManifest{a, b} {
-			for p := range m.over {
-				if !seen[p] {
-					seen[p] = true
-					fn(p)
-				}
-			}
-			for p := range m.gone {
-				if !seen[p] {
-					seen[p] = true
-					fn(p)
-				}
+	seen := map[string]bool{}
+	for _, m := range []*cpManifest{a, b} {
+		for p := range m.over {
+			if !seen[p] {
+				seen[p] = true
+				fn(p)
 			}
 		}
+		for p := range m.gone {
+			if !seen[p] {
+				seen[p] = true
+				fn(p)
+			}
+		}
+	}
+	if a.base == b.base {
 		return
 	}
-	for p := range b.allFiles() {
-		fn(p)
-	}
-	for p := range a.allFiles() {
-		if _, ok := b.file(p); !ok {
+	x, y := a.base, b.base
+	other := func(p string) {
+		if len(seen) == 0 || !seen[p] {
 			fn(p)
 		}
+	}
+	i, j := 0, 0
+	for i < x.len() && j < y.len() {
+		p, q := x.path(i), y.path(j)
+		switch {
+		case p < q:
+			other(p)
+			i++
+		case q < p:
+			other(q)
+			j++
+		default:
+			if !x.sameEntry(i, y, j) {
+				other(p)
+			}
+			i++
+			j++
+		}
+	}
+	for ; i < x.len(); i++ {
+		other(x.path(i))
+	}
+	for ; j < y.len(); j++ {
+		other(y.path(j))
 	}
 }
 

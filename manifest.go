@@ -3,12 +3,19 @@
 package editguard
 
 import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
+	"hash/maphash"
 	"iter"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/editguard/editguard/internal/gitobj"
 )
 
 // A manifest's files are a base and what differs from it.
@@ -19,7 +26,7 @@ import (
 // files of a manifest are a fileBase, shared by every manifest made from
 // it and never changed once made, and the entries added or changed (over)
 // and removed (gone) since it. A checkpoint copies only those, and starts
-// from a new base (flatten) once they pass a fraction of it (overlayLimit),
+// from a new base (mergeBase) once they pass a fraction of it (overlayLimit),
 // so the copy stays small against the tree and the base is rebuilt about
 // once per that many changes.
 //
@@ -28,46 +35,175 @@ import (
 
 // fileBase is the files a manifest holds in full: never changed once a
 // manifest has it, shared by the manifests made from it.
+//
+// It is held compact, as the hook server holds one or two for as long as
+// it runs: the paths one after another in one string, in order (names),
+// and per file, in that order, an entry with its path's offset and its
+// sums in binary (packedEntry); a hash table of the entries' indexes by
+// path finds one in constant time. An entry whose sums are not the
+// lowercase hexadecimal a scan or a manifest file gives (only a test makes
+// one) is kept as it is, in odd.
 type fileBase struct {
-	files map[string]cpEntry
+	names string
+	ents  []packedEntry
+	table []uint32 // by hash of the path (baseSeed): index+1, 0 for none
+	odd   map[uint32]cpEntry
+
+	// open says the base was made by deriveFiles for the one manifest
+	// being made on it, which seal folds its changes into.
+	open bool
 
 	mu sync.Mutex
 	// name and sum are the full manifest that holds these files on disk
 	// ("" until one is written or read).
 	name, sum string
-	paths     []string             // in order, made on first use
-	sums      map[string]sumCounts // by SHA-256, made on first use
+	bySum     []uint32 // the entries' indexes by SHA-256, made on first use
 }
 
-// sumCounts counts a content's files: not backed by git's objects (the
-// checkpoint store holds them), and backed.
-type sumCounts struct{ stored, backed int32 }
+// packedEntry is a cpEntry in a fileBase, and where its path starts in
+// the base's names (it ends where the next one starts).
+type packedEntry struct {
+	size, mtime, ctime int64
+	ino                uint64
+	mode, off          uint32
+	sha                [32]byte
+	git                [20]byte
+	flags              uint8 // entryBacked, entryGit, entryOdd
+}
 
-func (b *fileBase) sortedPaths() []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.paths == nil {
-		b.paths = slices.Sorted(maps.Keys(b.files))
+// entryOdd marks a packedEntry whose cpEntry is in its base's odd.
+const entryOdd = 1 << 7
+
+// baseSeed hashes the paths of every fileBase's table.
+var baseSeed = maphash.MakeSeed()
+
+// len is how many files b holds.
+func (b *fileBase) len() int {
+	if b == nil {
+		return 0
 	}
-	return b.paths
+	return len(b.ents)
 }
 
-func (b *fileBase) sumCounts() map[string]sumCounts {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.sums == nil {
-		b.sums = make(map[string]sumCounts, len(b.files))
-		for _, e := range b.files {
-			c := b.sums[e.SHA256]
-			if e.Backed {
-				c.backed++
-			} else {
-				c.stored++
-			}
-			b.sums[e.SHA256] = c
+// path returns the path of b's i-th file (in path order).
+func (b *fileBase) path(i int) string {
+	end := len(b.names)
+	if i+1 < len(b.ents) {
+		end = int(b.ents[i+1].off)
+	}
+	return b.names[b.ents[i].off:end]
+}
+
+// entry returns b's i-th file's entry.
+func (b *fileBase) entry(i int) cpEntry {
+	pe := &b.ents[i]
+	if pe.flags&entryOdd != 0 {
+		return b.odd[uint32(i)]
+	}
+	e := cpEntry{Size: pe.size, MtimeNS: pe.mtime, CtimeNS: pe.ctime, Ino: pe.ino, Mode: pe.mode,
+		SHA256: hex.EncodeToString(pe.sha[:]), Backed: pe.flags&entryBacked != 0}
+	if pe.flags&entryGit != 0 {
+		e.Git = hex.EncodeToString(pe.git[:])
+	}
+	return e
+}
+
+// sameEntry reports whether b's i-th file's entry is o's j-th file's.
+func (b *fileBase) sameEntry(i int, o *fileBase, j int) bool {
+	x, y := b.ents[i], o.ents[j]
+	if x.flags&entryOdd != 0 || y.flags&entryOdd != 0 {
+		return b.entry(i) == o.entry(j)
+	}
+	x.off, y.off = 0, 0
+	return x == y
+}
+
+// index returns the index of the file p in b, -1 if b has none.
+func (b *fileBase) index(p string) int {
+	if b == nil || len(b.table) == 0 {
+		return -1
+	}
+	mask := uint64(len(b.table) - 1)
+	for h := maphash.String(baseSeed, p) & mask; ; h = (h + 1) & mask {
+		v := b.table[h]
+		if v == 0 {
+			return -1
+		}
+		if b.path(int(v-1)) == p {
+			return int(v - 1)
 		}
 	}
-	return b.sums
+}
+
+// has reports whether b has the file p.
+func (b *fileBase) has(p string) bool { return b.index(p) >= 0 }
+
+// file returns p's entry in b.
+func (b *fileBase) file(p string) (cpEntry, bool) {
+	if i := b.index(p); i >= 0 {
+		return b.entry(i), true
+	}
+	return cpEntry{}, false
+}
+
+// search returns the index of the first file of b whose path is not
+// below p.
+func (b *fileBase) search(p string) int {
+	lo, hi := 0, len(b.ents)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if b.path(m) < p {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// count returns how many of b's files have the content sum: not backed
+// (the checkpoint store holds it), and backed.
+func (b *fileBase) count(sum string) (stored, backed int32) {
+	add := func(pe *packedEntry) {
+		if pe.flags&entryBacked != 0 {
+			backed++
+		} else {
+			stored++
+		}
+	}
+	for i, e := range b.odd {
+		if e.SHA256 == sum {
+			add(&b.ents[i])
+		}
+	}
+	var key [32]byte
+	if len(sum) != len(key)*2 || !lowerHex(sum) {
+		return stored, backed
+	}
+	hex.Decode(key[:], []byte(sum))
+	bySum := b.sumOrder()
+	i, _ := slices.BinarySearchFunc(bySum, key, func(j uint32, k [32]byte) int { return bytes.Compare(b.ents[j].sha[:], k[:]) })
+	for ; i < len(bySum) && b.ents[bySum[i]].sha == key; i++ {
+		if pe := &b.ents[bySum[i]]; pe.flags&entryOdd == 0 {
+			add(pe)
+		}
+	}
+	return stored, backed
+}
+
+// sumOrder returns the indexes of b's entries in the order of their
+// SHA-256, made once.
+func (b *fileBase) sumOrder() []uint32 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.bySum == nil {
+		b.bySum = make([]uint32, len(b.ents))
+		for i := range b.bySum {
+			b.bySum[i] = uint32(i)
+		}
+		slices.SortFunc(b.bySum, func(x, y uint32) int { return bytes.Compare(b.ents[x].sha[:], b.ents[y].sha[:]) })
+	}
+	return b.bySum
 }
 
 // written returns the full manifest that holds b, "" if none.
@@ -87,6 +223,145 @@ func (b *fileBase) setWritten(name, sum string) {
 	}
 }
 
+// baseBuilder makes a fileBase from files added in path order.
+type baseBuilder struct {
+	names strings.Builder
+	ents  []packedEntry
+	odd   map[uint32]cpEntry
+}
+
+func newBaseBuilder(n, nameBytes int) *baseBuilder {
+	bb := &baseBuilder{ents: make([]packedEntry, 0, n)}
+	bb.names.Grow(nameBytes)
+	return bb
+}
+
+// maxBaseNames is the most bytes a base's paths may take together: their
+// offsets are 32 bits. A tree whose covered paths take more (a million
+// paths of 4 KiB) is refused with a panic, not misread.
+const maxBaseNames = math.MaxUint32
+
+// add adds the file p, after every file added before.
+func (bb *baseBuilder) add(p string, e cpEntry) {
+	pe := packedEntry{size: e.Size, mtime: e.MtimeNS, ctime: e.CtimeNS, ino: e.Ino, mode: e.Mode, off: bb.addName(p)}
+	if e.Backed {
+		pe.flags |= entryBacked
+	}
+	if len(e.SHA256) == 64 && lowerHex(e.SHA256) && (e.Git == "" || len(e.Git) == 40 && lowerHex(e.Git)) {
+		hex.Decode(pe.sha[:], []byte(e.SHA256))
+		if e.Git != "" {
+			hex.Decode(pe.git[:], []byte(e.Git))
+			pe.flags |= entryGit
+		}
+	} else {
+		pe.flags |= entryOdd
+		if bb.odd == nil {
+			bb.odd = map[uint32]cpEntry{}
+		}
+		bb.odd[uint32(len(bb.ents))] = e
+	}
+	bb.ents = append(bb.ents, pe)
+}
+
+// addName appends the path p to the names and returns its offset.
+func (bb *baseBuilder) addName(p string) uint32 {
+	off := bb.names.Len()
+	if off+len(p) > maxBaseNames {
+		panic("editguard: a checkpoint's paths take more than 4 GiB")
+	}
+	bb.names.WriteString(p)
+	return uint32(off)
+}
+
+// addFrom adds b's i-th file, after every file added before.
+func (bb *baseBuilder) addFrom(b *fileBase, i int) {
+	pe := b.ents[i]
+	if pe.flags&entryOdd != 0 {
+		bb.add(b.path(i), b.odd[uint32(i)])
+		return
+	}
+	pe.off = bb.addName(b.path(i))
+	bb.ents = append(bb.ents, pe)
+}
+
+// base returns the fileBase of the files added.
+func (bb *baseBuilder) base() *fileBase {
+	// Kept for as long as the base is: without room to spare.
+	names, ents := bb.names.String(), bb.ents
+	if bb.names.Cap()-len(names) > len(names)/16 {
+		names = strings.Clone(names)
+	}
+	if cap(ents)-len(ents) > len(ents)/16 {
+		ents = slices.Clone(ents)
+	}
+	b := &fileBase{names: names, ents: slices.Clip(ents), odd: bb.odd}
+	if len(b.ents) == 0 {
+		return b
+	}
+	size := 1
+	for size < 2*len(b.ents) {
+		size <<= 1
+	}
+	b.table = make([]uint32, size)
+	mask := uint64(size - 1)
+	for i := range b.ents {
+		h := maphash.String(baseSeed, b.path(i)) & mask
+		for b.table[h] != 0 {
+			h = (h + 1) & mask
+		}
+		b.table[h] = uint32(i + 1)
+	}
+	return b
+}
+
+// baseOf makes a fileBase of the files of files.
+func baseOf(files map[string]cpEntry) *fileBase {
+	paths := slices.Sorted(maps.Keys(files))
+	nb := 0
+	for _, p := range paths {
+		nb += len(p)
+	}
+	bb := newBaseBuilder(len(paths), nb)
+	for _, p := range paths {
+		bb.add(p, files[p])
+	}
+	return bb.base()
+}
+
+// mergeBase makes a fileBase of b's files (b may be nil) but for those in
+// gone, with over's added or in their place: a walk of b's files and
+// over's sorted paths side by side.
+func mergeBase(b *fileBase, over map[string]cpEntry, gone map[string]struct{}) *fileBase {
+	added := slices.Sorted(maps.Keys(over))
+	nb := 0
+	if b != nil {
+		nb = len(b.names)
+	}
+	for _, p := range added {
+		nb += len(p)
+	}
+	bb := newBaseBuilder(b.len()+len(added), nb)
+	j := 0
+	for i := range b.len() {
+		p := b.path(i)
+		for ; j < len(added) && added[j] < p; j++ {
+			bb.add(added[j], over[added[j]])
+		}
+		if j < len(added) && added[j] == p {
+			bb.add(p, over[p])
+			j++
+			continue
+		}
+		if _, ok := gone[p]; !ok {
+			bb.addFrom(b, i)
+		}
+	}
+	for ; j < len(added); j++ {
+		bb.add(added[j], over[added[j]])
+	}
+	return bb.base()
+}
+
 // overlayLimit is how many entries a manifest may differ from its base by
 // before the next checkpoint starts from a new one.
 func overlayLimit(baseLen int) int { return baseLen/8 + 256 }
@@ -99,9 +374,10 @@ func (m *cpManifest) newFiles() {
 
 // deriveFiles starts m's files as prev's: sharing prev's base, with copies
 // of what prev changed of it; or, when that is past overlayLimit (or prev
-// has no base), as a copy of all of prev's files, to be made a new base.
+// has no base), on a new base of all of prev's files, over which m's own
+// changes are folded when it is sealed.
 func (m *cpManifest) deriveFiles(prev *cpManifest) {
-	if prev.base != nil && len(prev.over)+len(prev.gone) <= overlayLimit(len(prev.base.files)) {
+	if prev.base != nil && len(prev.over)+len(prev.gone) <= overlayLimit(prev.base.len()) {
 		m.base, m.over, m.n = prev.base, maps.Clone(prev.over), prev.n
 		if m.over == nil {
 			m.over = map[string]cpEntry{}
@@ -111,23 +387,24 @@ func (m *cpManifest) deriveFiles(prev *cpManifest) {
 		}
 		return
 	}
-	m.newFiles()
-	m.over = make(map[string]cpEntry, prev.n)
-	for p, e := range prev.allFiles() {
-		m.over[p] = e
-	}
-	m.n = len(m.over)
+	m.base, m.over, m.gone = mergeBase(prev.base, prev.over, prev.gone), map[string]cpEntry{}, nil
+	m.base.open = true
+	m.n = m.base.len()
 }
 
 // seal makes m's files a base of their own if m has none (a full scan's
-// manifest, or one derived from a copy). Called once m is complete.
+// manifest), or folds its changes into the base deriveFiles made for it
+// (open). Called once m is complete.
 func (m *cpManifest) seal() {
-	if m.base == nil {
-		over := m.over
-		if over == nil {
-			over = map[string]cpEntry{}
-		}
-		m.base, m.over, m.gone, m.n = &fileBase{files: over}, nil, nil, len(over)
+	switch {
+	case m.base == nil:
+		m.base, m.over, m.gone = baseOf(m.over), nil, nil
+		m.n = m.base.len()
+	case m.base.open && m.flat():
+		m.base.open = false
+	case m.base.open:
+		m.base, m.over, m.gone = mergeBase(m.base, m.over, m.gone), nil, nil
+		m.n = m.base.len()
 	}
 }
 
@@ -145,8 +422,48 @@ func (m *cpManifest) file(p string) (cpEntry, bool) {
 	if _, ok := m.gone[p]; ok {
 		return cpEntry{}, false
 	}
-	e, ok := m.base.files[p]
-	return e, ok
+	return m.base.file(p)
+}
+
+// has reports whether m has the file p (file, without the entry).
+func (m *cpManifest) has(p string) bool {
+	if _, ok := m.over[p]; ok {
+		return true
+	}
+	if _, ok := m.gone[p]; ok {
+		return false
+	}
+	return m.base.has(p)
+}
+
+// gitBlob returns the git blob id p's entry records (cpEntry.Git), and
+// whether it records one (and p is a file of m); from a base, without
+// making the entry. An id that is not 40 lowercase hexadecimal digits
+// (none a scan or a manifest file gives) reads as zeros.
+func (m *cpManifest) gitBlob(p string) (gitobj.ID, bool) {
+	if e, ok := m.over[p]; ok {
+		return gitID(e.Git)
+	}
+	if _, ok := m.gone[p]; ok {
+		return gitobj.ID{}, false
+	}
+	i := m.base.index(p)
+	if i < 0 {
+		return gitobj.ID{}, false
+	}
+	if pe := &m.base.ents[i]; pe.flags&entryOdd == 0 {
+		return pe.git, pe.flags&entryGit != 0
+	}
+	return gitID(m.base.odd[uint32(i)].Git)
+}
+
+// gitID is gitBlob of an entry's Git.
+func gitID(s string) (gitobj.ID, bool) {
+	if len(s) == 40 && lowerHex(s) {
+		id, _ := gitobj.ParseID(s)
+		return id, true
+	}
+	return gitobj.ID{}, s != ""
 }
 
 // numFiles is how many files m has.
@@ -154,7 +471,7 @@ func (m *cpManifest) numFiles() int { return m.n }
 
 // setFile sets p's entry; only while m is made.
 func (m *cpManifest) setFile(p string, e cpEntry) {
-	if _, ok := m.file(p); !ok {
+	if !m.has(p) {
 		m.n++
 	}
 	if m.over == nil {
@@ -167,18 +484,16 @@ func (m *cpManifest) setFile(p string, e cpEntry) {
 
 // delFile removes p; only while m is made.
 func (m *cpManifest) delFile(p string) {
-	if _, ok := m.file(p); !ok {
+	if !m.has(p) {
 		return
 	}
 	m.n--
 	delete(m.over, p)
-	if m.base != nil {
-		if _, ok := m.base.files[p]; ok {
-			if m.gone == nil {
-				m.gone = map[string]struct{}{}
-			}
-			m.gone[p] = struct{}{}
+	if m.base.has(p) {
+		if m.gone == nil {
+			m.gone = map[string]struct{}{}
 		}
+		m.gone[p] = struct{}{}
 	}
 	m.sums = nil
 }
@@ -191,38 +506,30 @@ func (m *cpManifest) allFiles() iter.Seq2[string, cpEntry] {
 				return
 			}
 		}
-		if m.base == nil {
-			return
-		}
-		for p, e := range m.base.files {
+		for i := range m.base.len() {
+			p := m.base.path(i)
 			if _, ok := m.over[p]; ok {
 				continue
 			}
 			if _, ok := m.gone[p]; ok {
 				continue
 			}
-			if !yield(p, e) {
+			if !yield(p, m.base.entry(i)) {
 				return
 			}
 		}
 	}
 }
 
-// sortedPaths returns m's paths in order: its base's, made once, when m is
-// flat; else merged with what m changed (a cost of the tree's size, paid
-// only by a manifest written in full).
+// sortedPaths returns m's paths in order: its base's merged with what m
+// changed (a cost of the tree's size, paid only by a manifest written in
+// full, or by a walk of a new git index beside it).
 func (m *cpManifest) sortedPaths() []string {
-	if m.base == nil {
-		return slices.Sorted(maps.Keys(m.over))
-	}
-	bp := m.base.sortedPaths()
-	if m.flat() {
-		return bp
-	}
 	added := m.overOnly()
 	out := make([]string, 0, m.n)
 	i := 0
-	for _, p := range bp {
+	for j := range m.base.len() {
+		p := m.base.path(j)
 		if _, ok := m.gone[p]; ok {
 			continue
 		}
@@ -234,13 +541,71 @@ func (m *cpManifest) sortedPaths() []string {
 	return append(out, added[i:]...)
 }
 
+// pathBytes is at least the length of m's paths put together.
+func (m *cpManifest) pathBytes() int {
+	n := 0
+	if m.base != nil {
+		n = len(m.base.names)
+	}
+	for p := range m.over {
+		n += len(p)
+	}
+	return n
+}
+
+// appendFiles appends every file of m in path order, as a full manifest
+// lists them (appendEntry): its base's merged with what m changed, the
+// base's entries encoded from their packed form.
+func (m *cpManifest) appendFiles(b []byte) []byte {
+	changed := m.sortedOver()
+	i := 0
+	for j := range m.base.len() {
+		p := m.base.path(j)
+		for ; i < len(changed) && changed[i] < p; i++ {
+			b = appendEntry(b, changed[i], m.over[changed[i]])
+		}
+		if i < len(changed) && changed[i] == p {
+			b = appendEntry(b, p, m.over[p])
+			i++
+			continue
+		}
+		if _, ok := m.gone[p]; ok {
+			continue
+		}
+		if pe := &m.base.ents[j]; pe.flags&entryOdd == 0 {
+			b = appendPacked(b, p, pe)
+		} else {
+			b = appendEntry(b, p, m.base.odd[uint32(j)])
+		}
+	}
+	for ; i < len(changed); i++ {
+		b = appendEntry(b, changed[i], m.over[changed[i]])
+	}
+	return b
+}
+
+// appendPacked is appendEntry of a packed entry.
+func appendPacked(b []byte, p string, pe *packedEntry) []byte {
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(p)))
+	b = append(b, p...)
+	b = binary.LittleEndian.AppendUint64(b, uint64(pe.size))
+	b = binary.LittleEndian.AppendUint64(b, uint64(pe.mtime))
+	b = binary.LittleEndian.AppendUint64(b, uint64(pe.ctime))
+	b = binary.LittleEndian.AppendUint64(b, pe.ino)
+	b = binary.LittleEndian.AppendUint32(b, pe.mode)
+	b = append(b, pe.flags&(entryBacked|entryGit))
+	b = hex.AppendEncode(b, pe.sha[:])
+	if pe.flags&entryGit != 0 {
+		b = hex.AppendEncode(b, pe.git[:])
+	}
+	return b
+}
+
 // overOnly returns, in order, the paths m has that its base does not.
 func (m *cpManifest) overOnly() []string {
 	var out []string
 	for p := range m.over {
-		if m.base == nil {
-			out = append(out, p)
-		} else if _, ok := m.base.files[p]; !ok {
+		if !m.base.has(p) {
 			out = append(out, p)
 		}
 	}
@@ -252,20 +617,20 @@ func (m *cpManifest) overOnly() []string {
 // order; overSorted is m.sortedOver().
 func (m *cpManifest) under(dir string, overSorted []string, fn func(p string)) {
 	prefix := dir + "/"
-	if m.base != nil {
-		bp := m.base.sortedPaths()
-		i, _ := slices.BinarySearch(bp, prefix)
-		for ; i < len(bp) && strings.HasPrefix(bp[i], prefix); i++ {
-			if _, ok := m.file(bp[i]); ok {
-				fn(bp[i])
+	if b := m.base; b != nil {
+		for i := b.search(prefix); i < len(b.ents); i++ {
+			p := b.path(i)
+			if !strings.HasPrefix(p, prefix) {
+				break
+			}
+			if _, ok := m.gone[p]; !ok {
+				fn(p)
 			}
 		}
 	}
 	i, _ := slices.BinarySearch(overSorted, prefix)
 	for ; i < len(overSorted) && strings.HasPrefix(overSorted[i], prefix); i++ {
-		if m.base == nil {
-			fn(overSorted[i])
-		} else if _, ok := m.base.files[overSorted[i]]; !ok {
+		if !m.base.has(overSorted[i]) {
 			fn(overSorted[i]) // not met in the base's paths above
 		}
 	}
@@ -274,9 +639,13 @@ func (m *cpManifest) under(dir string, overSorted []string, fn func(p string)) {
 // sortedOver returns the paths of m's over in order.
 func (m *cpManifest) sortedOver() []string { return slices.Sorted(maps.Keys(m.over)) }
 
-// manifestSums is what a manifest names by content: its base's counts
-// (sumCounts) less those of the base's files it changed or removed
-// (shadow), and those of its own over.
+// sumCounts counts a content's files: not backed by git's objects (the
+// checkpoint store holds them), and backed.
+type sumCounts struct{ stored, backed int32 }
+
+// manifestSums is what a manifest names by content, besides its base's
+// files (fileBase.count): the counts of the base's files it changed or
+// removed (shadow), to take away, and those of its own over.
 type manifestSums struct {
 	shadow, over map[string]sumCounts
 }
@@ -299,15 +668,13 @@ func (m *cpManifest) sumsOf() *manifestSums {
 	}
 	for p, e := range m.over {
 		add(s.over, e)
-		if m.base != nil {
-			if b, ok := m.base.files[p]; ok {
-				add(s.shadow, b)
-			}
+		if b, ok := m.base.file(p); ok {
+			add(s.shadow, b)
 		}
 	}
-	if m.base != nil {
-		for p := range m.gone {
-			add(s.shadow, m.base.files[p])
+	for p := range m.gone {
+		if b, ok := m.base.file(p); ok {
+			add(s.shadow, b)
 		}
 	}
 	m.sums = s
@@ -330,7 +697,8 @@ func (m *cpManifest) names(sum string, backed bool) bool {
 	if m.base == nil {
 		return false
 	}
-	return count(m.base.sumCounts()[sum])-count(s.shadow[sum]) > 0
+	stored, bk := m.base.count(sum)
+	return count(sumCounts{stored, bk})-count(s.shadow[sum]) > 0
 }
 
 // UnmarshalJSON reads a checkpoint an earlier version wrote into an

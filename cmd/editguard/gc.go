@@ -17,7 +17,8 @@ const (
 )
 
 // The hook server's live heap is the checkpoints' base of every covered
-// file (about 250 bytes a file) and little else; what it allocates per
+// file (about 125 bytes a file, packed) and git's index read last (about
+// 50 bytes an entry), and little else; what it allocates per
 // event is small, but a checkpoint after git rewrote its index reads the
 // index whole. At the runtime's default it held about three times its
 // live heap; collecting at half again (GOGC=50) keeps its resident size

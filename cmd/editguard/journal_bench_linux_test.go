@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -45,6 +47,12 @@ import (
 // It reports the median of each, in milliseconds, and the hook servers'
 // resident size at the end and at its peak (MiB).
 //
+// With EDITGUARD_BENCH_BASELINE set to a directory holding the editguard
+// and editguard-hook programs of another build, the scan cells give way
+// to that build's: a copy of the tree whose server (that build's, with
+// its journal) runs the same pair and exec, cell by cell in turn with
+// this build's ("baseline" in the metrics' names).
+//
 //	EDITGUARD_BENCH_FILES=2000,20000,100000 go test -run '^$' -bench BenchmarkShellJournal -benchtime 15x -timeout 2h ./cmd/editguard
 func BenchmarkShellJournal(b *testing.B) {
 	sizes := []int{2000}
@@ -79,16 +87,29 @@ func BenchmarkShellJournal(b *testing.B) {
 		}
 		os.RemoveAll(run)
 	}()
+	progs := map[string][2]string{"watch": {egBin, hookBin}, "scan": {egBin, hookBin}}
+	other := "scan"
+	if dir := os.Getenv("EDITGUARD_BENCH_BASELINE"); dir != "" {
+		other = "baseline"
+		progs[other] = [2]string{filepath.Join(dir, "editguard"), filepath.Join(dir, "editguard-hook")}
+	}
 	for _, n := range sizes {
 		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
-			benchShellJournal(b, n, egBin, hookBin, hello)
+			benchShellJournal(b, n, progs, other, hello)
 		})
 	}
 }
 
-func benchShellJournal(b *testing.B, n int, egBin, hookBin, hello string) {
+// benchShellJournal runs the cells on a tree of n files ("watch") and a
+// copy of it (other: "scan" or "baseline"), each key's with its programs
+// (editguard, editguard-hook).
+func benchShellJournal(b *testing.B, n int, progs map[string][2]string, other, hello string) {
 	base := b.TempDir()
-	trees := map[string]string{"watch": filepath.Join(base, "watch"), "scan": filepath.Join(base, "scan"), "none": filepath.Join(base, "none")}
+	keys := []string{"watch", other}
+	if other == "scan" && os.Getenv("EDITGUARD_BENCH_SCAN") == "0" {
+		keys = keys[:1]
+	}
+	trees := map[string]string{"watch": filepath.Join(base, "watch"), other: filepath.Join(base, other), "none": filepath.Join(base, "none")}
 	var files []string
 	for i := range n {
 		files = append(files, fmt.Sprintf("d%03d/s%02d/f%06d.go", i/1000, i/50%20, i))
@@ -110,17 +131,12 @@ func benchShellJournal(b *testing.B, n int, egBin, hookBin, hello string) {
 			b.Fatalf("git %v: %v\n%s", args, err, out)
 		}
 	}
-	for _, k := range []string{"scan", "none"} {
+	for _, k := range []string{other, "none"} {
 		if out, err := exec.Command("cp", "-a", root, trees[k]).CombinedOutput(); err != nil {
 			b.Fatalf("cp: %v\n%s", err, out)
 		}
 	}
-	envOf := map[string][]string{"watch": os.Environ(), "scan": append(os.Environ(), editguard.NoWatchEnv+"=1"), "none": os.Environ()}
-	scan := os.Getenv("EDITGUARD_BENCH_SCAN") != "0"
-	servedTrees := []string{"watch"}
-	if scan {
-		servedTrees = append(servedTrees, "scan")
-	}
+	envOf := map[string][]string{"watch": os.Environ(), "scan": append(os.Environ(), editguard.NoWatchEnv+"=1"), "baseline": os.Environ(), "none": os.Environ()}
 	start := func(args []string, stdin []byte, env []string, dir string) time.Duration {
 		cmd := exec.Command(args[0], args[1:]...)
 		cmd.Stdin, cmd.Env, cmd.Dir = bytes.NewReader(stdin), env, dir
@@ -143,35 +159,41 @@ func benchShellJournal(b *testing.B, n int, egBin, hookBin, hello string) {
 	round := 0
 	pair := func(key string) time.Duration {
 		root := trees[key]
-		pre := start([]string{hookBin, "--root", root}, event(root, "PreToolUse"), envOf[key], root)
+		pre := start([]string{progs[key][1], "--root", root}, event(root, "PreToolUse"), envOf[key], root)
 		for k := range 3 {
 			f := files[(round*3+k*7919)%len(files)]
 			if err := os.WriteFile(filepath.Join(root, f), fmt.Appendf(nil, "package p\n// round %d\n", round), 0o644); err != nil {
 				b.Fatal(err)
 			}
 		}
-		post := start([]string{hookBin, "--root", root}, event(root, "PostToolUse"), envOf[key], root)
+		post := start([]string{progs[key][1], "--root", root}, event(root, "PostToolUse"), envOf[key], root)
 		return pre + post
 	}
 	// The first events start each tree's server (with its environment)
 	// and take the first checkpoints; wait for the journal of the one.
 	for range 2 {
-		for _, k := range servedTrees {
+		for _, k := range keys {
 			id++
 			pair(k)
 		}
 		round++
 	}
-	for deadline := time.Now().Add(5 * time.Minute); hookServerJournal(trees["watch"]) == nil; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			b.Fatal("the hook server's journal does not answer")
+	for _, k := range keys {
+		if k == "scan" {
+			continue
+		}
+		for deadline := time.Now().Add(5 * time.Minute); hookServerJournal(trees[k]) == nil; time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				b.Fatal("the hook server's journal does not answer")
+			}
 		}
 	}
+	egBin := progs["watch"][0]
 	sed := []string{egBin, "exec", "--", "sed", "-i", "1s/$/x/", files[len(files)/2]}
-	for _, k := range servedTrees { // warm
+	for _, k := range keys { // warm
 		id++
 		pair(k)
-		start([]string{egBin, "exec", "--", "true"}, nil, envOf[k], trees[k])
+		start([]string{progs[k][0], "exec", "--", "true"}, nil, envOf[k], trees[k])
 	}
 	// No server ever runs for the third tree (hook events start one):
 	// exec's first checkpoint there reads every file once.
@@ -183,23 +205,28 @@ func benchShellJournal(b *testing.B, n int, egBin, hookBin, hello string) {
 		times["hello"] = append(times["hello"], start([]string{hello}, nil, nil, ""))
 		id++
 		round++
-		for _, k := range servedTrees {
+		for _, k := range keys {
 			times["bash-"+k] = append(times["bash-"+k], pair(k))
 		}
 		times["git-status"] = append(times["git-status"], start([]string{"git", "status", "--porcelain"}, nil, os.Environ(), trees["watch"]))
-		for _, k := range append(servedTrees, "none") {
-			times["exec-"+k] = append(times["exec-"+k], start([]string{egBin, "exec", "--", "true"}, nil, envOf[k], trees[k]))
+		if other == "baseline" { // its index rewritten as the other's
+			start([]string{"git", "status", "--porcelain"}, nil, os.Environ(), trees[other])
 		}
+		for _, k := range keys {
+			times["exec-"+k] = append(times["exec-"+k], start([]string{progs[k][0], "exec", "--", "true"}, nil, envOf[k], trees[k]))
+		}
+		times["exec-none"] = append(times["exec-none"], start([]string{egBin, "exec", "--", "true"}, nil, envOf["none"], trees["none"]))
 		for _, k := range []string{"watch", "none"} {
 			times["sed-"+k] = append(times["sed-"+k], start(sed, nil, envOf[k], trees[k]))
 		}
+		slices.Reverse(keys) // the other goes first next round
 	}
 	for _, k := range slices.Sorted(maps.Keys(times)) {
 		ds := times[k]
 		slices.Sort(ds)
 		b.ReportMetric(float64(ds[len(ds)/2])/float64(time.Millisecond), k+"-ms")
 	}
-	for _, k := range servedTrees {
+	for _, k := range keys {
 		rss, hwm := serverMemory(b, trees[k])
 		b.ReportMetric(rss, "server-"+k+"-rss-MiB")
 		b.ReportMetric(hwm, "server-"+k+"-peak-MiB")
@@ -343,5 +370,97 @@ func BenchmarkHookServedBash(b *testing.B) {
 		ds := times[k]
 		slices.Sort(ds)
 		b.ReportMetric(float64(ds[len(ds)/2])/float64(time.Millisecond), k+"-ms")
+	}
+}
+
+// BenchmarkHookServerHeap measures what a hook server holds: one watched
+// workspace (a git working copy of $EDITGUARD_BENCH_FILES files, default
+// 2000, as BenchmarkHookServedBash makes it) serves a Claude Code Bash
+// tool's two events per iteration, in process, with 3 files changed
+// between them and, with EDITGUARD_BENCH_GIT_STATUS=1, git status run
+// before each pair. At the end it collects garbage twice and reports the
+// live heap (heap-live-MiB) and the heap's pages held (heap-sys-MiB), and
+// writes a heap profile to $EDITGUARD_BENCH_HEAP_PROFILE if set:
+//
+//	EDITGUARD_BENCH_FILES=100000 EDITGUARD_BENCH_HEAP_PROFILE=heap.pb.gz GOGC=50 go test -run '^$' -bench BenchmarkHookServerHeap -benchtime 6x ./cmd/editguard
+//	go tool pprof -sample_index=inuse_space -top heap.pb.gz
+func BenchmarkHookServerHeap(b *testing.B) {
+	n := 2000
+	if s := os.Getenv("EDITGUARD_BENCH_FILES"); s != "" {
+		n, _ = strconv.Atoi(s)
+	}
+	gitStatus := os.Getenv("EDITGUARD_BENCH_GIT_STATUS") == "1"
+	root := filepath.Join(b.TempDir(), "watch")
+	var files []string
+	for i := range n {
+		files = append(files, fmt.Sprintf("d%03d/s%02d/f%06d.go", i/1000, i/50%20, i))
+	}
+	for i, f := range files {
+		p := filepath.Join(root, f)
+		if i%50 == 0 {
+			os.MkdirAll(filepath.Dir(p), 0o755)
+		}
+		os.WriteFile(p, fmt.Appendf(nil, "package p\n\n// file %d\n%s", i, strings.Repeat("// some text of the file\n", 40)), 0o644)
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"config", "gc.auto", "0"}, {"add", "-A"}, {"-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "tree"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	w, err := editguard.Open(root, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.Watch(); err != nil {
+		b.Fatal(err)
+	}
+	id := 0
+	call := func(name string) {
+		ev, _ := json.Marshal(map[string]any{"session_id": "bench", "cwd": root, "hook_event_name": name, "tool_name": "Bash",
+			"tool_use_id": fmt.Sprintf("toolu_%d", id), "tool_input": map[string]any{"command": "sed -i s/some/any/ three files"}})
+		var out, errb bytes.Buffer
+		var later []func()
+		e := &env{root: root, sessionName: defaultSession, stdin: bytes.NewReader(ev), stdout: &out, stderr: &errb, ws: w, answered: &later}
+		if code := report(e, runHook(b.Context(), e, []string{"--client", "claude-code"})); code != 0 {
+			b.Fatal(code, errb.String(), out.String())
+		}
+		for _, f := range later {
+			f()
+		}
+	}
+	round := 0
+	for b.Loop() {
+		id++
+		if gitStatus {
+			cmd := exec.Command("git", "status", "--porcelain")
+			cmd.Dir = root
+			cmd.Run()
+		}
+		call("PreToolUse")
+		for j := range 3 {
+			f := files[(round*3+j*7919)%len(files)]
+			os.WriteFile(filepath.Join(root, f), fmt.Appendf(nil, "package p\n// round %d\n", round), 0o644)
+		}
+		call("PostToolUse")
+		round++
+	}
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "heap-live-MiB")
+	b.ReportMetric(float64(ms.HeapSys)/(1<<20), "heap-sys-MiB")
+	if out := os.Getenv("EDITGUARD_BENCH_HEAP_PROFILE"); out != "" {
+		f, err := os.Create(out)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		if err := pprof.WriteHeapProfile(f); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
