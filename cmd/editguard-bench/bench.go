@@ -193,20 +193,31 @@ type cell struct {
 	size int
 }
 
-func benchmark(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
-	parent := cfg.dir
+// benchParent returns the absolute directory a run's workspace goes in:
+// -dir, or a temporary one that cleanup removes.
+func benchParent(cfg *config) (parent string, cleanup func(), err error) {
+	cleanup = func() {}
+	parent = cfg.dir
 	if parent == "" {
-		d, err := os.MkdirTemp("", "editguard-bench-")
-		if err != nil {
-			return err
+		if parent, err = os.MkdirTemp("", "editguard-bench-"); err != nil {
+			return "", nil, err
 		}
-		defer os.RemoveAll(d)
-		parent = d
+		d := parent
+		cleanup = func() { os.RemoveAll(d) }
 	}
-	parent, err := filepath.Abs(parent)
+	if parent, err = filepath.Abs(parent); err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	return parent, cleanup, nil
+}
+
+func benchmark(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
+	parent, cleanup, err := benchParent(cfg)
 	if err != nil {
 		return err
 	}
+	defer cleanup()
 	ws := filepath.Join(parent, "ws")
 	cells, err := benchFiles(cfg, ws)
 	if err != nil {

@@ -29,19 +29,11 @@ import (
 // -gap, an untimed pause before every call lets what a call left to run
 // (the hash of the large file) end before the next.
 func coldPageBench(ctx context.Context, cfg *config, big int, stdout, stderr io.Writer) error {
-	parent := cfg.dir
-	if parent == "" {
-		d, err := os.MkdirTemp("", "editguard-bench-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(d)
-		parent = d
-	}
-	parent, err := filepath.Abs(parent)
+	parent, cleanup, err := benchParent(cfg)
 	if err != nil {
 		return err
 	}
+	defer cleanup()
 	ws := filepath.Join(parent, "ws")
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		return err

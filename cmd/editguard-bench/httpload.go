@@ -26,15 +26,11 @@ import (
 // run's commits per second, edit p50 and p99, and the ratio of each run's
 // commits per second to the mean of the one-session runs.
 func httpLoadBench(ctx context.Context, cfg *config, sessions []int, dur time.Duration, rounds int, stdout, stderr io.Writer) error {
-	parent := cfg.dir
-	if parent == "" {
-		d, err := os.MkdirTemp("", "editguard-bench-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(d)
-		parent = d
+	parent, cleanup, err := benchParent(cfg)
+	if err != nil {
+		return err
 	}
+	defer cleanup()
 	ws := filepath.Join(parent, "ws")
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		return err

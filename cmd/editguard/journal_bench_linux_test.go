@@ -275,25 +275,8 @@ func BenchmarkHookServedBash(b *testing.B) {
 		n, _ = strconv.Atoi(s)
 	}
 	base := b.TempDir()
-	var files []string
-	for i := range n {
-		files = append(files, fmt.Sprintf("d%03d/s%02d/f%06d.go", i/1000, i/50%20, i))
-	}
 	root := filepath.Join(base, "watch")
-	for i, f := range files {
-		p := filepath.Join(root, f)
-		if i%50 == 0 {
-			os.MkdirAll(filepath.Dir(p), 0o755)
-		}
-		os.WriteFile(p, fmt.Appendf(nil, "package p\n\n// file %d\n%s", i, strings.Repeat("// some text of the file\n", 40)), 0o644)
-	}
-	for _, args := range [][]string{{"init", "-q"}, {"config", "gc.auto", "0"}, {"add", "-A"}, {"-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "tree"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	files := benchGitTree(b, root, n)
 	if out, err := exec.Command("cp", "-a", root, filepath.Join(base, "scan")).CombinedOutput(); err != nil {
 		b.Fatalf("cp: %v\n%s", err, out)
 	}
@@ -391,24 +374,7 @@ func BenchmarkHookServerHeap(b *testing.B) {
 	}
 	gitStatus := os.Getenv("EDITGUARD_BENCH_GIT_STATUS") == "1"
 	root := filepath.Join(b.TempDir(), "watch")
-	var files []string
-	for i := range n {
-		files = append(files, fmt.Sprintf("d%03d/s%02d/f%06d.go", i/1000, i/50%20, i))
-	}
-	for i, f := range files {
-		p := filepath.Join(root, f)
-		if i%50 == 0 {
-			os.MkdirAll(filepath.Dir(p), 0o755)
-		}
-		os.WriteFile(p, fmt.Appendf(nil, "package p\n\n// file %d\n%s", i, strings.Repeat("// some text of the file\n", 40)), 0o644)
-	}
-	for _, args := range [][]string{{"init", "-q"}, {"config", "gc.auto", "0"}, {"add", "-A"}, {"-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "tree"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	files := benchGitTree(b, root, n)
 	w, err := editguard.Open(root, nil)
 	if err != nil {
 		b.Fatal(err)
@@ -463,4 +429,28 @@ func BenchmarkHookServerHeap(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// benchGitTree makes a git working copy of n small Go files at root, all
+// committed, and returns their names.
+func benchGitTree(b *testing.B, root string, n int) []string {
+	var files []string
+	for i := range n {
+		files = append(files, fmt.Sprintf("d%03d/s%02d/f%06d.go", i/1000, i/50%20, i))
+	}
+	for i, f := range files {
+		p := filepath.Join(root, f)
+		if i%50 == 0 {
+			os.MkdirAll(filepath.Dir(p), 0o755)
+		}
+		os.WriteFile(p, fmt.Appendf(nil, "package p\n\n// file %d\n%s", i, strings.Repeat("// some text of the file\n", 40)), 0o644)
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"config", "gc.auto", "0"}, {"add", "-A"}, {"-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "tree"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	return files
 }
