@@ -55,7 +55,12 @@ import (
 //     or "exec"; the command, cut; sha256 before and after; the history
 //     version), as a tool's change does, and the session's baseline moves
 //     to the file's new content. So log, history, restore and rewind treat
-//     them like any other change. Only content counts: a change of mode
+//     them like any other change. For a command begun with
+//     CommandOptions.WriterUnknown (a client's shell tool, a command not
+//     run isolated), two checkpoints cannot tell the command's changes
+//     from those someone else made while it ran: each is recorded as made
+//     by a writer unknown, the session's baseline follows it marked as
+//     no read, and rewind leaves it unless forced. Only content counts: a change of mode
 //     alone (chmod +x) is not a change, as history keeps contents, not
 //     modes. A covered file replaced by a symbolic link, a directory or a
 //     special file is deleted (its content is displaced; the result says
@@ -357,6 +362,9 @@ type activeCommand struct {
 	// recovery puts what it wrote into the tree as EndIsolated would
 	// (command_isolate_recover_linux.go).
 	Isolation *isolationRecord `json:"isolation,omitempty"`
+
+	// WriterUnknown is CommandOptions.WriterUnknown.
+	WriterUnknown bool `json:"writer_unknown,omitempty"`
 }
 
 func (a *activeCommand) name() string { return commandName(a.Session, a.Tool, a.ID) }
@@ -401,6 +409,10 @@ type commandArgs struct {
 	// version keeps. The ledger says so, so that a reader of the ledger
 	// alone (editguard ui) sees the lost update it caught.
 	Overwrote bool `json:"overwrote,omitempty"`
+	// WriterUnknown is CommandChange.WriterUnknown: the change was made
+	// while the command ran, by the command or by someone else. Rewind
+	// reads it here.
+	WriterUnknown bool `json:"writer_unknown,omitempty"`
 }
 
 // CommandOptions control BeginCommand.
@@ -423,6 +435,16 @@ type CommandOptions struct {
 	// command ends with that process, on this host, as one begun without
 	// an ID ends with the process that began it. 0: none (ID alone).
 	Owner int
+	// WriterUnknown says that nothing tells the command's writes from
+	// those of others writing in the tree while it runs: a client's shell
+	// tool beside a person's editor, a command run in the tree rather than
+	// isolated. A change End finds that no ledger record accounts for (and
+	// that isolation, when the command ran isolated after all, does not
+	// attribute) is then recorded as made while the command ran by a
+	// writer unknown (CommandChange.WriterUnknown): it is not a read of
+	// the session's, and Rewind refuses to undo it unless forced.
+	// Without it every such change is the command's.
+	WriterUnknown bool
 }
 
 // A Command is a command between two checkpoints (see BeginCommand).
@@ -476,6 +498,21 @@ type CommandChange struct {
 	// NotInHistory is set when what the change displaced is not in
 	// history: no checkpoint saw it.
 	NotInHistory bool `json:"not_in_history,omitempty"`
+	// WriterUnknown is set when the change was made while the command
+	// ran and nothing tells whether the command or someone else (a
+	// person's editor, another program) made it (a command begun with
+	// CommandOptions.WriterUnknown that did not run isolated). It is
+	// recorded, under the command's session and tool, as such; the
+	// session's baseline follows it marked as no read (a change of the
+	// file by the session needs a read first, NOT_READ with reason
+	// writer_unknown, and a later command that starts from this content
+	// did not overwrite anyone's), and Rewind refuses to undo it unless
+	// forced.
+	WriterUnknown bool `json:"writer_unknown,omitempty"`
+	// ReadBefore, for a change by a writer unknown, is set when the
+	// session had read or written the file before the command: that read
+	// no longer holds, and the session must read the file again.
+	ReadBefore bool `json:"read_before,omitempty"`
 }
 
 // CommandTotals counts a command's changes, listed or not.
@@ -493,6 +530,8 @@ type CommandTotals struct {
 	Overwrote    int `json:"overwrote"`
 	Uncommitted  int `json:"uncommitted"`
 	NotInHistory int `json:"not_in_history"`
+	// WriterUnknown is how many were made by a writer unknown.
+	WriterUnknown int `json:"writer_unknown"`
 }
 
 // CommandResult is what a command changed, as End found it.
@@ -601,7 +640,7 @@ func (s *Session) BeginCommand(ctx context.Context, command string, opts *Comman
 	act := &activeCommand{ID: id, Session: s.name, Tool: tool, Command: cutText(command, maxCommandText),
 		PID: pid, Host: host, Owned: owned, Started: now, Deadline: now.Add(maxAge),
 		Ledger: pos, Scanned: scanned, StartNS: before.StartNS, Manifest: manifest, Before: before, NotCheck: notChecked,
-		ManifestSum: sum, Head: w.headCommit(cp)}
+		ManifestSum: sum, Head: w.headCommit(cp), WriterUnknown: opts != nil && opts.WriterUnknown}
 	act.Seal = cp.mac("command", act.sealFields())
 	data, err := json.Marshal(act)
 	if err != nil {
@@ -844,6 +883,7 @@ type step struct {
 	concurrent []string
 	note       string
 	byOther    bool // from is what another writer's record left
+	unknown    bool // no record accounts for it, and its writer is not known (markUnknown)
 	first      bool // from is the file's state at the command's first checkpoint
 	last       bool // to is the file's state now
 	// between: when the scans of the checkpoints around the step began.
@@ -866,10 +906,23 @@ func (w *Workspace) finishCommand(cp *checkpoints, s *Session, act *activeComman
 		}
 	}
 
-	steps := act.attribute(w.commandSteps(cp, act, after, pos, mids, others, byPath))
+	steps := act.markUnknown(act.attribute(w.commandSteps(cp, act, after, pos, mids, others, byPath)))
 	slices.SortStableFunc(steps, func(x, y step) int { return strings.Compare(x.path, y.path) })
 	w.recordSteps(cp, s, act, steps, res, unended)
 	return res
+}
+
+// markUnknown marks each step of steps no record accounts for as made by a
+// writer unknown, for a command begun with WriterUnknown whose changes
+// isolation did not attribute (attribute).
+func (act *activeCommand) markUnknown(steps []step) []step {
+	if !act.WriterUnknown || act.isolated != nil {
+		return steps
+	}
+	for i := range steps {
+		steps[i].unknown = steps[i].rec == nil
+	}
+	return steps
 }
 
 // commandsDuring returns the other commands in progress, as others, to
@@ -1250,7 +1303,7 @@ func (w *Workspace) recordSteps(cp *checkpoints, s *Session, act *activeCommand,
 	if unended {
 		r.strategy = strategyUnended
 	} else {
-		r.bases = commandBases(s, steps)
+		r.bases, r.read = commandBases(s, steps)
 		r.lost = w.uncommittedWork(cp, s, act, steps, r.overwrote)
 	}
 	for lo := 0; lo < len(steps); lo += recordBatch {
@@ -1271,6 +1324,9 @@ type stepRecorder struct {
 	// bases: the session's baselines (see commandBases); none for an
 	// unended command.
 	bases map[string]string
+	// read: the files of bases whose baseline is a read (not the result
+	// of a change by a writer unknown).
+	read map[string]bool
 	// lost: the steps that discard uncommitted work (uncommittedWork);
 	// none for an unended command.
 	lost map[lostKey]bool
@@ -1290,9 +1346,9 @@ type listedChange struct {
 
 // commandBases returns the session's baselines of the files the command
 // changed from its first checkpoint on, read once: whether the command
-// overwrote another writer's change.
-func commandBases(s *Session, steps []step) map[string]string {
-	bases := map[string]string{}
+// overwrote another writer's change; and which of them are reads.
+func commandBases(s *Session, steps []step) (bases map[string]string, read map[string]bool) {
+	bases, read = map[string]string{}, map[string]bool{}
 	var keys []string
 	for _, st := range steps {
 		if st.first && st.rec == nil {
@@ -1301,8 +1357,9 @@ func commandBases(s *Session, steps []step) map[string]string {
 	}
 	for p, b := range s.baselines(keys) {
 		bases[p] = b.SHA256
+		read[p] = !b.WriterUnknown
 	}
-	return bases
+	return bases, read
 }
 
 // batch records the steps of one batch, lo the index in steps of its
@@ -1372,6 +1429,8 @@ func (r *stepRecorder) change(st *step) CommandChange {
 	}
 	ch.Overwrote = r.overwrote(st)
 	ch.Uncommitted = !ch.Overwrote && r.lost[lostKey{st.path, st.from}]
+	ch.WriterUnknown = st.unknown
+	ch.ReadBefore = st.unknown && st.first && r.read[st.path]
 	return ch
 }
 
@@ -1482,7 +1541,7 @@ func (r *stepRecorder) write(st *step, ch *CommandChange) *recorded {
 	act := r.act
 	args := commandArgs{Command: act.Command, ID: act.ID, Started: time.Unix(0, act.Before.StartNS).UTC(),
 		From: time.Unix(0, st.between[0]).UTC(), To: time.Unix(0, st.between[1]).UTC(),
-		ConcurrentWith: st.concurrent, Unended: r.unended, Overwrote: ch.Overwrote}
+		ConcurrentWith: st.concurrent, Unended: r.unended, Overwrote: ch.Overwrote, WriterUnknown: st.unknown}
 	switch {
 	case st.from == unchecked:
 		args.Unchecked = "before"
@@ -1554,6 +1613,9 @@ func (res *CommandResult) count(ch *CommandChange, recorded bool) {
 	if ch.NotInHistory {
 		t.NotInHistory++
 	}
+	if ch.WriterUnknown {
+		t.WriterUnknown++
+	}
 }
 
 // displaced returns the content whose SHA-256 is sum, from the checkpoint
@@ -1584,7 +1646,10 @@ func (w *Workspace) displaced(cp *checkpoints, p, sum, blob string, buf []byte) 
 }
 
 // followBaselines moves s's baselines to the command's results, in one
-// update: at most maxNewBaselines files s had none for get one.
+// update: at most maxNewBaselines files s had none for get one. A result
+// by a writer unknown is marked so (baseline.WriterUnknown: it is not a
+// read: a change of the file needs a read first), but still tells a
+// later command that overwrites someone's change made after it.
 func (w *Workspace) followBaselines(s *Session, follow map[string]step, res *CommandResult) {
 	now, added, skipped := time.Now(), 0, 0
 	err := s.update(func(e baselineEditor) error {
@@ -1608,7 +1673,7 @@ func (w *Workspace) followBaselines(s *Session, follow map[string]step, res *Com
 				if !had {
 					added++
 				}
-				if err := e.set(p, baseline{Path: p, SHA256: st.to, Size: st.toSize, FullRead: true, CapturedAt: now}); err != nil {
+				if err := e.set(p, baseline{Path: p, SHA256: st.to, Size: st.toSize, FullRead: true, CapturedAt: now, WriterUnknown: st.unknown}); err != nil {
 					return err
 				}
 			default:

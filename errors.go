@@ -54,6 +54,11 @@ const (
 	ReasonDeleted     = "deleted"
 	ReasonTypeChanged = "type_changed"
 	ReasonCreated     = "created"
+	// ReasonWriterUnknown: a rewind would undo a change made while a
+	// command ran by a writer unknown (CommandChange.WriterUnknown), which
+	// may be someone else's. It is also the reason of the NOT_READ of a
+	// change to a file whose last known content is such a change's.
+	ReasonWriterUnknown = "writer_unknown"
 )
 
 // Error is the structured failure of every editguard operation. Match kinds

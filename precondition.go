@@ -76,6 +76,14 @@ func (s *Session) check(t *target, pre *Precondition, obs *observation, wholeFil
 		e.Details["actual"] = stateOf(obs)
 		return nil, e
 	}
+	if b.WriterUnknown {
+		// What a command's change left, whoever made it: not a read.
+		e := newError(CodeNotRead, path, "the file was changed while a shell command ran, by the command or by someone else (editguard could not tell which), so it counts as not read",
+			fmt.Sprintf("call read_file on %s again, then redo the change", path), nil)
+		e.Details["reason"] = ReasonWriterUnknown
+		e.Details["actual"] = stateOf(obs)
+		return nil, e
+	}
 	if err := compareBaseline(path, &b, obs); err != nil {
 		if err.Details["reason"] == ReasonModified {
 			s.staleChanges(t, &b, obs, wholeFile, err)
@@ -176,10 +184,11 @@ func checkExplicit(path string, p *Precondition, obs *observation) error {
 
 func stale(path, reason string, obs *observation) *Error {
 	msg := map[string]string{
-		ReasonModified:    "file changed since it was read; read it again before writing",
-		ReasonDeleted:     "file was deleted since it was read",
-		ReasonTypeChanged: "file was replaced by something that is not a regular file since it was read",
-		ReasonCreated:     "file exists but the change requires that it does not",
+		ReasonModified:      "file changed since it was read; read it again before writing",
+		ReasonDeleted:       "file was deleted since it was read",
+		ReasonTypeChanged:   "file was replaced by something that is not a regular file since it was read",
+		ReasonCreated:       "file exists but the change requires that it does not",
+		ReasonWriterUnknown: "the file was changed while a command ran, by the command or by someone else",
 	}[reason]
 	e := newError(CodeStaleFile, path, msg, fmt.Sprintf("call read_file on %s, then redo the change", path), nil)
 	e.Details["reason"] = reason

@@ -23,6 +23,10 @@ type RewindOptions struct {
 	// ToTime rewinds only the changes made at ToTime or later.
 	ToTime time.Time
 	DryRun bool
+	// Force also rewinds changes recorded as made by a writer unknown
+	// (CommandChange.WriterUnknown: while a command ran, by the command or
+	// by someone else), which a rewind otherwise refuses.
+	Force bool
 }
 
 // RewindResult is what Rewind did, or with DryRun would do, file by file.
@@ -84,6 +88,9 @@ type rewindPath struct {
 	// session's previous change left: someone else changed the file in
 	// between.
 	gap *LedgerRecord
+	// unknown are the seqs of recs recorded as made by a writer unknown
+	// (commandArgs.WriterUnknown).
+	unknown []uint64
 }
 
 func (rp *rewindPath) first() *LedgerRecord { return rp.recs[0] }
@@ -121,6 +128,10 @@ func (rp *rewindPath) seqs() []uint64 {
 //     changes (the session's later change started from content the
 //     earlier one had not left): going back past that change would
 //     destroy it. Rewinding from a later record (ToSeq) still works;
+//   - so is a file one of whose changes in the range was recorded as
+//     made by a writer unknown (while a command ran, by the command or by
+//     someone else: CommandChange.WriterUnknown), with STALE_FILE and
+//     reason writer_unknown, unless Force: it may be someone else's work;
 //   - otherwise the target is written back, or, for a file that did not
 //     exist, the file is deleted (its directory stays). What the rewind
 //     displaces goes to history first, as with any change, so restoring
@@ -221,6 +232,9 @@ func (w *Workspace) sessionChanges(session string, o *RewindOptions) ([]*rewindP
 			rp.gap = r
 		}
 		rp.recs = append(rp.recs, r)
+		if own && writerUnknown(r) {
+			rp.unknown = append(rp.unknown, r.Seq)
+		}
 		return nil
 	}))
 	if err != nil {
@@ -236,6 +250,16 @@ func (w *Workspace) sessionChanges(session string, o *RewindOptions) ([]*rewindP
 	}
 	slices.SortFunc(out, func(a, b *rewindPath) int { return strings.Compare(a.path, b.path) })
 	return out, nil
+}
+
+// writerUnknown reports whether r records a command's change made by a
+// writer unknown.
+func writerUnknown(r *LedgerRecord) bool {
+	if r.Strategy != strategyCommand && r.Strategy != strategyUnended {
+		return false
+	}
+	var a commandArgs
+	return json.Unmarshal(r.Args, &a) == nil && a.WriterUnknown
 }
 
 // rewindFiles rewinds (or checks, with DryRun) each file. approved says
@@ -278,7 +302,7 @@ func (s *Session) rewindFile(ctx context.Context, session string, rp *rewindPath
 	// left. It is recorded with the change; verify checks it.
 	pre := &Precondition{ExpectedSHA256: expect, MustNotExist: expect == ""}
 	var restored history.Version
-	args := &rewindCall{Session: session, Path: rp.path, ToSeq: o.ToSeq, Changes: rp.seqs(), DryRun: o.DryRun}
+	args := &rewindCall{Session: session, Path: rp.path, ToSeq: o.ToSeq, Changes: rp.seqs(), DryRun: o.DryRun, Force: o.Force}
 	if !o.ToTime.IsZero() {
 		args.ToTime = o.ToTime.UTC().Format(time.RFC3339Nano)
 	}
@@ -294,6 +318,14 @@ func (s *Session) rewindFile(ctx context.Context, session string, rp *rewindPath
 			}
 			if holds(obs, want) {
 				return newError(CodeNoChange, rp.path, "the file already holds what it held before the session's changes", "", nil)
+			}
+			if len(rp.unknown) > 0 && !o.Force {
+				e := stale(rp.path, ReasonWriterUnknown, obs)
+				e.Message = fmt.Sprintf("ledger record %d is a change made while session %s's command ran, by the command or by someone else (editguard could not tell which); rewinding it could destroy someone else's work, so the file was left as it is",
+					rp.unknown[0], session)
+				e.RecoveryHint = "look at the file and its history and decide; to put it back anyway, rewind with force (editguard rewind --force): what the file holds now goes to history first"
+				e.Details["writer_unknown"] = rp.unknown
+				return e
 			}
 			if rp.gap != nil {
 				e := stale(rp.path, ReasonModified, obs)
@@ -438,4 +470,5 @@ type rewindCall struct {
 	ToTime  string   `json:"to_time,omitempty"`
 	Changes []uint64 `json:"changes,omitempty"` // its records undone
 	DryRun  bool     `json:"dry_run,omitempty"`
+	Force   bool     `json:"force,omitempty"` // changes by a writer unknown rewound too
 }

@@ -47,6 +47,11 @@ type baseline struct {
 	// does not count as one.
 	pending     *hashPass
 	Unconfirmed string `json:"-"`
+	// WriterUnknown says SHA256 is what a shell command's change left,
+	// made while it ran by the command or by someone else
+	// (CommandChange.WriterUnknown): not a read. A change needs a read
+	// first; a later command starting from it overwrote nobody's change.
+	WriterUnknown bool `json:"writer_unknown,omitempty"`
 }
 
 // Session is one agent's view of a workspace: the baselines of the files it

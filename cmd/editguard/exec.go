@@ -137,7 +137,9 @@ func runExec(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		commandJournal(e, ws)
-		opts := &editguard.CommandOptions{Tool: *tool}
+		// Isolated, the command's changes are told from anyone else's;
+		// run in the tree, nothing tells them apart.
+		opts := &editguard.CommandOptions{Tool: *tool, WriterUnknown: true}
 		if id != "" {
 			// The server may have begun it: begun again here, it is
 			// ended first.
@@ -329,6 +331,9 @@ func printCommandResult(e *env, res *editguard.CommandResult) {
 	}
 	if n := res.Totals.Concurrent; n > 0 {
 		fmt.Fprintf(e.stderr, "editguard: %d of them were made while another command was running: which command made them is uncertain\n", n)
+	}
+	if n := res.Totals.WriterUnknown; n > 0 {
+		fmt.Fprintf(e.stderr, "editguard: the command ran in the tree, not isolated: %d of them may be someone else's, made while it ran (recorded as writer unknown; read them before changing them, and rewind leaves them unless --force)\n", n)
 	}
 	for _, c := range res.Overwrites() {
 		verb := map[string]string{"changed": "replaced", "deleted": "deleted"}[c.Op]

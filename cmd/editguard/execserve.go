@@ -290,7 +290,9 @@ func (s *hookServer) command(ctx context.Context, call *execCall) *execReply {
 		if call.Owner == 0 {
 			return fail(errors.New("a command request without its owner"))
 		}
-		if _, err := sess.BeginCommand(ctx, call.Command, &editguard.CommandOptions{Tool: call.Tool, ID: call.ID, Owner: call.Owner}); err != nil {
+		// WriterUnknown as exec's own BeginCommand (exec.go).
+		opts := &editguard.CommandOptions{Tool: call.Tool, ID: call.ID, Owner: call.Owner, WriterUnknown: true}
+		if _, err := sess.BeginCommand(ctx, call.Command, opts); err != nil {
 			return fail(err)
 		}
 		return &execReply{}

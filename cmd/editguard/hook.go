@@ -114,7 +114,14 @@ in history, and when it overwrote a change someone else made since the
 session's read, or discarded uncommitted work the session did not write
 (content git's HEAD does not hold: a git checkout -- f or rm over a
 person's change; see exec's help), the answer after the tool tells the
-model which files and how to restore what was lost. A simple read command (cat,
+model which files and how to restore what was lost. The client runs the
+command in the tree, where nothing tells its writes from those of anyone
+else (a person saving in an editor while it runs): every change is
+recorded as made while the command ran by a writer unknown ("editguard
+log" shows "ok (writer unknown)"), it counts as no read of the session's
+(the answer after the tool names the files the session had read, and a
+change of them needs a read first), and rewind leaves it unless
+--force. A simple read command (cat,
 less, more or nl of named files: a full read; head, tail, sed -n 'X,Yp',
 grep or wc: a partial one; no pipes, redirections or expansions) counts
 as a read of its files, a partial one when its output is longer than the

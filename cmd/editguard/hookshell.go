@@ -129,13 +129,15 @@ func commandID(session string, ev *hookEvent, command string) string {
 func hookShell(ctx context.Context, e *env, client string, c *hookClient, ev *hookEvent, command string, failOpen bool) error {
 	skill, skillBefore := isSkillShell(client, ev)
 	before := ev.Event == c.before || skillBefore
-	opts := &editguard.CommandOptions{Tool: ev.Tool}
+	// The client runs the command in the tree, beside whoever else
+	// writes there: nothing tells its writes from theirs.
+	opts := &editguard.CommandOptions{Tool: ev.Tool, WriterUnknown: true}
 	if skill {
 		// Not a tool's event: a failure before it blocks the command
 		// with the answer every Claude Code event reads.
 		c = &hookClient{prefix: c.prefix, before: ev.Event,
 			deny: func(reason string) any { return map[string]any{"decision": "block", "reason": reason} }}
-		opts = &editguard.CommandOptions{Tool: skillShellTool, MaxAge: skillShellMaxAge}
+		opts = &editguard.CommandOptions{Tool: skillShellTool, MaxAge: skillShellMaxAge, WriterUnknown: true}
 	}
 	w, err := e.workspace()
 	if err != nil {
@@ -235,11 +237,22 @@ func shellReadStep(ctx context.Context, w *editguard.Workspace, s *editguard.Ses
 
 // shellNotice is what the model is told after a command: the files it
 // replaced or deleted over someone else's change since the session's read,
-// and those whose uncommitted work nobody in the session wrote it
-// discarded, or "" if none.
+// those whose uncommitted work nobody in the session wrote it discarded,
+// and the files the session had read that changed while it ran by a
+// writer editguard cannot tell (the command or someone else), or "" if
+// none.
 func shellNotice(res *editguard.CommandResult) string {
 	ow, lost := res.Overwrites(), res.UncommittedWork()
-	if len(ow) == 0 && len(lost) == 0 {
+	// The files read before whose change's writer is not known, but for
+	// those listed as an overwrite or discarded work; one the session
+	// never read it must read before changing it anyway.
+	var unknown []string
+	for _, c := range res.Changes {
+		if c.WriterUnknown && c.ReadBefore && !c.Overwrote && !c.Uncommitted {
+			unknown = append(unknown, c.Path)
+		}
+	}
+	if len(ow) == 0 && len(lost) == 0 && len(unknown) == 0 {
 		return ""
 	}
 	var b strings.Builder
@@ -251,8 +264,23 @@ func shellNotice(res *editguard.CommandResult) string {
 		b.WriteString("editguard: this command discarded uncommitted work that this session did not write (git's HEAD does not hold it; it is kept):\n")
 		noticeLines(&b, lost, "the discarded work", "the discarded work is not in history")
 	}
-	b.WriteString("Read the files again; if their change should stay, restore it and redo yours on top of it.")
-	return b.String()
+	if len(ow) > 0 || len(lost) > 0 {
+		b.WriteString("Read the files again; if their change should stay, restore it and redo yours on top of it.")
+	}
+	if len(unknown) > 0 {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString("editguard: these files you read changed while the command ran, and editguard cannot tell whether the command or someone else (a person's editor, another program) changed them, so your earlier reads of them no longer count: read a file again before you edit it.\n")
+		for i, p := range unknown {
+			if i == 20 {
+				fmt.Fprintf(&b, "... and %d more: editguard log lists them\n", len(unknown)-i)
+				break
+			}
+			fmt.Fprintf(&b, "- %s\n", p)
+		}
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // noticeLines writes a line of shellNotice per change, at most 20: what

@@ -58,8 +58,7 @@ func TestHookShellTools(t *testing.T) {
 				hookRaw(t, dir, tc.client, map[string]any{"session_id": "s1", "hook_event_name": tc.after, "tool_name": readTool,
 					"tool_input": map[string]any{"file_path": a}, "cwd": dir})
 			} else {
-				// Codex reads through its shell: a command that changes
-				// a.txt is what makes the session know it.
+				// Codex reads through its shell.
 				shell := func(cmd, id string) string {
 					ev := map[string]any{"session_id": "s1", "tool_name": tc.tool, "tool_input": map[string]any{"command": cmd}, "cwd": dir, "tool_use_id": id}
 					ev["hook_event_name"] = tc.before
@@ -68,7 +67,7 @@ func TestHookShellTools(t *testing.T) {
 					ev["hook_event_name"] = tc.after
 					return hookRaw(t, dir, tc.client, ev)
 				}
-				shell("echo 'codex wrote' > a.txt", "call-0")
+				shell("cat a.txt", "call-0")
 			}
 			os.WriteFile(a, []byte("a person's change\n"), 0o644)
 			command := "sed -i 's/.*/overwritten/' a.txt && rm b.txt && echo new > c.txt"
@@ -100,6 +99,9 @@ func TestHookShellTools(t *testing.T) {
 			if code := cli(t, dir, &log, "log"); code != 0 {
 				t.Fatal(log.String())
 			}
+			if !strings.Contains(log.String(), "ok (writer unknown)") {
+				t.Errorf("log does not show the command's changes as made by a writer unknown:\n%s", log.String())
+			}
 			for _, p := range []string{"a.txt", "b.txt", "c.txt"} {
 				if !strings.Contains(log.String(), p) || !strings.Contains(log.String(), "sed -i") {
 					t.Errorf("log does not show %s changed by the command:\n%s", p, log.String())
@@ -121,6 +123,15 @@ func TestHookShellTools(t *testing.T) {
 			vs := h.Versions
 			var res bytes.Buffer
 			sessionFlag := "--session=" + map[string]string{"claude-code": "claude", "gemini": "gemini", "codex": "codex"}[tc.client] + "-s1"
+			// Who wrote what the command left is not known: the
+			// session reads it first, as the notice says.
+			if code := cli(t, dir, &res, sessionFlag, "restore", "a.txt", vs[0].ID, "--yes"); code == 0 || !strings.Contains(res.String(), "NOT_READ") {
+				t.Fatalf("restore before a read: exit %d, want NOT_READ\n%s", code, res.String())
+			}
+			res.Reset()
+			if code := cli(t, dir, &res, sessionFlag, "read", "a.txt"); code != 0 {
+				t.Fatalf("read: %s", res.String())
+			}
 			if code := cli(t, dir, &res, sessionFlag, "restore", "a.txt", vs[0].ID, "--yes"); code != 0 {
 				t.Fatalf("restore: %s", res.String())
 			}

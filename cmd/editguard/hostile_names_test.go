@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -99,9 +100,18 @@ func TestHookShellHostileNames(t *testing.T) {
 	}
 	verify("the restore")
 
+	// The command's changes were made while nothing told its writes from
+	// anyone else's: rewind leaves them unless forced.
 	res.Reset()
-	if code := cli(t, dir, &res, "rewind", "--session", "claude-s1", "--yes"); code != 0 {
-		t.Fatalf("rewind: %s", res.String())
+	if code := cli(t, dir, &res, "rewind", "--session", "claude-s1", "--yes"); code != 3 || !strings.Contains(res.String(), "by the command or by someone else") {
+		t.Fatalf("rewind without --force: exit %d, want 3 with the writer unknown named\n%s", code, res.String())
+	}
+	if _, err := os.Lstat(filepath.Join(dir, escape)); err != nil {
+		t.Fatalf("the refused rewind removed %q: %v", escape, err)
+	}
+	res.Reset()
+	if code := cli(t, dir, &res, "rewind", "--session", "claude-s1", "--force", "--yes"); code != 0 {
+		t.Fatalf("rewind --force: %s", res.String())
 	}
 	verify("the rewind")
 	if _, err := os.Lstat(filepath.Join(dir, escape)); !os.IsNotExist(err) {

@@ -77,6 +77,11 @@ func TestHookShellUncommittedWork(t *testing.T) {
 			}
 			var res bytes.Buffer
 			session := "--session=" + map[string]string{"claude-code": "claude", "gemini": "gemini", "codex": "codex"}[tc.client] + "-s1"
+			// Read first, as the notice says: the writer of what the
+			// command left is not known.
+			if code := cli(t, dir, &res, session, "read", "f.txt"); code != 0 {
+				t.Fatalf("read: %s", res.String())
+			}
 			if code := cli(t, dir, &res, session, "restore", "f.txt", m[1], "--yes"); code != 0 {
 				t.Fatalf("restore %s: %s", m[1], res.String())
 			}

@@ -12,7 +12,7 @@ import (
 
 var rewindCmd = &command{
 	name:    "rewind",
-	args:    "--session ID [--to SEQ|TIME] [--dry-run] [--yes] [--json]",
+	args:    "--session ID [--to SEQ|TIME] [--force] [--dry-run] [--yes] [--json]",
 	summary: "undo a session's changes, keeping what others changed since",
 	help: `Rewind undoes the changes of session ID (as "editguard log" names it:
 cli-uid..., claude-..., mcp-...): every file it changed goes back to
@@ -24,7 +24,10 @@ session left.
 Each file is its own guarded change. A file that someone else (another
 session, a person, a formatter) changed after the session's last change to
 it, or between two of its changes, is refused and left as it is; the
-others are still rewound. A file the session created is deleted; a move is
+others are still rewound. So is a file a shell command changed while
+editguard could not tell who wrote it (the command or someone else, such
+as a person saving in an editor: "editguard log" shows these as "ok
+(writer unknown)"), unless --force. A file the session created is deleted; a move is
 rewound as its two names. What a rewind replaces goes to history, so
 "editguard restore" (or a rewind of the rewinding session) undoes it.
 Files already back as they were are listed as unchanged.
@@ -45,6 +48,7 @@ func runRewind(ctx context.Context, e *env, args []string) error {
 	session := fs.String("session", "", "rewind the changes of session `ID` (required; the session making the rewind is the one given before the command)")
 	to := fs.String("to", "", "rewind only the changes from ledger record `SEQ` on, or from TIME (RFC 3339) on")
 	dry := fs.Bool("dry-run", false, "check every file and show the diffs, write nothing")
+	force := fs.Bool("force", false, "also rewind changes made while a command ran by a writer editguard could not tell (the command or someone else)")
 	yes := fs.Bool("yes", false, "do not ask for confirmation at a terminal")
 	fs.BoolVar(&e.json, "json", e.json, "print the result as JSON")
 	pos, err := parseCommand(e, rewindCmd, fs, args)
@@ -57,7 +61,7 @@ func runRewind(ctx context.Context, e *env, args []string) error {
 	if *session == "" {
 		return usagef(rewindCmd.name, "rewind needs --session ID, the session whose changes to undo")
 	}
-	opts := &editguard.RewindOptions{DryRun: *dry}
+	opts := &editguard.RewindOptions{DryRun: *dry, Force: *force}
 	if *to != "" {
 		if opts.ToSeq, opts.ToTime, err = parseTo(*to); err != nil {
 			return err

@@ -363,3 +363,34 @@ func TestUISnapshotStatus(t *testing.T) {
 		t.Fatalf("a snapshot asks for live updates, or does not say it is one:\n%s", page)
 	}
 }
+
+// TestUIWriterUnknownShown: a shell command's change whose writer nothing
+// told (a command begun with WriterUnknown) shows as writer_unknown,
+// neutral, with its meaning in the title; the outcome filter finds it,
+// and ok lists it too.
+func TestUIWriterUnknownShown(t *testing.T) {
+	f := newFixture(t)
+	agent := f.w.NewSession("agent")
+	c, err := agent.BeginCommand(context.Background(), "echo new > u.txt", &editguard.CommandOptions{Tool: "Bash", WriterUnknown: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(f.dir+"/u.txt", []byte("new\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.End(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	seq := seqOf(t, f.w, "u.txt")
+	cl := f.client(t)
+	_, page := get(t, cl, f.hs.URL, "/")
+	row := regexp.MustCompile(`(?s)<tr class="row" data-seq="` + strconv.FormatUint(seq, 10) + `".*?</tr>`).FindString(page)
+	if !strings.Contains(row, `<span class="outcome other" title="made while a shell command ran, by the command or by someone else`) || !strings.Contains(row, `>writer_unknown</span>`) {
+		t.Fatalf("the command's change by a writer unknown is not shown so:\n%s", row)
+	}
+	for _, q := range []string{"writer_unknown", "ok"} {
+		if _, page := get(t, cl, f.hs.URL, "/?outcome="+q); !strings.Contains(page, `data-seq="`+strconv.FormatUint(seq, 10)+`"`) {
+			t.Errorf("/?outcome=%s does not list record %d", q, seq)
+		}
+	}
+}

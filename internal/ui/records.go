@@ -50,14 +50,17 @@ const (
 	// outcomeOverwrote: a shell command's change that replaced another
 	// writer's change; history keeps what it replaced.
 	outcomeOverwrote = "overwrote"
+	// outcomeWriterUnknown: a shell command's change made while it ran
+	// by the command or by someone else (nothing told them apart).
+	outcomeWriterUnknown = "writer_unknown"
 	// outcomeUnchanged: a rewind's file that already held what it held
 	// before the session's changes (the ledger's NO_CHANGE refusal).
 	outcomeUnchanged = "unchanged"
 )
 
 // outcomeOf is a record's outcome as the timeline shows it: "ok",
-// "merged", "overwrote", "unchanged", "dry_run", "pending", or the error
-// code.
+// "merged", "overwrote", "writer_unknown", "unchanged", "dry_run",
+// "pending", or the error code.
 func outcomeOf(r *editguard.LedgerRecord) string {
 	switch {
 	case unchangedOf(r):
@@ -68,6 +71,8 @@ func outcomeOf(r *editguard.LedgerRecord) string {
 		return outcomeMerged
 	case overwroteOf(r):
 		return outcomeOverwrote
+	case writerUnknownOf(r):
+		return outcomeWriterUnknown
 	}
 	return r.Outcome
 }
@@ -120,6 +125,18 @@ func overwroteOf(r *editguard.LedgerRecord) bool {
 		Overwrote bool `json:"overwrote"`
 	}
 	return json.Unmarshal(r.Args, &a) == nil && a.Overwrote
+}
+
+// writerUnknownOf reports whether r is a shell command's change whose
+// writer nothing told (the record's args say so).
+func writerUnknownOf(r *editguard.LedgerRecord) bool {
+	if r.Outcome != "ok" || !strings.HasPrefix(r.Strategy, "command") {
+		return false
+	}
+	var a struct {
+		WriterUnknown bool `json:"writer_unknown"`
+	}
+	return json.Unmarshal(r.Args, &a) == nil && a.WriterUnknown
 }
 
 // txOf returns the patch transaction a record belongs to, or "".
@@ -222,7 +239,7 @@ func (f filter) matches(r *editguard.LedgerRecord) bool {
 	switch {
 	case f.Outcome == "refused" && !refusedOf(r):
 		return false
-	case f.Outcome == "ok" && r.Outcome != "ok": // merged and overwrote are ok too
+	case f.Outcome == "ok" && r.Outcome != "ok": // merged, overwrote and writer_unknown are ok too
 		return false
 	case f.Outcome != "" && f.Outcome != "refused" && f.Outcome != "ok" && outcomeOf(r) != f.Outcome:
 		return false

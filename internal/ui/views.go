@@ -171,7 +171,7 @@ func outcomeRank(o string) int {
 	switch o {
 	case outcomeUnchanged:
 		return 0
-	case "ok", "dry_run", "pending":
+	case "ok", "dry_run", "pending", outcomeWriterUnknown:
 		return 1
 	case outcomeMerged, outcomeOverwrote:
 		return 2
@@ -333,7 +333,7 @@ func (s *Server) timeline(w http.ResponseWriter, r *http.Request) {
 		Snapshot bool   // ?snapshot=1: the page does not follow the ledger
 	}{s.base("timeline"), sum, f, s.rows(recs, h, false), pageURL(f, 0, before > 0), pageURL(f, oldestOf(recs), more), newest, f.query(),
 		[]string{sourceMCP, sourceHook, sourceShell, sourceCLI, sourceRecover},
-		[]string{"ok", outcomeMerged, outcomeOverwrote, "refused", "STALE_FILE", "NOT_READ", outcomeUnchanged, "dry_run", "pending"},
+		[]string{"ok", outcomeMerged, outcomeOverwrote, outcomeWriterUnknown, "refused", "STALE_FILE", "NOT_READ", outcomeUnchanged, "dry_run", "pending"},
 		time.Now().Local().Format("2006-01-02 15:04:05"), r.URL.Query().Get("snapshot") == "1"})
 }
 

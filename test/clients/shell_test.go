@@ -4,11 +4,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -142,7 +144,12 @@ func TestClaudeCodeBashHooks(t *testing.T) {
 		t.Fatal("no session recorded")
 	}
 	eg("verify")
-	eg("rewind", "--session", session)
+	// Nothing told the commands' writes from anyone else's: rewind
+	// leaves them unless forced.
+	if out, err := exec.Command(bin, "--root", ws, "rewind", "--session", session).CombinedOutput(); err == nil || !strings.Contains(string(out), "by the command or by someone else") {
+		t.Errorf("rewind --session %s without --force: %v, want it refused (writer unknown)\n%s", session, err, out)
+	}
+	eg("rewind", "--session", session, "--force")
 	if got := treeSums(t, ws); !equalSums(got, before) {
 		t.Errorf("after rewind --session %s the tree is not as before:\n got %v\nwant %v", session, got, before)
 	}
@@ -185,6 +192,127 @@ func TestClaudeCodeBashHooks(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("the person's version of shared.md is not in history:\n%s", hist)
+	}
+}
+
+// TestClaudeCodeBashPersonSaves runs Claude Code under the hooks init
+// --hooks writes. The model reads a.txt, then runs a Bash command that
+// waits while a person saves a.txt as an editor does (a new file renamed
+// over it) and then changes b.txt; then it edits a.txt. Nothing tells the
+// command's writes from the person's: the ledger records both changes as
+// made by a writer unknown, the tool's result tells the model that a.txt
+// changed while the command ran, the session's read does not move to the
+// person's version (the model's Edit is refused as not read), and a
+// rewind of the session leaves the person's save unless forced.
+func TestClaudeCodeBashPersonSaves(t *testing.T) {
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := filepath.Join(ws, "a.txt"), filepath.Join(ws, "b.txt")
+	os.WriteFile(a, []byte("as the model read it\n"), 0o644)
+	os.WriteFile(b, []byte("b one\n"), 0o644)
+	settings, _ := json.MarshalIndent(map[string]any{
+		"permissions": map[string]any{"allow": []string{"Read", "Edit", "Write", "Bash"}},
+	}, "", "  ")
+	os.MkdirAll(filepath.Join(ws, ".claude"), 0o755)
+	if err := os.WriteFile(filepath.Join(ws, ".claude", "settings.json"), settings, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	initHooks(t, ws, "claude-code")
+	// The command waits on a FIFO for the person's save.
+	fifos := t.TempDir()
+	started, proceed := filepath.Join(fifos, "started"), filepath.Join(fifos, "proceed")
+	for _, f := range []string{started, proceed} {
+		if err := syscall.Mkfifo(f, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	person := make(chan error, 1)
+	go func() {
+		person <- func() error {
+			sf, err := os.Open(started) // the command is running
+			if err != nil {
+				return err
+			}
+			io.ReadAll(sf)
+			sf.Close()
+			tmp := filepath.Join(ws, ".a.txt.swp")
+			if err := os.WriteFile(tmp, []byte("a person's save\n"), 0o644); err != nil {
+				return err
+			}
+			if err := os.Rename(tmp, a); err != nil {
+				return err
+			}
+			pf, err := os.OpenFile(proceed, os.O_WRONLY, 0)
+			if err != nil {
+				return err
+			}
+			defer pf.Close()
+			_, err = pf.WriteString("go\n")
+			return err
+		}()
+	}()
+	command := "echo > " + started + "; read x < " + proceed + "; sed -i 's/one/two/' b.txt"
+	script := []Step{
+		{Tool: "Read", Input: map[string]any{"file_path": a}},
+		{Tool: "Bash", Input: map[string]any{"command": command, "description": "change b.txt"}},
+		{Tool: "Edit", Input: map[string]any{"file_path": a, "old_string": "a person's save", "new_string": "the model's line"}},
+	}
+	run := runClaudeProject(t, ws, true, script)
+	logRun(t, run)
+	if err := <-person; err != nil {
+		t.Fatalf("the person's save: %v", err)
+	}
+	if len(run.Results) != len(script) {
+		dumpRun(t, run)
+		t.Fatalf("got %d tool results for %d steps", len(run.Results), len(script))
+	}
+	text := func(i int) string { r := run.Results[i]; return r.Content + strings.Join(r.Parts, "") + r.Along }
+	if bash := text(1); !strings.Contains(bash, "changed while the command ran") || !strings.Contains(bash, "- a.txt") {
+		dumpRun(t, run)
+		t.Errorf("the Bash result does not tell the model that a.txt changed while the command ran:\n%s", bash)
+	}
+	if edit := text(2); !strings.Contains(edit, "by the command or by someone else") {
+		dumpRun(t, run)
+		t.Errorf("the Edit of a.txt after the command was not refused as not read:\n%s", edit)
+	}
+	if got, _ := os.ReadFile(a); string(got) != "a person's save\n" {
+		t.Fatalf("a.txt = %q, want the person's save", got)
+	}
+	bin := editguardBin(t)
+	eg := func(args ...string) (string, error) {
+		out, err := exec.Command(bin, append([]string{"--root", ws}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	out, err := eg("log", "--json")
+	if err != nil {
+		t.Fatalf("log: %v\n%s", err, out)
+	}
+	session, unknown := "", map[string]bool{}
+	for _, line := range ledgerRecords(t, []byte(out)) {
+		var r struct {
+			Session string `json:"session"`
+			Tool    string `json:"tool"`
+			Path    string `json:"path"`
+			Args    struct {
+				WriterUnknown bool `json:"writer_unknown"`
+			} `json:"args"`
+		}
+		json.Unmarshal(line, &r)
+		if r.Tool == "Bash" {
+			session, unknown[r.Path] = r.Session, r.Args.WriterUnknown
+		}
+	}
+	if !unknown["a.txt"] || !unknown["b.txt"] {
+		t.Fatalf("the ledger's Bash records, writer_unknown by path: %v (want a.txt and b.txt)\n%s", unknown, out)
+	}
+	out, err = eg("rewind", "--session", session)
+	if err == nil || !strings.Contains(out, "by the command or by someone else") {
+		t.Errorf("rewind --session %s: %v, want the command's changes refused\n%s", session, err, out)
+	}
+	if got, _ := os.ReadFile(a); string(got) != "a person's save\n" {
+		t.Errorf("a.txt after the rewind = %q, want the person's save", got)
 	}
 }
 
@@ -283,8 +411,14 @@ func TestGeminiAndCodexShellHooks(t *testing.T) {
 			if !strings.Contains(text, "overwrote changes someone else made") || !strings.Contains(text, "shared.md") {
 				t.Errorf("the model was not told of the overwritten change: %q", truncate(text, 800))
 			}
+			// Nothing told the commands' writes from anyone else's: the
+			// rewind refuses them unless forced.
 			out, err := exec.Command(editguardBin(t), "--root", ws, "rewind", "--session", session).CombinedOutput()
-			t.Logf("rewind:\n%s", out)
+			if err == nil || !strings.Contains(string(out), "by the command or by someone else") {
+				t.Errorf("rewind without --force: %v, want the commands' changes refused\n%s", err, out)
+			}
+			out, err = exec.Command(editguardBin(t), "--root", ws, "rewind", "--session", session, "--force").CombinedOutput()
+			t.Logf("rewind --force:\n%s", out)
 			// shared.md was changed by the person in between: the rewind
 			// keeps it (refused, exit 3); every other file goes back.
 			got := treeSums(t, ws)
