@@ -196,9 +196,10 @@ func TestClaudeCodeBashHooks(t *testing.T) {
 }
 
 // TestClaudeCodeBashPersonSaves runs Claude Code under the hooks init
-// --hooks writes. The model reads a.txt, then runs a Bash command that
-// waits while a person saves a.txt as an editor does (a new file renamed
-// over it) and then changes b.txt; then it edits a.txt. Nothing tells the
+// --hooks writes. The model reads a.txt and c.txt, then runs a Bash
+// command that waits while a person saves a.txt as most editors do (a new
+// file renamed over it) and c.txt in place, and then changes b.txt; then
+// it edits a.txt. Nothing tells the
 // command's writes from the person's: the ledger records both changes as
 // made by a writer unknown, the tool's result tells the model that a.txt
 // changed while the command ran, the session's read does not move to the
@@ -212,6 +213,8 @@ func TestClaudeCodeBashPersonSaves(t *testing.T) {
 	a, b := filepath.Join(ws, "a.txt"), filepath.Join(ws, "b.txt")
 	os.WriteFile(a, []byte("as the model read it\n"), 0o644)
 	os.WriteFile(b, []byte("b one\n"), 0o644)
+	c := filepath.Join(ws, "c.txt")
+	os.WriteFile(c, []byte("c as the model read it\n"), 0o644)
 	settings, _ := json.MarshalIndent(map[string]any{
 		"permissions": map[string]any{"allow": []string{"Read", "Edit", "Write", "Bash"}},
 	}, "", "  ")
@@ -244,6 +247,9 @@ func TestClaudeCodeBashPersonSaves(t *testing.T) {
 			if err := os.Rename(tmp, a); err != nil {
 				return err
 			}
+			if err := os.WriteFile(c, []byte("c saved in place\n"), 0o644); err != nil {
+				return err
+			}
 			pf, err := os.OpenFile(proceed, os.O_WRONLY, 0)
 			if err != nil {
 				return err
@@ -256,6 +262,7 @@ func TestClaudeCodeBashPersonSaves(t *testing.T) {
 	command := "echo > " + started + "; read x < " + proceed + "; sed -i 's/one/two/' b.txt"
 	script := []Step{
 		{Tool: "Read", Input: map[string]any{"file_path": a}},
+		{Tool: "Read", Input: map[string]any{"file_path": c}},
 		{Tool: "Bash", Input: map[string]any{"command": command, "description": "change b.txt"}},
 		{Tool: "Edit", Input: map[string]any{"file_path": a, "old_string": "a person's save", "new_string": "the model's line"}},
 	}
@@ -269,11 +276,11 @@ func TestClaudeCodeBashPersonSaves(t *testing.T) {
 		t.Fatalf("got %d tool results for %d steps", len(run.Results), len(script))
 	}
 	text := func(i int) string { r := run.Results[i]; return r.Content + strings.Join(r.Parts, "") + r.Along }
-	if bash := text(1); !strings.Contains(bash, "changed while the command ran") || !strings.Contains(bash, "- a.txt") {
+	if bash := text(2); !strings.Contains(bash, "changed while the command ran") || !strings.Contains(bash, "- a.txt") || !strings.Contains(bash, "- c.txt") {
 		dumpRun(t, run)
-		t.Errorf("the Bash result does not tell the model that a.txt changed while the command ran:\n%s", bash)
+		t.Errorf("the Bash result does not tell the model that a.txt and c.txt changed while the command ran:\n%s", bash)
 	}
-	if edit := text(2); !strings.Contains(edit, "by the command or by someone else") {
+	if edit := text(3); !strings.Contains(edit, "by the command or by someone else") {
 		dumpRun(t, run)
 		t.Errorf("the Edit of a.txt after the command was not refused as not read:\n%s", edit)
 	}
@@ -304,8 +311,8 @@ func TestClaudeCodeBashPersonSaves(t *testing.T) {
 			session, unknown[r.Path] = r.Session, r.Args.WriterUnknown
 		}
 	}
-	if !unknown["a.txt"] || !unknown["b.txt"] {
-		t.Fatalf("the ledger's Bash records, writer_unknown by path: %v (want a.txt and b.txt)\n%s", unknown, out)
+	if !unknown["a.txt"] || !unknown["b.txt"] || !unknown["c.txt"] {
+		t.Fatalf("the ledger's Bash records, writer_unknown by path: %v (want a.txt, b.txt and c.txt)\n%s", unknown, out)
 	}
 	out, err = eg("rewind", "--session", session)
 	if err == nil || !strings.Contains(out, "by the command or by someone else") {
@@ -313,6 +320,9 @@ func TestClaudeCodeBashPersonSaves(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(a); string(got) != "a person's save\n" {
 		t.Errorf("a.txt after the rewind = %q, want the person's save", got)
+	}
+	if got, _ := os.ReadFile(c); string(got) != "c saved in place\n" {
+		t.Errorf("c.txt after the rewind = %q, want the person's save", got)
 	}
 }
 
