@@ -157,15 +157,18 @@ func (s *Server) actionPage(w http.ResponseWriter, title string, res *editguard.
 }
 
 // rewind rewinds a session's changes with Session.Rewind: with dry=1
-// first, showing every file and its diff, then for real.
+// first, showing every file and its diff, then for real; with force=1,
+// also the changes a shell command made while their writer was unknown
+// (RewindOptions.Force), which the page offers to check once a dry run
+// refused some.
 func (s *Server) rewind(w http.ResponseWriter, r *http.Request) {
 	name := r.PostFormValue("session")
 	if name == "" {
 		http.Error(w, "rewind needs session", http.StatusBadRequest)
 		return
 	}
-	dry := r.PostFormValue("dry") == "1"
-	res, err := s.s.Rewind(r.Context(), name, &editguard.RewindOptions{DryRun: dry})
+	dry, force := r.PostFormValue("dry") == "1", r.PostFormValue("force") == "1"
+	res, err := s.s.Rewind(r.Context(), name, &editguard.RewindOptions{DryRun: dry, Force: force})
 	if err != nil {
 		s.failPage(w, http.StatusConflict, err)
 		return
@@ -178,15 +181,22 @@ func (s *Server) rewind(w http.ResponseWriter, r *http.Request) {
 	for _, f := range res.Rewound {
 		files = append(files, file{f, showDiff(f.Diff)})
 	}
-	status := http.StatusOK
+	status, unknown := http.StatusOK, 0
 	if len(res.Refused) > 0 {
 		status = http.StatusConflict
 	}
+	for _, f := range res.Refused {
+		if f.Error != nil && f.Error.Details["reason"] == editguard.ReasonWriterUnknown {
+			unknown++
+		}
+	}
 	render(w, status, "rewound", struct {
 		base
-		Res   *editguard.RewindResult
-		Files []file
-	}{s.base("rewind " + name), res, files})
+		Res     *editguard.RewindResult
+		Files   []file
+		Force   bool
+		Unknown int // refused files a force would check again
+	}{s.base("rewind " + name), res, files, force, unknown})
 }
 
 // undo undoes a patch transaction with Session.UndoPatch, all or nothing:

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/editguard/editguard"
 )
 
 func TestUICheckAddr(t *testing.T) {
@@ -457,5 +459,39 @@ func TestUIChangeShowsTiming(t *testing.T) {
 	code, body := get(t, c, f.hs.URL, "/change/"+strconv.FormatUint(lastSeq(t, f.w), 10))
 	if code != http.StatusOK || !regexp.MustCompile(`<td id="timing">\d+\.\d ms: lock wait \d+\.\d, check \d+\.\d, durable \d+\.\d</td>`).MatchString(body) {
 		t.Fatalf("the change view does not show the timing: %d\n%s", code, body)
+	}
+}
+
+// TestUIRewindWriterUnknown: a dry run of a session whose shell command
+// changed a file while its writer was unknown refuses that file and
+// offers to check again with force; that dry run would rewind it, and the
+// rewind it leads to does.
+func TestUIRewindWriterUnknown(t *testing.T) {
+	f := newFixture(t)
+	setup, agent := f.w.NewSession("setup"), f.w.NewSession("agent")
+	write(t, setup, "u.txt", "before\n")
+	cmd, err := agent.BeginCommand(context.Background(), "echo after > u.txt", &editguard.CommandOptions{Tool: "Bash", WriterUnknown: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(f.dir, "u.txt"), []byte("after\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cmd.End(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c := f.client(t)
+	code, body := post(t, c, f.hs.URL, "/rewind", url.Values{"session": {"agent"}, "dry": {"1"}})
+	if code != http.StatusConflict || !strings.Contains(body, `<span class="refused-path">u.txt</span>: <strong class="code">STALE_FILE</strong>`) ||
+		!strings.Contains(body, `id="rewind-force-dry"`) || strings.Contains(body, `id="rewind-go"`) {
+		t.Fatalf("dry run: %d, want u.txt refused and a forced check offered\n%s", code, body)
+	}
+	code, body = post(t, c, f.hs.URL, "/rewind", url.Values{"session": {"agent"}, "dry": {"1"}, "force": {"1"}})
+	if code != http.StatusOK || !strings.Contains(body, "would rewind 1 files") || !strings.Contains(body, `<input type="hidden" name="force" value="1"><button type="submit" id="rewind-go">`) {
+		t.Fatalf("forced dry run: %d\n%s", code, body)
+	}
+	code, body = post(t, c, f.hs.URL, "/rewind", url.Values{"session": {"agent"}, "dry": {"0"}, "force": {"1"}})
+	if code != http.StatusOK || readDisk(t, f.dir, "u.txt") != "before\n" {
+		t.Fatalf("forced rewind: %d, u.txt %q\n%s", code, readDisk(t, f.dir, "u.txt"), body)
 	}
 }
