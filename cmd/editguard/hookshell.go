@@ -169,8 +169,10 @@ func hookShell(ctx context.Context, e *env, client string, c *hookClient, ev *ho
 		return hookFailure(e, c, false, err, true)
 	}
 	// A simple read command (cat f, head -n 20 f) is a read of its files,
-	// as the client's read tool would be. A file the command changed has
-	// its baseline from End already.
+	// as the client's read tool would be. A file the command changed is
+	// not: End set its baseline to the change, which, its writer unknown,
+	// counts as no read (whether the command showed the file before or
+	// after someone else's write, nothing tells).
 	changed := map[string]bool{}
 	for _, ch := range res.Changes {
 		changed[ch.Path] = true
@@ -186,7 +188,7 @@ func hookShell(ctx context.Context, e *env, client string, c *hookClient, ev *ho
 }
 
 // shellReadStep records in s the reads of the simple read command, but of
-// the files in changed (their read moved with the change): a command that
+// the files in changed (End set their baselines): a command that
 // shows the whole of its files reads them in full, unless its output is
 // longer than the client shows the model (shellShown), when it reads them
 // all in part, as one that shows part of them does.
