@@ -203,7 +203,7 @@ func (r *PatchResult) preview(tool string) func() *Preview {
 	}
 }
 
-// resolvePatch is step 1 for every name the patch acts on (a move is two
+// resolvePatch is StepTarget (engine.Step) for every name the patch acts on (a move is two
 // names), in the patch's order, with one PatchFile per operation.
 func (s *Session) resolvePatch(cs *changeSet, ops []patch.FileOp, res *PatchResult) error {
 	add := func(p string, out int) (*txFile, error) {

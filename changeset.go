@@ -11,10 +11,11 @@ import (
 
 // changeSet is the names a change of several files acts on (a move, a
 // patch, an undo) and the steps of the protocol they share, named as a
-// single file's change names them (commit.go): resolve, lock, make missing
-// parents, approve, snapshot. Unlike a single file's change, a change of
-// several names holds the commit locks of all their directories from lock
-// to the end, so that no other commit comes between its files.
+// single file's change names them (engine.Step, internal/engine/run.go):
+// target, lock, prepare (missing parents), approve, snapshot. Unlike a
+// single file's change, a change of several names holds the commit locks
+// of all their directories from lock to the end, so that no other commit
+// comes between its files.
 type changeSet struct {
 	s     *Session
 	files []*txFile
@@ -25,7 +26,7 @@ type changeSet struct {
 // change already has.
 var errSameFile = errors.New("the same file under two names")
 
-// add is step 1 for one name: resolved inside the root, not protected by
+// add is StepTarget for one name: resolved inside the root, not protected by
 // policy, and not a file the change already has (errSameFile).
 func (cs *changeSet) add(p string) (*txFile, error) {
 	t, err := cs.s.w.openTarget(p)
@@ -47,7 +48,7 @@ func (cs *changeSet) add(p string) (*txFile, error) {
 	return f, nil
 }
 
-// lock is step 2: every file's lock, then the commit locks of every
+// lock is StepLock: every file's lock, then the commit locks of every
 // directory, each class in its fixed order (lockTargets), held to the end.
 func (cs *changeSet) lock(ctx context.Context) error {
 	locks, err := cs.s.w.lockTargets(ctx, cs.files)

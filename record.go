@@ -105,12 +105,9 @@ func recordError(r *LedgerRecord, err error) {
 	}
 }
 
-// record writes the attempt's ledger record with its outcome
-// (engine.Engine.WriteOutcome). The caller holds the file's lock
-// (internal/engine/locks.go), so records of one file are in the order of
-// its changes; it releases the lock and then calls wait, so that the
-// fsync is not paid under the lock and is shared with concurrent commits.
-func (w *Workspace) record(a *attempt, res *Result, err error) *recorded {
+// outcome is the attempt's ledger record with its outcome: the error err,
+// or a result res, and its timing.
+func outcome(a *attempt, res *Result, err error) *LedgerRecord {
 	r := &a.rec
 	switch {
 	case err != nil:
@@ -131,17 +128,32 @@ func (w *Workspace) record(a *attempt, res *Result, err error) *recorded {
 		stored.Timing = nil // the record holds it
 		r.Result, _ = json.Marshal(&stored)
 	}
-	return &recorded{res: res, err: err, o: w.eng.WriteOutcome(r, a.intent)}
+	return r
+}
+
+// record writes the attempt's ledger record with its outcome
+// (engine.Engine.WriteOutcome). The caller holds the file's lock
+// (internal/engine/locks.go), so records of one file are in the order of
+// its changes; it releases the lock and then calls wait, so that the
+// fsync is not paid under the lock and is shared with concurrent commits.
+// A single file's change does the same within engine.Engine.Run.
+func (w *Workspace) record(a *attempt, res *Result, err error) *recorded {
+	return &recorded{res: res, err: err, o: w.eng.WriteOutcome(outcome(a, res, err), a.intent)}
 }
 
 // wait returns the attempt's result once its record is durable (or, for a
 // committed change with a durable intent, at once: engine.Outcome.Wait),
-// with a warning (for a committed change) or a detail (for a failed one)
-// if the record could not be made so.
+// as recordedResult says.
 func (rc *recorded) wait() (*Result, error) {
-	res, err := rc.res, rc.err
-	lerr := rc.o.Wait()
-	rc.lerr = lerr
+	rc.lerr = rc.o.Wait()
+	return recordedResult(rc.res, rc.err, rc.lerr)
+}
+
+// recordedResult is an attempt's result and error once its record is
+// written, given lerr, the record's write or fsync's error: with a
+// warning (for a committed change) or a detail (for a failed one) if the
+// record could not be made durable.
+func recordedResult(res *Result, err, lerr error) (*Result, error) {
 	if lerr != nil {
 		if err == nil {
 			if !res.DryRun {

@@ -607,7 +607,7 @@ func TestSingle(t *testing.T) {
 	e, dir := testEngine(t, "k", 1<<20, time.Second)
 	var gate groupcommit.Gate
 	write(t, filepath.Join(dir, "a.txt"), "old")
-	change := func(content string, meddle func()) (Swapped, *Single, error) {
+	change := func(content string, meddle func()) (Swapped, *single, error) {
 		tg := openTarget(t, e, "a.txt")
 		obs, err := e.observe(tg)
 		if err != nil {
@@ -616,15 +616,15 @@ func TestSingle(t *testing.T) {
 		meddle()
 		pass := gate.Enter()
 		defer pass.Leave()
-		s := e.Snapshot(tg, obs, &Change{Data: []byte(content)}, ledger.Record{Session: "s", Tool: "write_file", Path: "a.txt"},
+		s := e.snapshot(tg, obs, &Change{Data: []byte(content)}, ledger.Record{Session: "s", Tool: "write_file", Path: "a.txt"},
 			sum([]byte(content)), "write_file", "s", gate.Quiet)
-		defer s.Finish()
-		sw, err := s.Swap(context.Background(), "s", pass)
+		defer s.finish()
+		sw, err := s.swap(context.Background(), "s", pass)
 		return sw, s, err
 	}
 	sw, s, err := change("new", func() {})
-	if err != nil || sw.Strategy == "" || sw.Version == "" || s.Intent().Seq == 0 {
-		t.Fatalf("Swap = %+v, %v (intent %d); want a swap, a version and an intent", sw, err, s.Intent().Seq)
+	if err != nil || sw.Strategy == "" || sw.Version == "" || s.intent.Seq == 0 {
+		t.Fatalf("Swap = %+v, %v (intent %d); want a swap, a version and an intent", sw, err, s.intent.Seq)
 	}
 	if got := holds(t, filepath.Join(dir, "a.txt")); got != "new" {
 		t.Errorf("a.txt holds %q after the change", got)

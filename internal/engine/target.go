@@ -103,6 +103,12 @@ type Observation struct {
 // MtimeMS is the file's modification time in milliseconds.
 func (o *Observation) MtimeMS() int64 { return o.Stat.MtimeNS / 1e6 }
 
+// Same reports whether o and p saw the same file: both absent, or both
+// regular or not, with the same content.
+func (o *Observation) Same(p *Observation) bool {
+	return o.Stat.Exists == p.Stat.Exists && o.Sum == p.Sum && o.Stat.Regular() == p.Stat.Regular()
+}
+
 // LedgerState describes what o saw as a ledger record does.
 func (o *Observation) LedgerState() *ledger.FileState {
 	if !o.Stat.Exists {
