@@ -10,9 +10,9 @@ import (
 )
 
 // Recovery of a transaction whose process died with its journal in
-// place (step 4 of recovery at Open, recover.go in the root package, which
-// reads the journals, opens their files as a change would and reports
-// what recoverTx did or would not do).
+// place: step 7 of recovery at Open (recoverTransactions, recover.go,
+// which reads the journals, opens their files as a change would, through
+// the root's Opener, and reports what recoverTx did or would not do).
 
 // recoverySession is the session a change made by recovery is recorded
 // under.
