@@ -645,13 +645,7 @@ func (w *Workspace) describeLink(p, raw string) (to, target string, isFile bool)
 
 // observe reads the target under whatever lock the caller holds.
 func (w *Workspace) observe(t *target) (*observation, error) {
-	return w.observeExpecting(t, "", nil)
-}
-
-// observeExpecting is observe for a caller that expects the file to hold
-// expect, whose SHA-256 is sum: equal bytes are not hashed again.
-func (w *Workspace) observeExpecting(t *target, sum string, expect []byte) (*observation, error) {
-	obs, err := w.eng.ObserveExpecting(t, sum, expect)
+	obs, err := w.eng.Observe(t)
 	if err != nil {
 		return nil, observeError(t, err)
 	}

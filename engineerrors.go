@@ -29,7 +29,7 @@ func observeError(t *target, err error) error {
 }
 
 // targetError is the error of a parent directory that could not be
-// opened (engine.Engine.OpenDir).
+// opened (engine.Engine.OpenTarget).
 func targetError(p string, err error) error {
 	if errors.Is(err, engine.ErrOutsideRoot) {
 		return outsideRoot(p)

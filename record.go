@@ -19,7 +19,8 @@ type LedgerRecovery = ledger.Recovery
 type attempt struct {
 	rec ledger.Record
 	// intent is the record written before the change was made, if any
-	// (engine.Engine.WriteIntent).
+	// (a move's, engine.Engine.SavedIntent; a single file's change keeps
+	// its own within engine.Engine.Run).
 	intent *engine.Intent
 	// start is when the attempt began; the durations are the parts of its
 	// time that ledger.Timing names, summed over the steps that spend

@@ -19,7 +19,7 @@ type Change struct {
 	Mode      os.FileMode
 	ExactMode bool
 	// held is the file being replaced, when it is held under a lease
-	// (Hold), and unhold gives the lease up early.
+	// (hold), and unhold gives the lease up early.
 	held   *atomicfile.Held
 	unhold func()
 	// pass is the change's passage through the gate

@@ -1,13 +1,13 @@
 // Package engine holds the parts of editguard's commit protocol that need
 // nothing of a session: how a change reaches its file (OpenTarget,
-// ObserveExpecting), the locks that order changes (file stripes, a
+// Observe), the locks that order changes (file stripes, a
 // directory's commit lock), the temporary names of new contents, a large
 // file held under a lease, a single file's change from its lock to its
 // outcome record (Run: its steps, Step, are numbered in run.go; the
 // snapshot and swap in single.go, the swap itself commit, straight-line
 // over atomicfile.Staged), a transaction's steps (CommitTx), its journal
 // and its rollback, a move's rename (Move), a change's intent and its
-// outcome record in the ledger (WriteIntent, WriteOutcome), the files a
+// outcome record in the ledger (writeIntent, WriteOutcome), the files a
 // swap takes off their names (parked files), the catch-up of history
 // lines saved lazily, when many files share one syncfs, and recovery at
 // Open (Recover). What a single file's change may do is the session's

@@ -162,7 +162,7 @@ func TestSwapLock(t *testing.T) {
 	p := filepath.Join(dir, "a.txt")
 	write(t, p, "one\n")
 	tg := openTarget(t, e, "a.txt")
-	obs, err := e.observe(tg)
+	obs, err := e.Observe(tg)
 	if err != nil || !obs.Stat.Exists || obs.Sum != sum([]byte("one\n")) {
 		t.Fatalf("Observe = %+v, %v", obs, err)
 	}
@@ -180,7 +180,7 @@ func TestSwapLock(t *testing.T) {
 		t.Errorf("SwapLock after the file was replaced = %v, want ErrReplaced", err)
 	}
 	nt := openTarget(t, e, "b.txt")
-	absent, err := e.observe(nt)
+	absent, err := e.Observe(nt)
 	if err != nil || absent.Stat.Exists {
 		t.Fatalf("Observe(b.txt) = %+v, %v", absent, err)
 	}
@@ -225,7 +225,7 @@ func TestLockFiles(t *testing.T) {
 func TestObserveAndOpenTarget(t *testing.T) {
 	e, dir := testEngine(t, "k", 8, time.Second)
 	write(t, filepath.Join(dir, "big.txt"), "0123456789")
-	_, err := e.observe(openTarget(t, e, "big.txt"))
+	_, err := e.Observe(openTarget(t, e, "big.txt"))
 	var tl *TooLargeError
 	if !errors.As(err, &tl) || tl.Size != 10 || tl.Limit != 8 {
 		t.Errorf("Observe of 10 bytes over a limit of 8 = %v, want TooLargeError{10, 8}", err)
@@ -240,7 +240,7 @@ func TestObserveAndOpenTarget(t *testing.T) {
 	if nt.Dir != nil {
 		t.Errorf("a target in a missing directory has a directory")
 	}
-	if obs, err := e.observe(nt); err != nil || obs.Stat.Exists {
+	if obs, err := e.Observe(nt); err != nil || obs.Stat.Exists {
 		t.Errorf("Observe in a missing directory = %+v, %v; want absent", obs, err)
 	}
 }
@@ -327,7 +327,7 @@ func TestJournals(t *testing.T) {
 	for _, f := range found {
 		switch {
 		case f.Journal != nil:
-			got[f.Name] = "ok " + f.Journal.Strategy()
+			got[f.Name] = "ok " + f.Journal.strategy()
 		default:
 			got[f.Name] = f.Unsafe
 		}
@@ -508,7 +508,7 @@ func TestRecoverTxRollsBack(t *testing.T) {
 func TestRecoverTxRollsForward(t *testing.T) {
 	e, dir := testEngine(t, "k", 1<<20, time.Second)
 	j := crashedTx(t, e, dir, "fwd", []txCase{{"a.txt", "A0", "A1", "A1"}, {"b.txt", "-", "B1", "B1"}})
-	if err := e.cfg.Led.Append(&ledger.Record{Session: "s", Tool: "apply_patch", Path: "a.txt", Outcome: "ok", Strategy: j.Strategy()}); err != nil {
+	if err := e.cfg.Led.Append(&ledger.Record{Session: "s", Tool: "apply_patch", Path: "a.txt", Outcome: "ok", Strategy: j.strategy()}); err != nil {
 		t.Fatal(err)
 	}
 	rolled, err := recoverTx(t, e, j)
@@ -568,7 +568,7 @@ func TestCommitTxSwapFails(t *testing.T) {
 			t.Fatal(err)
 		}
 		tg := openTarget(t, e, p)
-		obs, err := e.observe(tg)
+		obs, err := e.Observe(tg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -609,7 +609,7 @@ func TestSingle(t *testing.T) {
 	write(t, filepath.Join(dir, "a.txt"), "old")
 	change := func(content string, meddle func()) (Swapped, *single, error) {
 		tg := openTarget(t, e, "a.txt")
-		obs, err := e.observe(tg)
+		obs, err := e.Observe(tg)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -97,7 +97,7 @@ func (e *Engine) resolveIntents(o Opener, r *Recovered) {
 		return
 	}
 	for _, in := range open {
-		if !e.Sealed(in) {
+		if !e.sealed(in) {
 			r.Notes = append(r.Notes, Note{Kind: Foreign, Subject: fmt.Sprint(in.Seq),
 				Why: fmt.Sprintf("ledger record %d is an intent that editguard did not write (its seal does not verify): recovery left %s alone", in.Seq, in.Path)})
 			continue

@@ -148,7 +148,7 @@ func (e *Engine) Run(ctx context.Context, d Decider, gate *groupcommit.Gate, op,
 	// 3. Observe, and 4. Check.
 	t0 := time.Now()
 	sum, expect := d.Expect()
-	obs, err := e.ObserveExpecting(t, sum, expect)
+	obs, err := e.observeExpecting(t, sum, expect)
 	if err != nil {
 		r.times.Check += time.Since(t0)
 		return d.Fail(StepObserve, err)
@@ -229,7 +229,7 @@ func (r *run) makeParent() error {
 	if err := r.e.MakeParent(r.t); err != nil {
 		return r.d.Fail(StepPrepare, err)
 	}
-	now, err := r.e.observe(r.t)
+	now, err := r.e.Observe(r.t)
 	if err != nil {
 		return r.d.Fail(StepObserve, err)
 	}
@@ -265,7 +265,7 @@ func (r *run) record(err error) error {
 	r.pass.Leave()
 	lerr := o.Wait()
 	if r.single != nil && r.single.lazy {
-		e.LazySaved(len(in.Rec.Displaced))
+		e.lazySaved(len(in.Rec.Displaced))
 	}
 	err = r.d.Recorded(lerr, err)
 	if err == nil && !r.dry {

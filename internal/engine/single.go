@@ -77,14 +77,14 @@ func (e *SweepError) Unwrap() error { return e.Err }
 // lock.
 func (e *Engine) snapshot(t *Target, obs *Observation, ch *Change, rec ledger.Record, after, op, session string, quiet func() bool) *single {
 	s := &single{e: e, t: t, obs: obs, ch: ch}
-	s.intent, s.lazy = e.WriteIntent(rec, after, obs)
+	s.intent, s.lazy = e.writeIntent(rec, after, obs)
 	if quiet() {
 		// No batch to share its fsync with: it starts now, alongside the
 		// writing of the new content.
-		s.intent.Begin()
+		s.intent.begin()
 	}
 	meta := history.Meta{Op: op, Session: session, Intent: s.intent.Seq, Lazy: s.lazy}
-	s.held = e.Hold(t, obs, ch.Remove, &meta, s.intent.Durable)
+	s.held = e.hold(t, obs, ch.Remove, &meta, s.intent.Durable)
 	ch.held = s.held
 	meta.Linked = func() { s.linked = true }
 	s.saved = make(chan error, 1)
@@ -179,7 +179,7 @@ func (s *single) swap(ctx context.Context, session string, pass *groupcommit.Pas
 	ch.pass = pass
 	ch.arrive = func() {
 		pass.Arrive()
-		s.intent.Begin()
+		s.intent.begin()
 	}
 	if s.held != nil {
 		ch.unhold = func() { e.unhold(t, s.obs, s.held, s.linked) }
