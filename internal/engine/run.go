@@ -135,17 +135,17 @@ func (e *Engine) Run(ctx context.Context, d Decider, gate *groupcommit.Gate, op,
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	// 1. Target.
+	// StepTarget.
 	t, err := d.Target()
 	r.t = t
 	if err != nil {
 		return err
 	}
-	// 2. Lock.
+	// StepLock.
 	if err := r.lock(ctx); err != nil {
 		return err
 	}
-	// 3. Observe, and 4. Check.
+	// StepObserve, then StepCheck.
 	t0 := time.Now()
 	sum, expect := d.Expect()
 	obs, err := e.observeExpecting(t, sum, expect)
@@ -159,7 +159,7 @@ func (e *Engine) Run(ctx context.Context, d Decider, gate *groupcommit.Gate, op,
 	if err != nil {
 		return err
 	}
-	// 5. Build.
+	// StepBuild.
 	ch, err := d.Build()
 	if err != nil {
 		return err
@@ -168,21 +168,21 @@ func (e *Engine) Run(ctx context.Context, d Decider, gate *groupcommit.Gate, op,
 		r.dry = true
 		return nil
 	}
-	// 6. Approve.
+	// StepApprove.
 	t0, lw0 := time.Now(), r.times.LockWait
 	err = d.Approve(ctx, r.unlock, func() error { return r.lock(ctx) })
 	r.times.Approval += time.Since(t0) - (r.times.LockWait - lw0)
 	if err != nil {
 		return err
 	}
-	// 7. Prepare.
+	// StepPrepare.
 	if err := d.Prepare(); err != nil {
 		return err
 	}
 	if err := r.makeParent(); err != nil {
 		return err
 	}
-	// 8. Snapshot, and 9. Swap.
+	// StepSnapshot, then StepSwap.
 	t0 = time.Now()
 	rec, after := d.Intent()
 	r.single = e.snapshot(t, obs, ch, rec, after, op, session, gate.Quiet)
@@ -191,7 +191,7 @@ func (e *Engine) Run(ctx context.Context, d Decider, gate *groupcommit.Gate, op,
 	if err := d.Swapped(sw, err); err != nil {
 		return err
 	}
-	// 10. Follow.
+	// StepFollow; StepRecord is deferred.
 	d.Follow(sw.Result)
 	return nil
 }
