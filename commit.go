@@ -4,44 +4,32 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path"
+	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/editguard/editguard/internal/atomicfile"
 	"github.com/editguard/editguard/internal/engine"
-	"github.com/editguard/editguard/internal/filelock"
-	"github.com/editguard/editguard/internal/groupcommit"
 	"github.com/editguard/editguard/internal/udiff"
 )
 
-// This file is the commit protocol (docs/ARCHITECTURE.md §2), shared by every change
-// (write, edit, restore), in the order of its steps:
-//
-//  1. resolve the path inside the root (openTarget);
-//  2. take the target's file lock (lockFiles; see internal/engine/locks.go);
-//  3. read and hash the target under the lock, and check the precondition
-//     or the session's baseline (observe, Session.check);
-//  4. write the change's intent to the ledger and save the bytes about to
-//     be displaced to history (its index line lazily when the intent
-//     carries the bytes or names their object: internal/engine/histsync.go), and fsync
-//     the intent;
-//  5. write the new bytes to a temporary file and fsync it (4 and 5 run
-//     alongside each other);
-//  6. take the commit lock of the directory, check that the name still
-//     holds the file observed, swap the new file in: exchange and verify
-//     what was displaced (or rename, or a no-replace rename for a new
-//     file), and release the commit lock;
-//  7. fsync the directory (shared with concurrent commits) and remove the
-//     displaced file;
-//  8. update the session's baseline, write the outcome's ledger record
-//     (mutate's deferred function) and release the file's lock. A
-//     committed change whose intent is durable is reported at once, and
-//     its outcome's fsync runs after; any other attempt waits for it.
-//
-// Steps 4-7 are the engine's (internal/engine/single.go: Snapshot, then
-// Single.Swap), 5-7 through package atomicfile. Once step 6 has put the
-// new bytes in place, the change is reported as committed whatever fails
-// later: the ledger records it as ok and the result carries warnings.
+// This file is the session's side of a single file's change: the
+// decisions of the protocol that internal/engine runs, step by step
+// (engine.Step, numbered in internal/engine/run.go; docs/ARCHITECTURE.md
+// §2.1). commitRun is the engine.Decider of one change: it resolves the
+// path and applies policy (StepTarget), says what the session remembers
+// of the file (StepObserve), checks the change against the session's read
+// or a precondition (StepCheck), builds the new content (StepBuild), asks
+// the approver (StepApprove), makes room (StepPrepare), follows the change
+// with the session's baseline (StepFollow) and fills in the ledger
+// record (StepRecord); it turns the engine's errors into *Error. Once the
+// swap has put the new bytes in place, the change is reported as
+// committed whatever fails later: the ledger records it as ok and the
+// result carries warnings. The end of the file opens and observes targets
+// for every kind of change (openTarget, checkNotLink, observe).
 
 // Result describes a change, committed or (with DryRun) previewed.
 type Result struct {
@@ -153,127 +141,61 @@ type plan struct {
 	externalDiff string
 }
 
-// commitRun is one single-file change on its way through the protocol:
-// what each step found, kept for the steps after it.
+// commitRun is one single-file change on its way through the protocol
+// (engine.Engine.Run), as the session decides it: what each step found,
+// kept for the steps after it.
 type commitRun struct {
-	s     *Session
-	c     *change
-	a     *attempt
-	locks []*filelock.Lock // the file's lock (see internal/engine/locks.go)
-	t     *target
-	pass  *groupcommit.Pass // through the gate (internal/groupcommit), once the file is locked
-	obs   *observation
-	base  *baseline // the session's read the change was checked against
-	enc   string    // the encoding the session read the file in
+	s    *Session
+	c    *change
+	a    *attempt
+	t    *target
+	obs  *observation
+	base *baseline // the session's read the change was checked against
+	enc  string    // the encoding the session read the file in
 	// stale is the STALE_FILE error of an edit that may still merge over
-	// the other change (merge.go); plan gives it back if it does not.
+	// the other change (merge.go); Build gives it back if it does not.
 	stale error
 	pl    *plan
 	res   *Result
-	// single is the change from its snapshot (4) on: the engine's steps
-	// 4-7 (internal/engine/single.go).
-	single *engine.Single
 }
 
-// mutate runs the commit protocol for c and records the attempt in the
-// ledger, refused or not, before the lock is released.
-func (s *Session) mutate(ctx context.Context, c *change) (res *Result, err error) {
+// mutate makes the change c (engine.Engine.Run, with commitRun's
+// decisions) and records the attempt in the ledger, refused or not,
+// before the file's lock is released.
+func (s *Session) mutate(ctx context.Context, c *change) (*Result, error) {
 	r := &commitRun{s: s, c: c, a: newAttempt(s, c.tool, c.path, c.args, c.pre)}
-	defer func() { res, err = r.finish(res, err) }()
-	if err := ctx.Err(); err != nil {
+	if err := s.w.eng.Run(ctx, r, &s.w.gate, c.tool, s.name); err != nil {
 		return nil, err
 	}
-	if err := r.resolve(); err != nil {
-		return nil, err
-	}
-	if err := r.lock(ctx); err != nil {
-		return nil, err
-	}
-	if err := r.check(); err != nil {
-		return nil, err
-	}
-	if err := r.plan(); err != nil {
-		return nil, err
-	}
-	if c.dryRun {
-		r.res.DryRun, r.res.BytesWritten = true, 0
-		return r.res, nil
-	}
-	if err := r.approve(ctx); err != nil {
-		return nil, err
-	}
-	if err := r.ensureSpace(); err != nil {
-		return nil, err
-	}
-	if err := r.keepRead(); err != nil {
-		return nil, err
-	}
-	if err := r.makeParent(); err != nil {
-		return nil, err
-	}
-	t0 := time.Now()
-	r.snapshot()
-	ar, err := r.swap(ctx)
-	r.a.durable += time.Since(t0)
-	if err != nil {
-		return nil, r.s.w.withSpace(r.t, int64(len(r.pl.data)), int64(len(r.obs.Data)), err)
-	}
-	r.follow(ar)
 	return r.res, nil
 }
 
-// resolve is step 1: the path, inside the root, as a parent directory and
-// one name in it; and the policy that may protect it.
-func (r *commitRun) resolve() error {
+// Target is StepTarget: the path, inside the root, as a parent directory
+// and one name in it; and the policy that may protect it.
+func (r *commitRun) Target() (*target, error) {
 	t, err := r.s.w.openTarget(r.c.path)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	r.t = t
 	r.a.rec.Path = t.Resolved
-	return r.s.w.checkChangeable(t)
+	return t, r.s.w.checkChangeable(t)
 }
 
-// lock is step 2: the file's lock, which orders its changes in every
-// process. The commit lock of its directory is taken for the swap alone
-// (6). Holding the file's lock, the change counts at the gate (internal/groupcommit).
-func (r *commitRun) lock(ctx context.Context) error {
-	t0 := time.Now()
-	locks, err := r.s.w.lockFiles(ctx, r.t.Resolved)
-	r.a.lockWait += time.Since(t0)
-	r.locks = locks
-	if err != nil {
-		return err
-	}
-	r.pass = r.s.w.gate.Enter()
-	return nil
-}
+// Expect is what the session remembers of the file, so that StepObserve
+// compares equal bytes instead of hashing them.
+func (r *commitRun) Expect() (string, []byte) { return r.s.expected(r.t.Resolved) }
 
-// unlock lets the file go while the change waits on something slow (a
-// person's approval); the change must lock it and check it again after.
-func (r *commitRun) unlock() {
-	r.pass.Leave()
-	r.pass = nil
-	engine.UnlockAll(r.locks)
-	r.locks = nil
-}
-
-// check is step 3: the file is read and hashed under its lock, and checked
+// Check is StepCheck: the file, read and hashed under its lock, checked
 // against what the change may act on (its own verify, a precondition or
 // the session's read). The SHA-256 comparison here is the decision that
 // no update is lost.
-func (r *commitRun) check() error {
-	t0 := time.Now()
-	defer func() { r.a.check += time.Since(t0) }()
+func (r *commitRun) Check(obs *observation) error {
 	s, c := r.s, r.c
-	sum, expect := s.expected(r.t.Resolved)
-	obs, err := s.w.observeExpecting(r.t, sum, expect)
-	if err != nil {
-		return err
-	}
 	r.obs = obs
 	r.a.rec.Observed = obs.LedgerState()
 	r.a.rec.SHA256Before = obs.Sum
+	var err error
 	switch {
 	case c.verify != nil:
 		err = c.verify(r.t, obs)
@@ -310,6 +232,15 @@ func (r *commitRun) mayMerge(err error) error {
 	return nil
 }
 
+// Prepare is the session's part of StepPrepare: room on the file system,
+// and the read a merge was decided against kept.
+func (r *commitRun) Prepare() error {
+	if err := r.ensureSpace(); err != nil {
+		return err
+	}
+	return r.keepRead()
+}
+
 // ensureSpace is the check of a full file system before anything is
 // written (space.go): room for the change, after editguard's own leftovers
 // are removed, or NO_SPACE.
@@ -332,8 +263,22 @@ func (r *commitRun) keepRead() error {
 	return nil
 }
 
-// plan computes the new content from what is on disk, checks its size and
-// describes the change, diff included: all a dry run returns.
+// Build is StepBuild: the new content from what is on disk, its size
+// checked, and the change described, diff included: all a dry run returns
+// (with no change for the engine to make).
+func (r *commitRun) Build() (*engine.Change, error) {
+	if err := r.plan(); err != nil {
+		return nil, err
+	}
+	if r.c.dryRun {
+		r.res.DryRun, r.res.BytesWritten = true, 0
+		return nil, nil
+	}
+	pl := r.pl
+	return &engine.Change{Data: pl.data, Remove: pl.remove, Mode: pl.mode, ExactMode: pl.exactMode}, nil
+}
+
+// plan computes the new content and the result that describes it.
 func (r *commitRun) plan() error {
 	c := r.c
 	pl, err := c.build(r.t, r.obs, r.enc)
@@ -410,60 +355,34 @@ func octalMode(m os.FileMode) string {
 	return fmt.Sprintf("%04o", bits)
 }
 
-// approve asks the session's approver, if any, without holding the file's
-// lock (a person may take minutes), then checks that the file is still
-// what the person approved a change to.
-func (r *commitRun) approve(ctx context.Context) error {
+// Approve is StepApprove: the session's approver, if any, asked without
+// the file's lock (a person may take minutes; unlock and relock are the
+// engine's), then a check that the file is still what the person approved
+// a change to.
+func (r *commitRun) Approve(ctx context.Context, unlock func(), relock func() error) error {
 	if r.c.approved {
 		r.a.rec.Approval = "accepted"
 		return nil
 	}
-	// The time a person took, without the relock after it.
-	t0, lw0 := time.Now(), r.a.lockWait
-	defer func() {
-		if r.a.rec.Approval != "auto" {
-			r.a.approval += time.Since(t0) - (r.a.lockWait - lw0)
-		}
-	}()
 	preview := func() *Preview {
 		return &Preview{Tool: r.c.tool, Path: r.c.path, Diff: r.res.Diff, Created: r.res.Created, Deleted: r.pl.remove}
 	}
 	return r.s.approve(ctx, r.a, preview, refusal{r.c.path, "the change was declined", "ask the user what to change instead"},
-		r.unlock, func() error {
-			if err := r.lock(ctx); err != nil {
+		unlock, func() error {
+			if err := relock(); err != nil {
 				return err
 			}
 			return r.s.w.unchanged(r.t, r.obs, "while the change awaited approval")
 		})
 }
 
-// makeParent creates the missing parent directories of a new file,
-// durably; the file must still not exist after.
-func (r *commitRun) makeParent() error {
-	if r.t.Dir != nil {
-		return nil
-	}
-	if err := r.s.w.makeParent(r.t); err != nil {
-		return err
-	}
-	return r.s.w.unchanged(r.t, r.obs, "while its directory was created")
-}
+// Intent is the record the change's intent is written from (StepSnapshot).
+func (r *commitRun) Intent() (LedgerRecord, string) { return r.a.rec, r.res.SHA256 }
 
-// snapshot is step 4 (engine.Engine.Snapshot): the change's intent goes
-// to the ledger, and what it displaces to history, durably before the
-// file changes (guarantee 4), while the new content is written.
-func (r *commitRun) snapshot() {
-	w, pl := r.s.w, r.pl
-	ch := &engine.Change{Data: pl.data, Remove: pl.remove, Mode: pl.mode, ExactMode: pl.exactMode}
-	r.single = w.eng.Snapshot(r.t, r.obs, ch, r.a.rec, r.res.SHA256, r.c.tool, r.s.name, w.gate.Quiet)
-	r.a.intent = r.single.Intent()
-}
-
-// swap is steps 5-7 (engine.Single.Swap): write the new content, swap it
-// in, sync the directory. Once the new bytes are in place the change is
-// committed, and what fails after is a warning, not an error.
-func (r *commitRun) swap(ctx context.Context) (atomicfile.Result, error) {
-	sw, err := r.single.Swap(ctx, r.s.name, r.pass)
+// Swapped takes the result of StepSwap: the history's version, and the
+// swap's error as the caller's. Once the new content is in place the
+// change is committed, and what fails after is a warning, not an error.
+func (r *commitRun) Swapped(sw engine.Swapped, err error) error {
 	if err != nil {
 		err = r.s.w.singleError(r.t, r.obs, r.c.path, err, sw.Leftover)
 	}
@@ -475,7 +394,7 @@ func (r *commitRun) swap(ctx context.Context) (atomicfile.Result, error) {
 	}
 	if err != nil {
 		if sw.Strategy == "" {
-			return sw.Result, err
+			return r.s.w.withSpace(r.t, int64(len(r.pl.data)), int64(len(r.obs.Data)), err)
 		}
 		r.res.warn("the change is in place, but %v", err)
 	}
@@ -486,11 +405,11 @@ func (r *commitRun) swap(ctx context.Context) (atomicfile.Result, error) {
 	if sw.Kept != "" {
 		r.res.warn("another program wrote into the file while it was replaced; the %d bytes it left in the old file are kept in history as %s", len(sw.Displaced), sw.Kept)
 	}
-	return sw.Result, nil
+	return nil
 }
 
-// follow is step 8: the session's baseline follows the change.
-func (r *commitRun) follow(ar atomicfile.Result) {
+// Follow is StepFollow: the session's baseline follows the change.
+func (r *commitRun) Follow(ar atomicfile.Result) {
 	s, c, res, base := r.s, r.c, r.res, r.base
 	if c.fileInfo && ar.Stat.Exists {
 		res.Mode = octalMode(ar.Stat.Mode)
@@ -525,34 +444,38 @@ func (r *commitRun) follow(ar atomicfile.Result) {
 	}
 }
 
-// finish ends the run at whatever step it stopped: no return leaves the
-// history's save running, the file held or a history object linked to it
-// (engine.Single.Finish). The outcome record is written under the file's
-// lock, so that the records of one file are in the order of its changes,
-// and after the directory's fsync, so that it never reaches the disk
-// before the change it records. Its fsync runs after the lock is released, shared with
-// concurrent commits; a committed change whose intent is durable does not
-// wait for it (record.go, internal/engine/outcome.go).
-func (r *commitRun) finish(res *Result, err error) (*Result, error) {
-	r.single.Finish()
-	rc := r.s.w.record(r.a, res, err)
-	engine.UnlockAll(r.locks)
-	if r.t != nil {
-		r.t.Close()
+// result is what the change returns, given its error: its Result unless
+// it failed.
+func (r *commitRun) result(err error) *Result {
+	if err != nil {
+		return nil
 	}
-	// A refusal's record, which is waited for, joins a batch's ledger
-	// fsync.
-	r.pass.Arrive()
-	r.pass.Leave()
-	res, err = rc.wait()
-	if r.single != nil && r.single.Lazy() {
-		r.s.w.eng.LazySaved(len(r.a.intent.Rec.Displaced))
+	return r.res
+}
+
+// Outcome is the attempt's ledger record with its outcome (StepRecord),
+// and where its time went.
+func (r *commitRun) Outcome(err error, tm engine.Times) *LedgerRecord {
+	a := r.a
+	a.lockWait += tm.LockWait
+	a.check += tm.Check
+	a.durable += tm.Durable
+	if !r.c.approved && a.rec.Approval != "auto" {
+		// The time a person took, without the relock after it.
+		a.approval += tm.Approval
 	}
+	return outcome(a, r.result(err), err)
+}
+
+// Recorded is the change's error once its record is written
+// (StepRecord): a committed change whose record failed carries a warning.
+// A committed change may start history's pruning.
+func (r *commitRun) Recorded(lerr, err error) error {
+	res, err := recordedResult(r.result(err), err, lerr)
 	if err == nil && !res.DryRun {
 		r.s.w.afterCommit()
-		r.s.w.eng.SweepParkedSoon()
 	}
-	return res, err
+	return err
 }
 
 // checkChangeable refuses targets that policy protects.
@@ -572,9 +495,15 @@ func (w *Workspace) unchanged(t *target, obs *observation, when string) error {
 	if err != nil {
 		return err
 	}
-	if now.Stat.Exists == obs.Stat.Exists && now.Sum == obs.Sum && now.Stat.Regular() == obs.Stat.Regular() {
+	if now.Same(obs) {
 		return nil
 	}
+	return changed(t, obs, now, when)
+}
+
+// changed is the STALE_FILE error of t, observed as obs and now holding
+// now; when says when it may have changed.
+func changed(t *target, obs, now *observation, when string) error {
 	reason := ReasonModified
 	switch {
 	case !now.Stat.Exists:
@@ -606,4 +535,119 @@ func (w *Workspace) makeParent(t *target) error {
 // unifiedDiff returns a unified diff between two texts, labelled with p.
 func unifiedDiff(p, oldText, newText string, created, deleted bool) string {
 	return udiff.File(p, oldText, newText, created, deleted)
+}
+
+// target and observation are the engine's (internal/engine): an opened
+// parent directory with the final element of a resolved path, and what was
+// on disk at one moment.
+type (
+	target      = engine.Target
+	observation = engine.Observation
+)
+
+// stateOf describes what obs saw as a FileState.
+func stateOf(obs *observation) FileState {
+	if !obs.Stat.Exists {
+		return FileState{}
+	}
+	return FileState{Exists: true, SHA256: obs.Sum, Size: obs.Stat.Size, MtimeMS: obs.MtimeMS()}
+}
+
+// openTarget resolves p and opens its parent directory through the root.
+func (w *Workspace) openTarget(p string) (*target, error) {
+	resolved, err := w.resolve(p)
+	if err != nil {
+		return nil, err
+	}
+	if resolved == "." {
+		return nil, newError(CodeNotAFile, p, "the workspace root is a directory", "", nil)
+	}
+	t, err := w.eng.OpenTarget(p, w.lexical(p), resolved)
+	if err != nil {
+		return nil, targetError(p, err)
+	}
+	return t, nil
+}
+
+// checkNotLink returns a NOT_A_FILE error if the last element of p, as the
+// caller wrote it, names a symbolic link, and nil otherwise: when it names
+// anything else, nothing, or cannot be looked at (then openTarget reports
+// why). Symlinks before the last element are followed as resolve follows
+// them; a trailing slash is ignored, so "link/" is the link too. Delete and
+// move call it before openTarget, which would follow the link: they act on
+// names, and neither the link's target (another name) nor the link itself
+// (history keeps bytes, and a restore would bring back a regular file) is
+// what they may change. The check and the later open are two looks at the
+// disk: a link put in place between them is followed as any other
+// operation follows it.
+func (w *Workspace) checkNotLink(p string) error {
+	dir, base, err := w.resolveParent(p)
+	if err != nil {
+		return nil
+	}
+	name := path.Join(dir, base)
+	fi, err := w.root.Lstat(name)
+	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return nil
+	}
+	raw, err := w.root.Readlink(name)
+	if err != nil {
+		raw = ""
+	}
+	to, target, isFile := w.describeLink(p, raw)
+	e := newError(CodeNotAFile, p,
+		"a symbolic link (to "+to+"), not a regular file: delete and move do not follow a link at the end of a path, nor remove or rename links; nothing was changed",
+		"to remove, rename or replace the link itself, use a shell command (rm, mv)", nil)
+	if target != "" {
+		e.Details["link_target"] = shortPath(target)
+	}
+	if isFile {
+		e.RecoveryHint = "to delete or move the file it points to, name it by its own path (" + shortPath(target) + "); " + e.RecoveryHint
+	}
+	return e
+}
+
+// describeLink says what the symlink p, whose stored target is raw, points
+// to, for a message: the target's path relative to the root and what is
+// there, or that it leaves the root or cannot be resolved. target is that
+// path relative to the root, or "" if there is none, and isFile says
+// whether a regular file is there.
+func (w *Workspace) describeLink(p, raw string) (to, target string, isFile bool) {
+	resolved, err := w.resolve(p)
+	switch {
+	case err == nil && resolved == ".":
+		return "the workspace root", "", false
+	case err == nil:
+		what := "which does not exist"
+		if fi, err := w.root.Lstat(resolved); err == nil {
+			switch {
+			case fi.Mode().IsRegular():
+				what, isFile = "a file", true
+			case fi.IsDir():
+				what = "a directory"
+			default:
+				what = "not a regular file"
+			}
+		}
+		return strconv.Quote(shortPath(resolved)) + ", " + what, resolved, isFile
+	case errors.Is(err, ErrOutsideRoot):
+		return "a path outside the workspace root", "", false
+	}
+	// A target that cannot be resolved (a loop, a protected path): its
+	// text as stored, unless that is an absolute path, which would name
+	// the host's directories.
+	raw = filepath.ToSlash(raw)
+	if raw == "" || path.IsAbs(raw) || filepath.IsAbs(raw) {
+		return "a path that cannot be resolved", "", false
+	}
+	return strconv.Quote(shortPath(raw)) + ", which cannot be resolved", "", false
+}
+
+// observe reads the target under whatever lock the caller holds.
+func (w *Workspace) observe(t *target) (*observation, error) {
+	obs, err := w.eng.Observe(t)
+	if err != nil {
+		return nil, observeError(t, err)
+	}
+	return obs, nil
 }

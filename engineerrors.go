@@ -29,7 +29,7 @@ func observeError(t *target, err error) error {
 }
 
 // targetError is the error of a parent directory that could not be
-// opened (engine.Engine.OpenDir).
+// opened (engine.Engine.OpenTarget).
 func targetError(p string, err error) error {
 	if errors.Is(err, engine.ErrOutsideRoot) {
 		return outsideRoot(p)
@@ -184,7 +184,7 @@ func (w *Workspace) commitTxError(files []*txFile, err error) error {
 }
 
 // singleError is the caller's error for a single file's change that the
-// engine's steps 5-7 stopped (engine.Single.Swap): the sweep of a dead
+// engine's StepSwap stopped (commitRun.Swapped): the sweep of a dead
 // writer's temporary file, history, or the swap (commitError). leftover
 // names the history version that keeps what another program wrote into
 // the new file before the swap was undone, if any.
@@ -207,6 +207,23 @@ func (w *Workspace) singleError(t *target, obs *observation, p string, err error
 		e.Details["recovered_version"] = leftover
 	}
 	return err
+}
+
+// Fail turns the error of the engine's part of step of a single file's
+// change (engine.Engine.Run) into the caller's.
+func (r *commitRun) Fail(step engine.Step, err error) error {
+	var ce *engine.ChangedError
+	switch {
+	case step == engine.StepLock:
+		return lockError(r.t.Resolved, err)
+	case step == engine.StepObserve:
+		return observeError(r.t, err)
+	case errors.As(err, &ce):
+		return changed(r.t, r.obs, ce.Now, "while its directory was created")
+	case step == engine.StepPrepare:
+		return parentError(r.t.Path, err)
+	}
+	return ioError(r.t.Path, err)
 }
 
 // holdsNow is what t holds now, for a STALE_FILE error: an empty

@@ -95,7 +95,7 @@ type moveRun struct {
 	dstRec *attempt
 }
 
-// resolve is step 1 for both names. Either being a symlink is refused
+// resolve is StepTarget (engine.Step) for both names. Either being a symlink is refused
 // before it is resolved, which would follow the link.
 func (m *moveRun) resolve(src, dst string) error {
 	w := m.cs.s.w
@@ -122,7 +122,7 @@ func (m *moveRun) resolve(src, dst string) error {
 	return nil
 }
 
-// check is step 3 for both names (checkMove), and describes the move.
+// check is StepObserve and StepCheck (engine.Step) for both names (checkMove), and describes the move.
 func (m *moveRun) check(o *MoveOptions) error {
 	ts, td := m.src.t, m.dst.t
 	obsS, obsD, base, err := m.cs.s.checkMove(ts, td, o, m.a)

@@ -19,7 +19,8 @@ type LedgerRecovery = ledger.Recovery
 type attempt struct {
 	rec ledger.Record
 	// intent is the record written before the change was made, if any
-	// (engine.Engine.WriteIntent).
+	// (a move's, engine.Engine.SavedIntent; a single file's change keeps
+	// its own within engine.Engine.Run).
 	intent *engine.Intent
 	// start is when the attempt began; the durations are the parts of its
 	// time that ledger.Timing names, summed over the steps that spend
@@ -105,12 +106,9 @@ func recordError(r *LedgerRecord, err error) {
 	}
 }
 
-// record writes the attempt's ledger record with its outcome
-// (engine.Engine.WriteOutcome). The caller holds the file's lock
-// (internal/engine/locks.go), so records of one file are in the order of
-// its changes; it releases the lock and then calls wait, so that the
-// fsync is not paid under the lock and is shared with concurrent commits.
-func (w *Workspace) record(a *attempt, res *Result, err error) *recorded {
+// outcome is the attempt's ledger record with its outcome: the error err,
+// or a result res, and its timing.
+func outcome(a *attempt, res *Result, err error) *LedgerRecord {
 	r := &a.rec
 	switch {
 	case err != nil:
@@ -131,17 +129,32 @@ func (w *Workspace) record(a *attempt, res *Result, err error) *recorded {
 		stored.Timing = nil // the record holds it
 		r.Result, _ = json.Marshal(&stored)
 	}
-	return &recorded{res: res, err: err, o: w.eng.WriteOutcome(r, a.intent)}
+	return r
+}
+
+// record writes the attempt's ledger record with its outcome
+// (engine.Engine.WriteOutcome). The caller holds the file's lock
+// (internal/engine/locks.go), so records of one file are in the order of
+// its changes; it releases the lock and then calls wait, so that the
+// fsync is not paid under the lock and is shared with concurrent commits.
+// A single file's change does the same within engine.Engine.Run.
+func (w *Workspace) record(a *attempt, res *Result, err error) *recorded {
+	return &recorded{res: res, err: err, o: w.eng.WriteOutcome(outcome(a, res, err), a.intent)}
 }
 
 // wait returns the attempt's result once its record is durable (or, for a
 // committed change with a durable intent, at once: engine.Outcome.Wait),
-// with a warning (for a committed change) or a detail (for a failed one)
-// if the record could not be made so.
+// as recordedResult says.
 func (rc *recorded) wait() (*Result, error) {
-	res, err := rc.res, rc.err
-	lerr := rc.o.Wait()
-	rc.lerr = lerr
+	rc.lerr = rc.o.Wait()
+	return recordedResult(rc.res, rc.err, rc.lerr)
+}
+
+// recordedResult is an attempt's result and error once its record is
+// written, given lerr, the record's write or fsync's error: with a
+// warning (for a committed change) or a detail (for a failed one) if the
+// record could not be made durable.
+func recordedResult(res *Result, err, lerr error) (*Result, error) {
 	if lerr != nil {
 		if err == nil {
 			if !res.DryRun {
@@ -164,4 +177,99 @@ func nonEmpty(p *Precondition) *Precondition {
 		return nil
 	}
 	return p
+}
+
+// The operations the ledger records (a record's "tool") and history keeps
+// versions for (a version's "op"). An operation an agent tool offers is
+// recorded under that tool's name, so that a record reads as the call
+// that made it; the others have names of their own. These are the only
+// places the package names them.
+const (
+	opWrite       = "write_file"
+	opEdit        = "edit_file"
+	opDelete      = "delete_file"
+	opRestore     = "restore_file"
+	opMove        = "move_file"
+	opApplyPatch  = "apply_patch"
+	opUndoPatch   = "undo_patch"
+	opRewind      = "rewind"
+	opPublish     = "publish"
+	opPull        = "pull"
+	opRecover     = "recover"            // a transaction rolled back at Open
+	opPatchUndone = "apply_patch_undone" // a file a failing transaction put back
+	opExec        = "exec"               // a shell command's changes, when no client names its shell tool
+	opBeginTurn   = "begin_turn"         // a turn's start: a mark with no path, no change
+)
+
+// The ops of history versions that no change displaced (kept.go).
+const (
+	opMergeBase    = "merge_base"    // the session's read a merge was decided against
+	opPatchRefused = "patch_refused" // the file a refused patch's hunks were applied to
+)
+
+// The ledger keeps each call's arguments, so that the log says what was
+// asked, package internal/replay can decide the call again, and the
+// tests' Replayer can check that a replayed call is the recorded one. A
+// call is its positional arguments and its options struct, embedded: the
+// options' JSON names are the tools' argument names, and a field added to
+// an options struct is recorded, and compared on replay, with no further
+// code. write_file's content is kept as its SHA-256 and size, so the
+// ledger stays small. A precondition that states nothing is left out, as
+// if none had been given.
+type (
+	writeCall struct {
+		Path          string `json:"path"`
+		ContentSHA256 string `json:"content_sha256"`
+		ContentBytes  int    `json:"content_bytes"`
+		WriteOptions
+	}
+	editCall struct {
+		Path  string `json:"path"`
+		Edits []Edit `json:"edits"`
+		EditOptions
+	}
+	restoreCall struct {
+		Path    string `json:"path"`
+		Version string `json:"version"`
+		RestoreOptions
+	}
+	deleteCall struct {
+		Path string `json:"path"`
+		DeleteOptions
+	}
+	moveCall struct {
+		Source      string `json:"source"`
+		Destination string `json:"destination"`
+		MoveOptions
+	}
+)
+
+func writeArgs(p, content string, o *WriteOptions) *writeCall {
+	c := &writeCall{Path: p, ContentSHA256: sha256String(content), ContentBytes: len(content), WriteOptions: *o}
+	c.Precondition = nonEmpty(c.Precondition)
+	return c
+}
+
+func editArgs(p string, edits []Edit, o *EditOptions) *editCall {
+	c := &editCall{Path: p, Edits: edits, EditOptions: *o}
+	c.Precondition = nonEmpty(c.Precondition)
+	return c
+}
+
+func restoreArgs(p, version string, o *RestoreOptions) *restoreCall {
+	c := &restoreCall{Path: p, Version: version, RestoreOptions: *o}
+	c.Precondition = nonEmpty(c.Precondition)
+	return c
+}
+
+func deleteArgs(p string, o *DeleteOptions) *deleteCall {
+	c := &deleteCall{Path: p, DeleteOptions: *o}
+	c.Precondition = nonEmpty(c.Precondition)
+	return c
+}
+
+func moveArgs(src, dst string, o *MoveOptions) *moveCall {
+	c := &moveCall{Source: src, Destination: dst, MoveOptions: *o}
+	c.Precondition = nonEmpty(c.Precondition)
+	return c
 }

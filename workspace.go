@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/editguard/editguard/internal/atomicfile"
 	"github.com/editguard/editguard/internal/engine"
 	"github.com/editguard/editguard/internal/faults"
 	"github.com/editguard/editguard/internal/groupcommit"
@@ -509,4 +510,23 @@ func splitPath(p string) []string {
 func outsideRoot(p string) *Error {
 	return newError(CodeOutsideRoot, p, "path resolves outside the workspace root",
 		"use a path inside the workspace; symlinks that lead out of it are not followed", nil)
+}
+
+// bindFaults hands Options.Faults, if set, what reaches w: its fault
+// hooks and its temporary names. Only tests set it.
+func (w *Workspace) bindFaults() {
+	if f := w.opts.Faults; f != nil {
+		f.Bind(func(commit atomicfile.Hook, hist history.Hook, led ledger.Hook) {
+			setFaults(w, commit, hist, led)
+		}, w.eng.TempName)
+	}
+}
+
+// setFaults installs fault-injection hooks on w: commit on the directory of
+// every later commit's target, hist on its history store, led on its
+// ledger. nil removes each. Only tests call it.
+func setFaults(w *Workspace, commit atomicfile.Hook, hist history.Hook, led ledger.Hook) {
+	w.eng.SetHook(commit)
+	w.hist.SetHook(hist)
+	w.led.SetHook(led)
 }

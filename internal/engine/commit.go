@@ -18,22 +18,22 @@ type Change struct {
 	// less the umask, unless ExactMode); an existing file keeps its own.
 	Mode      os.FileMode
 	ExactMode bool
-	// Held is the file being replaced, when it is held under a lease
-	// (Hold), and Unhold gives the lease up early.
-	Held   *atomicfile.Held
-	Unhold func()
-	// Pass is the change's passage through the gate
-	// (internal/groupcommit), and Arrive, if set, is called before the
+	// held is the file being replaced, when it is held under a lease
+	// (hold), and unhold gives the lease up early.
+	held   *atomicfile.Held
+	unhold func()
+	// pass is the change's passage through the gate
+	// (internal/groupcommit), and arrive, if set, is called before the
 	// new content's fsync.
-	Pass   *groupcommit.Pass
-	Arrive func()
+	pass   *groupcommit.Pass
+	arrive func()
 }
 
-// commit replaces, creates or removes the target (steps 5-7 of the
-// protocol) through atomicfile's staged steps, in this order:
+// commit replaces, creates or removes the target (StepSwap of Run,
+// run.go) through atomicfile's staged steps, in this order:
 //
 //   - stage: the new content under its temporary name tmp;
-//   - sync: the change arrives at the gate (Arrive), and the new content
+//   - sync: the change arrives at the gate (arrive), and the new content
 //     is made durable by its own fsync, or by the batch's shared syncfs
 //     (groupcommit.Pass.SyncTemp);
 //   - ready: what the change displaces is durable (the caller's ready);
@@ -56,10 +56,10 @@ type Change struct {
 // may then be nil.
 func (e *Engine) commit(ctx context.Context, t *Target, obs *Observation, ch *Change, tmp string, ready func() error, held bool) (atomicfile.Result, error) {
 	r, err := e.commitSteps(ctx, t, obs, ch, tmp, ready, held)
-	if err != nil && ch.Held != nil {
+	if err != nil && ch.held != nil {
 		// What follows may open the target, which may still be the held
 		// file: an open of it would wait for this very lease.
-		ch.Held.Release()
+		ch.held.Release()
 	}
 	return r, err
 }
@@ -71,10 +71,10 @@ func (e *Engine) commitSteps(ctx context.Context, t *Target, obs *Observation, c
 	}
 	defer s.Abort()
 	if !ch.Remove || !obs.Stat.Exists {
-		if ch.Arrive != nil {
-			ch.Arrive()
+		if ch.arrive != nil {
+			ch.arrive()
 		}
-		shared, err := ch.Pass.SyncTemp(t.Dir)
+		shared, err := ch.pass.SyncTemp(t.Dir)
 		switch {
 		case err != nil:
 			return atomicfile.Result{}, &atomicfile.StepError{Step: "syncfs", Err: err}
@@ -94,7 +94,7 @@ func (e *Engine) commitSteps(ctx context.Context, t *Target, obs *Observation, c
 	}
 	var lock *filelock.Lock
 	if !held {
-		if lock, err = e.swapLockHeld(ctx, t, obs, ch.Unhold); err != nil {
+		if lock, err = e.swapLockHeld(ctx, t, obs, ch.unhold); err != nil {
 			return atomicfile.Result{}, err
 		}
 	}
@@ -104,8 +104,8 @@ func (e *Engine) commitSteps(ctx context.Context, t *Target, obs *Observation, c
 		return atomicfile.Result{}, err
 	}
 	swap := e.dirSyncs.Swapped()
-	ch.Pass.Swapped()
-	ch.Pass.AwaitSwaps()
+	ch.pass.Swapped()
+	ch.pass.AwaitSwaps()
 	if err := e.dirSyncs.Sync(t.Dir, swap); err != nil {
 		// The new content is in place but its durability is unknown: the
 		// displaced file stays under its temporary name (Abort).
@@ -127,7 +127,7 @@ func stage(t *Target, obs *Observation, ch *Change, tmp string, park *atomicfile
 	default:
 		opts.Mode, opts.UID, opts.GID = obs.Stat.Mode, obs.Stat.UID, obs.Stat.GID
 		opts.Expect = obs.Data // the bytes that hashed to obs.Sum
-		opts.Held = ch.Held
+		opts.Held = ch.held
 		return t.Dir.StageReplace(t.Base, ch.Data, obs.Sum, opts)
 	}
 }

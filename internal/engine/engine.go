@@ -1,22 +1,24 @@
 // Package engine holds the parts of editguard's commit protocol that need
 // nothing of a session: how a change reaches its file (OpenTarget,
-// ObserveExpecting), the locks that order changes (file stripes, a
+// Observe), the locks that order changes (file stripes, a
 // directory's commit lock), the temporary names of new contents, a large
-// file held under a lease, a single file's change from its snapshot to its
-// swap (Snapshot, Single.Swap, and commit, straight-line over
-// atomicfile.Staged), a transaction's steps (CommitTx), its journal and
-// its rollback, a move's rename (Move), a change's intent and its outcome
-// record in the ledger (WriteIntent, WriteOutcome), the files a swap takes
-// off their names (parked files), the catch-up of history lines saved
-// lazily, when many files share one syncfs, and recovery at Open
-// (Recover). The root package runs the protocol's steps in order
-// (numbered in its commit.go) and decides what a change may do; this
-// package does what every change does the same way.
+// file held under a lease, a single file's change from its lock to its
+// outcome record (Run: its steps, Step, are numbered in run.go; the
+// snapshot and swap in single.go, the swap itself commit, straight-line
+// over atomicfile.Staged), a transaction's steps (CommitTx), its journal
+// and its rollback, a move's rename (Move), a change's intent and its
+// outcome record in the ledger (writeIntent, WriteOutcome), the files a
+// swap takes off their names (parked files), the catch-up of history
+// lines saved lazily, when many files share one syncfs, and recovery at
+// Open (Recover). What a single file's change may do is the session's
+// decision, which Run asks of a Decider that the root package implements;
+// this package does what every change does the same way.
 //
-// Errors are returned as they happened; the root package turns them into
-// its *Error in one file (engineerrors.go there), telling apart the
-// engine's TooLargeError, HistoryError, SweepError, PathError,
-// JournalError, SwapError, ErrReplaced and ErrOutsideRoot, and
+// Errors are returned as they happened (to Run's Decider through its Fail
+// and Swapped); the root package turns them into its *Error in one file
+// (engineerrors.go there), telling apart the engine's TooLargeError,
+// HistoryError, SweepError, ChangedError, PathError, JournalError,
+// SwapError, ErrReplaced and ErrOutsideRoot, and
 // atomicfile's ErrExist, ErrRaced, ErrCrossDevice and ErrNotDir; its
 // ioError, which every such mapping ends in, tells apart atomicfile's
 // ErrNotWritable and ErrOwner. Recover reports what it would not or could

@@ -162,7 +162,7 @@ func TestSwapLock(t *testing.T) {
 	p := filepath.Join(dir, "a.txt")
 	write(t, p, "one\n")
 	tg := openTarget(t, e, "a.txt")
-	obs, err := e.observe(tg)
+	obs, err := e.Observe(tg)
 	if err != nil || !obs.Stat.Exists || obs.Sum != sum([]byte("one\n")) {
 		t.Fatalf("Observe = %+v, %v", obs, err)
 	}
@@ -180,7 +180,7 @@ func TestSwapLock(t *testing.T) {
 		t.Errorf("SwapLock after the file was replaced = %v, want ErrReplaced", err)
 	}
 	nt := openTarget(t, e, "b.txt")
-	absent, err := e.observe(nt)
+	absent, err := e.Observe(nt)
 	if err != nil || absent.Stat.Exists {
 		t.Fatalf("Observe(b.txt) = %+v, %v", absent, err)
 	}
@@ -225,7 +225,7 @@ func TestLockFiles(t *testing.T) {
 func TestObserveAndOpenTarget(t *testing.T) {
 	e, dir := testEngine(t, "k", 8, time.Second)
 	write(t, filepath.Join(dir, "big.txt"), "0123456789")
-	_, err := e.observe(openTarget(t, e, "big.txt"))
+	_, err := e.Observe(openTarget(t, e, "big.txt"))
 	var tl *TooLargeError
 	if !errors.As(err, &tl) || tl.Size != 10 || tl.Limit != 8 {
 		t.Errorf("Observe of 10 bytes over a limit of 8 = %v, want TooLargeError{10, 8}", err)
@@ -240,7 +240,7 @@ func TestObserveAndOpenTarget(t *testing.T) {
 	if nt.Dir != nil {
 		t.Errorf("a target in a missing directory has a directory")
 	}
-	if obs, err := e.observe(nt); err != nil || obs.Stat.Exists {
+	if obs, err := e.Observe(nt); err != nil || obs.Stat.Exists {
 		t.Errorf("Observe in a missing directory = %+v, %v; want absent", obs, err)
 	}
 }
@@ -327,7 +327,7 @@ func TestJournals(t *testing.T) {
 	for _, f := range found {
 		switch {
 		case f.Journal != nil:
-			got[f.Name] = "ok " + f.Journal.Strategy()
+			got[f.Name] = "ok " + f.Journal.strategy()
 		default:
 			got[f.Name] = f.Unsafe
 		}
@@ -508,7 +508,7 @@ func TestRecoverTxRollsBack(t *testing.T) {
 func TestRecoverTxRollsForward(t *testing.T) {
 	e, dir := testEngine(t, "k", 1<<20, time.Second)
 	j := crashedTx(t, e, dir, "fwd", []txCase{{"a.txt", "A0", "A1", "A1"}, {"b.txt", "-", "B1", "B1"}})
-	if err := e.cfg.Led.Append(&ledger.Record{Session: "s", Tool: "apply_patch", Path: "a.txt", Outcome: "ok", Strategy: j.Strategy()}); err != nil {
+	if err := e.cfg.Led.Append(&ledger.Record{Session: "s", Tool: "apply_patch", Path: "a.txt", Outcome: "ok", Strategy: j.strategy()}); err != nil {
 		t.Fatal(err)
 	}
 	rolled, err := recoverTx(t, e, j)
@@ -568,7 +568,7 @@ func TestCommitTxSwapFails(t *testing.T) {
 			t.Fatal(err)
 		}
 		tg := openTarget(t, e, p)
-		obs, err := e.observe(tg)
+		obs, err := e.Observe(tg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -607,24 +607,24 @@ func TestSingle(t *testing.T) {
 	e, dir := testEngine(t, "k", 1<<20, time.Second)
 	var gate groupcommit.Gate
 	write(t, filepath.Join(dir, "a.txt"), "old")
-	change := func(content string, meddle func()) (Swapped, *Single, error) {
+	change := func(content string, meddle func()) (Swapped, *single, error) {
 		tg := openTarget(t, e, "a.txt")
-		obs, err := e.observe(tg)
+		obs, err := e.Observe(tg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		meddle()
 		pass := gate.Enter()
 		defer pass.Leave()
-		s := e.Snapshot(tg, obs, &Change{Data: []byte(content)}, ledger.Record{Session: "s", Tool: "write_file", Path: "a.txt"},
+		s := e.snapshot(tg, obs, &Change{Data: []byte(content)}, ledger.Record{Session: "s", Tool: "write_file", Path: "a.txt"},
 			sum([]byte(content)), "write_file", "s", gate.Quiet)
-		defer s.Finish()
-		sw, err := s.Swap(context.Background(), "s", pass)
+		defer s.finish()
+		sw, err := s.swap(context.Background(), "s", pass)
 		return sw, s, err
 	}
 	sw, s, err := change("new", func() {})
-	if err != nil || sw.Strategy == "" || sw.Version == "" || s.Intent().Seq == 0 {
-		t.Fatalf("Swap = %+v, %v (intent %d); want a swap, a version and an intent", sw, err, s.Intent().Seq)
+	if err != nil || sw.Strategy == "" || sw.Version == "" || s.intent.Seq == 0 {
+		t.Fatalf("Swap = %+v, %v (intent %d); want a swap, a version and an intent", sw, err, s.intent.Seq)
 	}
 	if got := holds(t, filepath.Join(dir, "a.txt")); got != "new" {
 		t.Errorf("a.txt holds %q after the change", got)

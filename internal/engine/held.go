@@ -13,7 +13,7 @@ import (
 // A change that replaces a large file would copy the file's bytes into
 // history before the swap: as many bytes written and fsynced again as the
 // new content, for bytes that are on the disk already. Instead, the file is
-// held under a write lease (atomicfile.Hold) and linked into history as
+// held under a write lease (atomicfile.Dir.Hold) and linked into history as
 // the version's object:
 //
 //   - when the lease is taken, no other program has the file open, and
@@ -59,11 +59,11 @@ const heldLockWait = 50 * time.Millisecond
 
 var errIntentNotDurable = errors.New("the change's intent is not durable")
 
-// Hold holds the file a change replaces, if it is large enough to be
+// hold holds the file a change replaces, if it is large enough to be
 // worth linking into history and can be held, and sets meta to link it
 // once durable reports the change's intent durable. remove says the change
 // removes the file, which nothing then replaces.
-func (e *Engine) Hold(t *Target, obs *Observation, remove bool, meta *history.Meta, durable func() bool) *atomicfile.Held {
+func (e *Engine) hold(t *Target, obs *Observation, remove bool, meta *history.Meta, durable func() bool) *atomicfile.Held {
 	if !obs.Stat.Exists || remove || len(obs.Data) < LinkMin || t.Dir == nil {
 		return nil
 	}

@@ -71,9 +71,9 @@ type histSync struct {
 	dueBytes int
 }
 
-// LazySaved schedules a catchUp after a change whose version, n bytes,
+// lazySaved schedules a catchUp after a change whose version, n bytes,
 // was saved lazily.
-func (e *Engine) LazySaved(n int) {
+func (e *Engine) lazySaved(n int) {
 	h := &e.hsync
 	h.lazy.Store(true)
 	h.mu.Lock()
@@ -203,7 +203,7 @@ func (e *Engine) keepVersions(recs []*ledger.Record, last ledger.Position) (dirt
 	dirty = map[string]bool{}
 	upTo = last
 	for _, in := range recs {
-		if in.Outcome != ledger.OutcomePending || !e.Sealed(in) {
+		if in.Outcome != ledger.OutcomePending || !e.sealed(in) {
 			continue // not an intent, or not one this workspace wrote
 		}
 		if _, ok := saved[in.Path]; !ok {

@@ -30,9 +30,9 @@ func (e *Engine) IntentSeal(r *ledger.Record) string {
 	return hex.EncodeToString(userkey.Derive(e.cfg.Key, "intent", sealFields(r)))
 }
 
-// Sealed reports whether the intent r was written by this workspace: only
+// sealed reports whether the intent r was written by this workspace: only
 // then does recovery act on it.
-func (e *Engine) Sealed(r *ledger.Record) bool {
+func (e *Engine) sealed(r *ledger.Record) bool {
 	return r.Seal != "" && hmac.Equal([]byte(r.Seal), []byte(e.IntentSeal(r)))
 }
 
@@ -61,8 +61,8 @@ type Intent struct {
 	start sync.Once
 }
 
-// Begin starts the intent's fsync.
-func (in *Intent) Begin() {
+// begin starts the intent's fsync.
+func (in *Intent) begin() {
 	if in == nil {
 		return
 	}
@@ -77,18 +77,18 @@ func (in *Intent) Begin() {
 	})
 }
 
-// WriteIntent writes the intent of the change rec describes, which will
+// writeIntent writes the intent of the change rec describes, which will
 // leave content whose SHA-256 is after; the caller starts its fsync
-// (Intent.Begin) to run alongside
+// (Intent.begin) to run alongside
 // the history's and the temporary file's. The caller holds the file's
 // lock, so the intent is in the order of the file's changes. When the
 // content the change displaces (obs) is small, the intent carries it; when
 // it is over the history's inline limit and the history's objects are
 // synced before each change (histSync.marked), it names the history
-// object that will hold it. WriteIntent reports whether the history may then save
+// object that will hold it. writeIntent reports whether the history may then save
 // the version's line lazily (histsync.go): only when the intent was
 // written and carries or names the content.
-func (e *Engine) WriteIntent(rec ledger.Record, after string, obs *Observation) (in *Intent, lazy bool) {
+func (e *Engine) writeIntent(rec ledger.Record, after string, obs *Observation) (in *Intent, lazy bool) {
 	in = &Intent{Rec: rec, done: make(chan struct{})}
 	in.Rec.Outcome = ledger.OutcomePending
 	in.Rec.SHA256After = after
@@ -129,7 +129,7 @@ func (e *Engine) SavedIntent(rec ledger.Record, after string) *Intent {
 		return in
 	}
 	in.Seq, in.p = in.Rec.Seq, p
-	in.Begin()
+	in.begin()
 	return in
 }
 
@@ -140,7 +140,7 @@ func (in *Intent) Durable() bool {
 	if in == nil {
 		return false
 	}
-	in.Begin()
+	in.begin()
 	<-in.done
 	return in.err == nil
 }

@@ -101,9 +101,9 @@ func journalMAC(key []byte, j *Journal) string {
 	return hex.EncodeToString(userkey.Derive(key, "journal", b))
 }
 
-// Strategy is what the ledger records of j's transaction name as their
+// strategy is what the ledger records of j's transaction name as their
 // strategy.
-func (j *Journal) Strategy() string { return "transaction " + j.ID }
+func (j *Journal) strategy() string { return "transaction " + j.ID }
 
 // writeJournal writes j durably, with the ledger's end and its MAC.
 func (e *Engine) writeJournal(j *Journal) error {

@@ -7,17 +7,19 @@ import (
 
 // Recovery at Open. A process killed, or a power cut, in the middle of a
 // change leaves state behind; Open finishes what it can before the
-// workspace serves any call. Once the ledger has cut a torn final line
-// (ledger.Open), Recover runs, in this order:
+// workspace serves any call. Its steps are numbered as docs/ARCHITECTURE.md
+// §5 names them: steps 1-4 are the root package's (Workspace.openState:
+// the state directory, its trust, its files, and the ledger, which cuts a
+// torn final line); then Recover runs the rest, in this order:
 //
-//  1. History catch-up (CatchUp, histsync.go): versions a power cut took
+//  5. History catch-up (CatchUp, histsync.go): versions a power cut took
 //     from history, whose sealed intents carry their bytes or name their
 //     object, are saved again, so that every outcome recorded below names
 //     a version that exists.
-//  2. Intents without an outcome (resolveIntents): each sealed one whose
+//  6. Intents without an outcome (resolveIntents): each sealed one whose
 //     writer is gone gets its outcome, judged from the file
 //     (resolveIntent, resolve.go).
-//  3. Transactions a crash interrupted (recoverTransactions): each sealed
+//  7. Transactions a crash interrupted (recoverTransactions): each sealed
 //     journal whose files a change may reach is rolled forward if any of
 //     its records was written, else back (recoverTx, txrecover.go).
 //
@@ -74,7 +76,7 @@ type Recovered struct {
 	Notes      []Note
 }
 
-// Recover runs recovery's steps 1-3 above, opening files through o. Its
+// Recover runs recovery's steps 5-7 above, opening files through o. Its
 // error is the failure to list the journals; what one intent or one
 // journal could not do is a Note.
 func (e *Engine) Recover(o Opener, op string) (Recovered, error) {
@@ -95,7 +97,7 @@ func (e *Engine) resolveIntents(o Opener, r *Recovered) {
 		return
 	}
 	for _, in := range open {
-		if !e.Sealed(in) {
+		if !e.sealed(in) {
 			r.Notes = append(r.Notes, Note{Kind: Foreign, Subject: fmt.Sprint(in.Seq),
 				Why: fmt.Sprintf("ledger record %d is an intent that editguard did not write (its seal does not verify): recovery left %s alone", in.Seq, in.Path)})
 			continue

@@ -29,7 +29,7 @@ func (e *Engine) resolveIntent(in *ledger.Record, t *Target) {
 	if err != nil || !slices.ContainsFunc(open, func(r *ledger.Record) bool { return r.Seq == in.Seq }) {
 		return
 	}
-	obs, err := e.observe(t)
+	obs, err := e.Observe(t)
 	if err != nil {
 		return
 	}

@@ -10,36 +10,33 @@ import (
 	"github.com/editguard/editguard/internal/ledger"
 )
 
-// A single file's change from its snapshot to its swap: steps 4-7 of the
-// protocol as the root package's commit.go numbers them, the one place its
-// steps are numbered. The root runs the steps before them (resolve, lock,
-// check, plan, approve) and after them (the session's baseline follows,
-// the outcome record):
+// A single file's change from its snapshot to its swap: the steps
+// StepSnapshot and StepSwap of Run (run.go, where the steps are numbered):
 //
-//  4. Snapshot: the change's intent goes to the ledger, and what it
+//   - snapshot: the change's intent goes to the ledger, and what it
 //     displaces to history. With the intent durable before the swap,
 //     every change that reaches the disk is in the ledger, and the
 //     outcome's fsync need not come before the reply (outcome.go).
 //     Guarantee 4: what is displaced goes to history, durably, before the
 //     file changes. The history's writes and fsyncs run while the new
-//     content is written and fsynced under its temporary name (5), and
-//     the swap (6) waits for both (ready): neither fsync orders the
+//     content is written and fsynced under its temporary name, and the
+//     swap waits for both (ready): neither fsync orders the
 //     other, so overlapping them takes nothing from either guarantee.
 //     When the intent carries the displaced bytes, the history's index
 //     line for them is not fsynced (lazy): the intent's fsync makes the
 //     bytes durable, and the line is made durable later (histsync.go). A
 //     large file being replaced is linked into history instead of
 //     copied, when it can be held (held.go).
-//  5-7. Swap: the new content under its temporary name, the swap and the
+//   - swap: the new content under its temporary name, the swap and the
 //     directory's fsync (commit, straight-line over atomicfile.Staged).
 //     Once the new bytes are in place the change is committed, and what
 //     fails after is reported alongside, not as the change's error.
 //
-// Finish, on every path, waits for the history's save and settles a held
+// finish, on every path, waits for the history's save and settles a held
 // file, so that no return leaves either running.
 
-// Single is one file's change between its snapshot and its outcome.
-type Single struct {
+// single is one file's change between its snapshot and its outcome.
+type single struct {
 	e      *Engine
 	t      *Target
 	obs    *Observation
@@ -72,23 +69,23 @@ type SweepError struct{ Err error }
 func (e *SweepError) Error() string { return e.Err.Error() }
 func (e *SweepError) Unwrap() error { return e.Err }
 
-// Snapshot is step 4 for the change ch of the file observed as obs at t,
+// snapshot is StepSnapshot for the change ch of the file observed as obs at t,
 // whose intent rec describes, leaving content whose SHA-256 is after; the
 // history's version is saved under op and session. quiet, asked once the
 // intent is written, says whether no batch waits at the gate to share the
 // intent's fsync, which then starts at once. The caller holds the file's
 // lock.
-func (e *Engine) Snapshot(t *Target, obs *Observation, ch *Change, rec ledger.Record, after, op, session string, quiet func() bool) *Single {
-	s := &Single{e: e, t: t, obs: obs, ch: ch}
-	s.intent, s.lazy = e.WriteIntent(rec, after, obs)
+func (e *Engine) snapshot(t *Target, obs *Observation, ch *Change, rec ledger.Record, after, op, session string, quiet func() bool) *single {
+	s := &single{e: e, t: t, obs: obs, ch: ch}
+	s.intent, s.lazy = e.writeIntent(rec, after, obs)
 	if quiet() {
 		// No batch to share its fsync with: it starts now, alongside the
 		// writing of the new content.
-		s.intent.Begin()
+		s.intent.begin()
 	}
 	meta := history.Meta{Op: op, Session: session, Intent: s.intent.Seq, Lazy: s.lazy}
-	s.held = e.Hold(t, obs, ch.Remove, &meta, s.intent.Durable)
-	ch.Held = s.held
+	s.held = e.hold(t, obs, ch.Remove, &meta, s.intent.Durable)
+	ch.held = s.held
 	meta.Linked = func() { s.linked = true }
 	s.saved = make(chan error, 1)
 	go func() {
@@ -99,14 +96,8 @@ func (e *Engine) Snapshot(t *Target, obs *Observation, ch *Change, rec ledger.Re
 	return s
 }
 
-// Intent is the change's intent.
-func (s *Single) Intent() *Intent { return s.intent }
-
-// Lazy reports whether history saved the displaced bytes lazily.
-func (s *Single) Lazy() bool { return s.lazy }
-
 // historyDurable waits for the history's save, once.
-func (s *Single) historyDurable() error {
+func (s *single) historyDurable() error {
 	if !s.waited {
 		err := <-s.saved
 		s.waited = true
@@ -119,7 +110,7 @@ func (s *Single) historyDurable() error {
 
 // settle makes a history object linked to the held file a copy unless no
 // other name can change it (held.go), once.
-func (s *Single) settle() error {
+func (s *single) settle() error {
 	if s.settled {
 		return nil
 	}
@@ -127,9 +118,9 @@ func (s *Single) settle() error {
 	return s.e.settleHeld(s.t, s.obs, s.held, s.linked)
 }
 
-// Finish waits for the history's save and settles a held file, if the
-// change stopped before Swap did.
-func (s *Single) Finish() {
+// finish waits for the history's save and settles a held file, if the
+// change stopped before swap did.
+func (s *single) finish() {
 	if s == nil {
 		return
 	}
@@ -140,10 +131,10 @@ func (s *Single) Finish() {
 // ready is commit's step before the commit lock and the swap: what the
 // change displaces is durable in history, or carried by a durable intent.
 // For a removal, which has no new content to fsync, it is where the change
-// arrives at the gate (Change.Arrive), starting the intent's fsync; a
+// arrives at the gate (Change.arrive), starting the intent's fsync; a
 // change with new content arrived before that content's fsync.
-func (s *Single) ready() error {
-	s.ch.Arrive() // a removal has no new content to fsync
+func (s *single) ready() error {
+	s.ch.arrive() // a removal has no new content to fsync
 	if err := s.historyDurable(); err != nil {
 		return err
 	}
@@ -174,24 +165,24 @@ type Swapped struct {
 	Leftover, Kept string
 }
 
-// Swap is steps 5-7, passing the gate with pass. An error with a
+// swap is StepSwap, passing the gate with pass. An error with a
 // Strategy in the result came after the new bytes were put in place: the
 // change is committed. A failure before is a *SweepError, a
 // *HistoryError, or commit's.
-func (s *Single) Swap(ctx context.Context, session string, pass *groupcommit.Pass) (Swapped, error) {
+func (s *single) swap(ctx context.Context, session string, pass *groupcommit.Pass) (Swapped, error) {
 	e, t, ch := s.e, s.t, s.ch
 	var sw Swapped
 	tmp, err := e.sweepTemp(t, session)
 	if err != nil {
 		return sw, &SweepError{Err: err}
 	}
-	ch.Pass = pass
-	ch.Arrive = func() {
+	ch.pass = pass
+	ch.arrive = func() {
 		pass.Arrive()
-		s.intent.Begin()
+		s.intent.begin()
 	}
 	if s.held != nil {
-		ch.Unhold = func() { e.unhold(t, s.obs, s.held, s.linked) }
+		ch.unhold = func() { e.unhold(t, s.obs, s.held, s.linked) }
 	}
 	sw.Result, err = e.commit(ctx, t, s.obs, ch, tmp, s.ready, false)
 	if herr := s.historyDurable(); herr == nil {

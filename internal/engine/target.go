@@ -43,7 +43,7 @@ var ErrOutsideRoot = errors.New("path escapes from the workspace root")
 // (Dir nil): the file is absent.
 func (e *Engine) OpenTarget(p, lexical, resolved string) (*Target, error) {
 	t := &Target{Path: p, Lexical: lexical, Resolved: resolved, Base: path.Base(resolved)}
-	if err := e.OpenDir(t); err != nil {
+	if err := e.openDir(t); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -65,8 +65,8 @@ func IsEscape(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "path escapes from parent")
 }
 
-// OpenDir opens t's parent directory (see OpenTarget).
-func (e *Engine) OpenDir(t *Target) error {
+// openDir opens t's parent directory (see OpenTarget).
+func (e *Engine) openDir(t *Target) error {
 	f, err := e.cfg.Root.OpenFile(path.Dir(t.Resolved), os.O_RDONLY|ODirectory, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -103,6 +103,12 @@ type Observation struct {
 // MtimeMS is the file's modification time in milliseconds.
 func (o *Observation) MtimeMS() int64 { return o.Stat.MtimeNS / 1e6 }
 
+// Same reports whether o and p saw the same file: both absent, or both
+// regular or not, with the same content.
+func (o *Observation) Same(p *Observation) bool {
+	return o.Stat.Exists == p.Stat.Exists && o.Sum == p.Sum && o.Stat.Regular() == p.Stat.Regular()
+}
+
 // LedgerState describes what o saw as a ledger record does.
 func (o *Observation) LedgerState() *ledger.FileState {
 	if !o.Stat.Exists {
@@ -124,14 +130,14 @@ func (e *TooLargeError) Error() string {
 
 func (e *TooLargeError) Unwrap() error { return e.Err }
 
-// observe reads the target under whatever lock the caller holds.
-func (e *Engine) observe(t *Target) (*Observation, error) {
-	return e.ObserveExpecting(t, "", nil)
+// Observe reads the target under whatever lock the caller holds.
+func (e *Engine) Observe(t *Target) (*Observation, error) {
+	return e.observeExpecting(t, "", nil)
 }
 
-// ObserveExpecting is observe for a caller that expects the file to hold
+// observeExpecting is Observe for a caller that expects the file to hold
 // expect, whose SHA-256 is sum: equal bytes are not hashed again.
-func (e *Engine) ObserveExpecting(t *Target, sum string, expect []byte) (*Observation, error) {
+func (e *Engine) observeExpecting(t *Target, sum string, expect []byte) (*Observation, error) {
 	if t.Dir == nil {
 		return &Observation{}, nil
 	}

@@ -10,35 +10,37 @@ import (
 )
 
 // A transaction's files are put in place with the steps of a single
-// file's commit (atomicfile.Staged), each step paid once for all of them:
+// file's commit (atomicfile.Staged), each step paid once for all of them.
+// They are named, not numbered: docs/ARCHITECTURE.md §2.3 numbers the
+// transaction as a whole, and cites these by name:
 //
-//  1. stage: every new content under its temporary name, each fsynced; past
+//   - stage: every new content under its temporary name, each fsynced; past
 //     FsyncObjects files where there is syncfs (bulk, OneByOne), none is;
-//  2. durable: in bulk, one syncfs per file system that holds a file or
+//   - durable: in bulk, one syncfs per file system that holds a file or
 //     the history makes the temporary files and the history's index lines
 //     durable together (an fsync pays for a file's own bytes, a syncfs for
 //     everything dirty on the file system, so it pays off only for many);
 //     else the index lines are synced, as the temporary files already are;
-//  3. the journal, durable;
-//  4. swap: each file in turn;
-//  5. one fsync per directory, for all of its swaps;
-//  6. finish: what each swap displaced is taken off, after that fsync, so
+//   - journal: the journal, durable;
+//   - swap: each file in turn;
+//   - settle: one fsync per directory, for all of its swaps, then
+//     finish: what each swap displaced is taken off, after that fsync, so
 //     that a crash in between leaves an extra temporary file, never a
 //     missing target.
 //
-// A failure before step 4 changes nothing. A failure at a swap puts back the
-// files already swapped (undoFile). A failure after the swaps is a
+// A failure before the swaps changes nothing. A failure at a swap puts
+// back the files already swapped (undoFile). A failure after the swaps is a
 // warning, as for a single file's commit. CommitTx runs the steps in this
 // order; the caller saves what each name holds to history before it, and
 // after it writes the transaction's records, then removes the journal.
 
-// CommitTx puts a transaction's files in place (steps 1-6 above), under
+// CommitTx puts a transaction's files in place (the steps above), under
 // the locks of every file and directory (LockTx), which the caller holds:
-// histPaths are the paths whose history index lines step 2 makes durable
+// histPaths are the paths whose history index lines durable makes durable
 // with the temporary files, j is the transaction's journal (written with
 // the ledger's end and its MAC). Past FsyncObjects files whole file
 // systems are synced where syncfs may stand in for the files' fsyncs
-// (OneByOne, txFDs). settled are the warnings of step 5-6's failures
+// (OneByOne, txFDs). settled are the warnings of settle's failures
 // (*PathError), since the changes are made. An error before the swaps
 // changed nothing: a *PathError, or a *JournalError. An error at a swap is
 // a *SwapError, once the files swapped before it are put back under
@@ -201,7 +203,7 @@ func dirOf(t *Target) (d txDir, ok bool, err error) {
 	return txDir{uint64(st.Dev), st.Ino, t}, true, nil
 }
 
-// stagedTx is a transaction's files between step 1 and step 6.
+// stagedTx is a transaction's files between stage and settle.
 type stagedTx struct {
 	e      *Engine
 	files  []*TxFile
@@ -211,8 +213,8 @@ type stagedTx struct {
 	bulk   bool
 }
 
-// stage writes every file's new content under its temporary name (step
-// 1), sweeping what a dead writer left there into history under session.
+// stage writes every file's new content under its temporary name,
+// sweeping what a dead writer left there into history under session.
 // On error (a *PathError) nothing is left staged.
 func (e *Engine) stage(files []*TxFile, session string, bulk bool) (*stagedTx, error) {
 	targets := make([]*Target, len(files))
@@ -234,7 +236,7 @@ func (e *Engine) stage(files []*TxFile, session string, bulk bool) (*stagedTx, e
 	return st, nil
 }
 
-// stageFile is step 1 for one file.
+// stageFile is stage for one file.
 func (e *Engine) stageFile(f *TxFile, session string, bulk bool) (*atomicfile.Staged, error) {
 	tmp, err := e.sweepTemp(f.T, session)
 	if err != nil {
@@ -245,7 +247,7 @@ func (e *Engine) stageFile(f *TxFile, session string, bulk bool) (*atomicfile.St
 		return nil, err
 	}
 	if bulk {
-		// Step 2 makes it durable, with the others.
+		// durable makes it durable, with the others.
 		err = s.SkipSync()
 	} else {
 		err = s.Sync()
@@ -256,9 +258,9 @@ func (e *Engine) stageFile(f *TxFile, session string, bulk bool) (*atomicfile.St
 	return s, nil
 }
 
-// durable is step 2 for the history index lines of histPaths. In bulk it
-// syncs the file system of every directory and, if none of them holds it,
-// the history's.
+// durable makes the history index lines of histPaths durable. In bulk
+// it syncs the file system of every directory and, if none of them holds
+// it, the history's.
 func (st *stagedTx) durable(histPaths []string) error {
 	e, first := st.e, st.files[0].T.Path
 	if !st.bulk {
@@ -289,7 +291,7 @@ func (st *stagedTx) durable(histPaths []string) error {
 	return nil
 }
 
-// swap is step 4 for the i-th file. On error the file is unchanged, and
+// swap is the swap of the i-th file. On error the file is unchanged, and
 // the error is atomicfile's (ErrExist, ErrRaced, or another).
 func (st *stagedTx) swap(i int) error {
 	err := st.staged[i].Swap()
@@ -300,9 +302,9 @@ func (st *stagedTx) swap(i int) error {
 	return err
 }
 
-// settle is steps 5 and 6 for the files swapped so far: it returns an error
-// (a *PathError) for each step that failed, to be reported as a warning,
-// since the changes are made. Bytes another program wrote into a
+// settle is the directories' fsync and finish for the files swapped so
+// far: it returns an error (a *PathError) for each step that failed, to be
+// reported as a warning, since the changes are made. Bytes another program wrote into a
 // displaced file are kept in history under session.
 func (st *stagedTx) settle(session string) []error {
 	var failed []error

@@ -10,9 +10,9 @@ import (
 )
 
 // Recovery of a transaction whose process died with its journal in
-// place (step 4 of recovery at Open, recover.go in the root package, which
-// reads the journals, opens their files as a change would and reports
-// what recoverTx did or would not do).
+// place: step 7 of recovery at Open (recoverTransactions, recover.go,
+// which reads the journals, opens their files as a change would, through
+// the root's Opener, and reports what recoverTx did or would not do).
 
 // recoverySession is the session a change made by recovery is recorded
 // under.
@@ -48,7 +48,7 @@ func (e *Engine) recoverTx(name string, j *Journal, targets []*Target, op string
 	if err != nil || !present {
 		return false, err // gone: it finished while we waited
 	}
-	recs, _, err := e.cfg.Led.WithStrategy(ledger.Position{Seq: j.LedgerSeq, Hash: j.LedgerHash}, j.Strategy())
+	recs, _, err := e.cfg.Led.WithStrategy(ledger.Position{Seq: j.LedgerSeq, Hash: j.LedgerHash}, j.strategy())
 	if err != nil {
 		return false, err
 	}
@@ -98,7 +98,7 @@ func (e *Engine) LockTx(ctx context.Context, targets []*Target) ([]*filelock.Loc
 // been changed since the crash, and a rollback would lose that change.
 func (e *Engine) checkRollBack(j *Journal, targets []*Target) error {
 	for i, jf := range j.Files {
-		obs, err := e.observe(targets[i])
+		obs, err := e.Observe(targets[i])
 		if err != nil {
 			return &PathError{Path: jf.Path, Err: err}
 		}
@@ -132,7 +132,7 @@ func (e *Engine) rollBackAtOpen(j *Journal, targets []*Target, op string) error 
 		}
 		r := &ledger.Record{Session: recoverySession, Tool: op, Path: jf.Path, Args: recoverArgs(j),
 			Observed: obs.LedgerState(), SHA256Before: obs.Sum, SHA256After: after, Outcome: "ok",
-			Strategy: "rollback " + j.Strategy(), HistoryVersion: v, Recovered: true}
+			Strategy: "rollback " + j.strategy(), HistoryVersion: v, Recovered: true}
 		if err := e.cfg.Led.Append(r); err != nil && recErr == nil {
 			recErr = err
 		}
@@ -141,7 +141,7 @@ func (e *Engine) rollBackAtOpen(j *Journal, targets []*Target, op string) error 
 		return recErr
 	}
 	return e.cfg.Led.Append(&ledger.Record{Session: j.Session, Tool: j.Op, Path: j.Files[0].Path, Args: recoverArgs(j),
-		Outcome: ledger.OutcomeInterrupted, ErrorReason: "rolled_back", Strategy: j.Strategy(), Recovered: true})
+		Outcome: ledger.OutcomeInterrupted, ErrorReason: "rolled_back", Strategy: j.strategy(), Recovered: true})
 }
 
 // recoverArgs is the arguments a record of a recovered transaction shows.
@@ -168,7 +168,7 @@ func (e *Engine) rollForward(j *Journal, recs []*ledger.Record) error {
 		}
 		r := &ledger.Record{Session: j.Session, Tool: j.Op, Path: jf.Path, Args: recoverArgs(j),
 			Observed:     &ledger.FileState{Exists: jf.BeforeExists, SHA256: jf.BeforeSHA256},
-			SHA256Before: jf.BeforeSHA256, SHA256After: after, Outcome: "ok", Strategy: j.Strategy(),
+			SHA256Before: jf.BeforeSHA256, SHA256After: after, Outcome: "ok", Strategy: j.strategy(),
 			HistoryVersion: jf.Version, Recovered: true}
 		if err := e.cfg.Led.Append(r); err != nil {
 			return err

@@ -43,7 +43,7 @@ func (e *Engine) MakeParent(t *Target) error {
 		last, cur = f, atomicfile.NewDir(f)
 	}
 	if last == nil {
-		return e.OpenDir(t)
+		return e.openDir(t)
 	}
 	e.setDir(t, last)
 	return nil
@@ -55,7 +55,7 @@ func (e *Engine) MakeParent(t *Target) error {
 // file was not at its after state: it is left alone. On a failed swap obs
 // is what was observed, for the caller's error, and version is "".
 func (e *Engine) undoFile(t *Target, jf JournalFile, session, op string) (obs *Observation, version string, err error) {
-	obs, err = e.observe(t)
+	obs, err = e.Observe(t)
 	if err != nil {
 		return nil, "", err
 	}

@@ -64,7 +64,7 @@ type Report struct {
 	Merged int
 	// CaughtAtExchange counts STALE_FILE records whose file matched the
 	// baseline under the lock but changed before the exchange was
-	// verified: the unguarded writer caught by step 6 of the commit.
+	// verified: the unguarded writer caught by the swap (engine.StepSwap).
 	CaughtAtExchange int
 	HistoryVersions  int // displaced versions loaded and checked
 	HistoryPruned    int // displaced versions removed by retention (older than the newest KeepVersions)
