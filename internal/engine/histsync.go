@@ -66,9 +66,11 @@ type histSync struct {
 	// runs a last catchUp.
 	lazy atomic.Bool
 	// carried counts the bytes saved lazily since the catchUp due was
-	// scheduled; dueBytes, if set, replaces catchUpBytes (tests).
+	// scheduled; dueBytes and dueDelay, if set, replace catchUpBytes and
+	// CatchUpDelay (tests).
 	carried  int
 	dueBytes int
+	dueDelay time.Duration
 }
 
 // lazySaved schedules a catchUp after a change whose version, n bytes,
@@ -93,6 +95,9 @@ func (e *Engine) lazySaved(n int) {
 	}
 	h.carried = n
 	delay := CatchUpDelay
+	if h.dueDelay > 0 {
+		delay = h.dueDelay
+	}
 	if n >= due {
 		delay = 0
 	}
@@ -356,11 +361,17 @@ func (e *Engine) savedBefore(in, out *ledger.Record, absent bool) bool {
 // workspace's Close then runs a last CatchUp.
 func (e *Engine) Lazy() bool { return e.hsync.lazy.Load() }
 
-// SetCatchUpBytes makes n bytes saved lazily, instead of catchUpBytes,
-// start the catch-up before its delay (tests).
-func (e *Engine) SetCatchUpBytes(n int) {
+// SetCatchUp makes n bytes saved lazily, instead of catchUpBytes, start
+// the catch-up before its delay, and the delay d instead of CatchUpDelay;
+// 0 leaves either as it is (tests).
+func (e *Engine) SetCatchUp(n int, d time.Duration) {
 	e.hsync.mu.Lock()
-	e.hsync.dueBytes = n
+	if n > 0 {
+		e.hsync.dueBytes = n
+	}
+	if d > 0 {
+		e.hsync.dueDelay = d
+	}
 	e.hsync.mu.Unlock()
 }
 
