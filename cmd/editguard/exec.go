@@ -365,7 +365,8 @@ func shellLine(argv []string) string {
 // commandJournal gives the workspace a change journal for the command:
 // the hook server's, when one serves the root, so that both checkpoints
 // read only what changed since the server's last; else one of its own,
-// started now, so that the second does (see editguard's journal.go).
+// started now (its watches added while BeginCommand reads the last
+// manifest), so that the second does (see editguard's journal.go).
 // EDITGUARD_NO_WATCH=1 leaves it without: both scan in full.
 func commandJournal(e *env, ws *editguard.Workspace) {
 	if os.Getenv(editguard.NoWatchEnv) == "1" {
@@ -375,5 +376,5 @@ func commandJournal(e *env, ws *editguard.Workspace) {
 		ws.SetChangeJournal(j)
 		return
 	}
-	ws.Watch()
+	ws.StartWatch()
 }
