@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 
@@ -305,7 +306,11 @@ func isolateHelper(args []string, stderr io.Writer) int {
 		return 125
 	}
 	// The command gets no capability: the ambient set is cleared, and a
-	// user other than root has no other way to keep one across exec.
+	// user other than root has no other way to keep one across exec. The
+	// set is the thread's: the exec below must be made from this thread
+	// (a goroutine waiting for exec's word may else go on in another,
+	// whose set is not cleared).
+	runtime.LockOSThread()
 	unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
 	path, err := exec.LookPath(argv[0])
 	if err == nil {
