@@ -205,18 +205,30 @@ func (cp *checkpoints) loadManifest(name, sum string) (*cpManifest, error) {
 		if err != nil {
 			return nil, err
 		}
-		h := sha256.Sum256(data)
-		got := hex.EncodeToString(h[:])
-		if curSum != "" && got != curSum {
-			if cur == name {
-				return nil, fmt.Errorf("manifest %s is not the one its active record sealed", name)
+		// The file's SHA-256 is taken while a full manifest decodes
+		// (a tree's worth of entries), and checked before it is used.
+		sha := make(chan string, 1)
+		go func() {
+			h := sha256.Sum256(data)
+			sha <- hex.EncodeToString(h[:])
+		}()
+		check := func() (string, error) {
+			got := <-sha
+			if curSum != "" && got != curSum {
+				if cur == name {
+					return "", fmt.Errorf("manifest %s is not the one its active record sealed", name)
+				}
+				return "", fmt.Errorf("manifest %s is not the base manifest %s names", cur, name)
 			}
-			return nil, fmt.Errorf("manifest %s is not the base manifest %s names", cur, name)
-		}
-		if len(chain) == 0 {
-			sum = got
+			if len(chain) == 0 {
+				sum = got
+			}
+			return got, nil
 		}
 		if strings.HasPrefix(string(data[:min(len(data), len(deltaMagic))]), deltaMagic) {
+			if _, err := check(); err != nil {
+				return nil, err
+			}
 			d, err := unmarshalDelta(data)
 			if err != nil {
 				return nil, err
@@ -226,7 +238,12 @@ func (cp *checkpoints) loadManifest(name, sum string) (*cpManifest, error) {
 			cur, curSum = d.base, d.baseSum
 			continue
 		}
-		if root, err = unmarshalManifest(data); err != nil {
+		root, err = unmarshalManifest(data)
+		got, serr := check()
+		if serr != nil {
+			return nil, serr
+		}
+		if err != nil {
 			return nil, err
 		}
 		root.base.setWritten(cur, got)
