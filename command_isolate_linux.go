@@ -253,7 +253,8 @@ func (a *upperApplier) subdir(up, real int, name, p string, mode uint32) {
 		}
 	}
 	a.dir(u, r, p)
-	unix.Fsync(real)
+	// real is fsynced by the dir that called this, once its entries are
+	// all done (this one's among them).
 	// Emptied: all of it is in the tree. (What stays is the conflicts'.)
 	unix.Unlinkat(up, name, unix.AT_REMOVEDIR)
 }
