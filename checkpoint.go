@@ -205,18 +205,30 @@ func (cp *checkpoints) loadManifest(name, sum string) (*cpManifest, error) {
 		if err != nil {
 			return nil, err
 		}
-		h := sha256.Sum256(data)
-		got := hex.EncodeToString(h[:])
-		if curSum != "" && got != curSum {
-			if cur == name {
-				return nil, fmt.Errorf("manifest %s is not the one its active record sealed", name)
+		// The file's SHA-256 is taken while a full manifest decodes
+		// (a tree's worth of entries), and checked before it is used.
+		sha := make(chan string, 1)
+		go func() {
+			h := sha256.Sum256(data)
+			sha <- hex.EncodeToString(h[:])
+		}()
+		check := func() (string, error) {
+			got := <-sha
+			if curSum != "" && got != curSum {
+				if cur == name {
+					return "", fmt.Errorf("manifest %s is not the one its active record sealed", name)
+				}
+				return "", fmt.Errorf("manifest %s is not the base manifest %s names", cur, name)
 			}
-			return nil, fmt.Errorf("manifest %s is not the base manifest %s names", cur, name)
-		}
-		if len(chain) == 0 {
-			sum = got
+			if len(chain) == 0 {
+				sum = got
+			}
+			return got, nil
 		}
 		if strings.HasPrefix(string(data[:min(len(data), len(deltaMagic))]), deltaMagic) {
+			if _, err := check(); err != nil {
+				return nil, err
+			}
 			d, err := unmarshalDelta(data)
 			if err != nil {
 				return nil, err
@@ -226,7 +238,12 @@ func (cp *checkpoints) loadManifest(name, sum string) (*cpManifest, error) {
 			cur, curSum = d.base, d.baseSum
 			continue
 		}
-		if root, err = unmarshalManifest(data); err != nil {
+		root, err = unmarshalManifest(data)
+		got, serr := check()
+		if serr != nil {
+			return nil, serr
+		}
+		if err != nil {
 			return nil, err
 		}
 		root.base.setWritten(cur, got)
@@ -783,7 +800,17 @@ func (cp *checkpoints) scan(ctx context.Context, w *Workspace, prev *cpManifest)
 	notChecked := coverageNote(lines)
 	sc := &scanner{cp: cp, w: w, prev: prev, g: cp.git(w),
 		m: &cpManifest{StartNS: time.Now().UnixNano(), Exclude: rules}}
-	sc.m.newFiles()
+	if prev != nil {
+		// Made from prev: its files unchanged stay in the base it
+		// shares with prev (no copy of the tree's entries, and a delta
+		// on disk), the others are set or removed (derived).
+		sc.m.deriveFiles(prev)
+		sc.derived = true
+		sc.seenBase = make([]bool, sc.m.base.len())
+		sc.seenOver = map[string]struct{}{}
+	} else {
+		sc.m.newFiles()
+	}
 	sc.m.Index = sc.g.identity()
 	sc.sameIndex = prev != nil && sc.m.Index != "" && sc.m.Index == prev.Index
 	if prev == nil || !sc.sameIndex {
@@ -795,8 +822,29 @@ func (cp *checkpoints) scan(ctx context.Context, w *Workspace, prev *cpManifest)
 	if err != nil {
 		return nil, nil, err
 	}
+	sc.dropUnseen()
 	w.keepIndex(sc.m.Index, sc.g)
 	return sc.finish(notChecked)
+}
+
+// dropUnseen removes from a derived scan's manifest the files of prev the
+// walk did not put or find unchanged: gone, no longer covered, no longer
+// regular files, or not checked now.
+func (sc *scanner) dropUnseen() {
+	if !sc.derived {
+		return
+	}
+	m := sc.m
+	for i, seen := range sc.seenBase {
+		if !seen {
+			m.delFile(m.base.path(i))
+		}
+	}
+	for p := range m.over {
+		if _, seen := sc.seenOver[p]; !seen && !m.base.has(p) {
+			m.delFile(p)
+		}
+	}
 }
 
 // checkpoint scans for a checkpoint from prev, the manifest named
@@ -1137,6 +1185,13 @@ type scanner struct {
 
 	// track says to list in touched every path put in m.
 	track bool
+	// derived says m was made from prev (a full scan with a stat cache):
+	// a file unchanged since prev is left as it is, and seenBase (by
+	// index in m's base) and seenOver (the others) say which files the
+	// walk met; dropUnseen removes the rest.
+	derived  bool
+	seenBase []bool
+	seenOver map[string]struct{}
 
 	mu      sync.Mutex
 	m       *cpManifest
@@ -1165,12 +1220,42 @@ func (sc *scanner) put(p string, e cpEntry, unchecked bool) {
 	if unchecked {
 		sc.m.Unchecked = append(sc.m.Unchecked, p)
 	} else {
-		sc.m.setFile(p, e)
-		if sc.track {
-			sc.touched = append(sc.touched, p)
-		}
+		sc.setLocked(p, e)
 	}
 	sc.mu.Unlock()
+}
+
+// setLocked sets p's entry in m; the caller holds sc.mu.
+func (sc *scanner) setLocked(p string, e cpEntry) {
+	sc.m.setFile(p, e)
+	if sc.track {
+		sc.touched = append(sc.touched, p)
+	}
+	if sc.derived {
+		sc.seenLocked(p)
+	}
+}
+
+// seen notes that the walk met the file p, unchanged since prev (a
+// derived scan). Workers meet each path once: the base's flags are
+// written without the lock, each by one.
+func (sc *scanner) seen(p string) {
+	if i := sc.m.base.index(p); i >= 0 {
+		sc.seenBase[i] = true
+		return
+	}
+	sc.mu.Lock()
+	sc.seenOver[p] = struct{}{}
+	sc.mu.Unlock()
+}
+
+// seenLocked is seen with sc.mu held.
+func (sc *scanner) seenLocked(p string) {
+	if i := sc.m.base.index(p); i >= 0 {
+		sc.seenBase[i] = true
+		return
+	}
+	sc.seenOver[p] = struct{}{}
 }
 
 // file checkpoints the file name, at p, in the directory dirfd; buf is the
@@ -1182,11 +1267,20 @@ func (sc *scanner) file(dirfd int, p, name string, buf []byte) []byte {
 	}
 	e := cpEntry{Size: st.Size, MtimeNS: st.Mtim.Nano(), CtimeNS: st.Ctim.Nano(), Ino: st.Ino, Mode: uint32(st.Mode)}
 	if prev := sc.prev; prev != nil {
-		if q, ok := prev.file(p); ok && q.sameStat(e) && q.MtimeNS < prev.StartNS-racyWindow && q.CtimeNS < prev.StartNS-racyWindow {
+		if blob, listed, ok := prev.cachedStat(p, e, prev.StartNS-racyWindow); ok {
 			// Unchanged. Unless git's index moved on and lists another
 			// blob for it, what kept its content still does.
-			e.SHA256, e.Git, e.Backed = q.SHA256, q.Git, q.Backed
-			if sc.sameIndex || sc.g.blob(p) == q.Git {
+			if !sc.sameIndex {
+				id, has := sc.g.lookup(p)
+				ok = has == listed && id == blob
+			}
+			switch {
+			case ok && sc.derived:
+				sc.seen(p) // m has prev's entry, which is e's
+				return buf
+			case ok:
+				q, _ := prev.file(p)
+				e.SHA256, e.Git, e.Backed = q.SHA256, q.Git, q.Backed
 				sc.put(p, e, false)
 				return buf
 			}
@@ -1233,10 +1327,7 @@ func (sc *scanner) file(dirfd int, p, name string, buf []byte) []byte {
 	if sc.nstored++; sc.nstored <= engine.FsyncObjects || sc.flushOneByOne() {
 		sc.stored = append(sc.stored, e.SHA256)
 	}
-	sc.m.setFile(p, e)
-	if sc.track {
-		sc.touched = append(sc.touched, p)
-	}
+	sc.setLocked(p, e)
 	sc.mu.Unlock()
 	return buf
 }

@@ -32,7 +32,8 @@ import (
 //   - A file or link is moved from the upper layer into the target's
 //     directory under a temporary name (rename(2) when both are on one file
 //     system, its bytes made durable by one syncfs of the upper layer's
-//     file system before any change, else copied and fsynced), then
+//     file system before any change, none when the upper layer holds
+//     nothing, else copied and fsynced), then
 //     swapped in: over a file the
 //     first checkpoint saw, by renameat2(RENAME_EXCHANGE) and a check that
 //     the bytes displaced are the ones that checkpoint saw (else swapped
@@ -121,6 +122,9 @@ func (a *upperApplier) apply() {
 		return
 	}
 	defer unix.Close(up)
+	if names, err := readNames(up); err == nil && len(slices.DeleteFunc(names, func(n string) bool { return n == StateDir })) == 0 {
+		return // the command changed nothing: no flush, no directory to sync
+	}
 	// The command's bytes need not be durable: one syncfs of the upper
 	// layer's file system makes them all so, before any is renamed into
 	// the tree (a copy is fsynced on its own).
@@ -145,6 +149,7 @@ func (a *upperApplier) dir(up, real int, rel string) {
 		a.warn("reading the command's directory %s in %s failed: %v", rel, a.upper, err)
 		return
 	}
+	changed := false
 	for _, name := range names {
 		p := path.Join(rel, name)
 		if rel == "" && name == StateDir {
@@ -154,6 +159,7 @@ func (a *upperApplier) dir(up, real int, rel string) {
 		if err := unix.Fstatat(up, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			continue
 		}
+		changed = true
 		switch st.Mode & unix.S_IFMT {
 		case unix.S_IFCHR:
 			if st.Rdev == 0 {
@@ -171,7 +177,9 @@ func (a *upperApplier) dir(up, real int, rel string) {
 			a.warn("%s: the command made a FIFO or socket; it was not put into the tree", p)
 		}
 	}
-	unix.Fsync(real)
+	if changed { // the entries put into it, or removed, durable
+		unix.Fsync(real)
+	}
 }
 
 // readNames lists the directory open as fd, in order.
@@ -245,7 +253,8 @@ func (a *upperApplier) subdir(up, real int, name, p string, mode uint32) {
 		}
 	}
 	a.dir(u, r, p)
-	unix.Fsync(real)
+	// real is fsynced by the dir that called this, once its entries are
+	// all done (this one's among them).
 	// Emptied: all of it is in the tree. (What stays is the conflicts'.)
 	unix.Unlinkat(up, name, unix.AT_REMOVEDIR)
 }

@@ -157,6 +157,31 @@ func (w *Workspace) Watch() (ChangeJournal, error) {
 	return fj, nil
 }
 
+// StartWatch is Watch without waiting for the watches: the journal is the
+// workspace's at once, and it adds a watch to every covered directory in
+// the background while the caller goes on (BeginCommand reads the last
+// manifest meanwhile). Its first Since waits for them, so a mark is still
+// given only once every directory is watched. A journal whose watches
+// cannot all be added vouches for nothing: checkpoints scan in full, as
+// without one, until it is made again (Since, after retryWatch).
+func (w *Workspace) StartWatch() {
+	if watchDisabled() {
+		return
+	}
+	fj := &fsJournal{w: w}
+	fj.mu.Lock() // held until the watches are added
+	w.SetChangeJournal(fj)
+	w.jr.mu.Lock()
+	w.jr.own = fj
+	w.jr.mu.Unlock()
+	go func() {
+		defer fj.mu.Unlock()
+		if err := fj.build(); err != nil {
+			fj.lastError, fj.retry = err, time.Now().Add(retryWatch)
+		}
+	}()
+}
+
 // watchForCommand starts the workspace's journal for BeginCommand if
 // Options.WatchCommands (or WatchEnv) asks for one and it has none. A
 // journal that cannot start leaves the checkpoints full scans.
@@ -169,7 +194,7 @@ func (w *Workspace) watchForCommand() {
 	w.jr.tried = true
 	w.jr.mu.Unlock()
 	if !has {
-		w.Watch()
+		w.StartWatch()
 	}
 }
 

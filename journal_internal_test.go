@@ -88,7 +88,8 @@ func sameManifest(t *testing.T, round int, got, want *cpManifest) {
 // written, removed, renamed, chmodded, made links, grown past the size
 // limit; directories made, removed, renamed, moved in from outside, turned
 // into files and back; ignored files and directories), the checkpoint the
-// journal's changes make is the one a full scan makes, round after round.
+// journal's changes make is the one a full scan makes, round after round,
+// and a full scan from the last checkpoint is the one from none.
 func TestJournalCheckpointIsAFullScan(t *testing.T) {
 	if watchDisabled() {
 		t.Skip(NoWatchEnv + "=1: the journal is what this tests")
@@ -203,7 +204,11 @@ func TestJournalCheckpointIsAFullScan(t *testing.T) {
 		if w.jr.dirtyScans.Load() != before+1 {
 			t.Fatalf("round %d: the checkpoint was a full scan (%v)", round, w.jr.own.wt.Err())
 		}
-		sameManifest(t, round, got, fullScan(t, w, prev))
+		full := fullScan(t, w, prev)
+		sameManifest(t, round, got, full)
+		// A full scan with a stat cache is made from it (its unchanged
+		// files left in the base they share): the one made from nothing.
+		sameManifest(t, round, full, fullScan(t, w, nil))
 		// Written as a delta on prev, it reads back, down its chain, as
 		// another process reads it: the same manifest.
 		data, err := os.ReadFile(filepath.Join(dir, StateDir, checkpointDir, "manifests", name))
@@ -465,7 +470,11 @@ func TestJournalCheckpointAfterIndexChange(t *testing.T) {
 		if w.jr.dirtyScans.Load() != before+1 {
 			t.Fatalf("round %d: the checkpoint was a full scan", round)
 		}
-		sameManifest(t, round, got, fullScan(t, w, prev))
+		full := fullScan(t, w, prev)
+		sameManifest(t, round, got, full)
+		// A full scan with a stat cache is made from it (its unchanged
+		// files left in the base they share): the one made from nothing.
+		sameManifest(t, round, full, fullScan(t, w, nil))
 		backed := 0
 		for _, e := range got.allFiles() {
 			if e.Backed {

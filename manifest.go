@@ -457,6 +457,41 @@ func (m *cpManifest) gitBlob(p string) (gitobj.ID, bool) {
 	return gitID(m.base.odd[uint32(i)].Git)
 }
 
+// cachedStat looks p up in m as a stat cache, without making its entry:
+// ok says m has the file p with e's stat (cpEntry.sameStat), its mtime and
+// ctime both before before; then blob and listed are its entry's Git, as
+// gitBlob returns it.
+func (m *cpManifest) cachedStat(p string, e cpEntry, before int64) (blob gitobj.ID, listed, ok bool) {
+	fresh := func(q cpEntry) bool { return q.sameStat(e) && q.MtimeNS < before && q.CtimeNS < before }
+	if q, in := m.over[p]; in {
+		if !fresh(q) {
+			return gitobj.ID{}, false, false
+		}
+		blob, listed = gitID(q.Git)
+		return blob, listed, true
+	}
+	if _, in := m.gone[p]; in {
+		return gitobj.ID{}, false, false
+	}
+	i := m.base.index(p)
+	if i < 0 {
+		return gitobj.ID{}, false, false
+	}
+	pe := &m.base.ents[i]
+	if pe.flags&entryOdd != 0 {
+		q := m.base.odd[uint32(i)]
+		if !fresh(q) {
+			return gitobj.ID{}, false, false
+		}
+		blob, listed = gitID(q.Git)
+		return blob, listed, true
+	}
+	if pe.size != e.Size || pe.mtime != e.MtimeNS || pe.ctime != e.CtimeNS || pe.ino != e.Ino || pe.mode != e.Mode || pe.mtime >= before || pe.ctime >= before {
+		return gitobj.ID{}, false, false
+	}
+	return pe.git, pe.flags&entryGit != 0, true
+}
+
 // gitID is gitBlob of an entry's Git.
 func gitID(s string) (gitobj.ID, bool) {
 	if len(s) == 40 && lowerHex(s) {

@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/editguard/editguard"
+	"github.com/editguard/editguard/internal/hookwire"
 )
 
 var execCmd = &command{
@@ -112,46 +113,34 @@ func runExec(ctx context.Context, e *env, args []string) error {
 	}
 	line := shellLine(argv)
 	var (
-		c    commandEnder
-		root string
-		sc   *serverCommand
+		c   commandEnder
+		sc  *serverCommand
+		pre *preparedIsolation
 	)
 	// The hook server takes the checkpoints when it can (execserve.go);
-	// else exec takes them itself.
+	// else exec takes them itself. Either way, the isolation's helper
+	// starts first, and sets up while they are taken.
 	id := ""
 	if checkWorkingDir(e.root) == nil {
+		if root, err := hookwire.RealRoot(e.root); err == nil {
+			pre = prepareIsolation(e, root, argv, *isolate)
+		}
 		if sc, id = beginOnServer(ctx, e, line, *tool); sc != nil {
-			c, root = sc, sc.real
+			c = sc
 		}
 	}
 	if c == nil {
-		s, err := e.session()
+		lc, root, err := beginHere(ctx, e, line, *tool, id)
 		if err != nil {
+			pre.cancel()
 			return err
 		}
-		if err := checkWorkingDir(e.root); err != nil {
-			return err
+		c = lc
+		if pre == nil {
+			pre = prepareIsolation(e, root, argv, *isolate)
 		}
-		ws, err := e.workspace()
-		if err != nil {
-			return err
-		}
-		commandJournal(e, ws)
-		// Isolated, the command's changes are told from anyone else's;
-		// run in the tree, nothing tells them apart.
-		opts := &editguard.CommandOptions{Tool: *tool, WriterUnknown: true}
-		if id != "" {
-			// The server may have begun it: begun again here, it is
-			// ended first.
-			opts.ID, opts.Owner = id, os.Getpid()
-		}
-		lc, err := s.BeginCommand(ctx, line, opts)
-		if err != nil {
-			return err
-		}
-		c, root = lc, ws.Dir()
 	}
-	status, res, err := runIsolatable(ctx, e, c, root, argv, *isolate)
+	status, res, err := runIsolatable(ctx, e, c, pre, argv, *isolate)
 	if err != nil {
 		return err
 	}
@@ -182,6 +171,35 @@ func runExec(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
+// beginHere begins the command line in the workspace, as exec's own
+// (the hook server did not take it), and returns it with the workspace's
+// root; id is the one the server was asked to begin it under, if it was
+// ("": none).
+func beginHere(ctx context.Context, e *env, line, tool, id string) (*editguard.Command, string, error) {
+	s, err := e.session()
+	if err != nil {
+		return nil, "", err
+	}
+	if err := checkWorkingDir(e.root); err != nil {
+		return nil, "", err
+	}
+	ws, err := e.workspace()
+	if err != nil {
+		return nil, "", err
+	}
+	commandJournal(e, ws)
+	// Isolated, the command's changes are told from anyone else's; run
+	// in the tree, nothing tells them apart.
+	opts := &editguard.CommandOptions{Tool: tool, WriterUnknown: true}
+	if id != "" {
+		// The server may have begun it: begun again here, it is
+		// ended first.
+		opts.ID, opts.Owner = id, os.Getpid()
+	}
+	c, err := s.BeginCommand(ctx, line, opts)
+	return c, ws.Dir(), err
+}
+
 // execSignals are the signals exec passes on to the command.
 var execSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
 
@@ -207,14 +225,7 @@ func runCommand(e *env, argv []string) int {
 // on), calls started, if set, with its pid once it started, and returns
 // its exit status; err is why it could not be started.
 func waitCommand(e *env, cmd *exec.Cmd, started func(pid int)) (status int, err error) {
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = e.stdin, e.stdout, e.stderr
-	shared := onTerminal(e)
-	if !shared {
-		if cmd.SysProcAttr == nil {
-			cmd.SysProcAttr = &syscall.SysProcAttr{}
-		}
-		cmd.SysProcAttr.Setpgid = true
-	}
+	shared := prepareCommand(e, cmd)
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, execSignals...)
 	defer signal.Stop(sigs)
@@ -224,6 +235,37 @@ func waitCommand(e *env, cmd *exec.Cmd, started func(pid int)) (status int, err 
 	if started != nil {
 		started(cmd.Process.Pid)
 	}
+	return forwardUntilExit(e, cmd, sigs, shared)
+}
+
+// prepareCommand gives cmd exec's streams and, unless they share a
+// terminal (the result), a process group of its own.
+func prepareCommand(e *env, cmd *exec.Cmd) (shared bool) {
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = e.stdin, e.stdout, e.stderr
+	shared = onTerminal(e)
+	if !shared {
+		if cmd.SysProcAttr == nil {
+			cmd.SysProcAttr = &syscall.SysProcAttr{}
+		}
+		cmd.SysProcAttr.Setpgid = true
+	}
+	return shared
+}
+
+// waitStarted is waitCommand for cmd, prepared by prepareCommand and
+// started already: the signals exec receives from now on are passed on to
+// it, and caught is called once they are.
+func waitStarted(e *env, cmd *exec.Cmd, caught func()) (status int, err error) {
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, execSignals...)
+	defer signal.Stop(sigs)
+	caught()
+	return forwardUntilExit(e, cmd, sigs, onTerminal(e))
+}
+
+// forwardUntilExit passes the signals sigs receives on to the started
+// cmd until it exits, and returns its exit status as waitCommand does.
+func forwardUntilExit(e *env, cmd *exec.Cmd, sigs chan os.Signal, shared bool) (status int, err error) {
 	done := make(chan struct{})
 	forwarded := make(chan struct{})
 	go func() {
@@ -370,7 +412,8 @@ func shellLine(argv []string) string {
 // commandJournal gives the workspace a change journal for the command:
 // the hook server's, when one serves the root, so that both checkpoints
 // read only what changed since the server's last; else one of its own,
-// started now, so that the second does (see editguard's journal.go).
+// started now (its watches added while BeginCommand reads the last
+// manifest), so that the second does (see editguard's journal.go).
 // EDITGUARD_NO_WATCH=1 leaves it without: both scan in full.
 func commandJournal(e *env, ws *editguard.Workspace) {
 	if os.Getenv(editguard.NoWatchEnv) == "1" {
@@ -380,5 +423,5 @@ func commandJournal(e *env, ws *editguard.Workspace) {
 		ws.SetChangeJournal(j)
 		return
 	}
-	ws.Watch()
+	ws.StartWatch()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/editguard/editguard"
 )
@@ -20,18 +21,19 @@ func isolateDefault() string {
 }
 
 // runIsolatable runs argv for the command c begun in the workspace root
-// and ends c: isolated unless mode is off (see exec_isolate_linux.go);
+// and ends c: isolated unless mode is off (see exec_isolate_linux.go), in
+// the isolation pre prepared for the root;
 // when isolation cannot be set up, in the tree itself as without it
 // (auto, said once on stderr) or not at all (on, an error). It returns
 // the command's exit status and what End or EndIsolated found.
-func runIsolatable(ctx context.Context, e *env, c commandEnder, root string, argv []string, mode string) (int, *editguard.CommandResult, error) {
+func runIsolatable(ctx context.Context, e *env, c commandEnder, pre *preparedIsolation, argv []string, mode string) (int, *editguard.CommandResult, error) {
 	end := context.WithoutCancel(ctx)
 	if mode == "off" {
 		status := runCommand(e, argv)
 		res, err := c.End(end)
 		return status, res, err
 	}
-	iso, err := newIsolation(root)
+	iso, err := pre.iso, pre.err
 	if err == nil {
 		status, serr := iso.run(e, argv, func(pid int, mntNS string) error {
 			return c.Isolate(end, iso.dir, pid, mntNS)
@@ -59,6 +61,46 @@ func runIsolatable(ctx context.Context, e *env, c commandEnder, root string, arg
 	status := runCommand(e, argv)
 	res, err := c.End(end)
 	return status, res, err
+}
+
+// preparedIsolation is what prepareIsolation made: the isolation, its
+// helper started, or why there is none.
+type preparedIsolation struct {
+	iso *isolation
+	err error
+}
+
+// prepareIsolation makes the overlay's directories for the workspace root
+// and starts the helper for argv (isolation.start), before the command is
+// begun: the helper starts and mounts the overlay while the first
+// checkpoint is taken, and runs the command only once runIsolatable says
+// so. Not with mode off; and only for a root whose state directory is
+// there (the helper mounts it over the overlay's), else runIsolatable
+// starts it after the checkpoint. If the command is not begun, cancel
+// stops the helper.
+func prepareIsolation(e *env, root string, argv []string, mode string) *preparedIsolation {
+	if mode == "off" {
+		return nil
+	}
+	p := &preparedIsolation{}
+	if p.iso, p.err = newIsolation(root); p.err != nil {
+		return p
+	}
+	if st, err := os.Lstat(filepath.Join(root, editguard.StateDir)); err != nil || !st.IsDir() {
+		return p
+	}
+	if err := p.iso.start(e, argv); err != nil {
+		p.iso.discard()
+		p.iso, p.err = nil, err
+	}
+	return p
+}
+
+// cancel stops what prepareIsolation started, for a command not begun.
+func (p *preparedIsolation) cancel() {
+	if p != nil && p.iso != nil {
+		p.iso.cancel()
+	}
 }
 
 // endUnrun ends c, whose command did not run: as an isolated command that

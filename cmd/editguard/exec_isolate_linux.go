@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 
@@ -63,6 +64,11 @@ type isolation struct {
 	dir, upper, work string
 	root             string // the workspace root, absolute, symlinks resolved
 	mntNS            string // the command's mount namespace, once started
+
+	// The helper, once started (start), and exec's ends of its report
+	// pipe (fd 3) and its go-ahead pipe (fd 4).
+	cmd      *exec.Cmd
+	rep, goW *os.File
 }
 
 // newIsolation makes the overlay's directories for the workspace root.
@@ -160,28 +166,27 @@ func isolateBase(root string) (string, error) {
 	return "", lastErr
 }
 
-// run runs argv isolated and returns its exit status; setup is the reason
-// it could not be isolated, in which case it did not run. Once the
-// overlay is mounted, and before the command runs, ready is called with
-// the command's pid and mount namespace (to put them in the command's
-// record: a killed exec's command is then recovered from its overlay); an
-// error from it is a reason not to isolate.
-func (iso *isolation) run(e *env, argv []string, ready func(pid int, mntNS string) error) (status int, setup error) {
+// start starts the helper for argv: it mounts the overlay, reports on
+// fd 3 and waits for exec's word on fd 4 (run gives it) before it runs the
+// command. Started before the command is begun, its start and mount go on
+// while the command's first checkpoint is taken; exec catches no signal
+// meanwhile, so one that ends exec ends the helper's wait, and the command
+// never runs. An error is why it could not be started.
+func (iso *isolation) start(e *env, argv []string) error {
 	wd, err := os.Getwd()
 	if err != nil {
-		return 0, err
+		return err
 	}
 	rep, repW, err := os.Pipe()
 	if err != nil {
-		return 0, err
+		return err
 	}
-	defer rep.Close()
 	goR, goW, err := os.Pipe()
 	if err != nil {
+		rep.Close()
 		repW.Close()
-		return 0, err
+		return err
 	}
-	defer goW.Close()
 	cmd := exec.Command("/proc/self/exe", append([]string{isolateEntry, iso.root, iso.upper, iso.work, wd, "--"}, argv...)...)
 	cmd.Args[0] = "editguard"
 	cmd.ExtraFiles = []*os.File{repW, goR}
@@ -196,12 +201,52 @@ func (iso *isolation) run(e *env, argv []string, ready func(pid int, mntNS strin
 		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_DAC_OVERRIDE}
 	}
 	cmd.SysProcAttr = attr
+	prepareCommand(e, cmd)
+	err = cmd.Start()
+	repW.Close()
+	goR.Close()
+	if err != nil { // clone refused: no user namespaces here
+		rep.Close()
+		goW.Close()
+		return fmt.Errorf("the namespaces could not be made: %w", err)
+	}
+	iso.cmd, iso.rep, iso.goW = cmd, rep, goW
+	iso.mntNS, _ = os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", cmd.Process.Pid))
+	return nil
+}
+
+// cancel ends the helper start started, for a command that was not begun:
+// without exec's word it exits and runs nothing. The overlay's directories
+// are removed.
+func (iso *isolation) cancel() {
+	if iso.cmd != nil {
+		iso.goW.Close()
+		iso.rep.Close()
+		iso.cmd.Wait()
+	}
+	iso.discard()
+}
+
+// run runs argv isolated, with the helper start started (run starts it if
+// it was not), and returns its exit status; setup is the reason it could
+// not be isolated, in which case it did not run. Once the overlay is
+// mounted, and before the command runs, ready is called with the
+// command's pid and mount namespace (to put them in the command's record:
+// a killed exec's command is then recovered from its overlay); an error
+// from it is a reason not to isolate.
+func (iso *isolation) run(e *env, argv []string, ready func(pid int, mntNS string) error) (status int, setup error) {
+	if iso.cmd == nil {
+		if err := iso.start(e, argv); err != nil {
+			return 0, err
+		}
+	}
+	rep, goW := iso.rep, iso.goW
+	defer rep.Close()
+	defer goW.Close()
+	pid := iso.cmd.Process.Pid
 	var report []byte
 	got := make(chan struct{})
-	status, err = waitCommand(e, cmd, func(pid int) {
-		repW.Close()
-		goR.Close()
-		iso.mntNS, _ = os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", pid))
+	status, err := waitStarted(e, iso.cmd, func() {
 		go func() {
 			defer close(got)
 			// The helper writes one NUL byte once the overlay is
@@ -225,10 +270,8 @@ func (iso *isolation) run(e *env, argv []string, ready func(pid int, mntNS strin
 			report = append(report, rest...)
 		}()
 	})
-	if err != nil { // clone refused: no user namespaces here
-		repW.Close()
-		goR.Close()
-		return 0, fmt.Errorf("the namespaces could not be made: %w", err)
+	if err != nil {
+		return 0, err
 	}
 	<-got
 	if len(report) > 0 {
@@ -305,7 +348,11 @@ func isolateHelper(args []string, stderr io.Writer) int {
 		return 125
 	}
 	// The command gets no capability: the ambient set is cleared, and a
-	// user other than root has no other way to keep one across exec.
+	// user other than root has no other way to keep one across exec. The
+	// set is the thread's: the exec below must be made from this thread
+	// (a goroutine waiting for exec's word may else go on in another,
+	// whose set is not cleared).
+	runtime.LockOSThread()
 	unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
 	path, err := exec.LookPath(argv[0])
 	if err == nil {

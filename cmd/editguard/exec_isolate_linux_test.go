@@ -241,6 +241,29 @@ func TestExecIsolateModes(t *testing.T) {
 	}
 }
 
+// TestExecIsolatedNotBegun: the helper starts before the command is
+// begun; when the command is not begun (here a bad session name), the
+// helper never runs it, and its overlay's directories are removed.
+func TestExecIsolatedNotBegun(t *testing.T) {
+	needIsolation(t)
+	dir, isoBase := t.TempDir(), t.TempDir()
+	t.Chdir(dir)
+	t.Setenv("EDITGUARD_ISOLATE_DIR", isoBase)
+	if code, out, errs := cliRun(t, dir, "exec", "--isolate=on", "--", "true"); code != 0 {
+		t.Fatalf("exec: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, errs := cliRun(t, dir, "--session", "bad/../name", "exec", "--isolate=on", "--", "sh", "-c", "echo ran > ran.txt")
+	if code == 0 {
+		t.Fatalf("exec with a bad session name: exit 0\n%s%s", out, errs)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "ran.txt")); err == nil {
+		t.Error("the command ran, though it was not begun")
+	}
+	if ents, _ := os.ReadDir(isoBase); len(ents) != 0 {
+		t.Errorf("the overlay's directories were left: %v", ents)
+	}
+}
+
 // TestExecIsolatedUnprivileged runs exec as a user other than root (when
 // the tests run as root): the command runs isolated with the user's own
 // uid and no capability, a save by another process while it runs stays

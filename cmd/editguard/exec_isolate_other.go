@@ -18,6 +18,12 @@ func newIsolation(root string) (*isolation, error) {
 	return nil, errors.New("isolation needs Linux's user namespaces and overlayfs")
 }
 
+func (iso *isolation) start(e *env, argv []string) error {
+	return errors.New("isolation needs Linux")
+}
+
+func (iso *isolation) cancel() {}
+
 func (iso *isolation) run(e *env, argv []string, ready func(pid int, mntNS string) error) (int, error) {
 	return 0, errors.New("isolation needs Linux")
 }

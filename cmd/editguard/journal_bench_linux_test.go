@@ -51,7 +51,9 @@ import (
 // and editguard-hook programs of another build, the scan cells give way
 // to that build's: a copy of the tree whose server (that build's, with
 // its journal) runs the same pair and exec, cell by cell in turn with
-// this build's ("baseline" in the metrics' names).
+// this build's ("baseline" in the metrics' names); and exec-none and
+// sed-none run that build's exec too, on a copy of the third tree of its
+// own (exec-none-baseline, sed-none-baseline).
 //
 //	EDITGUARD_BENCH_FILES=2000,20000,100000 go test -run '^$' -bench BenchmarkShellJournal -benchtime 15x -timeout 2h ./cmd/editguard
 func BenchmarkShellJournal(b *testing.B) {
@@ -110,6 +112,12 @@ func benchShellJournal(b *testing.B, n int, progs map[string][2]string, other, h
 		keys = keys[:1]
 	}
 	trees := map[string]string{"watch": filepath.Join(base, "watch"), other: filepath.Join(base, other), "none": filepath.Join(base, "none")}
+	// The trees no server runs for, by the build whose exec runs there.
+	nones := map[string]string{"none": progs["watch"][0]}
+	if other == "baseline" {
+		trees["none-baseline"] = filepath.Join(base, "none-baseline")
+		nones["none-baseline"] = progs[other][0]
+	}
 	var files []string
 	for i := range n {
 		files = append(files, fmt.Sprintf("d%03d/s%02d/f%06d.go", i/1000, i/50%20, i))
@@ -131,12 +139,12 @@ func benchShellJournal(b *testing.B, n int, progs map[string][2]string, other, h
 			b.Fatalf("git %v: %v\n%s", args, err, out)
 		}
 	}
-	for _, k := range []string{other, "none"} {
+	for _, k := range append([]string{other}, slices.Sorted(maps.Keys(nones))...) {
 		if out, err := exec.Command("cp", "-a", root, trees[k]).CombinedOutput(); err != nil {
 			b.Fatalf("cp: %v\n%s", err, out)
 		}
 	}
-	envOf := map[string][]string{"watch": os.Environ(), "scan": append(os.Environ(), editguard.NoWatchEnv+"=1"), "baseline": os.Environ(), "none": os.Environ()}
+	envOf := map[string][]string{"watch": os.Environ(), "scan": append(os.Environ(), editguard.NoWatchEnv+"=1"), "baseline": os.Environ(), "none": os.Environ(), "none-baseline": os.Environ()}
 	start := func(args []string, stdin []byte, env []string, dir string) time.Duration {
 		cmd := exec.Command(args[0], args[1:]...)
 		cmd.Stdin, cmd.Env, cmd.Dir = bytes.NewReader(stdin), env, dir
@@ -189,7 +197,10 @@ func benchShellJournal(b *testing.B, n int, progs map[string][2]string, other, h
 		}
 	}
 	egBin := progs["watch"][0]
-	sed := []string{egBin, "exec", "--", "sed", "-i", "1s/$/x/", files[len(files)/2]}
+	sedWith := func(bin string) []string {
+		return []string{bin, "exec", "--", "sed", "-i", "1s/$/x/", files[len(files)/2]}
+	}
+	sed := sedWith(egBin)
 	for _, k := range keys { // warm
 		id++
 		pair(k)
@@ -197,9 +208,12 @@ func benchShellJournal(b *testing.B, n int, progs map[string][2]string, other, h
 	}
 	// No server ever runs for the third tree (hook events start one):
 	// exec's first checkpoint there reads every file once.
-	start([]string{egBin, "exec", "--", "true"}, nil, envOf["none"], trees["none"])
+	noneKeys := slices.Sorted(maps.Keys(nones))
+	for _, k := range noneKeys {
+		start([]string{nones[k], "exec", "--", "true"}, nil, envOf[k], trees[k])
+		start(sedWith(nones[k]), nil, envOf[k], trees[k])
+	}
 	start(sed, nil, envOf["watch"], trees["watch"])
-	start(sed, nil, envOf["none"], trees["none"])
 	times := map[string][]time.Duration{}
 	for b.Loop() {
 		times["hello"] = append(times["hello"], start([]string{hello}, nil, nil, ""))
@@ -215,11 +229,15 @@ func benchShellJournal(b *testing.B, n int, progs map[string][2]string, other, h
 		for _, k := range keys {
 			times["exec-"+k] = append(times["exec-"+k], start([]string{progs[k][0], "exec", "--", "true"}, nil, envOf[k], trees[k]))
 		}
-		times["exec-none"] = append(times["exec-none"], start([]string{egBin, "exec", "--", "true"}, nil, envOf["none"], trees["none"]))
-		for _, k := range []string{"watch", "none"} {
-			times["sed-"+k] = append(times["sed-"+k], start(sed, nil, envOf[k], trees[k]))
+		for _, k := range noneKeys {
+			times["exec-"+k] = append(times["exec-"+k], start([]string{nones[k], "exec", "--", "true"}, nil, envOf[k], trees[k]))
+		}
+		times["sed-watch"] = append(times["sed-watch"], start(sed, nil, envOf["watch"], trees["watch"]))
+		for _, k := range noneKeys {
+			times["sed-"+k] = append(times["sed-"+k], start(sedWith(nones[k]), nil, envOf[k], trees[k]))
 		}
 		slices.Reverse(keys) // the other goes first next round
+		slices.Reverse(noneKeys)
 	}
 	for _, k := range slices.Sorted(maps.Keys(times)) {
 		ds := times[k]
