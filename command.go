@@ -1676,7 +1676,7 @@ func (w *Workspace) followBaselines(s *Session, follow map[string]step, res *Com
 				if err := e.set(p, baseline{Path: p, SHA256: st.to, Size: st.toSize, FullRead: true, CapturedAt: now, WriterUnknown: st.unknown}); err != nil {
 					return err
 				}
-			default:
+			case !st.unknown: // a change by a writer unknown is no read anyway
 				skipped++
 			}
 		}
