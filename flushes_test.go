@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -330,5 +331,36 @@ func TestCatchUpManyIndexesOneSyncFS(t *testing.T) {
 	}
 	if fsyncs.Load() != 0 || syncfs.Load() != 2 {
 		t.Errorf("%d index fsyncs and %d syncfs for %d new indexes in two catch-ups, want none and 2", fsyncs.Load(), syncfs.Load(), 3*engine.FsyncObjects)
+	}
+}
+
+// TestCatchUpDueUnderManyChanges makes every lazy change start the
+// catch-up at once (SetCatchUp(1, 0)) while four sessions change their
+// files as fast as they can: a change that finds the catch-up due just
+// firing must not fire it a second time (a timer reset after it fired
+// runs its function again, and the second run's Done made the wait
+// group's counter negative: a panic). Close then waits for them all.
+func TestCatchUpDueUnderManyChanges(t *testing.T) {
+	w, err := Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.eng.SetCatchUp(1, 0)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			s := w.NewSession(fmt.Sprintf("agent-%d", g))
+			name := fmt.Sprintf("f%d.txt", g)
+			for i := range 60 {
+				if _, err := s.Write(t.Context(), name, fmt.Sprintf("version %d of %s\n", i, name), nil); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

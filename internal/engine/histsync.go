@@ -55,7 +55,7 @@ const (
 // histSync schedules catchUp.
 type histSync struct {
 	mu     sync.Mutex
-	timer  *time.Timer // the catchUp due, if any
+	timer  *catchUpTimer // the catchUp due, if any
 	closed bool
 	wg     sync.WaitGroup // the catchUp due or running in the background
 	run    sync.Mutex     // one catchUp at a time in this process
@@ -88,9 +88,19 @@ func (e *Engine) lazySaved(n int) {
 		due = catchUpBytes
 	}
 	if h.timer != nil {
-		if h.carried += n; h.carried >= due {
-			h.timer.Reset(0)
+		if h.carried += n; h.carried < due {
+			return
 		}
+		if h.timer.t.Stop() {
+			// Not fired yet: fire it now. (Reset on a timer that
+			// fired would run its function a second time.)
+			h.timer.t.Reset(0)
+			return
+		}
+		// It fired, and its catchUp may have begun before this
+		// change: one more, at once.
+		e.scheduleCatchUp(0)
+		h.carried = 0
 		return
 	}
 	h.carried = n
@@ -101,11 +111,25 @@ func (e *Engine) lazySaved(n int) {
 	if n >= due {
 		delay = 0
 	}
+	e.scheduleCatchUp(delay)
+}
+
+// catchUpTimer is a catchUp scheduled by scheduleCatchUp.
+type catchUpTimer struct{ t *time.Timer }
+
+// scheduleCatchUp runs a catchUp in the background after delay, as the
+// one due. The caller holds hsync.mu.
+func (e *Engine) scheduleCatchUp(delay time.Duration) {
+	h := &e.hsync
+	tk := &catchUpTimer{}
+	h.timer = tk
 	h.wg.Add(1)
-	h.timer = time.AfterFunc(delay, func() {
+	tk.t = time.AfterFunc(delay, func() {
 		defer h.wg.Done()
-		h.mu.Lock()
-		h.timer = nil
+		h.mu.Lock() // after tk.t is set: the caller holds it
+		if h.timer == tk {
+			h.timer = nil
+		}
 		h.mu.Unlock()
 		e.CatchUp(false)
 	})
@@ -117,7 +141,7 @@ func (e *Engine) StopCatchUp() {
 	h := &e.hsync
 	h.mu.Lock()
 	h.closed = true
-	if h.timer != nil && h.timer.Stop() {
+	if h.timer != nil && h.timer.t.Stop() {
 		h.timer = nil
 		h.wg.Done()
 	}
