@@ -29,7 +29,13 @@ func runShell(t *testing.T, dir, script string) {
 // returns what End recorded.
 func runCommand(t *testing.T, s *editguard.Session, dir, script string) *editguard.CommandResult {
 	t.Helper()
-	c, err := s.BeginCommand(ctx, script, nil)
+	return runCommandOpts(t, s, dir, script, nil)
+}
+
+// runCommandOpts is runCommand with the command's options.
+func runCommandOpts(t *testing.T, s *editguard.Session, dir, script string, opts *editguard.CommandOptions) *editguard.CommandResult {
+	t.Helper()
+	c, err := s.BeginCommand(ctx, script, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -96,18 +96,3 @@ func TestCommandWriterUnknown(t *testing.T) {
 		t.Errorf("after rewind with Force: a.txt %q, b.txt %q", a, b)
 	}
 }
-
-// runCommandOpts is runCommand with options.
-func runCommandOpts(t *testing.T, s *editguard.Session, dir, script string, opts *editguard.CommandOptions) *editguard.CommandResult {
-	t.Helper()
-	c, err := s.BeginCommand(ctx, script, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runShell(t, dir, script)
-	res, err := c.End(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
-}
