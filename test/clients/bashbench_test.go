@@ -16,14 +16,16 @@ import (
 // init --hooks (each call between two checkpoints of the hook server),
 // the two in turn within each round (the first of a round alternating),
 // and reports each one's median milliseconds per run and what the hooks
-// add per Bash call over none. Before the rounds, one run of each warms
+// add per Bash call over none. A third setup, noop, has the same hook
+// events run a program that only reads its input (cat): what any command
+// hook costs in Claude Code, the floor under editguard's. Before the rounds, one run of each warms
 // the hook server (its first checkpoint reads every file) and the page
 // cache. It is a benchmark, so it runs only when asked:
 //
 //	go test -run '^$' -bench ClaudeCodeBashCost -benchtime 5x ./test/clients
 func BenchmarkClaudeCodeBashCost(b *testing.B) {
 	const calls, files = 10, 20000
-	modes := []string{"none", "hooks"}
+	modes := []string{"none", "noop", "hooks"}
 	ws := map[string]string{}
 	for _, mode := range modes {
 		dir, err := filepath.EvalSymlinks(b.TempDir())
@@ -48,8 +50,18 @@ func BenchmarkClaudeCodeBashCost(b *testing.B) {
 		if err := os.WriteFile(filepath.Join(dir, ".claude", "settings.json"), settings, 0o644); err != nil {
 			b.Fatal(err)
 		}
-		if mode == "hooks" {
+		switch mode {
+		case "hooks":
 			initHooks(b, dir, "claude-code")
+		case "noop":
+			noop := []any{map[string]any{"type": "command", "command": "cat >/dev/null"}}
+			hooks, _ := json.MarshalIndent(map[string]any{"hooks": map[string]any{
+				"PreToolUse":  []any{map[string]any{"matcher": "Write|Edit|MultiEdit|NotebookEdit|Bash|PowerShell", "hooks": noop}},
+				"PostToolUse": []any{map[string]any{"matcher": "Read|Write|Edit|MultiEdit|NotebookEdit|Bash|PowerShell", "hooks": noop}},
+			}}, "", "  ")
+			if err := os.WriteFile(filepath.Join(dir, ".claude", "settings.local.json"), hooks, 0o644); err != nil {
+				b.Fatal(err)
+			}
 		}
 		ws[mode] = dir
 	}
@@ -97,6 +109,7 @@ func BenchmarkClaudeCodeBashCost(b *testing.B) {
 		b.ReportMetric(median(took[mode]), mode+"-ms/run")
 	}
 	b.ReportMetric((median(took["hooks"])-median(took["none"]))/calls, "hooks-ms/call")
+	b.ReportMetric((median(took["noop"])-median(took["none"]))/calls, "noop-ms/call")
 	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
 		b.Logf("load average: %s", load)
 	}
