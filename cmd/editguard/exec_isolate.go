@@ -36,6 +36,7 @@ func runIsolatable(ctx context.Context, e *env, c commandEnder, pre *preparedIso
 	iso, err := pre.iso, pre.err
 	if err == nil {
 		status, serr := iso.run(e, argv, func(pid int, mntNS string) error {
+			iso.claim()
 			return c.Isolate(end, iso.dir, pid, mntNS)
 		})
 		if serr == nil {

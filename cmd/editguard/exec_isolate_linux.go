@@ -69,7 +69,15 @@ type isolation struct {
 	// pipe (fd 3) and its go-ahead pipe (fd 4).
 	cmd      *exec.Cmd
 	rep, goW *os.File
+
+	// pending is dir's file "pending", locked while this process may
+	// still drop the directory; nil once claimed (see sweepIsolations).
+	pending *os.File
 }
+
+// pendingName is the file a run directory holds, locked by its exec,
+// until a command's record names the directory (claim).
+const pendingName = "pending"
 
 // newIsolation makes the overlay's directories for the workspace root.
 func newIsolation(root string) (*isolation, error) {
@@ -82,18 +90,116 @@ func newIsolation(root string) (*isolation, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp(base, "run-")
+	sweepIsolations(base)
+	dir, pending, err := makeRunDir(base)
 	if err != nil {
 		return nil, err
 	}
-	iso := &isolation{dir: dir, upper: filepath.Join(dir, "upper"), work: filepath.Join(dir, "work"), root: root}
+	iso := &isolation{dir: dir, upper: filepath.Join(dir, "upper"), work: filepath.Join(dir, "work"), root: root, pending: pending}
 	for _, d := range []string{iso.upper, iso.work} {
 		if err := os.Mkdir(d, 0o700); err != nil {
-			os.RemoveAll(dir)
+			iso.discard()
 			return nil, err
 		}
 	}
 	return iso, nil
+}
+
+// makeRunDir makes a run directory under base: made as ".new-*", its
+// file "pending" created and locked, then renamed "run-*", so that a
+// run directory is never seen by sweepIsolations before its lock is
+// held. It returns the directory and its locked "pending".
+func makeRunDir(base string) (string, *os.File, error) {
+	tmp, err := os.MkdirTemp(base, ".new-")
+	if err != nil {
+		return "", nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(tmp, pendingName), os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
+	if err == nil {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		os.RemoveAll(tmp)
+		return "", nil, err
+	}
+	for {
+		dir := filepath.Join(base, "run-"+strings.TrimPrefix(filepath.Base(tmp), ".new-"))
+		err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dir, unix.RENAME_NOREPLACE)
+		if err == nil {
+			return dir, f, nil
+		}
+		if !errors.Is(err, unix.EEXIST) {
+			// Left under its temporary name: never swept, as one
+			// whose exec was killed in this very step would be.
+			return tmp, f, nil
+		}
+		// A run directory of that name exists: another name.
+		next, err := os.MkdirTemp(base, ".new-")
+		if err != nil {
+			return tmp, f, nil
+		}
+		if err := os.Rename(filepath.Join(tmp, pendingName), filepath.Join(next, pendingName)); err != nil {
+			os.Remove(next)
+			return tmp, f, nil
+		}
+		os.Remove(tmp)
+		tmp = next
+	}
+}
+
+// sweepIsolations removes the run directories under base that an exec
+// made and left before a command's record named them: an exec killed
+// while it took the command's first checkpoint, whose command never ran
+// (the helper runs it only on exec's word, given after the record is
+// written). Such a directory still holds "pending", and its lock is free
+// once the exec that made it is gone; a directory that lost "pending"
+// (claim) belongs to a command's record, which recovery removes, and one
+// whose lock is held is another exec's at work.
+func sweepIsolations(base string) {
+	ents, err := os.ReadDir(base)
+	if err != nil {
+		return
+	}
+	for _, d := range ents {
+		if !d.IsDir() || !strings.HasPrefix(d.Name(), "run-") {
+			continue
+		}
+		dir := filepath.Join(base, d.Name())
+		p := filepath.Join(dir, pendingName)
+		f, err := os.OpenFile(p, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+		if err != nil {
+			continue
+		}
+		if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil && samePending(f, p) {
+			(&isolation{dir: dir, work: filepath.Join(dir, "work")}).discard()
+		}
+		f.Close()
+	}
+}
+
+// samePending reports whether f, locked, is still the file at p: the
+// lock was not taken on a "pending" its exec unlinked meanwhile (claim).
+func samePending(f *os.File, p string) bool {
+	var a, b unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &a) != nil || unix.Lstat(p, &b) != nil {
+		return false
+	}
+	return a.Dev == b.Dev && a.Ino == b.Ino && a.Mode&unix.S_IFMT == unix.S_IFREG
+}
+
+// claim hands the run directory over to the command's record, right
+// before the record names it: from then on recovery, not
+// sweepIsolations, removes it. An exec killed between claim and the
+// record leaves the directory in place, never a command's changes lost.
+func (iso *isolation) claim() {
+	if iso.pending != nil {
+		os.Remove(filepath.Join(iso.dir, pendingName))
+		iso.pending.Close()
+		iso.pending = nil
+	}
 }
 
 // mountBelow returns a mount point strictly inside root, "" if none (or if
@@ -325,6 +431,10 @@ func (iso *isolation) end(ctx context.Context, e *env, c commandEnder) (*editgua
 func (iso *isolation) discard() {
 	os.Chmod(filepath.Join(iso.work, "work"), 0o700)
 	os.RemoveAll(iso.dir)
+	if iso.pending != nil {
+		iso.pending.Close()
+		iso.pending = nil
+	}
 }
 
 // isolateHelper is the hidden entry point exec starts in the new

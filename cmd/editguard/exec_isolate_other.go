@@ -34,6 +34,8 @@ func (iso *isolation) end(ctx context.Context, e *env, c commandEnder) (*editgua
 
 func (iso *isolation) discard() {}
 
+func (iso *isolation) claim() {}
+
 func isolateHelper(args []string, stderr io.Writer) int { return 125 }
 
 const isolateEntry = "__isolated-exec"
