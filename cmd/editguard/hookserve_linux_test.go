@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -97,8 +98,13 @@ func waitServer(t *testing.T, root string) int {
 	}
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if fi, err := os.Lstat(sock); err == nil && fi.Mode().Type() == os.ModeSocket {
+			// The socket may be a stopped server's, not yet replaced
+			// by the one holding the lock: ready once it answers.
 			if pid := serverPID(sock + ".lock"); pid > 0 {
-				return pid
+				if c, err := net.Dial("unix", sock); err == nil {
+					c.Close()
+					return pid
+				}
 			}
 		}
 	}
