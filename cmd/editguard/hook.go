@@ -46,7 +46,8 @@ is named from the client, the event's session_id and, for a subagent, its
 agent_id: a subagent keeps its own reads.
 
 claude-code (the default)
-  Events PreToolUse and PostToolUse; tools Read (partial when offset or
+  Events PreToolUse, PostToolUse and PostToolUseFailure (after a tool
+  that failed, as a Bash command that exited non-zero); tools Read (partial when offset or
   limit leave lines out, or past 2,000 lines or a line of 2,000 bytes),
   Write (needs a full read), Edit, MultiEdit, NotebookEdit. Session
   claude-SESSION_ID. A subagent (the Agent tool) sends its parent's
@@ -541,7 +542,9 @@ func claudeFiles(ev *hookEvent) ([]hookFile, error) {
 			opts.Edits = exactEdits(in.Edits)
 		}
 		return []hookFile{{step: hookGuard, path: p, opts: opts}}, nil
-	case ev.Event == "PostToolUse":
+	case ev.Event == "PostToolUse" || ev.Event == "PostToolUseFailure":
+		// What a failed tool left is recorded too: nothing, if it
+		// changed nothing.
 		return []hookFile{{step: hookRecord, path: p}}, nil
 	}
 	return nil, nil

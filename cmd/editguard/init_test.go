@@ -490,7 +490,7 @@ func checkHook(t *testing.T, root, client, event string, tools, notTools []strin
 }
 
 // hookEvents is how many events init --hooks configures for each client.
-var hookEvents = map[string]int{"claude-code": 3, "gemini": 2, "codex": 2}
+var hookEvents = map[string]int{"claude-code": 4, "gemini": 2, "codex": 2}
 
 func checkHooks(t *testing.T, root, client string) {
 	t.Helper()
@@ -498,6 +498,7 @@ func checkHooks(t *testing.T, root, client string) {
 	case "claude-code":
 		checkHook(t, root, client, "PreToolUse", []string{"Write", "Edit", "MultiEdit", "NotebookEdit", "Bash", "PowerShell"}, []string{"Read", "WebFetch"})
 		checkHook(t, root, client, "PostToolUse", []string{"Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "Bash", "PowerShell"}, []string{"WebFetch"})
+		checkHook(t, root, client, "PostToolUseFailure", []string{"Write", "Edit", "MultiEdit", "NotebookEdit", "Bash", "PowerShell"}, []string{"WebFetch"})
 		// The shell commands of skills and slash commands: events of no
 		// tool, so groups without a matcher.
 		if groups := hookGroups(t, root, client, "PostSkillShellCommand"); len(groups) != 0 {
@@ -630,7 +631,7 @@ func TestInitHooksKeepsOtherEditguard(t *testing.T) {
 	text := `{"hooks": {"PreToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command": "/opt/bin/editguard --root /src hook --fail-open"}]}]}}`
 	writeFile(t, root, ".claude/settings.local.json", text)
 	f := runInitJSON(t, root, "claude-code", "--hooks").Files[0]
-	if len(f.Kept) != 1 || !strings.Contains(f.Kept[0], "hooks.PreToolUse has an editguard hook with other settings") || len(f.Added) != 2 {
+	if len(f.Kept) != 1 || !strings.Contains(f.Kept[0], "hooks.PreToolUse has an editguard hook with other settings") || len(f.Added) != 3 {
 		t.Errorf("%+v", f)
 	}
 	if g := hookGroups(t, root, "claude-code", "PreToolUse"); len(g) != 1 {

@@ -28,6 +28,11 @@ var (
 	claudeHooks = []initHook{
 		{"PreToolUse", "Write|Edit|MultiEdit|NotebookEdit|Bash|PowerShell", ""},
 		{"PostToolUse", "Read|Write|Edit|MultiEdit|NotebookEdit|Bash|PowerShell", ""},
+		// Claude Code sends this instead of PostToolUse after a tool that
+		// failed: a Bash call whose command exited non-zero (a failing
+		// build or test) ends there, and a failed write may have
+		// written part of its file.
+		{"PostToolUseFailure", "Write|Edit|MultiEdit|NotebookEdit|Bash|PowerShell", ""},
 		// Only the event before: Claude Code 2.1.332 has no event after a
 		// skill's shell command (it warns of one it does not know), so
 		// the command ends at a later checkpoint (skillShellMaxAge).
