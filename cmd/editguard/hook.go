@@ -46,8 +46,10 @@ is named from the client, the event's session_id and, for a subagent, its
 agent_id: a subagent keeps its own reads.
 
 claude-code (the default)
-  Events PreToolUse, PostToolUse and PostToolUseFailure (after a tool
-  that failed, as a Bash command that exited non-zero); tools Read (partial when offset or
+  Events PreToolUse, PostToolUse, PostToolUseFailure (after a tool that
+  failed, as a Bash command that exited non-zero) and PostToolBatch
+  (after each batch of calls: it ends a Bash command that no event after
+  it ended, one the permissions denied); tools Read (partial when offset or
   limit leave lines out, or past 2,000 lines or a line of 2,000 bytes),
   Write (needs a full read), Edit, MultiEdit, NotebookEdit. Session
   claude-SESSION_ID. A subagent (the Agent tool) sends its parent's
@@ -146,6 +148,9 @@ type hookEvent struct {
 	// Command is the shell command of an event of no tool that runs one
 	// (Claude Code's PreSkillShellCommand: see skillShellEvents).
 	Command json.RawMessage `json:"command"`
+	// Calls are the tool calls of an event after a batch of them
+	// (Claude Code's PostToolBatch: see hookBatch).
+	Calls json.RawMessage `json:"tool_calls"`
 }
 
 // hookStep is what the hook does with a file.
@@ -175,6 +180,10 @@ type hookClient struct {
 	prefix string // of the session name
 	before string // the event before a tool, which can deny it
 	turn   string // the event that starts a turn: the session forgets its reads (init --turns)
+	// batch is the event after a batch of tool calls, each named with
+	// its input: a shell tool's call that no event after it ended is
+	// ended there (hookBatch).
+	batch string
 	// files returns what the event asks of editguard; nothing for a tool
 	// that is not a file tool.
 	files func(ev *hookEvent) ([]hookFile, error)
@@ -197,6 +206,7 @@ var hookClients = map[string]*hookClient{
 		prefix: "claude",
 		before: "PreToolUse",
 		turn:   "UserPromptSubmit",
+		batch:  "PostToolBatch",
 		files:  claudeFiles,
 		deny:   permissionDeny,
 		tell:   preToolContext,
@@ -276,6 +286,9 @@ func runHook(ctx context.Context, e *env, args []string) error {
 	}
 	if err == nil && c.turn != "" && ev.Event == c.turn {
 		return hookTurn(e, c, ev)
+	}
+	if err == nil && c.batch != "" && ev.Event == c.batch {
+		return hookBatch(ctx, e, *clientName, c, ev)
 	}
 	if err == nil {
 		if command, ok := shellCommand(*clientName, ev); ok {

@@ -187,6 +187,69 @@ func hookShell(ctx context.Context, e *env, client string, c *hookClient, ev *ho
 	return nil
 }
 
+// hookBatch handles the event after a batch of tool calls (Claude Code's
+// PostToolBatch, which names each call with its input and response): a
+// shell tool's call whose command is still in progress had no event
+// after it (Claude Code sends none for a call its permissions denied, or
+// that the person declined), and is ended here. Its command most likely
+// did not run; what changed between the checkpoints is recorded as End
+// records any shell command's, made by a writer unknown, so nothing is
+// claimed as the command's that it may not have done, and the command
+// does not stay in progress, overlapping every later one, until its
+// maximum age. Nothing is read: a command that did not run showed
+// nothing. The model is told, as after any command, of what changed.
+func hookBatch(ctx context.Context, e *env, client string, c *hookClient, ev *hookEvent) error {
+	var calls []struct {
+		Tool      string          `json:"tool_name"`
+		Input     json.RawMessage `json:"tool_input"`
+		ToolUseID string          `json:"tool_use_id"`
+	}
+	if len(ev.Calls) == 0 || json.Unmarshal(ev.Calls, &calls) != nil {
+		return nil
+	}
+	name := hookSessionName(c.prefix, ev.SessionID, ev.AgentID)
+	var s *editguard.Session
+	var notices []string
+	for _, call := range calls {
+		one := &hookEvent{SessionID: ev.SessionID, AgentID: ev.AgentID, Event: ev.Event, Tool: call.Tool, Cwd: ev.Cwd, Input: call.Input, ToolUseID: call.ToolUseID}
+		command, ok := shellCommand(client, one)
+		if !ok {
+			continue
+		}
+		if s == nil {
+			w, err := e.workspace()
+			if err == nil {
+				s, err = w.OpenSession(name)
+			}
+			if err != nil {
+				return hookFailure(e, c, false, err, true)
+			}
+		}
+		cmd, err := s.ResumeCommand(commandID(name, one, command))
+		var ge *editguard.Error
+		if errors.As(err, &ge) && ge.Code == editguard.CodeNotFound {
+			continue // ended by the event after it, or never begun
+		}
+		if err != nil {
+			return hookFailure(e, c, false, err, true)
+		}
+		res, err := cmd.End(ctx)
+		if err != nil {
+			return hookFailure(e, c, false, err, true)
+		}
+		if text := shellNotice(res); text != "" {
+			notices = append(notices, text)
+		}
+	}
+	if len(notices) > 0 {
+		return json.NewEncoder(e.stdout).Encode(map[string]any{"hookSpecificOutput": map[string]any{
+			"hookEventName":     ev.Event,
+			"additionalContext": strings.Join(notices, "\n"),
+		}})
+	}
+	return nil
+}
+
 // shellReadStep records in s the reads of the simple read command, but of
 // the files in changed (End set their baselines): a command that
 // shows the whole of its files reads them in full, unless its output is

@@ -490,7 +490,7 @@ func checkHook(t *testing.T, root, client, event string, tools, notTools []strin
 }
 
 // hookEvents is how many events init --hooks configures for each client.
-var hookEvents = map[string]int{"claude-code": 4, "gemini": 2, "codex": 2}
+var hookEvents = map[string]int{"claude-code": 5, "gemini": 2, "codex": 2}
 
 func checkHooks(t *testing.T, root, client string) {
 	t.Helper()
@@ -504,7 +504,7 @@ func checkHooks(t *testing.T, root, client string) {
 		if groups := hookGroups(t, root, client, "PostSkillShellCommand"); len(groups) != 0 {
 			t.Errorf("hooks.PostSkillShellCommand, an event Claude Code does not know: %v", groups)
 		}
-		for _, event := range []string{"PreSkillShellCommand"} {
+		for _, event := range []string{"PreSkillShellCommand", "PostToolBatch"} {
 			checkHook(t, root, client, event, []string{"deploy"}, nil)
 			for _, g := range hookGroups(t, root, client, event) {
 				if _, ok := g.(map[string]any)["matcher"]; ok {
@@ -631,7 +631,7 @@ func TestInitHooksKeepsOtherEditguard(t *testing.T) {
 	text := `{"hooks": {"PreToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command": "/opt/bin/editguard --root /src hook --fail-open"}]}]}}`
 	writeFile(t, root, ".claude/settings.local.json", text)
 	f := runInitJSON(t, root, "claude-code", "--hooks").Files[0]
-	if len(f.Kept) != 1 || !strings.Contains(f.Kept[0], "hooks.PreToolUse has an editguard hook with other settings") || len(f.Added) != 3 {
+	if len(f.Kept) != 1 || !strings.Contains(f.Kept[0], "hooks.PreToolUse has an editguard hook with other settings") || len(f.Added) != 4 {
 		t.Errorf("%+v", f)
 	}
 	if g := hookGroups(t, root, "claude-code", "PreToolUse"); len(g) != 1 {

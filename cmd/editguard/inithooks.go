@@ -33,6 +33,10 @@ var (
 		// build or test) ends there, and a failed write may have
 		// written part of its file.
 		{"PostToolUseFailure", "Write|Edit|MultiEdit|NotebookEdit|Bash|PowerShell", ""},
+		// After each batch of tool calls, every call named: a Bash call
+		// its permissions denied (or the person declined) gets no event
+		// after it, and its command, begun by PreToolUse, ends here.
+		{"PostToolBatch", "", "after each batch of tool calls, to end a shell command no event after it ended"},
 		// Only the event before: Claude Code 2.1.332 has no event after a
 		// skill's shell command (it warns of one it does not know), so
 		// the command ends at a later checkpoint (skillShellMaxAge).

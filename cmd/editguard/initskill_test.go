@@ -32,7 +32,7 @@ func TestInitHooksAddsSkillShellEvents(t *testing.T) {
 	}
 
 	f := runInitJSON(t, root, "claude-code", "--hooks").Files[0]
-	if f.Action != "changed" || len(f.Added) != 4 {
+	if f.Action != "changed" || len(f.Added) != 5 {
 		t.Fatalf("init over the earlier hooks: %+v", f)
 	}
 	checkHooks(t, root, "claude-code")

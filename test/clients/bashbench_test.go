@@ -17,8 +17,9 @@ import (
 // the two in turn within each round (the first of a round alternating),
 // and reports each one's median milliseconds per run and what the hooks
 // add per Bash call over none. A third setup, noop, has the same hook
-// events run a program that only reads its input (cat): what any command
-// hook costs in Claude Code, the floor under editguard's. Before the rounds, one run of each warms
+// events as init --hooks writes run a program that only reads its input
+// (cat): what any command hook costs in Claude Code, the floor under
+// editguard's. Before the rounds, one run of each warms
 // the hook server (its first checkpoint reads every file) and the page
 // cache. It is a benchmark, so it runs only when asked:
 //
@@ -56,8 +57,10 @@ func BenchmarkClaudeCodeBashCost(b *testing.B) {
 		case "noop":
 			noop := []any{map[string]any{"type": "command", "command": "cat >/dev/null"}}
 			hooks, _ := json.MarshalIndent(map[string]any{"hooks": map[string]any{
-				"PreToolUse":  []any{map[string]any{"matcher": "Write|Edit|MultiEdit|NotebookEdit|Bash|PowerShell", "hooks": noop}},
-				"PostToolUse": []any{map[string]any{"matcher": "Read|Write|Edit|MultiEdit|NotebookEdit|Bash|PowerShell", "hooks": noop}},
+				"PreToolUse":         []any{map[string]any{"matcher": "Write|Edit|MultiEdit|NotebookEdit|Bash|PowerShell", "hooks": noop}},
+				"PostToolUse":        []any{map[string]any{"matcher": "Read|Write|Edit|MultiEdit|NotebookEdit|Bash|PowerShell", "hooks": noop}},
+				"PostToolUseFailure": []any{map[string]any{"matcher": "Write|Edit|MultiEdit|NotebookEdit|Bash|PowerShell", "hooks": noop}},
+				"PostToolBatch":      []any{map[string]any{"hooks": noop}},
 			}}, "", "  ")
 			if err := os.WriteFile(filepath.Join(dir, ".claude", "settings.local.json"), hooks, 0o644); err != nil {
 				b.Fatal(err)

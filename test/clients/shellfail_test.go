@@ -84,3 +84,55 @@ func TestShellCommandFails(t *testing.T) {
 		})
 	}
 }
+
+// TestClaudeCodeBashDenied: a Bash call that Claude Code's permissions
+// deny (a deny rule, or one that needs an approval nobody gives) gets
+// PreToolUse, which begins its command, and no event after it but
+// PostToolBatch: the command is ended there, records nothing as the
+// command's (it did not run), and does not stay in progress beside the
+// commands that follow.
+func TestClaudeCodeBashDenied(t *testing.T) {
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a1\n"), 0o644)
+	settings, _ := json.MarshalIndent(map[string]any{
+		"permissions": map[string]any{"allow": []string{"Read", "Bash(sed:*)"}, "deny": []string{"Bash(touch:*)"}},
+	}, "", "  ")
+	os.MkdirAll(filepath.Join(ws, ".claude"), 0o755)
+	os.WriteFile(filepath.Join(ws, ".claude", "settings.json"), settings, 0o644)
+	initHooks(t, ws, "claude-code")
+	bash := func(cmd string) Step {
+		return Step{Tool: "Bash", Input: map[string]any{"command": cmd, "description": "a command"}}
+	}
+	script := []Step{
+		bash("touch x.txt"),
+		bash(`python3 -c "open('y.txt','w').write('y')"`),
+		bash("sed -i s/a1/a2/ a.txt"),
+	}
+	run := runClaudeProject(t, ws, true, script)
+	logRun(t, run)
+	if len(run.Results) != len(script) {
+		dumpRun(t, run)
+		t.Fatalf("got %d tool results for %d steps", len(run.Results), len(script))
+	}
+	for i := range 2 {
+		if !run.Results[i].IsError {
+			t.Fatalf("step %d ran: %q; want it denied", i, run.Results[i].Content)
+		}
+	}
+	for _, p := range []string{"x.txt", "y.txt"} {
+		if _, err := os.Lstat(filepath.Join(ws, p)); err == nil {
+			t.Fatalf("%s exists: a denied command ran", p)
+		}
+	}
+	recs, _ := shellRecords(t, ws, "Bash")
+	if len(recs) != 1 || !strings.Contains(recs["a.txt"], "sed -i") {
+		t.Errorf("Bash records: %v; want only a.txt, by sed", recs)
+	}
+	ents, _ := os.ReadDir(filepath.Join(ws, ".editguard", "checkpoints", "active"))
+	for _, e := range ents {
+		t.Errorf("a command is still in progress: %s", e.Name())
+	}
+}
