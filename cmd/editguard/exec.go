@@ -197,7 +197,20 @@ func beginHere(ctx context.Context, e *env, line, tool, id string) (*editguard.C
 		opts.ID, opts.Owner = id, os.Getpid()
 	}
 	c, err := s.BeginCommand(ctx, line, opts)
+	if err == nil {
+		tellRecovered(e, c.Recovered())
+	}
 	return c, ws.Dir(), err
+}
+
+// tellRecovered says on stderr which earlier commands beginning this one
+// found unended (their process gone, or past their maximum age) and
+// ended: what each had changed is recorded now, as theirs.
+func tellRecovered(e *env, recovered []*editguard.CommandResult) {
+	for _, r := range recovered {
+		fmt.Fprintf(e.stderr, "editguard: exec: an earlier command of session %s never reported its end (%s); what it had changed is recorded now: %d change(s), which editguard log lists\n",
+			quoteName(r.Session), quoteNameCut(r.Command, 120), r.Totals.Created+r.Totals.Changed+r.Totals.Deleted)
+	}
 }
 
 // execSignals are the signals exec passes on to the command.

@@ -89,6 +89,8 @@ type execCall struct {
 type execReply struct {
 	Result              *editguard.CommandResult
 	Code, Message, Hint string
+	// Recovered are the commands a begin found unended and ended.
+	Recovered []*editguard.CommandResult `json:",omitempty"`
 }
 
 // programBuild names the program file this process runs (its device,
@@ -146,6 +148,7 @@ func beginOnServer(ctx context.Context, e *env, line, tool string) (*serverComma
 	reply, sent, err := sc.call(&execCall{Op: "begin", Command: line, Tool: tool, Owner: os.Getpid()}, 2*time.Minute)
 	switch {
 	case err == nil && reply.Code == "":
+		tellRecovered(e, reply.Recovered)
 		return sc, ""
 	case sent:
 		return nil, sc.id
@@ -292,10 +295,11 @@ func (s *hookServer) command(ctx context.Context, call *execCall) *execReply {
 		}
 		// WriterUnknown as exec's own BeginCommand (exec.go).
 		opts := &editguard.CommandOptions{Tool: call.Tool, ID: call.ID, Owner: call.Owner, WriterUnknown: true}
-		if _, err := sess.BeginCommand(ctx, call.Command, opts); err != nil {
+		cmd, err := sess.BeginCommand(ctx, call.Command, opts)
+		if err != nil {
 			return fail(err)
 		}
-		return &execReply{}
+		return &execReply{Recovered: cmd.Recovered()}
 	case "end":
 		cmd, err := sess.ResumeCommand(call.ID)
 		if err != nil {

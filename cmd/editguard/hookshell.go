@@ -151,8 +151,12 @@ func hookShell(ctx context.Context, e *env, client string, c *hookClient, ev *ho
 	opts.ID = commandID(name, ev, command)
 	id := opts.ID
 	if before {
-		if _, err := s.BeginCommand(ctx, command, opts); err != nil {
+		cmd, err := s.BeginCommand(ctx, command, opts)
+		if err != nil {
 			return hookFailure(e, c, true, fmt.Errorf("checkpointing the workspace before the command: %w", err), failOpen)
+		}
+		if text := recoveredNotice(cmd.Recovered(), name); text != "" && c.tell != nil {
+			return json.NewEncoder(e.stdout).Encode(c.tell(text))
 		}
 		return nil
 	}
@@ -250,6 +254,47 @@ func hookBatch(ctx context.Context, e *env, client string, c *hookClient, ev *ho
 	return nil
 }
 
+// recoveredNotice tells the model of session what BeginCommand found of
+// its earlier commands that never reported their end (a skill's shell
+// command, which has no event after it; an exec that was killed): what
+// each changed was recorded now, the session's reads of those files do
+// not count (the session never saw the command's result), and what it
+// overwrote or discarded. Other sessions' commands are theirs to hear of.
+func recoveredNotice(recovered []*editguard.CommandResult, session string) string {
+	var parts []string
+	for _, r := range recovered {
+		if r.Session != session || !r.Unended || len(r.Changes) == 0 {
+			continue
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "editguard: an earlier command of yours never reported its end (%s); what it had changed was recorded now, and your reads of these files no longer count: read a file again before you edit it.\n", quoteCommand(r.Command))
+		for i, c := range r.Changes {
+			if i == 20 {
+				fmt.Fprintf(&b, "... and %d more: editguard log lists them\n", len(r.Changes)-i)
+				break
+			}
+			fmt.Fprintf(&b, "- %s %s\n", c.Op, c.Path)
+		}
+		if more := r.Unlisted; more > 0 {
+			fmt.Fprintf(&b, "... and %d more: editguard log lists them\n", more)
+		}
+		if text := commandNotice(r, "that command"); text != "" {
+			b.WriteString(text)
+		}
+		parts = append(parts, strings.TrimSuffix(b.String(), "\n"))
+	}
+	return strings.Join(parts, "\n")
+}
+
+// quoteCommand shows a shell command in a notice: on one line, cut short.
+func quoteCommand(command string) string {
+	command = strings.Join(strings.Fields(command), " ")
+	if len(command) > 120 {
+		command = strings.ToValidUTF8(command[:117], "") + "..."
+	}
+	return "`" + command + "`"
+}
+
 // shellReadStep records in s the reads of the simple read command, but of
 // the files in changed (End set their baselines): a command that
 // shows the whole of its files reads them in full, unless its output is
@@ -307,6 +352,11 @@ func shellReadStep(ctx context.Context, w *editguard.Workspace, s *editguard.Ses
 // writer editguard cannot tell (the command or someone else), or "" if
 // none.
 func shellNotice(res *editguard.CommandResult) string {
+	return commandNotice(res, "this command")
+}
+
+// commandNotice is shellNotice of res, the command named by subject.
+func commandNotice(res *editguard.CommandResult, subject string) string {
 	ow, lost := res.Overwrites(), res.UncommittedWork()
 	// The files read before whose change's writer is not known, but for
 	// those listed as an overwrite or discarded work; one the session
@@ -322,11 +372,11 @@ func shellNotice(res *editguard.CommandResult) string {
 	}
 	var b strings.Builder
 	if len(ow) > 0 {
-		b.WriteString("editguard: this command overwrote changes someone else made since you last read these files (their versions are kept):\n")
+		b.WriteString("editguard: " + subject + " overwrote changes someone else made since you last read these files (their versions are kept):\n")
 		noticeLines(&b, ow, "their version", "their version was made while the command ran and is not in history")
 	}
 	if len(lost) > 0 {
-		b.WriteString("editguard: this command discarded uncommitted work that this session did not write (git's HEAD does not hold it; it is kept):\n")
+		b.WriteString("editguard: " + subject + " discarded uncommitted work that this session did not write (git's HEAD does not hold it; it is kept):\n")
 		noticeLines(&b, lost, "the discarded work", "the discarded work is not in history")
 	}
 	if len(ow) > 0 || len(lost) > 0 {
@@ -336,7 +386,7 @@ func shellNotice(res *editguard.CommandResult) string {
 		if b.Len() > 0 {
 			b.WriteString("\n")
 		}
-		b.WriteString("editguard: these files you read changed while the command ran, and editguard cannot tell whether the command or someone else (a person's editor, another program) changed them, so your earlier reads of them no longer count: read a file again before you edit it.\n")
+		b.WriteString("editguard: these files you read changed while " + strings.Replace(subject, "this", "the", 1) + " ran, and editguard cannot tell whether the command or someone else (a person's editor, another program) changed them, so your earlier reads of them no longer count: read a file again before you edit it.\n")
 		for i, p := range unknown {
 			if i == 20 {
 				fmt.Fprintf(&b, "... and %d more: editguard log lists them\n", len(unknown)-i)
