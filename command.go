@@ -182,6 +182,18 @@ const (
 	strategyUnended = "command_unended"
 )
 
+// WriterUnknown reports whether r records a shell command's change made
+// by a writer unknown: while the command ran, by the command or by
+// someone else, as nothing told them apart (CommandChange.WriterUnknown,
+// as the ledger keeps it).
+func WriterUnknown(r *LedgerRecord) bool {
+	if r.Outcome != "ok" || (r.Strategy != strategyCommand && r.Strategy != strategyUnended) || len(r.Args) == 0 {
+		return false
+	}
+	var a commandArgs
+	return json.Unmarshal(r.Args, &a) == nil && a.WriterUnknown
+}
+
 // unchecked is, in a file's state at a checkpoint, a regular file that the
 // checkpoint did not read (over MaxFileSize, unreadable, or ignored). The
 // other states are "" (no regular file) and the content's SHA-256.

@@ -232,7 +232,7 @@ func (w *Workspace) sessionChanges(session string, o *RewindOptions) ([]*rewindP
 			rp.gap = r
 		}
 		rp.recs = append(rp.recs, r)
-		if own && writerUnknown(r) {
+		if own && WriterUnknown(r) {
 			rp.unknown = append(rp.unknown, r.Seq)
 		}
 		return nil
@@ -250,16 +250,6 @@ func (w *Workspace) sessionChanges(session string, o *RewindOptions) ([]*rewindP
 	}
 	slices.SortFunc(out, func(a, b *rewindPath) int { return strings.Compare(a.path, b.path) })
 	return out, nil
-}
-
-// writerUnknown reports whether r records a command's change made by a
-// writer unknown.
-func writerUnknown(r *LedgerRecord) bool {
-	if r.Strategy != strategyCommand && r.Strategy != strategyUnended {
-		return false
-	}
-	var a commandArgs
-	return json.Unmarshal(r.Args, &a) == nil && a.WriterUnknown
 }
 
 // rewindFiles rewinds (or checks, with DryRun) each file. approved says

@@ -95,7 +95,7 @@ func runLog(ctx context.Context, e *env, args []string) error {
 				outcome += " (" + r.ErrorReason + ")"
 			}
 		}
-		if writerUnknown(r) {
+		if editguard.WriterUnknown(r) {
 			outcome += " (writer unknown)"
 		}
 		after := r.SHA256After[:min(12, len(r.SHA256After))]
@@ -223,16 +223,6 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 		}
 	}
 	return time.Time{}, fmt.Errorf("want a time such as 2026-11-26T10:00:00Z or 2026-11-26, or an age such as 12h or 3d, got %q", s)
-}
-
-// writerUnknown reports whether r records a shell command's change made
-// while it ran by a writer editguard could not tell (the command or
-// someone else).
-func writerUnknown(r *editguard.LedgerRecord) bool {
-	var a struct {
-		WriterUnknown bool `json:"writer_unknown"`
-	}
-	return r.Outcome == "ok" && len(r.Args) > 0 && json.Unmarshal(r.Args, &a) == nil && a.WriterUnknown
 }
 
 // commandOf returns the shell command a record of a command's change names

@@ -71,7 +71,7 @@ func outcomeOf(r *editguard.LedgerRecord) string {
 		return outcomeMerged
 	case overwroteOf(r):
 		return outcomeOverwrote
-	case writerUnknownOf(r):
+	case editguard.WriterUnknown(r):
 		return outcomeWriterUnknown
 	}
 	return r.Outcome
@@ -125,18 +125,6 @@ func overwroteOf(r *editguard.LedgerRecord) bool {
 		Overwrote bool `json:"overwrote"`
 	}
 	return json.Unmarshal(r.Args, &a) == nil && a.Overwrote
-}
-
-// writerUnknownOf reports whether r is a shell command's change whose
-// writer nothing told (the record's args say so).
-func writerUnknownOf(r *editguard.LedgerRecord) bool {
-	if r.Outcome != "ok" || !strings.HasPrefix(r.Strategy, "command") {
-		return false
-	}
-	var a struct {
-		WriterUnknown bool `json:"writer_unknown"`
-	}
-	return json.Unmarshal(r.Args, &a) == nil && a.WriterUnknown
 }
 
 // txOf returns the patch transaction a record belongs to, or "".
