@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/editguard/editguard"
+	"github.com/editguard/editguard/internal/hookwire"
 )
 
 // runShell runs script with sh in dir, as an agent's shell tool would.
@@ -301,5 +302,35 @@ func TestRewindKeepsAFileWhoseContentWasNotKept(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "big.txt")); err != nil || string(b) != "small\n" {
 		t.Fatalf("big.txt after the rewind = %q, %v; want it kept as the command left it", b, err)
+	}
+}
+
+// TestActiveCommandsWhereHooksLook: a command in progress has its record
+// where a hook looks for one (hookwire.ActiveCommands) to answer the event
+// after a batch of tool calls without a server, and none is left there
+// once it ends.
+func TestActiveCommandsWhereHooksLook(t *testing.T) {
+	w, dir := newWorkspace(t)
+	s, err := w.OpenSession("agent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := []byte(`{"session_id":"s","hook_event_name":"PostToolBatch"}`)
+	c, err := s.BeginCommand(ctx, "true", &editguard.CommandOptions{ID: "h-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ents, err := os.ReadDir(filepath.Join(dir, hookwire.ActiveCommands))
+	if err != nil || len(ents) != 1 {
+		t.Fatalf("%s holds %v (%v), want the command's record", hookwire.ActiveCommands, ents, err)
+	}
+	if hookwire.NothingToEnd(dir, batch) {
+		t.Error("a command in progress, and NothingToEnd")
+	}
+	if _, err := c.End(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !hookwire.NothingToEnd(dir, batch) {
+		t.Error("no command in progress, and something to end")
 	}
 }

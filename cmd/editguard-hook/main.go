@@ -91,6 +91,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		event = nil // editguard hook reports the unreadable event
 	}
 	sock, dir, real, sockErr := hookwire.Socket(o.root)
+	if sockErr == nil && hookwire.NothingToEnd(real, event) {
+		// After every batch of tool calls: answered here, without a
+		// server, when no command is in progress.
+		return 0
+	}
 	if sockErr == nil {
 		if r, err := ask(sock, dir, real, o, event); err == nil {
 			stdout.Write(r.Stdout)
