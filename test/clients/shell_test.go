@@ -397,18 +397,7 @@ func TestGeminiAndCodexShellHooks(t *testing.T) {
 				{Tool: tool, Input: input("echo 'the model wrote this' > shared.md")},
 				{Tool: tool, Input: input("echo 'the model again' > shared.md"), Before: personChange(shared, "a person's change\n")},
 			}
-			var run *ClientRun
-			if client == "gemini" {
-				run = runGemini(t, ws, script, geminiOptions{project: true, approval: "yolo"})
-			} else {
-				run = runCodex(t, ws, script, codexOptions{project: true, model: "gpt-5.5",
-					args: []string{"--dangerously-bypass-hook-trust", "--dangerously-bypass-approvals-and-sandbox"}})
-			}
-			logRun(t, run)
-			if len(run.Results) != len(script) {
-				dumpRun(t, run)
-				t.Fatalf("got %d tool results for %d steps", len(run.Results), len(script))
-			}
+			run := runShellClient(t, client, ws, script)
 			hookTool := map[string]string{"gemini": "run_shell_command", "codex": "Bash"}[client]
 			recs, session := shellRecords(t, ws, hookTool)
 			for _, p := range []string{"crlf.txt", "gone.txt", "d/e", "shared.md"} {
@@ -459,4 +448,27 @@ func ledgerRecords(t testing.TB, out []byte) []json.RawMessage {
 		t.Fatalf("editguard log --json printed no {\"status\": \"ok\", \"records\": [...]} (%v):\n%s", err, out)
 	}
 	return v.Records
+}
+
+// runShellClient runs client on ws with script, as the shell tests do:
+// in the project, every tool allowed (Claude Code by the project's
+// settings), and fails unless every step got its result.
+func runShellClient(t *testing.T, client, ws string, script []Step) *ClientRun {
+	t.Helper()
+	var run *ClientRun
+	switch client {
+	case "claude-code":
+		run = runClaudeProject(t, ws, true, script)
+	case "gemini":
+		run = runGemini(t, ws, script, geminiOptions{project: true, approval: "yolo"})
+	default:
+		run = runCodex(t, ws, script, codexOptions{project: true, model: "gpt-5.5",
+			args: []string{"--dangerously-bypass-hook-trust", "--dangerously-bypass-approvals-and-sandbox"}})
+	}
+	logRun(t, run)
+	if len(run.Results) != len(script) {
+		dumpRun(t, run)
+		t.Fatalf("got %d tool results for %d steps", len(run.Results), len(script))
+	}
+	return run
 }

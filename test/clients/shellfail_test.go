@@ -46,21 +46,7 @@ func TestShellCommandFails(t *testing.T) {
 				{Tool: tool, Input: input("echo 'the model wrote this' > shared.md")},
 				{Tool: tool, Input: input("echo 'the model again' > shared.md; exit 4"), Before: personChange(shared, "a person's change\n")},
 			}
-			var run *ClientRun
-			switch client {
-			case "claude-code":
-				run = runClaudeProject(t, ws, true, script)
-			case "gemini":
-				run = runGemini(t, ws, script, geminiOptions{project: true, approval: "yolo"})
-			default:
-				run = runCodex(t, ws, script, codexOptions{project: true, model: "gpt-5.5",
-					args: []string{"--dangerously-bypass-hook-trust", "--dangerously-bypass-approvals-and-sandbox"}})
-			}
-			logRun(t, run)
-			if len(run.Results) != len(script) {
-				dumpRun(t, run)
-				t.Fatalf("got %d tool results for %d steps", len(run.Results), len(script))
-			}
+			run := runShellClient(t, client, ws, script)
 			recs, _ := shellRecords(t, ws, hookTool)
 			for _, p := range []string{"a.txt", "b.txt", "c.txt", "shared.md"} {
 				if !strings.Contains(recs[p], "echo") {
@@ -111,12 +97,7 @@ func TestClaudeCodeBashDenied(t *testing.T) {
 		bash(`python3 -c "open('y.txt','w').write('y')"`),
 		bash("sed -i s/a1/a2/ a.txt"),
 	}
-	run := runClaudeProject(t, ws, true, script)
-	logRun(t, run)
-	if len(run.Results) != len(script) {
-		dumpRun(t, run)
-		t.Fatalf("got %d tool results for %d steps", len(run.Results), len(script))
-	}
+	run := runShellClient(t, "claude-code", ws, script)
 	for i := range 2 {
 		if !run.Results[i].IsError {
 			t.Fatalf("step %d ran: %q; want it denied", i, run.Results[i].Content)
