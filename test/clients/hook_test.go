@@ -1,7 +1,9 @@
 package clients
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestClaudeCodeHooks runs Claude Code with its own Read, Edit and Write
@@ -149,10 +152,33 @@ func stopHookServers(t testing.TB, ws string) int {
 			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
 			t.Logf("stopping hook server %d", pid)
 			syscall.Kill(pid, syscall.SIGTERM)
+			waitExit(t, pid)
 			n++
 		}
 	}
 	return n
+}
+
+// waitExit waits until the process pid has exited (a zombie counts), so
+// that it writes nothing more into a workspace the test is about to
+// remove; after a minute it kills it.
+func waitExit(t testing.TB, pid int) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return
+		}
+		// The state follows the command name, which is in parentheses.
+		if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Logf("hook server %d did not stop in a minute: killed", pid)
+			syscall.Kill(pid, syscall.SIGKILL)
+			return
+		}
+	}
 }
 
 // hookHistory runs editguard history, log and verify on ws and checks that
