@@ -16,8 +16,8 @@ import (
 // between is recorded, and no command is left in progress.
 func TestHookBatch(t *testing.T) {
 	_, hookBin := hookPrograms(t)
-	hookSocketDir(t)
 	root := t.TempDir()
+	hookSocketDir(t) // its cleanup, which stops the server, runs before root's
 	os.WriteFile(filepath.Join(root, "a.txt"), []byte("a1\n"), 0o644)
 	const sid = "1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f"
 	batch := func(ids ...string) map[string]any {

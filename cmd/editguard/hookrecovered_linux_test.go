@@ -19,8 +19,8 @@ import (
 // file no longer counts; the call after it hears nothing more.
 func TestHookToldOfRecoveredCommand(t *testing.T) {
 	egBin, hookBin := hookPrograms(t)
-	hookSocketDir(t)
 	root := t.TempDir()
+	hookSocketDir(t) // its cleanup, which stops the server, runs before root's
 	os.WriteFile(filepath.Join(root, "a.txt"), []byte("a1\n"), 0o644)
 	const sid = "6f1d2c3b-4a5e-4f60-8b7c-9d0e1f2a3b4c"
 	killedExec(t, egBin, root, "claude-"+sid)
