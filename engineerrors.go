@@ -70,7 +70,7 @@ func lockTxError(err error) error {
 
 // settledWarnings are the result's warnings for the steps of a
 // transaction that failed after its swaps (the settled errors of
-// engine.Engine.CommitTx): the changes stand.
+// engine.Engine.RunTx): the changes stand.
 func settledWarnings(settled []error) []string {
 	var out []string
 	for _, err := range settled {

@@ -23,52 +23,45 @@ type UndoOptions struct {
 // STALE_FILE, so no later work is destroyed. It needs no read: the ledger's
 // hash chain vouches for what the patch wrote. What the undo replaces goes
 // to history, so the undo can itself be undone.
-func (s *Session) UndoPatch(ctx context.Context, txid string, opts *UndoOptions) (res *PatchResult, err error) {
+func (s *Session) UndoPatch(ctx context.Context, txid string, opts *UndoOptions) (*PatchResult, error) {
 	var o UndoOptions
 	if opts != nil {
 		o = *opts
 	}
 	a := newAttempt(s, opUndoPatch, "", map[string]any{"tx": txid, "dry_run": o.DryRun}, nil)
-	cs := &changeSet{s: s}
-	defer func() { res, err = s.w.finishTx(a, cs, res, err) }()
-	recs, err := s.w.patchTxRecords(txid)
-	if err != nil {
-		return nil, err
-	}
-	res = &PatchResult{TxID: strings.ToLower(rand.Text()[:12]), DryRun: o.DryRun}
-	for _, r := range recs {
-		f, err := cs.add(r.Path)
-		if errors.Is(err, errSameFile) {
-			return nil, newError(CodeInvalidArgument, r.Path, "the transaction's records name this file twice", "", nil)
+	r := &txRun{a: a, op: opUndoPatch,
+		changeSet: &changeSet{s: s, whenPrepare: "while the undo was prepared", whenApprove: "while the undo awaited approval"},
+		refusal:   refusal{"", "the undo was declined", "ask the user what to do instead"}}
+	var recs []*LedgerRecord
+	r.resolve = func() error {
+		var err error
+		if recs, err = s.w.patchTxRecords(txid); err != nil {
+			return err
 		}
-		if err != nil {
-			return nil, err
+		r.res = &PatchResult{TxID: strings.ToLower(rand.Text()[:12]), DryRun: o.DryRun}
+		for _, rec := range recs {
+			f, err := r.add(rec.Path)
+			if errors.Is(err, errSameFile) {
+				return newError(CodeInvalidArgument, rec.Path, "the transaction's records name this file twice", "", nil)
+			}
+			if err != nil {
+				return err
+			}
+			f.out = len(r.res.Files)
+			r.res.Files = append(r.res.Files, PatchFile{Path: rec.Path, Op: "undo"})
 		}
-		f.out = len(res.Files)
-		res.Files = append(res.Files, PatchFile{Path: r.Path, Op: "undo"})
+		return nil
 	}
-	if err := cs.lock(ctx); err != nil {
-		return nil, err
-	}
-	for i, f := range cs.files {
-		if err := s.w.prepareUndo(f, recs[i], &res.Files[f.out]); err != nil {
-			return nil, err
+	r.plan = func() error {
+		for i, f := range r.files {
+			if err := s.w.prepareUndo(f, recs[i], &r.res.Files[f.out]); err != nil {
+				return err
+			}
 		}
+		return nil
 	}
-	if o.DryRun {
-		return res, nil
-	}
-	if err := cs.makeParents(ctx, "while the undo was prepared"); err != nil {
-		return nil, err
-	}
-	if err := cs.approve(ctx, a, res.preview(opUndoPatch), refusal{"", "the undo was declined", "ask the user what to do instead"},
-		"while the undo awaited approval"); err != nil {
-		return nil, err
-	}
-	if err := s.commitTx(a, opUndoPatch, cs, res); err != nil {
-		return nil, err
-	}
-	return res, nil
+	err := s.w.eng.RunTx(ctx, r, opUndoPatch, opPatchUndone, s.name)
+	return r.out, err
 }
 
 // patchTxRecords returns the ledger's records of the patch transaction

@@ -558,7 +558,7 @@ func TestCommitTxSwapFails(t *testing.T) {
 		return nil
 	})
 	j := &Journal{ID: "swapfail", Op: "apply_patch", Session: "s"}
-	var files []*TxFile
+	var files []*txFile
 	var paths []string
 	for _, p := range []string{"a.txt", "b.txt"} {
 		before, after := strings.ToUpper(p[:1])+"0", strings.ToUpper(p[:1])+"1"
@@ -572,15 +572,15 @@ func TestCommitTxSwapFails(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		files = append(files, &TxFile{T: tg, Obs: obs, Data: []byte(after)})
+		files = append(files, &txFile{T: tg, Obs: obs, Data: []byte(after)})
 		paths = append(paths, p)
 		j.Files = append(j.Files, JournalFile{Path: p, BeforeExists: true, BeforeSHA256: obs.Sum, Version: v.ID,
 			AfterExists: true, AfterSHA256: sum([]byte(after))})
 	}
-	_, err := e.CommitTx(files, j, paths, "s", "apply_patch_undone")
+	_, err := e.commitTx(files, j, paths, "s", "apply_patch_undone")
 	var se *SwapError
 	if !errors.As(err, &se) || se.I != 1 || se.RollBack != nil {
-		t.Fatalf("CommitTx = %v; want a SwapError at file 1, rolled back", err)
+		t.Fatalf("commitTx = %v; want a SwapError at file 1, rolled back", err)
 	}
 	if a, b := holds(t, filepath.Join(dir, "a.txt")), holds(t, filepath.Join(dir, "b.txt")); a != "A0" || b != "B0" {
 		t.Errorf("after the failed transaction a.txt holds %q, b.txt %q; want A0, B0", a, b)

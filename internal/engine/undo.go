@@ -14,7 +14,7 @@ import (
 // A transaction's rollback: each of its files that holds what the
 // transaction put there gets back what it held before, as a change of its
 // own (history first, then the swap), whether the transaction failed at a
-// swap (CommitTx) or its process died before any of its records was
+// swap (commitTx) or its process died before any of its records was
 // written (recovery at Open, recoverTx).
 
 // At reports whether o is a file that exists (or not) with sum.
