@@ -156,12 +156,12 @@ func historyFailed(p string, err error) *Error {
 // left for the next Open to put back).
 func (w *Workspace) commitTxError(files []*txFile, err error) error {
 	var (
-		je *engine.JournalError
+		pe *engine.PathError
 		se *engine.SwapError
 	)
 	switch {
-	case errors.As(err, &je):
-		e := ioError("", je.Err)
+	case errors.As(err, &pe) && pe.Journal:
+		e := ioError("", pe.Err)
 		e.Message = "writing the transaction's journal failed; nothing was changed: " + e.Message
 		return e
 	case !errors.As(err, &se):
@@ -189,17 +189,14 @@ func (w *Workspace) commitTxError(files []*txFile, err error) error {
 // names the history version that keeps what another program wrote into
 // the new file before the swap was undone, if any.
 func (w *Workspace) singleError(t *target, obs *observation, p string, err error, leftover string) error {
-	var (
-		se *engine.SweepError
-		he *engine.HistoryError
-	)
+	var pe *engine.PathError
 	switch {
-	case errors.As(err, &se):
-		e := ioError(p, se.Err)
+	case errors.As(err, &pe) && pe.Sweep:
+		e := ioError(p, pe.Err)
 		e.Details["step"] = "sweep temp"
 		return e
-	case errors.As(err, &he):
-		return historyFailed(p, he.Err)
+	case errors.As(err, &pe) && pe.History:
+		return historyFailed(p, pe.Err)
 	}
 	err = w.commitError(t, obs, err)
 	var e *Error

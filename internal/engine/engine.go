@@ -17,14 +17,14 @@
 // the same way.
 //
 // Errors are returned as they happened (to the deciders through their
-// Fail, Swapped and Moved); the root package turns them into its *Error in one file
-// (engineerrors.go there), telling apart the engine's TooLargeError,
-// HistoryError, SweepError, ChangedError, PathError, JournalError,
-// SwapError, ErrReplaced and ErrOutsideRoot, and
-// atomicfile's ErrExist, ErrRaced, ErrCrossDevice and ErrNotDir; its
-// ioError, which every such mapping ends in, tells apart atomicfile's
-// ErrNotWritable and ErrOwner. Recover reports what it would not or could
-// not do as Notes.
+// Fail, Swapped and Moved); the root package turns them into its *Error in
+// one file (engineerrors.go there), telling apart the engine's
+// TooLargeError, ChangedError, PathError (History, Sweep or Journal set
+// for what a change keeps beside the file), SwapError, ErrReplaced and
+// ErrOutsideRoot, and atomicfile's ErrExist, ErrRaced, ErrCrossDevice and
+// ErrNotDir; its ioError, which every such mapping ends in, tells apart
+// atomicfile's ErrNotWritable and ErrOwner. Recover reports what it would
+// not or could not do as Notes.
 package engine
 
 import (

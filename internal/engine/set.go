@@ -36,7 +36,7 @@ import (
 //  10. StepRecord: wherever the change stopped, its records as the session
 //     writes them, under the locks (SetDecider.Outcome); then the locks
 //     are let go, the targets closed, and a committed change's background
-//     work started (SetDecider.Done, SweepParkedSoon).
+//     work started (SetDecider.Done, sweepParkedSoon).
 
 // A SetDecider is what a change of several names asks of the session
 // making it, as RunMove or RunTx reaches each step; MoveDecider and
@@ -201,7 +201,7 @@ func (s *set) end(err error) error {
 	}
 	if err == nil && !s.dry {
 		s.d.Done()
-		s.e.SweepParkedSoon()
+		s.e.sweepParkedSoon()
 	}
 	return err
 }
@@ -237,7 +237,7 @@ func (e *Engine) RunMove(ctx context.Context, d MoveDecider, op, session string)
 	if err != nil {
 		return err
 	}
-	if err := e.SyncVersions(paths); err != nil {
+	if err := e.syncVersions(paths); err != nil {
 		return d.Fail(StepSnapshot, 0, err)
 	}
 	if err := d.Intents(); err != nil {
@@ -332,7 +332,7 @@ func (e *Engine) RunTx(ctx context.Context, d TxDecider, op, undoOp, session str
 	recorded := d.Commit()
 	var rerr error
 	if recorded {
-		rerr = e.RemoveJournal(j.ID)
+		rerr = e.removeJournal(j.ID)
 	}
 	// StepFollow; StepRecord is deferred.
 	d.Follow(recorded, rerr)

@@ -43,7 +43,8 @@ import (
 // systems are synced where syncfs may stand in for the files' fsyncs
 // (OneByOne, txFDs). settled are the warnings of settle's failures
 // (*PathError), since the changes are made. An error before the swaps
-// changed nothing: a *PathError, or a *JournalError. An error at a swap is
+// changed nothing: a *PathError (Journal set for the journal). An
+// error at a swap is
 // a *SwapError, once the files swapped before it are put back under
 // session and undoOp.
 func (e *Engine) commitTx(files []*txFile, j *Journal, histPaths []string, session, undoOp string) (settled []error, err error) {
@@ -57,7 +58,7 @@ func (e *Engine) commitTx(files []*txFile, j *Journal, histPaths []string, sessi
 		return nil, err
 	}
 	if err := e.writeJournal(j); err != nil {
-		return nil, &JournalError{Err: err}
+		return nil, &PathError{Journal: true, Err: err}
 	}
 	for i := range files {
 		if err := st.swap(i); err != nil {
@@ -83,13 +84,6 @@ func (e *Engine) txFDs(files []*txFile) []int {
 	return fds
 }
 
-// A JournalError is the failure to write a transaction's journal, which
-// changed nothing.
-type JournalError struct{ Err error }
-
-func (e *JournalError) Error() string { return "writing the transaction's journal: " + e.Err.Error() }
-func (e *JournalError) Unwrap() error { return e.Err }
-
 // A SwapError is a transaction's failure at the swap of its file I (Err:
 // atomicfile's ErrExist, ErrRaced, or another, or SwapLock's ErrReplaced):
 // that file is unchanged, and the files swapped before it were put back
@@ -114,7 +108,7 @@ func (e *Engine) undoTx(j *Journal, files []*txFile, i int, err error, session, 
 	if rerr := e.rollBack(j, targets, session, undoOp); rerr != nil {
 		return &SwapError{I: i, Err: err, RollBack: rerr}
 	}
-	e.RemoveJournal(j.ID)
+	e.removeJournal(j.ID)
 	return &SwapError{I: i, Err: err}
 }
 
@@ -129,15 +123,23 @@ type txFile struct {
 	MtimeMS int64
 }
 
-// A PathError is the failure of a transaction's step at one file's path.
-// History says the history's index lines could not be made durable.
+// A PathError is the failure of a change's step at one file's path, or of
+// what the change keeps beside the file, which changed nothing: History,
+// what it displaces made durable in history; Sweep, the sweep of what a
+// dead writer left under its temporary name (sweepTemp); Journal, a
+// transaction's journal (no Path).
 type PathError struct {
-	Path    string
-	History bool
-	Err     error
+	Path                    string
+	History, Sweep, Journal bool
+	Err                     error
 }
 
-func (e *PathError) Error() string { return e.Path + ": " + e.Err.Error() }
+func (e *PathError) Error() string {
+	if e.Journal {
+		return "writing the transaction's journal: " + e.Err.Error()
+	}
+	return e.Path + ": " + e.Err.Error()
+}
 func (e *PathError) Unwrap() error { return e.Err }
 
 // txDir is one directory of a transaction's files.

@@ -61,7 +61,7 @@ func (e *Engine) recoverTx(name string, j *Journal, targets []*Target, op string
 	if err := e.rollBackAtOpen(j, targets, op); err != nil {
 		return false, err
 	}
-	return true, e.RemoveJournal(j.ID)
+	return true, e.removeJournal(j.ID)
 }
 
 // LockTx takes the locks a transaction of targets holds: every file's,
@@ -174,5 +174,5 @@ func (e *Engine) rollForward(j *Journal, recs []*ledger.Record) error {
 			return err
 		}
 	}
-	return e.RemoveJournal(j.ID)
+	return e.removeJournal(j.ID)
 }
