@@ -18,7 +18,7 @@
 //
 // Errors are returned as they happened (to the deciders through their
 // Fail, Swapped and Moved); the root package turns them into its *Error in
-// one file (engineerrors.go there), telling apart the engine's
+// one file (errors.go there), telling apart the engine's
 // TooLargeError, ChangedError, PathError (History, Sweep or Journal set
 // for what a change keeps beside the file), SwapError, ErrReplaced and
 // ErrOutsideRoot, and atomicfile's ErrExist, ErrRaced, ErrCrossDevice and
