@@ -15,8 +15,9 @@ import (
 //
 //  1. StepTarget: every name, in the change's order (SetDecider.Targets).
 //  2. StepLock: every file's stripe lock, then the commit lock of every
-//     directory, each class in its fixed order (LockTx), held to the end,
-//     so that no other commit comes between the change's files. No gate.
+//     directory, each class in its fixed order (LockTx), held to
+//     StepRecord but while steps 4 and 5 let them go, so that no other
+//     commit comes between the change's files. No gate.
 //  3. StepObserve, StepCheck and StepBuild: every name observed, checked
 //     and its new state decided (SetDecider.Check); a dry run ends here.
 //  4. StepPrepare, the engine's part, before the approval: the missing
@@ -30,8 +31,8 @@ import (
 //     transaction's are made durable with its new contents (commitTx).
 //  8. StepSwap: a move's rename (move), or a transaction's steps (commitTx,
 //     tx.go: stage, durable, journal, swap, settle); then, for a
-//     transaction, its records and the journal's removal
-//     (TxDecider.Commit), its commit point.
+//     transaction, its records (TxDecider.Commit), its commit point, and
+//     the journal's removal once every record is written.
 //  9. StepFollow: the session's baselines follow.
 //  10. StepRecord: wherever the change stopped, its records as the session
 //     writes them, under the locks (SetDecider.Outcome); then the locks
