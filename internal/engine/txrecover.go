@@ -102,7 +102,7 @@ func (e *Engine) checkRollBack(j *Journal, targets []*Target) error {
 		if err != nil {
 			return &PathError{Path: jf.Path, Err: err}
 		}
-		if !obs.At(jf.BeforeExists, jf.BeforeSHA256) && !obs.At(jf.AfterExists, jf.AfterSHA256) {
+		if !obs.at(jf.BeforeExists, jf.BeforeSHA256) && !obs.at(jf.AfterExists, jf.AfterSHA256) {
 			return &unsafeJournalError{fmt.Sprintf("names %q, which holds neither what the transaction found there nor what it put there (changed since the crash?)", jf.Path)}
 		}
 	}

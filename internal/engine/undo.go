@@ -17,8 +17,8 @@ import (
 // swap (commitTx) or its process died before any of its records was
 // written (recovery at Open, recoverTx).
 
-// At reports whether o is a file that exists (or not) with sum.
-func (o *Observation) At(exists bool, sum string) bool {
+// at reports whether o is a file that exists (or not) with sum.
+func (o *Observation) at(exists bool, sum string) bool {
 	return o.Stat.Exists == exists && (!exists || (o.Stat.Regular() && o.Sum == sum))
 }
 
@@ -59,7 +59,7 @@ func (e *Engine) undoFile(t *Target, jf JournalFile, session, op string) (obs *O
 	if err != nil {
 		return nil, "", err
 	}
-	if !obs.At(jf.AfterExists, jf.AfterSHA256) {
+	if !obs.at(jf.AfterExists, jf.AfterSHA256) {
 		return nil, "", nil
 	}
 	ch := &Change{Remove: true}
