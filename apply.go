@@ -6,13 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/editguard/editguard/internal/engine"
-	"github.com/editguard/editguard/internal/filelock"
-	"github.com/editguard/editguard/internal/history"
 	"github.com/editguard/editguard/internal/ledger"
 	"github.com/editguard/editguard/internal/patch"
 )
@@ -102,7 +99,7 @@ type txFile struct {
 // next Open completes the records. If a step fails, this call rolls back at
 // once. A reader that takes no lock may see
 // some files changed and others not while the transaction runs.
-func (s *Session) ApplyPatch(ctx context.Context, text string, opts *PatchOptions) (res *PatchResult, err error) {
+func (s *Session) ApplyPatch(ctx context.Context, text string, opts *PatchOptions) (*PatchResult, error) {
 	var o PatchOptions
 	if opts != nil {
 		o = *opts
@@ -110,56 +107,38 @@ func (s *Session) ApplyPatch(ctx context.Context, text string, opts *PatchOption
 	ops, perr := patch.Parse(text)
 	a := newAttempt(s, opApplyPatch, "", patchArgs(text, &o), nil)
 	a.text = &text // kept with a refusal or a commit, not a dry run's result
-	cs := &changeSet{s: s}
-	defer func() { res, err = s.w.finishTx(a, cs, res, err) }()
-	if perr != nil {
-		var se *patch.SyntaxError
-		e := newError(CodeInvalidArgument, "", "the patch does not parse: "+perr.Error(), "fix the patch and send it again", perr)
-		if errors.As(perr, &se) && se.Line > 0 {
-			e.Details["line"] = se.Line
+	r := &txRun{a: a, op: opApplyPatch, space: true,
+		changeSet: &changeSet{s: s, whenPrepare: "while the new files' directories were made", whenApprove: "while the patch awaited approval"},
+		refusal:   refusal{"", "the patch was declined", "ask the user what to change instead"}}
+	r.resolve = func() error {
+		if perr != nil {
+			var se *patch.SyntaxError
+			e := newError(CodeInvalidArgument, "", "the patch does not parse: "+perr.Error(), "fix the patch and send it again", perr)
+			if errors.As(perr, &se) && se.Line > 0 {
+				e.Details["line"] = se.Line
+			}
+			return e
 		}
-		return nil, e
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	res = &PatchResult{TxID: strings.ToLower(rand.Text()[:12]), DryRun: o.DryRun}
-	if err := s.resolvePatch(cs, ops, res); err != nil {
-		return nil, err
-	}
-	if err := cs.lock(ctx); err != nil {
-		return nil, err
-	}
-	if err := s.planPatch(ops, cs.files, res, &o); err != nil {
-		return nil, err
-	}
-	if err := s.checkPatchNames(cs.files, res); err != nil {
-		return nil, err
-	}
-	if o.DryRun {
-		return res, nil
-	}
-	if err := cs.makeParents(ctx, "while the new files' directories were made"); err != nil {
-		return nil, err
-	}
-	if err := cs.approve(ctx, a, res.preview(opApplyPatch), refusal{"", "the patch was declined", "ask the user what to change instead"},
-		"while the patch awaited approval"); err != nil {
-		return nil, err
-	}
-	if err := s.w.ensureTxSpace(cs.files); err != nil {
-		return nil, err
-	}
-	if err := s.keepPatchContents(a, cs.files); err != nil {
-		return nil, err
-	}
-	if err := s.commitTx(a, opApplyPatch, cs, res); err != nil {
-		if len(cs.files) > 0 {
-			newSize, oldSize := txNeeds(cs.files)
-			err = s.w.withSpace(cs.files[0].t, newSize, oldSize, err)
+		if err := ctx.Err(); err != nil {
+			return err
 		}
-		return nil, err
+		r.res = &PatchResult{TxID: strings.ToLower(rand.Text()[:12]), DryRun: o.DryRun}
+		return s.resolvePatch(r.changeSet, ops, r.res)
 	}
-	return res, nil
+	r.plan = func() error {
+		if err := s.planPatch(ops, r.files, r.res, &o); err != nil {
+			return err
+		}
+		return s.checkPatchNames(r.files, r.res)
+	}
+	r.prepare = func() error {
+		if err := s.w.ensureTxSpace(r.files); err != nil {
+			return err
+		}
+		return s.keepPatchContents(a, r.files)
+	}
+	err := s.w.eng.RunTx(ctx, r, opApplyPatch, opPatchUndone, s.name)
+	return r.out, err
 }
 
 // keepPatchContents keeps in history what the records of a patch about to
@@ -249,50 +228,130 @@ func (s *Session) resolvePatch(cs *changeSet, ops []patch.FileOp, res *PatchResu
 	return nil
 }
 
-// commitTx commits a checked transaction: what each name holds goes to
-// history, then the engine puts the new contents in place
-// (engine.Engine.CommitTx: temporary files and history lines made durable
-// together, the journal, the swaps, one fsync per directory); then the
-// records (the commit) and the journal's removal. A failing step before
-// the records rolls back at once. The baselines follow the files. The
-// caller holds every file's lock.
-func (s *Session) commitTx(a *attempt, op string, cs *changeSet, res *PatchResult) error {
-	files := cs.files
-	histPaths, err := cs.saveVersions(op)
-	if err != nil {
+// txRun is a patch or an undo on its way through the engine
+// (engine.Engine.RunTx), and the session's decisions at each step: its
+// engine.TxDecider. resolve, plan and prepare are what a patch and an
+// undo do differently at StepTarget, StepCheck and StepPrepare.
+type txRun struct {
+	*changeSet
+	a                      *attempt
+	op                     string
+	resolve, plan, prepare func() error
+	refusal                refusal
+	// space makes a failure to write the files say how much room the
+	// transaction needs (withSpace): a patch's, whose room was checked.
+	space bool
+	res   *PatchResult
+	out   *PatchResult // what the call returns
+}
+
+// Targets is StepTarget (engine.Step) for every name.
+func (r *txRun) Targets() ([]*target, error) {
+	err := r.resolve()
+	return r.targets(), err
+}
+
+// Check is StepObserve, StepCheck and StepBuild for every name (plan); a
+// dry run ends here.
+func (r *txRun) Check() ([]*observation, bool, error) {
+	if err := r.plan(); err != nil {
+		return nil, false, err
+	}
+	return r.observations(), r.res.DryRun, nil
+}
+
+// Approve is StepApprove: the session's approver, with the locks let go
+// (unlock, relock: the engine's).
+func (r *txRun) Approve(ctx context.Context, unlock func(), relock func() error) error {
+	return r.s.approve(ctx, r.a, r.res.preview(r.op), r.refusal, unlock, relock)
+}
+
+// Prepare is the session's part of StepPrepare: a patch's room on the file
+// system and the contents its records name; nothing for an undo.
+func (r *txRun) Prepare() error {
+	if r.prepare == nil {
+		return nil
+	}
+	return r.prepare()
+}
+
+// Fail is changeSet.Fail, with a patch's room on the file system said
+// when what failed is saving to history (withSpace).
+func (r *txRun) Fail(step engine.Step, i int, err error) error {
+	err = r.changeSet.Fail(step, i, err)
+	if step == engine.StepSnapshot {
+		err = r.withSpace(err)
+	}
+	return err
+}
+
+// withSpace adds to err, the error of a transaction that wrote nothing,
+// the room its files need, for a patch.
+func (r *txRun) withSpace(err error) error {
+	if !r.space || len(r.files) == 0 {
 		return err
 	}
-	tx := make([]*engine.TxFile, len(files))
-	for i, f := range files {
-		if res.Files[f.out].BackupVersion == "" {
-			res.Files[f.out].BackupVersion = f.version
+	newSize, oldSize := txNeeds(r.files)
+	return r.s.w.withSpace(r.files[0].t, newSize, oldSize, err)
+}
+
+// Changes is what the engine's transaction writes (StepSnapshot): the
+// journal and each name's new content.
+func (r *txRun) Changes() (*engine.Journal, []*engine.Change) {
+	chs := make([]*engine.Change, len(r.files))
+	for i, f := range r.files {
+		if r.res.Files[f.out].BackupVersion == "" {
+			r.res.Files[f.out].BackupVersion = f.version
 		}
-		tx[i] = &engine.TxFile{T: f.t, Obs: f.obs, Data: f.data, Remove: f.remove}
+		chs[i] = &engine.Change{Data: f.data, Remove: f.remove}
 	}
-	j := journalFor(res.TxID, op, s.name, files)
-	settled, err := s.w.eng.CommitTx(tx, j, histPaths, s.name, opPatchUndone)
+	return journalFor(r.res.TxID, r.op, r.s.name, r.files), chs
+}
+
+// Swapped takes the result of the engine's transaction (StepSwap): a
+// failure before or at a swap is the caller's error (commitTxError), and
+// changed nothing or was rolled back; one after the swaps is a warning.
+func (r *txRun) Swapped(settled []error, mtimesMS []int64, err error) error {
 	if err != nil {
-		return s.w.commitTxError(files, err)
+		return r.withSpace(r.s.w.commitTxError(r.files, err))
 	}
-	res.Warnings = append(res.Warnings, settledWarnings(settled)...)
-	for i, f := range files {
-		if m := tx[i].MtimeMS; m != 0 {
+	r.res.Warnings = append(r.res.Warnings, settledWarnings(settled)...)
+	for i, f := range r.files {
+		if m := mtimesMS[i]; m != 0 {
 			f.mtimeMS = m
 		}
 	}
-	// The commit point: the records, durable before the journal goes, so
-	// that a transaction without its journal has its records. A process
-	// killed between the two is rolled forward at the next Open.
-	if !s.w.txRecords(a, files, res) {
-		// The journal stays: the next Open writes the missing records if
-		// one was written (rollForward), else puts every file back, so
-		// that no change is left without its record.
-		res.Warnings = append(res.Warnings, "the files are changed, but not every ledger record of the transaction was written: its journal is kept, and the next open of the workspace finishes it (it writes the missing records, or, if none was written, puts the files back as they were)")
-	} else if err := s.w.eng.RemoveJournal(j.ID); err != nil {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("the files are changed and recorded, but removing the transaction's journal failed (%v): the next open of the workspace finishes it", err))
-	}
-	s.followTx(files, res)
 	return nil
+}
+
+// Commit is the commit point: the records, durable before the journal
+// goes, so that a transaction without its journal has its records. A
+// process killed between the two is rolled forward at the next Open.
+func (r *txRun) Commit() bool { return r.s.w.txRecords(r.a, r.files, r.res) }
+
+// Follow is StepFollow: the baselines follow the files. A record that
+// failed left the journal: the next Open writes the missing records if
+// one was written (rollForward), else puts every file back, so that no
+// change is left without its record.
+func (r *txRun) Follow(recorded bool, removeErr error) {
+	res := r.res
+	if !recorded {
+		res.Warnings = append(res.Warnings, "the files are changed, but not every ledger record of the transaction was written: its journal is kept, and the next open of the workspace finishes it (it writes the missing records, or, if none was written, puts the files back as they were)")
+	} else if removeErr != nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the files are changed and recorded, but removing the transaction's journal failed (%v): the next open of the workspace finishes it", removeErr))
+	}
+	r.s.followTx(r.files, res)
+}
+
+// Outcome is StepRecord: the record of a refused or dry-run patch or undo
+// (finishPatch); a committed one has its records already (Commit).
+func (r *txRun) Outcome(err error) error {
+	res := r.res
+	if err != nil {
+		res = nil
+	}
+	r.out, err = r.s.w.finishPatch(r.a, r.files, res, err)
+	return err
 }
 
 // followTx moves the session's baselines with a committed transaction's
@@ -544,20 +603,6 @@ func hunkError(p string, err error) error {
 	return newError(CodeInvalidArgument, p, err.Error(), "", err)
 }
 
-// lockTargets takes the locks of every target, then the commit locks of
-// their directories (engine.Engine.LockTx).
-func (w *Workspace) lockTargets(ctx context.Context, files []*txFile) ([]*filelock.Lock, error) {
-	targets := make([]*target, len(files))
-	for i, f := range files {
-		targets[i] = f.t
-	}
-	locks, err := w.eng.LockTx(ctx, targets)
-	if err != nil {
-		return nil, lockTxError(err)
-	}
-	return locks, nil
-}
-
 // journalFor is the journal of a transaction of files (engine.Journal).
 func journalFor(id, op, session string, files []*txFile) *engine.Journal {
 	j := &engine.Journal{ID: id, Op: op, Session: session}
@@ -568,18 +613,6 @@ func journalFor(id, op, session string, files []*txFile) *engine.Journal {
 		})
 	}
 	return j
-}
-
-// finishTx ends a patch or an undo at whatever step it stopped: the record
-// of a refused or dry-run one (finishPatch), then the locks go.
-func (w *Workspace) finishTx(a *attempt, cs *changeSet, res *PatchResult, err error) (*PatchResult, error) {
-	res, err = w.finishPatch(a, cs.files, res, err)
-	cs.close()
-	if err == nil && !res.DryRun {
-		w.afterCommit()
-		w.eng.SweepParkedSoon()
-	}
-	return res, err
 }
 
 // finishPatch appends the ledger record of a refused or dry-run patch; a
@@ -718,17 +751,19 @@ func (w *Workspace) txRecords(a *attempt, files []*txFile, res *PatchResult) (ok
 	return ok
 }
 
-// changeSet is the names a change of several files acts on (a move, a
-// patch, an undo) and the steps of the protocol they share, named as a
-// single file's change names them (engine.Step, internal/engine/run.go):
-// target, lock, prepare (missing parents), approve, snapshot. Unlike a
-// single file's change, a change of several names holds the commit locks
-// of all their directories from lock to the end, so that no other commit
-// comes between its files.
+// changeSet is the names a change of several names acts on (a move, a
+// patch, an undo), which the engine takes through the steps of the
+// protocol (engine.Engine.RunMove and RunTx, internal/engine/set.go),
+// and the session's side of the steps they share: StepTarget for one name
+// (add), the versions history saved (Saved), the errors of the engine's
+// steps (Fail), and the work after a commit (Done).
 type changeSet struct {
 	s     *Session
 	files []*txFile
-	locks []*filelock.Lock
+	// whenPrepare and whenApprove say, in the STALE_FILE of a name that
+	// changed while the locks were let go, while what: its parents made
+	// (StepPrepare), or the approver asked (StepApprove).
+	whenPrepare, whenApprove string
 }
 
 // errSameFile is add's answer for a name that resolves to a file the
@@ -757,97 +792,172 @@ func (cs *changeSet) add(p string) (*txFile, error) {
 	return f, nil
 }
 
-// lock is StepLock: every file's lock, then the commit locks of every
-// directory, each class in its fixed order (lockTargets), held to the end.
-func (cs *changeSet) lock(ctx context.Context) error {
-	locks, err := cs.s.w.lockTargets(ctx, cs.files)
-	cs.locks = locks
-	return err
+// targets are the names' targets, which the engine closes.
+func (cs *changeSet) targets() []*target {
+	ts := make([]*target, len(cs.files))
+	for i, f := range cs.files {
+		ts[i] = f.t
+	}
+	return ts
 }
 
-// unlock lets every lock go, in the reverse order.
-func (cs *changeSet) unlock() {
-	for i := len(cs.locks) - 1; i >= 0; i-- {
-		cs.locks[i].Unlock()
+// observations are what the names held when checked.
+func (cs *changeSet) observations() []*observation {
+	obs := make([]*observation, len(cs.files))
+	for i, f := range cs.files {
+		obs[i] = f.obs
 	}
-	cs.locks = nil
+	return obs
 }
 
-// relock takes the locks again after they were let go, and checks that no
-// file changed meanwhile; when says while what.
-func (cs *changeSet) relock(ctx context.Context, when string) error {
-	cs.unlock()
-	if err := cs.lock(ctx); err != nil {
-		return err
+// Saved takes the history versions of what each name held (StepSnapshot).
+func (cs *changeSet) Saved(versions []string) {
+	for i, f := range cs.files {
+		f.version = versions[i]
 	}
-	for _, f := range cs.files {
-		if err := cs.s.w.unchanged(f.t, f.obs, when); err != nil {
+}
+
+// Done is the session's work after a committed change: history's pruning.
+func (cs *changeSet) Done() { cs.s.w.afterCommit() }
+
+// Fail turns the error of the engine's part of step, at the i-th name,
+// into the caller's.
+func (cs *changeSet) Fail(step engine.Step, i int, err error) error {
+	if step == engine.StepLock {
+		return lockTxError(err)
+	}
+	f := cs.files[i]
+	var ce *engine.ChangedError
+	switch {
+	case step == engine.StepObserve:
+		return observeError(f.t, err)
+	case errors.As(err, &ce) && step == engine.StepApprove:
+		return changed(f.t, f.obs, ce.Now, cs.whenApprove)
+	case errors.As(err, &ce):
+		return changed(f.t, f.obs, ce.Now, cs.whenPrepare)
+	case step == engine.StepPrepare:
+		return parentError(f.t.Path, err)
+	case step == engine.StepSnapshot:
+		return historyFailed(f.t.Path, err)
+	}
+	return ioError(f.t.Path, err)
+}
+
+// Undoing a patch: UndoPatch, a transaction of its own (txRun).
+
+// UndoOptions control UndoPatch.
+type UndoOptions struct {
+	DryRun bool
+}
+
+// UndoPatch puts back every file of the patch transaction txid (from
+// ApplyPatch's result, or the ledger) as it was before the patch, as one
+// transaction of its own: all or nothing, even across a crash, like
+// ApplyPatch. Each file must still be exactly what the patch left, as the
+// ledger records it; a file changed since fails the whole undo with
+// STALE_FILE, so no later work is destroyed. It needs no read: the ledger's
+// hash chain vouches for what the patch wrote. What the undo replaces goes
+// to history, so the undo can itself be undone.
+func (s *Session) UndoPatch(ctx context.Context, txid string, opts *UndoOptions) (*PatchResult, error) {
+	var o UndoOptions
+	if opts != nil {
+		o = *opts
+	}
+	a := newAttempt(s, opUndoPatch, "", map[string]any{"tx": txid, "dry_run": o.DryRun}, nil)
+	r := &txRun{a: a, op: opUndoPatch,
+		changeSet: &changeSet{s: s, whenPrepare: "while the undo was prepared", whenApprove: "while the undo awaited approval"},
+		refusal:   refusal{"", "the undo was declined", "ask the user what to do instead"}}
+	var recs []*LedgerRecord
+	r.resolve = func() error {
+		var err error
+		if recs, err = s.w.patchTxRecords(txid); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// makeParents creates the missing directories of new files, durably, with
-// the locks let go, then locks again (a directory just made is locked now
-// too) and checks the files.
-func (cs *changeSet) makeParents(ctx context.Context, when string) error {
-	if !slices.ContainsFunc(cs.files, func(f *txFile) bool { return f.t.Dir == nil }) {
+		r.res = &PatchResult{TxID: strings.ToLower(rand.Text()[:12]), DryRun: o.DryRun}
+		for _, rec := range recs {
+			f, err := r.add(rec.Path)
+			if errors.Is(err, errSameFile) {
+				return newError(CodeInvalidArgument, rec.Path, "the transaction's records name this file twice", "", nil)
+			}
+			if err != nil {
+				return err
+			}
+			f.out = len(r.res.Files)
+			r.res.Files = append(r.res.Files, PatchFile{Path: rec.Path, Op: "undo"})
+		}
 		return nil
 	}
-	cs.unlock()
-	for _, f := range cs.files {
-		if f.t.Dir == nil {
-			if err := cs.s.w.makeParent(f.t); err != nil {
+	r.plan = func() error {
+		for i, f := range r.files {
+			if err := s.w.prepareUndo(f, recs[i], &r.res.Files[f.out]); err != nil {
 				return err
 			}
 		}
+		return nil
 	}
-	return cs.relock(ctx, when)
+	err := s.w.eng.RunTx(ctx, r, opUndoPatch, opPatchUndone, s.name)
+	return r.out, err
 }
 
-// approve is the session's approval step (Session.approve), with the
-// locks let go while the approver decides and the files checked after.
-func (cs *changeSet) approve(ctx context.Context, a *attempt, preview func() *Preview, r refusal, when string) error {
-	return cs.s.approve(ctx, a, preview, r, cs.unlock, func() error { return cs.relock(ctx, when) })
+// patchTxRecords returns the ledger's records of the patch transaction
+// txid (ApplyPatch's or UndoPatch's): one per name it changed. No record
+// fails with INVALID_ARGUMENT.
+func (w *Workspace) patchTxRecords(txid string) ([]*LedgerRecord, error) {
+	var recs []*LedgerRecord
+	// Only lines that hold the strategy's text are decoded.
+	err := ledger.Filter(w.state, ledgerName, ledger.Match{Mentions: "transaction " + txid}, func(r *LedgerRecord) error {
+		if r.Outcome == "ok" && (r.Tool == opApplyPatch || r.Tool == opUndoPatch) && r.Strategy == "transaction "+txid {
+			recs = append(recs, r)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, readError("read ledger", err)
+	}
+	if len(recs) == 0 {
+		return nil, newError(CodeInvalidArgument, "", fmt.Sprintf("no patch transaction %q in the ledger", txid),
+			"use the transaction id a patch's result names (editguard log lists them)", nil)
+	}
+	return recs, nil
 }
 
-// snapshot saves what each name holds (or that it does not exist) to
-// history, durably, before any file changes: guarantee 4. The versions'
-// index lines are written first and made durable together after
-// (engine.Engine.SyncVersions). Contents kept as objects are durable as
-// Save writes them.
-func (cs *changeSet) snapshot(op string) error {
-	paths, err := cs.saveVersions(op)
+// prepareUndo readies f, locked, to be put back as the patch transaction's
+// record r of it says it was before: f must still be exactly what the patch
+// left (else STALE_FILE), and the version r saved is loaded and checked
+// against r. pf, f's entry in the result, gets the undo's diff.
+func (w *Workspace) prepareUndo(f *txFile, r *LedgerRecord, pf *PatchFile) error {
+	var err error
+	if f.obs, err = w.observe(f.t); err != nil {
+		return err
+	}
+	afterExists := r.SHA256After != ""
+	if f.obs.Stat.Exists != afterExists || f.obs.Sum != r.SHA256After {
+		e := stale(f.t.Path, ReasonModified, f.obs)
+		if !f.obs.Stat.Exists {
+			e = stale(f.t.Path, ReasonDeleted, f.obs)
+		}
+		e.Message = "the file changed after the patch; undoing the patch would destroy that change, so nothing was undone"
+		e.RecoveryHint = "restore the files one by one with restore_file after reading them, or leave the patch in place"
+		e.Details["expected"] = map[string]any{"sha256": r.SHA256After}
+		return e
+	}
+	v, data, err := w.loadVersion(f.t.Path, f.t.Resolved, r.HistoryVersion)
 	if err != nil {
 		return err
 	}
-	if err := cs.s.w.eng.SyncVersions(paths); err != nil {
-		return historyFailed(cs.files[0].t.Path, err)
+	// r saved the version (it is the transaction's record of this
+	// file): checked against it, as checkVersion would after reading
+	// the whole ledger again for each file.
+	if why := disagreement(v, r); why != "" {
+		return versionMismatch(f.t.Path, v, why)
+	}
+	if v.Absent {
+		f.remove = true
+		pf.Diff = unifiedDiff(f.t.Path, textOf(f.obs.Data, ""), "", false, true)
+	} else {
+		f.data, f.sum = data, v.SHA256
+		pf.SHA256, pf.SizeBytes = f.sum, int64(len(data))
+		pf.Diff = unifiedDiff(f.t.Path, textOf(f.obs.Data, ""), textOf(data, ""), !f.obs.Stat.Exists, false)
 	}
 	return nil
-}
-
-// saveVersions is snapshot without the sync: it writes the versions and
-// returns the paths whose index lines the caller makes durable.
-func (cs *changeSet) saveVersions(op string) ([]string, error) {
-	w := cs.s.w
-	paths := make([]string, 0, len(cs.files))
-	for _, f := range cs.files {
-		v, err := w.hist.Save(f.t.Resolved, f.obs.Data, !f.obs.Stat.Exists, f.obs.Sum, history.Meta{Op: op, Session: cs.s.name, Lazy: true})
-		if err != nil {
-			return nil, historyFailed(f.t.Path, err)
-		}
-		f.version = v.ID
-		paths = append(paths, f.t.Resolved)
-	}
-	return paths, nil
-}
-
-// close lets the locks go and closes every name's directory.
-func (cs *changeSet) close() {
-	cs.unlock()
-	for _, f := range cs.files {
-		f.t.Close()
-	}
 }

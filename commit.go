@@ -250,7 +250,7 @@ func (r *commitRun) ensureSpace() error {
 
 // keepRead keeps in history the session's read that a merge was decided
 // against, and names its version in the record's baseline, so that the
-// record holds all the merge's decision rests on (kept.go).
+// record holds all the merge's decision rests on (keepContent, history.go).
 func (r *commitRun) keepRead() error {
 	if r.c.seen == nil || r.res == nil || !r.res.Merged || r.a.rec.Baseline == nil {
 		return nil

@@ -51,7 +51,7 @@ type ReplayDivergence = ledger.DivergenceError
 // outcomes, without touching the disk: calls must come in the recorded
 // order, and one that differs from the record fails with a
 // *ReplayDivergence. Tests use it to check that the ledger records every
-// call whole: its arguments as the engine's call builders (record.go) give
+// call whole: its arguments as the engine's call builders (ledger.go) give
 // them, and its result or error. (Package internal/replay decides the
 // recorded calls again instead.)
 type Replayer struct {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/editguard/editguard/internal/history"
+	"github.com/editguard/editguard/internal/ledger"
 	"github.com/editguard/editguard/internal/textcodec"
 	"github.com/editguard/editguard/internal/udiff"
 )
@@ -222,4 +223,100 @@ func (w *Workspace) retentionRule() string {
 		rule += fmt.Sprintf(", and retires versions older than %s but each file's newest", w.opts.HistoryMaxAge)
 	}
 	return rule
+}
+
+// Contents a record's decision rests on that no change displaced, kept in
+// history so that a person can see them and replay can decide the record
+// again: the text of an apply_patch, the read a merge was decided
+// against, and the file a refused patch's hunks were applied to. Each is
+// kept like any version, under the same retention.
+
+// PatchTextPath is the history path under which the texts of apply_patch
+// calls are kept, one version each (ledger.Record.Text names it). No
+// workspace file can have this name: the state directory is never a
+// workspace path.
+const PatchTextPath = StateDir + "/patches"
+
+// keepContent returns the version of p in history that holds data (whose
+// SHA-256 is sum), saving it durably as a version of op if history holds
+// none yet.
+func (w *Workspace) keepContent(p string, data []byte, sum, op, session string) (history.Version, error) {
+	v, ok, err := w.hist.Newest(p, func(v history.Version) bool { return !v.Absent && v.SHA256 == sum })
+	if err != nil || ok {
+		return v, err
+	}
+	return w.hist.Save(p, data, false, sum, history.Meta{Op: op, Session: session, Later: w.trimLater})
+}
+
+// keepText keeps the patch text of the attempt a in history and names it
+// in its record, once.
+func (w *Workspace) keepText(a *attempt) error {
+	if a.text == nil || a.rec.Text != nil {
+		return nil
+	}
+	data := []byte(*a.text)
+	sum := sha256Hex(data)
+	v, err := w.keepContent(PatchTextPath, data, sum, a.rec.Tool, a.rec.Session)
+	if err != nil {
+		return err
+	}
+	a.rec.Text = &ledger.Kept{Path: PatchTextPath, Version: v.ID, SHA256: sum, Size: int64(len(data))}
+	return nil
+}
+
+// PatchText returns the text of the apply_patch call rec records, which
+// history keeps (rec.Text names it): what the agent sent, refused or
+// committed. A record that names none (a dry run's result, a record
+// written before texts were kept), or whose text retention has retired,
+// is NOT_FOUND.
+func (w *Workspace) PatchText(rec *LedgerRecord) (string, error) {
+	if rec == nil || rec.Text == nil {
+		return "", newError(CodeNotFound, "", "the record names no kept patch text", "", nil)
+	}
+	_, data, err := w.hist.Load(rec.Text.Path, rec.Text.Version)
+	if err != nil {
+		e := newError(CodeNotFound, "", "the patch text the record names is not in history: "+err.Error(), "", err)
+		e.Details["version"] = rec.Text.Version
+		return "", e
+	}
+	if sha256Hex(data) != rec.Text.SHA256 {
+		return "", newError(CodeUnsafeState, "", "the patch text history keeps is not the one the record names", "", nil)
+	}
+	return string(data), nil
+}
+
+// What the ui reads of a workspace besides its ledger: a version's bytes
+// and a file as it is now.
+
+// VersionBytes returns the bytes that history version id of the file p
+// keeps, or nil for a version that records that the file did not exist.
+// It changes nothing and records nothing.
+func (w *Workspace) VersionBytes(p, id string) ([]byte, error) {
+	resolved, err := w.resolve(p)
+	if err != nil {
+		return nil, err
+	}
+	_, data, err := w.loadVersion(p, resolved, id)
+	return data, err
+}
+
+// Current returns the file p as it is now: its state (SHA-256, size,
+// mtime; Exists false when there is no file) and its bytes, observed the
+// way a commit observes them. It records no read, so it is no baseline
+// for a later change; pass the SHA-256 as a Precondition instead. A name
+// that is not a regular file fails with NOT_A_FILE.
+func (w *Workspace) Current(p string) (FileState, []byte, error) {
+	t, err := w.openTarget(p)
+	if err != nil {
+		return FileState{}, nil, err
+	}
+	defer t.Close()
+	obs, err := w.observe(t)
+	if err != nil {
+		return FileState{}, nil, err
+	}
+	if obs.Stat.Exists && !obs.Stat.Regular() {
+		return FileState{}, nil, notAFile(p, obs)
+	}
+	return stateOf(obs), obs.Data, nil
 }

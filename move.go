@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/editguard/editguard/internal/atomicfile"
 )
 
 // MoveOptions control Move.
@@ -34,71 +36,49 @@ type MoveOptions struct {
 // (NOT_A_FILE): Move neither renames a link nor follows one at the end of
 // either path. The names a move to a new destination creates are checked
 // against the workspace's name policy (Options.Names).
-func (s *Session) Move(ctx context.Context, src, dst string, opts *MoveOptions) (res *Result, err error) {
+func (s *Session) Move(ctx context.Context, src, dst string, opts *MoveOptions) (*Result, error) {
 	var o MoveOptions
 	if opts != nil {
 		o = *opts
 	}
-	m := &moveRun{cs: &changeSet{s: s}, args: moveArgs(src, dst, &o)}
+	m := &moveRun{ctx: ctx, o: o, srcPath: src, dstPath: dst, args: moveArgs(src, dst, &o),
+		changeSet: &changeSet{s: s, whenPrepare: "while the destination's directory was created", whenApprove: "while the move awaited approval"}}
 	m.a = newAttempt(s, opMove, src, m.args, o.Precondition)
-	defer func() { res, err = m.finish(res, err) }()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := m.resolve(src, dst); err != nil {
-		return nil, err
-	}
-	if err := m.cs.lock(ctx); err != nil {
-		return nil, err
-	}
-	if err := m.check(&o); err != nil {
-		return nil, err
-	}
-	if o.DryRun {
-		m.res.DryRun = true
-		return m.res, nil
-	}
-	if err := m.cs.makeParents(ctx, "while the destination's directory was created"); err != nil {
-		return nil, err
-	}
-	preview := func() *Preview {
-		return &Preview{Tool: opMove, Path: src + " -> " + dst, Diff: m.res.Diff, Created: m.res.Created}
-	}
-	if err := m.cs.approve(ctx, m.a, preview, refusal{src, "the move was declined", "ask the user what to do instead"},
-		"while the move awaited approval"); err != nil {
-		return nil, err
-	}
-	// What leaves each name goes to history first, durably.
-	if err := m.cs.snapshot(opMove); err != nil {
-		return nil, err
-	}
-	if err := m.intents(); err != nil {
-		return nil, err
-	}
-	if err := m.move(); err != nil {
-		return nil, err
-	}
-	m.follow()
-	return m.res, nil
+	err := s.w.eng.RunMove(ctx, m, opMove, s.name)
+	return m.out, err
 }
 
-// moveRun is one move on its way through the protocol.
+// moveRun is one move on its way through the engine (engine.Engine.RunMove),
+// and the session's decisions at each step: its engine.MoveDecider.
 type moveRun struct {
-	cs       *changeSet
-	src, dst *txFile
-	args     any
-	a        *attempt // the source's record
-	res      *Result
+	*changeSet
+	ctx              context.Context
+	o                MoveOptions
+	srcPath, dstPath string
+	src, dst         *txFile
+	args             any
+	a                *attempt // the source's record
+	res              *Result
 	// Once the intents are written: the destination's record; and once
 	// the file is moved, the source's side, for its record.
 	srcRes *Result
 	dstRec *attempt
+	out    *Result // what Move returns
 }
 
-// resolve is StepTarget (engine.Step) for both names. Either being a symlink is refused
-// before it is resolved, which would follow the link.
-func (m *moveRun) resolve(src, dst string) error {
-	w := m.cs.s.w
+// Targets is StepTarget (engine.Step) for both names. Either being a
+// symlink is refused before it is resolved, which would follow the link.
+func (m *moveRun) Targets() ([]*target, error) {
+	if err := m.ctx.Err(); err != nil {
+		return nil, err
+	}
+	err := m.resolve()
+	return m.targets(), err
+}
+
+func (m *moveRun) resolve() error {
+	src, dst := m.srcPath, m.dstPath
+	w := m.s.w
 	if err := w.checkNotLink(src); err != nil {
 		return err
 	}
@@ -106,11 +86,11 @@ func (m *moveRun) resolve(src, dst string) error {
 		return err
 	}
 	var err error
-	if m.src, err = m.cs.add(src); err != nil {
+	if m.src, err = m.add(src); err != nil {
 		return err
 	}
 	m.a.rec.Path = m.src.t.Resolved
-	if m.dst, err = m.cs.add(dst); err != nil {
+	if m.dst, err = m.add(dst); err != nil {
 		if errors.Is(err, errSameFile) {
 			return newError(CodeInvalidArgument, src, "source and destination are the same file", "", nil)
 		}
@@ -122,12 +102,13 @@ func (m *moveRun) resolve(src, dst string) error {
 	return nil
 }
 
-// check is StepObserve and StepCheck (engine.Step) for both names (checkMove), and describes the move.
-func (m *moveRun) check(o *MoveOptions) error {
+// Check is StepObserve and StepCheck (engine.Step) for both names
+// (checkMove), and describes the move; a dry run ends here.
+func (m *moveRun) Check() ([]*observation, bool, error) {
 	ts, td := m.src.t, m.dst.t
-	obsS, obsD, base, err := m.cs.s.checkMove(ts, td, o, m.a)
+	obsS, obsD, base, err := m.s.checkMove(ts, td, &m.o, m.a)
 	if err != nil {
-		return err
+		return nil, false, err
 	}
 	m.src.obs, m.dst.obs, m.src.base = obsS, obsD, base
 	m.res = &Result{
@@ -139,18 +120,34 @@ func (m *moveRun) check(o *MoveOptions) error {
 			enc = base.Encoding
 		}
 		m.res.Diff = unifiedDiff(td.Path, textOf(obsD.Data, enc), textOf(obsS.Data, enc), false, false)
-		return nil
+	} else {
+		warnings, err := m.s.w.checkNames(td.Path, td.Resolved, ts.Resolved)
+		m.res.Warnings = append(m.res.Warnings, warnings...)
+		if err != nil {
+			return nil, false, err
+		}
 	}
-	warnings, err := m.cs.s.w.checkNames(td.Path, td.Resolved, ts.Resolved)
-	m.res.Warnings = append(m.res.Warnings, warnings...)
-	return err
+	m.res.DryRun = m.o.DryRun
+	return m.observations(), m.o.DryRun, nil
 }
 
-// intents makes the intents of both names durable before the move: a
+// Approve is StepApprove: the session's approver, with the locks let go
+// (unlock, relock: the engine's).
+func (m *moveRun) Approve(ctx context.Context, unlock func(), relock func() error) error {
+	preview := func() *Preview {
+		return &Preview{Tool: opMove, Path: m.srcPath + " -> " + m.dstPath, Diff: m.res.Diff, Created: m.res.Created}
+	}
+	return m.s.approve(ctx, m.a, preview, refusal{m.srcPath, "the move was declined", "ask the user what to do instead"}, unlock, relock)
+}
+
+// Prepare: a move asks for no room (it writes no new content).
+func (m *moveRun) Prepare() error { return nil }
+
+// Intents makes the intents of both names durable before the move: a
 // process killed after it and before the outcome records is accounted
 // for by the next Open (resolveIntents), as a single change is.
-func (m *moveRun) intents() error {
-	s, res := m.cs.s, m.res
+func (m *moveRun) Intents() error {
+	s, res := m.s, m.res
 	res.BackupVersion, res.SourceVersion = m.dst.version, m.src.version
 	m.srcRes = &Result{Path: m.src.t.Path, Deleted: true, BackupVersion: m.src.version}
 	m.dstRec = newAttempt(s, opMove, m.dst.t.Path, m.args, nil)
@@ -167,15 +164,14 @@ func (m *moveRun) intents() error {
 	return nil
 }
 
-// move renames the file, verified, and syncs both directories
-// (engine.Engine.Move). An error after the rename is a warning.
-func (m *moveRun) move() error {
-	s, ts, td, res := m.cs.s, m.src.t, m.dst.t, m.res
-	ar, kept, err := s.w.eng.Move(ts, td, m.src.obs, m.dst.obs, s.name)
+// Moved takes the rename's result (StepSwap): an error after the rename
+// is a warning.
+func (m *moveRun) Moved(ar atomicfile.Result, kept string, err error) error {
+	ts, td, res := m.src.t, m.dst.t, m.res
 	if err != nil {
 		if ar.Strategy == "" {
 			m.srcRes = nil
-			return s.w.moveError(ts, td, err)
+			return m.s.w.moveError(ts, td, err)
 		}
 		res.warn("the file was moved, but %v", err)
 	}
@@ -186,9 +182,9 @@ func (m *moveRun) move() error {
 	return nil
 }
 
-// follow moves the session's baseline with the file.
-func (m *moveRun) follow() {
-	s, ts, td, res, obsS := m.cs.s, m.src.t, m.dst.t, m.res, m.src.obs
+// Follow is StepFollow: the session's baseline moves with the file.
+func (m *moveRun) Follow() {
+	s, ts, td, res, obsS := m.s, m.src.t, m.dst.t, m.res, m.src.obs
 	if st, err := td.Dir.Lstat(td.Base); err == nil {
 		res.MtimeMS = st.MtimeNS / 1e6
 	}
@@ -205,14 +201,17 @@ func (m *moveRun) follow() {
 	}
 }
 
-// finish writes the records, one for each name once its intent is
+// Outcome is StepRecord: the records, one for each name once its intent is
 // written: the source's displaced content and the destination's, each
 // with its history version, or the error of a move that stopped after its
-// intents, so that neither intent is left without its outcome; then lets
-// the locks go.
-func (m *moveRun) finish(res *Result, err error) (*Result, error) {
-	w := m.cs.s.w
-	if err != nil || res == nil || res.DryRun {
+// intents, so that neither intent is left without its outcome.
+func (m *moveRun) Outcome(err error) error {
+	w := m.s.w
+	var res *Result
+	if err == nil {
+		res = m.res
+	}
+	if err != nil || res.DryRun {
 		res, err = w.finish(m.a, res, err)
 		if m.dstRec != nil && err != nil {
 			w.finish(m.dstRec, nil, err)
@@ -224,12 +223,8 @@ func (m *moveRun) finish(res *Result, err error) (*Result, error) {
 			res.Warnings = append(res.Warnings, m.srcRes.Warnings...)
 		}
 	}
-	m.cs.close()
-	if err == nil && !res.DryRun {
-		w.afterCommit()
-		w.eng.SweepParkedSoon()
-	}
-	return res, err
+	m.out = res
+	return err
 }
 
 // checkMove observes both names under their locks and checks them: the

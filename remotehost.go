@@ -107,7 +107,7 @@ func (h *remoteHost) SaveState(name string, v any) error {
 }
 
 // Snapshot opens the files at paths, takes all their locks (as a patch
-// does: lockTargets), calls under, and then reads the files under reads
+// does: engine.Engine.LockTx), calls under, and then reads the files under reads
 // that under returned and whose path leads to themselves: so no guarded
 // change falls between what under read (the ledger) and the files. It
 // returns the files in the order of paths; one that could not be opened
@@ -133,9 +133,13 @@ func (h *remoteHost) Snapshot(ctx context.Context, paths []string, under func() 
 		targets = append(targets, &txFile{t: t})
 		at = append(at, i)
 	}
-	locks, err := w.lockTargets(ctx, targets)
+	ts := make([]*target, len(targets))
+	for i, f := range targets {
+		ts[i] = f.t
+	}
+	locks, err := w.eng.LockTx(ctx, ts)
 	if err != nil {
-		return nil, err
+		return nil, lockTxError(err)
 	}
 	defer engine.UnlockAll(locks)
 	reads, err := under()

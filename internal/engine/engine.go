@@ -5,24 +5,26 @@
 // file held under a lease, a single file's change from its lock to its
 // outcome record (Run: its steps, Step, are numbered in run.go; the
 // snapshot and swap in single.go, the swap itself commit, straight-line
-// over atomicfile.Staged), a transaction's steps (CommitTx), its journal
-// and its rollback, a move's rename (Move), a change's intent and its
+// over atomicfile.Staged), a move and a transaction the same way (RunMove
+// and RunTx, set.go; a transaction's own steps, commitTx, in tx.go), a
+// transaction's journal and its rollback, a change's intent and its
 // outcome record in the ledger (writeIntent, WriteOutcome), the files a
 // swap takes off their names (parked files), the catch-up of history
 // lines saved lazily, when many files share one syncfs, and recovery at
-// Open (Recover). What a single file's change may do is the session's
-// decision, which Run asks of a Decider that the root package implements;
-// this package does what every change does the same way.
+// Open (Recover). What a change may do is the session's decision, which
+// Run, RunMove and RunTx ask of a Decider, MoveDecider or TxDecider that
+// the root package implements; this package does what every change does
+// the same way.
 //
-// Errors are returned as they happened (to Run's Decider through its Fail
-// and Swapped); the root package turns them into its *Error in one file
-// (engineerrors.go there), telling apart the engine's TooLargeError,
-// HistoryError, SweepError, ChangedError, PathError, JournalError,
-// SwapError, ErrReplaced and ErrOutsideRoot, and
-// atomicfile's ErrExist, ErrRaced, ErrCrossDevice and ErrNotDir; its
-// ioError, which every such mapping ends in, tells apart atomicfile's
-// ErrNotWritable and ErrOwner. Recover reports what it would not or could
-// not do as Notes.
+// Errors are returned as they happened (to the deciders through their
+// Fail, Swapped and Moved); the root package turns them into its *Error in
+// one file (errors.go there), telling apart the engine's
+// TooLargeError, ChangedError, PathError (History, Sweep or Journal set
+// for what a change keeps beside the file), SwapError, ErrReplaced and
+// ErrOutsideRoot, and atomicfile's ErrExist, ErrRaced, ErrCrossDevice and
+// ErrNotDir; its ioError, which every such mapping ends in, tells apart
+// atomicfile's ErrNotWritable and ErrOwner. Recover reports what it would
+// not or could not do as Notes.
 package engine
 
 import (

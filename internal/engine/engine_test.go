@@ -299,8 +299,8 @@ func TestOneByOne(t *testing.T) {
 func TestJournals(t *testing.T) {
 	e, dir := testEngine(t, "k", 1<<20, time.Second)
 	other, _ := testEngine(t, "other", 1<<20, time.Second)
-	if found, err := e.Journals(); err != nil || len(found) != 0 {
-		t.Fatalf("Journals without a journal directory = %v, %v", found, err)
+	if found, err := e.journals(); err != nil || len(found) != 0 {
+		t.Fatalf("journals without a journal directory = %v, %v", found, err)
 	}
 	j := &Journal{ID: "good", Op: "apply_patch", Files: []JournalFile{{Path: "a.txt", AfterExists: true, AfterSHA256: sum([]byte("x"))}}}
 	if err := e.writeJournal(j); err != nil {
@@ -319,7 +319,7 @@ func TestJournals(t *testing.T) {
 	write(t, filepath.Join(txDir, "torn.json"), `{"tx": "torn", "files": [`)
 	dead := filepath.Join(txDir, ".next.json.0123456789abcdef.egtmp")
 	write(t, dead, "half a journal")
-	found, err := e.Journals()
+	found, err := e.journals()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +334,7 @@ func TestJournals(t *testing.T) {
 	}
 	if got["good.json"] != "ok transaction good" || len(got) != 4 ||
 		!strings.Contains(got["foreign.json"], "MAC") || !strings.Contains(got["edited.json"], "MAC") || !strings.Contains(got["torn.json"], "parse") {
-		t.Errorf("Journals = %v", got)
+		t.Errorf("journals = %v", got)
 	}
 	if _, err := os.Lstat(dead); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a dead writer's temporary journal was kept (%v)", err)
@@ -342,11 +342,11 @@ func TestJournals(t *testing.T) {
 	if present, err := e.journalPresent("good.json"); err != nil || !present {
 		t.Errorf("JournalPresent(good.json) = %v, %v", present, err)
 	}
-	if err := e.RemoveJournal("good"); err != nil {
+	if err := e.removeJournal("good"); err != nil {
 		t.Fatal(err)
 	}
 	if present, _ := e.journalPresent("good.json"); present {
-		t.Error("the journal is still there after RemoveJournal")
+		t.Error("the journal is still there after removeJournal")
 	}
 }
 
@@ -558,7 +558,7 @@ func TestCommitTxSwapFails(t *testing.T) {
 		return nil
 	})
 	j := &Journal{ID: "swapfail", Op: "apply_patch", Session: "s"}
-	var files []*TxFile
+	var files []*txFile
 	var paths []string
 	for _, p := range []string{"a.txt", "b.txt"} {
 		before, after := strings.ToUpper(p[:1])+"0", strings.ToUpper(p[:1])+"1"
@@ -572,15 +572,15 @@ func TestCommitTxSwapFails(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		files = append(files, &TxFile{T: tg, Obs: obs, Data: []byte(after)})
+		files = append(files, &txFile{T: tg, Obs: obs, Data: []byte(after)})
 		paths = append(paths, p)
 		j.Files = append(j.Files, JournalFile{Path: p, BeforeExists: true, BeforeSHA256: obs.Sum, Version: v.ID,
 			AfterExists: true, AfterSHA256: sum([]byte(after))})
 	}
-	_, err := e.CommitTx(files, j, paths, "s", "apply_patch_undone")
+	_, err := e.commitTx(files, j, paths, "s", "apply_patch_undone")
 	var se *SwapError
 	if !errors.As(err, &se) || se.I != 1 || se.RollBack != nil {
-		t.Fatalf("CommitTx = %v; want a SwapError at file 1, rolled back", err)
+		t.Fatalf("commitTx = %v; want a SwapError at file 1, rolled back", err)
 	}
 	if a, b := holds(t, filepath.Join(dir, "a.txt")), holds(t, filepath.Join(dir, "b.txt")); a != "A0" || b != "B0" {
 		t.Errorf("after the failed transaction a.txt holds %q, b.txt %q; want A0, B0", a, b)

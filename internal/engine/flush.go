@@ -27,12 +27,12 @@ func OneByOne(n int, fds ...int) bool {
 	return len(fds) == 0
 }
 
-// SyncVersions makes the history's index lines of paths durable, written
+// syncVersions makes the history's index lines of paths durable, written
 // lazily by the versions of a change of several names: each index file and
 // their directory once, or, for more than FsyncObjects paths where syncfs
 // may stand in (OneByOne), the history's whole file system in one syncfs,
 // as a command's records do.
-func (e *Engine) SyncVersions(paths []string) error {
+func (e *Engine) syncVersions(paths []string) error {
 	if !OneByOne(len(paths), e.histFD()) {
 		return SyncFS(e.histFD())
 	}

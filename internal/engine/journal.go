@@ -131,9 +131,9 @@ func (e *Engine) writeJournal(j *Journal) error {
 	return d.WriteFile(j.ID+".json", data, 0o644)
 }
 
-// RemoveJournal deletes a journal durably: for a transaction whose files
+// removeJournal deletes a journal durably: for a transaction whose files
 // are all in place and whose records are durable, this ends it.
-func (e *Engine) RemoveJournal(id string) error {
+func (e *Engine) removeJournal(id string) error {
 	d, err := e.cfg.State.Sub(JournalDir, false)
 	if err != nil {
 		return err
@@ -168,13 +168,13 @@ type FoundJournal struct {
 	Unsafe  string
 }
 
-// Journals returns the journals in the journal directory, in name order.
+// journals returns the journals in the journal directory, in name order.
 // It first removes the temporary files of journals whose writer died
 // (under the lock a writer holds): no file was changed yet, since a
 // journal is in place before the first one is. A journal that cannot be
 // read, does not parse, or whose MAC does not verify is returned with
 // Unsafe set: state this workspace did not write is never acted upon.
-func (e *Engine) Journals() ([]FoundJournal, error) {
+func (e *Engine) journals() ([]FoundJournal, error) {
 	d, err := e.cfg.State.Sub(JournalDir, false)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -201,7 +201,7 @@ func (e *Engine) Journals() ([]FoundJournal, error) {
 }
 
 // ReadJournals returns the journals in the journal directory d, in name
-// order, as Journals does, under the workspace key key, reading only: it
+// order, as journals does, under the workspace key key, reading only: it
 // removes no temporary file (one is a journal not yet in place, so no file
 // was changed yet) and takes no lock. A journal it returns may belong to a
 // transaction still running.

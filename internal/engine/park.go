@@ -61,11 +61,11 @@ func (e *Engine) SweepParked(all bool) error {
 	return e.sweepParkedLocked(all)
 }
 
-// SweepParkedSoon starts a sweep of the parked files in the background if
+// sweepParkedSoon starts a sweep of the parked files in the background if
 // one is due, so that the commit after which it is due does not wait for
 // it: under load, hundreds of files are parked between two sweeps. Close
 // waits for it.
-func (e *Engine) SweepParkedSoon() {
+func (e *Engine) sweepParkedSoon() {
 	p := e.parks
 	if !p.mu.TryLock() {
 		return // another goroutine is sweeping

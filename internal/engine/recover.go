@@ -117,7 +117,7 @@ func (e *Engine) resolveIntents(o Opener, r *Recovered) {
 // journals; a rollback's changes are recorded under op. A journal it
 // cannot act on safely is kept and noted.
 func (e *Engine) recoverTransactions(o Opener, op string, r *Recovered) error {
-	found, err := e.Journals()
+	found, err := e.journals()
 	if err != nil {
 		return err
 	}

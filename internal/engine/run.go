@@ -269,7 +269,7 @@ func (r *run) record(err error) error {
 	}
 	err = r.d.Recorded(lerr, err)
 	if err == nil && !r.dry {
-		e.SweepParkedSoon()
+		e.sweepParkedSoon()
 	}
 	return err
 }

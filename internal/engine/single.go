@@ -49,25 +49,11 @@ type single struct {
 	saved   chan error
 	waited  bool
 	version history.Version
-	histErr error // a *HistoryError
+	histErr error // a *PathError, History set
 	held    *atomicfile.Held
 	linked  bool
 	settled bool
 }
-
-// A HistoryError is the failure to make what a change displaces durable
-// in history; nothing was changed.
-type HistoryError struct{ Err error }
-
-func (e *HistoryError) Error() string { return e.Err.Error() }
-func (e *HistoryError) Unwrap() error { return e.Err }
-
-// A SweepError is the failure to sweep what a dead writer left under the
-// change's temporary name (sweepTemp); nothing was changed.
-type SweepError struct{ Err error }
-
-func (e *SweepError) Error() string { return e.Err.Error() }
-func (e *SweepError) Unwrap() error { return e.Err }
 
 // snapshot is StepSnapshot for the change ch of the file observed as obs at t,
 // whose intent rec describes, leaving content whose SHA-256 is after; the
@@ -102,7 +88,7 @@ func (s *single) historyDurable() error {
 		err := <-s.saved
 		s.waited = true
 		if err != nil {
-			s.histErr = &HistoryError{Err: err}
+			s.histErr = &PathError{Path: s.t.Path, History: true, Err: err}
 		}
 	}
 	return s.histErr
@@ -142,7 +128,7 @@ func (s *single) ready() error {
 		// The intent is not durable, so neither are the bytes it
 		// carries: the line must be.
 		if err := s.e.cfg.Hist.SyncIndex(s.t.Resolved); err != nil {
-			s.histErr = &HistoryError{Err: err}
+			s.histErr = &PathError{Path: s.t.Path, History: true, Err: err}
 			return s.histErr
 		}
 	}
@@ -167,14 +153,14 @@ type Swapped struct {
 
 // swap is StepSwap, passing the gate with pass. An error with a
 // Strategy in the result came after the new bytes were put in place: the
-// change is committed. A failure before is a *SweepError, a
-// *HistoryError, or commit's.
+// change is committed. A failure before is a *PathError (Sweep or History
+// set), or commit's.
 func (s *single) swap(ctx context.Context, session string, pass *groupcommit.Pass) (Swapped, error) {
 	e, t, ch := s.e, s.t, s.ch
 	var sw Swapped
 	tmp, err := e.sweepTemp(t, session)
 	if err != nil {
-		return sw, &SweepError{Err: err}
+		return sw, &PathError{Path: t.Path, Sweep: true, Err: err}
 	}
 	ch.pass = pass
 	ch.arrive = func() {

@@ -30,22 +30,24 @@ import (
 //
 // A failure before the swaps changes nothing. A failure at a swap puts
 // back the files already swapped (undoFile). A failure after the swaps is a
-// warning, as for a single file's commit. CommitTx runs the steps in this
-// order; the caller saves what each name holds to history before it, and
-// after it writes the transaction's records, then removes the journal.
+// warning, as for a single file's commit. commitTx runs the steps in this
+// order; RunTx (set.go) saves what each name holds to history before it,
+// and after it has the session write the transaction's records, then
+// removes the journal.
 
-// CommitTx puts a transaction's files in place (the steps above), under
-// the locks of every file and directory (LockTx), which the caller holds:
+// commitTx puts a transaction's files in place (the steps above), under
+// the locks of every file and directory (LockTx), which RunTx holds:
 // histPaths are the paths whose history index lines durable makes durable
 // with the temporary files, j is the transaction's journal (written with
 // the ledger's end and its MAC). Past FsyncObjects files whole file
 // systems are synced where syncfs may stand in for the files' fsyncs
 // (OneByOne, txFDs). settled are the warnings of settle's failures
 // (*PathError), since the changes are made. An error before the swaps
-// changed nothing: a *PathError, or a *JournalError. An error at a swap is
+// changed nothing: a *PathError (Journal set for the journal). An
+// error at a swap is
 // a *SwapError, once the files swapped before it are put back under
 // session and undoOp.
-func (e *Engine) CommitTx(files []*TxFile, j *Journal, histPaths []string, session, undoOp string) (settled []error, err error) {
+func (e *Engine) commitTx(files []*txFile, j *Journal, histPaths []string, session, undoOp string) (settled []error, err error) {
 	bulk := !OneByOne(len(files), e.txFDs(files)...)
 	st, err := e.stage(files, session, bulk)
 	if err != nil {
@@ -56,7 +58,7 @@ func (e *Engine) CommitTx(files []*TxFile, j *Journal, histPaths []string, sessi
 		return nil, err
 	}
 	if err := e.writeJournal(j); err != nil {
-		return nil, &JournalError{Err: err}
+		return nil, &PathError{Journal: true, Err: err}
 	}
 	for i := range files {
 		if err := st.swap(i); err != nil {
@@ -71,7 +73,7 @@ func (e *Engine) CommitTx(files []*TxFile, j *Journal, histPaths []string, sessi
 // txFDs returns the descriptors of the file systems a transaction of
 // files writes to: each file's directory and the history's; none if a
 // directory is not open, which makes OneByOne fsync each file.
-func (e *Engine) txFDs(files []*TxFile) []int {
+func (e *Engine) txFDs(files []*txFile) []int {
 	fds := []int{e.histFD()}
 	for _, f := range files {
 		if f.T.Dir == nil {
@@ -81,13 +83,6 @@ func (e *Engine) txFDs(files []*TxFile) []int {
 	}
 	return fds
 }
-
-// A JournalError is the failure to write a transaction's journal, which
-// changed nothing.
-type JournalError struct{ Err error }
-
-func (e *JournalError) Error() string { return "writing the transaction's journal: " + e.Err.Error() }
-func (e *JournalError) Unwrap() error { return e.Err }
 
 // A SwapError is a transaction's failure at the swap of its file I (Err:
 // atomicfile's ErrExist, ErrRaced, or another, or SwapLock's ErrReplaced):
@@ -105,7 +100,7 @@ func (e *SwapError) Unwrap() error { return e.Err }
 
 // undoTx puts back the files of j that the transaction had swapped when
 // its i-th file failed to swap with err, then drops the journal.
-func (e *Engine) undoTx(j *Journal, files []*TxFile, i int, err error, session, undoOp string) *SwapError {
+func (e *Engine) undoTx(j *Journal, files []*txFile, i int, err error, session, undoOp string) *SwapError {
 	targets := make([]*Target, len(files))
 	for k, f := range files {
 		targets[k] = f.T
@@ -113,13 +108,13 @@ func (e *Engine) undoTx(j *Journal, files []*TxFile, i int, err error, session, 
 	if rerr := e.rollBack(j, targets, session, undoOp); rerr != nil {
 		return &SwapError{I: i, Err: err, RollBack: rerr}
 	}
-	e.RemoveJournal(j.ID)
+	e.removeJournal(j.ID)
 	return &SwapError{I: i, Err: err}
 }
 
-// TxFile is one file of a transaction: where it is, what was observed
+// txFile is one file of a transaction: where it is, what was observed
 // there, and what the transaction puts there.
-type TxFile struct {
+type txFile struct {
 	T      *Target
 	Obs    *Observation
 	Data   []byte // the new content; nil with Remove
@@ -128,15 +123,23 @@ type TxFile struct {
 	MtimeMS int64
 }
 
-// A PathError is the failure of a transaction's step at one file's path.
-// History says the history's index lines could not be made durable.
+// A PathError is the failure of a change's step at one file's path, or of
+// what the change keeps beside the file, which changed nothing: History,
+// what it displaces made durable in history; Sweep, the sweep of what a
+// dead writer left under its temporary name (sweepTemp); Journal, a
+// transaction's journal (no Path).
 type PathError struct {
-	Path    string
-	History bool
-	Err     error
+	Path                    string
+	History, Sweep, Journal bool
+	Err                     error
 }
 
-func (e *PathError) Error() string { return e.Path + ": " + e.Err.Error() }
+func (e *PathError) Error() string {
+	if e.Journal {
+		return "writing the transaction's journal: " + e.Err.Error()
+	}
+	return e.Path + ": " + e.Err.Error()
+}
 func (e *PathError) Unwrap() error { return e.Err }
 
 // txDir is one directory of a transaction's files.
@@ -206,7 +209,7 @@ func dirOf(t *Target) (d txDir, ok bool, err error) {
 // stagedTx is a transaction's files between stage and settle.
 type stagedTx struct {
 	e      *Engine
-	files  []*TxFile
+	files  []*txFile
 	staged []*atomicfile.Staged // by file; nil once aborted or finished
 	dirs   []txDir
 	dirOf  []int // by file: its directory's index in dirs
@@ -216,7 +219,7 @@ type stagedTx struct {
 // stage writes every file's new content under its temporary name,
 // sweeping what a dead writer left there into history under session.
 // On error (a *PathError) nothing is left staged.
-func (e *Engine) stage(files []*TxFile, session string, bulk bool) (*stagedTx, error) {
+func (e *Engine) stage(files []*txFile, session string, bulk bool) (*stagedTx, error) {
 	targets := make([]*Target, len(files))
 	for i, f := range files {
 		targets[i] = f.T
@@ -237,7 +240,7 @@ func (e *Engine) stage(files []*TxFile, session string, bulk bool) (*stagedTx, e
 }
 
 // stageFile is stage for one file.
-func (e *Engine) stageFile(f *TxFile, session string, bulk bool) (*atomicfile.Staged, error) {
+func (e *Engine) stageFile(f *txFile, session string, bulk bool) (*atomicfile.Staged, error) {
 	tmp, err := e.sweepTemp(f.T, session)
 	if err != nil {
 		return nil, err

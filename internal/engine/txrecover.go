@@ -61,7 +61,7 @@ func (e *Engine) recoverTx(name string, j *Journal, targets []*Target, op string
 	if err := e.rollBackAtOpen(j, targets, op); err != nil {
 		return false, err
 	}
-	return true, e.RemoveJournal(j.ID)
+	return true, e.removeJournal(j.ID)
 }
 
 // LockTx takes the locks a transaction of targets holds: every file's,
@@ -102,7 +102,7 @@ func (e *Engine) checkRollBack(j *Journal, targets []*Target) error {
 		if err != nil {
 			return &PathError{Path: jf.Path, Err: err}
 		}
-		if !obs.At(jf.BeforeExists, jf.BeforeSHA256) && !obs.At(jf.AfterExists, jf.AfterSHA256) {
+		if !obs.at(jf.BeforeExists, jf.BeforeSHA256) && !obs.at(jf.AfterExists, jf.AfterSHA256) {
 			return &unsafeJournalError{fmt.Sprintf("names %q, which holds neither what the transaction found there nor what it put there (changed since the crash?)", jf.Path)}
 		}
 	}
@@ -174,5 +174,5 @@ func (e *Engine) rollForward(j *Journal, recs []*ledger.Record) error {
 			return err
 		}
 	}
-	return e.RemoveJournal(j.ID)
+	return e.removeJournal(j.ID)
 }

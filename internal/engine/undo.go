@@ -14,11 +14,11 @@ import (
 // A transaction's rollback: each of its files that holds what the
 // transaction put there gets back what it held before, as a change of its
 // own (history first, then the swap), whether the transaction failed at a
-// swap (CommitTx) or its process died before any of its records was
+// swap (commitTx) or its process died before any of its records was
 // written (recovery at Open, recoverTx).
 
-// At reports whether o is a file that exists (or not) with sum.
-func (o *Observation) At(exists bool, sum string) bool {
+// at reports whether o is a file that exists (or not) with sum.
+func (o *Observation) at(exists bool, sum string) bool {
 	return o.Stat.Exists == exists && (!exists || (o.Stat.Regular() && o.Sum == sum))
 }
 
@@ -59,7 +59,7 @@ func (e *Engine) undoFile(t *Target, jf JournalFile, session, op string) (obs *O
 	if err != nil {
 		return nil, "", err
 	}
-	if !obs.At(jf.AfterExists, jf.AfterSHA256) {
+	if !obs.at(jf.AfterExists, jf.AfterSHA256) {
 		return nil, "", nil
 	}
 	ch := &Change{Remove: true}
