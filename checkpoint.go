@@ -808,13 +808,21 @@ func (cp *checkpoints) scan(ctx context.Context, w *Workspace, prev *cpManifest)
 		sc.derived = true
 		sc.seenBase = make([]bool, sc.m.base.len())
 		sc.seenOver = map[string]struct{}{}
-	} else {
-		sc.m.newFiles()
 	}
 	sc.m.Index = sc.g.identity()
 	sc.sameIndex = prev != nil && sc.m.Index != "" && sc.m.Index == prev.Index
 	if prev == nil || !sc.sameIndex {
 		sc.g.load() // before the workers share it
+	}
+	if prev == nil {
+		// The files go straight into a base, in the order the workers
+		// meet them, sorted at the end (sortedBase): as many as git's
+		// index lists, about.
+		n := 0
+		if sc.g.index != nil {
+			n = sc.g.index.Len()
+		}
+		sc.fill = newBaseBuilder(n, 0)
 	}
 	err := sc.run(func(submit func(dirfd int, dir string, names []string) bool) error {
 		return w.walkWith(ctx, ".", &walker{include: include, dir: submit})
@@ -939,6 +947,10 @@ func (sc *scanner) finish(notChecked []string) (*cpManifest, []string, error) {
 		return nil, nil, stateError("sync the checkpoint", err)
 	}
 	m := sc.m
+	if sc.fill != nil {
+		m.base = sc.fill.sortedBase()
+		m.n = m.base.len()
+	}
 	m.seal()
 	slices.Sort(m.Unchecked)
 	m.Unchecked = slices.Compact(m.Unchecked)
@@ -1192,6 +1204,9 @@ type scanner struct {
 	derived  bool
 	seenBase []bool
 	seenOver map[string]struct{}
+	// fill, for a scan from nothing (no prev), takes the files put, in
+	// no order, instead of m: finish makes it m's base (sortedBase).
+	fill *baseBuilder
 
 	mu      sync.Mutex
 	m       *cpManifest
@@ -1227,6 +1242,10 @@ func (sc *scanner) put(p string, e cpEntry, unchecked bool) {
 
 // setLocked sets p's entry in m; the caller holds sc.mu.
 func (sc *scanner) setLocked(p string, e cpEntry) {
+	if sc.fill != nil {
+		sc.fill.add(p, e)
+		return
+	}
 	sc.m.setFile(p, e)
 	if sc.track {
 		sc.touched = append(sc.touched, p)

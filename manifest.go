@@ -294,7 +294,13 @@ func (bb *baseBuilder) base() *fileBase {
 	if cap(ents)-len(ents) > len(ents)/16 {
 		ents = slices.Clone(ents)
 	}
-	b := &fileBase{names: names, ents: slices.Clip(ents), odd: bb.odd}
+	return packBase(names, slices.Clip(ents), bb.odd)
+}
+
+// packBase makes the fileBase of the paths names and the entries ents,
+// in path order, and the cpEntry of those marked entryOdd: their table.
+func packBase(names string, ents []packedEntry, odd map[uint32]cpEntry) *fileBase {
+	b := &fileBase{names: names, ents: ents, odd: odd}
 	if len(b.ents) == 0 {
 		return b
 	}
@@ -312,6 +318,90 @@ func (bb *baseBuilder) base() *fileBase {
 		b.table[h] = uint32(i + 1)
 	}
 	return b
+}
+
+// sortedBase returns the fileBase of the files added, in any order; of a
+// path added more than once, the last. A full scan adds them so, as its
+// workers meet them: the entries are sorted where they are, by their
+// paths, and the paths copied once in that order, so that no map of the
+// tree's files, nor a second copy of its entries, is made.
+func (bb *baseBuilder) sortedBase() *fileBase {
+	names, ents := bb.names.String(), bb.ents
+	n := len(ents)
+	at := func(i uint32) string {
+		end := len(names)
+		if int(i)+1 < n {
+			end = int(ents[i+1].off)
+		}
+		return names[ents[i].off:end]
+	}
+	perm := make([]uint32, n) // the entries' indexes in path order
+	for i := range perm {
+		perm[i] = uint32(i)
+	}
+	if !slices.IsSortedFunc(perm, func(x, y uint32) int { return strings.Compare(at(x), at(y)) }) {
+		slices.SortFunc(perm, func(x, y uint32) int {
+			if c := strings.Compare(at(x), at(y)); c != 0 {
+				return c
+			}
+			return int(x) - int(y)
+		})
+	}
+	for k := 1; k < n; k++ {
+		if at(perm[k-1]) == at(perm[k]) {
+			// A path added twice (none is, by a walk): the last one, by
+			// way of a builder of their own.
+			added := &fileBase{names: names, ents: ents, odd: bb.odd}
+			nb := newBaseBuilder(n, len(names))
+			for x, i := range perm {
+				if x+1 < n && at(perm[x+1]) == at(i) {
+					continue
+				}
+				nb.addFrom(added, int(i))
+			}
+			return nb.base()
+		}
+	}
+	// The paths in their order, and their offsets there.
+	var sorted strings.Builder
+	sorted.Grow(len(names))
+	offs := make([]uint32, n)
+	var odd map[uint32]cpEntry
+	for k, i := range perm {
+		offs[k] = uint32(sorted.Len())
+		sorted.WriteString(at(i))
+		if ents[i].flags&entryOdd != 0 {
+			if odd == nil {
+				odd = map[uint32]cpEntry{}
+			}
+			odd[uint32(k)] = bb.odd[i]
+		}
+	}
+	// The entries moved to their places, cycle by cycle: the k-th is
+	// the one that was perm[k]-th (perm[k] = k once it is there).
+	for k := range perm {
+		if perm[k] == uint32(k) {
+			continue
+		}
+		tmp, j := ents[k], uint32(k)
+		for {
+			from := perm[j]
+			perm[j] = j
+			if from == uint32(k) {
+				ents[j] = tmp
+				break
+			}
+			ents[j] = ents[from]
+			j = from
+		}
+	}
+	for k := range ents {
+		ents[k].off = offs[k]
+	}
+	if cap(ents)-len(ents) > len(ents)/16 {
+		ents = slices.Clone(ents) // kept for as long as the base is
+	}
+	return packBase(sorted.String(), slices.Clip(ents), odd)
 }
 
 // baseOf makes a fileBase of the files of files.

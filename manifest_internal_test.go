@@ -263,6 +263,24 @@ func TestFileBaseAgainstAMap(t *testing.T) {
 			what := fmt.Sprintf("odd %v, %d files", odd, len(model))
 			b := baseOf(model)
 			check(what, b, model, odd)
+			// The same files added in any order (a full scan's), some
+			// of them twice, the model's entry last: sortedBase.
+			for _, twice := range []bool{false, true} {
+				paths := slices.Sorted(maps.Keys(model))
+				r.Shuffle(len(paths), func(i, j int) { paths[i], paths[j] = paths[j], paths[i] })
+				bb := newBaseBuilder(r.IntN(2*len(paths)+1), 0)
+				if twice {
+					for _, p := range paths {
+						if r.IntN(3) == 0 {
+							bb.add(p, entry(odd))
+						}
+					}
+				}
+				for _, p := range paths {
+					bb.add(p, model[p])
+				}
+				check(fmt.Sprintf("%s, added in any order (twice %v)", what, twice), bb.sortedBase(), model, odd)
+			}
 			for round := range 30 {
 				over, gone := map[string]cpEntry{}, map[string]struct{}{}
 				for range r.IntN(20) {
