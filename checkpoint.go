@@ -831,7 +831,6 @@ func (cp *checkpoints) scan(ctx context.Context, w *Workspace, prev *cpManifest)
 		return nil, nil, err
 	}
 	sc.dropUnseen()
-	w.keepIndex(sc.m.Index, sc.g)
 	return sc.finish(notChecked)
 }
 
@@ -1005,24 +1004,9 @@ func (cp *checkpoints) scanDirty(ctx context.Context, w *Workspace, prev *cpMani
 		if idx == "" || prev.Index == "" {
 			return nil, nil, errJournal
 		}
-		var moved []string
-		if old := w.keptIndex(prev.Index); old != nil {
-			// The index prev was checked against is in memory: the
-			// entries that differ between the two, prev's files among
-			// them.
-			if g.load(); g.index == nil {
-				return nil, nil, errJournal
-			}
-			for _, p := range gitobj.Changed(old, g.index) {
-				if _, ok := prev.file(p); ok {
-					moved = append(moved, p)
-				}
-			}
-		} else {
-			var ok bool
-			if moved, ok = indexMoved(prev, g); !ok {
-				return nil, nil, errJournal
-			}
+		moved, ok := indexMoved(prev, g)
+		if !ok {
+			return nil, nil, errJournal
 		}
 		for _, p := range moved {
 			changes = append(changes, JournalChange{Path: p})
@@ -1144,42 +1128,43 @@ func (cp *checkpoints) scanDirty(ctx context.Context, w *Workspace, prev *cpMani
 		}
 	}
 	slices.Sort(sc.m.removed)
-	w.keepIndex(idx, g)
 	return sc.finish(coverageNote(lines))
 }
 
 // indexMoved returns the paths of prev's files whose blob in git's index,
 // as it is now, is not the one prev's entry recorded (cpEntry.Git): what a
 // checkpoint from prev checks again when the index changed. A walk of the
-// index and prev's paths side by side, in memory; false if the index does
-// not read.
+// index and prev's files side by side, in memory (eachGitBlob); false if
+// the index does not read.
+//
+// prev's entries record the blobs of the index prev was checked against,
+// so no copy of that index is kept between checkpoints: the walk costs
+// about what comparing it with the new one would.
 func indexMoved(prev *cpManifest, g *gitView) ([]string, bool) {
 	g.load()
-	if g.index == nil {
+	ix := g.index
+	if ix == nil {
 		return nil, false
 	}
-	paths := prev.sortedPaths()
 	var moved []string
-	i := 0
-	unlisted := func(p string) {
-		if _, has := prev.gitBlob(p); has {
-			moved = append(moved, p)
-		}
-	}
-	for p, id := range g.index.All() {
-		for ; i < len(paths) && paths[i] < p; i++ {
-			unlisted(paths[i])
-		}
-		if i < len(paths) && paths[i] == p {
-			if blob, has := prev.gitBlob(p); !has || blob != id {
-				moved = append(moved, p)
+	i, n := 0, ix.Len()
+	prev.eachGitBlob(func(p string, blob gitobj.ID, listed bool) {
+		for ; i < n; i++ {
+			q, id := ix.Entry(i)
+			if c := strings.Compare(q, p); c > 0 {
+				break
+			} else if c == 0 {
+				if !listed || blob != id {
+					moved = append(moved, p)
+				}
+				i++
+				return
 			}
-			i++
 		}
-	}
-	for ; i < len(paths); i++ {
-		unlisted(paths[i])
-	}
+		if listed {
+			moved = append(moved, p) // no longer listed
+		}
+	})
 	return moved, true
 }
 

@@ -666,6 +666,45 @@ func (m *cpManifest) sortedPaths() []string {
 	return append(out, added[i:]...)
 }
 
+// eachGitBlob calls fn with every file of m in path order and the git
+// blob id its entry records, as gitBlob returns them: its base's, merged
+// with what m changed, read from the packed entries without a lookup per
+// file.
+func (m *cpManifest) eachGitBlob(fn func(p string, blob gitobj.ID, listed bool)) {
+	changed := m.sortedOver()
+	gone := slices.Sorted(maps.Keys(m.gone))
+	over := func(p string) {
+		blob, listed := gitID(m.over[p].Git)
+		fn(p, blob, listed)
+	}
+	i, g := 0, 0
+	for j := range m.base.len() {
+		p := m.base.path(j)
+		for ; i < len(changed) && changed[i] < p; i++ {
+			over(changed[i])
+		}
+		if i < len(changed) && changed[i] == p {
+			over(p)
+			i++
+			continue
+		}
+		for ; g < len(gone) && gone[g] < p; g++ {
+		}
+		if g < len(gone) && gone[g] == p {
+			continue
+		}
+		if pe := &m.base.ents[j]; pe.flags&entryOdd == 0 {
+			fn(p, pe.git, pe.flags&entryGit != 0)
+		} else {
+			blob, listed := gitID(m.base.odd[uint32(j)].Git)
+			fn(p, blob, listed)
+		}
+	}
+	for ; i < len(changed); i++ {
+		over(changed[i])
+	}
+}
+
 // pathBytes is at least the length of m's paths put together.
 func (m *cpManifest) pathBytes() int {
 	n := 0

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/editguard/editguard/internal/gitobj"
 )
 
 // TestManifestOverlay: a chain of manifests, each made from the one before
@@ -297,6 +299,24 @@ func TestFileBaseAgainstAMap(t *testing.T) {
 						delete(gone, p)
 						model[p] = e
 					}
+				}
+				// The files of b with over and gone on it, with the
+				// blobs they record, in order: eachGitBlob.
+				var walked []string
+				onB := &cpManifest{base: b, over: over, gone: gone}
+				onB.eachGitBlob(func(p string, blob gitobj.ID, listed bool) {
+					if e, ok := model[p]; !ok {
+						t.Fatalf("%s, round %d: eachGitBlob yields %q, not a file", what, round, p)
+					} else if id, has := gitID(e.Git); id != blob || has != listed {
+						t.Fatalf("%s, round %d: eachGitBlob(%q) = %v %v, want %v %v", what, round, p, blob, listed, id, has)
+					}
+					if id, has := onB.gitBlob(p); id != blob || has != listed {
+						t.Fatalf("%s, round %d: gitBlob(%q) = %v %v, eachGitBlob %v %v", what, round, p, id, has, blob, listed)
+					}
+					walked = append(walked, p)
+				})
+				if !slices.Equal(walked, slices.Sorted(maps.Keys(model))) {
+					t.Fatalf("%s, round %d: eachGitBlob yields %q, want the files in order", what, round, walked)
 				}
 				old, oldModel := b, filesOf(&cpManifest{base: b, n: b.len()})
 				b = mergeBase(b, over, gone)

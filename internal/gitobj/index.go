@@ -37,36 +37,11 @@ func (ix *Index) All() iter.Seq2[string, ID] {
 	}
 }
 
-// Changed returns, in path order, the paths whose entry differs between
-// the indexes a and b: listed in one only, or with another blob. A walk of
-// the two side by side.
-func Changed(a, b *Index) []string {
-	var out []string
-	i, j := 0, 0
-	for i < len(a.entries) || j < len(b.entries) {
-		var pa, pb string
-		if i < len(a.entries) {
-			pa = a.names[a.entries[i].off:a.entries[i].end]
-		}
-		if j < len(b.entries) {
-			pb = b.names[b.entries[j].off:b.entries[j].end]
-		}
-		switch {
-		case j == len(b.entries) || i < len(a.entries) && pa < pb:
-			out = append(out, pa)
-			i++
-		case i == len(a.entries) || pb < pa:
-			out = append(out, pb)
-			j++
-		default:
-			if a.entries[i].id != b.entries[j].id {
-				out = append(out, pa)
-			}
-			i++
-			j++
-		}
-	}
-	return out
+// Entry returns the i-th entry Lookup finds, in path order: its path and
+// blob id.
+func (ix *Index) Entry(i int) (string, ID) {
+	e := &ix.entries[i]
+	return ix.names[e.off:e.end], e.id
 }
 
 // Lookup returns the blob id the index lists for path, a slash-separated

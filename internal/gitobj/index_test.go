@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -295,28 +294,24 @@ func largeRepo(t testing.TB) string {
 	return work
 }
 
-func TestChanged(t *testing.T) {
-	ix := func(entries ...string) *Index {
-		out := &Index{}
-		for _, e := range entries {
-			p, id, _ := strings.Cut(e, "=")
-			off := uint32(len(out.names))
-			out.names += p
-			var x ID
-			x[0] = id[0]
-			out.entries = append(out.entries, indexEntry{off: off, end: uint32(len(out.names)), id: x})
+func TestEntry(t *testing.T) {
+	out := &Index{}
+	for i, p := range []string{"a", "b/c", "b/\xff", "e"} {
+		off := uint32(len(out.names))
+		out.names += p
+		out.entries = append(out.entries, indexEntry{off: off, end: uint32(len(out.names)), id: ID{byte(i + 1)}})
+	}
+	i := 0
+	for p, id := range out.All() {
+		if q, x := out.Entry(i); q != p || x != id {
+			t.Fatalf("Entry(%d) = %q %v, want %q %v", i, q, x, p, id)
 		}
-		return out
+		if x, ok := out.Lookup(p); !ok || x != id {
+			t.Fatalf("Lookup(%q) = %v %v", p, x, ok)
+		}
+		i++
 	}
-	a := ix("a=1", "b=1", "c=1", "e=1")
-	b := ix("a=1", "b=2", "d=1", "e=1", "f=1")
-	if got, want := Changed(a, b), []string{"b", "c", "d", "f"}; !slices.Equal(got, want) {
-		t.Fatalf("Changed = %q, want %q", got, want)
-	}
-	if got := Changed(a, a); len(got) != 0 {
-		t.Fatalf("Changed of an index with itself = %q", got)
-	}
-	if got, want := Changed(ix(), b), []string{"a", "b", "d", "e", "f"}; !slices.Equal(got, want) {
-		t.Fatalf("Changed from empty = %q, want %q", got, want)
+	if i != out.Len() || i != 4 {
+		t.Fatalf("%d entries, Len %d", i, out.Len())
 	}
 }
