@@ -142,19 +142,20 @@ func (cp *checkpoints) saveManifest(m *cpManifest) (name, sum string, err error)
 			baseName = "" // swept meanwhile: write it in full
 		}
 	}
-	var data []byte
 	if baseName != "" {
-		data = m.marshalDelta(baseName, baseSum)
+		data := m.marshalDelta(baseName, baseSum)
 		cp.w.setBase(name, baseName)
+		if err := cp.manifests.WriteFileVolatile(name, data, 0o600); err != nil {
+			return "", "", err
+		}
+		h := sha256.Sum256(data)
+		sum = hex.EncodeToString(h[:])
 	} else {
-		data = m.marshal()
 		cp.w.setBase(name, "")
+		if sum, err = cp.writeFull(name, m); err != nil {
+			return "", "", err
+		}
 	}
-	if err := cp.manifests.WriteFileVolatile(name, data, 0o600); err != nil {
-		return "", "", err
-	}
-	h := sha256.Sum256(data)
-	sum = hex.EncodeToString(h[:])
 	if baseName == "" && m.base != nil && m.flat() {
 		m.base.setWritten(name, sum)
 		cp.w.keepBase(m.base)
@@ -506,19 +507,68 @@ func (m *cpManifest) marshal() []byte {
 	for _, p := range m.Unchecked {
 		n += 2 + len(p)
 	}
-	b := make([]byte, 0, n)
+	return m.encode(make([]byte, 0, n), 0, nil)
+}
+
+// encode appends m, as a full manifest, to b and returns it. With spill,
+// each time what it appended passes spillAt bytes it hands spill those
+// bytes and goes on from b[:0]; what it returns is the rest. The CRC at
+// the end covers them all.
+func (m *cpManifest) encode(b []byte, spillAt int, spill func([]byte)) []byte {
+	var crc uint32
+	flush := func(b []byte) []byte {
+		if spill == nil || len(b) < spillAt {
+			return b
+		}
+		crc = crc32.Update(crc, castagnoli(), b)
+		spill(b)
+		return b[:0]
+	}
 	b = append(b, manifestMagic...)
 	b = binary.LittleEndian.AppendUint64(b, uint64(m.StartNS))
 	b = binary.LittleEndian.AppendUint32(b, uint32(m.numFiles()))
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(m.Unchecked)))
 	b = append(append(b, byte(len(m.Exclude))), m.Exclude...)
 	b = append(append(b, byte(len(m.Index))), m.Index...)
-	b = m.appendFiles(b)
+	b = m.appendFiles(b, flush)
 	for _, p := range m.Unchecked {
 		b = binary.LittleEndian.AppendUint16(b, uint16(len(p)))
-		b = append(b, p...)
+		b = flush(append(b, p...))
 	}
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli()))
+	return binary.LittleEndian.AppendUint32(b, crc32.Update(crc, castagnoli(), b))
+}
+
+// manifestPiece is how many bytes of a full manifest writeFull writes at
+// a time.
+const manifestPiece = 256 << 10
+
+// writeFull writes m in full as the manifest name, a piece at a time (a
+// full manifest of 100,000 files is 16 MB: no buffer of it is made), as
+// WriteFileVolatile writes a file: a temporary file renamed, no fsync. It
+// returns the SHA-256 of what it wrote.
+func (cp *checkpoints) writeFull(name string, m *cpManifest) (string, error) {
+	f, tmp, err := cp.manifests.CreateTemp(".tmp-")
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	var werr error
+	write := func(b []byte) {
+		h.Write(b)
+		if werr == nil {
+			_, werr = f.Write(b)
+		}
+	}
+	write(m.encode(make([]byte, 0, manifestPiece+4096), manifestPiece, write))
+	if err := cmp.Or(werr, f.Close()); err != nil {
+		cp.manifests.Remove(tmp)
+		return "", err
+	}
+	if err := cp.manifests.Rename(tmp, name); err != nil {
+		cp.manifests.Remove(tmp)
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // appendEntry appends the file p's entry e, as a manifest lists it.

@@ -719,17 +719,18 @@ func (m *cpManifest) pathBytes() int {
 
 // appendFiles appends every file of m in path order, as a full manifest
 // lists them (appendEntry): its base's merged with what m changed, the
-// base's entries encoded from their packed form.
-func (m *cpManifest) appendFiles(b []byte) []byte {
+// base's entries encoded from their packed form. After each it calls
+// flush, which returns what to append to next.
+func (m *cpManifest) appendFiles(b []byte, flush func([]byte) []byte) []byte {
 	changed := m.sortedOver()
 	i := 0
 	for j := range m.base.len() {
 		p := m.base.path(j)
 		for ; i < len(changed) && changed[i] < p; i++ {
-			b = appendEntry(b, changed[i], m.over[changed[i]])
+			b = flush(appendEntry(b, changed[i], m.over[changed[i]]))
 		}
 		if i < len(changed) && changed[i] == p {
-			b = appendEntry(b, p, m.over[p])
+			b = flush(appendEntry(b, p, m.over[p]))
 			i++
 			continue
 		}
@@ -737,13 +738,13 @@ func (m *cpManifest) appendFiles(b []byte) []byte {
 			continue
 		}
 		if pe := &m.base.ents[j]; pe.flags&entryOdd == 0 {
-			b = appendPacked(b, p, pe)
+			b = flush(appendPacked(b, p, pe))
 		} else {
-			b = appendEntry(b, p, m.base.odd[uint32(j)])
+			b = flush(appendEntry(b, p, m.base.odd[uint32(j)]))
 		}
 	}
 	for ; i < len(changed); i++ {
-		b = appendEntry(b, changed[i], m.over[changed[i]])
+		b = flush(appendEntry(b, changed[i], m.over[changed[i]]))
 	}
 	return b
 }

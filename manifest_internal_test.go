@@ -3,6 +3,7 @@
 package editguard
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -248,7 +249,16 @@ func TestFileBaseAgainstAMap(t *testing.T) {
 		if odd {
 			return // not a manifest a scan makes: a read refuses it
 		}
-		back, err := unmarshalManifest(m.marshal())
+		data := m.marshal()
+		// Written a piece at a time (writeFull), the same bytes.
+		for _, at := range []int{1, 100, 1 << 20} {
+			var pieces []byte
+			rest := m.encode(nil, at, func(b []byte) { pieces = append(pieces, b...) })
+			if pieces = append(pieces, rest...); !bytes.Equal(pieces, data) {
+				t.Fatalf("%s: encoded in pieces of %d bytes, %d bytes, not marshal's %d", what, at, len(pieces), len(data))
+			}
+		}
+		back, err := unmarshalManifest(data)
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
