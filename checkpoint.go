@@ -443,36 +443,29 @@ func (cp *checkpoints) collect(keep *cpManifest, candidates []string, all bool) 
 		}
 		firsts = append(firsts, m)
 	}
-	if !all {
-		for _, sum := range candidates {
-			live := keep.names(sum, false)
-			for _, m := range firsts {
-				live = live || m.names(sum, true)
-			}
-			if !live && validSHA256(sum) {
-				cp.objects.Remove(sum)
-			}
+	if all {
+		// Every object the store holds, each looked up in the
+		// manifests' bases by its sum (names): no set of the sums of
+		// every file is made.
+		objs, err := cp.objects.ReadDir()
+		if err != nil {
+			return
 		}
-		return
-	}
-	live := map[string]bool{}
-	for _, e := range keep.allFiles() {
-		if !e.Backed {
-			live[e.SHA256] = true
+		candidates = nil
+		for _, o := range objs {
+			candidates = append(candidates, o.Name())
 		}
 	}
-	for _, m := range firsts {
-		for _, f := range m.allFiles() {
-			live[f.SHA256] = true
+	for _, sum := range candidates {
+		if !validSHA256(sum) {
+			continue
 		}
-	}
-	objs, err := cp.objects.ReadDir()
-	if err != nil {
-		return
-	}
-	for _, o := range objs {
-		if !live[o.Name()] && validSHA256(o.Name()) {
-			cp.objects.Remove(o.Name())
+		live := keep.names(sum, false)
+		for _, m := range firsts {
+			live = live || m.names(sum, true)
+		}
+		if !live {
+			cp.objects.Remove(sum)
 		}
 	}
 }
