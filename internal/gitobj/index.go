@@ -5,8 +5,10 @@ import (
 	"crypto/sha1"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"iter"
 	"math"
+	"runtime/debug"
 	"strings"
 )
 
@@ -76,13 +78,42 @@ func (ix *Index) Lookup(path string) (ID, bool) {
 // refuse as unknown, are [ErrUnsupported]; optional extensions are
 // skipped. If the repository has no index, the error satisfies
 // errors.Is(err, fs.ErrNotExist).
-func (r *Repo) ReadIndex(max int64) (*Index, error) {
-	data, err := readFile(r.root, "index", max)
+//
+// A large index is mapped into memory while it is parsed, not read into
+// the heap: only the entries kept stay (see mapFile; a fault, the file
+// truncated under the reader, is an error).
+func (r *Repo) ReadIndex(max int64) (ix *Index, err error) {
+	f, size, err := openFile(r.root, "index")
 	if err != nil {
 		return nil, err
 	}
+	defer f.Close()
+	if size > clamp(max) {
+		return nil, fmt.Errorf("gitobj: index has %d bytes: %w", size, ErrTooLarge)
+	}
+	if size < mapIndexBytes {
+		data := make([]byte, size)
+		if _, err := io.ReadFull(f, data); err != nil {
+			return nil, fmt.Errorf("gitobj: reading index: %w", err)
+		}
+		return parseIndex(data)
+	}
+	data, err := mapFile(f, size)
+	if err != nil {
+		return nil, err
+	}
+	defer unmapFile(data)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if fault(recover()) {
+			ix, err = nil, corrupt("index: memory fault in the mapped file")
+		}
+	}()
 	return parseIndex(data)
 }
+
+// mapIndexBytes is the size from which ReadIndex maps the index.
+const mapIndexBytes = 1 << 20
 
 const (
 	indexHeaderLen = 12
