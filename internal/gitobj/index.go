@@ -80,8 +80,9 @@ func (ix *Index) Lookup(path string) (ID, bool) {
 // errors.Is(err, fs.ErrNotExist).
 //
 // A large index is mapped into memory while it is parsed, not read into
-// the heap: only the entries kept stay (see mapFile; a fault, the file
-// truncated under the reader, is an error).
+// the heap: only the entries kept stay, and the file's pages are let go
+// as the parse goes past them (see mapFile and parseIndexDropping; a
+// fault, the file truncated under the reader, is an error).
 func (r *Repo) ReadIndex(max int64) (ix *Index, err error) {
 	f, size, err := openFile(r.root, "index")
 	if err != nil {
@@ -109,7 +110,7 @@ func (r *Repo) ReadIndex(max int64) (ix *Index, err error) {
 			ix, err = nil, corrupt("index: memory fault in the mapped file")
 		}
 	}()
-	return parseIndex(data)
+	return parseIndexDropping(data, dropPages)
 }
 
 // mapIndexBytes is the size from which ReadIndex maps the index.
@@ -130,15 +131,37 @@ const (
 )
 
 // parseIndex parses the contents of an index file.
-func parseIndex(data []byte) (*Index, error) {
-	version, count, rest, err := indexHeader(data)
+func parseIndex(data []byte) (*Index, error) { return parseIndexDropping(data, nil) }
+
+// dropChunk is how many bytes of a mapped index parseIndexDropping reads
+// before it drops them (a multiple of any page size).
+const dropChunk = 1 << 20
+
+// parseIndexDropping is parseIndex of data mapped from the file, calling
+// drop (if not nil) with each dropChunk of data it has read past, from
+// the start, in order, once it no longer needs it: the file's pages
+// are let go as it goes (dropPages), so that no more than a few chunks of
+// the file are resident at once, whatever its size.
+func parseIndexDropping(data []byte, drop func([]byte)) (*Index, error) {
+	version, count, rest, err := indexHeader(data, drop)
 	if err != nil {
 		return nil, err
 	}
 	p := newIndexParser(data, version, count, rest)
+	dropped := len(data) // without drop, none is
+	if drop != nil {
+		dropped = 0
+	}
 	for range count {
 		if err := p.entry(); err != nil {
 			return nil, err
+		}
+		// A chunk is dropped once the entries read are a chunk past
+		// it, so the previous path (which the next is compared with)
+		// is never in it.
+		if read := len(data) - len(p.rest); read-dropped >= 2*dropChunk {
+			drop(data[dropped : dropped+dropChunk])
+			dropped += dropChunk
 		}
 	}
 	if err := checkExtensions(p.rest); err != nil {
@@ -154,13 +177,26 @@ func parseIndex(data []byte) (*Index, error) {
 // so that nothing is read from a damaged or foreign file, and returns its
 // version, its count of entries and what follows the header, up to the
 // checksum.
-func indexHeader(data []byte) (version, count uint32, rest []byte, err error) {
+//
+// With drop (parseIndexDropping), each chunk of the file is dropped once
+// hashed.
+func indexHeader(data []byte, drop func([]byte)) (version, count uint32, rest []byte, err error) {
 	if len(data) < indexHeaderLen+sha1.Size {
 		return 0, 0, nil, corrupt("index: %d bytes", len(data))
 	}
 	body, sum := data[:len(data)-sha1.Size], data[len(data)-sha1.Size:]
-	if sum := [sha1.Size]byte(sum); sum != [sha1.Size]byte{} && sum != sha1.Sum(body) {
-		return 0, 0, nil, corrupt("index: checksum mismatch")
+	if sum := [sha1.Size]byte(sum); sum != [sha1.Size]byte{} {
+		h := sha1.New()
+		for off := 0; off < len(body); off += dropChunk {
+			chunk := body[off:min(off+dropChunk, len(body))]
+			h.Write(chunk)
+			if drop != nil {
+				drop(chunk)
+			}
+		}
+		if [sha1.Size]byte(h.Sum(nil)) != sum {
+			return 0, 0, nil, corrupt("index: checksum mismatch")
+		}
 	}
 	if string(body[:4]) != "DIRC" {
 		return 0, 0, nil, corrupt("index: no DIRC signature")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -313,5 +314,53 @@ func TestEntry(t *testing.T) {
 	}
 	if i != out.Len() || i != 4 {
 		t.Fatalf("%d entries, Len %d", i, out.Len())
+	}
+}
+
+// TestParseIndexDropping: an index parsed with its chunks dropped as the
+// parse goes past them (a mapped index's pages let go) is the index
+// parseIndex reads, and no chunk is read again once dropped by the parse:
+// here a dropped chunk is overwritten, which a mapped file's is not.
+func TestParseIndexDropping(t *testing.T) {
+	for _, version := range []uint32{2, 4} {
+		var entries []testEntry
+		for i := range 60000 {
+			entries = append(entries, testEntry{path: largePath(i), mode: modeRegular, id: ID{byte(i), byte(i >> 8), 1}})
+		}
+		slices.SortFunc(entries, func(a, b testEntry) int { return strings.Compare(a.path, b.path) })
+		data := buildIndex(version, entries)
+		if len(data) < 3*dropChunk {
+			t.Fatalf("version %d: an index of %d bytes, fewer than three chunks", version, len(data))
+		}
+		want, err := parseIndex(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mapped := bytes.Clone(data)
+		next, parsing := 0, false
+		got, err := parseIndexDropping(mapped, func(b []byte) {
+			off := cap(mapped) - cap(b) // where b starts in mapped
+			if off == 0 && next > 0 {
+				parsing, next = true, 0 // the checksum's pass is over
+			}
+			if off != next || len(b) > dropChunk {
+				t.Fatalf("version %d: dropped %d bytes at %d, want the chunk at %d", version, len(b), off, next)
+			}
+			next += len(b)
+			if parsing {
+				for i := range b {
+					b[i] = 0xff
+				}
+			}
+		})
+		if err != nil {
+			t.Fatalf("version %d: %v", version, err)
+		}
+		if !parsing || next < dropChunk {
+			t.Fatalf("version %d: the parse dropped nothing", version)
+		}
+		if got.names != want.names || !slices.Equal(got.entries, want.entries) {
+			t.Fatalf("version %d: the index parsed dropping differs", version)
+		}
 	}
 }
