@@ -24,6 +24,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/editguard/editguard/internal/engine"
 	"github.com/editguard/editguard/internal/filelock"
@@ -723,7 +724,11 @@ func unmarshalManifest(data []byte) (*cpManifest, error) {
 	if crc32.Checksum(body, castagnoli()) != binary.LittleEndian.Uint32(data[len(body):]) {
 		return nil, fmt.Errorf("%w: checksum mismatch", errManifest)
 	}
-	s := string(body) // one copy; every string below is a slice of it
+	// The file's bytes seen as a string, not copied (16 MB at 100,000
+	// files): every string below is a slice of it, and none is kept
+	// (the paths are copied into the base, the sums decoded, the other
+	// strings cloned). data is only read, here and by the caller.
+	s := unsafe.String(unsafe.SliceData(body), len(body))
 	d := &decoder{b: body, s: s, off: len(manifestMagic)}
 	m := &cpManifest{StartNS: int64(d.u64())}
 	nf, nu := int(d.u32()), int(d.u32())
