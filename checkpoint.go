@@ -24,6 +24,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/editguard/editguard/internal/engine"
 	"github.com/editguard/editguard/internal/filelock"
@@ -142,19 +143,20 @@ func (cp *checkpoints) saveManifest(m *cpManifest) (name, sum string, err error)
 			baseName = "" // swept meanwhile: write it in full
 		}
 	}
-	var data []byte
 	if baseName != "" {
-		data = m.marshalDelta(baseName, baseSum)
+		data := m.marshalDelta(baseName, baseSum)
 		cp.w.setBase(name, baseName)
+		if err := cp.manifests.WriteFileVolatile(name, data, 0o600); err != nil {
+			return "", "", err
+		}
+		h := sha256.Sum256(data)
+		sum = hex.EncodeToString(h[:])
 	} else {
-		data = m.marshal()
 		cp.w.setBase(name, "")
+		if sum, err = cp.writeFull(name, m); err != nil {
+			return "", "", err
+		}
 	}
-	if err := cp.manifests.WriteFileVolatile(name, data, 0o600); err != nil {
-		return "", "", err
-	}
-	h := sha256.Sum256(data)
-	sum = hex.EncodeToString(h[:])
 	if baseName == "" && m.base != nil && m.flat() {
 		m.base.setWritten(name, sum)
 		cp.w.keepBase(m.base)
@@ -442,36 +444,29 @@ func (cp *checkpoints) collect(keep *cpManifest, candidates []string, all bool) 
 		}
 		firsts = append(firsts, m)
 	}
-	if !all {
-		for _, sum := range candidates {
-			live := keep.names(sum, false)
-			for _, m := range firsts {
-				live = live || m.names(sum, true)
-			}
-			if !live && validSHA256(sum) {
-				cp.objects.Remove(sum)
-			}
+	if all {
+		// Every object the store holds, each looked up in the
+		// manifests' bases by its sum (names): no set of the sums of
+		// every file is made.
+		objs, err := cp.objects.ReadDir()
+		if err != nil {
+			return
 		}
-		return
-	}
-	live := map[string]bool{}
-	for _, e := range keep.allFiles() {
-		if !e.Backed {
-			live[e.SHA256] = true
+		candidates = nil
+		for _, o := range objs {
+			candidates = append(candidates, o.Name())
 		}
 	}
-	for _, m := range firsts {
-		for _, f := range m.allFiles() {
-			live[f.SHA256] = true
+	for _, sum := range candidates {
+		if !validSHA256(sum) {
+			continue
 		}
-	}
-	objs, err := cp.objects.ReadDir()
-	if err != nil {
-		return
-	}
-	for _, o := range objs {
-		if !live[o.Name()] && validSHA256(o.Name()) {
-			cp.objects.Remove(o.Name())
+		live := keep.names(sum, false)
+		for _, m := range firsts {
+			live = live || m.names(sum, true)
+		}
+		if !live {
+			cp.objects.Remove(sum)
 		}
 	}
 }
@@ -506,19 +501,68 @@ func (m *cpManifest) marshal() []byte {
 	for _, p := range m.Unchecked {
 		n += 2 + len(p)
 	}
-	b := make([]byte, 0, n)
+	return m.encode(make([]byte, 0, n), 0, nil)
+}
+
+// encode appends m, as a full manifest, to b and returns it. With spill,
+// each time what it appended passes spillAt bytes it hands spill those
+// bytes and goes on from b[:0]; what it returns is the rest. The CRC at
+// the end covers them all.
+func (m *cpManifest) encode(b []byte, spillAt int, spill func([]byte)) []byte {
+	var crc uint32
+	flush := func(b []byte) []byte {
+		if spill == nil || len(b) < spillAt {
+			return b
+		}
+		crc = crc32.Update(crc, castagnoli(), b)
+		spill(b)
+		return b[:0]
+	}
 	b = append(b, manifestMagic...)
 	b = binary.LittleEndian.AppendUint64(b, uint64(m.StartNS))
 	b = binary.LittleEndian.AppendUint32(b, uint32(m.numFiles()))
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(m.Unchecked)))
 	b = append(append(b, byte(len(m.Exclude))), m.Exclude...)
 	b = append(append(b, byte(len(m.Index))), m.Index...)
-	b = m.appendFiles(b)
+	b = m.appendFiles(b, flush)
 	for _, p := range m.Unchecked {
 		b = binary.LittleEndian.AppendUint16(b, uint16(len(p)))
-		b = append(b, p...)
+		b = flush(append(b, p...))
 	}
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli()))
+	return binary.LittleEndian.AppendUint32(b, crc32.Update(crc, castagnoli(), b))
+}
+
+// manifestPiece is how many bytes of a full manifest writeFull writes at
+// a time.
+const manifestPiece = 256 << 10
+
+// writeFull writes m in full as the manifest name, a piece at a time (a
+// full manifest of 100,000 files is 16 MB: no buffer of it is made), as
+// WriteFileVolatile writes a file: a temporary file renamed, no fsync. It
+// returns the SHA-256 of what it wrote.
+func (cp *checkpoints) writeFull(name string, m *cpManifest) (string, error) {
+	f, tmp, err := cp.manifests.CreateTemp(".tmp-")
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	var werr error
+	write := func(b []byte) {
+		h.Write(b)
+		if werr == nil {
+			_, werr = f.Write(b)
+		}
+	}
+	write(m.encode(make([]byte, 0, manifestPiece+4096), manifestPiece, write))
+	if err := cmp.Or(werr, f.Close()); err != nil {
+		cp.manifests.Remove(tmp)
+		return "", err
+	}
+	if err := cp.manifests.Rename(tmp, name); err != nil {
+		cp.manifests.Remove(tmp)
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // appendEntry appends the file p's entry e, as a manifest lists it.
@@ -680,7 +724,11 @@ func unmarshalManifest(data []byte) (*cpManifest, error) {
 	if crc32.Checksum(body, castagnoli()) != binary.LittleEndian.Uint32(data[len(body):]) {
 		return nil, fmt.Errorf("%w: checksum mismatch", errManifest)
 	}
-	s := string(body) // one copy; every string below is a slice of it
+	// The file's bytes seen as a string, not copied (16 MB at 100,000
+	// files): every string below is a slice of it, and none is kept
+	// (the paths are copied into the base, the sums decoded, the other
+	// strings cloned). data is only read, here and by the caller.
+	s := unsafe.String(unsafe.SliceData(body), len(body))
 	d := &decoder{b: body, s: s, off: len(manifestMagic)}
 	m := &cpManifest{StartNS: int64(d.u64())}
 	nf, nu := int(d.u32()), int(d.u32())
@@ -808,13 +856,21 @@ func (cp *checkpoints) scan(ctx context.Context, w *Workspace, prev *cpManifest)
 		sc.derived = true
 		sc.seenBase = make([]bool, sc.m.base.len())
 		sc.seenOver = map[string]struct{}{}
-	} else {
-		sc.m.newFiles()
 	}
 	sc.m.Index = sc.g.identity()
 	sc.sameIndex = prev != nil && sc.m.Index != "" && sc.m.Index == prev.Index
 	if prev == nil || !sc.sameIndex {
 		sc.g.load() // before the workers share it
+	}
+	if prev == nil {
+		// The files go straight into a base, in the order the workers
+		// meet them, sorted at the end (sortedBase): as many as git's
+		// index lists, about.
+		n := 0
+		if sc.g.index != nil {
+			n = sc.g.index.Len()
+		}
+		sc.fill = newBaseBuilder(n, 0)
 	}
 	err := sc.run(func(submit func(dirfd int, dir string, names []string) bool) error {
 		return w.walkWith(ctx, ".", &walker{include: include, dir: submit})
@@ -823,7 +879,6 @@ func (cp *checkpoints) scan(ctx context.Context, w *Workspace, prev *cpManifest)
 		return nil, nil, err
 	}
 	sc.dropUnseen()
-	w.keepIndex(sc.m.Index, sc.g)
 	return sc.finish(notChecked)
 }
 
@@ -939,6 +994,10 @@ func (sc *scanner) finish(notChecked []string) (*cpManifest, []string, error) {
 		return nil, nil, stateError("sync the checkpoint", err)
 	}
 	m := sc.m
+	if sc.fill != nil {
+		m.base = sc.fill.sortedBase()
+		m.n = m.base.len()
+	}
 	m.seal()
 	slices.Sort(m.Unchecked)
 	m.Unchecked = slices.Compact(m.Unchecked)
@@ -993,24 +1052,9 @@ func (cp *checkpoints) scanDirty(ctx context.Context, w *Workspace, prev *cpMani
 		if idx == "" || prev.Index == "" {
 			return nil, nil, errJournal
 		}
-		var moved []string
-		if old := w.keptIndex(prev.Index); old != nil {
-			// The index prev was checked against is in memory: the
-			// entries that differ between the two, prev's files among
-			// them.
-			if g.load(); g.index == nil {
-				return nil, nil, errJournal
-			}
-			for _, p := range gitobj.Changed(old, g.index) {
-				if _, ok := prev.file(p); ok {
-					moved = append(moved, p)
-				}
-			}
-		} else {
-			var ok bool
-			if moved, ok = indexMoved(prev, g); !ok {
-				return nil, nil, errJournal
-			}
+		moved, ok := indexMoved(prev, g)
+		if !ok {
+			return nil, nil, errJournal
 		}
 		for _, p := range moved {
 			changes = append(changes, JournalChange{Path: p})
@@ -1132,42 +1176,43 @@ func (cp *checkpoints) scanDirty(ctx context.Context, w *Workspace, prev *cpMani
 		}
 	}
 	slices.Sort(sc.m.removed)
-	w.keepIndex(idx, g)
 	return sc.finish(coverageNote(lines))
 }
 
 // indexMoved returns the paths of prev's files whose blob in git's index,
 // as it is now, is not the one prev's entry recorded (cpEntry.Git): what a
 // checkpoint from prev checks again when the index changed. A walk of the
-// index and prev's paths side by side, in memory; false if the index does
-// not read.
+// index and prev's files side by side, in memory (eachGitBlob); false if
+// the index does not read.
+//
+// prev's entries record the blobs of the index prev was checked against,
+// so no copy of that index is kept between checkpoints: the walk costs
+// about what comparing it with the new one would.
 func indexMoved(prev *cpManifest, g *gitView) ([]string, bool) {
 	g.load()
-	if g.index == nil {
+	ix := g.index
+	if ix == nil {
 		return nil, false
 	}
-	paths := prev.sortedPaths()
 	var moved []string
-	i := 0
-	unlisted := func(p string) {
-		if _, has := prev.gitBlob(p); has {
-			moved = append(moved, p)
-		}
-	}
-	for p, id := range g.index.All() {
-		for ; i < len(paths) && paths[i] < p; i++ {
-			unlisted(paths[i])
-		}
-		if i < len(paths) && paths[i] == p {
-			if blob, has := prev.gitBlob(p); !has || blob != id {
-				moved = append(moved, p)
+	i, n := 0, ix.Len()
+	prev.eachGitBlob(func(p string, blob gitobj.ID, listed bool) {
+		for ; i < n; i++ {
+			q, id := ix.Entry(i)
+			if c := strings.Compare(q, p); c > 0 {
+				break
+			} else if c == 0 {
+				if !listed || blob != id {
+					moved = append(moved, p)
+				}
+				i++
+				return
 			}
-			i++
 		}
-	}
-	for ; i < len(paths); i++ {
-		unlisted(paths[i])
-	}
+		if listed {
+			moved = append(moved, p) // no longer listed
+		}
+	})
 	return moved, true
 }
 
@@ -1192,6 +1237,9 @@ type scanner struct {
 	derived  bool
 	seenBase []bool
 	seenOver map[string]struct{}
+	// fill, for a scan from nothing (no prev), takes the files put, in
+	// no order, instead of m: finish makes it m's base (sortedBase).
+	fill *baseBuilder
 
 	mu      sync.Mutex
 	m       *cpManifest
@@ -1227,6 +1275,10 @@ func (sc *scanner) put(p string, e cpEntry, unchecked bool) {
 
 // setLocked sets p's entry in m; the caller holds sc.mu.
 func (sc *scanner) setLocked(p string, e cpEntry) {
+	if sc.fill != nil {
+		sc.fill.add(p, e)
+		return
+	}
 	sc.m.setFile(p, e)
 	if sc.track {
 		sc.touched = append(sc.touched, p)

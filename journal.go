@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/editguard/editguard/internal/engine"
-	"github.com/editguard/editguard/internal/gitobj"
 	"github.com/editguard/editguard/internal/mounts"
 	"github.com/editguard/editguard/internal/watch"
 	"golang.org/x/sys/unix"
@@ -110,11 +109,6 @@ type journalState struct {
 	// kept are the bases of the last manifests written or read in full,
 	// by their full manifest's name and sum (keepBase).
 	kept []*fileBase
-	// index is the git index a checkpoint last read, and its identity
-	// (gitView.identity): the next index is compared with it
-	// (keepIndex).
-	index   *gitobj.Index
-	indexID string
 }
 
 type cachedManifest struct {
@@ -268,28 +262,6 @@ func (w *Workspace) keptBase(name, sum string) *fileBase {
 		}
 	}
 	return nil
-}
-
-// keepIndex remembers the index g read, if it did, as the one of identity
-// id, when the file still has that identity (one rewritten meanwhile may
-// not be what was read).
-func (w *Workspace) keepIndex(id string, g *gitView) {
-	if id == "" || g == nil || g.index == nil || g.identity() != id {
-		return
-	}
-	w.jr.mu.Lock()
-	defer w.jr.mu.Unlock()
-	w.jr.index, w.jr.indexID = g.index, id
-}
-
-// keptIndex returns the index of identity id, if this process keeps it.
-func (w *Workspace) keptIndex(id string) *gitobj.Index {
-	w.jr.mu.Lock()
-	defer w.jr.mu.Unlock()
-	if id == "" || w.jr.indexID != id {
-		return nil
-	}
-	return w.jr.index
 }
 
 // maxCachedManifests is how many manifests a workspace keeps in memory:

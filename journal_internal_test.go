@@ -402,9 +402,8 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 // TestJournalCheckpointAfterIndexChange: when git's index changes between
 // two checkpoints (git add, commit, rm --cached, reset, a stat refresh), a
 // checkpoint from the journal checks the files whose listed blob moved,
-// found against the index read last or, without it, against the
-// manifest, and is still the one a full scan makes, without scanning in
-// full.
+// found against the manifest's entries (indexMoved), and is still the one
+// a full scan makes, without scanning in full.
 func TestJournalCheckpointAfterIndexChange(t *testing.T) {
 	if watchDisabled() {
 		t.Skip(NoWatchEnv + "=1: the journal is what this tests")
@@ -458,13 +457,6 @@ func TestJournalCheckpointAfterIndexChange(t *testing.T) {
 	}
 	for round, step := range steps {
 		step()
-		if round%2 == 1 {
-			// Without the index the last checkpoint read: prev's
-			// entries are walked beside the new one (indexMoved).
-			w.jr.mu.Lock()
-			w.jr.index, w.jr.indexID = nil, ""
-			w.jr.mu.Unlock()
-		}
 		before := w.jr.dirtyScans.Load()
 		got, name := cpTake(t, w, prev, prevName)
 		if w.jr.dirtyScans.Load() != before+1 {

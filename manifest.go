@@ -294,7 +294,13 @@ func (bb *baseBuilder) base() *fileBase {
 	if cap(ents)-len(ents) > len(ents)/16 {
 		ents = slices.Clone(ents)
 	}
-	b := &fileBase{names: names, ents: slices.Clip(ents), odd: bb.odd}
+	return packBase(names, slices.Clip(ents), bb.odd)
+}
+
+// packBase makes the fileBase of the paths names and the entries ents,
+// in path order, and the cpEntry of those marked entryOdd: their table.
+func packBase(names string, ents []packedEntry, odd map[uint32]cpEntry) *fileBase {
+	b := &fileBase{names: names, ents: ents, odd: odd}
 	if len(b.ents) == 0 {
 		return b
 	}
@@ -312,6 +318,90 @@ func (bb *baseBuilder) base() *fileBase {
 		b.table[h] = uint32(i + 1)
 	}
 	return b
+}
+
+// sortedBase returns the fileBase of the files added, in any order; of a
+// path added more than once, the last. A full scan adds them so, as its
+// workers meet them: the entries are sorted where they are, by their
+// paths, and the paths copied once in that order, so that no map of the
+// tree's files, nor a second copy of its entries, is made.
+func (bb *baseBuilder) sortedBase() *fileBase {
+	names, ents := bb.names.String(), bb.ents
+	n := len(ents)
+	at := func(i uint32) string {
+		end := len(names)
+		if int(i)+1 < n {
+			end = int(ents[i+1].off)
+		}
+		return names[ents[i].off:end]
+	}
+	perm := make([]uint32, n) // the entries' indexes in path order
+	for i := range perm {
+		perm[i] = uint32(i)
+	}
+	if !slices.IsSortedFunc(perm, func(x, y uint32) int { return strings.Compare(at(x), at(y)) }) {
+		slices.SortFunc(perm, func(x, y uint32) int {
+			if c := strings.Compare(at(x), at(y)); c != 0 {
+				return c
+			}
+			return int(x) - int(y)
+		})
+	}
+	for k := 1; k < n; k++ {
+		if at(perm[k-1]) == at(perm[k]) {
+			// A path added twice (none is, by a walk): the last one, by
+			// way of a builder of their own.
+			added := &fileBase{names: names, ents: ents, odd: bb.odd}
+			nb := newBaseBuilder(n, len(names))
+			for x, i := range perm {
+				if x+1 < n && at(perm[x+1]) == at(i) {
+					continue
+				}
+				nb.addFrom(added, int(i))
+			}
+			return nb.base()
+		}
+	}
+	// The paths in their order, and their offsets there.
+	var sorted strings.Builder
+	sorted.Grow(len(names))
+	offs := make([]uint32, n)
+	var odd map[uint32]cpEntry
+	for k, i := range perm {
+		offs[k] = uint32(sorted.Len())
+		sorted.WriteString(at(i))
+		if ents[i].flags&entryOdd != 0 {
+			if odd == nil {
+				odd = map[uint32]cpEntry{}
+			}
+			odd[uint32(k)] = bb.odd[i]
+		}
+	}
+	// The entries moved to their places, cycle by cycle: the k-th is
+	// the one that was perm[k]-th (perm[k] = k once it is there).
+	for k := range perm {
+		if perm[k] == uint32(k) {
+			continue
+		}
+		tmp, j := ents[k], uint32(k)
+		for {
+			from := perm[j]
+			perm[j] = j
+			if from == uint32(k) {
+				ents[j] = tmp
+				break
+			}
+			ents[j] = ents[from]
+			j = from
+		}
+	}
+	for k := range ents {
+		ents[k].off = offs[k]
+	}
+	if cap(ents)-len(ents) > len(ents)/16 {
+		ents = slices.Clone(ents) // kept for as long as the base is
+	}
+	return packBase(sorted.String(), slices.Clip(ents), odd)
 }
 
 // baseOf makes a fileBase of the files of files.
@@ -576,6 +666,45 @@ func (m *cpManifest) sortedPaths() []string {
 	return append(out, added[i:]...)
 }
 
+// eachGitBlob calls fn with every file of m in path order and the git
+// blob id its entry records, as gitBlob returns them: its base's, merged
+// with what m changed, read from the packed entries without a lookup per
+// file.
+func (m *cpManifest) eachGitBlob(fn func(p string, blob gitobj.ID, listed bool)) {
+	changed := m.sortedOver()
+	gone := slices.Sorted(maps.Keys(m.gone))
+	over := func(p string) {
+		blob, listed := gitID(m.over[p].Git)
+		fn(p, blob, listed)
+	}
+	i, g := 0, 0
+	for j := range m.base.len() {
+		p := m.base.path(j)
+		for ; i < len(changed) && changed[i] < p; i++ {
+			over(changed[i])
+		}
+		if i < len(changed) && changed[i] == p {
+			over(p)
+			i++
+			continue
+		}
+		for ; g < len(gone) && gone[g] < p; g++ {
+		}
+		if g < len(gone) && gone[g] == p {
+			continue
+		}
+		if pe := &m.base.ents[j]; pe.flags&entryOdd == 0 {
+			fn(p, pe.git, pe.flags&entryGit != 0)
+		} else {
+			blob, listed := gitID(m.base.odd[uint32(j)].Git)
+			fn(p, blob, listed)
+		}
+	}
+	for ; i < len(changed); i++ {
+		over(changed[i])
+	}
+}
+
 // pathBytes is at least the length of m's paths put together.
 func (m *cpManifest) pathBytes() int {
 	n := 0
@@ -590,17 +719,18 @@ func (m *cpManifest) pathBytes() int {
 
 // appendFiles appends every file of m in path order, as a full manifest
 // lists them (appendEntry): its base's merged with what m changed, the
-// base's entries encoded from their packed form.
-func (m *cpManifest) appendFiles(b []byte) []byte {
+// base's entries encoded from their packed form. After each it calls
+// flush, which returns what to append to next.
+func (m *cpManifest) appendFiles(b []byte, flush func([]byte) []byte) []byte {
 	changed := m.sortedOver()
 	i := 0
 	for j := range m.base.len() {
 		p := m.base.path(j)
 		for ; i < len(changed) && changed[i] < p; i++ {
-			b = appendEntry(b, changed[i], m.over[changed[i]])
+			b = flush(appendEntry(b, changed[i], m.over[changed[i]]))
 		}
 		if i < len(changed) && changed[i] == p {
-			b = appendEntry(b, p, m.over[p])
+			b = flush(appendEntry(b, p, m.over[p]))
 			i++
 			continue
 		}
@@ -608,13 +738,13 @@ func (m *cpManifest) appendFiles(b []byte) []byte {
 			continue
 		}
 		if pe := &m.base.ents[j]; pe.flags&entryOdd == 0 {
-			b = appendPacked(b, p, pe)
+			b = flush(appendPacked(b, p, pe))
 		} else {
-			b = appendEntry(b, p, m.base.odd[uint32(j)])
+			b = flush(appendEntry(b, p, m.base.odd[uint32(j)]))
 		}
 	}
 	for ; i < len(changed); i++ {
-		b = appendEntry(b, changed[i], m.over[changed[i]])
+		b = flush(appendEntry(b, changed[i], m.over[changed[i]]))
 	}
 	return b
 }

@@ -3,6 +3,7 @@
 package editguard
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -10,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/editguard/editguard/internal/gitobj"
 )
 
 // TestManifestOverlay: a chain of manifests, each made from the one before
@@ -246,7 +249,16 @@ func TestFileBaseAgainstAMap(t *testing.T) {
 		if odd {
 			return // not a manifest a scan makes: a read refuses it
 		}
-		back, err := unmarshalManifest(m.marshal())
+		data := m.marshal()
+		// Written a piece at a time (writeFull), the same bytes.
+		for _, at := range []int{1, 100, 1 << 20} {
+			var pieces []byte
+			rest := m.encode(nil, at, func(b []byte) { pieces = append(pieces, b...) })
+			if pieces = append(pieces, rest...); !bytes.Equal(pieces, data) {
+				t.Fatalf("%s: encoded in pieces of %d bytes, %d bytes, not marshal's %d", what, at, len(pieces), len(data))
+			}
+		}
+		back, err := unmarshalManifest(data)
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
@@ -263,6 +275,24 @@ func TestFileBaseAgainstAMap(t *testing.T) {
 			what := fmt.Sprintf("odd %v, %d files", odd, len(model))
 			b := baseOf(model)
 			check(what, b, model, odd)
+			// The same files added in any order (a full scan's), some
+			// of them twice, the model's entry last: sortedBase.
+			for _, twice := range []bool{false, true} {
+				paths := slices.Sorted(maps.Keys(model))
+				r.Shuffle(len(paths), func(i, j int) { paths[i], paths[j] = paths[j], paths[i] })
+				bb := newBaseBuilder(r.IntN(2*len(paths)+1), 0)
+				if twice {
+					for _, p := range paths {
+						if r.IntN(3) == 0 {
+							bb.add(p, entry(odd))
+						}
+					}
+				}
+				for _, p := range paths {
+					bb.add(p, model[p])
+				}
+				check(fmt.Sprintf("%s, added in any order (twice %v)", what, twice), bb.sortedBase(), model, odd)
+			}
 			for round := range 30 {
 				over, gone := map[string]cpEntry{}, map[string]struct{}{}
 				for range r.IntN(20) {
@@ -279,6 +309,24 @@ func TestFileBaseAgainstAMap(t *testing.T) {
 						delete(gone, p)
 						model[p] = e
 					}
+				}
+				// The files of b with over and gone on it, with the
+				// blobs they record, in order: eachGitBlob.
+				var walked []string
+				onB := &cpManifest{base: b, over: over, gone: gone}
+				onB.eachGitBlob(func(p string, blob gitobj.ID, listed bool) {
+					if e, ok := model[p]; !ok {
+						t.Fatalf("%s, round %d: eachGitBlob yields %q, not a file", what, round, p)
+					} else if id, has := gitID(e.Git); id != blob || has != listed {
+						t.Fatalf("%s, round %d: eachGitBlob(%q) = %v %v, want %v %v", what, round, p, blob, listed, id, has)
+					}
+					if id, has := onB.gitBlob(p); id != blob || has != listed {
+						t.Fatalf("%s, round %d: gitBlob(%q) = %v %v, eachGitBlob %v %v", what, round, p, id, has, blob, listed)
+					}
+					walked = append(walked, p)
+				})
+				if !slices.Equal(walked, slices.Sorted(maps.Keys(model))) {
+					t.Fatalf("%s, round %d: eachGitBlob yields %q, want the files in order", what, round, walked)
 				}
 				old, oldModel := b, filesOf(&cpManifest{base: b, n: b.len()})
 				b = mergeBase(b, over, gone)

@@ -17,12 +17,12 @@ const (
 )
 
 // The hook server's live heap is the checkpoints' base of every covered
-// file (about 125 bytes a file, packed) and git's index read last (about
-// 50 bytes an entry), and little else; what it allocates per
-// event is small, but a checkpoint after git rewrote its index reads the
-// index whole. At the runtime's default it held about three times its
-// live heap; collecting at half again (GOGC=50) keeps its resident size
-// near what it holds, for a collection every few events.
+// file (about 125 bytes a file, packed), and little else; what it
+// allocates per event is small, but a checkpoint after git rewrote its
+// index parses the index whole (about 50 bytes an entry, the file itself
+// mapped, not read). At the runtime's default it held about three times
+// its live heap; collecting at half again (GOGC=50) keeps its resident
+// size near what it holds, for a collection every few events.
 const hookServerGCPercent = 50
 
 // hookServerGC sets the hook server's collector, unless GOGC says

@@ -5,8 +5,10 @@ import (
 	"crypto/sha1"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"iter"
 	"math"
+	"runtime/debug"
 	"strings"
 )
 
@@ -37,36 +39,11 @@ func (ix *Index) All() iter.Seq2[string, ID] {
 	}
 }
 
-// Changed returns, in path order, the paths whose entry differs between
-// the indexes a and b: listed in one only, or with another blob. A walk of
-// the two side by side.
-func Changed(a, b *Index) []string {
-	var out []string
-	i, j := 0, 0
-	for i < len(a.entries) || j < len(b.entries) {
-		var pa, pb string
-		if i < len(a.entries) {
-			pa = a.names[a.entries[i].off:a.entries[i].end]
-		}
-		if j < len(b.entries) {
-			pb = b.names[b.entries[j].off:b.entries[j].end]
-		}
-		switch {
-		case j == len(b.entries) || i < len(a.entries) && pa < pb:
-			out = append(out, pa)
-			i++
-		case i == len(a.entries) || pb < pa:
-			out = append(out, pb)
-			j++
-		default:
-			if a.entries[i].id != b.entries[j].id {
-				out = append(out, pa)
-			}
-			i++
-			j++
-		}
-	}
-	return out
+// Entry returns the i-th entry Lookup finds, in path order: its path and
+// blob id.
+func (ix *Index) Entry(i int) (string, ID) {
+	e := &ix.entries[i]
+	return ix.names[e.off:e.end], e.id
 }
 
 // Lookup returns the blob id the index lists for path, a slash-separated
@@ -101,13 +78,43 @@ func (ix *Index) Lookup(path string) (ID, bool) {
 // refuse as unknown, are [ErrUnsupported]; optional extensions are
 // skipped. If the repository has no index, the error satisfies
 // errors.Is(err, fs.ErrNotExist).
-func (r *Repo) ReadIndex(max int64) (*Index, error) {
-	data, err := readFile(r.root, "index", max)
+//
+// A large index is mapped into memory while it is parsed, not read into
+// the heap: only the entries kept stay, and the file's pages are let go
+// as the parse goes past them (see mapFile and parseIndexDropping; a
+// fault, the file truncated under the reader, is an error).
+func (r *Repo) ReadIndex(max int64) (ix *Index, err error) {
+	f, size, err := openFile(r.root, "index")
 	if err != nil {
 		return nil, err
 	}
-	return parseIndex(data)
+	defer f.Close()
+	if size > clamp(max) {
+		return nil, fmt.Errorf("gitobj: index has %d bytes: %w", size, ErrTooLarge)
+	}
+	if size < mapIndexBytes {
+		data := make([]byte, size)
+		if _, err := io.ReadFull(f, data); err != nil {
+			return nil, fmt.Errorf("gitobj: reading index: %w", err)
+		}
+		return parseIndex(data)
+	}
+	data, err := mapFile(f, size)
+	if err != nil {
+		return nil, err
+	}
+	defer unmapFile(data)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if fault(recover()) {
+			ix, err = nil, corrupt("index: memory fault in the mapped file")
+		}
+	}()
+	return parseIndexDropping(data, dropPages)
 }
+
+// mapIndexBytes is the size from which ReadIndex maps the index.
+const mapIndexBytes = 1 << 20
 
 const (
 	indexHeaderLen = 12
@@ -124,15 +131,37 @@ const (
 )
 
 // parseIndex parses the contents of an index file.
-func parseIndex(data []byte) (*Index, error) {
-	version, count, rest, err := indexHeader(data)
+func parseIndex(data []byte) (*Index, error) { return parseIndexDropping(data, nil) }
+
+// dropChunk is how many bytes of a mapped index parseIndexDropping reads
+// before it drops them (a multiple of any page size).
+const dropChunk = 1 << 20
+
+// parseIndexDropping is parseIndex of data mapped from the file, calling
+// drop (if not nil) with each dropChunk of data it has read past, from
+// the start, in order, once it no longer needs it: the file's pages
+// are let go as it goes (dropPages), so that no more than a few chunks of
+// the file are resident at once, whatever its size.
+func parseIndexDropping(data []byte, drop func([]byte)) (*Index, error) {
+	version, count, rest, err := indexHeader(data, drop)
 	if err != nil {
 		return nil, err
 	}
 	p := newIndexParser(data, version, count, rest)
+	dropped := len(data) // without drop, none is
+	if drop != nil {
+		dropped = 0
+	}
 	for range count {
 		if err := p.entry(); err != nil {
 			return nil, err
+		}
+		// A chunk is dropped once the entries read are a chunk past
+		// it, so the previous path (which the next is compared with)
+		// is never in it.
+		if read := len(data) - len(p.rest); read-dropped >= 2*dropChunk {
+			drop(data[dropped : dropped+dropChunk])
+			dropped += dropChunk
 		}
 	}
 	if err := checkExtensions(p.rest); err != nil {
@@ -148,13 +177,26 @@ func parseIndex(data []byte) (*Index, error) {
 // so that nothing is read from a damaged or foreign file, and returns its
 // version, its count of entries and what follows the header, up to the
 // checksum.
-func indexHeader(data []byte) (version, count uint32, rest []byte, err error) {
+//
+// With drop (parseIndexDropping), each chunk of the file is dropped once
+// hashed.
+func indexHeader(data []byte, drop func([]byte)) (version, count uint32, rest []byte, err error) {
 	if len(data) < indexHeaderLen+sha1.Size {
 		return 0, 0, nil, corrupt("index: %d bytes", len(data))
 	}
 	body, sum := data[:len(data)-sha1.Size], data[len(data)-sha1.Size:]
-	if sum := [sha1.Size]byte(sum); sum != [sha1.Size]byte{} && sum != sha1.Sum(body) {
-		return 0, 0, nil, corrupt("index: checksum mismatch")
+	if sum := [sha1.Size]byte(sum); sum != [sha1.Size]byte{} {
+		h := sha1.New()
+		for off := 0; off < len(body); off += dropChunk {
+			chunk := body[off:min(off+dropChunk, len(body))]
+			h.Write(chunk)
+			if drop != nil {
+				drop(chunk)
+			}
+		}
+		if [sha1.Size]byte(h.Sum(nil)) != sum {
+			return 0, 0, nil, corrupt("index: checksum mismatch")
+		}
 	}
 	if string(body[:4]) != "DIRC" {
 		return 0, 0, nil, corrupt("index: no DIRC signature")

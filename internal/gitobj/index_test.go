@@ -295,28 +295,72 @@ func largeRepo(t testing.TB) string {
 	return work
 }
 
-func TestChanged(t *testing.T) {
-	ix := func(entries ...string) *Index {
-		out := &Index{}
-		for _, e := range entries {
-			p, id, _ := strings.Cut(e, "=")
-			off := uint32(len(out.names))
-			out.names += p
-			var x ID
-			x[0] = id[0]
-			out.entries = append(out.entries, indexEntry{off: off, end: uint32(len(out.names)), id: x})
+func TestEntry(t *testing.T) {
+	out := &Index{}
+	for i, p := range []string{"a", "b/c", "b/\xff", "e"} {
+		off := uint32(len(out.names))
+		out.names += p
+		out.entries = append(out.entries, indexEntry{off: off, end: uint32(len(out.names)), id: ID{byte(i + 1)}})
+	}
+	i := 0
+	for p, id := range out.All() {
+		if q, x := out.Entry(i); q != p || x != id {
+			t.Fatalf("Entry(%d) = %q %v, want %q %v", i, q, x, p, id)
 		}
-		return out
+		if x, ok := out.Lookup(p); !ok || x != id {
+			t.Fatalf("Lookup(%q) = %v %v", p, x, ok)
+		}
+		i++
 	}
-	a := ix("a=1", "b=1", "c=1", "e=1")
-	b := ix("a=1", "b=2", "d=1", "e=1", "f=1")
-	if got, want := Changed(a, b), []string{"b", "c", "d", "f"}; !slices.Equal(got, want) {
-		t.Fatalf("Changed = %q, want %q", got, want)
+	if i != out.Len() || i != 4 {
+		t.Fatalf("%d entries, Len %d", i, out.Len())
 	}
-	if got := Changed(a, a); len(got) != 0 {
-		t.Fatalf("Changed of an index with itself = %q", got)
-	}
-	if got, want := Changed(ix(), b), []string{"a", "b", "d", "e", "f"}; !slices.Equal(got, want) {
-		t.Fatalf("Changed from empty = %q, want %q", got, want)
+}
+
+// TestParseIndexDropping: an index parsed with its chunks dropped as the
+// parse goes past them (a mapped index's pages let go) is the index
+// parseIndex reads, and no chunk is read again once dropped by the parse:
+// here a dropped chunk is overwritten, which a mapped file's is not.
+func TestParseIndexDropping(t *testing.T) {
+	for _, version := range []uint32{2, 4} {
+		var entries []testEntry
+		for i := range 60000 {
+			entries = append(entries, testEntry{path: largePath(i), mode: modeRegular, id: ID{byte(i), byte(i >> 8), 1}})
+		}
+		slices.SortFunc(entries, func(a, b testEntry) int { return strings.Compare(a.path, b.path) })
+		data := buildIndex(version, entries)
+		if len(data) < 3*dropChunk {
+			t.Fatalf("version %d: an index of %d bytes, fewer than three chunks", version, len(data))
+		}
+		want, err := parseIndex(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mapped := bytes.Clone(data)
+		next, parsing := 0, false
+		got, err := parseIndexDropping(mapped, func(b []byte) {
+			off := cap(mapped) - cap(b) // where b starts in mapped
+			if off == 0 && next > 0 {
+				parsing, next = true, 0 // the checksum's pass is over
+			}
+			if off != next || len(b) > dropChunk {
+				t.Fatalf("version %d: dropped %d bytes at %d, want the chunk at %d", version, len(b), off, next)
+			}
+			next += len(b)
+			if parsing {
+				for i := range b {
+					b[i] = 0xff
+				}
+			}
+		})
+		if err != nil {
+			t.Fatalf("version %d: %v", version, err)
+		}
+		if !parsing || next < dropChunk {
+			t.Fatalf("version %d: the parse dropped nothing", version)
+		}
+		if got.names != want.names || !slices.Equal(got.entries, want.entries) {
+			t.Fatalf("version %d: the index parsed dropping differs", version)
+		}
 	}
 }

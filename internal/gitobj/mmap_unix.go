@@ -37,3 +37,8 @@ func mapFile(f *os.File, size int64) ([]byte, error) {
 
 // unmapFile undoes mapFile.
 func unmapFile(b []byte) error { return unix.Munmap(b) }
+
+// dropPages lets go of the pages of b, a part of a mapping of mapFile
+// that starts on a page boundary: they no longer count in the process's
+// resident size, and reading them again reads them from the file.
+func dropPages(b []byte) { unix.Madvise(b, unix.MADV_DONTNEED) }
