@@ -277,7 +277,9 @@ func (cp *checkpoints) loadManifest(name, sum string) (*cpManifest, error) {
 }
 
 // sweepManifests removes the manifests neither last nor an active record
-// names. The caller holds the lock.
+// names, and what a writeFull that did not finish (a crash) left: its
+// temporary file, once a minute old (another process may be about to
+// rename a fresh one). The caller holds the lock.
 func (cp *checkpoints) sweepManifests() {
 	keep := map[string]bool{}
 	if data, err := readBounded(cp.dir, lastFile, nil, 128); err == nil {
@@ -305,8 +307,13 @@ func (cp *checkpoints) sweepManifests() {
 		return
 	}
 	for _, e := range ents {
-		if !keep[e.Name()] && validCommandID(e.Name()) {
+		switch {
+		case !keep[e.Name()] && validCommandID(e.Name()):
 			cp.manifests.Remove(e.Name())
+		case strings.HasPrefix(e.Name(), ".tmp-"):
+			if info, err := e.Info(); err == nil && info.Mode().IsRegular() && time.Since(info.ModTime()) > time.Minute {
+				cp.manifests.Remove(e.Name())
+			}
 		}
 	}
 }

@@ -4,10 +4,14 @@ package editguard
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func sampleManifest(n int) *cpManifest {
@@ -127,4 +131,40 @@ func manifestOf(files map[string]cpEntry) *cpManifest {
 	}
 	m.seal()
 	return m
+}
+
+// TestSweepManifestsTemp: what a full manifest's write that never finished
+// left (its temporary file) is removed by the next sweep once a minute
+// old; a fresh one, which another process may be about to rename, stays.
+func TestSweepManifestsTemp(t *testing.T) {
+	dir := t.TempDir()
+	w, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	manifests := filepath.Join(dir, StateDir, checkpointDir, "manifests")
+	if err := os.MkdirAll(manifests, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	old, fresh := filepath.Join(manifests, ".tmp-old"), filepath.Join(manifests, ".tmp-fresh")
+	for _, p := range []string{old, fresh} {
+		if err := os.WriteFile(p, []byte("part of a manifest"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	then := time.Now().Add(-2 * time.Minute)
+	os.Chtimes(old, then, then)
+	cp, unlock, err := w.lockCheckpoints(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp.sweepManifests()
+	unlock()
+	if _, err := os.Lstat(old); !os.IsNotExist(err) {
+		t.Errorf("the stale temporary manifest is still there: %v", err)
+	}
+	if _, err := os.Lstat(fresh); err != nil {
+		t.Errorf("the fresh temporary manifest was removed: %v", err)
+	}
 }
