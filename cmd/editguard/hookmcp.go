@@ -41,6 +41,7 @@ type hookToolInput struct {
 	ToolResponse string `json:"tool_response,omitempty" jsonschema:"the event's tool_response, as JSON text"`
 	ToolUseID    string `json:"tool_use_id,omitempty" jsonschema:"the event's tool_use_id"`
 	Command      string `json:"command,omitempty" jsonschema:"the event's command (a skill's shell command)"`
+	ToolCalls    string `json:"tool_calls,omitempty" jsonschema:"the event's tool_calls (after a batch of tool calls), as JSON text"`
 }
 
 // hookToolArgs is the hook input init writes: every field of the event,
@@ -67,7 +68,7 @@ func (in *hookToolInput) event() ([]byte, error) {
 	if in.Command != "" {
 		ev["command"] = in.Command
 	}
-	for k, v := range map[string]string{"tool_input": in.ToolInput, "tool_response": in.ToolResponse} {
+	for k, v := range map[string]string{"tool_input": in.ToolInput, "tool_response": in.ToolResponse, "tool_calls": in.ToolCalls} {
 		switch {
 		case v == "":
 		case json.Valid([]byte(v)):

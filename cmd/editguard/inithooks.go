@@ -35,7 +35,8 @@ var (
 		{"PostToolUseFailure", "Write|Edit|MultiEdit|NotebookEdit|Bash|PowerShell", ""},
 		// After each batch of tool calls, every call named: a Bash call
 		// its permissions denied (or the person declined) gets no event
-		// after it, and its command, begun by PreToolUse, ends here.
+		// after it, and its command, begun by PreToolUse, ends here
+		// (asyncHooks).
 		{"PostToolBatch", "", "after each batch of tool calls, to end a shell command no event after it ended"},
 		// Only the event before: Claude Code 2.1.332 has no event after a
 		// skill's shell command (it warns of one it does not know), so
@@ -63,13 +64,24 @@ var (
 	}
 )
 
+// asyncHooks are the events whose hook Claude Code is to run in the
+// background ("async": true), not waiting for it: PostToolBatch comes after
+// every batch of tool calls, of every tool, and has nothing to tell the
+// model that must come before its next turn; waited for, its process
+// would cost each batch some 20 ms.
+var asyncHooks = map[string]bool{"PostToolBatch": true}
+
 var initHookClients = map[string]initClient{
 	"claude-code": {
 		files: []initSpec{
 			{path: claudeLocalSettings, shared: claudeSharedSettings, edit: func(f *initFile, text string) (string, error) {
 				return editJSON(f, text, func(d *jsonDoc) error {
 					for _, h := range f.withTurns(claudeHooks, "claude-code") {
-						if err := addHookJSON(d, f, h, "claude-code", orderedObject{{"type", "command"}, {"command", hookCommand("claude-code", f.progs.hook)}}); err != nil {
+						handler := orderedObject{{"type", "command"}, {"command", hookCommand("claude-code", f.progs.hook)}}
+						if asyncHooks[h.event] {
+							handler = append(handler, orderedObject{{"async", true}}...)
+						}
+						if err := addHookJSON(d, f, h, "claude-code", handler); err != nil {
 							return err
 						}
 					}

@@ -40,7 +40,13 @@ var claudeHooksViaMCP = initClient{
 					if evs := skillShellEvents["claude-code"]; h.event == evs[0] || h.event == evs[1] {
 						args = append(args, orderedObject{{"command", "${command}"}}...) // the event's own field
 					}
+					if h.event == hookClients["claude-code"].batch {
+						args = append(args, orderedObject{{"tool_calls", "${tool_calls}"}}...)
+					}
 					handler := orderedObject{{"type", "mcp_tool"}, {"server", hookMCPServer}, {"tool", hookToolName}, {"input", args}}
+					if asyncHooks[h.event] {
+						handler = append(handler, orderedObject{{"async", true}}...)
+					}
 					if err := addHookJSON(d, f, h, "claude-code", handler); err != nil {
 						return err
 					}

@@ -60,7 +60,7 @@ func BenchmarkClaudeCodeBashCost(b *testing.B) {
 				"PreToolUse":         []any{map[string]any{"matcher": "Write|Edit|MultiEdit|NotebookEdit|Bash|PowerShell", "hooks": noop}},
 				"PostToolUse":        []any{map[string]any{"matcher": "Read|Write|Edit|MultiEdit|NotebookEdit|Bash|PowerShell", "hooks": noop}},
 				"PostToolUseFailure": []any{map[string]any{"matcher": "Write|Edit|MultiEdit|NotebookEdit|Bash|PowerShell", "hooks": noop}},
-				"PostToolBatch":      []any{map[string]any{"hooks": noop}},
+				"PostToolBatch":      []any{map[string]any{"hooks": []any{map[string]any{"type": "command", "command": "cat >/dev/null", "async": true}}}},
 			}}, "", "  ")
 			if err := os.WriteFile(filepath.Join(dir, ".claude", "settings.local.json"), hooks, 0o644); err != nil {
 				b.Fatal(err)
