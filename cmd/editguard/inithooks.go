@@ -102,7 +102,7 @@ var initHookClients = map[string]initClient{
 		},
 		notes: []string{
 			"Claude Code reads hooks when it starts: start it again in this project to use them.",
-			"Bash runs between two checkpoints: every file a command changes is recorded and kept, and the model is told when a command overwrote someone else's change or discarded uncommitted work. Nothing tells the command's writes from a person's made while it runs: its changes are recorded as by a writer unknown, count as no read, and rewind leaves them unless --force (editguard exec isolates a command where Linux allows).",
+			"Bash runs between two checkpoints: every file a command changes is recorded and kept, and the model is told when a command overwrote someone else's change or discarded uncommitted work. Nothing tells the command's writes from a person's made while it runs: its changes are recorded as by a writer unknown, count as no read, and rewind leaves them unless --force (editguard exec isolates a command where Linux allows). A command that fails ends at PostToolUseFailure, and one the permissions deny at PostToolBatch (run in the background).",
 			"So do PowerShell (CLAUDE_CODE_USE_POWERSHELL_TOOL) and the shell commands of skills and slash commands (PreSkillShellCommand, Claude Code 2.1.332 and later, which has no event after such a command: what the command changed is recorded by a later checkpoint; an earlier version warns that it ignores the event).",
 		},
 		hooks: true,
