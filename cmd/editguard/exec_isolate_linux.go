@@ -125,29 +125,14 @@ func makeRunDir(base string) (string, *os.File, error) {
 		os.RemoveAll(tmp)
 		return "", nil, err
 	}
-	for {
-		dir := filepath.Join(base, "run-"+strings.TrimPrefix(filepath.Base(tmp), ".new-"))
-		err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dir, unix.RENAME_NOREPLACE)
-		if err == nil {
-			return dir, f, nil
-		}
-		if !errors.Is(err, unix.EEXIST) {
-			// Left under its temporary name: never swept, as one
-			// whose exec was killed in this very step would be.
-			return tmp, f, nil
-		}
-		// A run directory of that name exists: another name.
-		next, err := os.MkdirTemp(base, ".new-")
-		if err != nil {
-			return tmp, f, nil
-		}
-		if err := os.Rename(filepath.Join(tmp, pendingName), filepath.Join(next, pendingName)); err != nil {
-			os.Remove(next)
-			return tmp, f, nil
-		}
-		os.Remove(tmp)
-		tmp = next
+	dir := filepath.Join(base, "run-"+strings.TrimPrefix(filepath.Base(tmp), ".new-"))
+	if unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dir, unix.RENAME_NOREPLACE) != nil {
+		// A run directory of that name (or no rename): left under its
+		// temporary name, never swept, as one whose exec was killed in
+		// this very step would be.
+		return tmp, f, nil
 	}
+	return dir, f, nil
 }
 
 // sweepIsolations removes the run directories under base that an exec

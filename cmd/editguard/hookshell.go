@@ -201,7 +201,8 @@ func hookShell(ctx context.Context, e *env, client string, c *hookClient, ev *ho
 // claimed as the command's that it may not have done, and the command
 // does not stay in progress, overlapping every later one, until its
 // maximum age. Nothing is read: a command that did not run showed
-// nothing. The model is told, as after any command, of what changed.
+// nothing. Nothing is answered either: init has the client run this hook
+// in the background (asyncHooks), where no answer reaches the model.
 func hookBatch(ctx context.Context, e *env, client string, c *hookClient, ev *hookEvent) error {
 	var calls []struct {
 		Tool      string          `json:"tool_name"`
@@ -213,7 +214,6 @@ func hookBatch(ctx context.Context, e *env, client string, c *hookClient, ev *ho
 	}
 	name := hookSessionName(c.prefix, ev.SessionID, ev.AgentID)
 	var s *editguard.Session
-	var notices []string
 	for _, call := range calls {
 		one := &hookEvent{SessionID: ev.SessionID, AgentID: ev.AgentID, Event: ev.Event, Tool: call.Tool, Cwd: ev.Cwd, Input: call.Input, ToolUseID: call.ToolUseID}
 		command, ok := shellCommand(client, one)
@@ -237,19 +237,9 @@ func hookBatch(ctx context.Context, e *env, client string, c *hookClient, ev *ho
 		if err != nil {
 			return hookFailure(e, c, false, err, true)
 		}
-		res, err := cmd.End(ctx)
-		if err != nil {
+		if _, err := cmd.End(ctx); err != nil {
 			return hookFailure(e, c, false, err, true)
 		}
-		if text := shellNotice(res); text != "" {
-			notices = append(notices, text)
-		}
-	}
-	if len(notices) > 0 {
-		return json.NewEncoder(e.stdout).Encode(map[string]any{"hookSpecificOutput": map[string]any{
-			"hookEventName":     ev.Event,
-			"additionalContext": strings.Join(notices, "\n"),
-		}})
 	}
 	return nil
 }
@@ -268,16 +258,7 @@ func recoveredNotice(recovered []*editguard.CommandResult, session string) strin
 		}
 		var b strings.Builder
 		fmt.Fprintf(&b, "editguard: an earlier command of yours never reported its end (%s); what it had changed was recorded now, and your reads of these files no longer count: read a file again before you edit it.\n", quoteCommand(r.Command))
-		for i, c := range r.Changes {
-			if i == 20 {
-				fmt.Fprintf(&b, "... and %d more: editguard log lists them\n", len(r.Changes)-i)
-				break
-			}
-			fmt.Fprintf(&b, "- %s %s\n", c.Op, c.Path)
-		}
-		if more := r.Unlisted; more > 0 {
-			fmt.Fprintf(&b, "... and %d more: editguard log lists them\n", more)
-		}
+		cappedLines(&b, len(r.Changes), r.Unlisted, func(i int) string { return r.Changes[i].Op + " " + r.Changes[i].Path })
 		if text := commandNotice(r, "that command"); text != "" {
 			b.WriteString(text)
 		}
@@ -387,13 +368,7 @@ func commandNotice(res *editguard.CommandResult, subject string) string {
 			b.WriteString("\n")
 		}
 		b.WriteString("editguard: these files you read changed while " + strings.Replace(subject, "this", "the", 1) + " ran, and editguard cannot tell whether the command or someone else (a person's editor, another program) changed them, so your earlier reads of them no longer count: read a file again before you edit it.\n")
-		for i, p := range unknown {
-			if i == 20 {
-				fmt.Fprintf(&b, "... and %d more: editguard log lists them\n", len(unknown)-i)
-				break
-			}
-			fmt.Fprintf(&b, "- %s\n", p)
-		}
+		cappedLines(&b, len(unknown), 0, func(i int) string { return unknown[i] })
 	}
 	return strings.TrimSuffix(b.String(), "\n")
 }
@@ -402,19 +377,27 @@ func commandNotice(res *editguard.CommandResult, subject string) string {
 // the command did to the file and the history version that restores what
 // it displaced (what, in the line's words; notKept for one history lacks).
 func noticeLines(b *strings.Builder, changes []editguard.CommandChange, what, notKept string) {
-	for i, c := range changes {
-		if i == 20 {
-			fmt.Fprintf(b, "... and %d more: editguard log lists them\n", len(changes)-i)
-			break
-		}
+	cappedLines(b, len(changes), 0, func(i int) string {
+		c := changes[i]
 		verb := "replaced"
 		if c.Op == "deleted" {
 			verb = "deleted"
 		}
 		if c.NotInHistory {
-			fmt.Fprintf(b, "- %s %s; %s\n", verb, c.Path, notKept)
-			continue
+			return fmt.Sprintf("%s %s; %s", verb, c.Path, notKept)
 		}
-		fmt.Fprintf(b, "- %s %s; %s is history %s: editguard restore %s %s\n", verb, c.Path, what, c.BackupVersion, shellQuote(c.Path), c.BackupVersion)
+		return fmt.Sprintf("%s %s; %s is history %s: editguard restore %s %s", verb, c.Path, what, c.BackupVersion, shellQuote(c.Path), c.BackupVersion)
+	})
+}
+
+// cappedLines writes line(i) for the first n items, as "- LINE", at most
+// 20 of them, then how many more there are (beyond, those not even
+// listed) and where they are all.
+func cappedLines(b *strings.Builder, n, beyond int, line func(i int) string) {
+	for i := range min(n, 20) {
+		fmt.Fprintf(b, "- %s\n", line(i))
+	}
+	if more := n - min(n, 20) + beyond; more > 0 {
+		fmt.Fprintf(b, "... and %d more: editguard log lists them\n", more)
 	}
 }
